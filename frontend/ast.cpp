@@ -1,0 +1,32 @@
+// Small helpers on AST nodes.
+#include "frontend/ast.h"
+
+namespace gpubt::frontend {
+
+bool is_gpu(Provider p) { return p == Provider::GpuKprobe || p == Provider::GpuKretprobe; }
+
+std::string AttachPoint::name() const {
+  switch (provider) {
+  case Provider::Begin:
+    return "BEGIN";
+  case Provider::End:
+    return "END";
+  case Provider::Interval:
+    if (interval_ns % 1000000000 == 0)
+      return "interval:s:" + std::to_string(interval_ns / 1000000000);
+    return "interval:ms:" + std::to_string(interval_ns / 1000000);
+  case Provider::Uprobe:
+    return "uprobe:" + target + ":" + func;
+  case Provider::Uretprobe:
+    return "uretprobe:" + target + ":" + func;
+  case Provider::Tracepoint:
+    return "tracepoint:" + target + ":" + func;
+  case Provider::GpuKprobe:
+    return "gpu:kprobe:" + func;
+  case Provider::GpuKretprobe:
+    return "gpu:kretprobe:" + func;
+  }
+  return raw;
+}
+
+} // namespace gpubt::frontend

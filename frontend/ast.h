@@ -1,0 +1,174 @@
+// The gpubt AST: probes, statements and expressions, each with the span it came from.
+// Passes fill in Expr::type; nothing else in the tree changes after parsing.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/source.h"
+#include "frontend/types.h"
+
+namespace gpubt::frontend {
+
+struct Node {
+  SourceSpan span;
+};
+
+enum class ExprKind {
+  Integer,  // 42, 0x10, 1e3 is not allowed (as bpftrace)
+  String,   // "text"
+  Builtin,  // pid, tid, comm, arg0, retval, args, ...
+  Variable, // $x
+  Map,      // @x, @x[k], @x[k1, k2], @[k]
+  Call,     // count(), printf("..", ...)
+  Binary,   // a + b
+  Unary,    // -a, !a, ~a, ++$x, $x--
+  Ternary,  // c ? a : b
+  Cast,     // (uint32)x
+  Field,    // args.size
+  Tuple,    // (a, b)
+};
+
+struct Expr : Node {
+  explicit Expr(ExprKind k) : kind(k) {}
+  virtual ~Expr() = default;
+  const ExprKind kind;
+  Type type; // set by resolve_types
+  template <class T> T &as() { return static_cast<T &>(*this); }
+  template <class T> const T &as() const { return static_cast<const T &>(*this); }
+};
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct IntegerExpr : Expr {
+  IntegerExpr() : Expr(ExprKind::Integer) {}
+  int64_t value = 0;
+};
+struct StringExpr : Expr {
+  StringExpr() : Expr(ExprKind::String) {}
+  std::string value; // escapes already decoded
+};
+struct BuiltinExpr : Expr {
+  BuiltinExpr() : Expr(ExprKind::Builtin) {}
+  std::string name;
+};
+struct VariableExpr : Expr {
+  VariableExpr() : Expr(ExprKind::Variable) {}
+  std::string name; // with the '$'
+};
+struct MapExpr : Expr {
+  MapExpr() : Expr(ExprKind::Map) {}
+  std::string name;          // with the '@'; "@" for the anonymous map
+  std::vector<ExprPtr> keys; // empty: scalar map; several: a tuple key
+};
+struct CallExpr : Expr {
+  CallExpr() : Expr(ExprKind::Call) {}
+  std::string name;
+  std::vector<ExprPtr> args;
+};
+enum class BinaryOp {
+  Add, Sub, Mul, Div, Mod, BitAnd, BitOr, BitXor, Shl, Shr,
+  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr,
+};
+struct BinaryExpr : Expr {
+  BinaryExpr() : Expr(ExprKind::Binary) {}
+  BinaryOp op = BinaryOp::Add;
+  ExprPtr lhs, rhs;
+};
+enum class UnaryOp { Neg, Not, BitNot, PreInc, PreDec, PostInc, PostDec };
+struct UnaryExpr : Expr {
+  UnaryExpr() : Expr(ExprKind::Unary) {}
+  UnaryOp op = UnaryOp::Neg;
+  ExprPtr operand; // a Map or Variable for the ++/-- forms
+};
+struct TernaryExpr : Expr {
+  TernaryExpr() : Expr(ExprKind::Ternary) {}
+  ExprPtr cond, then_expr, else_expr;
+};
+struct CastExpr : Expr {
+  CastExpr() : Expr(ExprKind::Cast) {}
+  std::string type_name; // as written: "uint32", "int8", ...
+  ExprPtr operand;
+};
+struct FieldExpr : Expr {
+  FieldExpr() : Expr(ExprKind::Field) {}
+  ExprPtr base; // `args` builtin, or a tuple for .0/.1
+  std::string field;
+  SourceSpan field_span;
+};
+struct TupleExpr : Expr {
+  TupleExpr() : Expr(ExprKind::Tuple) {}
+  std::vector<ExprPtr> elems;
+};
+
+enum class StmtKind { Expr, MapAssign, VarAssign, If, Block };
+
+struct Stmt : Node {
+  explicit Stmt(StmtKind k) : kind(k) {}
+  virtual ~Stmt() = default;
+  const StmtKind kind;
+  template <class T> T &as() { return static_cast<T &>(*this); }
+  template <class T> const T &as() const { return static_cast<const T &>(*this); }
+};
+using StmtPtr = std::unique_ptr<Stmt>;
+
+// Compound assignment keeps its operator; "=" is std::nullopt.
+struct ExprStmt : Stmt {
+  ExprStmt() : Stmt(StmtKind::Expr) {}
+  ExprPtr expr;
+};
+struct MapAssignStmt : Stmt {
+  MapAssignStmt() : Stmt(StmtKind::MapAssign) {}
+  std::unique_ptr<MapExpr> map;
+  std::optional<BinaryOp> compound;
+  ExprPtr value;
+};
+struct VarAssignStmt : Stmt {
+  VarAssignStmt() : Stmt(StmtKind::VarAssign) {}
+  std::unique_ptr<VariableExpr> var;
+  std::optional<BinaryOp> compound;
+  ExprPtr value;
+};
+struct BlockStmt : Stmt {
+  BlockStmt() : Stmt(StmtKind::Block) {}
+  std::vector<StmtPtr> stmts;
+};
+struct IfStmt : Stmt {
+  IfStmt() : Stmt(StmtKind::If) {}
+  ExprPtr cond;
+  std::unique_ptr<BlockStmt> then_block;
+  std::unique_ptr<BlockStmt> else_block; // null if absent; `else if` is an IfStmt inside it
+};
+
+enum class Provider {
+  Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, // host
+  GpuKprobe, GpuKretprobe,                              // gpu
+};
+bool is_gpu(Provider p);
+
+struct AttachPoint : Node {
+  std::string raw;       // as written, e.g. "host:uprobe:./app:cuda*"
+  Provider provider = Provider::Begin;
+  bool host_prefix = false; // written with "host:"
+  std::string target;    // uprobe: binary/library path or alias; tracepoint: category
+  std::string func;      // uprobe: function pattern; tracepoint: event; gpu: kernel pattern
+  uint64_t interval_ns = 0; // interval:s:N / interval:ms:N
+  // The canonical name bpftrace prints for `probe`: "uprobe:./app:foo", "interval:s:1".
+  std::string name() const;
+};
+
+enum class BlockDelimiter { Braces, Angles }; // { } or < >
+
+struct Probe : Node {
+  std::vector<AttachPoint> attach_points;
+  ExprPtr predicate; // null if none
+  std::unique_ptr<BlockStmt> body;
+  BlockDelimiter delimiter = BlockDelimiter::Braces;
+};
+
+struct Program : Node {
+  std::vector<std::unique_ptr<Probe>> probes;
+};
+
+} // namespace gpubt::frontend

@@ -1,0 +1,128 @@
+// Type constructors, equality and bpftrace-style names.
+#include "frontend/types.h"
+
+#include <algorithm>
+
+namespace gpubt::frontend {
+
+Type Type::integer(uint32_t size, bool is_signed) {
+  Type t;
+  t.kind = TypeKind::Integer;
+  t.size = size;
+  t.is_signed = is_signed;
+  return t;
+}
+
+Type Type::string(uint32_t size) {
+  Type t;
+  t.kind = TypeKind::String;
+  t.size = size;
+  return t;
+}
+
+Type Type::tuple(std::vector<Type> elems) {
+  Type t;
+  t.kind = TypeKind::Tuple;
+  tuple_offsets(elems, &t.size);
+  t.elems = std::move(elems);
+  return t;
+}
+
+Type Type::aggregate(TypeKind kind, bool is_signed) {
+  Type t;
+  t.kind = kind;
+  t.size = 8;
+  t.is_signed = is_signed;
+  return t;
+}
+
+bool Type::is_integer_like() const {
+  switch (kind) {
+  case TypeKind::Integer:
+  case TypeKind::Enum:
+  case TypeKind::UserSym:
+  case TypeKind::Probe:
+  case TypeKind::Timestamp:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool Type::operator==(const Type &o) const {
+  return kind == o.kind && size == o.size && is_signed == o.is_signed && elems == o.elems &&
+         enum_name == o.enum_name && lhist_min == o.lhist_min && lhist_max == o.lhist_max &&
+         lhist_step == o.lhist_step;
+}
+
+static uint32_t alignment_of(const Type &t) {
+  if (t.kind == TypeKind::String)
+    return 1;
+  if (t.kind == TypeKind::Tuple) {
+    uint32_t a = 1;
+    for (const auto &e : t.elems)
+      a = std::max(a, alignment_of(e));
+    return a;
+  }
+  return std::clamp<uint32_t>(t.size, 1, 8);
+}
+
+std::vector<uint32_t> tuple_offsets(const std::vector<Type> &elems, uint32_t *total_size) {
+  std::vector<uint32_t> offsets;
+  uint32_t off = 0, max_align = 1;
+  for (const auto &e : elems) {
+    uint32_t a = alignment_of(e);
+    max_align = std::max(max_align, a);
+    off = (off + a - 1) / a * a;
+    offsets.push_back(off);
+    off += e.size;
+  }
+  off = (off + max_align - 1) / max_align * max_align;
+  if (total_size)
+    *total_size = off;
+  return offsets;
+}
+
+std::string to_string(const Type &t) {
+  switch (t.kind) {
+  case TypeKind::None:
+    return "none";
+  case TypeKind::Integer:
+    return (t.is_signed ? "int" : "uint") + std::to_string(t.size * 8);
+  case TypeKind::String:
+    return "string[" + std::to_string(t.size) + "]";
+  case TypeKind::Tuple: {
+    std::string s = "(";
+    for (size_t i = 0; i < t.elems.size(); ++i)
+      s += (i ? "," : "") + to_string(t.elems[i]);
+    return s + ")";
+  }
+  case TypeKind::Enum:
+    return t.enum_name;
+  case TypeKind::UserSym:
+    return "usym";
+  case TypeKind::Probe:
+    return "probe";
+  case TypeKind::Timestamp:
+    return "timestamp";
+  case TypeKind::Count:
+    return "count";
+  case TypeKind::Sum:
+    return "sum";
+  case TypeKind::Min:
+    return "min";
+  case TypeKind::Max:
+    return "max";
+  case TypeKind::Avg:
+    return "avg";
+  case TypeKind::Stats:
+    return "stats";
+  case TypeKind::Hist:
+    return "hist";
+  case TypeKind::Lhist:
+    return "lhist";
+  }
+  return "?";
+}
+
+} // namespace gpubt::frontend

@@ -1,0 +1,49 @@
+// The types of gpubt values: integers, strings, tuples, and the aggregations maps can hold.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpubt::frontend {
+
+enum class TypeKind : uint8_t {
+  None,    // not yet resolved, or a statement-like call (printf, exit)
+  Integer, // size 1/2/4/8, is_signed
+  String,  // size bytes including the NUL
+  Tuple,   // elems
+  Enum,    // an integer (size, is_signed) printed by name through enum_name (stdlib catalog)
+  UserSym, // u64 address printed as a user symbol (func in uprobes)
+  Probe,   // u64 probe id printed as the probe's name
+  Timestamp, // nsecs printed through strftime
+  // Aggregations: values of maps only, produced by count(), sum(), ...
+  Count, Sum, Min, Max, Avg, Stats, Hist, Lhist,
+};
+
+struct Type {
+  TypeKind kind = TypeKind::None;
+  uint32_t size = 0; // bytes, for Integer/Enum/String/Tuple (Tuple: sum of elems incl. padding)
+  bool is_signed = false;
+  std::vector<Type> elems;  // Tuple
+  std::string enum_name;    // Enum: catalog name, e.g. "cudaError_t"
+  int64_t lhist_min = 0, lhist_max = 0, lhist_step = 0; // Lhist
+
+  static Type none() { return {}; }
+  static Type integer(uint32_t size = 8, bool is_signed = true);
+  static Type string(uint32_t size);
+  static Type tuple(std::vector<Type> elems);
+  static Type aggregate(TypeKind kind, bool is_signed = true);
+
+  bool is_none() const { return kind == TypeKind::None; }
+  bool is_integer_like() const; // Integer, Enum, UserSym, Probe, Timestamp
+  bool is_aggregate() const { return kind >= TypeKind::Count; }
+  bool operator==(const Type &o) const;
+  bool operator!=(const Type &o) const { return !(*this == o); }
+};
+
+// bpftrace's spelling: "int64", "uint32", "string[4]", "(int64,string[4])", "count", "hist".
+std::string to_string(const Type &t);
+
+// Byte layout of a tuple: each element aligned to its natural alignment (max 8).
+std::vector<uint32_t> tuple_offsets(const std::vector<Type> &elems, uint32_t *total_size);
+
+} // namespace gpubt::frontend

@@ -1,0 +1,104 @@
+// What codegen hands the runtime: maps to create, BPF programs to load and attach, and the
+// tables needed to decode events and print maps. No compiler types here: the runtime (and the
+// in-process GPU agent) must not depend on the frontend or LLVM.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpubt::abi {
+
+// A value's byte layout and how to print it.
+struct ValueType {
+  enum Kind : uint8_t { None, Int, UInt, String, Tuple, Enum, UserSym, Probe, Timestamp };
+  Kind kind = None;
+  uint32_t size = 0;               // bytes
+  std::vector<ValueType> elems;    // Tuple
+  std::vector<uint32_t> offsets;   // Tuple: byte offset of each elem
+  std::string enum_name;           // Enum: key into ProgramSpec::enums
+  bool enum_signed = false;        // Enum: underlying integer is signed
+};
+
+enum class AggKind : uint8_t { None, Count, Sum, Min, Max, Avg, Stats, Hist, Lhist };
+
+// Value layouts of the aggregations, per CPU (the runtime sums/merges CPUs):
+//   Count, Sum:      int64 / uint64 (ValueType says which)
+//   Min, Max:        struct { int64 value; uint64 is_set; }
+//   Avg, Stats:      struct { int64 sum; uint64 count; }
+//   Hist, Lhist:     uint64 count; the BPF key is the user key followed by a uint64 bucket index
+//                    (hist: bpftrace's log2 buckets; lhist: 0 = below min, 1.. = steps, last = >= max)
+struct MinMaxValue {
+  int64_t value;
+  uint64_t is_set;
+};
+struct AvgValue {
+  int64_t sum;
+  uint64_t count;
+};
+
+struct MapSpec {
+  std::string name;      // "@x", "@" for the anonymous map
+  AggKind agg = AggKind::None;
+  ValueType key;         // None for a scalar map (BPF key is a uint64 0)
+  ValueType value;       // AggKind::None: the stored type; Count/Sum/Min/Max: Int or UInt size 8
+  uint32_t bpf_type = 0; // BPF_MAP_TYPE_*
+  uint32_t key_size = 0, value_size = 0, max_entries = 0;
+  int64_t lhist_min = 0, lhist_max = 0, lhist_step = 0;
+  bool internal = false; // not a user map (ring buffer, scratch, globals): never printed
+};
+
+// Every event in the ring buffer starts with this header, then the payload.
+enum class EventKind : uint32_t {
+  Printf = 1, // index: into ProgramSpec::formats; payload: args at FormatSpec offsets
+  Exit,       // no payload
+  PrintMap,   // index: map
+  ClearMap,   // index: map
+  ZeroMap,    // index: map
+  Time,       // index: into ProgramSpec::time_formats; payload: none (user space takes the time)
+  PrintValue, // index: into ProgramSpec::formats (one arg, format unused)
+};
+struct EventHeader {
+  uint32_t kind;
+  uint32_t index;
+};
+
+struct FormatArg {
+  ValueType type;
+  uint32_t offset = 0; // from the start of the payload (after EventHeader)
+};
+struct FormatSpec {
+  std::string format; // printf format as written (escapes decoded), bpftrace conversions
+  std::vector<FormatArg> args;
+};
+
+enum class AttachKind : uint8_t { Begin, End, Interval, Uprobe, Uretprobe, Tracepoint };
+
+struct ProbeSpec {
+  std::string name;   // canonical probe name, as `probe` prints it
+  AttachKind kind = AttachKind::Begin;
+  std::string target; // uprobe: path or library alias; tracepoint: category
+  std::string func;   // uprobe: function pattern (wildcards allowed); tracepoint: event name
+  uint64_t interval_ns = 0;
+  // struct bpf_insn array. A map reference is a ld_imm64 with src_reg = BPF_PSEUDO_MAP_FD and
+  // imm = index into ProgramSpec::maps; the loader replaces the index with the map's fd.
+  std::vector<uint64_t> insns;
+  bool sleepable = false;
+};
+
+// Words of the globals array map (map index ProgramSpec::globals_map, value = uint64[N]),
+// written by the runtime before attaching.
+enum GlobalSlot : uint32_t { GlobalStartNs = 0, GlobalChildPid = 1, GlobalSlotCount = 2 };
+
+struct ProgramSpec {
+  std::vector<MapSpec> maps;
+  std::vector<ProbeSpec> probes;
+  std::vector<FormatSpec> formats;
+  std::vector<std::string> time_formats;
+  std::vector<std::string> probe_names; // ValueType::Probe values index this
+  std::map<std::string, std::map<int64_t, std::string>> enums;
+  int ringbuf_map = -1; // index into maps
+  int globals_map = -1; // index into maps
+};
+
+} // namespace gpubt::abi
