@@ -102,3 +102,8 @@ struct ProgramSpec {
 };
 
 } // namespace gpubt::abi
+
+// Hist buckets (bpftrace's log2 layout), shared by codegen (index) and the printer (labels):
+//   0: value < 0;  1: value == 0;  k >= 2: 2^(k-2) <= value < 2^(k-1)
+// Lhist buckets: 0: value < min;  1 + i: min + i*step <= value < min + (i+1)*step;
+//   last (1 + (max-min)/step): value >= max.

@@ -1,0 +1,23 @@
+// What the semantic passes learn about a program, for checking and for codegen.
+#pragma once
+#include <map>
+#include <string>
+
+#include "frontend/ast.h"
+
+namespace gpubt::frontend {
+
+struct MapInfo {
+  std::string name;     // "@x"
+  Type key;             // TypeKind::None for a scalar map; Tuple for @m[a, b]
+  Type value;           // an aggregation kind (Count, Hist, ...) or a plain value type
+  SourceSpan first_use; // where key and value types were fixed
+};
+
+struct SemanticInfo {
+  std::map<std::string, MapInfo> maps;
+  // $variables, per probe (bpftrace scopes them to the probe).
+  std::map<const Probe *, std::map<std::string, Type>> vars;
+};
+
+} // namespace gpubt::frontend
