@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Differential suite: each tests/e2e/differential/*.bt runs under bpftrace 0.17 and gpubt with
+the same arguments; their standard output must be equal. Map entries whose values tie may come
+out in any order (bpftrace's order among ties follows its hash map), so ties compare as sets.
+
+`{programs}` in a script is replaced before it runs. A script's first lines may hold `// ARGS: ...` (gpubt/bpftrace arguments; {programs} is the
+folder of the built test programs) and `// TIMEOUT: seconds`.
+"""
+import argparse
+import glob
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+ENTRY = re.compile(r"^(@[A-Za-z0-9_]*)(\[.*\])?: ?(.*)$")
+
+
+def header(path, key, default):
+    for line in open(path, encoding="utf-8"):
+        m = re.match(rf"//\s*{key}:\s*(.*)", line)
+        if m:
+            return m.group(1).strip()
+    return default
+
+
+def canonical(text):
+    """Splits output into blocks; sorts runs of tied map entries within each map."""
+    lines = [l for l in text.splitlines() if not l.startswith("Attaching ")]
+    out, i = [], 0
+    while i < len(lines):
+        m = ENTRY.match(lines[i])
+        if not m:
+            out.append(lines[i])
+            i += 1
+            continue
+        name, entries = m.group(1), []
+        while i < len(lines):
+            m = ENTRY.match(lines[i])
+            if not m or m.group(1) != name:
+                break
+            entry = [lines[i]]
+            i += 1
+            if m.group(3) == "":  # hist/lhist: bars until a blank line
+                while i < len(lines) and lines[i] != "":
+                    entry.append(lines[i])
+                    i += 1
+                while i < len(lines) and lines[i] == "" and i + 1 < len(lines) and \
+                        ENTRY.match(lines[i + 1]) and ENTRY.match(lines[i + 1]).group(1) == name:
+                    i += 1
+            entries.append((m.group(3), entry))
+        # Group runs of equal values; multi-line entries (hists) all compare as one set.
+        j = 0
+        while j < len(entries):
+            k = j
+            while k < len(entries) and entries[k][0] == entries[j][0]:
+                k += 1
+            for _, e in sorted(entries[j:k], key=lambda x: x[1]):
+                out.extend(e)
+            j = k
+    return "\n".join(out).strip("\n")
+
+
+def run(tool, script, args, timeout):
+    cmd = [tool] + shlex.split(args) + [script]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                           errors="replace", stdin=subprocess.DEVNULL)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        return "timeout", e.stdout or "", e.stderr or ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpubt", required=True)
+    ap.add_argument("--bpftrace", default="bpftrace")
+    ap.add_argument("--programs", required=True)
+    ap.add_argument("dir")
+    a = ap.parse_args()
+    passed = failed = 0
+    for script in sorted(glob.glob(os.path.join(a.dir, "*.bt"))):
+        name = os.path.basename(script)
+        args = header(script, "ARGS", "").replace("{programs}", a.programs)
+        timeout = float(header(script, "TIMEOUT", "20"))
+        with tempfile.NamedTemporaryFile("w", suffix=".bt", delete=False) as tmp:
+            tmp.write(open(script, encoding="utf-8").read().replace("{programs}", a.programs))
+        want = run(a.bpftrace, tmp.name, args, timeout)
+        got = run(a.gpubt, tmp.name, args, timeout)
+        os.unlink(tmp.name)
+        if want[0] == got[0] and canonical(want[1]) == canonical(got[1]):
+            passed += 1
+            print(f"[PASS] {name}")
+            continue
+        failed += 1
+        print(f"[FAIL] {name}: exit bpftrace={want[0]} gpubt={got[0]}")
+        print("  --- bpftrace\n  " + canonical(want[1]).replace("\n", "\n  "))
+        print("  --- gpubt\n  " + canonical(got[1]).replace("\n", "\n  "))
+        if got[2].strip():
+            print("  --- gpubt stderr\n  " + got[2].strip().replace("\n", "\n  "))
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages gpubt needs to build and test (only those missing), then builds.
+# Usage: scripts/setup.sh [--no-build]     Build dir: build/ (override with GPUBT_BUILD_DIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config python3
+  llvm-22-dev                          # BPF and NVPTX back ends, in-process (no clang at run time)
+  libbpf-dev libelf-dev zlib1g-dev libzstd-dev
+  antlr4 libantlr4-runtime-dev default-jre-headless
+  libfmt-dev googletest libgtest-dev
+  bpftrace                             # the reference the differential tests compare against
+)
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+[ "${1:-}" = "--no-build" ] && exit 0
+build=${GPUBT_BUILD_DIR:-build}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C "$build" -j"$(nproc)"

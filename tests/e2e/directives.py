@@ -1,0 +1,35 @@
+"""Reads gpubt's end-to-end test files: blocks of `KEY value` lines separated by blank lines.
+
+Keys: NAME, PROG (the script, one line), ARGS (extra gpubt arguments), EXPECT (a line that must
+appear verbatim), EXPECT_REGEX, EXPECT_NONE (a line that must not appear), EXPECT_EXIT (status,
+default 0), STDERR (a line that must appear on stderr), TIMEOUT (seconds, default 10),
+REQUIRES (a shell command that must succeed, else the test is skipped).
+`{programs}` in PROG/ARGS/REQUIRES is the folder of the built test programs.
+"""
+import re
+
+MULTI = {"EXPECT", "EXPECT_REGEX", "EXPECT_NONE", "STDERR", "REQUIRES"}
+
+
+def parse_cases(path):
+    cases, cur = [], {}
+    for lineno, raw in enumerate(open(path, encoding="utf-8"), 1):
+        line = raw.rstrip("\n")
+        if line.startswith("#"):
+            continue
+        if not line.strip():
+            if cur:
+                cases.append(cur)
+                cur = {}
+            continue
+        key, _, value = line.partition(" ")
+        if key in MULTI:
+            cur.setdefault(key, []).append(value)
+        elif key in {"NAME", "PROG", "ARGS", "EXPECT_EXIT", "TIMEOUT"}:
+            cur[key] = value
+        else:
+            raise SystemExit(f"{path}:{lineno}: unknown directive {key}")
+        cur.setdefault("FILE", f"{path}:{lineno}")
+    if cur:
+        cases.append(cur)
+    return cases
