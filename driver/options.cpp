@@ -1,0 +1,137 @@
+// Option parsing with getopt_long; flags and their spelling follow bpftrace.
+#include "driver/options.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <getopt.h>
+#include <sstream>
+
+namespace gpubt::driver {
+
+void print_usage(std::FILE *out) {
+  std::fputs(
+      "USAGE:\n"
+      "    gpubt [options] filename\n"
+      "    gpubt [options] -e 'program'\n"
+      "\n"
+      "OPTIONS:\n"
+      "    -e 'program'   execute this program\n"
+      "    -c 'CMD'       run CMD and trace it; exit when it exits\n"
+      "    -p PID         trace process PID (uprobes fire only in it)\n"
+      "    -l [pattern]   list probes (tracepoints; uprobe:PATH:* lists a binary's functions)\n"
+      "    -o file        write output to file instead of stdout\n"
+      "    -f format      output format: text (default) or json\n"
+      "    -v             verbose\n"
+      "    --dry-run      parse, check and compile; attach nothing\n"
+      "    --emit=STAGE   print a stage and stop: ast, llvm (IR) or bpf (ELF object)\n"
+      "    -h, --help     show this help\n"
+      "    -V, --version  print the version\n"
+      "\n"
+      "EXAMPLES:\n"
+      "gpubt -e 'host:uprobe:cudart:cudaMalloc { @bytes = hist(arg1); }' -c ./train\n"
+      "gpubt -e 'gpu:kretprobe:vectorAdd < @[tid] = count(); >' -c ./vectorAdd\n",
+      out);
+}
+
+static Result<std::string> read_file(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return make_error("failed to open file '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<Options> parse_options(int argc, char **argv) {
+  enum { OptDryRun = 256, OptEmit };
+  static const option long_opts[] = {
+      {"help", no_argument, nullptr, 'h'},     {"version", no_argument, nullptr, 'V'},
+      {"dry-run", no_argument, nullptr, OptDryRun}, {"emit", required_argument, nullptr, OptEmit},
+      {nullptr, 0, nullptr, 0}};
+  Options o;
+  bool have_e = false;
+  optind = 1;
+  int c;
+  // '+': stop at the first non-option (the script file), as bpftrace does.
+  while ((c = getopt_long(argc, argv, "+e:c:p:lo:f:vhV", long_opts, nullptr)) != -1) {
+    switch (c) {
+    case 'e':
+      o.program_text = optarg;
+      o.program_name = "stdin";
+      have_e = true;
+      break;
+    case 'c':
+      o.child_command = optarg;
+      break;
+    case 'p': {
+      char *end = nullptr;
+      long v = std::strtol(optarg, &end, 10);
+      if (!*optarg || *end || v <= 0)
+        return make_error(std::string("pid '") + optarg + "' is not a valid process id");
+      o.pid = static_cast<pid_t>(v);
+      break;
+    }
+    case 'l':
+      o.list = true;
+      break;
+    case 'o':
+      o.output_path = optarg;
+      break;
+    case 'f':
+      if (std::string(optarg) == "json")
+        o.format = runtime::OutputFormat::Json;
+      else if (std::string(optarg) != "text")
+        return make_error(std::string("Invalid output format \"") + optarg +
+                          "\"\nValid formats: 'text', 'json'");
+      break;
+    case 'v':
+      o.verbose = true;
+      break;
+    case 'h':
+      o.help = true;
+      return o;
+    case 'V':
+      o.version = true;
+      return o;
+    case OptDryRun:
+      o.dry_run = true;
+      break;
+    case OptEmit: {
+      std::string s = optarg;
+      if (s == "ast")
+        o.emit = EmitStage::Ast;
+      else if (s == "llvm")
+        o.emit = EmitStage::Llvm;
+      else if (s == "bpf")
+        o.emit = EmitStage::Bpf;
+      else
+        return make_error("--emit takes ast, llvm or bpf, not '" + s + "'");
+      break;
+    }
+    default:
+      return make_error("");
+    }
+  }
+  if (o.list) {
+    if (optind < argc)
+      o.list_pattern = argv[optind++];
+    return o;
+  }
+  if (!have_e) {
+    if (optind >= argc)
+      return make_error("");
+    o.program_name = argv[optind++];
+    auto text = read_file(o.program_name);
+    if (!text)
+      return make_error(text.error());
+    o.program_text = std::move(*text);
+  }
+  if (optind < argc)
+    return make_error(std::string("unexpected argument '") + argv[optind] + "'");
+  if (!o.child_command.empty() && o.pid > 0)
+    return make_error("-c and -p cannot be used together");
+  return o;
+}
+
+} // namespace gpubt::driver

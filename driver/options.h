@@ -1,0 +1,33 @@
+// gpubt's command-line options (bpftrace's flags, plus gpubt's own).
+#pragma once
+#include <optional>
+#include <string>
+#include <sys/types.h>
+
+#include "runtime/abi/result.h"
+#include "runtime/map_data.h"
+
+namespace gpubt::driver {
+
+enum class EmitStage { None, Ast, Llvm, Bpf };
+
+struct Options {
+  std::string program_text;   // from -e or the script file
+  std::string program_name;   // "stdin" for -e, else the path
+  std::string child_command;  // -c
+  pid_t pid = -1;             // -p
+  bool list = false;          // -l
+  std::string list_pattern;   // -l PATTERN
+  std::string output_path;    // -o
+  runtime::OutputFormat format = runtime::OutputFormat::Text;
+  bool dry_run = false;
+  EmitStage emit = EmitStage::None;
+  bool verbose = false;
+  bool help = false, version = false;
+};
+
+// Parses argv. Errors are user-facing messages (usage problems, unreadable script file).
+Result<Options> parse_options(int argc, char **argv);
+void print_usage(std::FILE *out);
+
+} // namespace gpubt::driver
