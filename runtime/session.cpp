@@ -1,0 +1,234 @@
+// The run of one program: setup, attach, the ring buffer loop and the END/print phase.
+#include "runtime/session.h"
+#include "runtime/attach.h"
+#include "runtime/loader.h"
+#include "runtime/map_ops.h"
+#include "runtime/symbolizer.h"
+#include "runtime/triggers.h"
+#include <bpf/libbpf.h>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <sys/epoll.h>
+
+namespace gpubt::runtime {
+namespace {
+
+volatile sig_atomic_t g_signalled = 0;
+void on_signal(int) { g_signalled = 1; }
+
+// Without SA_RESTART so epoll_wait returns at once with EINTR.
+struct SignalScope {
+  struct sigaction old_int{}, old_term{};
+  SignalScope() {
+    struct sigaction sa{};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~SignalScope() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); // what bpf_ktime_get_ns counts
+  return uint64_t(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+int ringbuf_callback(void *ctx, void *data, size_t size) {
+  return static_cast<Session *>(ctx)->handle_event_thunk(data, size);
+}
+
+} // namespace
+
+Session::Session(const abi::ProgramSpec &spec, SessionOptions options)
+    : spec_(spec), options_(std::move(options)) {}
+
+Session::~Session() {
+  if (rb_)
+    ring_buffer__free(rb_);
+}
+
+Result<std::unique_ptr<Session>> Session::create(const abi::ProgramSpec &spec,
+                                                 SessionOptions options) {
+  std::unique_ptr<Session> s(new Session(spec, std::move(options)));
+  if (auto st = s->setup(); !st)
+    return make_error(st.error());
+  return s;
+}
+
+Status Session::setup() {
+  if (options_.pid > 0) {
+    auto fd = open_pidfd(options_.pid);
+    if (!fd)
+      return make_error(fd.error());
+    target_pidfd_ = std::move(*fd);
+  }
+  if (!options_.command.empty()) {
+    auto child = ChildProcess::spawn(options_.command);
+    if (!child)
+      return make_error(child.error());
+    child_ = std::move(*child);
+  }
+  auto maps = create_maps(spec_);
+  if (!maps)
+    return make_error(maps.error());
+  maps_ = std::move(*maps);
+  if (spec_.globals_map >= 0) {
+    int pid = child_ ? child_->pid() : 0;
+    if (auto st = write_globals(maps_[spec_.globals_map].get(), spec_.maps[spec_.globals_map],
+                                monotonic_ns(), pid);
+        !st)
+      return st;
+  }
+  for (const auto &probe : spec_.probes) {
+    auto prog = load_program(probe, maps_);
+    if (!prog)
+      return make_error(prog.error());
+    progs_.push_back(std::move(*prog));
+  }
+  if (spec_.ringbuf_map >= 0) {
+    rb_ = ring_buffer__new(maps_[spec_.ringbuf_map].get(), ringbuf_callback, this, nullptr);
+    if (!rb_)
+      return make_error(std::string("failed to open the ring buffer: ") + strerror(errno));
+  }
+  return Ok{};
+}
+
+int Session::target_pid() const {
+  if (child_)
+    return child_->pid();
+  return options_.pid > 0 ? options_.pid : -1;
+}
+
+Symbolizer Session::symbolizer() const { return make_process_symbolizer(target_pid()); }
+
+Result<int> Session::attach() {
+  int attached = 0;
+  for (size_t i = 0; i < spec_.probes.size(); ++i) {
+    const auto &probe = spec_.probes[i];
+    auto evs = attach_probe(probe, progs_[i].get(), target_pid());
+    if (!evs)
+      return make_error(evs.error());
+    if (evs->empty())
+      unmatched_.push_back(probe.name);
+    attached += evs->size();
+    for (auto &e : *evs)
+      events_.push_back(std::move(e));
+  }
+  return attached;
+}
+
+void Session::run_begin() { fire_trigger(abi::AttachKind::Begin); }
+
+int Session::handle_event_thunk(const void *data, size_t size) {
+  if (size < sizeof(abi::EventHeader) || !handler_)
+    return 0;
+  abi::EventHeader h;
+  memcpy(&h, data, sizeof(h));
+  auto *payload = static_cast<const uint8_t *>(data) + sizeof(h);
+  size_t psize = size - sizeof(h);
+  switch (static_cast<abi::EventKind>(h.kind)) {
+  case abi::EventKind::Printf:
+    handler_->on_printf(h.index, payload, psize);
+    break;
+  case abi::EventKind::PrintValue:
+    handler_->on_print_value(h.index, payload, psize);
+    break;
+  case abi::EventKind::PrintMap:
+    handler_->on_print_map(h.index);
+    break;
+  case abi::EventKind::ClearMap:
+    clear_map(h.index);
+    handler_->on_clear(h.index);
+    break;
+  case abi::EventKind::ZeroMap:
+    zero_map(h.index);
+    handler_->on_zero(h.index);
+    break;
+  case abi::EventKind::Time:
+    handler_->on_time(h.index);
+    break;
+  case abi::EventKind::Exit:
+    exit_requested_ = true;
+    handler_->on_exit();
+    return -1; // events after exit() are dropped
+  }
+  return 0;
+}
+
+void Session::consume(EventHandler &handler) {
+  if (!rb_ || exit_requested_)
+    return;
+  handler_ = &handler;
+  ring_buffer__consume(rb_);
+  handler_ = nullptr;
+}
+
+StopReason Session::run(EventHandler &handler) {
+  SignalScope signals;
+  g_signalled = 0;
+  if (child_)
+    (void)child_->start();
+
+  UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
+  auto watch = [&](int fd) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev);
+  };
+  if (rb_)
+    watch(ring_buffer__epoll_fd(rb_));
+  int exit_fd = child_ ? child_->pidfd() : target_pidfd_.get();
+  if (exit_fd >= 0)
+    watch(exit_fd);
+
+  while (true) {
+    consume(handler);
+    if (exit_requested_)
+      return StopReason::Exit;
+    if (g_signalled)
+      return StopReason::Signal;
+    if (child_)
+      snapshot_process_maps(child_->pid()); // keep its mappings for symbolizing after exit
+    epoll_event evs[4];
+    int n = epoll_wait(ep.get(), evs, 4, 200);
+    for (int i = 0; i < n; ++i) {
+      if (evs[i].data.fd == exit_fd) {
+        consume(handler); // drain what the process produced before it exited
+        if (child_)
+          child_->exited();
+        return exit_requested_ ? StopReason::Exit : StopReason::ChildExited;
+      }
+    }
+  }
+}
+
+void Session::run_end(EventHandler &handler) {
+  // Events queued after exit() are dropped (no handler set), END's own events are delivered.
+  if (rb_ && exit_requested_)
+    ring_buffer__consume(rb_);
+  exit_requested_ = false;
+  fire_trigger(abi::AttachKind::End);
+  consume(handler);
+}
+
+MapData Session::read_map(int map_index) const {
+  return runtime::read_map(maps_.at(map_index).get(), spec_.maps.at(map_index));
+}
+
+void Session::clear_map(int map_index) {
+  runtime::clear_map(maps_.at(map_index).get(), spec_.maps.at(map_index));
+}
+
+void Session::zero_map(int map_index) {
+  runtime::zero_map(maps_.at(map_index).get(), spec_.maps.at(map_index));
+}
+
+} // namespace gpubt::runtime

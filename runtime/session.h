@@ -1,0 +1,88 @@
+// One tracing run: maps and programs in the kernel, probes attached, the event loop, END, and
+// map snapshots for the printers. The driver calls, in order:
+//   create -> attach -> run_begin -> run -> run_end -> read_map (printing)
+#pragma once
+#include "runtime/abi/program_spec.h"
+#include "runtime/abi/result.h"
+#include "runtime/child_process.h"
+#include "runtime/map_data.h"
+#include "runtime/unique_fd.h"
+#include <memory>
+#include <string>
+#include <vector>
+
+struct ring_buffer;
+
+namespace gpubt::runtime {
+
+struct SessionOptions {
+  int pid = -1;        // -p PID: uprobes filtered to it; the session ends when it exits
+  std::string command; // -c CMD: spawned held back, started by run(); its exit ends the session
+};
+
+// What the event loop hands out. Payloads point into the ring buffer: copy to keep them.
+class EventHandler {
+public:
+  virtual ~EventHandler() = default;
+  virtual void on_printf(uint32_t format_index, const uint8_t *payload, size_t size) = 0;
+  virtual void on_print_value(uint32_t format_index, const uint8_t *payload, size_t size) {}
+  virtual void on_print_map(uint32_t map_index) = 0;
+  virtual void on_time(uint32_t time_format_index) {}
+  virtual void on_clear(uint32_t map_index) {} // the session has already cleared the map
+  virtual void on_zero(uint32_t map_index) {}  // the session has already zeroed the map
+  virtual void on_exit() {}
+};
+
+enum class StopReason { Exit, Signal, ChildExited };
+
+class Session {
+public:
+  // Creates maps, spawns the -c child (held back), writes the globals, loads every program.
+  static Result<std::unique_ptr<Session>> create(const abi::ProgramSpec &spec,
+                                                 SessionOptions options);
+  ~Session();
+
+  // Attaches every probe (BEGIN/END too: uprobes on gpubt's own trigger functions, fired only
+  // by run_begin/run_end). Returns how many events were attached, wildcards expanded, which
+  // is the N of bpftrace's "Attaching N probes...". A uprobe pattern that matches nothing is
+  // skipped, as bpftrace does, with a line in unmatched().
+  Result<int> attach();
+  const std::vector<std::string> &unmatched() const { return unmatched_; }
+
+  void run_begin();                  // fires BEGIN
+  StopReason run(EventHandler &handler); // starts the child, then the event loop
+  void run_end(EventHandler &handler);   // fires END and delivers its events
+
+  MapData read_map(int map_index) const;
+  void clear_map(int map_index);
+  void zero_map(int map_index);
+  int map_fd(int map_index) const { return maps_.at(map_index).get(); }
+
+  int child_pid() const { return child_ ? child_->pid() : -1; }
+  int target_pid() const; // -p or -c pid, else -1
+  Symbolizer symbolizer() const; // for UserSym/func values of the target process
+  const abi::ProgramSpec &spec() const { return spec_; }
+
+private:
+  Session(const abi::ProgramSpec &spec, SessionOptions options);
+  Status setup();
+  void consume(EventHandler &handler);
+public:
+  int handle_event_thunk(const void *data, size_t size); // ring buffer callback; internal
+
+private:
+
+  abi::ProgramSpec spec_;
+  SessionOptions options_;
+  std::unique_ptr<ChildProcess> child_;
+  UniqueFd target_pidfd_; // -p
+  std::vector<UniqueFd> maps_;
+  std::vector<UniqueFd> progs_; // one per spec probe
+  std::vector<UniqueFd> events_;
+  std::vector<std::string> unmatched_;
+  ring_buffer *rb_ = nullptr;
+  EventHandler *handler_ = nullptr;
+  bool exit_requested_ = false;
+};
+
+} // namespace gpubt::runtime
