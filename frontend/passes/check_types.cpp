@@ -1,0 +1,715 @@
+// The type checker. Walks the program twice, as bpftrace 0.17's semantic analyser does: the
+// first walk reports what is wrong regardless of types, and the second (its "final pass"),
+// run only if the first found nothing, reports operand, printf and map-key errors.
+#include "frontend/passes/check_types.h"
+
+#include <algorithm>
+#include <set>
+
+#include "frontend/passes/printf_format.h"
+#include "stdlib/builtins.h"
+#include "stdlib/functions.h"
+
+namespace gpubt::frontend {
+namespace {
+
+using stdlib::ArgRule;
+using stdlib::FunctionKind;
+
+// Where an expression's value goes: calls are legal in some places only.
+enum class Use { Value, Statement, MapValue, MapKey };
+
+std::string_view op_text(BinaryOp op) {
+  static constexpr std::string_view kText[] = {"+",  "-",  "*", "/",  "%",  "&",  "|",
+                                               "^",  "<<", ">>", "==", "!=", "<",  "<=",
+                                               ">",  ">=", "&&", "||"};
+  return kText[static_cast<int>(op)];
+}
+
+std::string_view op_text(UnaryOp op) {
+  static constexpr std::string_view kText[] = {"-", "!", "~", "++", "--", "++", "--"};
+  return kText[static_cast<int>(op)];
+}
+
+bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
+bool is_arithmetic(BinaryOp op) { return op <= BinaryOp::Mod; }
+
+// bpftrace's short type names ("integer", "string", "tuple", "count"), used in "... provided".
+std::string kind_name(const Type &t) {
+  switch (t.kind) {
+  case TypeKind::Integer:
+  case TypeKind::Enum:
+    return "integer";
+  case TypeKind::String:
+    return "string";
+  case TypeKind::Tuple:
+    return "tuple";
+  default:
+    return to_string(t);
+  }
+}
+
+// printf reads usym, probe and username through their string forms.
+std::string printf_kind_name(const Type &t) {
+  if (t.kind == TypeKind::UserSym || t.kind == TypeKind::Probe)
+    return "string";
+  return kind_name(t);
+}
+
+std::optional<int64_t> literal_value(const Expr &e) {
+  if (e.kind == ExprKind::Integer)
+    return e.as<IntegerExpr>().value;
+  if (e.kind == ExprKind::Unary && e.as<UnaryExpr>().op == UnaryOp::Neg &&
+      e.as<UnaryExpr>().operand->kind == ExprKind::Integer)
+    return -e.as<UnaryExpr>().operand->as<IntegerExpr>().value;
+  return std::nullopt;
+}
+
+bool is_nonnegative_literal(const Expr &e) {
+  auto v = literal_value(e);
+  return v && *v >= 0;
+}
+
+bool same_kind(const Type &a, const Type &b) {
+  if (a.is_integer_like() && b.is_integer_like())
+    return a.kind == b.kind || (a.kind == TypeKind::Integer && b.kind == TypeKind::Integer);
+  return a.kind == b.kind;
+}
+
+// Tuples stored in one map: same shape, strings may differ in size, the rest must be equal.
+bool tuples_compatible(const Type &a, const Type &b) {
+  if (a.elems.size() != b.elems.size())
+    return false;
+  for (size_t i = 0; i < a.elems.size(); ++i) {
+    const Type &x = a.elems[i], &y = b.elems[i];
+    if (x.kind == TypeKind::String && y.kind == TypeKind::String)
+      continue;
+    if (x.kind == TypeKind::Tuple && y.kind == TypeKind::Tuple) {
+      if (!tuples_compatible(x, y))
+        return false;
+      continue;
+    }
+    if (x != y)
+      return false;
+  }
+  return true;
+}
+
+bool key_compatible(const Type &a, const Type &b) {
+  if (a.is_integer_like() && b.is_integer_like())
+    return true;
+  if (a.kind == TypeKind::String && b.kind == TypeKind::String)
+    return true;
+  return a == b;
+}
+
+// Map keys as bpftrace lists them: integers are stored as (and named) unsigned int64.
+std::string key_name(const Type &t) {
+  return t.is_integer_like() ? "unsigned int64" : type_name_in_messages(t);
+}
+
+SourceSpan prefix(const SourceSpan &s, uint32_t len) {
+  SourceSpan r = s;
+  r.end_line = s.line;
+  r.end_col = s.col + len;
+  return r;
+}
+
+// The operator between two operands; the AST keeps no span for it, so find it from the gap
+// (bpftrace points at the operator for some errors and warnings).
+SourceSpan between(const SourceSpan &l, const SourceSpan &r, uint32_t len) {
+  SourceSpan s = l;
+  s.line = s.end_line = l.end_line;
+  s.col = (r.line == l.end_line && r.col >= l.end_col + len + 2) ? l.end_col + 1 : l.end_col;
+  s.end_col = s.col + len;
+  return s;
+}
+
+class Checker {
+public:
+  Checker(const Program &program, const SemanticInfo &info, const SemanticOptions &options,
+          Diagnostics &diags)
+      : program_(program), info_(info), options_(options), diags_(diags) {}
+
+  void run() {
+    if (report_unknown_function())
+      return; // bpftrace stops at the first unknown function
+    walk();
+    if (errors_ > 0)
+      return;
+    final_ = true;
+    walk();
+  }
+
+private:
+  void error(const SourceSpan &s, std::string msg) {
+    diags_.error(s, std::move(msg));
+    ++errors_;
+  }
+
+  bool report_unknown_function() {
+    const CallExpr *unknown = nullptr;
+    auto visit = [&](const Expr &e, auto &self) -> void {
+      if (unknown)
+        return;
+      if (e.kind == ExprKind::Call && !stdlib::find_function(e.as<CallExpr>().name)) {
+        unknown = &e.as<CallExpr>();
+        return;
+      }
+      for_each_child(e, [&](const Expr &c) { self(c, self); });
+    };
+    for_each_expr([&](const Expr &e) { visit(e, visit); });
+    if (!unknown)
+      return false;
+    error(prefix(unknown->span, unknown->name.size()), "Unknown function: " + unknown->name);
+    return true;
+  }
+
+  template <class F> static void for_each_child(const Expr &e, F f) {
+    switch (e.kind) {
+    case ExprKind::Map:
+      for (const auto &k : e.as<MapExpr>().keys)
+        f(*k);
+      break;
+    case ExprKind::Call:
+      for (const auto &a : e.as<CallExpr>().args)
+        f(*a);
+      break;
+    case ExprKind::Binary:
+      f(*e.as<BinaryExpr>().lhs);
+      f(*e.as<BinaryExpr>().rhs);
+      break;
+    case ExprKind::Unary:
+      f(*e.as<UnaryExpr>().operand);
+      break;
+    case ExprKind::Ternary:
+      f(*e.as<TernaryExpr>().cond);
+      f(*e.as<TernaryExpr>().then_expr);
+      f(*e.as<TernaryExpr>().else_expr);
+      break;
+    case ExprKind::Cast:
+      f(*e.as<CastExpr>().operand);
+      break;
+    case ExprKind::Field:
+      f(*e.as<FieldExpr>().base);
+      break;
+    case ExprKind::Tuple:
+      for (const auto &el : e.as<TupleExpr>().elems)
+        f(*el);
+      break;
+    default:
+      break;
+    }
+  }
+
+  // Top-level expressions of every statement, in program order.
+  template <class F> void for_each_expr(F f) {
+    auto block = [&](const BlockStmt &b, auto &self) -> void {
+      for (const auto &s : b.stmts) {
+        switch (s->kind) {
+        case StmtKind::Expr:
+          f(*s->as<ExprStmt>().expr);
+          break;
+        case StmtKind::MapAssign:
+          f(*s->as<MapAssignStmt>().value);
+          f(*s->as<MapAssignStmt>().map);
+          break;
+        case StmtKind::VarAssign:
+          f(*s->as<VarAssignStmt>().value);
+          break;
+        case StmtKind::If: {
+          const auto &i = s->as<IfStmt>();
+          f(*i.cond);
+          self(*i.then_block, self);
+          if (i.else_block)
+            self(*i.else_block, self);
+          break;
+        }
+        case StmtKind::Block:
+          self(s->as<BlockStmt>(), self);
+          break;
+        }
+      }
+    };
+    for (const auto &p : program_.probes) {
+      if (p->predicate)
+        f(*p->predicate);
+      if (p->body)
+        block(*p->body, block);
+    }
+  }
+
+  void walk() {
+    for (const auto &p : program_.probes) {
+      probe_ = p.get();
+      declared_.clear();
+      var_types_.clear();
+      auto vit = info_.vars.find(probe_);
+      probe_vars_ = vit != info_.vars.end() ? &vit->second : nullptr;
+      if (p->predicate)
+        expr(*p->predicate, Use::Value);
+      if (p->body)
+        block(*p->body);
+    }
+  }
+
+  void block(const BlockStmt &b) {
+    for (const auto &s : b.stmts)
+      stmt(*s);
+  }
+
+  void stmt(const Stmt &s) {
+    switch (s.kind) {
+    case StmtKind::Expr:
+      expr(*s.as<ExprStmt>().expr, Use::Statement);
+      break;
+    case StmtKind::MapAssign:
+      map_assign(s.as<MapAssignStmt>());
+      break;
+    case StmtKind::VarAssign:
+      var_assign(s.as<VarAssignStmt>());
+      break;
+    case StmtKind::If: {
+      const auto &i = s.as<IfStmt>();
+      expr(*i.cond, Use::Value);
+      if (final_ && !i.cond->type.is_integer_like() && !i.cond->type.is_none())
+        error(i.cond->span, "Invalid condition in if(): " + kind_name(i.cond->type));
+      block(*i.then_block);
+      if (i.else_block)
+        block(*i.else_block);
+      break;
+    }
+    case StmtKind::Block:
+      block(s.as<BlockStmt>());
+      break;
+    }
+  }
+
+  const MapInfo *map_info(const std::string &name) const {
+    auto it = info_.maps.find(name);
+    return it != info_.maps.end() ? &it->second : nullptr;
+  }
+
+  void map_assign(const MapAssignStmt &a) {
+    const Expr &value = *a.value;
+    bool direct_agg = false;
+    if (value.kind == ExprKind::Call && !a.compound) {
+      const auto *f = stdlib::find_function(value.as<CallExpr>().name);
+      direct_agg = f && f->kind == FunctionKind::Aggregation;
+    }
+    expr(value, direct_agg ? Use::MapValue : Use::Value);
+    map_keys(*a.map, a.map->span);
+    const MapInfo *m = map_info(a.map->name);
+    if (!m)
+      return;
+    const Type &have = m->value;
+    const Type &got = value.type;
+    if (!final_) {
+      if (!have.is_none() && !got.is_none() && got.kind != TypeKind::Tuple && !same_kind(have, got))
+        error(a.map->span, "Type mismatch for " + a.map->name +
+                               ": trying to assign value of type '" + type_name_in_messages(got) +
+                               "' when map already contains a value of type '" +
+                               type_name_in_messages(have)); // bpftrace 0.17 drops the last quote
+      return;
+    }
+    if (have.kind == TypeKind::Tuple && got.kind == TypeKind::Tuple && !tuples_compatible(have, got))
+      error(prefix(value.span, 1), "Tuple type mismatch: " + type_name_in_messages(have) +
+                                       " != " + type_name_in_messages(got) + ".");
+    if (got.is_none()) {
+      if (have.is_none())
+        error(a.map->span, "Undefined map: " + a.map->name);
+      error(value.span, "Invalid expression for assignment: none");
+    }
+  }
+
+  void var_assign(const VarAssignStmt &a) {
+    const Expr &value = *a.value;
+    expr(value, Use::Value);
+    const std::string &name = a.var->name;
+    if (a.compound && !declared_.count(name) && !final_)
+      error(a.var->span, "Undefined or undeclared variable: " + name);
+    auto it = var_types_.find(name);
+    if (!final_ && it != var_types_.end() && !value.type.is_none() && !it->second.is_none() &&
+        !same_kind(it->second, value.type)) {
+      const Type &have = probe_vars_ && probe_vars_->count(name) ? probe_vars_->at(name) : it->second;
+      error(between(a.var->span, value.span, a.compound ? 2 : 1),
+            "Type mismatch for " + name + ": trying to assign value of type '" +
+                type_name_in_messages(value.type) +
+                "' when variable already contains a value of type '" +
+                type_name_in_messages(have) + "'");
+    }
+    declared_.insert(name);
+    if (it == var_types_.end())
+      var_types_[name] = value.type;
+  }
+
+  // Keys of a map access, and (final pass) whether they match the map's key type.
+  void map_keys(const MapExpr &m, const SourceSpan &undefined_span) {
+    for (const auto &k : m.keys)
+      expr(*k, Use::MapKey);
+    if (!final_) {
+      if (m.keys.size() == 1 && m.keys[0]->type.kind == TypeKind::Tuple)
+        error(m.span, "tuple cannot be used as a map key. Try a multi-key associative array "
+                      "instead (eg `@map[$1, $2] = ...)`.");
+      return;
+    }
+    const MapInfo *info = map_info(m.name);
+    if (!info || info->value.is_none())
+      return;
+    std::vector<Type> expected;
+    if (info->key.kind == TypeKind::Tuple && !info->key.elems.empty())
+      expected = info->key.elems;
+    else if (!info->key.is_none())
+      expected = {info->key};
+    bool ok = expected.size() == m.keys.size();
+    for (size_t i = 0; ok && i < expected.size(); ++i)
+      ok = m.keys[i]->type.is_none() || key_compatible(expected[i], m.keys[i]->type);
+    if (ok)
+      return;
+    auto list = [](const std::vector<Type> &ts) {
+      std::string s = "[";
+      for (size_t i = 0; i < ts.size(); ++i)
+        s += (i ? ", " : "") + key_name(ts[i]);
+      return s + "]";
+    };
+    std::vector<Type> got;
+    for (const auto &k : m.keys)
+      got.push_back(k->type);
+    error(m.span, "Argument mismatch for " + m.name + ": trying to access with arguments: " +
+                      list(got) + " when map expects arguments: " + list(expected));
+  }
+
+  // A map read (also as a call argument: then errors point at the call, as bpftrace's do).
+  void map_read(const MapExpr &m, const SourceSpan &span) {
+    map_keys(m, span);
+    const MapInfo *info = map_info(m.name);
+    if (final_ && (!info || info->value.is_none()))
+      error(span, "Undefined map: " + m.name);
+  }
+
+  void expr(const Expr &e, Use use) {
+    switch (e.kind) {
+    case ExprKind::Integer:
+    case ExprKind::String:
+      break;
+    case ExprKind::Builtin:
+      builtin(e.as<BuiltinExpr>());
+      break;
+    case ExprKind::Variable: {
+      const std::string &name = e.as<VariableExpr>().name;
+      bool positional = name.size() > 1 && std::all_of(name.begin() + 1, name.end(), ::isdigit);
+      if (!final_ && !positional && !declared_.count(name))
+        error(e.span, "Undefined or undeclared variable: " + name);
+      break;
+    }
+    case ExprKind::Map:
+      map_read(e.as<MapExpr>(), e.span);
+      break;
+    case ExprKind::Call:
+      call(e.as<CallExpr>(), use);
+      break;
+    case ExprKind::Binary:
+      binary(e.as<BinaryExpr>());
+      break;
+    case ExprKind::Unary:
+      unary(e.as<UnaryExpr>());
+      break;
+    case ExprKind::Ternary: {
+      const auto &t = e.as<TernaryExpr>();
+      expr(*t.cond, Use::Value);
+      expr(*t.then_expr, Use::Value);
+      expr(*t.else_expr, Use::Value);
+      if (!final_)
+        break;
+      if (t.cond->type.kind == TypeKind::String)
+        error(e.span, "Invalid condition in ternary: " + kind_name(t.cond->type));
+      else if (!t.then_expr->type.is_none() && !t.else_expr->type.is_none() &&
+               !same_kind(t.then_expr->type, t.else_expr->type))
+        error(e.span, "Ternary operator must return the same type: have '" +
+                          kind_name(t.then_expr->type) + "' and '" +
+                          kind_name(t.else_expr->type) + "'");
+      break;
+    }
+    case ExprKind::Cast: {
+      const auto &c = e.as<CastExpr>();
+      expr(*c.operand, Use::Value);
+      if (final_)
+        break;
+      SourceSpan type_span = prefix(e.span, c.type_name.size() + 2); // "(uint8)"
+      if (cast_type(c.type_name).is_none())
+        error(type_span, "Unknown struct/union: '" + c.type_name + "'");
+      else if (!c.operand->type.is_none() && !c.operand->type.is_integer_like())
+        error(type_span, "Casts are not supported for type: \"" +
+                             type_name_in_messages(c.operand->type) + "\"");
+      break;
+    }
+    case ExprKind::Field:
+      field(e.as<FieldExpr>());
+      break;
+    case ExprKind::Tuple:
+      for (const auto &el : e.as<TupleExpr>().elems)
+        expr(*el, Use::Value);
+      break;
+    }
+  }
+
+  void builtin(const BuiltinExpr &b) {
+    if (final_)
+      return;
+    auto use = stdlib::find_builtin(b.name);
+    if (!use.info) {
+      error(b.span, "Unknown identifier: '" + b.name + "'");
+      return;
+    }
+    if (use.info->id == stdlib::BuiltinId::Cpid && !options_.has_child) {
+      error(b.span, "cpid cannot be used without child command");
+      return;
+    }
+    for (const auto &ap : probe_->attach_points) {
+      if (!stdlib::builtin_allowed(*use.info, ap.provider)) {
+        error(b.span, stdlib::builtin_misuse_message(*use.info, b.name, ap.provider));
+        return;
+      }
+    }
+  }
+
+  void field(const FieldExpr &f) {
+    expr(*f.base, Use::Value);
+    if (!final_)
+      return;
+    bool index = !f.field.empty() && std::all_of(f.field.begin(), f.field.end(), ::isdigit);
+    const Type &base = f.base->type;
+    if (!index || base.is_none())
+      return;
+    if (base.kind != TypeKind::Tuple)
+      error(f.span, "Can not access index " + f.field + " on expression of type '" +
+                        type_name_in_messages(base) + "'");
+    else if (std::stoul(f.field) >= base.elems.size())
+      error(f.span, "Invalid tuple index: " + f.field + ". Found " +
+                        std::to_string(base.elems.size()) + " elements in tuple.");
+  }
+
+  void binary(const BinaryExpr &b) {
+    expr(*b.lhs, Use::Value);
+    expr(*b.rhs, Use::Value);
+    if (!final_)
+      return;
+    const Type &l = b.lhs->type, &r = b.rhs->type;
+    if (l.is_none() || r.is_none())
+      return;
+    std::string op(op_text(b.op));
+    SourceSpan op_span = between(b.lhs->span, b.rhs->span, op.size());
+    if (l.kind == TypeKind::String && r.kind == TypeKind::String) {
+      if (b.op != BinaryOp::Eq && b.op != BinaryOp::Ne)
+        error(op_span, "The " + op + " operator can not be used on expressions of types " +
+                           type_name_in_messages(l) + ", " + type_name_in_messages(r));
+      return;
+    }
+    if (!l.is_integer_like() || !r.is_integer_like()) {
+      error(b.span, "Type mismatch for '" + op + "': comparing '" + type_name_in_messages(l) +
+                        "' with '" + type_name_in_messages(r) + "'");
+      return;
+    }
+    bool mixed = l.is_signed != r.is_signed && !is_nonnegative_literal(*b.lhs) &&
+                 !is_nonnegative_literal(*b.rhs);
+    std::string signs = ": '" + type_name_in_messages(l) + "' and '" + type_name_in_messages(r) +
+                        "' can lead to undefined behavior";
+    if (mixed && is_comparison(b.op))
+      diags_.warning(op_span, "comparison of integers of different signs" + signs);
+    else if (mixed && is_arithmetic(b.op))
+      diags_.warning(op_span, "arithmetic on integers of different signs" + signs);
+    if ((b.op == BinaryOp::Div || b.op == BinaryOp::Mod) &&
+        ((l.is_signed && !is_nonnegative_literal(*b.lhs)) ||
+         (r.is_signed && !is_nonnegative_literal(*b.rhs))))
+      diags_.warning(op_span, "signed operands for '" + op +
+                                  "' can lead to undefined behavior (cast to unsigned to silence "
+                                  "warning)");
+  }
+
+  void unary(const UnaryExpr &u) {
+    bool postfix = u.op == UnaryOp::PostInc || u.op == UnaryOp::PostDec;
+    bool incdec = postfix || u.op == UnaryOp::PreInc || u.op == UnaryOp::PreDec;
+    if (incdec && u.operand->kind == ExprKind::Map)
+      map_keys(u.operand->as<MapExpr>(), u.operand->span); // ++ defines the map
+    else
+      expr(*u.operand, Use::Value);
+    if (!final_)
+      return;
+    const Type &t = u.operand->type;
+    if (t.is_none() || t.is_integer_like())
+      return;
+    std::string op(op_text(u.op));
+    error(postfix || incdec ? u.span : prefix(u.span, op.size()),
+          "The " + op + " operator can not be used on expressions of type '" +
+              type_name_in_messages(t) + "'");
+  }
+
+  void call(const CallExpr &c, Use use) {
+    const stdlib::FunctionInfo *f = stdlib::find_function(c.name);
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      const Expr &a = *c.args[i];
+      if (f && stdlib::arg_rule(*f, i) == ArgRule::Map && a.kind == ExprKind::Map)
+        map_read(a.as<MapExpr>(), c.span);
+      else
+        expr(a, Use::Value);
+    }
+    if (!f)
+      return;
+    std::string name(f->name);
+    if (!final_) {
+      if (f->kind == FunctionKind::Aggregation && use != Use::MapValue) {
+        error(c.span, name + "() should be directly assigned to a map");
+        return;
+      }
+      if (f->kind == FunctionKind::Statement && use != Use::Statement) {
+        error(c.span, name + "() should not be used in an assignment or as a map key");
+        return;
+      }
+      if (std::string msg = stdlib::arity_error(*f, c.args.size()); !msg.empty()) {
+        error(c.span, msg);
+        return;
+      }
+      for (const auto &ap : probe_->attach_points) {
+        uint8_t ctx = is_gpu(ap.provider) ? stdlib::kGpuContext : stdlib::kHostContext;
+        if (!(f->contexts & ctx)) {
+          error(c.span, name + "() is not available in " +
+                            (is_gpu(ap.provider) ? "gpu" : "host") + " probes");
+          return;
+        }
+      }
+    }
+    for (size_t i = 0; i < c.args.size(); ++i)
+      if (!check_arg(c, *f, i))
+        return;
+    if (final_ && f->id == stdlib::FunctionId::Lhist)
+      check_lhist(c);
+    if (final_ && f->id == stdlib::FunctionId::Printf)
+      check_printf(c);
+  }
+
+  bool check_arg(const CallExpr &c, const stdlib::FunctionInfo &f, size_t i) {
+    const Expr &a = *c.args[i];
+    const std::string name(f.name);
+    const std::string provided = " (" + kind_name(a.type) + " provided)";
+    switch (stdlib::arg_rule(f, i)) {
+    case ArgRule::Any:
+      return true;
+    case ArgRule::Integer:
+      if (final_ && !a.type.is_integer_like()) {
+        error(c.span, name + "() only supports integer arguments" + provided);
+        return false;
+      }
+      return true;
+    case ArgRule::IntegerLiteral:
+      if (!final_ && !literal_value(a)) {
+        error(c.span, name + "() expects a integer literal" + provided);
+        return false;
+      }
+      return true;
+    case ArgRule::Format:
+    case ArgRule::StringLiteral:
+      if (final_ == (stdlib::arg_rule(f, i) == ArgRule::StringLiteral) &&
+          a.kind != ExprKind::String) {
+        error(c.span, name + "() expects a string literal" + provided);
+        return false;
+      }
+      return true;
+    case ArgRule::Map:
+      if (!final_ && a.kind != ExprKind::Map) {
+        error(c.span, name + "() expects a map to be provided");
+        return false;
+      }
+      return true;
+    case ArgRule::IntOrPointer:
+      if (!final_ && !a.type.is_none() && !a.type.is_integer_like()) {
+        error(c.span, name + "() expects an integer or a pointer type as first argument (" +
+                          type_name_in_messages(a.type) + " provided)");
+        return false;
+      }
+      return true;
+    }
+    return true;
+  }
+
+  void check_lhist(const CallExpr &c) {
+    if (c.args.size() != 4)
+      return;
+    auto min = literal_value(*c.args[1]), max = literal_value(*c.args[2]),
+         step = literal_value(*c.args[3]);
+    if (!min || !max || !step)
+      return;
+    if (*min < 0)
+      error(c.span, "lhist() min must be non-negative (provided min " + std::to_string(*min) + ")");
+    if (*min > *max)
+      error(c.span, "lhist() min must be less than max (provided min " + std::to_string(*min) +
+                        " and max " + std::to_string(*max) + ")");
+    if (*step < 1)
+      error(c.span, "lhist() step must be >= 1 (" + std::to_string(*step) + " provided)");
+    else if (*step > *max - *min)
+      error(c.span, "lhist() step is too large for the given range (provided step " +
+                        std::to_string(*step) + " for range " + std::to_string(*max - *min) +
+                        ")");
+  }
+
+  void check_printf(const CallExpr &c) {
+    if (c.args.empty() || c.args[0]->kind != ExprKind::String)
+      return;
+    auto specs = parse_printf_format(c.args[0]->as<StringExpr>().value);
+    size_t supplied = c.args.size() - 1;
+    std::string counts = " (" + std::to_string(supplied) + " supplied, " +
+                         std::to_string(specs.size()) + " expected)";
+    if (supplied > specs.size()) {
+      error(c.span, "printf: Too many arguments for format string" + counts);
+      return;
+    }
+    if (supplied < specs.size()) {
+      error(c.span, "printf: Not enough arguments for format string" + counts);
+      return;
+    }
+    for (size_t i = 0; i < specs.size(); ++i) {
+      std::string got = printf_kind_name(c.args[i + 1]->type);
+      std::string want = specs[i].arg == FormatArg::Integer ? "integer" : "string";
+      if (got != want) {
+        error(c.span, "printf: %" + std::string(1, specs[i].conversion) +
+                          " specifier expects a value of type " + want + " (" + got +
+                          " supplied)");
+        return;
+      }
+    }
+  }
+
+  const Program &program_;
+  const SemanticInfo &info_;
+  const SemanticOptions &options_;
+  Diagnostics &diags_;
+  bool final_ = false;
+  int errors_ = 0;
+  const Probe *probe_ = nullptr;
+  const std::map<std::string, Type> *probe_vars_ = nullptr;
+  std::set<std::string> declared_;
+  std::map<std::string, Type> var_types_; // first assigned type, for mismatch errors
+};
+
+} // namespace
+
+std::string type_name_in_messages(const Type &t) {
+  switch (t.kind) {
+  case TypeKind::Integer:
+    return (t.is_signed ? "int" : "unsigned int") + std::to_string(t.size * 8);
+  case TypeKind::Tuple: {
+    std::string s = "(";
+    for (size_t i = 0; i < t.elems.size(); ++i)
+      s += (i ? "," : "") + type_name_in_messages(t.elems[i]);
+    return s + ")";
+  }
+  default:
+    return to_string(t);
+  }
+}
+
+void check_types(const Program &program, const SemanticInfo &info, const SemanticOptions &options,
+                 Diagnostics &diags) {
+  Checker(program, info, options, diags).run();
+}
+
+} // namespace gpubt::frontend

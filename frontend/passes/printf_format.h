@@ -1,0 +1,22 @@
+// printf format strings as bpftrace 0.17 reads them: which conversions take an argument and
+// whether it must be an integer or a string. Shared by the checker and codegen.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpubt::frontend {
+
+enum class FormatArg { Integer, String };
+
+struct FormatSpec {
+  std::string text; // "%-5d", as written
+  char conversion;  // 'd', 's', ...
+  FormatArg arg;
+};
+
+// The conversions that consume an argument, in order. "%%" and unknown conversions
+// (bpftrace ignores "%f", "%z") take none.
+std::vector<FormatSpec> parse_printf_format(std::string_view format);
+
+} // namespace gpubt::frontend

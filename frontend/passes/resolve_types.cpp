@@ -1,0 +1,357 @@
+// Type resolution, bpftrace 0.17 style: passes over the whole program until map and variable
+// types stop changing, so a map read before its (textually later) assignment gets its type.
+#include "frontend/passes/resolve_types.h"
+
+#include <algorithm>
+
+#include "stdlib/builtins.h"
+#include "stdlib/functions.h"
+
+namespace gpubt::frontend {
+namespace {
+
+constexpr uint32_t kStrlen = 64; // BPFTRACE_STRLEN's default: str() and string ternaries
+
+bool is_comparison(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Eq:
+  case BinaryOp::Ne:
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Gt:
+  case BinaryOp::Ge:
+    return true;
+  default:
+    return false;
+  }
+}
+
+// Map values and keys hold integers as 64 bits (bpftrace casts them on store).
+Type widen(const Type &t) {
+  if (t.kind == TypeKind::Integer)
+    return Type::integer(8, t.is_signed);
+  return t;
+}
+
+// Folds a newly assigned type into a stored one: the first fixes it, later strings only
+// grow it. Returns whether the slot changed.
+bool merge_into(Type &slot, const Type &incoming) {
+  if (incoming.is_none())
+    return false;
+  if (slot.is_none()) {
+    slot = incoming;
+    return true;
+  }
+  if (slot.kind == TypeKind::String && incoming.kind == TypeKind::String &&
+      incoming.size > slot.size) {
+    slot.size = incoming.size;
+    return true;
+  }
+  if (slot.kind == TypeKind::Tuple && incoming.kind == TypeKind::Tuple &&
+      slot.elems.size() == incoming.elems.size()) {
+    bool changed = false;
+    std::vector<Type> elems = slot.elems;
+    for (size_t i = 0; i < elems.size(); ++i)
+      if (elems[i].kind == incoming.elems[i].kind)
+        changed |= merge_into(elems[i], incoming.elems[i]);
+    if (changed)
+      slot = Type::tuple(std::move(elems));
+    return changed;
+  }
+  return false;
+}
+
+class Resolver {
+public:
+  Resolver(Program &program, const SemanticOptions &options, SemanticInfo &info)
+      : program_(program), options_(options), info_(info) {}
+
+  // One pass over every probe; returns whether any map or variable type changed.
+  bool run_pass() {
+    changed_ = false;
+    for (auto &probe : program_.probes) {
+      probe_ = probe.get();
+      vars_ = &info_.vars[probe_];
+      if (probe->predicate)
+        expr(*probe->predicate);
+      if (probe->body)
+        block(*probe->body);
+    }
+    return changed_;
+  }
+
+private:
+  void block(BlockStmt &b) {
+    for (auto &s : b.stmts)
+      stmt(*s);
+  }
+
+  void stmt(Stmt &s) {
+    switch (s.kind) {
+    case StmtKind::Expr:
+      expr(*s.as<ExprStmt>().expr);
+      break;
+    case StmtKind::MapAssign:
+      map_assign(s.as<MapAssignStmt>());
+      break;
+    case StmtKind::VarAssign:
+      var_assign(s.as<VarAssignStmt>());
+      break;
+    case StmtKind::If: {
+      auto &i = s.as<IfStmt>();
+      expr(*i.cond);
+      block(*i.then_block);
+      if (i.else_block)
+        block(*i.else_block);
+      break;
+    }
+    case StmtKind::Block:
+      block(s.as<BlockStmt>());
+      break;
+    }
+  }
+
+  Type assigned_type(const Type &current, const std::optional<BinaryOp> &compound,
+                     const Expr &value) {
+    if (!compound)
+      return value.type;
+    Type cur = current.is_none() ? Type::integer() : current;
+    return binary_type(*compound, cur, value.type);
+  }
+
+  void map_assign(MapAssignStmt &a) {
+    expr(*a.value);
+    keys(*a.map);
+    MapInfo &m = define_map(*a.map);
+    changed_ |= merge_into(m.value, widen(assigned_type(m.value, a.compound, *a.value)));
+    a.map->type = m.value;
+  }
+
+  void var_assign(VarAssignStmt &a) {
+    expr(*a.value);
+    Type &slot = (*vars_)[a.var->name];
+    changed_ |= merge_into(slot, assigned_type(slot, a.compound, *a.value));
+    a.var->type = slot;
+  }
+
+  // The map's entry, created at its first definition (assignment, ++, --) in program order.
+  MapInfo &define_map(MapExpr &m) {
+    auto [it, inserted] = info_.maps.try_emplace(m.name);
+    MapInfo &info = it->second;
+    if (inserted) {
+      info.name = m.name;
+      info.first_use = m.span;
+      changed_ = true;
+    }
+    if (!m.keys.empty())
+      changed_ |= merge_into(info.key, key_type(m));
+    return info;
+  }
+
+  static Type key_type(const MapExpr &m) {
+    if (m.keys.size() == 1)
+      return widen(m.keys[0]->type);
+    std::vector<Type> elems;
+    for (const auto &k : m.keys) {
+      if (k->type.is_none())
+        return Type::none();
+      elems.push_back(widen(k->type));
+    }
+    return Type::tuple(std::move(elems));
+  }
+
+  void keys(MapExpr &m) {
+    for (auto &k : m.keys)
+      expr(*k);
+  }
+
+  static Type binary_type(BinaryOp op, const Type &l, const Type &r) {
+    if (l.is_integer_like() && r.is_integer_like())
+      return Type::integer(8, l.is_signed && r.is_signed);
+    // bpftrace types string comparisons as unsigned int64.
+    if (l.kind == TypeKind::String && r.kind == TypeKind::String && is_comparison(op))
+      return Type::integer(8, false);
+    return Type::integer();
+  }
+
+  void expr(Expr &e) {
+    switch (e.kind) {
+    case ExprKind::Integer:
+      e.type = Type::integer();
+      break;
+    case ExprKind::String:
+      e.type = Type::string(e.as<StringExpr>().value.size() + 1);
+      break;
+    case ExprKind::Builtin: {
+      auto use = stdlib::find_builtin(e.as<BuiltinExpr>().name);
+      e.type = use.info ? stdlib::builtin_type(*use.info) : Type::none();
+      break;
+    }
+    case ExprKind::Variable: {
+      const std::string &name = e.as<VariableExpr>().name;
+      if (name.size() > 1 && std::all_of(name.begin() + 1, name.end(), ::isdigit)) {
+        e.type = Type::integer(); // positional parameter
+        break;
+      }
+      auto it = vars_->find(name);
+      e.type = it != vars_->end() ? it->second : Type::none();
+      break;
+    }
+    case ExprKind::Map: {
+      auto &m = e.as<MapExpr>();
+      keys(m);
+      auto it = info_.maps.find(m.name);
+      e.type = it != info_.maps.end() ? it->second.value : Type::none();
+      break;
+    }
+    case ExprKind::Call:
+      call(e.as<CallExpr>());
+      break;
+    case ExprKind::Binary: {
+      auto &b = e.as<BinaryExpr>();
+      expr(*b.lhs);
+      expr(*b.rhs);
+      e.type = binary_type(b.op, b.lhs->type, b.rhs->type);
+      break;
+    }
+    case ExprKind::Unary:
+      unary(e.as<UnaryExpr>());
+      break;
+    case ExprKind::Ternary: {
+      auto &t = e.as<TernaryExpr>();
+      expr(*t.cond);
+      expr(*t.then_expr);
+      expr(*t.else_expr);
+      const Type &then = t.then_expr->type.is_none() ? t.else_expr->type : t.then_expr->type;
+      if (then.is_integer_like())
+        e.type = Type::integer(8, then.is_signed);
+      else if (then.kind == TypeKind::String)
+        e.type = Type::string(kStrlen);
+      else
+        e.type = then;
+      break;
+    }
+    case ExprKind::Cast: {
+      auto &c = e.as<CastExpr>();
+      expr(*c.operand);
+      e.type = cast_type(c.type_name);
+      break;
+    }
+    case ExprKind::Field:
+      field(e.as<FieldExpr>());
+      break;
+    case ExprKind::Tuple: {
+      std::vector<Type> elems;
+      for (auto &el : e.as<TupleExpr>().elems) {
+        expr(*el);
+        elems.push_back(el->type);
+      }
+      e.type = Type::tuple(std::move(elems));
+      break;
+    }
+    }
+  }
+
+  void unary(UnaryExpr &u) {
+    bool is_incdec = u.op == UnaryOp::PreInc || u.op == UnaryOp::PreDec ||
+                     u.op == UnaryOp::PostInc || u.op == UnaryOp::PostDec;
+    if (is_incdec && u.operand->kind == ExprKind::Map) {
+      auto &m = u.operand->as<MapExpr>();
+      keys(m);
+      MapInfo &info = define_map(m);
+      changed_ |= merge_into(info.value, Type::integer());
+      m.type = info.value;
+      u.type = info.value;
+      return;
+    }
+    expr(*u.operand);
+    if (is_incdec)
+      u.type = u.operand->type;
+    else
+      u.type = Type::integer(8, u.operand->type.is_none() || u.operand->type.is_signed);
+  }
+
+  void call(CallExpr &c) {
+    for (auto &a : c.args)
+      expr(*a);
+    const stdlib::FunctionInfo *f = stdlib::find_function(c.name);
+    if (!f) {
+      c.type = Type::none();
+      return;
+    }
+    switch (f->kind) {
+    case stdlib::FunctionKind::Aggregation: {
+      bool is_signed = !c.args.empty() && c.args[0]->type.is_signed;
+      c.type = Type::aggregate(f->result, is_signed);
+      if (f->id == stdlib::FunctionId::Lhist && c.args.size() == 4) {
+        auto lit = [&](size_t i) {
+          const Expr &a = *c.args[i];
+          return a.kind == ExprKind::Integer ? a.as<IntegerExpr>().value : 0;
+        };
+        c.type.lhist_min = lit(1);
+        c.type.lhist_max = lit(2);
+        c.type.lhist_step = lit(3);
+      }
+      break;
+    }
+    case stdlib::FunctionKind::Statement:
+      c.type = Type::none();
+      break;
+    case stdlib::FunctionKind::Value:
+      c.type = f->result == TypeKind::String ? Type::string(f->result_size) : Type::integer();
+      break;
+    }
+  }
+
+  void field(FieldExpr &f) {
+    expr(*f.base);
+    f.type = Type::none();
+    const Type &base = f.base->type;
+    if (base.kind == TypeKind::Tuple && !f.field.empty() &&
+        std::all_of(f.field.begin(), f.field.end(), ::isdigit)) {
+      size_t i = std::stoul(f.field);
+      if (i < base.elems.size())
+        f.type = base.elems[i];
+      return;
+    }
+    if (f.base->kind == ExprKind::Builtin && f.base->as<BuiltinExpr>().name == "args" &&
+        options_.field_type && !probe_->attach_points.empty()) {
+      if (auto t = options_.field_type(probe_->attach_points[0], f.field))
+        f.type = *t;
+    }
+  }
+
+  Program &program_;
+  const SemanticOptions &options_;
+  SemanticInfo &info_;
+  Probe *probe_ = nullptr;
+  std::map<std::string, Type> *vars_ = nullptr;
+  bool changed_ = false;
+};
+
+} // namespace
+
+Type cast_type(std::string_view name) {
+  static const struct {
+    std::string_view name;
+    uint32_t size;
+    bool is_signed;
+  } kCasts[] = {{"int8", 1, true},   {"int16", 2, true},   {"int32", 4, true},
+                {"int64", 8, true},  {"uint8", 1, false},  {"uint16", 2, false},
+                {"uint32", 4, false}, {"uint64", 8, false}};
+  for (const auto &c : kCasts)
+    if (c.name == name)
+      return Type::integer(c.size, c.is_signed);
+  return Type::none();
+}
+
+SemanticInfo resolve_types(Program &program, const SemanticOptions &options) {
+  SemanticInfo info;
+  Resolver r(program, options, info);
+  // Each pass can only fix or grow types, so this settles; the bound guards against a bug.
+  for (int pass = 0; pass < 8 && r.run_pass(); ++pass) {
+  }
+  return info;
+}
+
+} // namespace gpubt::frontend

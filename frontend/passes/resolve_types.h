@@ -1,0 +1,35 @@
+// Gives every expression its type (Expr::type), every @map one key and one value type, and
+// every $variable its type per probe, the way bpftrace 0.17 does. Reports nothing: errors are
+// check_types' job, which reads what this pass leaves.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string_view>
+
+#include "frontend/ast.h"
+#include "frontend/passes/semantic_info.h"
+
+namespace gpubt::frontend {
+
+// Types `args.NAME` for an attach point (tracepoint formats, the CUDA API catalog):
+// std::nullopt when the field is unknown there.
+using FieldResolver =
+    std::function<std::optional<Type>(const AttachPoint &ap, std::string_view field)>;
+
+struct SemanticOptions {
+  bool has_child = false;      // -c CMD given: cpid is usable
+  FieldResolver field_type;    // may be empty: args fields stay TypeKind::None
+};
+
+// Conventions (what codegen relies on):
+// - integer literals, arithmetic, comparisons: 64-bit; signed only if both operands are;
+// - map values and map key integers are widened to 64 bits, keeping signedness of the first
+//   assignment; $variables and tuple elements keep the integer's own size;
+// - a map or variable assigned strings of several sizes gets the largest (also inside tuples);
+// - a multi-key map's key is a Tuple of the (widened) key types.
+SemanticInfo resolve_types(Program &program, const SemanticOptions &options = {});
+
+// The type an integer cast names ("uint8", "int64"); none for an unknown name.
+Type cast_type(std::string_view type_name);
+
+} // namespace gpubt::frontend

@@ -1,0 +1,139 @@
+// The builtin table. Types and misuse messages are bpftrace 0.17's (`bpftrace -d` shows the
+// types); gpu-only rows are gpubt's own.
+#include "stdlib/builtins.h"
+
+#include <array>
+#include <charconv>
+
+namespace gpubt::stdlib {
+namespace {
+
+using frontend::Provider;
+using frontend::TypeKind;
+
+constexpr ProviderMask bit(Provider p) { return provider_bit(p); }
+constexpr ProviderMask kHost = bit(Provider::Begin) | bit(Provider::End) |
+                               bit(Provider::Interval) | bit(Provider::Uprobe) |
+                               bit(Provider::Uretprobe) | bit(Provider::Tracepoint);
+constexpr ProviderMask kGpu = bit(Provider::GpuKprobe) | bit(Provider::GpuKretprobe);
+constexpr ProviderMask kAll = kHost | kGpu;
+
+constexpr std::string_view kHostOnly = "{name} is not available in gpu probes";
+constexpr std::string_view kGpuOnly = "{name} is only available in gpu probes";
+
+// Every integer builtin of bpftrace 0.17 is an unsigned int64.
+#define U64(name, id, allowed, misuse) {name, BuiltinId::id, TypeKind::Integer, 8, false, allowed, misuse}
+#define GPU_U64(name, id) U64(name, id, kGpu, kGpuOnly)
+
+constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
+    U64("pid", Pid, kAll, ""),
+    U64("tid", Tid, kAll, ""),
+    U64("nsecs", Nsecs, kAll, ""),
+    U64("uid", Uid, kHost, kHostOnly),
+    U64("gid", Gid, kHost, kHostOnly),
+    U64("cpu", Cpu, kHost, kHostOnly),
+    {"comm", BuiltinId::Comm, TypeKind::String, 16, false, kHost, kHostOnly},
+    U64("elapsed", Elapsed, kHost, kHostOnly),
+    U64("cgroup", Cgroup, kHost, kHostOnly),
+    U64("cpid", Cpid, kHost, kHostOnly),
+    U64("rand", Rand, kHost, kHostOnly),
+    {"username", BuiltinId::Username, TypeKind::String, 64, false, kHost, kHostOnly},
+    U64("arg", Arg, bit(Provider::Uprobe) | bit(Provider::GpuKprobe),
+        "The {name} builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes"),
+    U64("retval", Retval, bit(Provider::Uretprobe) | bit(Provider::GpuKretprobe),
+        "The retval builtin can only be used with 'kretprobe' and 'uretprobe' and 'kfunc' "
+        "probes{tp_hint}"),
+    {"func", BuiltinId::Func, TypeKind::UserSym, 8, false,
+     bit(Provider::Uprobe) | bit(Provider::Uretprobe) | kGpu,
+     "The func builtin can not be used with '{probe}' probes"},
+    {"probe", BuiltinId::Probe, TypeKind::Probe, 8, false, kAll, ""},
+    {"args", BuiltinId::Args, TypeKind::None, 0, false,
+     bit(Provider::Tracepoint) | bit(Provider::Uprobe) | kGpu,
+     "The args builtin can only be used with tracepoint/kfunc/uprobeprobes ({ptype} used here)"},
+    GPU_U64("tid_x", TidX), GPU_U64("tid_y", TidY), GPU_U64("tid_z", TidZ),
+    GPU_U64("bid_x", BidX), GPU_U64("bid_y", BidY), GPU_U64("bid_z", BidZ),
+    GPU_U64("bdim_x", BdimX), GPU_U64("bdim_y", BdimY), GPU_U64("bdim_z", BdimZ),
+    GPU_U64("gdim_x", GdimX), GPU_U64("gdim_y", GdimY), GPU_U64("gdim_z", GdimZ),
+    GPU_U64("lane", Lane), GPU_U64("warp", Warp), GPU_U64("sm", Sm), GPU_U64("clock", Clock),
+    // The instrumented kernel's name: a constant per instrumented kernel.
+    {"kernel", BuiltinId::Kernel, TypeKind::String, 64, false, kGpu, kGpuOnly},
+});
+
+#undef GPU_U64
+#undef U64
+
+void replace_all(std::string &s, std::string_view from, std::string_view to) {
+  for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
+    s.replace(pos, from.size(), to);
+}
+
+// bpftrace's ProbeType names, used by the args message ("special" for BEGIN/END).
+std::string_view probe_type_name(Provider p) {
+  switch (p) {
+  case Provider::Begin:
+  case Provider::End:
+    return "special";
+  default:
+    return provider_type_name(p);
+  }
+}
+
+} // namespace
+
+BuiltinUse find_builtin(std::string_view name) {
+  if (name.size() == 4 && name.substr(0, 3) == "arg" && name[3] >= '0' && name[3] <= '9') {
+    for (const auto &b : kBuiltins)
+      if (b.id == BuiltinId::Arg)
+        return {&b, name[3] - '0'};
+  }
+  for (const auto &b : kBuiltins)
+    if (b.name == name && b.id != BuiltinId::Arg)
+      return {&b, -1};
+  return {};
+}
+
+frontend::Type builtin_type(const BuiltinInfo &info) {
+  // Built field by field: stdlib links below frontend, so no frontend functions here.
+  frontend::Type t;
+  t.kind = info.kind;
+  t.size = info.size;
+  t.is_signed = info.is_signed;
+  return t;
+}
+
+bool builtin_allowed(const BuiltinInfo &info, Provider p) {
+  return (info.allowed & provider_bit(p)) != 0;
+}
+
+std::string builtin_misuse_message(const BuiltinInfo &info, std::string_view name, Provider p) {
+  std::string msg(info.misuse);
+  replace_all(msg, "{name}", name);
+  replace_all(msg, "{probe}", provider_type_name(p));
+  replace_all(msg, "{ptype}", probe_type_name(p));
+  replace_all(msg, "{tp_hint}", p == Provider::Tracepoint ? " (try to use args->ret instead)" : "");
+  return msg;
+}
+
+std::string_view provider_type_name(Provider p) {
+  switch (p) {
+  case Provider::Begin:
+    return "BEGIN";
+  case Provider::End:
+    return "END";
+  case Provider::Interval:
+    return "interval";
+  case Provider::Uprobe:
+    return "uprobe";
+  case Provider::Uretprobe:
+    return "uretprobe";
+  case Provider::Tracepoint:
+    return "tracepoint";
+  case Provider::GpuKprobe:
+    return "gpu:kprobe";
+  case Provider::GpuKretprobe:
+    return "gpu:kretprobe";
+  }
+  return "?";
+}
+
+} // namespace gpubt::stdlib

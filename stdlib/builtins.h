@@ -1,0 +1,59 @@
+// The table of builtin identifiers (pid, comm, arg0, tid_x, ...): result type, the probe
+// kinds that allow each, and the id codegen lowers. Checker and codegen both read it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "frontend/ast.h"
+#include "frontend/types.h"
+
+namespace gpubt::stdlib {
+
+enum class BuiltinId {
+  Pid, Tid, Uid, Gid, Cpu, Comm, Nsecs, Elapsed, Cgroup, Cpid, Rand, Username,
+  Arg, // arg0..arg9: BuiltinUse::arg_index says which
+  Retval, Func, Probe, Args,
+  // gpu only
+  TidX, TidY, TidZ, BidX, BidY, BidZ, BdimX, BdimY, BdimZ, GdimX, GdimY, GdimZ,
+  Lane, Warp, Sm, Clock, Kernel,
+};
+
+// One bit per frontend::Provider.
+using ProviderMask = uint32_t;
+constexpr ProviderMask provider_bit(frontend::Provider p) { return 1u << static_cast<int>(p); }
+
+struct BuiltinInfo {
+  std::string_view name; // "arg" stands for arg0..arg9
+  BuiltinId id;
+  frontend::TypeKind kind; // Integer, String, UserSym, Probe, ... (None: typed by context)
+  uint32_t size;           // bytes
+  bool is_signed;
+  ProviderMask allowed;
+  // Message when used in a probe it does not allow; {name} and {probe} (bpftrace's probe
+  // type name, e.g. 'BEGIN', 'uprobe') are substituted.
+  std::string_view misuse;
+};
+
+// A builtin name as used in a script: its row and, for argN, N.
+struct BuiltinUse {
+  const BuiltinInfo *info = nullptr;
+  int arg_index = -1;
+};
+
+// Looks up "pid", "arg3", "tid_x"; info is null for an unknown name.
+BuiltinUse find_builtin(std::string_view name);
+
+// The resolved type of a builtin (size/signedness from the table).
+frontend::Type builtin_type(const BuiltinInfo &info);
+
+bool builtin_allowed(const BuiltinInfo &info, frontend::Provider p);
+
+// The misuse message for `name` in a probe of provider p.
+std::string builtin_misuse_message(const BuiltinInfo &info, std::string_view name,
+                                   frontend::Provider p);
+
+// bpftrace's name for a probe type in messages: "BEGIN", "uprobe", "gpu:kprobe", ...
+std::string_view provider_type_name(frontend::Provider p);
+
+} // namespace gpubt::stdlib

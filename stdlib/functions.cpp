@@ -1,0 +1,79 @@
+// The function table and bpftrace 0.17's arity messages.
+#include "stdlib/functions.h"
+
+#include <string>
+
+namespace gpubt::stdlib {
+namespace {
+
+using frontend::TypeKind;
+using A = ArgRule;
+constexpr uint8_t kBoth = kHostContext | kGpuContext;
+
+#define AGG(name, id, n, r0, kind)                                                             \
+  {name, FunctionId::id, FunctionKind::Aggregation, n, n, {r0, A::IntegerLiteral, A::IntegerLiteral, \
+   A::IntegerLiteral}, TypeKind::kind, 8, kBoth}
+
+constexpr std::array kFunctions = std::to_array<FunctionInfo>({
+    AGG("count", Count, 0, A::Any, Count),
+    AGG("sum", Sum, 1, A::Integer, Sum),
+    AGG("avg", Avg, 1, A::Integer, Avg),
+    AGG("min", Min, 1, A::Integer, Min),
+    AGG("max", Max, 1, A::Integer, Max),
+    AGG("stats", Stats, 1, A::Integer, Stats),
+    AGG("hist", Hist, 1, A::Integer, Hist),
+    AGG("lhist", Lhist, 4, A::Integer, Lhist), // lhist(value, min, max, step)
+    {"printf", FunctionId::Printf, FunctionKind::Statement, 1, kVariadic,
+     {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kBoth},
+    {"print", FunctionId::Print, FunctionKind::Statement, 1, 3, {A::Any, A::Integer, A::Integer, A::Any},
+     TypeKind::None, 0, kHostContext},
+    {"clear", FunctionId::Clear, FunctionKind::Statement, 1, 1, {A::Map, A::Any, A::Any, A::Any},
+     TypeKind::None, 0, kHostContext},
+    {"delete", FunctionId::Delete, FunctionKind::Statement, 1, 1, {A::Map, A::Any, A::Any, A::Any},
+     TypeKind::None, 0, kHostContext},
+    {"zero", FunctionId::Zero, FunctionKind::Statement, 1, 1, {A::Map, A::Any, A::Any, A::Any},
+     TypeKind::None, 0, kHostContext},
+    {"exit", FunctionId::Exit, FunctionKind::Statement, 0, 0, {A::Any, A::Any, A::Any, A::Any},
+     TypeKind::None, 0, kHostContext},
+    {"time", FunctionId::Time, FunctionKind::Statement, 0, 1,
+     {A::StringLiteral, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
+    // str(ptr[, len]) reads up to BPFTRACE_STRLEN (64) bytes.
+    {"str", FunctionId::Str, FunctionKind::Value, 1, 2, {A::IntOrPointer, A::Integer, A::Any, A::Any},
+     TypeKind::String, 64, kHostContext},
+});
+
+#undef AGG
+
+std::string count_words(int n, const char *noun) {
+  if (n == 1)
+    return std::string("one ") + noun;
+  return std::to_string(n) + " " + noun + "s";
+}
+
+} // namespace
+
+const FunctionInfo *find_function(std::string_view name) {
+  for (const auto &f : kFunctions)
+    if (f.name == name)
+      return &f;
+  return nullptr;
+}
+
+ArgRule arg_rule(const FunctionInfo &f, size_t index) {
+  return f.args[index < f.args.size() ? index : f.args.size() - 1];
+}
+
+std::string arity_error(const FunctionInfo &f, size_t n) {
+  std::string head = std::string(f.name) + "() ";
+  std::string provided = " (" + std::to_string(n) + " provided)";
+  if (n >= f.min_args && (f.max_args == kVariadic || n <= f.max_args))
+    return "";
+  if (f.min_args == f.max_args)
+    return head + "requires " + (f.min_args == 0 ? "no arguments" : count_words(f.min_args, "argument")) +
+           provided;
+  if (n < f.min_args)
+    return head + "requires at least " + count_words(f.min_args, "argument") + provided;
+  return head + "takes up to " + count_words(f.max_args, "argument") + provided;
+}
+
+} // namespace gpubt::stdlib
