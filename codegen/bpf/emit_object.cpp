@@ -1,0 +1,123 @@
+// BPF object emission through LLVM's TargetMachine and instruction extraction from the ELF.
+#include "codegen/bpf/emit_object.h"
+
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Object/ObjectFile.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+namespace gpubt::codegen::bpf {
+
+namespace {
+
+const char *kTriple = "bpfel";
+const char *kCpu = "v3";
+
+Result<llvm::TargetMachine *> target_machine() {
+  static std::once_flag once;
+  static std::unique_ptr<llvm::TargetMachine> tm;
+  static std::string error;
+  std::call_once(once, [] {
+    LLVMInitializeBPFTargetInfo();
+    LLVMInitializeBPFTarget();
+    LLVMInitializeBPFTargetMC();
+    LLVMInitializeBPFAsmPrinter();
+    llvm::Triple triple(kTriple);
+    const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+    if (!target)
+      return;
+    llvm::TargetOptions opts;
+    tm.reset(target->createTargetMachine(triple, kCpu, "", opts, std::nullopt, std::nullopt,
+                                         llvm::CodeGenOptLevel::Aggressive));
+    if (!tm)
+      error = "cannot create the BPF target machine";
+  });
+  if (!tm)
+    return make_error("BUG: LLVM BPF target unavailable: " + error);
+  return tm.get();
+}
+
+} // namespace
+
+Status prepare_bpf_module(llvm::Module &m) {
+  auto tm = target_machine();
+  if (!tm)
+    return make_error(tm.error());
+  m.setTargetTriple(llvm::Triple(kTriple));
+  m.setDataLayout((*tm)->createDataLayout());
+  return Ok{};
+}
+
+Status optimize_bpf_module(llvm::Module &m) {
+  auto tm = target_machine();
+  if (!tm)
+    return make_error(tm.error());
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(*tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+  mpm.run(m, mam);
+  return Ok{};
+}
+
+Result<std::vector<uint8_t>> emit_bpf_object(llvm::Module &m) {
+  auto tm = target_machine();
+  if (!tm)
+    return make_error(tm.error());
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return make_error("BUG: the BPF target cannot emit objects");
+  pm.run(m);
+  return std::vector<uint8_t>(buf.begin(), buf.end());
+}
+
+Result<std::map<std::string, std::vector<uint64_t>>>
+extract_sections(const std::vector<uint8_t> &object, const std::string &prefix) {
+  llvm::StringRef data(reinterpret_cast<const char *>(object.data()), object.size());
+  auto obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(data, "bpf.o"));
+  if (!obj)
+    return make_error("BUG: cannot read the BPF object: " + llvm::toString(obj.takeError()));
+  std::map<std::string, std::vector<uint64_t>> out;
+  for (const auto &sec : (*obj)->sections()) {
+    auto name = sec.getName();
+    if (!name)
+      return make_error("BUG: " + llvm::toString(name.takeError()));
+    auto relocated = sec.getRelocatedSection();
+    if (relocated && *relocated != (*obj)->section_end()) {
+      auto target = (*relocated)->getName();
+      if (target && target->starts_with(prefix))
+        return make_error("BUG: BPF section " + target->str() + " has relocations (" +
+                          name->str() + ")");
+    }
+    if ((sec.isData() || sec.isBSS()) && sec.getSize() > 0 && !name->starts_with(prefix))
+      return make_error("BUG: the BPF object has a data section " + name->str());
+    if (!name->starts_with(prefix))
+      continue;
+    auto contents = sec.getContents();
+    if (!contents)
+      return make_error("BUG: " + llvm::toString(contents.takeError()));
+    std::vector<uint64_t> insns(contents->size() / 8);
+    std::memcpy(insns.data(), contents->data(), insns.size() * 8);
+    out[name->str()] = std::move(insns);
+  }
+  return out;
+}
+
+} // namespace gpubt::codegen::bpf

@@ -1,0 +1,186 @@
+// IR building blocks for BPF (see ir_helpers.h).
+#include "codegen/bpf/ir_helpers.h"
+
+#include <llvm/IR/IntrinsicsBPF.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace gpubt::codegen::bpf {
+
+using frontend::Type;
+using frontend::TypeKind;
+
+llvm::Value *call_helper(LowerCtx &c, int helper, std::initializer_list<llvm::Value *> args,
+                         llvm::Type *ret) {
+  std::vector<llvm::Type *> tys;
+  std::vector<llvm::Value *> vals;
+  for (auto *a : args) {
+    tys.push_back(a->getType());
+    vals.push_back(a);
+  }
+  auto *fty = llvm::FunctionType::get(ret ? ret : c.b.getInt64Ty(), tys, false);
+  // BPF helpers are called through a constant "address" equal to their id.
+  auto *callee = llvm::ConstantExpr::getIntToPtr(c.b.getInt64(helper), c.b.getPtrTy());
+  return c.b.CreateCall(fty, callee, vals);
+}
+
+llvm::Value *map_ref(LowerCtx &c, int map_index) {
+  auto *pseudo = llvm::Intrinsic::getOrInsertDeclaration(&c.mod, llvm::Intrinsic::bpf_pseudo);
+  auto *v = c.b.CreateCall(pseudo, {c.b.getInt64(1 /* BPF_PSEUDO_MAP_FD */),
+                                    c.b.getInt64(map_index)});
+  return c.b.CreateIntToPtr(v, c.b.getPtrTy());
+}
+
+llvm::Value *byte_ptr(LowerCtx &c, llvm::Value *base, uint32_t offset) {
+  if (offset == 0)
+    return base;
+  return c.b.CreateConstInBoundsGEP1_64(c.b.getInt8Ty(), base, offset);
+}
+
+llvm::Value *scratch_slot(LowerCtx &c, uint32_t size) {
+  uint32_t off = c.scratch_used;
+  c.scratch_used += (std::max<uint32_t>(size, 1) + 7) / 8 * 8;
+  return byte_ptr(c, c.scratch, off);
+}
+
+llvm::Value *stack_i64(LowerCtx &c) {
+  llvm::IRBuilder<> eb(&c.fn->getEntryBlock(), c.fn->getEntryBlock().begin());
+  auto *a = eb.CreateAlloca(eb.getInt64Ty());
+  eb.CreateStore(eb.getInt64(0), a);
+  return a;
+}
+
+static llvm::Type *int_ty(LowerCtx &c, uint32_t bytes) {
+  return llvm::IntegerType::get(c.ctx, bytes * 8);
+}
+
+// Copies/zeroes in the widest chunks both sides' alignment allows: BPF has no unaligned
+// access, and the verifier insists on aligned stack access.
+static uint32_t chunk(uint32_t align, uint32_t off, uint32_t left) {
+  uint32_t w = 8;
+  while (w > 1 && (w > left || align_at(align, off) < w))
+    w /= 2;
+  return w;
+}
+
+void zero_bytes(LowerCtx &c, llvm::Value *dst, uint32_t align, uint32_t size) {
+  for (uint32_t off = 0; off < size;) {
+    uint32_t w = chunk(align, off, size - off);
+    c.b.CreateAlignedStore(llvm::ConstantInt::get(int_ty(c, w), 0), byte_ptr(c, dst, off),
+                           llvm::Align(w));
+    off += w;
+  }
+}
+
+void copy_bytes(LowerCtx &c, llvm::Value *dst, uint32_t dst_align, llvm::Value *src,
+                uint32_t src_align, uint32_t size) {
+  for (uint32_t off = 0; off < size;) {
+    uint32_t w = std::min(chunk(dst_align, off, size - off), chunk(src_align, off, size - off));
+    auto *v = c.b.CreateAlignedLoad(int_ty(c, w), byte_ptr(c, src, off), llvm::Align(w));
+    c.b.CreateAlignedStore(v, byte_ptr(c, dst, off), llvm::Align(w));
+    off += w;
+  }
+}
+
+void store_int(LowerCtx &c, llvm::Value *ptr, uint32_t align, llvm::Value *v, uint32_t size) {
+  if (size == 0 || size > 8)
+    size = 8;
+  auto *t = c.b.CreateTrunc(v, int_ty(c, size));
+  if (align >= size) {
+    c.b.CreateAlignedStore(t, ptr, llvm::Align(size));
+    return;
+  }
+  // Unaligned (an int inside a packed tuple): byte by byte.
+  for (uint32_t i = 0; i < size; ++i)
+    c.b.CreateStore(c.b.CreateTrunc(c.b.CreateLShr(v, i * 8), c.b.getInt8Ty()),
+                    byte_ptr(c, ptr, i));
+}
+
+llvm::Value *load_int(LowerCtx &c, llvm::Value *ptr, uint32_t align, uint32_t size,
+                      bool is_signed) {
+  if (size == 0 || size > 8)
+    size = 8;
+  llvm::Value *v;
+  if (align >= size) {
+    v = c.b.CreateAlignedLoad(int_ty(c, size), ptr, llvm::Align(size));
+  } else {
+    v = c.b.getIntN(size * 8, 0);
+    for (uint32_t i = 0; i < size; ++i) {
+      auto *byte = c.b.CreateZExt(c.b.CreateLoad(c.b.getInt8Ty(), byte_ptr(c, ptr, i)),
+                                  int_ty(c, size));
+      v = c.b.CreateOr(v, c.b.CreateShl(byte, i * 8));
+    }
+  }
+  return is_signed ? c.b.CreateSExt(v, c.b.getInt64Ty()) : c.b.CreateZExt(v, c.b.getInt64Ty());
+}
+
+llvm::Value *normalize(LowerCtx &c, llvm::Value *v, const Type &t) {
+  if (v->getType() != c.b.getInt64Ty())
+    v = c.b.CreateZExtOrTrunc(v, c.b.getInt64Ty());
+  if (!t.is_integer_like() || t.size == 0 || t.size >= 8)
+    return v;
+  auto *n = c.b.CreateTrunc(v, int_ty(c, t.size));
+  return t.is_signed ? c.b.CreateSExt(n, c.b.getInt64Ty()) : c.b.CreateZExt(n, c.b.getInt64Ty());
+}
+
+bool is_memory_type(const Type &t) {
+  return t.kind == TypeKind::String || t.kind == TypeKind::Tuple;
+}
+
+static uint32_t int_size(const Type &t) {
+  return t.is_integer_like() && t.size ? t.size : 8;
+}
+
+Val load_value(LowerCtx &c, llvm::Value *ptr, uint32_t align, const Type &t) {
+  if (is_memory_type(t))
+    return {ptr, align};
+  return {load_int(c, ptr, align, int_size(t), t.is_signed), 8};
+}
+
+void store_value(LowerCtx &c, llvm::Value *dst, uint32_t dst_align, const Type &dst_t, Val src,
+                 const Type &src_t) {
+  switch (dst_t.kind) {
+  case TypeKind::String: {
+    uint32_t n = src_t.kind == TypeKind::String ? std::min(dst_t.size, src_t.size) : 0;
+    copy_bytes(c, dst, dst_align, src.v, src.align, n);
+    if (dst_t.size > n)
+      zero_bytes(c, byte_ptr(c, dst, n), align_at(dst_align, n), dst_t.size - n);
+    return;
+  }
+  case TypeKind::Tuple: {
+    if (src_t == dst_t) {
+      copy_bytes(c, dst, dst_align, src.v, src.align, dst_t.size);
+      return;
+    }
+    zero_bytes(c, dst, dst_align, dst_t.size);
+    auto doffs = frontend::tuple_offsets(dst_t.elems, nullptr);
+    auto soffs = frontend::tuple_offsets(src_t.elems, nullptr);
+    for (size_t i = 0; i < dst_t.elems.size() && i < src_t.elems.size(); ++i) {
+      uint32_t sa = align_at(src.align, soffs[i]);
+      Val e = load_value(c, byte_ptr(c, src.v, soffs[i]), sa, src_t.elems[i]);
+      store_value(c, byte_ptr(c, dst, doffs[i]), align_at(dst_align, doffs[i]), dst_t.elems[i], e,
+                  src_t.elems[i]);
+    }
+    return;
+  }
+  default: {
+    llvm::Value *v = src.v;
+    if (is_memory_type(src_t)) // not expected after type checking
+      v = c.b.getInt64(0);
+    store_int(c, dst, dst_align, v, int_size(dst_t));
+    return;
+  }
+  }
+}
+
+void start_dead_block(LowerCtx &c) {
+  c.b.SetInsertPoint(llvm::BasicBlock::Create(c.ctx, "dead", c.fn));
+}
+
+void set_error(LowerCtx &c, std::string msg) {
+  if (c.error.empty())
+    c.error = std::move(msg);
+}
+
+} // namespace gpubt::codegen::bpf

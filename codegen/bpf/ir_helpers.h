@@ -1,0 +1,54 @@
+// IR building blocks for BPF: helper calls, map references, scratch slots, byte copies and
+// typed loads/stores. Everything is emitted inline: the object must have no calls or relocations.
+#pragma once
+#include <initializer_list>
+
+#include "codegen/bpf/lower_context.h"
+
+namespace gpubt::codegen::bpf {
+
+// call <helper id>(args...) returning i64 (or RET, e.g. a pointer for map lookups).
+llvm::Value *call_helper(LowerCtx &c, int helper, std::initializer_list<llvm::Value *> args,
+                         llvm::Type *ret = nullptr);
+
+// A map reference: ld_imm64 with src_reg = BPF_PSEUDO_MAP_FD and imm = the map's index.
+llvm::Value *map_ref(LowerCtx &c, int map_index);
+
+// A fixed slot of SIZE bytes (8-aligned) in this CPU's scratch area.
+llvm::Value *scratch_slot(LowerCtx &c, uint32_t size);
+// An i64 stack slot in the entry block, zeroed there.
+llvm::Value *stack_i64(LowerCtx &c);
+
+llvm::Value *byte_ptr(LowerCtx &c, llvm::Value *base, uint32_t offset);
+inline uint32_t align_at(uint32_t align, uint32_t offset) {
+  uint32_t a = align;
+  while (a > 1 && offset % a)
+    a /= 2;
+  return a;
+}
+
+void zero_bytes(LowerCtx &c, llvm::Value *dst, uint32_t align, uint32_t size);
+void copy_bytes(LowerCtx &c, llvm::Value *dst, uint32_t dst_align, llvm::Value *src,
+                uint32_t src_align, uint32_t size);
+
+// i64 <-> memory of SIZE bytes (1/2/4/8).
+void store_int(LowerCtx &c, llvm::Value *ptr, uint32_t align, llvm::Value *v, uint32_t size);
+llvm::Value *load_int(LowerCtx &c, llvm::Value *ptr, uint32_t align, uint32_t size,
+                      bool is_signed);
+// Truncates an i64 to T's width and extends it back by T's signedness.
+llvm::Value *normalize(LowerCtx &c, llvm::Value *v, const frontend::Type &t);
+
+// A value of type T read from memory: integers are loaded, strings/tuples stay pointers.
+Val load_value(LowerCtx &c, llvm::Value *ptr, uint32_t align, const frontend::Type &t);
+// Stores SRC (of type SRC_T) into DST laid out as DST_T: integers resized, strings cut or
+// NUL-padded, tuples element by element with zeroed padding.
+void store_value(LowerCtx &c, llvm::Value *dst, uint32_t dst_align, const frontend::Type &dst_t,
+                 Val src, const frontend::Type &src_t);
+
+bool is_memory_type(const frontend::Type &t); // String, Tuple
+
+// Starts a new block after a `ret` so later statements have somewhere to go (dead code).
+void start_dead_block(LowerCtx &c);
+void set_error(LowerCtx &c, std::string msg);
+
+} // namespace gpubt::codegen::bpf

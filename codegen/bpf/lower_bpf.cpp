@@ -1,0 +1,155 @@
+// The BPF back end's driver: maps, one function per (probe, attach point) in its own section,
+// optimization, object emission, and the ProgramSpec the runtime loads.
+#include "codegen/bpf/lower_bpf.h"
+
+#include <linux/bpf.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "codegen/bpf/emit_object.h"
+#include "codegen/bpf/ir_helpers.h"
+#include "codegen/bpf/lower_expr.h"
+#include "codegen/bpf/lower_stmt.h"
+
+namespace gpubt::codegen::bpf {
+
+using namespace frontend;
+
+namespace {
+
+constexpr const char *kSectionPrefix = "probe_";
+// A per-CPU array value is limited to PCPU_MIN_UNIT_SIZE (32 KiB).
+constexpr uint32_t kMaxScratch = 32768;
+
+abi::AttachKind attach_kind(Provider p) {
+  switch (p) {
+  case Provider::Begin: return abi::AttachKind::Begin;
+  case Provider::End: return abi::AttachKind::End;
+  case Provider::Interval: return abi::AttachKind::Interval;
+  case Provider::Uprobe: return abi::AttachKind::Uprobe;
+  case Provider::Uretprobe: return abi::AttachKind::Uretprobe;
+  default: return abi::AttachKind::Tracepoint;
+  }
+}
+
+// Lowers one (probe, attach point) into function NAME. Returns the scratch bytes it used.
+Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &name, LowerCtx &c) {
+  auto *fty = llvm::FunctionType::get(c.b.getInt64Ty(), {c.b.getPtrTy()}, false);
+  c.fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, mod);
+  c.fn->setSection(name);
+  c.fn->addFnAttr(llvm::Attribute::NoUnwind);
+  c.regs = c.fn->getArg(0);
+  auto *entry = llvm::BasicBlock::Create(c.ctx, "entry", c.fn);
+  c.b.SetInsertPoint(entry);
+
+  // The scratch area: key 0 of a per-CPU array, so the lookup cannot fail in practice.
+  auto *key = c.b.CreateAlloca(c.b.getInt32Ty());
+  c.b.CreateStore(c.b.getInt32(0), key);
+  c.scratch = call_helper(c, BPF_FUNC_map_lookup_elem, {map_ref(c, c.maps->scratch), key},
+                          c.b.getPtrTy());
+  auto *body = llvm::BasicBlock::Create(c.ctx, "body", c.fn);
+  auto *out = llvm::BasicBlock::Create(c.ctx, "out", c.fn);
+  c.b.CreateCondBr(c.b.CreateIsNull(c.scratch), out, body);
+  c.b.SetInsertPoint(out);
+  c.b.CreateRet(c.b.getInt64(0));
+  c.b.SetInsertPoint(body);
+
+  // Variables start zeroed, as in bpftrace, whichever branch assigns them first.
+  auto pv = c.sema->vars.find(c.probe);
+  if (pv != c.sema->vars.end())
+    for (const auto &[vname, type] : pv->second)
+      if (!type.is_none()) {
+        auto &var = variable(c, vname, type);
+        if (is_memory_type(var.type))
+          zero_bytes(c, var.ptr, 8, var.type.size);
+      }
+
+  if (c.probe->predicate) {
+    auto *pass = llvm::BasicBlock::Create(c.ctx, "pred.pass", c.fn);
+    c.b.CreateCondBr(truthy(c, lower_expr(c, *c.probe->predicate)), pass, out);
+    c.b.SetInsertPoint(pass);
+  }
+  if (c.probe->body)
+    lower_block(c, *c.probe->body);
+  c.b.CreateRet(c.b.getInt64(0));
+  if (!c.error.empty())
+    return make_error(c.error);
+  return c.scratch_used;
+}
+
+} // namespace
+
+Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &sema,
+                                  const BpfCodegenOptions &opts) {
+  BpfArtifacts art;
+  abi::ProgramSpec &spec = art.spec;
+  MapLayout layout = add_map_specs(sema, opts.map_max_entries, spec);
+
+  llvm::LLVMContext llctx;
+  auto mod = std::make_unique<llvm::Module>("gpubt", llctx);
+  if (auto st = prepare_bpf_module(*mod); !st)
+    return make_error(st.error());
+
+  uint32_t scratch_size = 8;
+  for (const auto &probe : program.probes) {
+    for (const auto &ap : probe->attach_points) {
+      if (is_gpu(ap.provider))
+        continue;
+      uint32_t index = spec.probes.size();
+      abi::ProbeSpec ps;
+      ps.name = ap.name();
+      ps.kind = attach_kind(ap.provider);
+      ps.target = ap.target;
+      ps.func = ap.func;
+      ps.interval_ns = ap.interval_ns;
+      spec.probes.push_back(ps);
+      spec.probe_names.push_back(ps.name);
+
+      LowerCtx c(*mod);
+      c.sema = &sema;
+      c.opts = &opts;
+      c.probe = probe.get();
+      c.ap = &ap;
+      c.probe_index = index;
+      c.spec = &spec;
+      c.maps = &layout;
+      auto used = lower_probe_function(*mod, kSectionPrefix + std::to_string(index), c);
+      if (!used)
+        return make_error(used.error());
+      scratch_size = std::max(scratch_size, *used);
+    }
+  }
+  if (scratch_size > kMaxScratch)
+    return make_error("the program needs " + std::to_string(scratch_size) +
+                      " bytes of temporaries per CPU, more than the " +
+                      std::to_string(kMaxScratch) + " a BPF per-CPU map allows");
+  spec.maps[layout.scratch].value_size = scratch_size;
+
+  std::string verify_msg;
+  llvm::raw_string_ostream vos(verify_msg);
+  if (llvm::verifyModule(*mod, &vos))
+    return make_error("BUG: invalid LLVM IR from the BPF lowering: " + verify_msg);
+  if (opts.optimize)
+    if (auto st = optimize_bpf_module(*mod); !st)
+      return make_error(st.error());
+  llvm::raw_string_ostream irs(art.llvm_ir);
+  mod->print(irs, nullptr);
+
+  auto obj = emit_bpf_object(*mod);
+  if (!obj)
+    return make_error(obj.error());
+  art.object = std::move(*obj);
+  auto sections = extract_sections(art.object, kSectionPrefix);
+  if (!sections)
+    return make_error(sections.error());
+  for (size_t i = 0; i < spec.probes.size(); ++i) {
+    auto it = sections->find(kSectionPrefix + std::to_string(i));
+    if (it == sections->end())
+      return make_error("BUG: no section " + std::string(kSectionPrefix) + std::to_string(i) +
+                        " in the BPF object");
+    spec.probes[i].insns = std::move(it->second);
+  }
+  return art;
+}
+
+} // namespace gpubt::codegen::bpf

@@ -1,0 +1,38 @@
+// The host BPF back end: typed AST -> LLVM IR -> BPF ELF object -> per-probe instruction arrays
+// packaged as the abi::ProgramSpec the runtime loads.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/ast.h"
+#include "codegen/bpf/tracepoint_format.h"
+#include "frontend/passes/semantic_info.h"
+#include "runtime/abi/program_spec.h"
+#include "runtime/abi/result.h"
+
+namespace gpubt::codegen::bpf {
+
+struct BpfCodegenOptions {
+  bool has_child = false;  // a child command runs (-c): cpid is allowed
+  uint32_t map_max_entries = 4096; // bpftrace's default
+  bool optimize = true;    // run LLVM's O2 pipeline before instruction selection
+  // Layout of tracepoint args.NAME; empty: read from tracefs (read_tracepoint_field).
+  std::function<std::optional<TracepointField>(const frontend::AttachPoint &, std::string_view)>
+      tracepoint_field;
+};
+
+struct BpfArtifacts {
+  abi::ProgramSpec spec;
+  std::string llvm_ir;         // the optimized module, for --emit=llvm
+  std::vector<uint8_t> object; // the ELF object, for --emit=bpf
+};
+
+// Host probes only: GPU probes are skipped (they belong to the device targets).
+Result<BpfArtifacts> lower_to_bpf(const frontend::Program &program,
+                                  const frontend::SemanticInfo &sema,
+                                  const BpfCodegenOptions &opts);
+
+} // namespace gpubt::codegen::bpf

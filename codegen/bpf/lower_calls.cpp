@@ -1,0 +1,203 @@
+// Script functions -> IR, one row per stdlib::FunctionId: aggregations update their map in
+// place; printf/print/clear/zero/exit/time send ring buffer events; str reads user memory.
+#include <linux/bpf.h>
+
+#include <functional>
+#include <map>
+
+#include "codegen/bpf/ir_helpers.h"
+#include "codegen/bpf/lower_expr.h"
+#include "codegen/bpf/lower_maps.h"
+#include "stdlib/functions.h"
+
+namespace gpubt::codegen::bpf {
+
+using namespace frontend;
+using stdlib::FunctionId;
+
+namespace {
+
+// An event: EventHeader{kind, index} then PAYLOAD bytes written by FILL, sent from scratch.
+void send_event(LowerCtx &c, abi::EventKind kind, uint32_t index, uint32_t payload,
+                const std::function<void(llvm::Value *payload)> &fill = {}) {
+  uint32_t size = sizeof(abi::EventHeader) + payload;
+  llvm::Value *buf = scratch_slot(c, size);
+  c.b.CreateAlignedStore(c.b.getInt32(static_cast<uint32_t>(kind)), buf, llvm::Align(8));
+  c.b.CreateAlignedStore(c.b.getInt32(index), byte_ptr(c, buf, 4), llvm::Align(4));
+  if (fill)
+    fill(byte_ptr(c, buf, sizeof(abi::EventHeader)));
+  call_helper(c, BPF_FUNC_ringbuf_output,
+              {map_ref(c, c.maps->ringbuf), buf, c.b.getInt64(size), c.b.getInt64(0)});
+}
+
+// Lays ARGS out at 8-aligned offsets and sends them as a Printf / PrintValue event.
+void send_values(LowerCtx &c, abi::EventKind kind, std::string format,
+                 const std::vector<const Expr *> &args) {
+  abi::FormatSpec fs;
+  fs.format = std::move(format);
+  uint32_t off = 0;
+  for (const Expr *a : args) {
+    abi::FormatArg fa;
+    fa.type = to_value_type(a->type);
+    if (fa.type.size == 0)
+      fa.type.size = 8;
+    fa.offset = off;
+    off += (fa.type.size + 7) / 8 * 8;
+    fs.args.push_back(fa);
+  }
+  uint32_t index = c.spec->formats.size();
+  c.spec->formats.push_back(fs);
+  // Values first (they may use scratch and helpers), then the event buffer.
+  std::vector<Val> vals;
+  for (const Expr *a : args)
+    vals.push_back(lower_expr(c, *a));
+  send_event(c, kind, index, off, [&](llvm::Value *payload) {
+    zero_bytes(c, payload, 8, off);
+    for (size_t i = 0; i < args.size(); ++i) {
+      Type t = args[i]->type;
+      if (t.is_aggregate())
+        t = Type::integer(8, t.is_signed);
+      store_value(c, byte_ptr(c, payload, fs.args[i].offset), 8, t, vals[i], args[i]->type);
+    }
+  });
+}
+
+const MapExpr *map_arg(LowerCtx &c, const CallExpr &call) {
+  if (call.args.empty() || call.args[0]->kind != ExprKind::Map) {
+    set_error(c, "codegen: " + call.name + "() expects a map");
+    return nullptr;
+  }
+  return &call.args[0]->as<MapExpr>();
+}
+
+void map_event(LowerCtx &c, const CallExpr &call, abi::EventKind kind) {
+  if (const MapExpr *m = map_arg(c, call)) {
+    MapTarget t = find_map(c, m->name);
+    if (t.info)
+      send_event(c, kind, t.index, 0);
+  }
+}
+
+Val str(LowerCtx &c, const CallExpr &call) {
+  uint32_t size = call.type.size ? call.type.size : 64;
+  llvm::Value *src = lower_expr(c, *call.args[0]).v;
+  llvm::Value *n = c.b.getInt64(size);
+  if (call.args.size() > 1) {
+    // str(p, len) reads len characters plus the NUL, at most the buffer.
+    auto *want = c.b.CreateAdd(lower_expr(c, *call.args[1]).v, c.b.getInt64(1));
+    n = c.b.CreateSelect(c.b.CreateICmpULT(want, n), want, n);
+  }
+  llvm::Value *buf = scratch_slot(c, size);
+  zero_bytes(c, buf, 8, size);
+  // TODO: bpftrace 0.17 reads an empty string from a user page not yet faulted in; a sleepable
+  // uprobe with bpf_copy_from_user would fix that.
+  call_helper(c, BPF_FUNC_probe_read_user_str,
+              {buf, c.b.CreateTrunc(n, c.b.getInt32Ty()),
+               c.b.CreateIntToPtr(src, c.b.getPtrTy())});
+  return {buf, 8};
+}
+
+using CallFn = std::function<Val(LowerCtx &, const CallExpr &, const MapExpr *target)>;
+
+Val aggregate(LowerCtx &c, const CallExpr &call, const MapExpr *target) {
+  if (!target) {
+    set_error(c, "codegen: " + call.name + "() must be assigned to a map");
+    return {c.b.getInt64(0)};
+  }
+  llvm::Value *v = call.args.empty() ? nullptr : lower_expr(c, *call.args[0]).v;
+  update_aggregate(c, *target, v);
+  return {c.b.getInt64(0)};
+}
+
+const std::map<FunctionId, CallFn> &call_table() {
+  static const Val none{nullptr};
+  static const std::map<FunctionId, CallFn> table = {
+      {FunctionId::Count, aggregate},
+      {FunctionId::Sum, aggregate},
+      {FunctionId::Avg, aggregate},
+      {FunctionId::Min, aggregate},
+      {FunctionId::Max, aggregate},
+      {FunctionId::Stats, aggregate},
+      {FunctionId::Hist, aggregate},
+      {FunctionId::Lhist, aggregate},
+      {FunctionId::Printf,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         std::vector<const Expr *> args;
+         for (size_t i = 1; i < call.args.size(); ++i)
+           args.push_back(call.args[i].get());
+         std::string fmt = call.args[0]->kind == ExprKind::String
+                               ? call.args[0]->as<StringExpr>().value
+                               : std::string();
+         send_values(c, abi::EventKind::Printf, fmt, args);
+         return none;
+       }},
+      {FunctionId::Print,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         const Expr &a = *call.args[0];
+         if (a.kind == ExprKind::Map && a.as<MapExpr>().keys.empty())
+           map_event(c, call, abi::EventKind::PrintMap);
+         else
+           send_values(c, abi::EventKind::PrintValue, "", {&a});
+         return none;
+       }},
+      {FunctionId::Clear,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         map_event(c, call, abi::EventKind::ClearMap);
+         return none;
+       }},
+      {FunctionId::Zero,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         map_event(c, call, abi::EventKind::ZeroMap);
+         return none;
+       }},
+      {FunctionId::Delete,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         if (const MapExpr *m = map_arg(c, call))
+           delete_map_entry(c, *m);
+         return none;
+       }},
+      {FunctionId::Exit,
+       [](LowerCtx &c, const CallExpr &, const MapExpr *) -> Val {
+         send_event(c, abi::EventKind::Exit, 0, 0);
+         // bpftrace stops the probe's remaining actions after exit().
+         c.b.CreateRet(c.b.getInt64(0));
+         start_dead_block(c);
+         return none;
+       }},
+      {FunctionId::Time,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         std::string fmt = "%H:%M:%S\n";
+         if (!call.args.empty() && call.args[0]->kind == ExprKind::String)
+           fmt = call.args[0]->as<StringExpr>().value;
+         uint32_t index = c.spec->time_formats.size();
+         c.spec->time_formats.push_back(fmt);
+         send_event(c, abi::EventKind::Time, index, 0);
+         return none;
+       }},
+      {FunctionId::Str,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val { return str(c, call); }},
+  };
+  return table;
+}
+
+} // namespace
+
+bool is_aggregation(const CallExpr &call) {
+  const auto *f = stdlib::find_function(call.name);
+  return f && f->kind == stdlib::FunctionKind::Aggregation;
+}
+
+Val lower_call(LowerCtx &c, const CallExpr &call, const MapExpr *target) {
+  const auto *f = stdlib::find_function(call.name);
+  auto it = f ? call_table().find(f->id) : call_table().end();
+  if (it == call_table().end()) {
+    set_error(c, "codegen: function " + call.name + "() is not supported in host probes");
+    return {c.b.getInt64(0)};
+  }
+  Val v = it->second(c, call, target);
+  if (!v.v)
+    v.v = c.b.getInt64(0);
+  return v;
+}
+
+} // namespace gpubt::codegen::bpf

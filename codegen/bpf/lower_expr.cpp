@@ -1,0 +1,279 @@
+// Expressions -> IR: literals, variables, map reads, operators, casts, tuples.
+#include "codegen/bpf/lower_expr.h"
+
+#include <algorithm>
+
+#include "codegen/bpf/ir_helpers.h"
+#include "codegen/bpf/lower_maps.h"
+
+namespace gpubt::codegen::bpf {
+
+using namespace frontend;
+
+llvm::Value *truthy(LowerCtx &c, Val v) {
+  if (!v.v->getType()->isIntegerTy())
+    return c.b.getTrue();
+  return c.b.CreateICmpNE(v.v, llvm::ConstantInt::get(v.v->getType(), 0));
+}
+
+static llvm::Value *to_i64(LowerCtx &c, llvm::Value *i1) {
+  return c.b.CreateZExt(i1, c.b.getInt64Ty());
+}
+
+LowerCtx::Var &variable(LowerCtx &c, const std::string &name, const Type &type) {
+  auto it = c.vars.find(name);
+  if (it != c.vars.end())
+    return it->second;
+  LowerCtx::Var v;
+  v.type = type;
+  auto pv = c.sema->vars.find(c.probe);
+  if (pv != c.sema->vars.end()) {
+    auto t = pv->second.find(name);
+    if (t != pv->second.end() && !t->second.is_none())
+      v.type = t->second;
+  }
+  v.ptr = is_memory_type(v.type) ? scratch_slot(c, v.type.size) : stack_i64(c);
+  return c.vars[name] = v;
+}
+
+void assign_variable(LowerCtx &c, const std::string &name, Val v, const Type &type) {
+  auto &var = variable(c, name, type);
+  store_value(c, var.ptr, 8, var.type, v, type);
+}
+
+llvm::Value *int_binop(LowerCtx &c, BinaryOp op, llvm::Value *l, llvm::Value *r, bool is_signed,
+                       const Type &result) {
+  auto &b = c.b;
+  llvm::Value *v = nullptr;
+  auto *zero = b.getInt64(0);
+  switch (op) {
+  case BinaryOp::Add: v = b.CreateAdd(l, r); break;
+  case BinaryOp::Sub: v = b.CreateSub(l, r); break;
+  case BinaryOp::Mul: v = b.CreateMul(l, r); break;
+  // bpftrace divides unsigned (BPF v3 has no signed division) and the kernel answers 0 for
+  // x / 0 and x for x % 0; a safe divisor keeps LLVM from folding a literal 0 to poison.
+  case BinaryOp::Div:
+  case BinaryOp::Mod: {
+    auto *is_zero = b.CreateICmpEQ(r, zero);
+    auto *safe = b.CreateSelect(is_zero, b.getInt64(1), r);
+    v = op == BinaryOp::Div ? b.CreateSelect(is_zero, zero, b.CreateUDiv(l, safe))
+                            : b.CreateSelect(is_zero, l, b.CreateURem(l, safe));
+    break;
+  }
+  case BinaryOp::BitAnd: v = b.CreateAnd(l, r); break;
+  case BinaryOp::BitOr: v = b.CreateOr(l, r); break;
+  case BinaryOp::BitXor: v = b.CreateXor(l, r); break;
+  // Shifts past 63 are poison in LLVM; mask like the BPF instruction does.
+  case BinaryOp::Shl: v = b.CreateShl(l, b.CreateAnd(r, 63)); break;
+  case BinaryOp::Shr: v = b.CreateLShr(l, b.CreateAnd(r, 63)); break;
+  case BinaryOp::Eq: v = to_i64(c, b.CreateICmpEQ(l, r)); break;
+  case BinaryOp::Ne: v = to_i64(c, b.CreateICmpNE(l, r)); break;
+  case BinaryOp::Lt: v = to_i64(c, is_signed ? b.CreateICmpSLT(l, r) : b.CreateICmpULT(l, r)); break;
+  case BinaryOp::Le: v = to_i64(c, is_signed ? b.CreateICmpSLE(l, r) : b.CreateICmpULE(l, r)); break;
+  case BinaryOp::Gt: v = to_i64(c, is_signed ? b.CreateICmpSGT(l, r) : b.CreateICmpUGT(l, r)); break;
+  case BinaryOp::Ge: v = to_i64(c, is_signed ? b.CreateICmpSGE(l, r) : b.CreateICmpUGE(l, r)); break;
+  case BinaryOp::LogicalAnd:
+    v = to_i64(c, b.CreateAnd(b.CreateICmpNE(l, zero), b.CreateICmpNE(r, zero)));
+    break;
+  case BinaryOp::LogicalOr:
+    v = to_i64(c, b.CreateOr(b.CreateICmpNE(l, zero), b.CreateICmpNE(r, zero)));
+    break;
+  }
+  return normalize(c, v, result);
+}
+
+// bpftrace's string ==: bytes compared up to the shorter size or the first NUL. Straight-line
+// selects, no loop for the verifier to bound.
+static llvm::Value *strings_equal(LowerCtx &c, Val a, uint32_t na, Val b2, uint32_t nb) {
+  auto &b = c.b;
+  llvm::Value *eq = b.getTrue(), *done = b.getFalse();
+  for (uint32_t i = 0; i < std::min(na, nb); ++i) {
+    auto *ca = b.CreateLoad(b.getInt8Ty(), byte_ptr(c, a.v, i));
+    auto *cb = b.CreateLoad(b.getInt8Ty(), byte_ptr(c, b2.v, i));
+    auto *diff = b.CreateICmpNE(ca, cb);
+    eq = b.CreateSelect(done, eq, b.CreateNot(diff));
+    done = b.CreateOr(done, b.CreateOr(diff, b.CreateICmpEQ(ca, b.getInt8(0))));
+  }
+  return eq;
+}
+
+static Val lower_logical(LowerCtx &c, const BinaryExpr &e) {
+  bool is_and = e.op == BinaryOp::LogicalAnd;
+  llvm::Value *l = truthy(c, lower_expr(c, *e.lhs));
+  llvm::BasicBlock *lhs_end = c.b.GetInsertBlock();
+  auto *rhs_bb = llvm::BasicBlock::Create(c.ctx, is_and ? "and.rhs" : "or.rhs", c.fn);
+  auto *done = llvm::BasicBlock::Create(c.ctx, "logic.done", c.fn);
+  if (is_and)
+    c.b.CreateCondBr(l, rhs_bb, done);
+  else
+    c.b.CreateCondBr(l, done, rhs_bb);
+  c.b.SetInsertPoint(rhs_bb);
+  llvm::Value *r = truthy(c, lower_expr(c, *e.rhs));
+  llvm::BasicBlock *rhs_end = c.b.GetInsertBlock();
+  c.b.CreateBr(done);
+  c.b.SetInsertPoint(done);
+  auto *phi = c.b.CreatePHI(c.b.getInt1Ty(), 2);
+  phi->addIncoming(c.b.getInt1(!is_and), lhs_end);
+  phi->addIncoming(r, rhs_end);
+  return {to_i64(c, phi)};
+}
+
+static Val lower_binary(LowerCtx &c, const BinaryExpr &e) {
+  if (e.op == BinaryOp::LogicalAnd || e.op == BinaryOp::LogicalOr)
+    return lower_logical(c, e);
+  Val l = lower_expr(c, *e.lhs);
+  Val r = lower_expr(c, *e.rhs);
+  if (e.lhs->type.kind == TypeKind::String && e.rhs->type.kind == TypeKind::String) {
+    llvm::Value *eq = strings_equal(c, l, e.lhs->type.size, r, e.rhs->type.size);
+    if (e.op == BinaryOp::Ne)
+      eq = c.b.CreateNot(eq);
+    return {to_i64(c, eq)};
+  }
+  if (!l.v->getType()->isIntegerTy() || !r.v->getType()->isIntegerTy()) {
+    set_error(c, "codegen: operator on non-integer operands " + to_string(e.lhs->type) + ", " +
+                     to_string(e.rhs->type));
+    return {c.b.getInt64(0)};
+  }
+  bool is_signed = e.lhs->type.is_signed && e.rhs->type.is_signed;
+  return {int_binop(c, e.op, l.v, r.v, is_signed, e.type)};
+}
+
+static Val lower_incdec(LowerCtx &c, const UnaryExpr &e) {
+  bool inc = e.op == UnaryOp::PreInc || e.op == UnaryOp::PostInc;
+  bool post = e.op == UnaryOp::PostInc || e.op == UnaryOp::PostDec;
+  const Expr &target = *e.operand;
+  llvm::Value *old = lower_expr(c, target).v;
+  auto *nv = normalize(c, c.b.CreateAdd(old, c.b.getInt64(inc ? 1 : -1)), target.type);
+  if (target.kind == ExprKind::Map)
+    write_map(c, target.as<MapExpr>(), {nv}, target.type);
+  else if (target.kind == ExprKind::Variable)
+    assign_variable(c, target.as<VariableExpr>().name, {nv}, target.type);
+  else
+    set_error(c, "codegen: ++/-- needs a map or a variable");
+  return {post ? old : nv};
+}
+
+static Val lower_unary(LowerCtx &c, const UnaryExpr &e) {
+  switch (e.op) {
+  case UnaryOp::Neg:
+    return {normalize(c, c.b.CreateNeg(lower_expr(c, *e.operand).v), e.type)};
+  case UnaryOp::Not:
+    return {to_i64(c, c.b.CreateNot(truthy(c, lower_expr(c, *e.operand))))};
+  case UnaryOp::BitNot:
+    return {normalize(c, c.b.CreateNot(lower_expr(c, *e.operand).v), e.type)};
+  default:
+    return lower_incdec(c, e);
+  }
+}
+
+static Val lower_ternary(LowerCtx &c, const TernaryExpr &e) {
+  llvm::Value *cond = truthy(c, lower_expr(c, *e.cond));
+  auto *then_bb = llvm::BasicBlock::Create(c.ctx, "tern.then", c.fn);
+  auto *else_bb = llvm::BasicBlock::Create(c.ctx, "tern.else", c.fn);
+  auto *done = llvm::BasicBlock::Create(c.ctx, "tern.done", c.fn);
+  bool mem = is_memory_type(e.type);
+  llvm::Value *out = mem ? scratch_slot(c, e.type.size) : nullptr;
+  c.b.CreateCondBr(cond, then_bb, else_bb);
+  llvm::Value *vals[2];
+  llvm::BasicBlock *ends[2];
+  const Expr *arms[2] = {e.then_expr.get(), e.else_expr.get()};
+  llvm::BasicBlock *starts[2] = {then_bb, else_bb};
+  for (int i = 0; i < 2; ++i) {
+    c.b.SetInsertPoint(starts[i]);
+    Val v = lower_expr(c, *arms[i]);
+    if (mem)
+      store_value(c, out, 8, e.type, v, arms[i]->type);
+    else
+      vals[i] = normalize(c, v.v, e.type);
+    ends[i] = c.b.GetInsertBlock();
+    c.b.CreateBr(done);
+  }
+  c.b.SetInsertPoint(done);
+  if (mem)
+    return {out, 8};
+  auto *phi = c.b.CreatePHI(c.b.getInt64Ty(), 2);
+  phi->addIncoming(vals[0], ends[0]);
+  phi->addIncoming(vals[1], ends[1]);
+  return {phi};
+}
+
+static Val lower_string(LowerCtx &c, const StringExpr &e) {
+  uint32_t size = std::max<uint32_t>(e.type.size, e.value.size() + 1);
+  llvm::Value *buf = scratch_slot(c, size);
+  uint32_t words = (size + 7) / 8;
+  for (uint32_t w = 0; w < words; ++w) {
+    uint64_t v = 0;
+    for (uint32_t i = 0; i < 8; ++i) {
+      size_t at = w * 8 + i;
+      if (at < e.value.size())
+        v |= uint64_t(uint8_t(e.value[at])) << (8 * i);
+    }
+    c.b.CreateAlignedStore(c.b.getInt64(v), byte_ptr(c, buf, w * 8), llvm::Align(8));
+  }
+  return {buf, 8};
+}
+
+static Val lower_tuple(LowerCtx &c, const TupleExpr &e) {
+  llvm::Value *buf = scratch_slot(c, e.type.size);
+  zero_bytes(c, buf, 8, e.type.size);
+  auto offs = tuple_offsets(e.type.elems, nullptr);
+  for (size_t i = 0; i < e.elems.size() && i < offs.size(); ++i) {
+    Val v = lower_expr(c, *e.elems[i]);
+    store_value(c, byte_ptr(c, buf, offs[i]), align_at(8, offs[i]), e.type.elems[i], v,
+                e.elems[i]->type);
+  }
+  return {buf, 8};
+}
+
+static Val lower_field(LowerCtx &c, const FieldExpr &e) {
+  if (e.base->kind == ExprKind::Builtin && e.base->as<BuiltinExpr>().name == "args")
+    return lower_tracepoint_arg(c, e);
+  const Type &bt = e.base->type;
+  if (bt.kind != TypeKind::Tuple) {
+    set_error(c, "codegen: field access on " + to_string(bt));
+    return {c.b.getInt64(0)};
+  }
+  Val base = lower_expr(c, *e.base);
+  size_t i = std::stoul(e.field);
+  auto offs = tuple_offsets(bt.elems, nullptr);
+  if (i >= offs.size()) {
+    set_error(c, "codegen: tuple index " + e.field + " out of range");
+    return {c.b.getInt64(0)};
+  }
+  return load_value(c, byte_ptr(c, base.v, offs[i]), align_at(base.align, offs[i]),
+                    bt.elems[i]);
+}
+
+Val lower_expr(LowerCtx &c, const Expr &e) {
+  switch (e.kind) {
+  case ExprKind::Integer:
+    return {c.b.getInt64(e.as<IntegerExpr>().value)};
+  case ExprKind::String:
+    return lower_string(c, e.as<StringExpr>());
+  case ExprKind::Builtin:
+    return lower_builtin(c, e.as<BuiltinExpr>());
+  case ExprKind::Variable: {
+    auto &var = variable(c, e.as<VariableExpr>().name, e.type);
+    return load_value(c, var.ptr, 8, var.type);
+  }
+  case ExprKind::Map:
+    return read_map(c, e.as<MapExpr>());
+  case ExprKind::Call:
+    return lower_call(c, e.as<CallExpr>(), nullptr);
+  case ExprKind::Binary:
+    return lower_binary(c, e.as<BinaryExpr>());
+  case ExprKind::Unary:
+    return lower_unary(c, e.as<UnaryExpr>());
+  case ExprKind::Ternary:
+    return lower_ternary(c, e.as<TernaryExpr>());
+  case ExprKind::Cast:
+    return {normalize(c, lower_expr(c, *e.as<CastExpr>().operand).v, e.type)};
+  case ExprKind::Field:
+    return lower_field(c, e.as<FieldExpr>());
+  case ExprKind::Tuple:
+    return lower_tuple(c, e.as<TupleExpr>());
+  }
+  return {c.b.getInt64(0)};
+}
+
+} // namespace gpubt::codegen::bpf

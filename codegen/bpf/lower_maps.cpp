@@ -1,0 +1,213 @@
+// Map access and aggregation updates (see lower_maps.h). Per-CPU maps need no atomics: the
+// lookup returns this CPU's copy, which we update in place.
+#include "codegen/bpf/lower_maps.h"
+
+#include <linux/bpf.h>
+
+#include "codegen/bpf/ir_helpers.h"
+#include "codegen/bpf/lower_expr.h"
+
+namespace gpubt::codegen::bpf {
+
+using frontend::Type;
+using frontend::TypeKind;
+
+MapTarget find_map(LowerCtx &c, const std::string &name) {
+  auto it = c.sema->maps.find(name);
+  auto idx = c.maps->user.find(name);
+  if (it == c.sema->maps.end() || idx == c.maps->user.end()) {
+    set_error(c, "BUG: map " + name + " has no entry in the semantic map table");
+    return {};
+  }
+  return {&it->second, idx->second};
+}
+
+uint32_t bucket_offset(const frontend::MapInfo &m) { return (user_key_size(m) + 7) / 8 * 8; }
+
+llvm::Value *build_key(LowerCtx &c, const frontend::MapExpr &m, const MapTarget &t) {
+  uint32_t size = bpf_key_size(*t.info);
+  llvm::Value *key = scratch_slot(c, size);
+  zero_bytes(c, key, 8, size);
+  const Type &kt = t.info->key;
+  if (m.keys.size() == 1) {
+    Val k = lower_expr(c, *m.keys[0]);
+    store_value(c, key, 8, kt, k, m.keys[0]->type);
+  } else if (m.keys.size() > 1 && kt.kind == TypeKind::Tuple) {
+    auto offs = frontend::tuple_offsets(kt.elems, nullptr);
+    for (size_t i = 0; i < m.keys.size() && i < kt.elems.size(); ++i) {
+      Val k = lower_expr(c, *m.keys[i]);
+      store_value(c, byte_ptr(c, key, offs[i]), align_at(8, offs[i]), kt.elems[i], k,
+                  m.keys[i]->type);
+    }
+  }
+  return key;
+}
+
+static llvm::Value *lookup(LowerCtx &c, int map, llvm::Value *key) {
+  return call_helper(c, BPF_FUNC_map_lookup_elem, {map_ref(c, map), key}, c.b.getPtrTy());
+}
+
+struct Branch {
+  llvm::BasicBlock *hit, *miss, *done;
+};
+// Branches on P being null: returns the blocks, with the builder in `hit`.
+static Branch branch_on_null(LowerCtx &c, llvm::Value *p) {
+  Branch br{llvm::BasicBlock::Create(c.ctx, "hit", c.fn),
+            llvm::BasicBlock::Create(c.ctx, "miss", c.fn),
+            llvm::BasicBlock::Create(c.ctx, "done", c.fn)};
+  c.b.CreateCondBr(c.b.CreateIsNull(p), br.miss, br.hit);
+  c.b.SetInsertPoint(br.hit);
+  return br;
+}
+
+Val read_map(LowerCtx &c, const frontend::MapExpr &m) {
+  MapTarget t = find_map(c, m.name);
+  if (!t.info)
+    return {c.b.getInt64(0)};
+  llvm::Value *key = build_key(c, m, t);
+  const Type &vt = t.info->value;
+  if (is_memory_type(vt)) {
+    llvm::Value *out = scratch_slot(c, vt.size);
+    zero_bytes(c, out, 8, vt.size);
+    llvm::Value *p = lookup(c, t.index, key);
+    Branch br = branch_on_null(c, p);
+    copy_bytes(c, out, 8, p, 8, vt.size);
+    c.b.CreateBr(br.done);
+    c.b.SetInsertPoint(br.miss);
+    c.b.CreateBr(br.done);
+    c.b.SetInsertPoint(br.done);
+    return {out, 8};
+  }
+  llvm::Value *p = lookup(c, t.index, key);
+  Branch br = branch_on_null(c, p);
+  // Aggregations read as their first word (count, sum, min/max value, avg sum).
+  Type scalar = vt.is_aggregate() ? Type::integer(8, vt.is_signed) : vt;
+  llvm::Value *loaded = load_value(c, p, 8, scalar).v;
+  llvm::BasicBlock *hit_end = c.b.GetInsertBlock();
+  c.b.CreateBr(br.done);
+  c.b.SetInsertPoint(br.miss);
+  c.b.CreateBr(br.done);
+  c.b.SetInsertPoint(br.done);
+  auto *phi = c.b.CreatePHI(c.b.getInt64Ty(), 2);
+  phi->addIncoming(loaded, hit_end);
+  phi->addIncoming(c.b.getInt64(0), br.miss);
+  return {phi};
+}
+
+void write_map(LowerCtx &c, const frontend::MapExpr &m, Val v, const Type &v_type) {
+  MapTarget t = find_map(c, m.name);
+  if (!t.info)
+    return;
+  llvm::Value *key = build_key(c, m, t);
+  uint32_t size = bpf_value_size(*t.info);
+  llvm::Value *val = scratch_slot(c, size);
+  if (size > t.info->value.size)
+    zero_bytes(c, val, 8, size);
+  store_value(c, val, 8, t.info->value, v, v_type);
+  call_helper(c, BPF_FUNC_map_update_elem,
+              {map_ref(c, t.index), key, val, c.b.getInt64(BPF_ANY)});
+}
+
+void delete_map_entry(LowerCtx &c, const frontend::MapExpr &m) {
+  MapTarget t = find_map(c, m.name);
+  if (!t.info)
+    return;
+  llvm::Value *key = build_key(c, m, t);
+  call_helper(c, BPF_FUNC_map_delete_elem, {map_ref(c, t.index), key});
+}
+
+// bpftrace's log2 buckets: 0 for v < 0, 1 for 0, k >= 2 for 2^(k-2) <= v < 2^(k-1).
+static llvm::Value *hist_index(LowerCtx &c, llvm::Value *v) {
+  auto &b = c.b;
+  llvm::Value *x = v, *n = b.getInt64(0);
+  for (int s : {32, 16, 8, 4, 2, 1}) {
+    auto *ge = b.CreateICmpUGE(x, b.getInt64(uint64_t(1) << s));
+    x = b.CreateSelect(ge, b.CreateLShr(x, s), x);
+    n = b.CreateSelect(ge, b.CreateAdd(n, b.getInt64(s)), n);
+  }
+  llvm::Value *idx = b.CreateAdd(n, b.getInt64(2));
+  idx = b.CreateSelect(b.CreateICmpEQ(v, b.getInt64(0)), b.getInt64(1), idx);
+  return b.CreateSelect(b.CreateICmpSLT(v, b.getInt64(0)), b.getInt64(0), idx);
+}
+
+// 0 below min, 1 + (v - min) / step inside, 1 + (max - min) / step at or above max.
+static llvm::Value *lhist_index(LowerCtx &c, llvm::Value *v, const Type &t) {
+  auto &b = c.b;
+  int64_t step = t.lhist_step > 0 ? t.lhist_step : 1;
+  auto *mid = b.CreateAdd(
+      b.CreateUDiv(b.CreateSub(v, b.getInt64(t.lhist_min)), b.getInt64(step)), b.getInt64(1));
+  auto *last = b.getInt64(1 + (t.lhist_max - t.lhist_min) / step);
+  auto *idx = b.CreateSelect(b.CreateICmpSGE(v, b.getInt64(t.lhist_max)), last, mid);
+  return b.CreateSelect(b.CreateICmpSLT(v, b.getInt64(t.lhist_min)), b.getInt64(0), idx);
+}
+
+static llvm::Value *word(LowerCtx &c, llvm::Value *p, uint32_t i) {
+  return byte_ptr(c, p, 8 * i);
+}
+static llvm::Value *load64(LowerCtx &c, llvm::Value *p, uint32_t i) {
+  return c.b.CreateAlignedLoad(c.b.getInt64Ty(), word(c, p, i), llvm::Align(8));
+}
+static void store64(LowerCtx &c, llvm::Value *p, uint32_t i, llvm::Value *v) {
+  c.b.CreateAlignedStore(v, word(c, p, i), llvm::Align(8));
+}
+
+void update_aggregate(LowerCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
+  MapTarget t = find_map(c, m.name);
+  if (!t.info)
+    return;
+  const Type &vt = t.info->value;
+  auto &b = c.b;
+  if (!v)
+    v = b.getInt64(0);
+  llvm::Value *key = build_key(c, m, t);
+  if (vt.kind == TypeKind::Hist || vt.kind == TypeKind::Lhist) {
+    auto *idx = vt.kind == TypeKind::Hist ? hist_index(c, v) : lhist_index(c, v, vt);
+    store64(c, byte_ptr(c, key, bucket_offset(*t.info)), 0, idx);
+  }
+  llvm::Value *p = lookup(c, t.index, key);
+  Branch br = branch_on_null(c, p);
+  llvm::Value *one = b.getInt64(1);
+  switch (vt.kind) {
+  case TypeKind::Count:
+  case TypeKind::Hist:
+  case TypeKind::Lhist:
+    store64(c, p, 0, b.CreateAdd(load64(c, p, 0), one));
+    break;
+  case TypeKind::Sum:
+    store64(c, p, 0, b.CreateAdd(load64(c, p, 0), v));
+    break;
+  case TypeKind::Min:
+  case TypeKind::Max: {
+    auto *cur = load64(c, p, 0);
+    bool is_min = vt.kind == TypeKind::Min;
+    llvm::Value *better = vt.is_signed ? (is_min ? b.CreateICmpSLT(v, cur) : b.CreateICmpSGT(v, cur))
+                                       : (is_min ? b.CreateICmpULT(v, cur) : b.CreateICmpUGT(v, cur));
+    auto *unset = b.CreateICmpEQ(load64(c, p, 1), b.getInt64(0));
+    store64(c, p, 0, b.CreateSelect(b.CreateOr(unset, better), v, cur));
+    store64(c, p, 1, one);
+    break;
+  }
+  case TypeKind::Avg:
+  case TypeKind::Stats:
+    store64(c, p, 0, b.CreateAdd(load64(c, p, 0), v));
+    store64(c, p, 1, b.CreateAdd(load64(c, p, 1), one));
+    break;
+  default:
+    set_error(c, "BUG: aggregation update on map " + m.name + " of type " + to_string(vt));
+    break;
+  }
+  b.CreateBr(br.done);
+
+  b.SetInsertPoint(br.miss);
+  llvm::Value *init = scratch_slot(c, 16);
+  bool counts = vt.kind == TypeKind::Count || vt.kind == TypeKind::Hist ||
+                vt.kind == TypeKind::Lhist;
+  store64(c, init, 0, counts ? one : v);
+  store64(c, init, 1, one); // is_set / count; beyond value_size for the 8-byte kinds
+  call_helper(c, BPF_FUNC_map_update_elem,
+              {map_ref(c, t.index), key, init, b.getInt64(BPF_ANY)});
+  b.CreateBr(br.done);
+  b.SetInsertPoint(br.done);
+}
+
+} // namespace gpubt::codegen::bpf

@@ -1,0 +1,25 @@
+// Map access: keys, reads (a missing entry reads as zero), writes, deletes and the in-place
+// per-CPU updates of the aggregations (count, sum, min, max, avg, stats, hist, lhist).
+#pragma once
+#include "codegen/bpf/lower_context.h"
+
+namespace gpubt::codegen::bpf {
+
+struct MapTarget {
+  const frontend::MapInfo *info = nullptr;
+  int index = -1;
+};
+MapTarget find_map(LowerCtx &c, const std::string &name);
+
+// The BPF key of M[keys] in a zeroed scratch slot; hist/lhist leave the bucket word at 0.
+llvm::Value *build_key(LowerCtx &c, const frontend::MapExpr &m, const MapTarget &t);
+uint32_t bucket_offset(const frontend::MapInfo &m);
+
+Val read_map(LowerCtx &c, const frontend::MapExpr &m);
+void write_map(LowerCtx &c, const frontend::MapExpr &m, Val v, const frontend::Type &v_type);
+void delete_map_entry(LowerCtx &c, const frontend::MapExpr &m);
+
+// M[keys] = AGG(v): v is the i64 argument (null for count), its signedness in is_signed.
+void update_aggregate(LowerCtx &c, const frontend::MapExpr &m, llvm::Value *v);
+
+} // namespace gpubt::codegen::bpf

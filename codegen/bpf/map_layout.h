@@ -1,0 +1,31 @@
+// SemanticInfo's maps -> abi::MapSpec rows (user maps, then the internal ring buffer, globals
+// and scratch maps), and frontend::Type -> abi::ValueType for the printer.
+#pragma once
+#include <map>
+#include <string>
+
+#include "frontend/passes/semantic_info.h"
+#include "runtime/abi/program_spec.h"
+
+namespace gpubt::codegen::bpf {
+
+struct MapLayout {
+  std::map<std::string, int> user; // "@x" -> index into ProgramSpec::maps
+  int ringbuf = -1, globals = -1, scratch = -1;
+};
+
+abi::ValueType to_value_type(const frontend::Type &t);
+abi::AggKind to_agg_kind(frontend::TypeKind k);
+
+// Bytes of the BPF key: a uint64 0 for scalar maps; hist/lhist append a uint64 bucket index
+// after the user key padded to 8 bytes.
+uint32_t user_key_size(const frontend::MapInfo &m);
+uint32_t bpf_key_size(const frontend::MapInfo &m);
+uint32_t bpf_value_size(const frontend::MapInfo &m);
+
+// Appends every map to spec.maps and sets spec.ringbuf_map / spec.globals_map. The scratch
+// map's value size is fixed later (set_scratch_size), once every probe is lowered.
+MapLayout add_map_specs(const frontend::SemanticInfo &sema, uint32_t max_entries,
+                        abi::ProgramSpec &spec);
+
+} // namespace gpubt::codegen::bpf

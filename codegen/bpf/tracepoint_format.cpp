@@ -1,0 +1,37 @@
+// Parses tracefs format files: "field:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:G;".
+#include "codegen/bpf/tracepoint_format.h"
+
+#include <fstream>
+#include <regex>
+
+namespace gpubt::codegen::bpf {
+
+std::optional<TracepointField> read_tracepoint_field(const std::string &category,
+                                                     const std::string &event,
+                                                     const std::string &field) {
+  for (const char *root : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
+    std::ifstream in(std::string(root) + "/events/" + category + "/" + event + "/format");
+    if (!in)
+      continue;
+    static const std::regex re(
+        R"(field:(.*[^\w])(\w+)(\[\w*\])?;\s*offset:(\d+);\s*size:(\d+);\s*signed:(\d+);)");
+    std::string line;
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (!std::regex_search(line, m, re) || m[2] != field)
+        continue;
+      TracepointField f;
+      f.offset = std::stoul(m[4]);
+      f.size = std::stoul(m[5]);
+      f.is_signed = m[6] == "1";
+      std::string type = m[1];
+      f.data_loc = type.find("__data_loc") != std::string::npos;
+      f.char_array = m[3].matched && type.find("char") != std::string::npos;
+      return f;
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+} // namespace gpubt::codegen::bpf
