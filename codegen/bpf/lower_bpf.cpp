@@ -32,11 +32,13 @@ abi::AttachKind attach_kind(Provider p) {
   }
 }
 
-// Lowers one (probe, attach point) into function NAME. Returns the scratch bytes it used.
-Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &name, LowerCtx &c) {
+// Lowers one (probe, attach point) into a function in section SECTION (the symbol must not
+// share the section's name). Returns the scratch bytes it used.
+Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &section,
+                                      LowerCtx &c) {
   auto *fty = llvm::FunctionType::get(c.b.getInt64Ty(), {c.b.getPtrTy()}, false);
-  c.fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, mod);
-  c.fn->setSection(name);
+  c.fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, "fn_" + section, mod);
+  c.fn->setSection(section);
   c.fn->addFnAttr(llvm::Attribute::NoUnwind);
   c.regs = c.fn->getArg(0);
   auto *entry = llvm::BasicBlock::Create(c.ctx, "entry", c.fn);
