@@ -61,7 +61,8 @@ std::string probe_name(uint64_t index, const abi::ProgramSpec &spec) {
 
 std::string number(const ValueType &type, const uint8_t *data) {
   int64_t v = value_as_int(type, data);
-  return type.kind == ValueType::Int ? std::to_string(v) : std::to_string(uint64_t(v));
+  bool is_signed = type.kind == ValueType::Int || (type.kind == ValueType::Enum && type.enum_signed);
+  return is_signed ? std::to_string(v) : std::to_string(uint64_t(v));
 }
 
 std::string join(const std::vector<std::string> &parts, const char *sep) {
