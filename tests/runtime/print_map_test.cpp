@@ -223,6 +223,47 @@ TEST(PrintMap, HistAndLhistLabelsBarsAndTrimming) {
 )BT");
 }
 
+// BEGIN { @l = lhist(1000, 2048, 8192, 1024); @l = lhist(3000, 2048, 8192, 1024);
+//   @l=lhist(9000,2048,8192,1024); @l=lhist(5000,2048,8192,1024); unroll(3) { @b = hist(1); }
+//   unroll(7) { @b = hist(2); } unroll(10) { @b = hist(4); } @b = hist(8);
+//   unroll(13) { @b = hist(64); } exit(); }
+TEST(PrintMap, BarLengthsAndKiloLabels) {
+  Case c;
+  c.add(lhist_spec("@l", kNone, 2048, 8192, 1024),
+        lhist_of({}, {1000, 3000, 9000, 5000}, 2048, 8192, 1024));
+  c.add(map_spec("@b", AggKind::Hist, kNone, uint_t()),
+        {bucket({}, hist_index(1), 3), bucket({}, hist_index(2), 7), bucket({}, hist_index(4), 10),
+         bucket({}, hist_index(8), 1),
+         entry(u64(hist_index(64)), {u64(6), u64(7)})}); // per-CPU counts add up
+  EXPECT_EQ(c.exit_output(OutputFormat::Text), R"BT(
+
+@b: 
+[1]                    3 |@@@@@@@@@@@@                                        |
+[2, 4)                 7 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@                        |
+[4, 8)                10 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@            |
+[8, 16)                1 |@@@@                                                |
+[16, 32)               0 |                                                    |
+[32, 64)               0 |                                                    |
+[64, 128)             13 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+
+@l: 
+(..., 2K)              1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[2K, 3K)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[3K, 4K)               0 |                                                    |
+[4K, 5K)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[5K, 6K)               0 |                                                    |
+[6K, 7K)               0 |                                                    |
+[7K, 8K)               0 |                                                    |
+[8K, ...)              1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+
+)BT");
+  EXPECT_EQ(c.exit_output(OutputFormat::Json), R"BT(
+
+{"type": "hist", "data": {"@b": [{"min": 1, "max": 1, "count": 3}, {"min": 2, "max": 3, "count": 7}, {"min": 4, "max": 7, "count": 10}, {"min": 8, "max": 15, "count": 1}, {"min": 16, "max": 31, "count": 0}, {"min": 32, "max": 63, "count": 0}, {"min": 64, "max": 127, "count": 13}]}}
+{"type": "hist", "data": {"@l": [{"max": 2047, "count": 1}, {"min": 2048, "max": 3071, "count": 1}, {"min": 3072, "max": 4095, "count": 0}, {"min": 4096, "max": 5119, "count": 1}, {"min": 5120, "max": 6143, "count": 0}, {"min": 6144, "max": 7167, "count": 0}, {"min": 7168, "max": 8191, "count": 0}, {"min": 8192, "count": 1}]}}
+)BT");
+}
+
 // BEGIN { @h[1] = hist(-1); @h[1]=hist(4); @h[2]=hist(0); @h[2]=hist(0); @h[3]=hist(7);
 //   @l["a"]=lhist(-5, 0, 100, 10); @l["b"]=lhist(150,0,100,10); @l["b"]=lhist(10,0,100,10);
 //   @m[1,"x"]=lhist(5000, 1024, 3146752, 1048576);
