@@ -313,7 +313,7 @@ private:
       return;
     }
     if (have.kind == TypeKind::Tuple && got.kind == TypeKind::Tuple && !tuples_compatible(have, got))
-      error(prefix(value.span, 1), "Tuple type mismatch: " + type_name_in_messages(have) +
+      error(between(a.map->span, value.span, a.compound ? 2 : 1), "Tuple type mismatch: " + type_name_in_messages(have) +
                                        " != " + type_name_in_messages(got) + ".");
     if (got.is_none()) {
       if (have.is_none())
@@ -344,7 +344,7 @@ private:
   }
 
   // Keys of a map access, and (final pass) whether they match the map's key type.
-  void map_keys(const MapExpr &m, const SourceSpan &undefined_span) {
+  void map_keys(const MapExpr &m, const SourceSpan &span) {
     for (const auto &k : m.keys)
       expr(*k, Use::MapKey);
     if (!final_) {
@@ -375,7 +375,7 @@ private:
     std::vector<Type> got;
     for (const auto &k : m.keys)
       got.push_back(k->type);
-    error(m.span, "Argument mismatch for " + m.name + ": trying to access with arguments: " +
+    error(span, "Argument mismatch for " + m.name + ": trying to access with arguments: " +
                       list(got) + " when map expects arguments: " + list(expected));
   }
 
