@@ -53,10 +53,14 @@ std::string lhist_index_label(int64_t number) {
 
 std::string hist_label(int i) {
   switch (i) {
-  case 0: return "(..., 0)";
-  case 1: return "[0]";
-  case 2: return "[1]";
-  default: return "[" + hist_index_label(i - 2) + ", " + hist_index_label(i - 1) + ")";
+  case 0:
+    return "(..., 0)";
+  case 1:
+    return "[0]";
+  case 2:
+    return "[1]";
+  default:
+    return "[" + hist_index_label(i - 2) + ", " + hist_index_label(i - 1) + ")";
   }
 }
 
@@ -82,7 +86,7 @@ void hist_json_bounds(std::ostringstream &out, int i) {
   } else {
     uint64_t low = 1ULL << (i - 2);
     uint64_t high = i - 1 < 64 ? (1ULL << (i - 1)) - 1 : UINT64_MAX;
-    out << "\"min\": " << int64_t(low) << ", \"max\": " << int64_t(high) << ", ";
+    out << "\"min\": " << low << ", \"max\": " << high << ", ";
   }
 }
 

@@ -10,10 +10,10 @@
 namespace gpubt::runtime {
 
 struct MapRow {
-  std::vector<uint8_t> key;      // the user key (hist, lhist: without the bucket index)
-  std::vector<uint8_t> value;    // AggKind::None: the stored value
-  int64_t num = 0;               // Count, Sum, Min, Max: merged value (bits, if unsigned); Avg, Stats: sum
-  uint64_t count = 0;            // Avg, Stats: samples
+  std::vector<uint8_t> key;   // the user key (hist, lhist: without the bucket index)
+  std::vector<uint8_t> value; // AggKind::None: the stored value
+  int64_t num = 0;    // Count, Sum, Min, Max: merged value (bits, if unsigned); Avg, Stats: sum
+  uint64_t count = 0; // Avg, Stats: samples
   std::vector<uint64_t> buckets; // Hist, Lhist: count per bucket index
   int64_t average() const { return count ? num / int64_t(count) : 0; }
 };

@@ -99,9 +99,8 @@ const char *json_type(AggKind agg) {
 
 } // namespace
 
-void print_map(std::ostream &out, const abi::ProgramSpec &spec, int map_index,
-               const MapData &data, OutputFormat format, const Symbolizer &symbolize,
-               PrintOptions options) {
+void print_map(std::ostream &out, const abi::ProgramSpec &spec, int map_index, const MapData &data,
+               OutputFormat format, const Symbolizer &symbolize, PrintOptions options) {
   const abi::MapSpec &map = spec.maps.at(map_index);
   Printer p{spec, map, symbolize, format, options.div ? options.div : 1};
   std::vector<MapRow> rows = map_rows(map, data);

@@ -16,9 +16,8 @@ struct PrintOptions {
 };
 
 // One map. An empty map prints a blank line in text (two for avg/stats) and nothing in JSON.
-void print_map(std::ostream &out, const abi::ProgramSpec &spec, int map_index,
-               const MapData &data, OutputFormat format, const Symbolizer &symbolize,
-               PrintOptions options = {});
+void print_map(std::ostream &out, const abi::ProgramSpec &spec, int map_index, const MapData &data,
+               OutputFormat format, const Symbolizer &symbolize, PrintOptions options = {});
 
 // The exit printout: the two newlines bpftrace always writes, then each non-internal map in
 // name order. `maps` is indexed like spec.maps; a missing entry prints as an empty map.

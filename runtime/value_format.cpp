@@ -33,7 +33,8 @@ int64_t read_int(const uint8_t *data, uint32_t size, bool is_signed) {
 }
 
 int64_t value_as_int(const ValueType &type, const uint8_t *data) {
-  bool is_signed = type.kind == ValueType::Int || (type.kind == ValueType::Enum && type.enum_signed);
+  bool is_signed =
+      type.kind == ValueType::Int || (type.kind == ValueType::Enum && type.enum_signed);
   return read_int(data, type.size, is_signed);
 }
 
@@ -61,7 +62,8 @@ std::string probe_name(uint64_t index, const abi::ProgramSpec &spec) {
 
 std::string number(const ValueType &type, const uint8_t *data) {
   int64_t v = value_as_int(type, data);
-  bool is_signed = type.kind == ValueType::Int || (type.kind == ValueType::Enum && type.enum_signed);
+  bool is_signed =
+      type.kind == ValueType::Int || (type.kind == ValueType::Enum && type.enum_signed);
   return is_signed ? std::to_string(v) : std::to_string(uint64_t(v));
 }
 
@@ -72,7 +74,8 @@ std::string join(const std::vector<std::string> &parts, const char *sep) {
   return out;
 }
 
-template <class F> std::vector<std::string> map_elems(const ValueType &tuple, const uint8_t *data, F f) {
+template <class F>
+std::vector<std::string> map_elems(const ValueType &tuple, const uint8_t *data, F f) {
   std::vector<std::string> out;
   for (size_t i = 0; i < tuple.elems.size(); i++)
     out.push_back(f(tuple.elems[i], data + (i < tuple.offsets.size() ? tuple.offsets[i] : 0)));
@@ -146,9 +149,9 @@ std::string format_key(const ValueType &key, const uint8_t *data, const abi::Pro
   auto text = [&](const ValueType &t, const uint8_t *d) {
     return format_value(t, d, spec, symbolize);
   };
-  std::vector<std::string> args =
-      key.kind == ValueType::Tuple ? map_elems(key, data, text)
-                                   : std::vector<std::string>{text(key, data)};
+  std::vector<std::string> args = key.kind == ValueType::Tuple
+                                      ? map_elems(key, data, text)
+                                      : std::vector<std::string>{text(key, data)};
   if (format == OutputFormat::Json)
     return "\"" + json_escape(join(args, ",")) + "\"";
   return "[" + join(args, ", ") + "]";
@@ -159,11 +162,21 @@ std::string json_escape(std::string_view s) {
   for (char ch : s) {
     signed char c = static_cast<signed char>(ch);
     switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\r': out += "\\r"; break;
-    case '\t': out += "\\t"; break;
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
     default:
       if (c <= 0x1f) { // bpftrace's char is signed: bytes >= 0x80 land here too
         char buf[16];

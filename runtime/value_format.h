@@ -25,9 +25,8 @@ std::string format_value_json(const abi::ValueType &type, const uint8_t *data,
                               const abi::ProgramSpec &spec, const Symbolizer &symbolize);
 
 // A map key: text "[1, abc]" (a Tuple key is the key list), JSON "\"1,abc\""; "" for None.
-std::string format_key(const abi::ValueType &key, const uint8_t *data,
-                       const abi::ProgramSpec &spec, const Symbolizer &symbolize,
-                       OutputFormat format);
+std::string format_key(const abi::ValueType &key, const uint8_t *data, const abi::ProgramSpec &spec,
+                       const Symbolizer &symbolize, OutputFormat format);
 
 // bpftrace's escaping: quote, backslash, \n \r \t, other bytes <= 0x1f and (a char being
 // signed) every byte >= 0x80 as \uXXXX of the sign-extended value ("\uffffffc3").

@@ -95,7 +95,8 @@ TEST(FormatPrintf, EnumsAndSymbols) {
   Call c("%s=%d %s=%d %s %-6s|\n");
   c.spec.enums["cudaError"] = {{2, "cudaErrorMemoryAllocation"}};
   c.arg(e, le<int32_t>(2)).arg(e, le<int32_t>(2)).arg(e, le<int32_t>(-9)).arg(e, le<int32_t>(-9));
-  c.arg(ValueType{ValueType::UserSym, 8}, u64(0x401000)).arg(ValueType{ValueType::UserSym, 8}, u64(1));
+  c.arg(ValueType{ValueType::UserSym, 8}, u64(0x401000))
+      .arg(ValueType{ValueType::UserSym, 8}, u64(1));
   auto sym = [](uint64_t a) { return a == 0x401000 ? std::string("main") : std::string("??"); };
   EXPECT_EQ(c.run(sym), "cudaErrorMemoryAllocation=2 -9=-9 main ??    |\n");
 }
@@ -108,12 +109,14 @@ TEST(FormatPrintf, StringArgsStopAtNulAndShortPayloadsReadZero) {
 
 // The conversions bpftrace counts (format_specifier_re); "%i", "%+d", "%hs" ... are text.
 TEST(PrintfConversions, WhatBpftraceCounts) {
-  auto convs = printf_conversions("%i %+d % d %#x %08x %-5.3lld %hhd %zd %c %lc %hs %p %%d %r %5.x");
+  auto convs =
+      printf_conversions("%i %+d % d %#x %08x %-5.3lld %hhd %zd %c %lc %hs %p %%d %r %5.x");
   std::vector<std::string> got;
   std::string f = "%i %+d % d %#x %08x %-5.3lld %hhd %zd %c %lc %hs %p %%d %r %5.x";
   for (auto &c : convs)
     got.push_back(f.substr(c.begin, c.end - c.begin));
-  EXPECT_EQ(got, (std::vector<std::string>{"%08x", "%-5.3lld", "%hhd", "%zd", "%c", "%p", "%d", "%r"}));
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"%08x", "%-5.3lld", "%hhd", "%zd", "%c", "%p", "%d", "%r"}));
   EXPECT_TRUE(convs[1].left);
   EXPECT_EQ(convs[1].width, "5");
   EXPECT_EQ(convs[1].precision, "3");

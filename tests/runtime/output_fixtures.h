@@ -47,7 +47,8 @@ inline ValueType tuple_t(std::vector<ValueType> elems) { // packed, as the build
   return t;
 }
 
-inline abi::MapSpec map_spec(std::string name, AggKind agg, ValueType key, ValueType value = int_t()) {
+inline abi::MapSpec map_spec(std::string name, AggKind agg, ValueType key,
+                             ValueType value = int_t()) {
   abi::MapSpec m;
   m.name = std::move(name);
   m.agg = agg;
@@ -55,7 +56,8 @@ inline abi::MapSpec map_spec(std::string name, AggKind agg, ValueType key, Value
   m.value = std::move(value);
   return m;
 }
-inline abi::MapSpec lhist_spec(std::string name, ValueType key, int64_t min, int64_t max, int64_t step) {
+inline abi::MapSpec lhist_spec(std::string name, ValueType key, int64_t min, int64_t max,
+                               int64_t step) {
   abi::MapSpec m = map_spec(std::move(name), AggKind::Lhist, std::move(key), uint_t());
   m.lhist_min = min;
   m.lhist_max = max;
@@ -64,7 +66,9 @@ inline abi::MapSpec lhist_spec(std::string name, ValueType key, int64_t min, int
 }
 
 // One entry; several values make it a per-CPU entry.
-inline MapEntry entry(Bytes key, std::vector<Bytes> per_cpu) { return {std::move(key), std::move(per_cpu)}; }
+inline MapEntry entry(Bytes key, std::vector<Bytes> per_cpu) {
+  return {std::move(key), std::move(per_cpu)};
+}
 inline Bytes scalar_key() { return u64(0); }
 inline Bytes minmax(int64_t v, bool set = true) { return cat({i64(v), u64(set)}); }
 inline Bytes avg_val(int64_t sum, uint64_t count) { return cat({i64(sum), u64(count)}); }

@@ -37,7 +37,8 @@ TEST(PrintMap, CountsAndPlainIntegersSortByValueMapsByName) {
   c.add(map_spec("@x", AggKind::Count, int_t(), uint_t()),
         {entry(i64(3), {u64(1), u64(0)}), entry(i64(1), {u64(1), u64(1)})});
   c.add(map_spec("@c", AggKind::Count, kNone, uint_t()), {entry(scalar_key(), {u64(1)})});
-  c.add(map_spec("@s", AggKind::None, str_t()), {entry(str("a"), {i64(2)}), entry(str("b"), {i64(1)})});
+  c.add(map_spec("@s", AggKind::None, str_t()),
+        {entry(str("a"), {i64(2)}), entry(str("b"), {i64(1)})});
   c.add(map_spec("@", AggKind::None, kNone), {entry(scalar_key(), {i64(5)})});
   c.add(map_spec("@a", AggKind::None, tuple_t({int_t(), str_t()})),
         {entry(cat({i64(1), str("x")}), {i64(3)})});
@@ -130,8 +131,7 @@ TEST(PrintMap, MinMaxAvgStatsSumMergeCpusAndSort) {
         {entry(i64(2), {avg_val(100, 1)}), entry(i64(1), {avg_val(-5, 1), avg_val(-2, 1)}),
          entry(i64(3), {avg_val(0, 1)})});
   c.add(map_spec("@us", AggKind::Sum, kNone, uint_t()), {entry(scalar_key(), {u64(UINT64_MAX)})});
-  c.add(map_spec("@ss", AggKind::Sum, kNone, int_t()),
-        {entry(scalar_key(), {i64(-1), i64(-1)})});
+  c.add(map_spec("@ss", AggKind::Sum, kNone, int_t()), {entry(scalar_key(), {i64(-1), i64(-1)})});
   c.add(map_spec("@sc", AggKind::Sum, int_t(), int_t()),
         {entry(i64(1), {i64(3)}), entry(i64(2), {i64(-5)}), entry(i64(3), {i64(0)})});
   EXPECT_EQ(c.exit_output(OutputFormat::Text), R"BT(
@@ -172,9 +172,11 @@ TEST(PrintMap, MinMaxAvgStatsSumMergeCpusAndSort) {
 //   @l=lhist(100,0,100,10); @l=lhist(1000,0,100,10); exit(); }
 TEST(PrintMap, HistAndLhistLabelsBarsAndTrimming) {
   Case c;
-  c.add(map_spec("@h", AggKind::Hist, kNone, uint_t()), hist_of({}, {0, 1, 1000000, -3, 2, 3, 3, 1024}));
+  c.add(map_spec("@h", AggKind::Hist, kNone, uint_t()),
+        hist_of({}, {0, 1, 1000000, -3, 2, 3, 3, 1024}));
   // A scalar map's key may carry the uint64 0 before the bucket index: printed the same.
-  c.add(lhist_spec("@l", kNone, 0, 100, 10), lhist_of(scalar_key(), {-5, 55, 100, 1000}, 0, 100, 10));
+  c.add(lhist_spec("@l", kNone, 0, 100, 10),
+        lhist_of(scalar_key(), {-5, 55, 100, 1000}, 0, 100, 10));
   EXPECT_EQ(c.exit_output(OutputFormat::Text), R"BT(
 
 @h: 
@@ -360,9 +362,14 @@ TEST(PrintMap, HistLabelsUpTo2To63) {
   spec.maps.push_back(map_spec("@h", AggKind::Hist, kNone, uint_t()));
   print_map(out, spec, 0, hist_of({}, {int64_t(1) << 40, INT64_MAX}), OutputFormat::Text, nullptr);
   std::string text = out.str();
-  EXPECT_EQ(text.substr(0, text.find('\n', 6) + 1),
-            "@h: \n[1T, 2T)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n");
+  EXPECT_EQ(
+      text.substr(0, text.find('\n', 6) + 1),
+      "@h: \n[1T, 2T)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n");
   EXPECT_NE(text.find("[4194304T, 8388608T)       1 |@@@@"), std::string::npos) << text;
+  std::ostringstream json;
+  print_map(json, spec, 0, hist_of({}, {INT64_MAX}), OutputFormat::Json, nullptr);
+  EXPECT_EQ(json.str(), "{\"type\": \"hist\", \"data\": {\"@h\": [{\"min\": 4611686018427387904, "
+                        "\"max\": 9223372036854775807, \"count\": 1}]}}\n");
 }
 
 // BEGIN { @mn[1]=min(5); @mx[1]=max(5); @av[1]=avg(4); @st=stats(3); @h=hist(3);
@@ -445,8 +452,10 @@ TEST(PrintMap, PrintWithTopAndDiv) {
   c.add(map_spec("@x", AggKind::None, int_t()),
         {entry(i64(3), {i64(1)}), entry(i64(1), {i64(5)}), entry(i64(2), {i64(7)})});
   c.add(map_spec("@h", AggKind::Hist, kNone, uint_t()), hist_of({}, {5, 5, 5}));
-  c.add(map_spec("@s", AggKind::Stats, int_t()), {entry(i64(1), {avg_val(10, 1)}), entry(i64(2), {avg_val(20, 1)})});
-  c.add(map_spec("@a", AggKind::Avg, int_t()), {entry(i64(1), {avg_val(10, 1)}), entry(i64(2), {avg_val(20, 1)})});
+  c.add(map_spec("@s", AggKind::Stats, int_t()),
+        {entry(i64(1), {avg_val(10, 1)}), entry(i64(2), {avg_val(20, 1)})});
+  c.add(map_spec("@a", AggKind::Avg, int_t()),
+        {entry(i64(1), {avg_val(10, 1)}), entry(i64(2), {avg_val(20, 1)})});
   for (auto format : {OutputFormat::Text, OutputFormat::Json}) {
     std::ostringstream out;
     print_attached_probes(out, 1, format);
@@ -457,7 +466,8 @@ TEST(PrintMap, PrintWithTopAndDiv) {
     print_map(out, c.spec, 3, c.data[3], format, nullptr, {1, 3});
     Case cleared{c.spec, std::vector<MapData>(4)};
     out << cleared.exit_output(format);
-    EXPECT_EQ(out.str(), format == OutputFormat::Text ? R"BT(Attaching 1 probe...
+    EXPECT_EQ(out.str(), format == OutputFormat::Text
+                             ? R"BT(Attaching 1 probe...
 @x[1]: 5
 @x[2]: 7
 @x[1]: 2
@@ -479,7 +489,7 @@ TEST(PrintMap, PrintWithTopAndDiv) {
 
 
 )BT"
-                                                      : R"BT({"type": "attached_probes", "data": {"probes": 1}}
+                             : R"BT({"type": "attached_probes", "data": {"probes": 1}}
 {"type": "map", "data": {"@x": {"1": 5, "2": 7}}}
 {"type": "map", "data": {"@x": {"1": 2, "2": 3}}}
 {"type": "hist", "data": {"@h": [{"min": 4, "max": 7, "count": 1}]}}
@@ -501,7 +511,9 @@ TEST(PrintMap, EnumsSymbolsAndProbesAsKeysAndValues) {
   spec.maps.push_back(map_spec("@e", AggKind::Count, err, uint_t()));
   spec.maps.push_back(map_spec("@f", AggKind::None, ValueType{ValueType::UserSym, 8},
                                ValueType{ValueType::Probe, 8}));
-  Symbolizer sym = [](uint64_t a) { return a == 0x1000 ? std::string("main") : "main+" + std::to_string(a - 0x1000); };
+  Symbolizer sym = [](uint64_t a) {
+    return a == 0x1000 ? std::string("main") : "main+" + std::to_string(a - 0x1000);
+  };
   MapData e = {entry(le<int32_t>(2), {u64(3)}), entry(le<int32_t>(0), {u64(1)}),
                entry(le<int32_t>(7), {u64(2)})};
   MapData f = {entry(u64(0x1004), {u64(1)})};
@@ -516,8 +528,8 @@ TEST(PrintMap, EnumsSymbolsAndProbesAsKeysAndValues) {
             "{\"type\": \"map\", \"data\": {\"@e\": {\"cudaSuccess\": 1, \"7\": 2, "
             "\"cudaErrorMemoryAllocation\": 3}}}\n");
   EXPECT_EQ(show(1, f, OutputFormat::Text), "@f[main+4]: uprobe:/lib/libcudart.so:cudaMalloc\n");
-  EXPECT_EQ(show(1, f, OutputFormat::Json),
-            "{\"type\": \"map\", \"data\": {\"@f\": {\"main+4\": \"uprobe:/lib/libcudart.so:cudaMalloc\"}}}\n");
+  EXPECT_EQ(show(1, f, OutputFormat::Json), "{\"type\": \"map\", \"data\": {\"@f\": {\"main+4\": "
+                                            "\"uprobe:/lib/libcudart.so:cudaMalloc\"}}}\n");
 }
 
 // BEGIN { printf("é\x7f\"\\\r\n"); ... } with -f json
@@ -525,7 +537,8 @@ TEST(OutputEvents, JsonEscapingAsBpftrace) {
   std::ostringstream out;
   print_printf(out, "\xc3\xa9\x7f\"\\\r\n", OutputFormat::Json);
   print_printf(out, "5%|%6|\t\x01\n", OutputFormat::Json);
-  EXPECT_EQ(out.str(), R"BT({"type": "printf", "data": "\uffffffc3\uffffffa9)BT" "\x7f"
+  EXPECT_EQ(out.str(), R"BT({"type": "printf", "data": "\uffffffc3\uffffffa9)BT"
+                       "\x7f"
                        R"BT(\"\\\r\n"}
 {"type": "printf", "data": "5%|%6|\t\u0001\n"}
 )BT");
@@ -539,12 +552,14 @@ TEST(OutputEvents, PrintValueAndCounters) {
     print_attached_probes(*out, 1, format);
     print_value(*out, int_t(), i64(5).data(), spec, nullptr, format);
     print_value(*out, str_t(), str("abc").data(), spec, nullptr, format);
-    print_value(*out, tuple_t({int_t(), str_t(2)}), cat({i64(1), str("x", 2)}).data(), spec, nullptr, format);
+    print_value(*out, tuple_t({int_t(), str_t(2)}), cat({i64(1), str("x", 2)}).data(), spec,
+                nullptr, format);
     print_value(*out, int_t(), i64(-3).data(), spec, nullptr, format);
     print_lost_events(*out, 7, format);
     print_attached_probes(*out, 2, format);
   }
-  EXPECT_EQ(text.str(), "Attaching 1 probe...\n5\nabc\n(1, x)\n-3\nLost 7 events\nAttaching 2 probes...\n");
+  EXPECT_EQ(text.str(),
+            "Attaching 1 probe...\n5\nabc\n(1, x)\n-3\nLost 7 events\nAttaching 2 probes...\n");
   EXPECT_EQ(json.str(), R"BT({"type": "attached_probes", "data": {"probes": 1}}
 {"type": "value", "data": 5}
 {"type": "value", "data": "abc"}
