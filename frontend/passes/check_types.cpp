@@ -670,7 +670,7 @@ private:
       std::string got = printf_kind_name(c.args[i + 1]->type);
       std::string want = specs[i].arg == FormatArg::Integer ? "integer" : "string";
       if (got != want) {
-        error(c.span, "printf: %" + std::string(1, specs[i].conversion) +
+        error(c.span, "printf: " + specs[i].name +
                           " specifier expects a value of type " + want + " (" + got +
                           " supplied)");
         return;

@@ -23,15 +23,18 @@ std::vector<FormatSpec> parse_printf_format(std::string_view f) {
       while (i < f.size() && std::isdigit(static_cast<unsigned char>(f[i])))
         ++i;
     }
+    size_t length_start = i;
     while (i < f.size() && std::strchr("hlLjzt", f[i]))
       ++i;
     if (i >= f.size())
       break;
     char c = f[i];
+    std::string text(f.substr(start, i - start + 1));
+    std::string name = "%" + std::string(f.substr(length_start, i - length_start + 1));
     if (std::strchr("diuoxXcp", c))
-      specs.push_back({std::string(f.substr(start, i - start + 1)), c, FormatArg::Integer});
+      specs.push_back({text, name, c, FormatArg::Integer});
     else if (c == 's')
-      specs.push_back({std::string(f.substr(start, i - start + 1)), c, FormatArg::String});
+      specs.push_back({text, name, c, FormatArg::String});
     else
       --i; // not a conversion: rescan from here
   }

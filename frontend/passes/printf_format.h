@@ -11,6 +11,7 @@ enum class FormatArg { Integer, String };
 
 struct FormatSpec {
   std::string text; // "%-5d", as written
+  std::string name; // "%lld": length and conversion, what bpftrace's messages call it
   char conversion;  // 'd', 's', ...
   FormatArg arg;
 };

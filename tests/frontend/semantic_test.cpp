@@ -256,6 +256,10 @@ TEST(Semantic, PrintfArgumentTypes) {
                "printf: %d specifier expects a value of type integer (count supplied)");
   EXPECT_ERROR("uprobe:/tmp/bt/app:foo { printf(\"%d\\n\", func); }", 26, 46,
                "printf: %d specifier expects a value of type integer (string supplied)");
+  EXPECT_ERROR("BEGIN { printf(\"%lld\\n\", \"a\"); }", 9, 30,
+               "printf: %lld specifier expects a value of type integer (string supplied)");
+  EXPECT_ERROR("BEGIN { printf(\"%-3s\\n\", 1); }", 9, 28,
+               "printf: %s specifier expects a value of type string (integer supplied)");
   EXPECT_EQ(check("BEGIN { printf(\"%s %s %d\\n\", comm, probe, pid); "
                   "printf(\"%5d %-3s %08x %lld %llu %hhd %%\\n\", 1, \"a\", 2, 3, 4, 5); }"),
             "");
