@@ -17,10 +17,11 @@ add_custom_command(
 add_library(gpubt_antlr STATIC ${ANTLR_GENERATED})
 target_include_directories(gpubt_antlr SYSTEM PUBLIC ${ANTLR_OUT} /usr/include/antlr4-runtime)
 target_link_libraries(gpubt_antlr PUBLIC antlr4-runtime)
-target_compile_options(gpubt_antlr PRIVATE -w)
+target_compile_options(gpubt_antlr PRIVATE -w -fno-char8_t) # antlr 4.7.2 emits u8"" literals
 
 # frontend/parse is the only code that sees the generated parser.
 file(GLOB GPUBT_PARSE_SRCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/frontend/parse/*.cpp)
 add_library(gpubt_parse STATIC ${GPUBT_PARSE_SRCS})
 target_include_directories(gpubt_parse PUBLIC ${CMAKE_SOURCE_DIR})
-target_link_libraries(gpubt_parse PRIVATE gpubt_antlr PUBLIC fmt::fmt)
+# gpubt_parse and gpubt_frontend use each other (Diagnostics, attach points): a static-library cycle.
+target_link_libraries(gpubt_parse PRIVATE gpubt_antlr gpubt_frontend PUBLIC fmt::fmt)

@@ -1,0 +1,152 @@
+// Splits an attach point on ':' (outside "quotes") and checks it against the provider table.
+#include "frontend/attach_point.h"
+
+#include <charconv>
+#include <string_view>
+
+namespace gpubt::frontend {
+namespace {
+
+struct ProviderRow {
+  std::string_view name, alias;
+  Provider provider;
+  int args; // after the provider word(s)
+};
+
+// gpu probes are spelled with two words: gpu:kprobe:KERNEL.
+const ProviderRow kProviders[] = {
+    {"BEGIN", "", Provider::Begin, 0},
+    {"END", "", Provider::End, 0},
+    {"interval", "i", Provider::Interval, 2},
+    {"uprobe", "u", Provider::Uprobe, 2},
+    {"uretprobe", "ur", Provider::Uretprobe, 2},
+    {"tracepoint", "t", Provider::Tracepoint, 2},
+    {"gpu:kprobe", "", Provider::GpuKprobe, 1},
+    {"gpu:kretprobe", "", Provider::GpuKretprobe, 1},
+};
+
+// bpftrace probe types gpubt knows but does not trace.
+const std::string_view kUnsupported[] = {
+    "kprobe", "k",        "kretprobe", "kr",    "usdt",     "U",      "profile", "p",
+    "software", "s",      "hardware",  "h",     "watchpoint", "w",    "asyncwatchpoint",
+    "kfunc",  "f",        "kretfunc",  "fr",    "iter",     "it",     "rawtracepoint", "rt",
+};
+
+const struct {
+  std::string_view unit;
+  uint64_t ns_per, hz; // hz: the count is a frequency
+} kIntervalUnits[] = {{"s", 1000000000, 0}, {"ms", 1000000, 0}, {"us", 1000, 0}, {"hz", 0, 1}};
+
+std::vector<std::string> split(std::string_view raw) {
+  std::vector<std::string> parts(1);
+  bool quoted = false;
+  for (char c : raw) {
+    if (c == '"')
+      quoted = !quoted;
+    else if (c == ':' && !quoted)
+      parts.emplace_back();
+    else
+      parts.back() += c;
+  }
+  return parts;
+}
+
+std::string join(const std::vector<std::string> &parts, size_t from) {
+  std::string out;
+  for (size_t i = from; i < parts.size(); ++i)
+    out += (i > from ? ":" : "") + parts[i];
+  return out;
+}
+
+const ProviderRow *find_provider(const std::vector<std::string> &parts, size_t &words) {
+  for (const auto &row : kProviders) {
+    bool two = row.name.find(':') != std::string_view::npos;
+    std::string word = two && parts.size() > 1 ? parts[0] + ":" + parts[1] : parts[0];
+    if (word == row.name || (!row.alias.empty() && word == row.alias)) {
+      words = two ? 2 : 1;
+      return &row;
+    }
+  }
+  return nullptr;
+}
+
+bool set_interval(AttachPoint &ap, const std::string &unit, const std::string &count,
+                  Diagnostics &diags) {
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+  for (const auto &u : kIntervalUnits) {
+    if (u.unit != unit)
+      continue;
+    if (ec != std::errc() || end != count.data() + count.size() || n == 0) {
+      diags.error(ap.span, "interval: invalid count '" + count + "', expected a positive integer");
+      return false;
+    }
+    if (u.hz) {
+      ap.interval_ns = 1000000000 / n ? 1000000000 / n : 1;
+      return true;
+    }
+    if (__builtin_mul_overflow(n, u.ns_per, &ap.interval_ns)) {
+      diags.error(ap.span, "interval: " + count + unit + " is too long");
+      return false;
+    }
+    return true;
+  }
+  diags.error(ap.span, unit + " is not an accepted unit of time");
+  return false;
+}
+
+} // namespace
+
+bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
+  std::vector<std::string> parts = split(ap.raw);
+  if (parts.size() > 1 && parts[0] == "host") {
+    ap.host_prefix = true;
+    parts.erase(parts.begin());
+  }
+  size_t words = 1;
+  const ProviderRow *row = find_provider(parts, words);
+  if (!row) {
+    for (auto u : kUnsupported)
+      if (parts[0] == u) {
+        diags.error(ap.span, parts[0] + " probes are not supported by gpubt");
+        return false;
+      }
+    diags.error(ap.span, "Invalid probe type: " + parts[0]);
+    return false;
+  }
+  ap.provider = row->provider;
+  std::string type(row->name);
+  if (ap.host_prefix && is_gpu(row->provider)) {
+    diags.error(ap.span, "host: cannot prefix a gpu probe");
+    return false;
+  }
+  size_t args = parts.size() - words;
+  // C++ function names keep their "::" (uprobe:./app:ns::f), so uprobes and gpu kernels
+  // take every remaining part as the function.
+  bool cxx_func = row->provider == Provider::Uprobe || row->provider == Provider::Uretprobe ||
+                  is_gpu(row->provider);
+  bool arity_ok = args == size_t(row->args) || (cxx_func && args > size_t(row->args));
+  bool empty = false;
+  for (size_t i = words; i < parts.size(); ++i)
+    empty |= parts[i].empty() && !(cxx_func && i >= words + row->args);
+  if (!arity_ok || (row->args > 0 && empty)) {
+    diags.error(ap.span, type + " probe type requires " + std::to_string(row->args) +
+                             " argument" + (row->args == 1 ? "" : "s"));
+    return false;
+  }
+  switch (row->args) {
+  case 0:
+    return true;
+  case 1:
+    ap.func = join(parts, words);
+    return true;
+  default:
+    if (row->provider == Provider::Interval)
+      return set_interval(ap, parts[words], parts[words + 1], diags);
+    ap.target = parts[words];
+    ap.func = join(parts, words + 1);
+    return true;
+  }
+}
+
+} // namespace gpubt::frontend

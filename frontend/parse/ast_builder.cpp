@@ -1,0 +1,365 @@
+// Walks the generated parse tree by hand (no Any-returning visitor) so every node is built
+// into a unique_ptr directly. Spans are the exact extent of a node's tokens.
+#include "frontend/parse/ast_builder.h"
+
+#include "frontend/attach_point.h"
+#include "frontend/parse/literals.h"
+#include "frontend/parse/syntax_errors.h"
+
+namespace gpubt::frontend::parse {
+namespace {
+
+using P = gpubt_parse::GpubtParser;
+using antlr4::Token;
+
+const struct {
+  size_t token;
+  BinaryOp op;
+} kBinaryOps[] = {
+    {P::PLUS, BinaryOp::Add},     {P::MINUS, BinaryOp::Sub},       {P::MUL, BinaryOp::Mul},
+    {P::DIV, BinaryOp::Div},      {P::MOD, BinaryOp::Mod},         {P::BAND, BinaryOp::BitAnd},
+    {P::BOR, BinaryOp::BitOr},    {P::BXOR, BinaryOp::BitXor},     {P::LEFT, BinaryOp::Shl},
+    {P::RIGHT, BinaryOp::Shr},    {P::EQ, BinaryOp::Eq},           {P::NE, BinaryOp::Ne},
+    {P::LT, BinaryOp::Lt},        {P::LE, BinaryOp::Le},           {P::GT, BinaryOp::Gt},
+    {P::GE, BinaryOp::Ge},        {P::LAND, BinaryOp::LogicalAnd}, {P::LOR, BinaryOp::LogicalOr},
+    // compound assignment operators
+    {P::PLUSASSIGN, BinaryOp::Add}, {P::MINUSASSIGN, BinaryOp::Sub}, {P::MULASSIGN, BinaryOp::Mul},
+    {P::DIVASSIGN, BinaryOp::Div},  {P::MODASSIGN, BinaryOp::Mod},   {P::BANDASSIGN, BinaryOp::BitAnd},
+    {P::BORASSIGN, BinaryOp::BitOr}, {P::BXORASSIGN, BinaryOp::BitXor},
+    {P::LEFTASSIGN, BinaryOp::Shl}, {P::RIGHTASSIGN, BinaryOp::Shr},
+};
+
+const struct {
+  size_t token;
+  UnaryOp op;
+} kUnaryOps[] = {{P::MINUS, UnaryOp::Neg}, {P::LNOT, UnaryOp::Not}, {P::BNOT, UnaryOp::BitNot}};
+
+BinaryOp binary_op(size_t token) {
+  for (auto r : kBinaryOps)
+    if (r.token == token)
+      return r.op;
+  return BinaryOp::Add; // unreachable: the grammar only produces the tokens above
+}
+
+class Builder {
+public:
+  Builder(antlr4::BufferedTokenStream &tokens, const std::string &source, Diagnostics &diags)
+      : tokens_(tokens), source_(source), diags_(diags) {}
+
+  std::unique_ptr<Program> program(P::ProgramContext *ctx) {
+    auto prog = std::make_unique<Program>();
+    prog->span = span(ctx);
+    for (auto *p : ctx->probe())
+      prog->probes.push_back(probe(p));
+    return prog;
+  }
+
+private:
+  antlr4::BufferedTokenStream &tokens_;
+  const std::string &source_;
+  Diagnostics &diags_;
+  int depth_ = 0;
+  bool too_deep_ = false;
+
+  std::string text(const Token *t) const {
+    return source_.substr(t->getStartIndex(), t->getStopIndex() - t->getStartIndex() + 1);
+  }
+  std::string text(antlr4::tree::TerminalNode *n) const { return text(n->getSymbol()); }
+  SourceSpan span(const Token *a, const Token *b) const {
+    return SourceSpan::merge(token_span(a), token_span(b));
+  }
+  SourceSpan span(antlr4::ParserRuleContext *ctx) const {
+    return span(ctx->getStart(), ctx->getStop() ? ctx->getStop() : ctx->getStart());
+  }
+  SourceSpan span(antlr4::tree::TerminalNode *n) const { return token_span(n->getSymbol()); }
+
+  // Counts nesting on the way down; past kMaxNesting reports once and builds nothing deeper.
+  struct Nest {
+    Builder &b;
+    explicit Nest(Builder &b) : b(b) { ++b.depth_; }
+    ~Nest() { --b.depth_; }
+    bool too_deep(const SourceSpan &s) {
+      if (b.depth_ <= kMaxNesting)
+        return false;
+      if (!b.too_deep_)
+        b.diags_.error(s, "nesting too deep (more than " + std::to_string(kMaxNesting) +
+                              " levels)");
+      b.too_deep_ = true;
+      return true;
+    }
+  };
+
+  std::unique_ptr<Probe> probe(P::ProbeContext *ctx) {
+    auto p = std::make_unique<Probe>();
+    p->span = span(ctx);
+    for (auto *a : ctx->attachPoint()) {
+      AttachPoint ap;
+      ap.span = span(a);
+      ap.raw = text(a->ATTACH());
+      parse_attach_point(ap, diags_);
+      p->attach_points.push_back(std::move(ap));
+    }
+    if (auto *pred = ctx->predicate())
+      p->predicate = expr(pred->expr());
+    auto *body = ctx->body();
+    p->delimiter = body->LT() ? BlockDelimiter::Angles : BlockDelimiter::Braces;
+    p->body = block(body->stmts(), span(body));
+    return p;
+  }
+
+  std::unique_ptr<BlockStmt> block(P::StmtsContext *ctx, SourceSpan s) {
+    Nest nest(*this);
+    auto b = std::make_unique<BlockStmt>();
+    b->span = s;
+    if (nest.too_deep(s))
+      return b;
+    for (auto *child : ctx->children) {
+      if (auto *i = dynamic_cast<P::IfStmtContext *>(child))
+        b->stmts.push_back(if_stmt(i));
+      else if (auto *st = dynamic_cast<P::StmtContext *>(child))
+        if (auto built = stmt(st))
+          b->stmts.push_back(std::move(built));
+    }
+    return b;
+  }
+
+  std::unique_ptr<IfStmt> if_stmt(P::IfStmtContext *ctx) {
+    Nest nest(*this);
+    auto s = std::make_unique<IfStmt>();
+    s->span = span(ctx);
+    if (nest.too_deep(s->span))
+      return s;
+    s->cond = expr(ctx->expr());
+    auto blocks = ctx->block();
+    s->then_block = block(blocks[0]->stmts(), span(blocks[0]));
+    if (blocks.size() > 1) {
+      s->else_block = block(blocks[1]->stmts(), span(blocks[1]));
+    } else if (auto *elif = ctx->ifStmt()) {
+      s->else_block = std::make_unique<BlockStmt>();
+      s->else_block->span = span(elif);
+      s->else_block->stmts.push_back(if_stmt(elif));
+    }
+    return s;
+  }
+
+  StmtPtr stmt(P::StmtContext *ctx) {
+    auto exprs = ctx->expr();
+    if (!ctx->assignOp()) {
+      auto s = std::make_unique<ExprStmt>();
+      s->span = span(ctx);
+      s->expr = expr(exprs[0]);
+      return s;
+    }
+    Token *op = ctx->assignOp()->getStart();
+    std::optional<BinaryOp> compound;
+    if (op->getType() != P::ASSIGN)
+      compound = binary_op(op->getType());
+    P::ExprContext *lhs = exprs[0];
+    auto *prim = dynamic_cast<P::PrimaryExprContext *>(lhs);
+    auto *lvalue = prim ? dynamic_cast<P::LvalueExprContext *>(prim->primary()) : nullptr;
+    auto *field = dynamic_cast<P::FieldExprContext *>(lhs);
+    if (lvalue && !lvalue->post) {
+      if (auto *m = lvalue->map()) {
+        auto s = std::make_unique<MapAssignStmt>();
+        s->span = span(ctx);
+        s->map = map(m);
+        s->compound = compound;
+        s->value = expr(exprs[1]);
+        return s;
+      }
+      auto s = std::make_unique<VarAssignStmt>();
+      s->span = span(ctx);
+      s->var = var(lvalue->var());
+      s->compound = compound;
+      s->value = expr(exprs[1]);
+      return s;
+    }
+    if (field && field->INT() && op->getType() == P::ASSIGN) {
+      diags_.error(span(ctx), "Tuples are immutable once created. Consider creating a new tuple "
+                              "and assigning it instead.");
+      return nullptr;
+    }
+    // bison only accepts a map or variable here, so it stops at the operator.
+    diags_.error(bison_span(tokens_, op), "syntax error, unexpected " + token_word(op, source_) +
+                                              ", expecting }");
+    return nullptr;
+  }
+
+  template <class T> std::unique_ptr<T> make(SourceSpan s) {
+    auto e = std::make_unique<T>();
+    e->span = s;
+    return e;
+  }
+
+  ExprPtr expr(P::ExprContext *ctx) {
+    Nest nest(*this);
+    if (nest.too_deep(span(ctx)))
+      return make<IntegerExpr>(span(ctx));
+    if (auto *c = dynamic_cast<P::PrimaryExprContext *>(ctx))
+      return primary(c->primary());
+    if (auto *c = dynamic_cast<P::BinaryExprContext *>(ctx)) {
+      auto e = make<BinaryExpr>(span(ctx));
+      e->op = binary_op(c->op->getType());
+      e->lhs = expr(c->expr(0));
+      e->rhs = expr(c->expr(1));
+      return e;
+    }
+    if (auto *c = dynamic_cast<P::UnaryExprContext *>(ctx))
+      return unary(c);
+    if (auto *c = dynamic_cast<P::TernaryExprContext *>(ctx)) {
+      auto e = make<TernaryExpr>(span(ctx));
+      e->cond = expr(c->expr(0));
+      e->then_expr = expr(c->expr(1));
+      e->else_expr = expr(c->expr(2));
+      return e;
+    }
+    if (auto *c = dynamic_cast<P::CastExprContext *>(ctx)) {
+      auto e = make<CastExpr>(span(ctx));
+      e->type_name = text(c->INT_TYPE());
+      e->operand = expr(c->expr());
+      return e;
+    }
+    auto *c = dynamic_cast<P::FieldExprContext *>(ctx);
+    auto e = make<FieldExpr>(span(ctx));
+    e->base = expr(c->expr());
+    Token *name = c->getStop();
+    e->field = text(name);
+    e->field_span = token_span(name);
+    return e;
+  }
+
+  ExprPtr unary(P::UnaryExprContext *c) {
+    UnaryOp op = UnaryOp::Neg;
+    for (auto r : kUnaryOps)
+      if (r.token == c->op->getType())
+        op = r.op;
+    // bison folds "-" and an integer literal into one negative literal.
+    if (op == UnaryOp::Neg)
+      if (auto *p = dynamic_cast<P::PrimaryExprContext *>(c->expr()))
+        if (auto *lit = dynamic_cast<P::IntLitContext *>(p->primary())) {
+          auto e = integer(lit);
+          auto &i = e->as<IntegerExpr>();
+          i.value = int64_t(~uint64_t(i.value) + 1);
+          i.span = span(c);
+          return e;
+        }
+    auto e = make<UnaryExpr>(token_span(c->op));
+    e->op = op;
+    e->operand = expr(c->expr());
+    return e;
+  }
+
+  ExprPtr integer(P::IntLitContext *c) {
+    auto e = make<IntegerExpr>(span(c));
+    IntLiteral lit = decode_int(text(c->INT()));
+    if (lit.value)
+      e->value = *lit.value;
+    else
+      diags_.error(e->span, lit.error);
+    return e;
+  }
+
+  ExprPtr primary(P::PrimaryContext *ctx) {
+    if (auto *c = dynamic_cast<P::IntLitContext *>(ctx))
+      return integer(c);
+    if (auto *c = dynamic_cast<P::StringLitContext *>(ctx)) {
+      auto e = make<StringExpr>(span(c));
+      Token *t = c->STRING()->getSymbol();
+      StringLiteral lit = decode_string(text(t));
+      if (!lit.error.empty()) {
+        SourceSpan s = bison_span(tokens_, t); // bpftrace's lexer reports from the run's start
+        s.end_col = token_span(t).col + uint32_t(lit.error_end);
+        diags_.error(s, lit.error);
+      }
+      e->value = std::move(lit.value);
+      return e;
+    }
+    if (auto *c = dynamic_cast<P::LvalueExprContext *>(ctx)) {
+      ExprPtr target = c->map() ? ExprPtr(map(c->map())) : ExprPtr(var(c->var()));
+      if (!c->post)
+        return target;
+      auto e = make<UnaryExpr>(span(c));
+      e->op = c->post->getType() == P::INCREMENT ? UnaryOp::PostInc : UnaryOp::PostDec;
+      e->operand = std::move(target);
+      return e;
+    }
+    if (auto *c = dynamic_cast<P::PreIncDecContext *>(ctx)) {
+      auto e = make<UnaryExpr>(span(c));
+      bool inc = c->pre->getType() == P::INCREMENT;
+      e->op = inc ? UnaryOp::PreInc : UnaryOp::PreDec;
+      if (c->IDENT()) {
+        diags_.error(token_span(c->pre), std::string("The ") + (inc ? "++" : "--") +
+                                             " operator must be applied to a map or variable");
+        e->operand = make<IntegerExpr>(span(c));
+        return e;
+      }
+      e->operand = c->map() ? ExprPtr(map(c->map())) : ExprPtr(var(c->var()));
+      return e;
+    }
+    if (auto *c = dynamic_cast<P::IdentExprContext *>(ctx))
+      return ident(c);
+    if (auto *c = dynamic_cast<P::ParamExprContext *>(ctx)) {
+      diags_.error(span(c), "positional parameters (" + text(c->getStart()) +
+                                ") are not supported by gpubt");
+      return make<IntegerExpr>(span(c));
+    }
+    auto *c = dynamic_cast<P::ParenExprContext *>(ctx);
+    auto elems = c->expr();
+    if (elems.size() == 1)
+      return expr(elems[0]);
+    auto e = make<TupleExpr>(span(c));
+    for (auto *x : elems)
+      e->elems.push_back(expr(x));
+    return e;
+  }
+
+  ExprPtr ident(P::IdentExprContext *c) {
+    std::string name = text(c->IDENT());
+    if (c->call) {
+      auto e = make<CallExpr>(span(c));
+      e->name = name;
+      for (auto *x : c->expr())
+        e->args.push_back(expr(x));
+      return e;
+    }
+    if (c->post) {
+      diags_.error(span(c->IDENT()), std::string("The ") +
+                                         (c->post->getType() == P::INCREMENT ? "++" : "--") +
+                                         " operator must be applied to a map or variable");
+    }
+    auto e = make<BuiltinExpr>(span(c->IDENT()));
+    e->name = name;
+    return e;
+  }
+
+  std::unique_ptr<MapExpr> map(P::MapContext *c) {
+    auto m = make<MapExpr>(span(c));
+    m->name = text(c->MAP());
+    for (auto *k : c->expr())
+      m->keys.push_back(expr(k));
+    return m;
+  }
+
+  std::unique_ptr<VariableExpr> var(P::VarContext *c) {
+    auto v = make<VariableExpr>(span(c));
+    v->name = text(c->VAR());
+    return v;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Program> build_ast(P::ProgramContext *tree, antlr4::BufferedTokenStream &tokens,
+                                   const std::string &source, Diagnostics &diags) {
+  auto errors = [&] {
+    size_t n = 0;
+    for (const auto &d : diags.all())
+      n += d.severity == Severity::Error;
+    return n;
+  };
+  size_t before = errors();
+  auto prog = Builder(tokens, source, diags).program(tree);
+  return errors() == before ? std::move(prog) : nullptr;
+}
+
+} // namespace gpubt::frontend::parse
