@@ -18,6 +18,16 @@ CUDA_FUNCS = """cuMemAlloc cuMemFree cuMemAllocManaged cuMemcpyHtoD cuMemcpyDtoH
 cuMemcpyDtoHAsync cuLaunchKernel cuLaunchKernelEx cuLaunchCooperativeKernel cuStreamCreate
 cuStreamDestroy cuStreamSynchronize cuCtxSynchronize cuModuleLoadData cuLibraryLoadData
 cuModuleGetFunction cuLibraryGetKernel""".split()
+# Undocumented cudart entry points of CUDA 12.8+/13 launches: nvcc's <<<>>> stub calls
+# __cudaGetKernel(&handle, hostStub) once, then __cudaLaunchKernel(handle, ...) which calls
+# cudaLaunchKernel(func = handle, ...). On a GPU the handle is a cudaKernel_t, not the host stub,
+# so kernel names need the handle -> stub pairs __cudaGetKernel hands out. Its header declares
+# the parameters unnamed; the names here are ours.
+CUDART_INTERNAL = {
+    "__cudaGetKernel": "cudaKernel_t *kernel, const void *func",
+    "__cudaLaunchKernel": None,  # named in crt/device_functions.h
+}
+INTERNAL_PTSZ = {"__cudaLaunchKernel": ["__cudaLaunchKernel_ptsz"]}  # nvcc --default-stream per-thread
 HIP_FUNCS = """hipMalloc hipFree hipMemcpy hipMemcpyAsync hipLaunchKernel hipModuleLaunchKernel
 hipDeviceSynchronize hipStreamCreate hipStreamSynchronize""".split()
 
@@ -25,12 +35,13 @@ hipDeviceSynchronize hipStreamCreate hipStreamSynchronize""".split()
 LIBRARIES = [
     ("Cudart", CUDART_FUNCS, f"{CUDA}/cuda_runtime_api.h", "cudaError_t",
      [f"{CUDA}/cuda_runtime_api.h"]),
+    ("Cudart", list(CUDART_INTERNAL), f"{CUDA}/crt/device_functions.h", "cudaError_t", []),
     ("Cuda", CUDA_FUNCS, f"{CUDA}/cuda.h", "CUresult", [f"{CUDA}/cuda.h"]),
     ("Hip", HIP_FUNCS, f"{HIP}/hip_runtime_api.h", "hipError_t",
      [f"{HIP}/amd_detail/amd_hip_runtime_pt_api.h"]),
 ]
 
-HANDLES = {"cudaStream_t", "cudaEvent_t", "cudaGraphExec_t", "CUstream", "CUfunction",
+HANDLES = {"cudaKernel_t", "cudaStream_t", "cudaEvent_t", "cudaGraphExec_t", "CUstream", "CUfunction",
            "CUkernel", "CUmodule", "CUlibrary", "CUcontext", "hipStream_t", "hipFunction_t",
            "hipEvent_t"}
 ENUMS = {"cudaMemcpyKind", "hipMemcpyKind"}
@@ -92,8 +103,8 @@ def parse_params(text):
 
 
 def find_prototype(text, name, ret):
-    m = re.search(r"\b" + ret + r"\s+(?:CUDARTAPI\s+|CUDAAPI\s+)?" + name + r"\s*\(([^;{]*?)\)\s*;",
-                  text)
+    m = re.search(r"\b" + ret + r"\s+(?:CUDARTAPI\s+|CUDAAPI\s+)?" + re.escape(name) +
+                  r"\s*\(([^;{]*?)\)\s*;", text)
     if not m:
         sys.exit(f"gen-api-catalog: no prototype of {name}")
     return parse_params(m.group(1))
@@ -102,7 +113,7 @@ def find_prototype(text, name, ret):
 def find_symbols(macro_texts, name):
     """Symbols exported for `name`: the macro's target first, then its per-thread variant."""
     for text in macro_texts:
-        m = re.search(r"^\s*#\s*define\s+" + name + r"\s+(.*)$", text, re.M)
+        m = re.search(r"^\s*#\s*define\s+" + re.escape(name) + r"\s+(.*)$", text, re.M)
         if not m:
             continue
         body = m.group(1).strip()
@@ -143,8 +154,11 @@ def main():
         text = strip_comments(read(header))
         macro_texts = [read(h) for h in macro_headers]
         for name in funcs:
-            params = find_prototype(text, name, ret)
-            symbols = find_symbols(macro_texts, name)
+            if CUDART_INTERNAL.get(name):
+                params = parse_params(CUDART_INTERNAL[name])
+            else:
+                params = find_prototype(text, name, ret)
+            symbols = find_symbols(macro_texts, name) + INTERNAL_PTSZ.get(name, [])
             w(f"constexpr std::string_view {name}_symbols[] = {{"
               + ", ".join(cxx_str(s) for s in symbols) + "};\n")
             if params:

@@ -58,7 +58,10 @@ struct ApiFunction {
   std::span<const ApiParam> params;
 };
 
-// Every catalogued function (generated table), grouped by library.
+// Every catalogued function (generated table), grouped by library. Besides the documented API,
+// cudart's __cudaGetKernel(kernel, func) and __cudaLaunchKernel(kernel, ...): CUDA 13's <<<>>>
+// launch path, whose cudaKernel_t handles reach cudaLaunchKernel's `func` on a real GPU
+// (tests/programs/cuda/README.md).
 std::span<const ApiFunction> api_functions();
 
 // By script name ("cudaMalloc", "cuMemAlloc"); null if not catalogued.

@@ -108,6 +108,21 @@ constexpr ApiParam cudaGraphLaunch_params[] = {
     {"stream", "cudaStream_t", K::Handle, 8, false, "", {false, 1, 1}}, // rsi
 };
 
+constexpr std::string_view __cudaGetKernel_symbols[] = {"__cudaGetKernel"};
+constexpr ApiParam __cudaGetKernel_params[] = {
+    {"kernel", "cudaKernel_t *", K::Pointer, 8, false, "", {false, 0, 1}}, // rdi
+    {"func", "const void *", K::Pointer, 8, false, "", {false, 1, 1}}, // rsi
+};
+constexpr std::string_view __cudaLaunchKernel_symbols[] = {"__cudaLaunchKernel", "__cudaLaunchKernel_ptsz"};
+constexpr ApiParam __cudaLaunchKernel_params[] = {
+    {"kernel", "cudaKernel_t", K::Handle, 8, false, "", {false, 0, 1}}, // rdi
+    {"gridDim", "dim3", K::Dim3, 12, false, "", {false, 1, 2}}, // rsi+rdx
+    {"blockDim", "dim3", K::Dim3, 12, false, "", {false, 3, 2}}, // rcx+r8
+    {"args", "void **", K::Pointer, 8, false, "", {false, 5, 1}}, // r9
+    {"sharedMem", "size_t", K::Integer, 8, false, "", {true, 0, 1}}, // stack slot 0
+    {"stream", "cudaStream_t", K::Handle, 8, false, "", {true, 1, 1}}, // stack slot 1
+};
+
 constexpr std::string_view cuMemAlloc_symbols[] = {"cuMemAlloc_v2"};
 constexpr ApiParam cuMemAlloc_params[] = {
     {"dptr", "CUdeviceptr *", K::Pointer, 8, false, "", {false, 0, 1}}, // rdi
@@ -304,6 +319,8 @@ constexpr ApiFunction k_functions[] = {
     {"cudaGetDevice", ApiLibrary::Cudart, cudaGetDevice_symbols, "cudaError_t", cudaGetDevice_params},
     {"cudaSetDevice", ApiLibrary::Cudart, cudaSetDevice_symbols, "cudaError_t", cudaSetDevice_params},
     {"cudaGraphLaunch", ApiLibrary::Cudart, cudaGraphLaunch_symbols, "cudaError_t", cudaGraphLaunch_params},
+    {"__cudaGetKernel", ApiLibrary::Cudart, __cudaGetKernel_symbols, "cudaError_t", __cudaGetKernel_params},
+    {"__cudaLaunchKernel", ApiLibrary::Cudart, __cudaLaunchKernel_symbols, "cudaError_t", __cudaLaunchKernel_params},
     {"cuMemAlloc", ApiLibrary::Cuda, cuMemAlloc_symbols, "CUresult", cuMemAlloc_params},
     {"cuMemFree", ApiLibrary::Cuda, cuMemFree_symbols, "CUresult", cuMemFree_params},
     {"cuMemAllocManaged", ApiLibrary::Cuda, cuMemAllocManaged_symbols, "CUresult", cuMemAllocManaged_params},

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <sys/user.h>
 
@@ -64,6 +65,9 @@ TEST(ApiCatalog, EveryFunctionOfIssue3IsPresentWithItsDocumentedParameterNames) 
       {"cudaGetDevice", "device"},
       {"cudaSetDevice", "device"},
       {"cudaGraphLaunch", "graphExec, stream"},
+      // cudart internals of CUDA 13 <<<>>> launches (kernel names need the handle -> stub map)
+      {"__cudaGetKernel", "kernel, func"},
+      {"__cudaLaunchKernel", "kernel, gridDim, blockDim, args, sharedMem, stream"},
       {"cuMemAlloc", "dptr, bytesize"},
       {"cuMemFree", "dptr"},
       {"cuMemAllocManaged", "dptr, bytesize, flags"},
@@ -160,6 +164,7 @@ TEST(ApiCatalog, SysVLocations) {
   // dim3 by value is 12 bytes: two INTEGER eightbytes, so two registers each.
   EXPECT_EQ(locations("cudaLaunchKernel"), "rdi rsi+rdx rcx+r8 r9 stack0 stack1");
   EXPECT_EQ(locations("hipLaunchKernel"), "rdi rsi+rdx rcx+r8 r9 stack0 stack1");
+  EXPECT_EQ(locations("__cudaLaunchKernel"), "rdi rsi+rdx rcx+r8 r9 stack0 stack1");
   EXPECT_EQ(locations("cuLaunchKernel"),
             "rdi rsi rdx rcx r8 r9 stack0 stack1 stack2 stack3 stack4");
   EXPECT_EQ(locations("cuLibraryLoadData"), "rdi rsi rdx rcx r8 r9 stack0 stack1");
@@ -176,6 +181,8 @@ TEST(ApiCatalog, ExportedSymbols) {
   EXPECT_EQ(syms("cudaMalloc"), "cudaMalloc");
   EXPECT_EQ(syms("cudaMemcpy"), "cudaMemcpy cudaMemcpy_ptds");
   EXPECT_EQ(syms("cudaLaunchKernel"), "cudaLaunchKernel cudaLaunchKernel_ptsz");
+  EXPECT_EQ(syms("__cudaLaunchKernel"), "__cudaLaunchKernel __cudaLaunchKernel_ptsz");
+  EXPECT_EQ(syms("__cudaGetKernel"), "__cudaGetKernel");
   EXPECT_EQ(syms("cuMemAlloc"), "cuMemAlloc_v2");
   EXPECT_EQ(syms("cuMemFree"), "cuMemFree_v2");
   EXPECT_EQ(syms("cuMemcpyHtoD"), "cuMemcpyHtoD_v2 cuMemcpyHtoD_v2_ptds");
@@ -240,4 +247,39 @@ TEST(ApiCatalog, GeneratedFilesAreUpToDate) {
     EXPECT_EQ(generated, slurp(std::string(GPUBT_SOURCE_DIR) + "/stdlib/" + file))
         << script << " output differs from stdlib/" << file << ": re-run it";
   }
+}
+
+// Every symbol the catalog probes is exported by the real library (the toolkit's libcudart.so.13
+// and driver stub, Debian's libamdhip64) and present in a static-cudart nvcc binary's .symtab.
+TEST(ApiCatalog, SymbolsExistInTheRealLibraries) {
+  auto symbols_of = [](const std::string &nm_cmd) {
+    std::string out = run(nm_cmd + " 2>/dev/null");
+    std::set<std::string> syms;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+      std::string sym = line.substr(line.find_last_of(' ') + 1);
+      syms.insert(sym.substr(0, sym.find('@')));
+    }
+    return syms;
+  };
+  const std::pair<ApiLibrary, std::string> libs[] = {
+      {ApiLibrary::Cudart, "/usr/local/cuda/lib64/libcudart.so.13"},
+      {ApiLibrary::Cuda, "/usr/local/cuda/lib64/stubs/libcuda.so"},
+      {ApiLibrary::Hip, "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5"},
+      {ApiLibrary::Cudart, std::string(GPUBT_BINARY_DIR) + "/tests/programs/cuda_calls_static"},
+  };
+  int checked = 0;
+  for (auto &[lib, path] : libs) {
+    if (!std::ifstream(path))
+      continue;
+    bool is_static = path.find("cuda_calls_static") != std::string::npos;
+    auto syms = symbols_of((is_static ? "nm " : "nm -D --defined-only ") + path);
+    for (const ApiFunction &f : api_functions())
+      if (f.library == lib)
+        for (std::string_view s : f.symbols)
+          EXPECT_TRUE(syms.count(std::string(s))) << s << " not in " << path;
+    ++checked;
+  }
+  if (!checked)
+    GTEST_SKIP() << "no CUDA or HIP library installed";
 }
