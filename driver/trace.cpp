@@ -1,0 +1,94 @@
+// Drives a runtime::Session and routes its events to the printers.
+#include "driver/trace.h"
+
+#include <ctime>
+
+#include "runtime/format_printf.h"
+#include "runtime/output_events.h"
+#include "runtime/print_map.h"
+#include "runtime/session.h"
+
+namespace gpubt::driver {
+namespace {
+
+class PrintingHandler : public runtime::EventHandler {
+public:
+  PrintingHandler(runtime::Session &s, std::ostream &out, runtime::OutputFormat f)
+      : session_(s), out_(out), format_(f), symbolize_(s.symbolizer()) {}
+
+  void on_printf(uint32_t index, const uint8_t *payload, size_t size) override {
+    const auto &spec = session_.spec();
+    if (index >= spec.formats.size())
+      return;
+    runtime::print_printf(
+        out_, runtime::format_printf(spec.formats[index], payload, size, spec, symbolize_),
+        format_);
+    out_.flush();
+  }
+  void on_print_value(uint32_t index, const uint8_t *payload, size_t size) override {
+    const auto &spec = session_.spec();
+    if (index >= spec.formats.size() || spec.formats[index].args.empty())
+      return;
+    const auto &arg = spec.formats[index].args[0];
+    if (arg.offset + arg.type.size > size)
+      return;
+    runtime::print_value(out_, arg.type, payload + arg.offset, spec, symbolize_, format_);
+    out_.flush();
+  }
+  void on_print_map(uint32_t map_index) override {
+    runtime::print_map(out_, session_.spec(), map_index, session_.read_map(map_index), format_,
+                       symbolize_);
+    out_.flush();
+  }
+  void on_time(uint32_t index) override {
+    const auto &formats = session_.spec().time_formats;
+    if (index < formats.size())
+      runtime::print_time(out_, formats[index], std::time(nullptr), format_);
+    out_.flush();
+  }
+
+private:
+  runtime::Session &session_;
+  std::ostream &out_;
+  runtime::OutputFormat format_;
+  runtime::Symbolizer symbolize_;
+};
+
+} // namespace
+
+int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
+          std::ostream &err) {
+  runtime::SessionOptions so;
+  so.pid = options.pid;
+  so.command = options.child_command;
+  auto session = runtime::Session::create(spec, so);
+  if (!session) {
+    err << "ERROR: " << session.error() << "\n";
+    return 1;
+  }
+  auto &s = **session;
+  auto attached = s.attach();
+  if (!attached) {
+    err << "ERROR: " << attached.error() << "\n";
+    return 1;
+  }
+  for (const auto &line : s.unmatched())
+    err << "WARNING: " << line << "\n";
+  runtime::print_attached_probes(out, *attached, options.format);
+  out.flush();
+
+  PrintingHandler handler(s, out, options.format);
+  s.run_begin();
+  s.run(handler);
+  s.run_end(handler);
+
+  std::vector<runtime::MapData> maps(spec.maps.size());
+  for (size_t i = 0; i < spec.maps.size(); ++i)
+    if (!spec.maps[i].internal)
+      maps[i] = s.read_map(static_cast<int>(i));
+  runtime::print_all_maps(out, spec, maps, options.format, s.symbolizer());
+  out.flush();
+  return 0;
+}
+
+} // namespace gpubt::driver
