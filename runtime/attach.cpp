@@ -4,25 +4,61 @@
 #include "runtime/symbols.h"
 #include "runtime/tracefs.h"
 #include "runtime/triggers.h"
+#include "runtime/uprobe_multi.h"
 #include <unistd.h>
 
 namespace gpubt::runtime {
 namespace {
 
-using Events = std::vector<UniqueFd>;
+using Events = Attached;
+
+std::string errno_text(const std::string &msg) {
+  // ENOTSUPP (524) has no strerror text; the kernel uses it for instructions uprobes cannot
+  // single-step.
+  auto at = msg.find("Unknown error 524");
+  return at == std::string::npos ? msg
+                                 : msg.substr(0, at) + "instruction cannot be probed (ENOTSUPP)";
+}
+
+// Tries one link for targets [lo, hi); on failure splits the range to find the functions the
+// kernel refuses, which are skipped when the pattern was a wildcard.
+Status attach_multi_range(const std::vector<UprobeTarget> &t, size_t lo, size_t hi, bool ret,
+                          int prog_fd, int pid, bool wildcard, const std::string &probe_name,
+                          Events &out) {
+  std::vector<uint64_t> offsets;
+  for (size_t i = lo; i < hi; ++i)
+    offsets.push_back(t[i].offset);
+  auto link = attach_uprobe_multi(prog_fd, t[lo].path, offsets, ret, pid);
+  if (link) {
+    out.fds.push_back(std::move(*link));
+    out.count += hi - lo;
+    return Ok{};
+  }
+  if (hi - lo == 1) {
+    std::string why = t[lo].func + ": " + errno_text(link.error());
+    if (!wildcard)
+      return make_error("failed to attach " + probe_name + " (" + t[lo].path + ":" + why + ")");
+    out.skipped.push_back(why);
+    return Ok{};
+  }
+  size_t mid = lo + (hi - lo) / 2;
+  if (auto st = attach_multi_range(t, lo, mid, ret, prog_fd, pid, wildcard, probe_name, out); !st)
+    return st;
+  return attach_multi_range(t, mid, hi, ret, prog_fd, pid, wildcard, probe_name, out);
+}
 
 Result<Events> attach_targets(const std::vector<UprobeTarget> &targets, bool ret, int prog_fd,
                               int pid, const std::string &probe_name) {
   Events out;
-  out.reserve(targets.size());
   for (const auto &t : targets) {
     auto ev = open_uprobe_event(t.path, t.offset, ret, pid);
     if (!ev)
       return make_error("failed to attach " + probe_name + " (" + t.path + ":" + t.func +
-                        "): " + ev.error());
+                        "): " + errno_text(ev.error()));
     if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
       return make_error("failed to attach " + probe_name + ": " + st.error());
-    out.push_back(std::move(*ev));
+    out.fds.push_back(std::move(*ev));
+    out.count++;
   }
   return out;
 }
@@ -31,7 +67,17 @@ Result<Events> attach_uprobe(const abi::ProbeSpec &p, int prog_fd, int pid) {
   auto targets = resolve_uprobe_targets(p.target, p.func, pid);
   if (!targets)
     return make_error(targets.error());
-  return attach_targets(*targets, p.kind == abi::AttachKind::Uretprobe, prog_fd, pid, p.name);
+  bool ret = p.kind == abi::AttachKind::Uretprobe;
+  if (!uprobe_multi_supported())
+    return attach_targets(*targets, ret, prog_fd, pid, p.name);
+  Events out;
+  if (targets->empty())
+    return out;
+  if (auto st = attach_multi_range(*targets, 0, targets->size(), ret, prog_fd, pid,
+                                   has_wildcard(p.func), p.name, out);
+      !st)
+    return make_error(st.error());
+  return out;
 }
 
 Result<Events> attach_trigger(const abi::ProbeSpec &p, int prog_fd, int) {
@@ -55,7 +101,8 @@ Result<Events> attach_tracepoint(const abi::ProbeSpec &p, int prog_fd, int) {
       return make_error("failed to attach " + p.name + ": " + ev.error());
     if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
       return make_error("failed to attach " + p.name + ": " + st.error());
-    out.push_back(std::move(*ev));
+    out.fds.push_back(std::move(*ev));
+    out.count++;
   }
   return out;
 }
@@ -67,7 +114,8 @@ Result<Events> attach_interval(const abi::ProbeSpec &p, int prog_fd, int) {
   if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
     return make_error("failed to attach " + p.name + ": " + st.error());
   Events out;
-  out.push_back(std::move(*ev));
+  out.fds.push_back(std::move(*ev));
+  out.count = 1;
   return out;
 }
 
@@ -84,7 +132,7 @@ constexpr KindAttach attachers[] = {
 
 } // namespace
 
-Result<std::vector<UniqueFd>> attach_probe(const abi::ProbeSpec &probe, int prog_fd, int pid) {
+Result<Attached> attach_probe(const abi::ProbeSpec &probe, int prog_fd, int pid) {
   for (const auto &a : attachers)
     if (a.kind == probe.kind)
       return a.fn(probe, prog_fd, pid);

@@ -3,12 +3,20 @@
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
 #include "runtime/unique_fd.h"
+#include <string>
 #include <vector>
 
 namespace gpubt::runtime {
 
-// The perf events PROBE's program now runs on; empty when a pattern matched nothing.
+struct Attached {
+  std::vector<UniqueFd> fds; // perf events or links; closing them detaches
+  size_t count = 0;          // attach points (functions, tracepoints), wildcards expanded
+  std::vector<std::string> skipped; // wildcard matches the kernel refused ("func: reason")
+};
+
+// Attaches PROG_FD to everything PROBE names; count 0 when a pattern matched nothing.
 // PID > 0 limits uprobes to that process (-p / -c); BEGIN/END always watch only gpubt itself.
-Result<std::vector<UniqueFd>> attach_probe(const abi::ProbeSpec &probe, int prog_fd, int pid);
+// Uprobes use one uprobe_multi link per probe where the kernel has them (see uprobe_multi.h).
+Result<Attached> attach_probe(const abi::ProbeSpec &probe, int prog_fd, int pid);
 
 } // namespace gpubt::runtime

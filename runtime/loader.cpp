@@ -1,5 +1,6 @@
 // Map creation and program loading through libbpf's low-level API.
 #include "runtime/loader.h"
+#include "runtime/uprobe_multi.h"
 #include <bpf/bpf.h>
 #include <cerrno>
 #include <cstring>
@@ -82,6 +83,9 @@ Result<UniqueFd> load_program(const abi::ProbeSpec &probe, const std::vector<Uni
   auto type = static_cast<bpf_prog_type>(prog_type_for(probe.kind));
   std::string name = sanitize(probe.name);
   LIBBPF_OPTS(bpf_prog_load_opts, opts);
+  bool uprobe = probe.kind == abi::AttachKind::Uprobe || probe.kind == abi::AttachKind::Uretprobe;
+  if (uprobe && uprobe_multi_supported())
+    opts.expected_attach_type = static_cast<bpf_attach_type>(bpf_trace_uprobe_multi);
   if (probe.sleepable)
     opts.prog_flags |= BPF_F_SLEEPABLE;
   int fd = bpf_prog_load(type, name.c_str(), "GPL", insns->data(), insns->size(), &opts);

@@ -115,10 +115,12 @@ Result<int> Session::attach() {
     auto evs = attach_probe(probe, progs_[i].get(), target_pid());
     if (!evs)
       return make_error(evs.error());
-    if (evs->empty())
+    if (evs->count == 0 && evs->skipped.empty())
       unmatched_.push_back(probe.name);
-    attached += evs->size();
-    for (auto &e : *evs)
+    for (auto &why : evs->skipped)
+      skipped_.push_back(probe.name + ": " + why);
+    attached += evs->count;
+    for (auto &e : evs->fds)
       events_.push_back(std::move(e));
   }
   return attached;

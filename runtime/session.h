@@ -48,6 +48,8 @@ public:
   // skipped, as bpftrace does, with a line in unmatched().
   Result<int> attach();
   const std::vector<std::string> &unmatched() const { return unmatched_; }
+  // Wildcard matches the kernel refused to probe, "PROBE: func: reason" (warnings).
+  const std::vector<std::string> &skipped() const { return skipped_; }
 
   void run_begin();                  // fires BEGIN
   StopReason run(EventHandler &handler); // starts the child, then the event loop
@@ -79,7 +81,7 @@ private:
   std::vector<UniqueFd> maps_;
   std::vector<UniqueFd> progs_; // one per spec probe
   std::vector<UniqueFd> events_;
-  std::vector<std::string> unmatched_;
+  std::vector<std::string> unmatched_, skipped_;
   ring_buffer *rb_ = nullptr;
   EventHandler *handler_ = nullptr;
   bool exit_requested_ = false;

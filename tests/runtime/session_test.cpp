@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <gtest/gtest.h>
+#include <iostream>
 
 using namespace gpubt::runtime;
 using gpubt::test::BpfAsm;
@@ -216,4 +217,28 @@ TEST(Session, PidMustExist) {
   auto s = Session::create(spec, {.pid = 999999999});
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error(), "failed to open process 999999999: No such process");
+}
+
+TEST(Session, ManyUprobesAttachQuickly) {
+  gabi::ProgramSpec spec;
+  spec.maps = {test::array_map("@")};
+  spec.probes = {test::probe(gabi::AttachKind::Uprobe, "uprobe:libc:*", "libc", "*",
+                             BpfAsm().count_in_array(0).end())};
+  auto start = std::chrono::steady_clock::now();
+  auto s = Session::create(spec, {.command = calls});
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto n = (*s)->attach();
+  ASSERT_TRUE(n.ok()) << n.error();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::steady_clock::now() - start)
+                .count();
+  EXPECT_GT(*n, 1000);
+  EXPECT_LT(ms, 5000) << *n << " probes";
+  std::cerr << "attached " << *n << " libc uprobes in " << ms << " ms, skipped "
+            << (*s)->skipped().size() << "\n";
+  for (auto &why : (*s)->skipped())
+    std::cerr << "  " << why << "\n";
+  Recorder rec;
+  EXPECT_EQ((*s)->run(rec), StopReason::ChildExited);
+  EXPECT_GT(sum_u64((*s)->read_map(0)), 10u);
 }
