@@ -13,7 +13,8 @@ std::string_view library_alias(ApiLibrary lib) {
 
 const ApiFunction *find_api_function(std::string_view name) {
   auto fns = api_functions();
-  auto it = std::find_if(fns.begin(), fns.end(), [&](const ApiFunction &f) { return f.name == name; });
+  auto it =
+      std::find_if(fns.begin(), fns.end(), [&](const ApiFunction &f) { return f.name == name; });
   return it == fns.end() ? nullptr : &*it;
 }
 
@@ -53,7 +54,8 @@ std::string join_api_param_names(const ApiFunction &fn) {
 }
 
 // Field offsets of arch/x86/include/asm/ptrace.h struct pt_regs (x86-64).
-static constexpr std::array<std::string_view, 6> arg_reg_names = {"di", "si", "dx", "cx", "r8", "r9"};
+static constexpr std::array<std::string_view, 6> arg_reg_names = {"di", "si", "dx",
+                                                                  "cx", "r8", "r9"};
 static constexpr std::array<uint32_t, 6> arg_reg_offsets = {112, 104, 96, 88, 72, 64};
 
 std::string_view sysv_arg_reg_name(unsigned index) {

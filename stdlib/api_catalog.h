@@ -41,7 +41,7 @@ struct ApiParam {
   std::string_view name;   // the vendor header's (and documentation's) name: "devPtr"
   std::string_view c_type; // as declared, spacing normalised: "void **", "enum cudaMemcpyKind"
   ApiValueKind kind;
-  uint32_t size;           // bytes of the value (Dim3: 12)
+  uint32_t size; // bytes of the value (Dim3: 12)
   bool is_signed;
   std::string_view enum_name; // Enum only
   ArgLocation loc;

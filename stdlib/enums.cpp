@@ -31,8 +31,8 @@ const Index &index() {
 
 const EnumDef *find_enum_def(std::string_view enum_name) {
   auto defs = enum_defs();
-  auto it = std::find_if(defs.begin(), defs.end(),
-                         [&](const EnumDef &d) { return d.name == enum_name; });
+  auto it =
+      std::find_if(defs.begin(), defs.end(), [&](const EnumDef &d) { return d.name == enum_name; });
   return it == defs.end() ? nullptr : &*it;
 }
 

@@ -23,7 +23,7 @@ TEST(Enums, DriverResults) {
   EXPECT_EQ(name_of("CUresult", 0), "CUDA_SUCCESS");
   EXPECT_EQ(name_of("CUresult", 100), "CUDA_ERROR_NO_DEVICE");
   EXPECT_EQ(name_of("CUresult", 34), "CUDA_ERROR_STUB_LIBRARY"); // what libcuda's stub returns
-  EXPECT_EQ(name_of("CUresult", 35), "<none>");                 // no driver-API twin of 35
+  EXPECT_EQ(name_of("CUresult", 35), "<none>");                  // no driver-API twin of 35
   EXPECT_EQ(name_of("CUresult", 3), "CUDA_ERROR_NOT_INITIALIZED");
   EXPECT_EQ(name_of("CUresult", 999), "CUDA_ERROR_UNKNOWN");
 }
