@@ -5,11 +5,10 @@
 //              C++ names), `/` opens a predicate, `{` or `<` opens a body.
 //  * predicate between the opening `/` and the `/` that is followed by `{` or `<` (ENDPRED,
 //              as bpftrace's lexer does); any other `/` there is division.
-//  * body      inside `{ }` or `< >`. In a `< >` body a `>` that is outside every (), [] and {}
-//              ends the body, even when followed by `=` or `>`: write the comparisons
-//              `>`, `>=`, `>>` and `>>=` inside parentheses or braces there, e.g.
-//              `gpu:kprobe:k < if ($x > 1) { @big = count(); } >` or `< @b = ($x > 1); >`.
-//              `<` is always less-than inside a body.
+//  * body      inside `{ }` or `< >`. In a `< >` body a lone `>` outside every (), [] and {}
+//              ends the body (RANGLE), so write the comparison `>` inside parentheses or braces
+//              there: `gpu:kprobe:k < if ($x > 1) { @big = count(); } >`, `< @b = ($x > 1); >`.
+//              `<`, `>=`, `>>` and `>>=` keep their meaning everywhere in a body.
 // Statements follow bpftrace's rule: separated by `;` (optional after the last one), except that
 // `if` needs none; blocks of `if` always use braces.
 grammar Gpubt;
@@ -23,45 +22,90 @@ grammar Gpubt;
 
 @lexer::members {
 public:
-  enum class State { Header, Predicate, Body };
-  State state_ = State::Header;
-  bool angle_ = false;   // the current body is `< >`
-  int braces_ = 0;       // `{` open inside the current body
-  int parens_ = 0;       // `(` and `[` open inside the current body or predicate
+  // Where we are. ANTLR's own rules have no predicates or actions (those would stop its DFA
+  // cache and make lexing ~50x slower); nextToken() applies the state to each token instead.
+  enum class Where { Header, Predicate, Body };
+  Where where_ = Where::Header;
+  bool angle_ = false;  // the current body is `< >`
+  int braces_ = 0;      // `{` open inside the current body
+  int parens_ = 0;      // `(` and `[` open inside the current body
 
-  bool header() const { return state_ == State::Header; }
-  bool angle_top() const {
-    return state_ == State::Body && angle_ && braces_ == 0 && parens_ == 0;
+  static bool attach_start(size_t c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
   }
-  // A predicate's closing `/` is the one followed (after blanks) by a body opener.
-  bool endpred_ahead() {
-    if (state_ != State::Predicate) return false;
-    for (ssize_t i = 2;; ++i) {
-      size_t c = _input->LA(i);
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
-      return c == '{' || c == '<';
+  static bool attach_char(size_t c) {
+    static const std::string extra = "_./*?+-~$@[]#%=!&|^:";
+    return attach_start(c) || (c >= '0' && c <= '9') || (c < 128 && extra.find(char(c)) != std::string::npos);
+  }
+  // An attach point up to the next blank, `,`, `{` or `<`: provider:target:func with `/`, `.`,
+  // wildcards and C++ characters, and "double quoted" parts for paths with blanks.
+  std::unique_ptr<antlr4::Token> lex_attach_point() {
+    size_t start = _input->index(), line = getLine(), col = getCharPositionInLine();
+    while (true) {
+      size_t c = _input->LA(1);
+      if (c == '"') {
+        size_t n = 2;
+        while (_input->LA(n) != '"' && _input->LA(n) != '\n' && _input->LA(n) != '\r' &&
+               _input->LA(n) != antlr4::Token::EOF)
+          ++n;
+        if (_input->LA(n) != '"')
+          break;
+        for (size_t i = 0; i < n; ++i)
+          _input->consume();
+      } else if (attach_char(c)) {
+        _input->consume();
+      } else {
+        break;
+      }
     }
+    size_t stop = _input->index() - 1;
+    setCharPositionInLine(col + (stop + 1 - start));
+    return _factory->create({this, _input}, ATTACH, "", antlr4::Token::DEFAULT_CHANNEL, start,
+                            stop, line, col);
   }
-  void open_brace() {
-    if (state_ == State::Body) { ++braces_; return; }
-    state_ = State::Body; angle_ = false; braces_ = 0; parens_ = 0;
+
+  std::unique_ptr<antlr4::Token> nextToken() override {
+    if (where_ == Where::Header && attach_start(_input->LA(1)))
+      return lex_attach_point();
+    auto t = antlr4::Lexer::nextToken();
+    if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL)
+      return t;
+    size_t type = t->getType();
+    auto retype = [&](size_t to) { static_cast<antlr4::CommonToken &>(*t).setType(to); };
+    switch (where_) {
+    case Where::Header:
+      if (type == DIV || type == LBRACE || type == LT) {
+        where_ = type == DIV ? Where::Predicate : Where::Body;
+        angle_ = type == LT;
+        braces_ = parens_ = 0;
+      }
+      return t;
+    case Where::Predicate:
+      if (type == DIV) { // the closing `/` is followed (after blanks) by a body opener
+        for (ssize_t i = 1;; ++i) {
+          size_t c = _input->LA(i);
+          if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+          if (c == '{' || c == '<') { retype(ENDPRED); where_ = Where::Header; }
+          break;
+        }
+      }
+      return t;
+    case Where::Body:
+      if (type == LPAREN || type == LBRACKET) ++parens_;
+      if ((type == RPAREN || type == RBRACKET) && parens_ > 0) --parens_;
+      if (type == LBRACE) ++braces_;
+      if (type == RBRACE) {
+        if (braces_ > 0) --braces_;
+        else if (!angle_) where_ = Where::Header;
+      }
+      if (type == GT && angle_ && braces_ == 0 && parens_ == 0) {
+        retype(RANGLE);
+        where_ = Where::Header;
+      }
+      return t;
+    }
+    return t;
   }
-  void close_brace() {
-    if (state_ != State::Body) return;
-    if (braces_ > 0) { --braces_; return; }
-    if (!angle_) state_ = State::Header;
-  }
-  void open_angle() {
-    if (state_ != State::Header) return;
-    state_ = State::Body; angle_ = true; braces_ = 0; parens_ = 0;
-  }
-  void close_angle() { state_ = State::Header; }
-  void open_paren() { ++parens_; }
-  void close_paren() { if (parens_ > 0) --parens_; }
-  void slash() {
-    if (state_ == State::Header) { state_ = State::Predicate; parens_ = 0; }
-  }
-  void end_predicate() { state_ = State::Header; }
 }
 
 program : probe+ EOF ;
@@ -75,8 +119,10 @@ body
   ;
 block : LBRACE stmts RBRACE ;
 
-// A statement without its `;` must be the last one of its block.
-stmts : (ifStmt | stmt (SEMI | {block_end()}?))* ;
+// A statement without its `;` must be the last one of its block. An action, not a predicate,
+// checks that: ANTLR would evaluate a predicate while predicting the end of the expression
+// before it, and report the error there, without bison's "expecting }".
+stmts : (ifStmt | stmt (SEMI | {if (!block_end()) throw antlr4::InputMismatchException(this);}))* ;
 
 ifStmt : IF LPAREN expr RPAREN block (ELSE (block | ifStmt))? ;
 
@@ -122,18 +168,15 @@ map : MAP (LBRACKET expr (COMMA expr)* RBRACKET)? ;
 var : VAR ;
 
 // ---- lexer -------------------------------------------------------------------------------------
+// ATTACH, ENDPRED and RANGLE are made by nextToken() above, from where the lexer is. Their rules
+// only give them token types: the input is bytes, so U+FFFE never occurs.
+ATTACH : '\uFFFE' 'A' ;
+ENDPRED : '\uFFFE' 'E' ;
+RANGLE : '\uFFFE' 'R' ;
 
 WS : [ \t\r\n\f\u000B]+ -> channel(HIDDEN) ;
 LINE_COMMENT : '//' ~[\r\n]* -> channel(HIDDEN) ;
 BLOCK_COMMENT : '/*' .*? '*/' -> channel(HIDDEN) ;
-
-// An attach point up to the next blank, `,`, `{` or `<`: provider:target:func, with `/`, `.`,
-// wildcards and C++ characters allowed, and "double quoted" parts for paths with blanks.
-ATTACH : {header()}? [a-zA-Z_] ( ATTACH_CHAR | ':' | '"' ~["\r\n]* '"' )* ;
-fragment ATTACH_CHAR : [a-zA-Z0-9_./*?+\-~$@[\]#%=!&|^] ;
-
-ENDPRED : {endpred_ahead()}? '/' {end_predicate();} ;
-RANGLE : {angle_top()}? '>' {close_angle();} ;
 
 IF : 'if' ;
 ELSE : 'else' ;
@@ -148,12 +191,12 @@ INT : '0' [xX] [0-9a-fA-F]+ | [0-9] [0-9_]* ([eE] [0-9]+)? ;
 STRING : '"' ( '\\' ~[\r\n] | ~["\\\r\n] )* '"' ;
 UNTERMINATED_STRING : '"' ( '\\' ~[\r\n] | ~["\\\r\n] )* ;
 
-LBRACE : '{' {open_brace();} ;
-RBRACE : '}' {close_brace();} ;
-LPAREN : '(' {open_paren();} ;
-RPAREN : ')' {close_paren();} ;
-LBRACKET : '[' {open_paren();} ;
-RBRACKET : ']' {close_paren();} ;
+LBRACE : '{' ;
+RBRACE : '}' ;
+LPAREN : '(' ;
+RPAREN : ')' ;
+LBRACKET : '[' ;
+RBRACKET : ']' ;
 SEMI : ';' ;
 COMMA : ',' ;
 COLON : ':' ;
@@ -171,16 +214,16 @@ BANDASSIGN : '&=' ;
 BORASSIGN : '|=' ;
 BXORASSIGN : '^=' ;
 LEFTASSIGN : '<<=' ;
-RIGHTASSIGN : {!angle_top()}? '>>=' ;
+RIGHTASSIGN : '>>=' ;
 
 EQ : '==' ;
 NE : '!=' ;
 LE : '<=' ;
-GE : {!angle_top()}? '>=' ;
+GE : '>=' ;
 LEFT : '<<' ;
-RIGHT : {!angle_top()}? '>>' ;
-LT : '<' {open_angle();} ;
-GT : {!angle_top()}? '>' ;
+RIGHT : '>>' ;
+LT : '<' ;
+GT : '>' ;
 LAND : '&&' ;
 LOR : '||' ;
 INCREMENT : '++' ;
@@ -188,7 +231,7 @@ DECREMENT : '--' ;
 PLUS : '+' ;
 MINUS : '-' ;
 MUL : '*' ;
-DIV : '/' {slash();} ;
+DIV : '/' ;
 MOD : '%' ;
 BAND : '&' ;
 BOR : '|' ;
