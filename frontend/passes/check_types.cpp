@@ -115,6 +115,14 @@ SourceSpan prefix(const SourceSpan &s, uint32_t len) {
   return r;
 }
 
+// From the start of `from` to the end of `to`.
+SourceSpan up_to(const SourceSpan &from, const SourceSpan &to) {
+  SourceSpan s = from;
+  s.end_line = to.end_line;
+  s.end_col = to.end_col;
+  return s;
+}
+
 // The operator between two operands; the AST keeps no span for it, so find it from the gap
 // (bpftrace points at the operator for some errors and warnings).
 SourceSpan between(const SourceSpan &l, const SourceSpan &r, uint32_t len) {
@@ -548,8 +556,9 @@ private:
     const stdlib::FunctionInfo *f = stdlib::find_function(c.name);
     for (size_t i = 0; i < c.args.size(); ++i) {
       const Expr &a = *c.args[i];
-      if (f && stdlib::arg_rule(*f, i) == ArgRule::Map && a.kind == ExprKind::Map)
-        map_read(a.as<MapExpr>(), c.span);
+      // bpftrace points from the call's start to the map's end: "print(@x", "delete(@x[1]".
+      if (f && f->kind == FunctionKind::Statement && i == 0 && a.kind == ExprKind::Map)
+        map_read(a.as<MapExpr>(), up_to(c.span, a.span));
       else
         expr(a, Use::Value);
     }

@@ -143,7 +143,9 @@ private:
       info.first_use = m.span;
       changed_ = true;
     }
-    if (!m.keys.empty())
+    // The first definition fixes how many keys the map takes; other arities are errors.
+    auto [arity, first] = key_arity_.try_emplace(m.name, m.keys.size());
+    if (!m.keys.empty() && arity->second == m.keys.size())
       changed_ |= merge_into(info.key, key_type(m));
     return info;
   }
@@ -326,6 +328,7 @@ private:
   SemanticInfo &info_;
   Probe *probe_ = nullptr;
   std::map<std::string, Type> *vars_ = nullptr;
+  std::map<std::string, size_t> key_arity_;
   bool changed_ = false;
 };
 

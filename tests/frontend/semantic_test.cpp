@@ -317,8 +317,7 @@ TEST(Semantic, IfConditionMustBeAnInteger) {
 }
 
 TEST(Semantic, Casts) {
-  EXPECT_ERROR("BEGIN { @x = (foo)1; }", 14, 19, "Unknown struct/union: 'foo'");
-  EXPECT_ERROR("BEGIN { @x = (uint128)1; }", 14, 23, "Unknown struct/union: 'uint128'");
+  // (foo)1 and (uint128)1 are syntax errors in gpubt's grammar, which knows no structs.
   EXPECT_ERROR("BEGIN { @x = (int8)comm; }", 14, 20, "Casts are not supported for type: \"string[16]\"");
 }
 
@@ -395,7 +394,7 @@ TEST(Semantic, TupleIsNotAMapKey) {
 }
 
 TEST(Semantic, TupleValueMismatch) {
-  EXPECT_ERROR("BEGIN { @x = (1, \"a\"); @x = (\"bc\", 1); }", 29, 30,
+  EXPECT_ERROR("BEGIN { @x = (1, \"a\"); @x = (\"bc\", 1); }", 27, 28,
                "Tuple type mismatch: (int64,string[2]) != (string[3],int64).");
   EXPECT_ERROR("BEGIN { @x = (1, 2); @x = (1, 2, 3); }", 25, 26,
                "Tuple type mismatch: (int64,int64) != (int64,int64,int64).");
