@@ -219,7 +219,14 @@ void FirstErrorStrategy::reportError(antlr4::Parser *parser,
     } else if (rule == P::RuleProgram && type == P::LBRACE) {
       diags_.error(span, "No attach points for probe");
     } else {
-      diags_.error(span, unexpected + ", expecting {");
+      std::string hint;
+      size_t i = t->getTokenIndex();
+      while (i > 0 && tokens_.get(--i)->getChannel() != antlr4::Token::DEFAULT_CHANNEL) {
+      }
+      if (i < t->getTokenIndex() && tokens_.get(i)->getType() == P::RANGLE)
+        hint = " (a `>` outside parentheses ends a `< >` block: write comparisons there as "
+               "($a > $b))";
+      diags_.error(span, unexpected + ", expecting {" + hint);
     }
     return;
   }

@@ -58,5 +58,453 @@ TEST(Parser, SyntaxErrorLikeBpftrace) {
                                           "               ~~\n");
 }
 
+TEST(Parser, MultiAttachSpanningLines) {
+  EXPECT_EQ(parse("BEGIN,\nEND\n{ }"), "Program\n Probe BEGIN, END\n");
+}
+
+TEST(Parser, CommentsAnywhere) {
+  EXPECT_EQ(parse("// leading\n/* c */ BEGIN /* x */ { // y\n @x = 1; /* z */ }\n// end"),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  (= (map @x) (int 1))\n");
+}
+
+TEST(Parser, CompactSpelling) {
+  EXPECT_EQ(parse("BEGIN{@x=1}END{@y=2}"), "Program\n"
+                                           " Probe BEGIN\n"
+                                           "  (= (map @x) (int 1))\n"
+                                           " Probe END\n"
+                                           "  (= (map @y) (int 2))\n");
+  EXPECT_EQ(parse("BEGIN /pid/{ }"), "Program\n Probe BEGIN\n  predicate (builtin pid)\n");
+}
+
+TEST(Parser, TracepointArgsBothSpellings) {
+  EXPECT_EQ(parse("tracepoint:syscalls:sys_enter_openat { @[comm] = count(); "
+                  "printf(\"%d %d\\n\", args->flags, args.dfd); }"),
+            "Program\n"
+            " Probe tracepoint:syscalls:sys_enter_openat\n"
+            "  (= (map @ (builtin comm)) (call count))\n"
+            "  (call printf (string \"%d %d\\n\") (. (builtin args) flags) (. (builtin args) dfd))\n");
+}
+
+TEST(Parser, AttachPointForms) {
+  EXPECT_EQ(parse("host:uprobe:libc:malloc, u:cudart:cuda*, ur:./app:f?o, t:sched:sched_switch, "
+                  "uprobe:/usr/lib/x86_64-linux-gnu/libc.so.6:free, uprobe:../x/y:ns::foo, "
+                  "gpu:kprobe:*gemm*, gpu:kretprobe:_Z6vectorAddPfS_S_i { }"),
+            "Program\n"
+            " Probe host:uprobe:libc:malloc, uprobe:cudart:cuda*, uretprobe:./app:f?o, "
+            "tracepoint:sched:sched_switch, uprobe:/usr/lib/x86_64-linux-gnu/libc.so.6:free, "
+            "uprobe:../x/y:ns::foo, gpu:kprobe:*gemm*, gpu:kretprobe:_Z6vectorAddPfS_S_i\n");
+}
+
+TEST(Parser, AttachPointFields) {
+  SourceFile file("stdin", "host:uprobe:\"/a b/c\":f*, i:ms:100, interval:us:5, interval:hz:100,"
+                           "\n  gpu:kretprobe:k { }");
+  Diagnostics diags;
+  auto prog = parse_program(file, diags);
+  ASSERT_NE(prog, nullptr) << diags.render(file);
+  const auto &aps = prog->probes[0]->attach_points;
+  ASSERT_EQ(aps.size(), 5u);
+  EXPECT_EQ(aps[0].provider, Provider::Uprobe);
+  EXPECT_TRUE(aps[0].host_prefix);
+  EXPECT_EQ(aps[0].target, "/a b/c");
+  EXPECT_EQ(aps[0].func, "f*");
+  EXPECT_EQ(aps[0].raw, "host:uprobe:\"/a b/c\":f*");
+  EXPECT_EQ(aps[1].provider, Provider::Interval);
+  EXPECT_EQ(aps[1].interval_ns, 100000000u);
+  EXPECT_EQ(aps[2].interval_ns, 5000u);
+  EXPECT_EQ(aps[3].interval_ns, 10000000u);
+  EXPECT_EQ(aps[4].provider, Provider::GpuKretprobe);
+  EXPECT_FALSE(aps[4].host_prefix);
+  EXPECT_EQ(aps[4].func, "k");
+  EXPECT_EQ(aps[4].span.line, 2u);
+  EXPECT_EQ(aps[4].span.col, 3u);
+  EXPECT_EQ(aps[4].span.end_col, 18u);
+}
+
+TEST(Parser, TuplesCastsAndNegativeLiterals) {
+  EXPECT_EQ(parse("BEGIN { $t = (1, \"a\", (2, 3)); $x = $t.2.0; @y = (uint32)$x + (int8)-1; }"),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  (= (var $t) (tuple (int 1) (string \"a\") (tuple (int 2) (int 3))))\n"
+            "  (= (var $x) (. (. (var $t) 2) 0))\n"
+            "  (= (map @y) (+ (cast uint32 (var $x)) (cast int8 (int -1))))\n");
+}
+
+TEST(Parser, ElseIfChain) {
+  EXPECT_EQ(parse("BEGIN { if ($x > 1) { @a = 1; } else if ($x < 0) { @b = 1 } else { @c = 1 } "
+                  "@d = 1 }"),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  if (> (var $x) (int 1))\n"
+            "   (= (map @a) (int 1))\n"
+            "  else\n"
+            "   if (< (var $x) (int 0))\n"
+            "    (= (map @b) (int 1))\n"
+            "   else\n"
+            "    (= (map @c) (int 1))\n"
+            "  (= (map @d) (int 1))\n");
+}
+
+TEST(Parser, TernaryNesting) {
+  EXPECT_EQ(parse("BEGIN { @x = $a ? $b ? 1 : 2 : $c ? 3 : 4; @y = 1 ? 2 : 3 ? 4 : 5; }"),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  (= (map @x) (? (var $a) (? (var $b) (int 1) (int 2)) (? (var $c) (int 3) (int 4))))\n"
+            "  (= (map @y) (? (int 1) (int 2) (? (int 3) (int 4) (int 5))))\n");
+}
+
+TEST(Parser, BinaryPrecedenceLadder) {
+  EXPECT_EQ(parse("BEGIN { @x = 1 & 2 | 3 ^ 4 && 5 || 6 << 1 >> 2 % 3; @y = 1 - 2 - 3; "
+                  "@z = -$a * !$b; }"),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  (= (map @x) (|| (&& (| (& (int 1) (int 2)) (^ (int 3) (int 4))) (int 5)) "
+            "(>> (<< (int 6) (int 1)) (% (int 2) (int 3)))))\n"
+            "  (= (map @y) (- (- (int 1) (int 2)) (int 3)))\n"
+            "  (= (map @z) (* (- (var $a)) (! (var $b))))\n");
+}
+
+TEST(Parser, IntegerLiterals) {
+  EXPECT_EQ(parse("BEGIN { @x = 0x1f + 010 + 1_000 + 1e3 + -5 - -1 + ~1; "
+                  "@min = -9223372036854775808; @max = 18446744073709551615; }"),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  (= (map @x) (+ (- (+ (+ (+ (+ (int 31) (int 8)) (int 1000)) (int 1000)) (int -5)) "
+            "(int -1)) (~ (int 1))))\n"
+            "  (= (map @min) (int -9223372036854775808))\n"
+            "  (= (map @max) (int -1))\n");
+}
+
+TEST(Parser, StringEscapes) {
+  EXPECT_EQ(parse(R"(BEGIN { printf("\t\"q\"\\ \x41\101\0z\r\n"); })"),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  (call printf (string \"\\t\\\"q\\\"\\\\ AA\\x00z\\r\\n\"))\n");
+}
+
+TEST(Parser, CompoundAssignment) {
+  EXPECT_EQ(parse("BEGIN { $a -= 1; $a *= 2; $a /= 3; $a %= 4; $a &= 5; $a |= 6; $a ^= 7; "
+                  "$a <<= 8; $a >>= 9; @m[1, 2] += 2; @ = 1; @[1] = 2 }"),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  (-= (var $a) (int 1))\n"
+            "  (*= (var $a) (int 2))\n"
+            "  (/= (var $a) (int 3))\n"
+            "  (%= (var $a) (int 4))\n"
+            "  (&= (var $a) (int 5))\n"
+            "  (|= (var $a) (int 6))\n"
+            "  (^= (var $a) (int 7))\n"
+            "  (<<= (var $a) (int 8))\n"
+            "  (>>= (var $a) (int 9))\n"
+            "  (+= (map @m (int 1) (int 2)) (int 2))\n"
+            "  (= (map @) (int 1))\n"
+            "  (= (map @ (int 1)) (int 2))\n");
+}
+
+TEST(Parser, IncrementDecrement) {
+  EXPECT_EQ(parse("BEGIN { @x++; ++@x; @x--; --@x; $y++; --$y; @z[1]++ }"),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  (post++ (map @x))\n"
+            "  (pre++ (map @x))\n"
+            "  (post-- (map @x))\n"
+            "  (pre-- (map @x))\n"
+            "  (post++ (var $y))\n"
+            "  (pre-- (var $y))\n"
+            "  (post++ (map @z (int 1)))\n");
+}
+
+TEST(Parser, CallsAndMapFunctions) {
+  EXPECT_EQ(parse("END { print(@); clear(@m); delete(@x[1]); exit(); }"),
+            "Program\n"
+            " Probe END\n"
+            "  (call print (map @))\n"
+            "  (call clear (map @m))\n"
+            "  (call delete (map @x (int 1)))\n"
+            "  (call exit)\n");
+}
+
+TEST(Parser, UnknownNamesAreBuiltinsForTheSemanticPass) {
+  EXPECT_EQ(parse("BEGIN { @x = tid_x + no_such_builtin; no_such_call(1); }"),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  (= (map @x) (+ (builtin tid_x) (builtin no_such_builtin)))\n"
+            "  (call no_such_call (int 1))\n");
+}
+
+TEST(Parser, AngleBodyComparisons) {
+  EXPECT_EQ(parse("gpu:kprobe:k < if ($x > 1) { @big = count(); } @b = ($x > 1); "
+                  "@c = $x >= 1; @d = $x < 2; @e[$x > 0] = 1; >"),
+            "Program\n"
+            " Probe gpu:kprobe:k <>\n"
+            "  if (> (var $x) (int 1))\n"
+            "   (= (map @big) (call count))\n"
+            "  (= (map @b) (> (var $x) (int 1)))\n"
+            "  (= (map @c) (>= (var $x) (int 1)))\n"
+            "  (= (map @d) (< (var $x) (int 2)))\n"
+            "  (= (map @e (> (var $x) (int 0))) (int 1))\n");
+  EXPECT_EQ(parse("uprobe:./app:f /arg0 / 2 > 1/ < @x = 1 >\nBEGIN { }"),
+            "Program\n"
+            " Probe uprobe:./app:f <>\n"
+            "  predicate (> (/ (builtin arg0) (int 2)) (int 1))\n"
+            "  (= (map @x) (int 1))\n"
+            " Probe BEGIN\n");
+}
+
+TEST(Parser, Spans) {
+  SourceFile file("stdin", "BEGIN { @x = count(1); }\nEND {\n  $v = 1 + 2;\n}");
+  Diagnostics diags;
+  auto prog = parse_program(file, diags);
+  ASSERT_NE(prog, nullptr);
+  const auto &assign = prog->probes[0]->body->stmts[0]->as<MapAssignStmt>();
+  EXPECT_EQ(assign.value->span.col, 14u); // bpftrace: 1:14-22 for count(1)
+  EXPECT_EQ(assign.value->span.end_col, 22u);
+  EXPECT_EQ(assign.span.col, 9u); // the whole statement
+  EXPECT_EQ(assign.span.end_col, 22u);
+  EXPECT_EQ(assign.map->span.end_col, 11u);
+  const auto &var = prog->probes[1]->body->stmts[0]->as<VarAssignStmt>();
+  EXPECT_EQ(var.span.line, 3u);
+  EXPECT_EQ(var.span.col, 3u);
+  EXPECT_EQ(var.value->span.col, 8u);
+  EXPECT_EQ(var.value->span.end_col, 13u);
+  EXPECT_EQ(prog->probes[1]->span.line, 2u);
+  EXPECT_EQ(prog->probes[1]->span.end_line, 4u);
+}
+
+// ---- errors: bpftrace 0.17's text, checked against `bpftrace -e` ----
+
+TEST(ParserErrors, SyntaxErrorsLikeBpftrace) {
+  EXPECT_EQ(error("BEGIN { @x = (1; }"),
+            "stdin:1:14-17: ERROR: syntax error, unexpected ;, expecting ) or \",\"\n"
+            "BEGIN { @x = (1; }\n"
+            "             ~~~\n");
+  EXPECT_EQ(error("BEGIN { $x.foo = 1; }"),
+            "stdin:1:16-17: ERROR: syntax error, unexpected =, expecting }\n"
+            "BEGIN { $x.foo = 1; }\n"
+            "               ~\n");
+  EXPECT_EQ(error("BEGIN { 1 2 }"), "stdin:1:11-12: ERROR: syntax error, unexpected integer, "
+                                    "expecting }\n"
+                                    "BEGIN { 1 2 }\n"
+                                    "          ~\n");
+  EXPECT_EQ(error("BEGIN { @x = foo bar; }"),
+            "stdin:1:18-21: ERROR: syntax error, unexpected identifier, expecting }\n"
+            "BEGIN { @x = foo bar; }\n"
+            "                 ~~~\n");
+  EXPECT_EQ(error("BEGIN { if (1) @x = 1; }"),
+            "stdin:1:16-18: ERROR: syntax error, unexpected map, expecting {\n"
+            "BEGIN { if (1) @x = 1; }\n"
+            "               ~~\n");
+  EXPECT_EQ(error("BEGIN { @x = 1 } }"),
+            "stdin:1:18-19: ERROR: syntax error, unexpected }, expecting {\n"
+            "BEGIN { @x = 1 } }\n"
+            "                 ~\n");
+  EXPECT_EQ(error("BEGIN { @x = 0x; }"),
+            "stdin:1:14-16: ERROR: syntax error, unexpected identifier, expecting }\n"
+            "BEGIN { @x = 0x; }\n"
+            "             ~~\n");
+  EXPECT_EQ(error("BEGIN { @x[1 = 2; }"),
+            "stdin:1:14-15: ERROR: syntax error, unexpected =, expecting ] or \",\"\n"
+            "BEGIN { @x[1 = 2; }\n"
+            "             ~\n");
+  EXPECT_EQ(error("BEGIN { @x = 1 ? 2; }"),
+            "stdin:1:18-20: ERROR: syntax error, unexpected ;, expecting :\n"
+            "BEGIN { @x = 1 ? 2; }\n"
+            "                 ~~\n");
+  EXPECT_EQ(error("BEGIN { if (1 { } }"),
+            "stdin:1:15-16: ERROR: syntax error, unexpected {, expecting )\n"
+            "BEGIN { if (1 { } }\n"
+            "              ~\n");
+  EXPECT_EQ(error("BEGIN { @x = (1,2,); }"),
+            "stdin:1:14-20: ERROR: syntax error, unexpected )\n"
+            "BEGIN { @x = (1,2,); }\n"
+            "             ~~~~~~\n");
+  EXPECT_EQ(error("BEGIN /1 { }"),
+            "stdin:1:10-11: ERROR: syntax error, unexpected {, expecting end predicate\n"
+            "BEGIN /1 { }\n"
+            "         ~\n");
+  EXPECT_EQ(error("BEGIN { ; }"), "stdin:1:9-10: ERROR: syntax error, unexpected ;, expecting }\n"
+                                  "BEGIN { ; }\n"
+                                  "        ~\n");
+  EXPECT_EQ(error("BEGIN { if (1) {} ; }"),
+            "stdin:1:19-20: ERROR: syntax error, unexpected ;, expecting }\n"
+            "BEGIN { if (1) {} ; }\n"
+            "                  ~\n");
+  EXPECT_EQ(error("BEGIN { @x = 1;; }"),
+            "stdin:1:14-17: ERROR: syntax error, unexpected ;, expecting }\n"
+            "BEGIN { @x = 1;; }\n"
+            "             ~~~\n");
+  EXPECT_EQ(error("BEGIN { @x = 1 +\n; }"), "stdin:2:1-2: ERROR: syntax error, unexpected ;\n"
+                                            "; }\n"
+                                            "~\n");
+}
+
+TEST(ParserErrors, TokenNamesLikeBison) {
+  auto first_line = [](const std::string &s) { return s.substr(0, s.find('\n')); };
+  EXPECT_EQ(first_line(error("BEGIN { 1 pid }")),
+            "stdin:1:11-14: ERROR: syntax error, unexpected builtin, expecting }");
+  EXPECT_EQ(first_line(error("BEGIN { 1 count }")),
+            "stdin:1:11-16: ERROR: syntax error, unexpected call, expecting }");
+  EXPECT_EQ(first_line(error("BEGIN { 1 kstack }")),
+            "stdin:1:11-17: ERROR: syntax error, unexpected call_builtin, expecting }");
+  EXPECT_EQ(first_line(error("BEGIN { 1 \"s\" }")),
+            "stdin:1:11-14: ERROR: syntax error, unexpected string, expecting }");
+  EXPECT_EQ(first_line(error("BEGIN { 1 $x }")),
+            "stdin:1:11-13: ERROR: syntax error, unexpected variable, expecting }");
+  EXPECT_EQ(first_line(error("BEGIN { 1 , }")),
+            "stdin:1:11-12: ERROR: syntax error, unexpected \",\", expecting }");
+  EXPECT_EQ(first_line(error("BEGIN { 1 ++ }")),
+            "stdin:1:11-13: ERROR: syntax error, unexpected ++, expecting }");
+  EXPECT_EQ(first_line(error("BEGIN { 1 else }")),
+            "stdin:1:11-15: ERROR: syntax error, unexpected else, expecting }");
+  EXPECT_EQ(first_line(error("BEGIN { 1 while }")),
+            "stdin:1:11-16: ERROR: syntax error, unexpected while, expecting }");
+  EXPECT_EQ(first_line(error("BEGIN { 1 `}")), "stdin:1:11-12: ERROR: invalid character '`'");
+}
+
+TEST(ParserErrors, LexicalErrors) {
+  EXPECT_EQ(error("BEGIN { @x = \"abc; }"), "stdin:1:14-21: ERROR: unterminated string\n"
+                                              "BEGIN { @x = \"abc; }\n"
+                                              "             ~~~~~~~\n");
+  EXPECT_EQ(error(R"(BEGIN { printf("a\x41\101\q\"\\|\n"); exit() })"),
+            "stdin:1:9-28: ERROR: invalid escape character '\\q'\n"
+            "BEGIN { printf(\"a\\x41\\101\\q\\\"\\\\|\\n\"); exit() }\n"
+            "        ~~~~~~~~~~~~~~~~~~~\n");
+  EXPECT_EQ(error("BEGIN { @x = 09; }"), "stdin:1:14-16: ERROR: Found trailing non-numeric "
+                                         "characters\n"
+                                         "BEGIN { @x = 09; }\n"
+                                         "             ~~\n");
+}
+
+TEST(ParserErrors, GrammarRulesBisonChecksInActions) {
+  EXPECT_EQ(error("BEGIN { pid++ }"),
+            "stdin:1:9-12: ERROR: The ++ operator must be applied to a map or variable\n"
+            "BEGIN { pid++ }\n"
+            "        ~~~\n");
+  EXPECT_EQ(error("BEGIN { (1,2).0 = 1 }"),
+            "stdin:1:9-20: ERROR: Tuples are immutable once created. Consider creating a new "
+            "tuple and assigning it instead.\n"
+            "BEGIN { (1,2).0 = 1 }\n"
+            "        ~~~~~~~~~~~\n");
+  EXPECT_EQ(error("BEGIN { @x = $1; }"),
+            "stdin:1:14-16: ERROR: positional parameters ($1) are not supported by gpubt\n"
+            "BEGIN { @x = $1; }\n"
+            "             ~~\n");
+}
+
+TEST(ParserErrors, MissingBody) {
+  EXPECT_EQ(error("BEGIN"), "stdin:1:1-6: ERROR: unexpected end of file, expected {\n"
+                            "BEGIN\n"
+                            "~~~~~\n");
+  EXPECT_EQ(error("{ }"), "stdin:1:1-2: ERROR: No attach points for probe\n"
+                          "{ }\n"
+                          "~\n");
+}
+
+TEST(ParserErrors, AttachPoints) {
+  EXPECT_EQ(error("uprobe:x { }"), "stdin:1:1-9: ERROR: uprobe probe type requires 2 arguments\n"
+                                   "uprobe:x { }\n"
+                                   "~~~~~~~~\n");
+  EXPECT_EQ(error("interval:1 { }"),
+            "stdin:1:1-11: ERROR: interval probe type requires 2 arguments\n"
+            "interval:1 { }\n"
+            "~~~~~~~~~~\n");
+  EXPECT_EQ(error("interval:x:1 { }"), "stdin:1:1-13: ERROR: x is not an accepted unit of time\n"
+                                       "interval:x:1 { }\n"
+                                       "~~~~~~~~~~~~\n");
+  EXPECT_EQ(error("BEGIN:x { }"), "stdin:1:1-8: ERROR: BEGIN probe type requires 0 arguments\n"
+                                  "BEGIN:x { }\n"
+                                  "~~~~~~~\n");
+  // bpftrace 0.17 aborts ("FATAL: Invalid probe type made it to attachpoint parser").
+  EXPECT_EQ(error("foo:bar { }"), "stdin:1:1-8: ERROR: Invalid probe type: foo\n"
+                                  "foo:bar { }\n"
+                                  "~~~~~~~\n");
+  EXPECT_EQ(error("kprobe:f { }"), "stdin:1:1-9: ERROR: kprobe probes are not supported by gpubt\n"
+                                   "kprobe:f { }\n"
+                                   "~~~~~~~~\n");
+  EXPECT_EQ(error("host:gpu:kprobe:k { }"),
+            "stdin:1:1-18: ERROR: host: cannot prefix a gpu probe\n"
+            "host:gpu:kprobe:k { }\n"
+            "~~~~~~~~~~~~~~~~~\n");
+  EXPECT_EQ(error("gpu:kprobe { }"),
+            "stdin:1:1-11: ERROR: gpu:kprobe probe type requires 1 argument\n"
+            "gpu:kprobe { }\n"
+            "~~~~~~~~~~\n");
+}
+
+TEST(ParserErrors, ComparisonClosingAnAngleBody) {
+  EXPECT_EQ(error("gpu:kprobe:k < @x = $a > 1; >"),
+            "stdin:1:26-27: ERROR: syntax error, unexpected integer, expecting { (a `>` outside "
+            "parentheses ends a `< >` block: write comparisons there as ($a > $b))\n"
+            "gpu:kprobe:k < @x = $a > 1; >\n"
+            "                         ~\n");
+}
+
+// ---- robustness: never throw, crash or hang ----
+
+TEST(ParserRobustness, EmptyAndCommentOnly) {
+  EXPECT_EQ(error(""), "stdin: ERROR: unexpected end of file, expected {\n");
+  EXPECT_EQ(error("// only a comment\n"), "stdin: ERROR: unexpected end of file, expected {\n");
+  EXPECT_EQ(error("/* unterminated"), "stdin:1:1-2: ERROR: syntax error, unexpected /, "
+                                      "expecting {\n/* unterminated\n~\n");
+}
+
+TEST(ParserRobustness, NulAndBinary) {
+  EXPECT_EQ(error(std::string("BEGIN { \0 }", 11)),
+            std::string("stdin:1:9-10: ERROR: invalid character '\\x00'\nBEGIN { \0 }\n        ~\n",
+                        68));
+  std::string garbage;
+  uint32_t x = 12345;
+  for (int i = 0; i < 100000; ++i) {
+    x = x * 1103515245 + 12345;
+    garbage += char(x >> 16);
+  }
+  SourceFile file("stdin", garbage);
+  Diagnostics diags;
+  EXPECT_EQ(parse_program(file, diags), nullptr);
+  EXPECT_TRUE(diags.has_errors());
+}
+
+TEST(ParserRobustness, DeepNesting) {
+  std::string parens = "BEGIN { @x = " + std::string(100000, '(') + "1" +
+                       std::string(100000, ')') + "; }";
+  EXPECT_EQ(error(parens).substr(0, 75),
+            "stdin:1:1013-1014: ERROR: nesting too deep (more than 1000 levels)\nBEGIN { ");
+  std::string nots = "BEGIN { @x = " + std::string(100000, '!') + "1; }";
+  EXPECT_NE(error(nots).find("ERROR: nesting too deep"), std::string::npos);
+  std::string ternaries = "BEGIN { @x = ";
+  for (int i = 0; i < 20000; ++i)
+    ternaries += "1 ? 2 : ";
+  EXPECT_NE(error(ternaries + "3; }").find("ERROR: nesting too deep"), std::string::npos);
+  std::string elses = "BEGIN { ";
+  for (int i = 0; i < 5000; ++i)
+    elses += "if (1) { } else ";
+  EXPECT_NE(error(elses + "{ } }").find("ERROR: nesting too deep"), std::string::npos);
+  // Unbalanced: never closed.
+  EXPECT_NE(error("BEGIN { " + std::string(5000, '{')).find("ERROR: nesting too deep"),
+            std::string::npos);
+}
+
+TEST(ParserRobustness, ModeratelyDeepIsFine) {
+  std::string s = "BEGIN { @x = " + std::string(200, '(') + "1" + std::string(200, ')') + "; }";
+  EXPECT_EQ(parse(s), "Program\n Probe BEGIN\n  (= (map @x) (int 1))\n");
+}
+
+TEST(ParserRobustness, ThousandsOfProbesAreFast) {
+  std::string script;
+  for (int i = 0; i < 5000; ++i)
+    script += "uprobe:./app:f" + std::to_string(i) + " /pid == " + std::to_string(i) +
+              "/ { @x[tid, " + std::to_string(i) + "] = count(); if ($a > 1) { @y = hist(arg0); } "
+              "else { printf(\"%d\\n\", 1 + 2 * 3); } }\n";
+  auto start = std::chrono::steady_clock::now();
+  SourceFile file("stdin", script);
+  Diagnostics diags;
+  auto prog = parse_program(file, diags);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_NE(prog, nullptr) << diags.render(file);
+  EXPECT_EQ(prog->probes.size(), 5000u);
+  EXPECT_LT(secs, 20.0); // ~1 s on one core; the bound only catches quadratic behaviour
+}
+
 } // namespace
 } // namespace gpubt::frontend
