@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/syscall.h>
@@ -121,6 +123,20 @@ bool ChildProcess::exited() {
     status_ = st;
   }
   return reaped_;
+}
+
+bool ChildProcess::execed() {
+  if (execed_ || !started_)
+    return execed_;
+  char buf[PATH_MAX];
+  ssize_t n = readlink(("/proc/" + std::to_string(pid_) + "/exe").c_str(), buf, sizeof(buf) - 1);
+  char *want = realpath(path_.c_str(), nullptr);
+  if (n > 0 && want) {
+    buf[n] = 0;
+    execed_ = strcmp(buf, want) == 0;
+  }
+  free(want);
+  return execed_;
 }
 
 ChildProcess::~ChildProcess() {

@@ -24,6 +24,7 @@ public:
   Status start();                                     // lets the child exec the command
   bool started() const { return started_; }
   bool exited(); // reaps without blocking
+  bool execed();  // the child runs the command now (not still the pre-exec copy of gpubt)
   int exit_status() const { return status_; }
 
 private:
@@ -32,7 +33,7 @@ private:
   std::string path_;
   UniqueFd go_;    // write end of the pipe the child waits on
   UniqueFd pidfd_;
-  bool started_ = false, reaped_ = false;
+  bool started_ = false, reaped_ = false, execed_ = false;
   int status_ = 0;
 };
 

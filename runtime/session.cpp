@@ -197,7 +197,7 @@ StopReason Session::run(EventHandler &handler) {
       return StopReason::Exit;
     if (g_signalled)
       return StopReason::Signal;
-    if (child_)
+    if (child_ && child_->execed())
       snapshot_process_maps(child_->pid()); // keep its mappings for symbolizing after exit
     epoll_event evs[4];
     int n = epoll_wait(ep.get(), evs, 4, 200);

@@ -2,6 +2,7 @@
 #include "runtime/child_process.h"
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <unistd.h>
 
 using namespace gpubt::runtime;
 
@@ -44,4 +45,15 @@ TEST(ChildProcess, NeverStartedChildGoesAway) {
     pid = (*c)->pid();
   }
   EXPECT_NE(kill(pid, 0), 0);
+}
+
+TEST(ChildProcess, ExecedOnceRunningTheCommand) {
+  auto c = ChildProcess::spawn("sleep 0.5");
+  ASSERT_TRUE(c.ok());
+  auto &child = **c;
+  EXPECT_FALSE(child.execed());
+  ASSERT_TRUE(child.start().ok());
+  for (int i = 0; i < 200 && !child.execed(); ++i)
+    usleep(5000);
+  EXPECT_TRUE(child.execed());
 }

@@ -6,7 +6,10 @@
 #include <chrono>
 #include <cstring>
 #include <gtest/gtest.h>
+#include <csignal>
 #include <iostream>
+#include <thread>
+#include <unistd.h>
 
 using namespace gpubt::runtime;
 using gpubt::test::BpfAsm;
@@ -241,4 +244,25 @@ TEST(Session, ManyUprobesAttachQuickly) {
   Recorder rec;
   EXPECT_EQ((*s)->run(rec), StopReason::ChildExited);
   EXPECT_GT(sum_u64((*s)->read_map(0)), 10u);
+}
+
+TEST(Session, SigintStopsTheLoop) {
+  gabi::ProgramSpec spec;
+  spec.maps = {test::ringbuf_map()};
+  spec.ringbuf_map = 0;
+  auto s = Session::create(spec, {});
+  ASSERT_TRUE(s.ok()) << s.error();
+  std::thread t([] {
+    sigset_t set; // deliver to the looping thread, as a terminal's ^C would
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    kill(getpid(), SIGINT);
+  });
+  Recorder rec;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ((*s)->run(rec), StopReason::Signal);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(150));
+  t.join();
 }
