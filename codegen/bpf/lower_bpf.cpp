@@ -7,6 +7,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "codegen/bpf/emit_object.h"
+#include "codegen/bpf/fault_in.h"
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
 #include "codegen/bpf/lower_stmt.h"
@@ -65,6 +66,8 @@ Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &sect
         if (is_memory_type(var.type))
           zero_bytes(c, var.ptr, 8, var.type.size);
       }
+
+  c.spec->probes[c.probe_index].sleepable = c.opts->fault_in_strings && fault_in_user_strings(c);
 
   if (c.probe->predicate) {
     auto *pass = llvm::BasicBlock::Create(c.ctx, "pred.pass", c.fn);

@@ -19,6 +19,9 @@ struct BpfCodegenOptions {
   bool has_child = false;  // a child command runs (-c): cpid is allowed
   uint32_t map_max_entries = 4096; // bpftrace's default
   bool optimize = true;    // run LLVM's O2 pipeline before instruction selection
+  // Load uprobes that use str() sleepable and fault the strings' pages in first (bpftrace
+  // 0.17 reads "" from pages not yet touched); false reproduces bpftrace exactly.
+  bool fault_in_strings = true;
   // Layout of tracepoint args.NAME; empty: read from tracefs (read_tracepoint_field).
   std::function<std::optional<TracepointField>(const frontend::AttachPoint &, std::string_view)>
       tracepoint_field;

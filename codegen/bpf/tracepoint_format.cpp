@@ -34,4 +34,13 @@ std::optional<TracepointField> read_tracepoint_field(const std::string &category
   return std::nullopt;
 }
 
+frontend::Type tracepoint_field_type(const TracepointField &f) {
+  if (f.char_array)
+    return frontend::Type::string(f.size);
+  if (f.data_loc)
+    return frontend::Type::string(64);
+  uint32_t size = f.size == 1 || f.size == 2 || f.size == 4 ? f.size : 8;
+  return frontend::Type::integer(size, f.is_signed);
+}
+
 } // namespace gpubt::codegen::bpf

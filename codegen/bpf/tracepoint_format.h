@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "frontend/types.h"
+
 namespace gpubt::codegen::bpf {
 
 struct TracepointField {
@@ -17,5 +19,9 @@ struct TracepointField {
 std::optional<TracepointField> read_tracepoint_field(const std::string &category,
                                                      const std::string &event,
                                                      const std::string &field);
+
+// The script type of a field: strings for char arrays and __data_loc strings (64 bytes, as
+// bpftrace), else an integer of the field's size (pointers are uint64).
+frontend::Type tracepoint_field_type(const TracepointField &f);
 
 } // namespace gpubt::codegen::bpf

@@ -1,0 +1,121 @@
+// Test support for the BPF back end: script -> typed AST -> BpfArtifacts, and loading every
+// program of a ProgramSpec into the running kernel's verifier (maps created, fds patched).
+#pragma once
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "codegen/bpf/lower_bpf.h"
+#include "frontend/diagnostics.h"
+#include "frontend/parse/parse.h"
+#include "frontend/passes/check_types.h"
+#include "frontend/passes/resolve_types.h"
+
+namespace gpubt::codegen::bpf::testing {
+
+struct Compiled {
+  std::string error; // parse/type errors or the lowering's error; empty on success
+  BpfArtifacts art;
+};
+
+
+inline Compiled compile_script(const std::string &script, bool has_child = false) {
+  Compiled out;
+  frontend::SourceFile file("stdin", script);
+  frontend::Diagnostics diags;
+  auto prog = frontend::parse_program(file, diags);
+  if (!prog || diags.has_errors()) {
+    out.error = diags.render(file);
+    return out;
+  }
+  frontend::SemanticOptions so;
+  so.has_child = has_child;
+  so.field_type = [](const frontend::AttachPoint &ap,
+                     std::string_view field) -> std::optional<frontend::Type> {
+    if (ap.provider != frontend::Provider::Tracepoint)
+      return std::nullopt;
+    auto f = read_tracepoint_field(ap.target, ap.func, std::string(field));
+    if (!f)
+      return std::nullopt;
+    return tracepoint_field_type(*f);
+  };
+  auto sema = frontend::resolve_types(*prog, so);
+  frontend::check_types(*prog, sema, so, diags);
+  if (diags.has_errors()) {
+    out.error = diags.render(file);
+    return out;
+  }
+  BpfCodegenOptions opts;
+  opts.has_child = has_child;
+  auto art = lower_to_bpf(*prog, sema, opts);
+  if (!art) {
+    out.error = art.error();
+    return out;
+  }
+  out.art = std::move(*art);
+  return out;
+}
+
+inline bpf_prog_type prog_type(abi::AttachKind k) {
+  switch (k) {
+  case abi::AttachKind::Tracepoint: return BPF_PROG_TYPE_TRACEPOINT;
+  case abi::AttachKind::Interval: return BPF_PROG_TYPE_PERF_EVENT;
+  default: return BPF_PROG_TYPE_KPROBE;
+  }
+}
+
+inline std::string load_in_kernel(const abi::ProgramSpec &spec) {
+  std::string failures;
+  std::vector<int> fds;
+  for (const auto &m : spec.maps) {
+    int fd = bpf_map_create(static_cast<bpf_map_type>(m.bpf_type), nullptr, m.key_size,
+                            m.value_size, m.max_entries, nullptr);
+    if (fd < 0) {
+      failures += "map " + m.name + ": " + strerror(errno) + "\n";
+      for (int f : fds)
+        close(f);
+      return failures;
+    }
+    fds.push_back(fd);
+  }
+  static std::vector<char> log(4 << 20);
+  for (const auto &p : spec.probes) {
+    std::vector<uint64_t> insns = p.insns;
+    for (size_t i = 0; i < insns.size(); ++i) {
+      auto *in = reinterpret_cast<bpf_insn *>(&insns[i]);
+      if (in->code != (BPF_LD | BPF_DW | BPF_IMM))
+        continue;
+      if (in->src_reg == BPF_PSEUDO_MAP_FD) {
+        if (in->imm < 0 || size_t(in->imm) >= fds.size())
+          failures += p.name + ": map index " + std::to_string(in->imm) + " out of range\n";
+        else
+          in->imm = fds[in->imm];
+      }
+      ++i;
+    }
+    log[0] = 0;
+    LIBBPF_OPTS(bpf_prog_load_opts, lo, .prog_flags = p.sleepable ? BPF_F_SLEEPABLE : 0u,
+                .log_level = 1, .log_size = static_cast<uint32_t>(log.size()),
+                .log_buf = log.data());
+    int fd = bpf_prog_load(prog_type(p.kind), "gpubt_test", "GPL",
+                           reinterpret_cast<const bpf_insn *>(insns.data()), insns.size(), &lo);
+    if (fd < 0) {
+      std::string l(log.data());
+      if (l.size() > 6000)
+        l = "..." + l.substr(l.size() - 6000);
+      failures += p.name + ": " + strerror(errno) + "\n" + l + "\n";
+    } else {
+      close(fd);
+    }
+  }
+  for (int f : fds)
+    close(f);
+  return failures;
+}
+
+} // namespace gpubt::codegen::bpf::testing
