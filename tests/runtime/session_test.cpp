@@ -266,3 +266,16 @@ TEST(Session, SigintStopsTheLoop) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(150));
   t.join();
 }
+
+TEST(Session, SleepableUprobe) {
+  gabi::ProgramSpec spec;
+  spec.maps = {test::array_map("@")};
+  auto p = test::probe(gabi::AttachKind::Uprobe, "uprobe:calls:add", calls, "add",
+                       BpfAsm().count_in_array(0).end());
+  p.sleepable = true;
+  spec.probes = {p};
+  Recorder rec;
+  auto s = run_session(spec, {.command = calls}, rec, StopReason::ChildExited, 1);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(sum_u64(s->read_map(0)), 30u);
+}
