@@ -125,9 +125,9 @@ struct KindAttach {
   AttachFn fn;
 };
 constexpr KindAttach attachers[] = {
-    {abi::AttachKind::Begin, attach_trigger},      {abi::AttachKind::End, attach_trigger},
-    {abi::AttachKind::Interval, attach_interval},  {abi::AttachKind::Uprobe, attach_uprobe},
-    {abi::AttachKind::Uretprobe, attach_uprobe},   {abi::AttachKind::Tracepoint, attach_tracepoint},
+    {abi::AttachKind::Begin, attach_trigger},     {abi::AttachKind::End, attach_trigger},
+    {abi::AttachKind::Interval, attach_interval}, {abi::AttachKind::Uprobe, attach_uprobe},
+    {abi::AttachKind::Uretprobe, attach_uprobe},  {abi::AttachKind::Tracepoint, attach_tracepoint},
 };
 
 } // namespace

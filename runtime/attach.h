@@ -9,8 +9,8 @@
 namespace gpubt::runtime {
 
 struct Attached {
-  std::vector<UniqueFd> fds; // perf events or links; closing them detaches
-  size_t count = 0;          // attach points (functions, tracepoints), wildcards expanded
+  std::vector<UniqueFd> fds;        // perf events or links; closing them detaches
+  size_t count = 0;                 // attach points (functions, tracepoints), wildcards expanded
   std::vector<std::string> skipped; // wildcard matches the kernel refused ("func: reason")
 };
 

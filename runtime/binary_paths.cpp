@@ -66,8 +66,8 @@ std::string find_in_ld_cache(const std::string &name) {
       path.pop_back();
     if (!lib_name_matches(name, soname))
       continue;
-    bool native = line.find("x86-64") != std::string::npos ||
-                  line.find("AArch64") != std::string::npos;
+    bool native =
+        line.find("x86-64") != std::string::npos || line.find("AArch64") != std::string::npos;
     if (found.empty() || native)
       found = path;
     if (native)
@@ -78,8 +78,13 @@ std::string find_in_ld_cache(const std::string &name) {
 }
 
 std::string find_in_lib_dirs(const std::string &name) {
-  static const char *dirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-                               "/lib64",   "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib"};
+  static const char *dirs[] = {"/lib/x86_64-linux-gnu",
+                               "/usr/lib/x86_64-linux-gnu",
+                               "/lib64",
+                               "/usr/lib64",
+                               "/lib",
+                               "/usr/lib",
+                               "/usr/local/lib"};
   for (const char *d : dirs) {
     for (const std::string &cand : {name, name + ".so", "lib" + name + ".so"}) {
       std::string p = std::string(d) + "/" + cand;

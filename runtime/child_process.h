@@ -20,18 +20,18 @@ public:
 
   int pid() const { return pid_; }
   const std::string &path() const { return path_; } // the binary the child runs
-  int pidfd() const { return pidfd_.get(); }         // readable once the child has exited
-  Status start();                                     // lets the child exec the command
+  int pidfd() const { return pidfd_.get(); }        // readable once the child has exited
+  Status start();                                   // lets the child exec the command
   bool started() const { return started_; }
   bool exited(); // reaps without blocking
-  bool execed();  // the child runs the command now (not still the pre-exec copy of gpubt)
+  bool execed(); // the child runs the command now (not still the pre-exec copy of gpubt)
   int exit_status() const { return status_; }
 
 private:
   ChildProcess() = default;
   int pid_ = -1;
   std::string path_;
-  UniqueFd go_;    // write end of the pipe the child waits on
+  UniqueFd go_; // write end of the pipe the child waits on
   UniqueFd pidfd_;
   bool started_ = false, reaped_ = false, execed_ = false;
   int status_ = 0;

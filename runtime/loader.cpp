@@ -31,8 +31,8 @@ Result<std::vector<bpf_insn>> patch_map_fds(const abi::ProbeSpec &probe,
       continue;
     if (in.src_reg == BPF_PSEUDO_MAP_FD || in.src_reg == BPF_PSEUDO_MAP_VALUE) {
       if (in.imm < 0 || static_cast<size_t>(in.imm) >= maps.size())
-        return make_error(fmt::format("BUG: {}: instruction {} references map {} of {}",
-                                      probe.name, i, in.imm, maps.size()));
+        return make_error(fmt::format("BUG: {}: instruction {} references map {} of {}", probe.name,
+                                      i, in.imm, maps.size()));
       in.imm = maps[in.imm].get();
     }
     ++i; // ld_imm64 takes two slots
@@ -58,8 +58,8 @@ Result<std::vector<UniqueFd>> create_maps(const abi::ProgramSpec &spec) {
     if (fd < 0)
       return make_error(fmt::format("failed to create map {} (type {}, key {}, value {}, "
                                     "entries {}): {}",
-                                    m.name, m.bpf_type, m.key_size, m.value_size,
-                                    m.max_entries, strerror(-fd)));
+                                    m.name, m.bpf_type, m.key_size, m.value_size, m.max_entries,
+                                    strerror(-fd)));
     fds.emplace_back(fd);
   }
   return fds;
@@ -106,8 +106,8 @@ Result<UniqueFd> load_program(const abi::ProbeSpec &probe, const std::vector<Uni
     if (-fd != ENOSPC)
       break;
   }
-  return make_error(fmt::format("Error loading BPF program for {}: {}\n{}", probe.name,
-                                strerror(err), log));
+  return make_error(
+      fmt::format("Error loading BPF program for {}: {}\n{}", probe.name, strerror(err), log));
 }
 
 } // namespace gpubt::runtime

@@ -21,9 +21,7 @@ size_t value_buffer_size(const abi::MapSpec &spec) {
   return is_percpu_map(spec.bpf_type) ? round8(spec.value_size) * ncpus() : spec.value_size;
 }
 
-bool is_array_map(uint32_t t) {
-  return t == BPF_MAP_TYPE_ARRAY || t == BPF_MAP_TYPE_PERCPU_ARRAY;
-}
+bool is_array_map(uint32_t t) { return t == BPF_MAP_TYPE_ARRAY || t == BPF_MAP_TYPE_PERCPU_ARRAY; }
 
 bool is_readable_map(uint32_t t) {
   return t != BPF_MAP_TYPE_RINGBUF && t != BPF_MAP_TYPE_PERF_EVENT_ARRAY &&
@@ -63,8 +61,7 @@ MapData read_map(int fd, const abi::MapSpec &spec) {
     if (percpu) {
       size_t stride = round8(spec.value_size);
       for (size_t c = 0; c < ncpus(); ++c)
-        e.values.emplace_back(buf.begin() + c * stride,
-                              buf.begin() + c * stride + spec.value_size);
+        e.values.emplace_back(buf.begin() + c * stride, buf.begin() + c * stride + spec.value_size);
     } else {
       e.values.push_back(buf);
     }

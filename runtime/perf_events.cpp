@@ -33,8 +33,7 @@ Result<UniqueFd> open_event(perf_event_attr &attr, int pid, const char *what) {
   attr.size = sizeof(attr);
   // A system-wide event (pid -1) must name a CPU; the BPF program still runs on every CPU.
   int cpu = pid > 0 ? -1 : 0;
-  int fd = syscall(__NR_perf_event_open, &attr, pid > 0 ? pid : -1, cpu, -1,
-                   PERF_FLAG_FD_CLOEXEC);
+  int fd = syscall(__NR_perf_event_open, &attr, pid > 0 ? pid : -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0)
     return make_error(std::string("perf_event_open (") + what + "): " + strerror(errno));
   return UniqueFd(fd);

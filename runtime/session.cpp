@@ -20,9 +20,10 @@ void on_signal(int) { g_signalled = 1; }
 
 // Without SA_RESTART so epoll_wait returns at once with EINTR.
 struct SignalScope {
-  struct sigaction old_int{}, old_term{};
+  struct sigaction old_int {
+  }, old_term{};
   SignalScope() {
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);

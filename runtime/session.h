@@ -51,7 +51,7 @@ public:
   // Wildcard matches the kernel refused to probe, "PROBE: func: reason" (warnings).
   const std::vector<std::string> &skipped() const { return skipped_; }
 
-  void run_begin();                  // fires BEGIN
+  void run_begin();                      // fires BEGIN
   StopReason run(EventHandler &handler); // starts the child, then the event loop
   void run_end(EventHandler &handler);   // fires END and delivers its events
 
@@ -61,18 +61,16 @@ public:
   int map_fd(int map_index) const { return maps_.at(map_index).get(); }
 
   int child_pid() const { return child_ ? child_->pid() : -1; }
-  int target_pid() const; // -p or -c pid, else -1
+  int target_pid() const;        // -p or -c pid, else -1
   Symbolizer symbolizer() const; // for UserSym/func values of the target process
   const abi::ProgramSpec &spec() const { return spec_; }
+
+  int handle_event_thunk(const void *data, size_t size); // the ring buffer callback; internal
 
 private:
   Session(const abi::ProgramSpec &spec, SessionOptions options);
   Status setup();
   void consume(EventHandler &handler);
-public:
-  int handle_event_thunk(const void *data, size_t size); // ring buffer callback; internal
-
-private:
 
   abi::ProgramSpec spec_;
   SessionOptions options_;

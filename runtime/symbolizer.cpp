@@ -33,8 +33,8 @@ std::vector<Mapping> read_maps(int pid) {
     Mapping m{};
     char perms[8] = {};
     int path_at = 0;
-    if (sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &m.start,
-               &m.end, perms, &m.pgoff, &path_at) < 4)
+    if (sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &m.start, &m.end,
+               perms, &m.pgoff, &path_at) < 4)
       continue;
     if (perms[2] != 'x' || path_at <= 0 || static_cast<size_t>(path_at) >= line.size() ||
         line[path_at] != '/')

@@ -61,8 +61,7 @@ Result<const std::vector<ElfSymbol> *> cached_elf_functions(const std::string &p
 }
 
 Result<std::vector<UprobeTarget>> resolve_uprobe_targets(const std::string &target,
-                                                         const std::string &func_pattern,
-                                                         int pid) {
+                                                         const std::string &func_pattern, int pid) {
   auto path = resolve_binary_path(target, pid);
   if (!path)
     return make_error(path.error());

@@ -8,8 +8,8 @@
 namespace gpubt::runtime {
 
 struct UprobeTarget {
-  std::string path;  // the resolved file the uprobe is placed in
-  std::string func;  // the symbol name
+  std::string path;    // the resolved file the uprobe is placed in
+  std::string func;    // the symbol name
   uint64_t offset = 0; // file offset
 };
 
@@ -26,9 +26,8 @@ std::vector<ElfSymbol> match_functions(const std::vector<ElfSymbol> &symbols,
 
 // Resolves TARGET (see resolve_binary_path), reads its symbols (cached per path) and matches
 // FUNC_PATTERN. An empty vector means no symbol matched; see no_symbols_message.
-Result<std::vector<UprobeTarget>> resolve_uprobe_targets(const std::string &target,
-                                                         const std::string &func_pattern,
-                                                         int pid = -1);
+Result<std::vector<UprobeTarget>>
+resolve_uprobe_targets(const std::string &target, const std::string &func_pattern, int pid = -1);
 
 // "uprobe:/bin/ls:nope: no symbols matched" style message for an empty resolution.
 std::string no_symbols_message(const std::string &probe_name);

@@ -23,8 +23,7 @@ Result<UprobeTarget> trigger_target(abi::AttachKind kind) {
       continue;
     if (addr < start || addr >= end || path_at <= 0)
       continue;
-    return UprobeTarget{line.substr(path_at),
-                        begin ? "gpubt_begin_trigger" : "gpubt_end_trigger",
+    return UprobeTarget{line.substr(path_at), begin ? "gpubt_begin_trigger" : "gpubt_end_trigger",
                         addr - start + pgoff};
   }
   return make_error("cannot find the BEGIN/END trigger in /proc/self/maps");

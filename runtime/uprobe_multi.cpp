@@ -39,8 +39,7 @@ bool uprobe_multi_supported() {
 }
 
 Result<UniqueFd> attach_uprobe_multi(int prog_fd, const std::string &path,
-                                     const std::vector<uint64_t> &offsets, bool retprobe,
-                                     int pid) {
+                                     const std::vector<uint64_t> &offsets, bool retprobe, int pid) {
   union {
     LinkCreateUprobeMulti lc;
     char pad[128];

@@ -19,7 +19,6 @@ bool uprobe_multi_supported();
 // One link running PROG_FD at every file offset of PATH; PID > 0 limits it to that process.
 // The error message is errno's (the caller says which probe).
 Result<UniqueFd> attach_uprobe_multi(int prog_fd, const std::string &path,
-                                     const std::vector<uint64_t> &offsets, bool retprobe,
-                                     int pid);
+                                     const std::vector<uint64_t> &offsets, bool retprobe, int pid);
 
 } // namespace gpubt::runtime

@@ -9,7 +9,8 @@ using namespace gpubt::runtime;
 TEST(ChildProcess, SplitCommand) {
   using V = std::vector<std::string>;
   EXPECT_EQ(split_command("  ls   -l /tmp "), (V{"ls", "-l", "/tmp"}));
-  EXPECT_EQ(split_command("echo 'a b' \"c \\\"d\\\"\" e\\ f"), (V{"echo", "a b", "c \"d\"", "e f"}));
+  EXPECT_EQ(split_command("echo 'a b' \"c \\\"d\\\"\" e\\ f"),
+            (V{"echo", "a b", "c \"d\"", "e f"}));
   EXPECT_EQ(split_command("x ''"), (V{"x", ""}));
 }
 

@@ -1,7 +1,7 @@
 // -l listing of tracepoints and of a binary's functions.
 #include "runtime/list_probes.h"
-#include <gtest/gtest.h>
 #include <algorithm>
+#include <gtest/gtest.h>
 #include <sstream>
 
 using namespace gpubt::runtime;
@@ -19,7 +19,8 @@ TEST(ListProbes, UprobeFunctions) {
 TEST(ListProbes, Tracepoints) {
   std::ostringstream out;
   ASSERT_TRUE(list_probes("tracepoint:sched:sched_process_e*", out).ok());
-  EXPECT_EQ(out.str(), "tracepoint:sched:sched_process_exec\ntracepoint:sched:sched_process_exit\n");
+  EXPECT_EQ(out.str(),
+            "tracepoint:sched:sched_process_exec\ntracepoint:sched:sched_process_exit\n");
   std::ostringstream bare;
   ASSERT_TRUE(list_probes("*sched_process_ex*", bare).ok());
   EXPECT_EQ(bare.str(), out.str());

@@ -49,9 +49,9 @@ TEST(Loader, VerifierRejectionCarriesTheLog) {
                        BpfAsm().mov_reg(BPF_REG_0, BPF_REG_2).end());
   auto prog = load_program(p, none);
   ASSERT_FALSE(prog.ok());
-  EXPECT_EQ(prog.error().rfind("Error loading BPF program for tracepoint:a:b: Permission denied\n",
-                               0),
-            0u)
+  EXPECT_EQ(
+      prog.error().rfind("Error loading BPF program for tracepoint:a:b: Permission denied\n", 0),
+      0u)
       << prog.error();
   EXPECT_NE(prog.error().find("R2 !read_ok"), std::string::npos) << prog.error();
 }

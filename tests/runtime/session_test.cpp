@@ -4,9 +4,9 @@
 #include "runtime/session.h"
 #include <bpf/libbpf.h>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <gtest/gtest.h>
-#include <csignal>
 #include <iostream>
 #include <thread>
 #include <unistd.h>
@@ -90,8 +90,8 @@ TEST(Session, UprobeCountsExactlyWithChild) {
 TEST(Session, WildcardUretprobeOneProgramManyFunctions) {
   gabi::ProgramSpec spec;
   spec.maps = {test::array_map("@")};
-  spec.probes = {test::probe(gabi::AttachKind::Uretprobe, "uretprobe:calls:[agt]*", calls,
-                             "[agt]*", BpfAsm().count_in_array(0).end())};
+  spec.probes = {test::probe(gabi::AttachKind::Uretprobe, "uretprobe:calls:[agt]*", calls, "[agt]*",
+                             BpfAsm().count_in_array(0).end())};
   Recorder rec;
   // add x30, greet x3, tick x3
   auto s = run_session(spec, {.command = calls}, rec, StopReason::ChildExited, 3);
@@ -102,11 +102,10 @@ TEST(Session, WildcardUretprobeOneProgramManyFunctions) {
 TEST(Session, UnmatchedUprobeIsSkipped) {
   gabi::ProgramSpec spec;
   spec.maps = {test::array_map("@")};
-  spec.probes = {
-      test::probe(gabi::AttachKind::Uprobe, "uprobe:calls:nonexistent", calls, "nonexistent",
-                  BpfAsm().count_in_array(0).end()),
-      test::probe(gabi::AttachKind::Uprobe, "uprobe:calls:tick", calls, "tick",
-                  BpfAsm().count_in_array(0).end())};
+  spec.probes = {test::probe(gabi::AttachKind::Uprobe, "uprobe:calls:nonexistent", calls,
+                             "nonexistent", BpfAsm().count_in_array(0).end()),
+                 test::probe(gabi::AttachKind::Uprobe, "uprobe:calls:tick", calls, "tick",
+                             BpfAsm().count_in_array(0).end())};
   Recorder rec;
   auto s = run_session(spec, {.command = calls}, rec, StopReason::ChildExited, 1);
   ASSERT_TRUE(s);
@@ -170,8 +169,8 @@ TEST(Session, BeginEndAndExit) {
   auto s = run_session(spec, {}, rec, StopReason::Exit, 2);
   ASSERT_TRUE(s);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(150));
-  EXPECT_EQ(rec.log, (std::vector<std::string>{"printf 1", "print 2", "zero 2", "clear 2",
-                                               "exit", "printf 3"}));
+  EXPECT_EQ(rec.log, (std::vector<std::string>{"printf 1", "print 2", "zero 2", "clear 2", "exit",
+                                               "printf 3"}));
   EXPECT_EQ(sum_u64(s->read_map(1)), 1u);
 }
 
@@ -232,8 +231,8 @@ TEST(Session, ManyUprobesAttachQuickly) {
   ASSERT_TRUE(s.ok()) << s.error();
   auto n = (*s)->attach();
   ASSERT_TRUE(n.ok()) << n.error();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::steady_clock::now() - start)
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start)
                 .count();
   EXPECT_GT(*n, 1000);
   EXPECT_LT(ms, 5000) << *n << " probes";
