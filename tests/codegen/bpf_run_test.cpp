@@ -1,0 +1,155 @@
+// Compiled scripts run for real through the runtime's Session: event payloads and map values
+// must be what bpftrace would compute.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+
+#include "runtime/session.h"
+#include "tests/codegen/bpf_test_support.h"
+
+namespace gpubt::codegen::bpf::testing {
+namespace {
+
+struct Capture : runtime::EventHandler {
+  std::vector<std::pair<uint32_t, std::vector<uint8_t>>> printfs;
+  int exits = 0;
+  void on_printf(uint32_t index, const uint8_t *payload, size_t size) override {
+    printfs.push_back({index, std::vector<uint8_t>(payload, payload + size)});
+  }
+  void on_print_map(uint32_t) override {}
+  void on_exit() override { ++exits; }
+};
+
+int64_t arg_int(const abi::ProgramSpec &spec, const std::pair<uint32_t, std::vector<uint8_t>> &ev,
+                size_t i) {
+  const auto &a = spec.formats.at(ev.first).args.at(i);
+  int64_t v = 0;
+  std::memcpy(&v, ev.second.data() + a.offset, a.type.size);
+  if (a.type.kind == abi::ValueType::Int && a.type.size < 8) // sign-extend
+    v = (v << (64 - 8 * a.type.size)) >> (64 - 8 * a.type.size);
+  return v;
+}
+
+std::string arg_str(const abi::ProgramSpec &spec,
+                    const std::pair<uint32_t, std::vector<uint8_t>> &ev, size_t i) {
+  const auto &a = spec.formats.at(ev.first).args.at(i);
+  return std::string(reinterpret_cast<const char *>(ev.second.data() + a.offset),
+                     strnlen(reinterpret_cast<const char *>(ev.second.data() + a.offset),
+                             a.type.size));
+}
+
+int map_index(const abi::ProgramSpec &spec, const std::string &name) {
+  for (size_t i = 0; i < spec.maps.size(); ++i)
+    if (spec.maps[i].name == name)
+      return i;
+  return -1;
+}
+
+// Per-CPU word 0 summed over CPUs, per key bytes.
+std::map<std::vector<uint8_t>, int64_t> summed(const runtime::MapData &data, size_t word = 0) {
+  std::map<std::vector<uint8_t>, int64_t> out;
+  for (const auto &e : data)
+    for (const auto &v : e.values) {
+      int64_t x = 0;
+      std::memcpy(&x, v.data() + 8 * word, std::min<size_t>(8, v.size() - 8 * word));
+      out[e.key] += x;
+    }
+  return out;
+}
+
+std::vector<uint8_t> u64_key(uint64_t k) {
+  std::vector<uint8_t> b(8);
+  std::memcpy(b.data(), &k, 8);
+  return b;
+}
+
+TEST(BpfRun, BeginPrintfValues) {
+  Compiled c = compile_script(R"(BEGIN { $a = -7; $s = "abc";
+    printf("%d %d %s %d %d %s\n", 1 + 2 * 3, $a / 2, $s, (int8)300, 7 / 0,
+           $s == "abc" ? "eq" : "ne");
+    @x = 5; @x += 3; @x++; printf("%d %d\n", @x, @missing[1]); exit(); printf("never\n"); }
+    END { @missing[2] = 1; })");
+  ASSERT_EQ(c.error, "");
+  auto s = runtime::Session::create(c.art.spec, {});
+  ASSERT_TRUE(s.ok()) << s.error();
+  ASSERT_TRUE((*s)->attach().ok());
+  Capture cap;
+  (*s)->run_begin();
+  (*s)->run(cap);
+  const auto &spec = c.art.spec;
+  ASSERT_EQ(cap.printfs.size(), 2u);
+  EXPECT_EQ(cap.exits, 1);
+  const auto &e = cap.printfs[0];
+  EXPECT_EQ(arg_int(spec, e, 0), 7);
+  EXPECT_EQ(uint64_t(arg_int(spec, e, 1)), uint64_t(-7) / 2); // bpftrace divides unsigned
+  EXPECT_EQ(arg_str(spec, e, 2), "abc");
+  EXPECT_EQ(arg_int(spec, e, 3), 44);
+  EXPECT_EQ(arg_int(spec, e, 4), 0);
+  EXPECT_EQ(arg_str(spec, e, 5), "eq");
+  EXPECT_EQ(arg_int(spec, cap.printfs[1], 0), 9);
+  EXPECT_EQ(arg_int(spec, cap.printfs[1], 1), 0);
+}
+
+TEST(BpfRun, UprobeAggregationsOnCallsProgram) {
+  std::string calls = std::string(GPUBT_BINARY_DIR) + "/tests/programs/calls";
+  std::string script = "uprobe:" + calls + ":add { @c = count(); @s = sum(arg0); @mx = max(arg0);"
+                       " @mn = min(arg0); @a = avg(arg1); @h = hist(arg0);"
+                       " @l = lhist(arg0, 0, 10, 5); @k[arg1] = count(); }"
+                       "uprobe:" + calls + ":greet { @names[str(arg0)] = count(); }"
+                       "uretprobe:" + calls + ":neg { @neg[retval] = count(); }";
+  Compiled c = compile_script(script, true);
+  ASSERT_EQ(c.error, "");
+  runtime::SessionOptions so;
+  so.command = calls + " 3";
+  auto s = runtime::Session::create(c.art.spec, so);
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto n = (*s)->attach();
+  ASSERT_TRUE(n.ok()) << n.error();
+  Capture cap;
+  (*s)->run_begin();
+  (*s)->run(cap);
+  const auto &spec = c.art.spec;
+  auto read = [&](const char *name) { return (*s)->read_map(map_index(spec, name)); };
+  auto k0 = u64_key(0);
+  EXPECT_EQ(summed(read("@c"))[k0], 30);
+  EXPECT_EQ(summed(read("@s"))[k0], 135);
+  auto mx = read("@mx");
+  int64_t best = INT64_MIN;
+  for (const auto &e : mx)
+    for (const auto &v : e.values) {
+      abi::MinMaxValue m;
+      std::memcpy(&m, v.data(), sizeof m);
+      if (m.is_set)
+        best = std::max(best, m.value);
+    }
+  EXPECT_EQ(best, 9);
+  EXPECT_EQ(summed(read("@a"), 0)[k0], 30);     // sum of arg1: 10 * (0 + 1 + 2)
+  EXPECT_EQ(summed(read("@a"), 1)[k0], 30);     // count
+  auto h = summed(read("@h"));
+  EXPECT_EQ(h[u64_key(1)], 3);  // 0
+  EXPECT_EQ(h[u64_key(2)], 3);  // 1
+  EXPECT_EQ(h[u64_key(3)], 6);  // 2..3
+  EXPECT_EQ(h[u64_key(4)], 12); // 4..7
+  EXPECT_EQ(h[u64_key(5)], 6);  // 8..9
+  auto l = summed(read("@l"));
+  EXPECT_EQ(l[u64_key(1)], 15);
+  EXPECT_EQ(l[u64_key(2)], 15);
+  EXPECT_EQ(l.count(u64_key(0)), 0u);
+  auto k = summed(read("@k"));
+  EXPECT_EQ(k[u64_key(0)], 10);
+  EXPECT_EQ(k[u64_key(2)], 10);
+  auto names = summed(read("@names"));
+  std::map<std::string, int64_t> by_name;
+  for (const auto &[key, v] : names)
+    by_name[std::string(reinterpret_cast<const char *>(key.data()))] += v;
+  EXPECT_EQ(by_name["alice"], 1);
+  EXPECT_EQ(by_name["bob"], 1);
+  EXPECT_EQ(by_name["carol"], 1);
+  auto neg = summed(read("@neg"));
+  EXPECT_EQ(neg[u64_key(uint64_t(-1000))], 1);
+  EXPECT_EQ(neg[u64_key(uint64_t(-2000))], 1);
+}
+
+} // namespace
+} // namespace gpubt::codegen::bpf::testing
