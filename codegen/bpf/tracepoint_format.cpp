@@ -1,6 +1,8 @@
 // Parses tracefs format files: "field:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:G;".
 #include "codegen/bpf/tracepoint_format.h"
 
+#include <glob.h>
+
 #include <fstream>
 #include <regex>
 
@@ -10,7 +12,12 @@ std::optional<TracepointField> read_tracepoint_field(const std::string &category
                                                      const std::string &event,
                                                      const std::string &field) {
   for (const char *root : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
-    std::ifstream in(std::string(root) + "/events/" + category + "/" + event + "/format");
+    std::string path = std::string(root) + "/events/" + category + "/" + event + "/format";
+    glob_t g{};
+    if (glob(path.c_str(), 0, nullptr, &g) == 0 && g.gl_pathc > 0)
+      path = g.gl_pathv[0];
+    globfree(&g);
+    std::ifstream in(path);
     if (!in)
       continue;
     static const std::regex re(
@@ -41,6 +48,16 @@ frontend::Type tracepoint_field_type(const TracepointField &f) {
     return frontend::Type::string(64);
   uint32_t size = f.size == 1 || f.size == 2 || f.size == 4 ? f.size : 8;
   return frontend::Type::integer(size, f.is_signed);
+}
+
+std::optional<frontend::Type> tracepoint_arg_type(const frontend::AttachPoint &ap,
+                                                  std::string_view field) {
+  if (ap.provider != frontend::Provider::Tracepoint)
+    return std::nullopt;
+  auto f = read_tracepoint_field(ap.target, ap.func, std::string(field));
+  if (!f)
+    return std::nullopt;
+  return tracepoint_field_type(*f);
 }
 
 } // namespace gpubt::codegen::bpf

@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "frontend/ast.h"
 #include "frontend/types.h"
 
 namespace gpubt::codegen::bpf {
@@ -16,6 +18,7 @@ struct TracepointField {
   bool char_array = false; // char name[N]: read as a string
 };
 
+// CATEGORY and EVENT may be wildcards: the first matching tracepoint's layout is used.
 std::optional<TracepointField> read_tracepoint_field(const std::string &category,
                                                      const std::string &event,
                                                      const std::string &field);
@@ -23,5 +26,9 @@ std::optional<TracepointField> read_tracepoint_field(const std::string &category
 // The script type of a field: strings for char arrays and __data_loc strings (64 bytes, as
 // bpftrace), else an integer of the field's size (pointers are uint64).
 frontend::Type tracepoint_field_type(const TracepointField &f);
+
+// A frontend::FieldResolver for SemanticOptions::field_type: args.NAME of tracepoints.
+std::optional<frontend::Type> tracepoint_arg_type(const frontend::AttachPoint &ap,
+                                                  std::string_view field);
 
 } // namespace gpubt::codegen::bpf

@@ -35,15 +35,7 @@ inline Compiled compile_script(const std::string &script, bool has_child = false
   }
   frontend::SemanticOptions so;
   so.has_child = has_child;
-  so.field_type = [](const frontend::AttachPoint &ap,
-                     std::string_view field) -> std::optional<frontend::Type> {
-    if (ap.provider != frontend::Provider::Tracepoint)
-      return std::nullopt;
-    auto f = read_tracepoint_field(ap.target, ap.func, std::string(field));
-    if (!f)
-      return std::nullopt;
-    return tracepoint_field_type(*f);
-  };
+  so.field_type = tracepoint_arg_type;
   auto sema = frontend::resolve_types(*prog, so);
   frontend::check_types(*prog, sema, so, diags);
   if (diags.has_errors()) {

@@ -77,6 +77,8 @@ const Case kCases[] = {
     {"tracepoint_char_array",
      R"(tracepoint:sched:sched_switch { @[args.prev_comm] = count();
         @pid[args.next_pid] = count(); if (args.next_comm == "swapper/0") { @idle = count(); } })"},
+    {"tracepoint_wildcard",
+     R"(tracepoint:syscalls:sys_enter_open* { @[args.flags] = count(); })"},
     {"tracepoint_data_loc",
      R"(tracepoint:sched:sched_process_exec { printf("%s\n", args.filename); })"},
     {"cpid", R"(uprobe:/bin/true:main /pid == cpid/ { @c = count(); })", true},
