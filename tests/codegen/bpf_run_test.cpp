@@ -2,7 +2,9 @@
 // must be what bpftrace would compute.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 
 #include "runtime/session.h"
@@ -149,6 +151,54 @@ TEST(BpfRun, UprobeAggregationsOnCallsProgram) {
   auto neg = summed(read("@neg"));
   EXPECT_EQ(neg[u64_key(uint64_t(-1000))], 1);
   EXPECT_EQ(neg[u64_key(uint64_t(-2000))], 1);
+}
+
+// str() of a string in a page the process has never touched: bpftrace 0.17 reads "" (the
+// non-faulting read fails); the sleepable fault-in reads it.
+std::string str_of_untouched_page(bool fault_in) {
+  std::string tmpl = ::testing::TempDir() + "/gpubt_fault_XXXXXX";
+  if (!mkdtemp(tmpl.data()))
+    return "<no cc>";
+  std::string dir = tmpl;
+  std::ofstream(dir + "/fault.c") << R"(#include <fcntl.h>
+#include <sys/mman.h>
+__attribute__((noinline)) int greet(const char *s) { __asm__ volatile("" ::"r"(s) : "memory"); return 0; }
+int main(int argc, char **argv) {
+  const char *p = mmap(0, 4096, PROT_READ, MAP_PRIVATE, open(argv[1], O_RDONLY), 0);
+  return greet(p);
+})";
+  std::ofstream(dir + "/fault.txt") << std::string("hello") << '\0';
+  if (std::system(("cc -O1 -o " + dir + "/fault " + dir + "/fault.c 2>/dev/null").c_str()) != 0)
+    return "<no cc>";
+  BpfCodegenOptions opts;
+  opts.fault_in_strings = fault_in;
+  Compiled c = compile_script("uprobe:" + dir + "/fault:greet { @s[str(arg0)] = count(); }",
+                              true, opts);
+  EXPECT_EQ(c.error, "");
+  EXPECT_EQ(c.art.spec.probes.at(0).sleepable, fault_in);
+  runtime::SessionOptions so;
+  so.command = dir + "/fault " + dir + "/fault.txt";
+  auto s = runtime::Session::create(c.art.spec, so);
+  if (!s.ok())
+    return "<session: " + s.error() + ">";
+  if (auto n = (*s)->attach(); !n.ok())
+    return "<attach: " + n.error() + ">";
+  Capture cap;
+  (*s)->run_begin();
+  (*s)->run(cap);
+  std::string out;
+  for (const auto &e : (*s)->read_map(map_index(c.art.spec, "@s")))
+    out += std::string(reinterpret_cast<const char *>(e.key.data())) + ";";
+  return out;
+}
+
+TEST(BpfRun, StrFaultsInUntouchedPages) {
+  std::string got = str_of_untouched_page(true);
+  if (got == "<no cc>")
+    GTEST_SKIP() << "no C compiler";
+  EXPECT_EQ(got, "hello;");
+  // Without the fault-in, bpftrace's behaviour: an empty string.
+  EXPECT_EQ(str_of_untouched_page(false), ";");
 }
 
 } // namespace

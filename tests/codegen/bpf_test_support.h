@@ -24,7 +24,8 @@ struct Compiled {
 };
 
 
-inline Compiled compile_script(const std::string &script, bool has_child = false) {
+inline Compiled compile_script(const std::string &script, bool has_child = false,
+                               BpfCodegenOptions opts = {}) {
   Compiled out;
   frontend::SourceFile file("stdin", script);
   frontend::Diagnostics diags;
@@ -42,7 +43,6 @@ inline Compiled compile_script(const std::string &script, bool has_child = false
     out.error = diags.render(file);
     return out;
   }
-  BpfCodegenOptions opts;
   opts.has_child = has_child;
   auto art = lower_to_bpf(*prog, sema, opts);
   if (!art) {
