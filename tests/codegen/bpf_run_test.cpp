@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "runtime/elf_symbols.h"
 #include "runtime/session.h"
 #include "tests/codegen/bpf_test_support.h"
 
@@ -151,6 +152,59 @@ TEST(BpfRun, UprobeAggregationsOnCallsProgram) {
   auto neg = summed(read("@neg"));
   EXPECT_EQ(neg[u64_key(uint64_t(-1000))], 1);
   EXPECT_EQ(neg[u64_key(uint64_t(-2000))], 1);
+}
+
+TEST(BpfRun, BuiltinsFuncCpidElapsedComm) {
+  std::string calls = std::string(GPUBT_BINARY_DIR) + "/tests/programs/calls";
+  Compiled c = compile_script("uprobe:" + calls + ":tick { @f[func] = count(); @cp = cpid;"
+                              " @e = elapsed; @p[probe] = count(); @t[pid, tid] = 1;"
+                              " printf(\"%s %d %d\\n\", comm, pid, (int32)arg0 - 5); }",
+                              true);
+  ASSERT_EQ(c.error, "");
+  runtime::SessionOptions so;
+  so.command = calls + " 2";
+  auto s = runtime::Session::create(c.art.spec, so);
+  ASSERT_TRUE(s.ok()) << s.error();
+  ASSERT_TRUE((*s)->attach().ok());
+  Capture cap;
+  (*s)->run_begin();
+  int child = (*s)->child_pid();
+  (*s)->run(cap);
+  const auto &spec = c.art.spec;
+  ASSERT_EQ(cap.printfs.size(), 2u);
+  EXPECT_EQ(arg_str(spec, cap.printfs[0], 0), "calls");
+  EXPECT_EQ(arg_int(spec, cap.printfs[0], 1), child);
+  EXPECT_EQ(arg_int(spec, cap.printfs[1], 2), -4);
+  auto f = (*s)->read_map(map_index(spec, "@f"));
+  ASSERT_EQ(f.size(), 1u);
+  uint64_t addr;
+  std::memcpy(&addr, f[0].key.data(), 8);
+  // The probed function's address: the child has exited, so compare within the page.
+  auto syms = runtime::read_elf_functions(calls);
+  ASSERT_TRUE(syms.ok());
+  uint64_t tick = 0;
+  for (const auto &sym : *syms)
+    if (sym.name == "tick")
+      tick = sym.vaddr;
+  ASSERT_NE(tick, 0u);
+  EXPECT_EQ(addr & 0xfff, tick & 0xfff);
+  auto cp = (*s)->read_map(map_index(spec, "@cp"));
+  ASSERT_EQ(cp.size(), 1u);
+  int64_t v;
+  std::memcpy(&v, cp[0].values[0].data(), 8);
+  EXPECT_EQ(v, child);
+  auto e = (*s)->read_map(map_index(spec, "@e"));
+  ASSERT_EQ(e.size(), 1u);
+  std::memcpy(&v, e[0].values[0].data(), 8);
+  EXPECT_GT(v, 0);
+  EXPECT_LT(v, 60'000'000'000);
+  auto p = summed((*s)->read_map(map_index(spec, "@p")));
+  EXPECT_EQ(p[u64_key(0)], 2);
+  auto t = (*s)->read_map(map_index(spec, "@t"));
+  ASSERT_EQ(t.size(), 1u);
+  ASSERT_EQ(t[0].key.size(), 16u);
+  std::memcpy(&v, t[0].key.data(), 8);
+  EXPECT_EQ(v, child);
 }
 
 // str() of a string in a page the process has never touched: bpftrace 0.17 reads "" (the
