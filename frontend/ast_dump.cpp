@@ -6,7 +6,7 @@
 namespace gpubt::frontend {
 namespace {
 
-const char *const kBinaryText[] = {"+",  "-",  "*", "/",  "%", "&",  "|", "^",  "<<",
+const char *const kBinaryText[] = {"+",  "-",  "*",  "/", "%",  "&", "|",  "^",  "<<",
                                    ">>", "==", "!=", "<", "<=", ">", ">=", "&&", "||"};
 const char *const kUnaryText[] = {"-", "!", "~", "pre++", "pre--", "post++", "post--"};
 
@@ -14,11 +14,21 @@ std::string quote(const std::string &s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-    case '\n': out += "\\n"; break;
-    case '\t': out += "\\t"; break;
-    case '\r': out += "\\r"; break;
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
     default:
       if (c < 0x20 || c >= 0x7f) {
         char buf[8];

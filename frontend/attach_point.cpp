@@ -15,21 +15,37 @@ struct ProviderRow {
 
 // gpu probes are spelled with two words: gpu:kprobe:KERNEL.
 const ProviderRow kProviders[] = {
-    {"BEGIN", "", Provider::Begin, 0},
-    {"END", "", Provider::End, 0},
-    {"interval", "i", Provider::Interval, 2},
-    {"uprobe", "u", Provider::Uprobe, 2},
-    {"uretprobe", "ur", Provider::Uretprobe, 2},
-    {"tracepoint", "t", Provider::Tracepoint, 2},
-    {"gpu:kprobe", "", Provider::GpuKprobe, 1},
-    {"gpu:kretprobe", "", Provider::GpuKretprobe, 1},
+    {"BEGIN", "", Provider::Begin, 0},           {"END", "", Provider::End, 0},
+    {"interval", "i", Provider::Interval, 2},    {"uprobe", "u", Provider::Uprobe, 2},
+    {"uretprobe", "ur", Provider::Uretprobe, 2}, {"tracepoint", "t", Provider::Tracepoint, 2},
+    {"gpu:kprobe", "", Provider::GpuKprobe, 1},  {"gpu:kretprobe", "", Provider::GpuKretprobe, 1},
 };
 
 // bpftrace probe types gpubt knows but does not trace.
 const std::string_view kUnsupported[] = {
-    "kprobe", "k",        "kretprobe", "kr",    "usdt",     "U",      "profile", "p",
-    "software", "s",      "hardware",  "h",     "watchpoint", "w",    "asyncwatchpoint",
-    "kfunc",  "f",        "kretfunc",  "fr",    "iter",     "it",     "rawtracepoint", "rt",
+    "kprobe",
+    "k",
+    "kretprobe",
+    "kr",
+    "usdt",
+    "U",
+    "profile",
+    "p",
+    "software",
+    "s",
+    "hardware",
+    "h",
+    "watchpoint",
+    "w",
+    "asyncwatchpoint",
+    "kfunc",
+    "f",
+    "kretfunc",
+    "fr",
+    "iter",
+    "it",
+    "rawtracepoint",
+    "rt",
 };
 
 const struct {
@@ -130,8 +146,8 @@ bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
   for (size_t i = words; i < parts.size(); ++i)
     empty |= parts[i].empty() && !(cxx_func && i >= words + row->args);
   if (!arity_ok || (row->args > 0 && empty)) {
-    diags.error(ap.span, type + " probe type requires " + std::to_string(row->args) +
-                             " argument" + (row->args == 1 ? "" : "s"));
+    diags.error(ap.span, type + " probe type requires " + std::to_string(row->args) + " argument" +
+                             (row->args == 1 ? "" : "s"));
     return false;
   }
   switch (row->args) {

@@ -16,17 +16,35 @@ const struct {
   size_t token;
   BinaryOp op;
 } kBinaryOps[] = {
-    {P::PLUS, BinaryOp::Add},     {P::MINUS, BinaryOp::Sub},       {P::MUL, BinaryOp::Mul},
-    {P::DIV, BinaryOp::Div},      {P::MOD, BinaryOp::Mod},         {P::BAND, BinaryOp::BitAnd},
-    {P::BOR, BinaryOp::BitOr},    {P::BXOR, BinaryOp::BitXor},     {P::LEFT, BinaryOp::Shl},
-    {P::RIGHT, BinaryOp::Shr},    {P::EQ, BinaryOp::Eq},           {P::NE, BinaryOp::Ne},
-    {P::LT, BinaryOp::Lt},        {P::LE, BinaryOp::Le},           {P::GT, BinaryOp::Gt},
-    {P::GE, BinaryOp::Ge},        {P::LAND, BinaryOp::LogicalAnd}, {P::LOR, BinaryOp::LogicalOr},
+    {P::PLUS, BinaryOp::Add},
+    {P::MINUS, BinaryOp::Sub},
+    {P::MUL, BinaryOp::Mul},
+    {P::DIV, BinaryOp::Div},
+    {P::MOD, BinaryOp::Mod},
+    {P::BAND, BinaryOp::BitAnd},
+    {P::BOR, BinaryOp::BitOr},
+    {P::BXOR, BinaryOp::BitXor},
+    {P::LEFT, BinaryOp::Shl},
+    {P::RIGHT, BinaryOp::Shr},
+    {P::EQ, BinaryOp::Eq},
+    {P::NE, BinaryOp::Ne},
+    {P::LT, BinaryOp::Lt},
+    {P::LE, BinaryOp::Le},
+    {P::GT, BinaryOp::Gt},
+    {P::GE, BinaryOp::Ge},
+    {P::LAND, BinaryOp::LogicalAnd},
+    {P::LOR, BinaryOp::LogicalOr},
     // compound assignment operators
-    {P::PLUSASSIGN, BinaryOp::Add}, {P::MINUSASSIGN, BinaryOp::Sub}, {P::MULASSIGN, BinaryOp::Mul},
-    {P::DIVASSIGN, BinaryOp::Div},  {P::MODASSIGN, BinaryOp::Mod},   {P::BANDASSIGN, BinaryOp::BitAnd},
-    {P::BORASSIGN, BinaryOp::BitOr}, {P::BXORASSIGN, BinaryOp::BitXor},
-    {P::LEFTASSIGN, BinaryOp::Shl}, {P::RIGHTASSIGN, BinaryOp::Shr},
+    {P::PLUSASSIGN, BinaryOp::Add},
+    {P::MINUSASSIGN, BinaryOp::Sub},
+    {P::MULASSIGN, BinaryOp::Mul},
+    {P::DIVASSIGN, BinaryOp::Div},
+    {P::MODASSIGN, BinaryOp::Mod},
+    {P::BANDASSIGN, BinaryOp::BitAnd},
+    {P::BORASSIGN, BinaryOp::BitOr},
+    {P::BXORASSIGN, BinaryOp::BitXor},
+    {P::LEFTASSIGN, BinaryOp::Shl},
+    {P::RIGHTASSIGN, BinaryOp::Shr},
 };
 
 const struct {
@@ -82,8 +100,8 @@ private:
       if (b.depth_ <= kMaxNesting)
         return false;
       if (!b.too_deep_)
-        b.diags_.error(s, "nesting too deep (more than " + std::to_string(kMaxNesting) +
-                              " levels)");
+        b.diags_.error(s,
+                       "nesting too deep (more than " + std::to_string(kMaxNesting) + " levels)");
       b.too_deep_ = true;
       return true;
     }
@@ -180,8 +198,8 @@ private:
       return nullptr;
     }
     // bison only accepts a map or variable here, so it stops at the operator.
-    diags_.error(bison_span(tokens_, op), "syntax error, unexpected " + token_word(op, source_) +
-                                              ", expecting }");
+    diags_.error(bison_span(tokens_, op),
+                 "syntax error, unexpected " + token_word(op, source_) + ", expecting }");
     return nullptr;
   }
 

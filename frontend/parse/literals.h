@@ -16,8 +16,8 @@ IntLiteral decode_int(std::string_view text);
 
 struct StringLiteral {
   std::string value;
-  std::string error;       // "invalid escape character '\q'"
-  size_t error_end = 0;    // offset in the token just past the bad escape
+  std::string error;    // "invalid escape character '\q'"
+  size_t error_end = 0; // offset in the token just past the bad escape
 };
 // text includes the surrounding quotes.
 StringLiteral decode_string(std::string_view text);

@@ -79,12 +79,13 @@ TEST(Parser, CompactSpelling) {
 }
 
 TEST(Parser, TracepointArgsBothSpellings) {
-  EXPECT_EQ(parse("tracepoint:syscalls:sys_enter_openat { @[comm] = count(); "
-                  "printf(\"%d %d\\n\", args->flags, args.dfd); }"),
-            "Program\n"
-            " Probe tracepoint:syscalls:sys_enter_openat\n"
-            "  (= (map @ (builtin comm)) (call count))\n"
-            "  (call printf (string \"%d %d\\n\") (. (builtin args) flags) (. (builtin args) dfd))\n");
+  EXPECT_EQ(
+      parse("tracepoint:syscalls:sys_enter_openat { @[comm] = count(); "
+            "printf(\"%d %d\\n\", args->flags, args.dfd); }"),
+      "Program\n"
+      " Probe tracepoint:syscalls:sys_enter_openat\n"
+      "  (= (map @ (builtin comm)) (call count))\n"
+      "  (call printf (string \"%d %d\\n\") (. (builtin args) flags) (. (builtin args) dfd))\n");
 }
 
 TEST(Parser, AttachPointForms) {
@@ -147,11 +148,12 @@ TEST(Parser, ElseIfChain) {
 }
 
 TEST(Parser, TernaryNesting) {
-  EXPECT_EQ(parse("BEGIN { @x = $a ? $b ? 1 : 2 : $c ? 3 : 4; @y = 1 ? 2 : 3 ? 4 : 5; }"),
-            "Program\n"
-            " Probe BEGIN\n"
-            "  (= (map @x) (? (var $a) (? (var $b) (int 1) (int 2)) (? (var $c) (int 3) (int 4))))\n"
-            "  (= (map @y) (? (int 1) (int 2) (? (int 3) (int 4) (int 5))))\n");
+  EXPECT_EQ(
+      parse("BEGIN { @x = $a ? $b ? 1 : 2 : $c ? 3 : 4; @y = 1 ? 2 : 3 ? 4 : 5; }"),
+      "Program\n"
+      " Probe BEGIN\n"
+      "  (= (map @x) (? (var $a) (? (var $b) (int 1) (int 2)) (? (var $c) (int 3) (int 4))))\n"
+      "  (= (map @y) (? (int 1) (int 2) (? (int 3) (int 4) (int 5))))\n");
 }
 
 TEST(Parser, BinaryPrecedenceLadder) {
@@ -315,10 +317,9 @@ TEST(ParserErrors, SyntaxErrorsLikeBpftrace) {
             "stdin:1:15-16: ERROR: syntax error, unexpected {, expecting )\n"
             "BEGIN { if (1 { } }\n"
             "              ~\n");
-  EXPECT_EQ(error("BEGIN { @x = (1,2,); }"),
-            "stdin:1:14-20: ERROR: syntax error, unexpected )\n"
-            "BEGIN { @x = (1,2,); }\n"
-            "             ~~~~~~\n");
+  EXPECT_EQ(error("BEGIN { @x = (1,2,); }"), "stdin:1:14-20: ERROR: syntax error, unexpected )\n"
+                                             "BEGIN { @x = (1,2,); }\n"
+                                             "             ~~~~~~\n");
   EXPECT_EQ(error("BEGIN /1 { }"),
             "stdin:1:10-11: ERROR: syntax error, unexpected {, expecting end predicate\n"
             "BEGIN /1 { }\n"
@@ -364,8 +365,8 @@ TEST(ParserErrors, TokenNamesLikeBison) {
 
 TEST(ParserErrors, LexicalErrors) {
   EXPECT_EQ(error("BEGIN { @x = \"abc; }"), "stdin:1:14-21: ERROR: unterminated string\n"
-                                              "BEGIN { @x = \"abc; }\n"
-                                              "             ~~~~~~~\n");
+                                            "BEGIN { @x = \"abc; }\n"
+                                            "             ~~~~~~~\n");
   EXPECT_EQ(error(R"(BEGIN { printf("a\x41\101\q\"\\|\n"); exit() })"),
             "stdin:1:9-28: ERROR: invalid escape character '\\q'\n"
             "BEGIN { printf(\"a\\x41\\101\\q\\\"\\\\|\\n\"); exit() }\n"
@@ -422,10 +423,9 @@ TEST(ParserErrors, AttachPoints) {
   EXPECT_EQ(error("kprobe:f { }"), "stdin:1:1-9: ERROR: kprobe probes are not supported by gpubt\n"
                                    "kprobe:f { }\n"
                                    "~~~~~~~~\n");
-  EXPECT_EQ(error("host:gpu:kprobe:k { }"),
-            "stdin:1:1-18: ERROR: host: cannot prefix a gpu probe\n"
-            "host:gpu:kprobe:k { }\n"
-            "~~~~~~~~~~~~~~~~~\n");
+  EXPECT_EQ(error("host:gpu:kprobe:k { }"), "stdin:1:1-18: ERROR: host: cannot prefix a gpu probe\n"
+                                            "host:gpu:kprobe:k { }\n"
+                                            "~~~~~~~~~~~~~~~~~\n");
   EXPECT_EQ(error("gpu:kprobe { }"),
             "stdin:1:1-11: ERROR: gpu:kprobe probe type requires 1 argument\n"
             "gpu:kprobe { }\n"
@@ -450,9 +450,9 @@ TEST(ParserRobustness, EmptyAndCommentOnly) {
 }
 
 TEST(ParserRobustness, NulAndBinary) {
-  EXPECT_EQ(error(std::string("BEGIN { \0 }", 11)),
-            std::string("stdin:1:9-10: ERROR: invalid character '\\x00'\nBEGIN { \0 }\n        ~\n",
-                        68));
+  EXPECT_EQ(
+      error(std::string("BEGIN { \0 }", 11)),
+      std::string("stdin:1:9-10: ERROR: invalid character '\\x00'\nBEGIN { \0 }\n        ~\n", 68));
   std::string garbage;
   uint32_t x = 12345;
   for (int i = 0; i < 100000; ++i) {
@@ -466,8 +466,8 @@ TEST(ParserRobustness, NulAndBinary) {
 }
 
 TEST(ParserRobustness, DeepNesting) {
-  std::string parens = "BEGIN { @x = " + std::string(100000, '(') + "1" +
-                       std::string(100000, ')') + "; }";
+  std::string parens =
+      "BEGIN { @x = " + std::string(100000, '(') + "1" + std::string(100000, ')') + "; }";
   EXPECT_EQ(error(parens).substr(0, 75),
             "stdin:1:1013-1014: ERROR: nesting too deep (more than 1000 levels)\nBEGIN { ");
   std::string nots = "BEGIN { @x = " + std::string(100000, '!') + "1; }";
@@ -494,7 +494,8 @@ TEST(ParserRobustness, ThousandsOfProbesAreFast) {
   std::string script;
   for (int i = 0; i < 5000; ++i)
     script += "uprobe:./app:f" + std::to_string(i) + " /pid == " + std::to_string(i) +
-              "/ { @x[tid, " + std::to_string(i) + "] = count(); if ($a > 1) { @y = hist(arg0); } "
+              "/ { @x[tid, " + std::to_string(i) +
+              "] = count(); if ($a > 1) { @y = hist(arg0); } "
               "else { printf(\"%d\\n\", 1 + 2 * 3); } }\n";
   auto start = std::chrono::steady_clock::now();
   SourceFile file("stdin", script);
