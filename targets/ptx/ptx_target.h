@@ -1,0 +1,11 @@
+// The PTX device target (LLVM's NVPTX back end).
+#pragma once
+#include <memory>
+
+#include "codegen/device_target.h"
+
+namespace gpubt::targets {
+
+std::unique_ptr<codegen::DeviceTarget> make_ptx_target(const codegen::TargetOptions &options);
+
+} // namespace gpubt::targets
