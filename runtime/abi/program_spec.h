@@ -90,6 +90,33 @@ struct ProbeSpec {
 // written by the runtime before attaching.
 enum GlobalSlot : uint32_t { GlobalStartNs = 0, GlobalChildPid = 1, GlobalSlotCount = 2 };
 
+// gpu probes (runtime/abi/device_abi.h has the device-side layouts they use).
+struct DeviceProbeSpec {
+  std::string name;     // canonical probe name, "gpu:kretprobe:vectorAdd"
+  std::string kernel;   // kernel pattern (wildcards): demangled base name, signature or mangled
+  bool exit = false;    // false: BLOCK_ENTER (gpu:kprobe), true: BLOCK_EXIT (gpu:kretprobe)
+  std::string function; // patch function in the PTX, "gpubt_probe_<N>"
+};
+
+// A map used by gpu probes: lives in device memory (gpubt_device_ctx::maps[i] for maps[i]).
+struct DeviceMapSpec {
+  int map_index = -1;       // into ProgramSpec::maps (name, agg, types, printing)
+  uint32_t capacity = 0;    // entries, a power of two; 1 for a scalar map
+  uint32_t key_size = 0;    // device key bytes (user key padded to 8); 0 for a scalar map
+  uint32_t value_size = 0;  // device value bytes (multiple of 8)
+  uint32_t entry_size = 0;  // 8 + key_size + value_size
+  uint32_t buckets = 0;     // Hist/Lhist: uint64 buckets per value
+  uint64_t storage_size() const { return 32 + uint64_t(capacity) * entry_size; }
+};
+
+struct DeviceProgramSpec {
+  std::vector<DeviceProbeSpec> probes; // empty: no gpu probes
+  std::vector<DeviceMapSpec> maps;
+  std::string ptx;  // every patch function, for `ptxas --compile-as-tools-patch`
+  std::string arch; // "sm_90"
+  uint32_t ring_capacity = 0; // printf ring data bytes (power of two)
+};
+
 struct ProgramSpec {
   std::vector<MapSpec> maps;
   std::vector<ProbeSpec> probes;
@@ -99,6 +126,7 @@ struct ProgramSpec {
   std::map<std::string, std::map<int64_t, std::string>> enums;
   int ringbuf_map = -1; // index into maps
   int globals_map = -1; // index into maps
+  DeviceProgramSpec device; // gpu probes, their maps and PTX
 };
 
 } // namespace gpubt::abi

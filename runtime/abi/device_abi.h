@@ -1,0 +1,105 @@
+/* The device ABI between gpubt's PTX code (codegen/device, targets/ptx) and the in-process GPU
+ * agent (runtime/gpu_agent): patch functions, the per-launch context they receive, and the
+ * byte layouts of device maps and of the printf ring buffer. C, so CUDA code can include it. */
+#pragma once
+#include <stdint.h>
+
+/* Patch functions. One per gpu probe (DeviceProbeSpec::function, "gpubt_probe_<N>", N = index in
+ * DeviceProgramSpec::probes), emitted as a `.visible .func` with the Compute Sanitizer
+ * SanitizerCallbackBlockEnter/BlockExit signature:
+ *
+ *   extern "C" __device__ __noinline__ SanitizerPatchResult gpubt_probe_N(void *userdata,
+ *                                                                          uint64_t pc);
+ *
+ * gpu:kprobe:K    -> SANITIZER_INSTRUCTION_BLOCK_ENTER (every thread, at kernel entry)
+ * gpu:kretprobe:K -> SANITIZER_INSTRUCTION_BLOCK_EXIT  (every thread, at exit)
+ * `userdata` is the device address of a struct gpubt_device_ctx (sanitizerSetCallbackData per
+ * launch); `pc` is unused. They always return 0 (SANITIZER_PATCH_SUCCESS). Assemble the PTX with
+ * `ptxas -arch=sm_XX --compile-as-tools-patch` (no -c). */
+#define GPUBT_DEVICE_ABI_VERSION 1u
+#define GPUBT_PROBE_FUNCTION_PREFIX "gpubt_probe_"
+#define GPUBT_PATCH_SUCCESS 0
+
+#define GPUBT_MAX_DEVICE_MAPS 64u
+#define GPUBT_KERNEL_NAME_SIZE 64u
+#define GPUBT_DEFAULT_MAP_CAPACITY 65536u    /* entries per keyed map (a power of two) */
+#define GPUBT_DEFAULT_RING_BYTES (1u << 20) /* printf ring data bytes (a power of two) */
+#define GPUBT_HIST_BUCKETS 66u              /* hist(): bpftrace's log2 buckets 0..65 */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a patch function gets as userdata: allocated with sanitizerAlloc and filled by the agent,
+ * one per instrumented kernel (kernel_name differs), all pointing at the same maps and ring. */
+struct gpubt_device_ctx {
+  uint32_t abi_version;     /* GPUBT_DEVICE_ABI_VERSION */
+  uint32_t pid;             /* `pid`: the traced process */
+  int64_t clock_offset_ns;  /* `nsecs` = %globaltimer + clock_offset_ns (CLOCK_MONOTONIC) */
+  uint64_t ring;            /* device address of a struct gpubt_device_ring */
+  uint32_t kernel_index;    /* the agent's own index of the kernel (not read by the probes) */
+  uint32_t num_maps;        /* entries of maps[] in use (DeviceProgramSpec::maps.size()) */
+  char kernel_name[GPUBT_KERNEL_NAME_SIZE]; /* `kernel`: NUL-padded, at most 63 chars */
+  uint64_t maps[GPUBT_MAX_DEVICE_MAPS];     /* device address of each map's storage, indexed
+                                               like DeviceProgramSpec::maps */
+};
+
+/* A device map's storage: this header, then `capacity` entries of `entry_size` bytes:
+ *
+ *   uint64_t state;           GPUBT_SLOT_EMPTY / _BUSY (key being written) / _READY
+ *   uint8_t  key[key_size];   the user key as the host map lays it out (integer of its size,
+ *                             tuple at tuple offsets, string bytes), zero-padded to 8 bytes;
+ *                             key_size 0 for a scalar map (capacity 1, entry 0)
+ *   uint8_t  value[value_size]:
+ *     Count, Sum       int64/uint64                      atom.add
+ *     Min, Max         struct { int64 value; uint64 is_set; }  atom.min/max; the claimer
+ *                      starts value at the type's max (Min) or min (Max)
+ *     Avg, Stats       struct { int64 sum; uint64 count; }     atom.add each
+ *     Hist, Lhist      uint64 buckets[DeviceMapSpec::buckets] (abi bucket numbering)
+ *     plain values     the value, zero-padded to 8 bytes (plain stores: last writer wins)
+ *
+ * The agent allocates sizeof(header) + capacity * entry_size bytes, zeroes them and writes the
+ * header from DeviceMapSpec. A thread claims an empty slot with atomicCAS(state, EMPTY, BUSY),
+ * writes key and initial value, fences, then stores READY; a thread that finds BUSY waits for
+ * READY. Slots are found by open addressing (linear probing from a hash of the key words; the
+ * hash is private to codegen: readers scan every slot). When no slot is free the update is
+ * dropped and `drops` incremented. */
+#define GPUBT_SLOT_EMPTY 0u
+#define GPUBT_SLOT_BUSY 1u
+#define GPUBT_SLOT_READY 2u
+
+struct gpubt_device_map_header {
+  uint32_t capacity;   /* entries, a power of two; 1 for scalar maps */
+  uint32_t key_size;   /* bytes, a multiple of 8 */
+  uint32_t value_size; /* bytes, a multiple of 8 */
+  uint32_t entry_size; /* 8 + key_size + value_size */
+  uint64_t drops;      /* updates dropped because every slot was taken */
+  uint64_t reserved;
+};
+
+/* The printf ring buffer: this header, then `capacity` data bytes. A producer reserves
+ * `size` bytes by CAS on head when head + size - tail <= capacity (else drops++ and the record
+ * is lost), writes the record at data[pos % capacity] word by word (8-byte words, each word's
+ * offset taken modulo capacity, so a record may wrap), fences, then stores commit. The agent
+ * reads records from tail while commit == (uint32_t)(tail / 8 + 1), then advances tail. */
+struct gpubt_device_ring {
+  uint64_t head;     /* bytes reserved by producers, monotonic */
+  uint64_t tail;     /* bytes consumed by the agent, monotonic (written by the agent) */
+  uint64_t drops;    /* records lost because the ring was full */
+  uint32_t capacity; /* data bytes, a power of two >= 256 */
+  uint32_t reserved;
+};
+
+/* Each record: this, then abi::EventHeader {kind, index} and the payload exactly as a host
+ * event (Printf: args at FormatSpec offsets; the formats live in ProgramSpec::formats). */
+struct gpubt_ring_record {
+  uint32_t size;   /* bytes of the whole record including this header, a multiple of 8 */
+  uint32_t commit; /* (uint32_t)(position / 8 + 1) once the record is complete */
+};
+
+#ifdef __cplusplus
+} /* extern "C" */
+static_assert(sizeof(gpubt_device_ctx) == 96 + 8 * GPUBT_MAX_DEVICE_MAPS, "device ABI");
+static_assert(sizeof(gpubt_device_map_header) == 32, "device ABI");
+static_assert(sizeof(gpubt_device_ring) == 32, "device ABI");
+#endif
