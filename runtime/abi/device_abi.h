@@ -42,6 +42,10 @@ struct gpubt_device_ctx {
   char kernel_name[GPUBT_KERNEL_NAME_SIZE]; /* `kernel`: NUL-padded, at most 63 chars */
   uint64_t maps[GPUBT_MAX_DEVICE_MAPS];     /* device address of each map's storage, indexed
                                                like DeviceProgramSpec::maps */
+  uint64_t probe_mask; /* bit N: probe N (gpubt_probe_N) runs in this kernel. The Compute
+                          Sanitizer patches a whole module, so probe N's code also runs in the
+                          module's other kernels: it must return at once when bit N (N < 64) is
+                          clear, and when userdata is NULL (a kernel the agent gave no ctx). */
 };
 
 /* A device map's storage: this header, then `capacity` entries of `entry_size` bytes:
@@ -99,7 +103,7 @@ struct gpubt_ring_record {
 
 #ifdef __cplusplus
 } /* extern "C" */
-static_assert(sizeof(gpubt_device_ctx) == 96 + 8 * GPUBT_MAX_DEVICE_MAPS, "device ABI");
+static_assert(sizeof(gpubt_device_ctx) == 104 + 8 * GPUBT_MAX_DEVICE_MAPS, "device ABI");
 static_assert(sizeof(gpubt_device_map_header) == 32, "device ABI");
 static_assert(sizeof(gpubt_device_ring) == 32, "device ABI");
 #endif
