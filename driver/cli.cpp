@@ -26,6 +26,9 @@ static int emit(const Compiled &c, EmitStage stage, std::ostream &out) {
     out.write(reinterpret_cast<const char *>(c.bpf->object.data()),
               static_cast<std::streamsize>(c.bpf->object.size()));
     break;
+  case EmitStage::Ptx:
+    out << c.bpf->spec.device.ptx;
+    break;
   case EmitStage::None:
     break;
   }

@@ -4,8 +4,24 @@
 #include "frontend/parse/parse.h"
 #include "frontend/passes/check_types.h"
 #include "frontend/passes/resolve_types.h"
+#include "codegen/device/lower_device.h"
+#include "targets/ptx/ptx_target.h"
+#include "codegen/bpf/tracepoint_format.h"
+#include "stdlib/api_types.h"
 
 namespace gpubt::driver {
+
+// gpu probes -> patch functions in PTX, into spec.device.
+static Status compile_device(const Compiled &c, abi::ProgramSpec &spec) {
+  if (!codegen::device::has_gpu_probes(*c.program))
+    return Ok{};
+  codegen::TargetOptions target_opts;
+  auto target = targets::make_ptx_target(target_opts);
+  if (!target)
+    return make_error("gpu probes need LLVM's NVPTX back end, which this gpubt was built without");
+  spec.device.arch = target_opts.arch;
+  return codegen::device::lower_device_probes(*c.program, c.sema, *target, {}, spec);
+}
 
 std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   frontend::SourceFile file(options.program_name, options.program_text);
@@ -22,6 +38,14 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
 
   frontend::SemanticOptions sema_opts;
   sema_opts.has_child = !options.child_command.empty();
+  // args.NAME: tracepoint formats, or the GPU API catalog for uprobes of catalogued functions.
+  sema_opts.field_type = [](const frontend::AttachPoint &ap, std::string_view field) {
+    return ap.provider == frontend::Provider::Tracepoint
+               ? codegen::bpf::tracepoint_arg_type(ap, field)
+               : stdlib::api_arg_type(ap, field);
+  };
+  sema_opts.retval_type = stdlib::api_retval_type;
+  sema_opts.field_error = stdlib::api_arg_error;
   c.sema = frontend::resolve_types(*c.program, sema_opts);
   frontend::check_types(*c.program, c.sema, sema_opts, diags);
   if (report())
@@ -37,6 +61,10 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
     return std::nullopt;
   }
   c.bpf = std::move(*artifacts);
+  if (auto st = compile_device(c, c.bpf->spec); !st) {
+    err << file.name() << ": ERROR: " << st.error() << "\n";
+    return std::nullopt;
+  }
   return c;
 }
 

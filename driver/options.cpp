@@ -24,7 +24,7 @@ void print_usage(std::FILE *out) {
       "    -f format      output format: text (default) or json\n"
       "    -v             verbose\n"
       "    --dry-run      parse, check and compile; attach nothing\n"
-      "    --emit=STAGE   print a stage and stop: ast, llvm (IR) or bpf (ELF object)\n"
+      "    --emit=STAGE   print a stage and stop: ast, llvm (IR), bpf (ELF object) or ptx (gpu)\n"
       "    -h, --help     show this help\n"
       "    -V, --version  print the version\n"
       "\n"
@@ -105,8 +105,10 @@ Result<Options> parse_options(int argc, char **argv) {
         o.emit = EmitStage::Llvm;
       else if (s == "bpf")
         o.emit = EmitStage::Bpf;
+      else if (s == "ptx")
+        o.emit = EmitStage::Ptx;
       else
-        return make_error("--emit takes ast, llvm or bpf, not '" + s + "'");
+        return make_error("--emit takes ast, llvm, bpf or ptx, not '" + s + "'");
       break;
     }
     default:

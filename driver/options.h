@@ -9,7 +9,7 @@
 
 namespace gpubt::driver {
 
-enum class EmitStage { None, Ast, Llvm, Bpf };
+enum class EmitStage { None, Ast, Llvm, Bpf, Ptx };
 
 struct Options {
   std::string program_text;   // from -e or the script file

@@ -54,6 +54,27 @@ private:
   runtime::Symbolizer symbolize_;
 };
 
+// A misspelt function is an error (bpftrace 0.17 silently attaches nothing); a wildcard that
+// matches nothing is only a warning.
+bool report_unmatched(const abi::ProgramSpec &spec, const runtime::Session &s, std::ostream &err) {
+  bool ok = true;
+  for (const auto &name : s.unmatched()) {
+    for (const auto &p : spec.probes) {
+      if (p.name != name)
+        continue;
+      if (p.func.find_first_of("*?[") != std::string::npos) {
+        err << "WARNING: " << name << ": no functions match '" << p.func << "'\n";
+      } else {
+        err << "ERROR: " << name << ": no function '" << p.func << "' in " << p.target
+            << " (list them with: gpubt -l 'uprobe:" << p.target << ":*')\n";
+        ok = false;
+      }
+      break;
+    }
+  }
+  return ok;
+}
+
 } // namespace
 
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
@@ -72,8 +93,14 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     err << "ERROR: " << attached.error() << "\n";
     return 1;
   }
-  for (const auto &line : s.unmatched())
+  if (!report_unmatched(spec, s, err))
+    return 1;
+  for (const auto &line : s.skipped())
     err << "WARNING: " << line << "\n";
+  if (*attached == 0) {
+    out << "No probes to attach\n";
+    return 1;
+  }
   runtime::print_attached_probes(out, *attached, options.format);
   out.flush();
 
@@ -86,7 +113,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   for (size_t i = 0; i < spec.maps.size(); ++i)
     if (!spec.maps[i].internal)
       maps[i] = s.read_map(static_cast<int>(i));
-  runtime::print_all_maps(out, spec, maps, options.format, s.symbolizer());
+  runtime::print_all_maps(out, s.spec(), maps, options.format, s.symbolizer());
   out.flush();
   return 0;
 }

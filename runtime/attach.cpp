@@ -24,11 +24,16 @@ std::string errno_text(const std::string &msg) {
 // kernel refuses, which are skipped when the pattern was a wildcard.
 Status attach_multi_range(const std::vector<UprobeTarget> &t, size_t lo, size_t hi, bool ret,
                           int prog_fd, int pid, bool wildcard, const std::string &probe_name,
-                          Events &out) {
-  std::vector<uint64_t> offsets;
-  for (size_t i = lo; i < hi; ++i)
+                          FunctionNames &names, Events &out) {
+  std::vector<uint64_t> offsets, cookies;
+  for (size_t i = lo; i < hi; ++i) {
     offsets.push_back(t[i].offset);
-  auto link = attach_uprobe_multi(prog_fd, t[lo].path, offsets, ret, pid);
+    uint64_t probe_index = names.probe_names->size();
+    names.probe_names->push_back(probe_name.substr(0, probe_name.rfind(':') + 1) + t[i].func);
+    cookies.push_back(abi::kFuncCookieTag | probe_index << 32 | names.funcs.size());
+    names.funcs.push_back(t[i].func);
+  }
+  auto link = attach_uprobe_multi(prog_fd, t[lo].path, offsets, ret, pid, cookies);
   if (link) {
     out.fds.push_back(std::move(*link));
     out.count += hi - lo;
@@ -42,9 +47,10 @@ Status attach_multi_range(const std::vector<UprobeTarget> &t, size_t lo, size_t 
     return Ok{};
   }
   size_t mid = lo + (hi - lo) / 2;
-  if (auto st = attach_multi_range(t, lo, mid, ret, prog_fd, pid, wildcard, probe_name, out); !st)
+  if (auto st = attach_multi_range(t, lo, mid, ret, prog_fd, pid, wildcard, probe_name, names, out);
+      !st)
     return st;
-  return attach_multi_range(t, mid, hi, ret, prog_fd, pid, wildcard, probe_name, out);
+  return attach_multi_range(t, mid, hi, ret, prog_fd, pid, wildcard, probe_name, names, out);
 }
 
 Result<Events> attach_targets(const std::vector<UprobeTarget> &targets, bool ret, int prog_fd,
@@ -63,7 +69,7 @@ Result<Events> attach_targets(const std::vector<UprobeTarget> &targets, bool ret
   return out;
 }
 
-Result<Events> attach_uprobe(const abi::ProbeSpec &p, int prog_fd, int pid) {
+Result<Events> attach_uprobe(const abi::ProbeSpec &p, int prog_fd, int pid, FunctionNames &names) {
   auto targets = resolve_uprobe_targets(p.target, p.func, pid);
   if (!targets)
     return make_error(targets.error());
@@ -74,20 +80,20 @@ Result<Events> attach_uprobe(const abi::ProbeSpec &p, int prog_fd, int pid) {
   if (targets->empty())
     return out;
   if (auto st = attach_multi_range(*targets, 0, targets->size(), ret, prog_fd, pid,
-                                   has_wildcard(p.func), p.name, out);
+                                   has_wildcard(p.func), p.name, names, out);
       !st)
     return make_error(st.error());
   return out;
 }
 
-Result<Events> attach_trigger(const abi::ProbeSpec &p, int prog_fd, int) {
+Result<Events> attach_trigger(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
   auto t = trigger_target(p.kind);
   if (!t)
     return make_error(t.error());
   return attach_targets({*t}, false, prog_fd, getpid(), p.name);
 }
 
-Result<Events> attach_tracepoint(const abi::ProbeSpec &p, int prog_fd, int) {
+Result<Events> attach_tracepoint(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
   auto tps = match_tracepoints(p.target, p.func);
   if (!tps)
     return make_error(tps.error());
@@ -107,7 +113,7 @@ Result<Events> attach_tracepoint(const abi::ProbeSpec &p, int prog_fd, int) {
   return out;
 }
 
-Result<Events> attach_interval(const abi::ProbeSpec &p, int prog_fd, int) {
+Result<Events> attach_interval(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
   auto ev = open_interval_event(p.interval_ns);
   if (!ev)
     return make_error("failed to attach " + p.name + ": " + ev.error());
@@ -119,7 +125,7 @@ Result<Events> attach_interval(const abi::ProbeSpec &p, int prog_fd, int) {
   return out;
 }
 
-using AttachFn = Result<Events> (*)(const abi::ProbeSpec &, int, int);
+using AttachFn = Result<Events> (*)(const abi::ProbeSpec &, int, int, FunctionNames &);
 struct KindAttach {
   abi::AttachKind kind;
   AttachFn fn;
@@ -132,10 +138,11 @@ constexpr KindAttach attachers[] = {
 
 } // namespace
 
-Result<Attached> attach_probe(const abi::ProbeSpec &probe, int prog_fd, int pid) {
+Result<Attached> attach_probe(const abi::ProbeSpec &probe, int prog_fd, int pid,
+                              FunctionNames &names) {
   for (const auto &a : attachers)
     if (a.kind == probe.kind)
-      return a.fn(probe, prog_fd, pid);
+      return a.fn(probe, prog_fd, pid, names);
   return make_error("BUG: unknown attach kind for " + probe.name);
 }
 

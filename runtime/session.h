@@ -4,6 +4,7 @@
 #pragma once
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
+#include "runtime/attach.h"
 #include "runtime/child_process.h"
 #include "runtime/map_data.h"
 #include "runtime/unique_fd.h"
@@ -80,9 +81,11 @@ private:
   std::vector<UniqueFd> progs_; // one per spec probe
   std::vector<UniqueFd> events_;
   std::vector<std::string> unmatched_, skipped_;
+  FunctionNames function_names_; // attach cookies index this (func)
   ring_buffer *rb_ = nullptr;
   EventHandler *handler_ = nullptr;
   bool exit_requested_ = false;
+  int fast_polls_left_ = 100; // run(): quick map snapshots right after the child's exec
 };
 
 } // namespace gpubt::runtime

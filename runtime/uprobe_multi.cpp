@@ -39,7 +39,8 @@ bool uprobe_multi_supported() {
 }
 
 Result<UniqueFd> attach_uprobe_multi(int prog_fd, const std::string &path,
-                                     const std::vector<uint64_t> &offsets, bool retprobe, int pid) {
+                                     const std::vector<uint64_t> &offsets, bool retprobe, int pid,
+                                     const std::vector<uint64_t> &cookies) {
   union {
     LinkCreateUprobeMulti lc;
     char pad[128];
@@ -50,6 +51,8 @@ Result<UniqueFd> attach_uprobe_multi(int prog_fd, const std::string &path,
   attr.lc.path = reinterpret_cast<uint64_t>(path.c_str());
   attr.lc.offsets = reinterpret_cast<uint64_t>(offsets.data());
   attr.lc.cnt = offsets.size();
+  if (!cookies.empty())
+    attr.lc.cookies = reinterpret_cast<uint64_t>(cookies.data());
   attr.lc.multi_flags = retprobe ? uprobe_multi_return : 0;
   attr.lc.pid = pid > 0 ? pid : 0;
   int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));

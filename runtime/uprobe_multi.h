@@ -18,7 +18,9 @@ bool uprobe_multi_supported();
 
 // One link running PROG_FD at every file offset of PATH; PID > 0 limits it to that process.
 // The error message is errno's (the caller says which probe).
+// cookies: empty, or one per offset (bpf_get_attach_cookie in the program).
 Result<UniqueFd> attach_uprobe_multi(int prog_fd, const std::string &path,
-                                     const std::vector<uint64_t> &offsets, bool retprobe, int pid);
+                                     const std::vector<uint64_t> &offsets, bool retprobe, int pid,
+                                     const std::vector<uint64_t> &cookies = {});
 
 } // namespace gpubt::runtime

@@ -1,5 +1,6 @@
 // Renders one typed value as bpftrace 0.17 prints it (Output::value_to_str and friends).
 #include "runtime/value_format.h"
+#include "runtime/kernel_names.h"
 
 #include <cstring>
 #include <vector>
@@ -107,6 +108,8 @@ std::string format_value(const ValueType &type, const uint8_t *data, const abi::
   }
   case ValueType::UserSym:
     return symbol(uint64_t(value_as_int(type, data)), symbolize);
+  case ValueType::KernelName:
+    return kernel_name(uint64_t(value_as_int(type, data)), symbolize);
   case ValueType::Probe:
     return probe_name(uint64_t(value_as_int(type, data)), spec);
   case ValueType::Int:
@@ -135,6 +138,7 @@ std::string format_value_json(const ValueType &type, const uint8_t *data,
   }
   case ValueType::String:
   case ValueType::UserSym:
+  case ValueType::KernelName:
   case ValueType::Probe:
     return quoted(format_value(type, data, spec, symbolize));
   default:
@@ -146,7 +150,13 @@ std::string format_key(const ValueType &key, const uint8_t *data, const abi::Pro
                        const Symbolizer &symbolize, OutputFormat format) {
   if (key.kind == ValueType::None)
     return "";
+  // bpftrace 0.17 prints every 8-byte integer key as signed: @x[(uint64)-1] is "@x[-1]".
   auto text = [&](const ValueType &t, const uint8_t *d) {
+    if (t.kind == ValueType::UInt && t.size == 8) {
+      ValueType as_signed = t;
+      as_signed.kind = ValueType::Int;
+      return format_value(as_signed, d, spec, symbolize);
+    }
     return format_value(t, d, spec, symbolize);
   };
   std::vector<std::string> args = key.kind == ValueType::Tuple

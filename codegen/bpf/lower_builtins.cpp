@@ -124,12 +124,24 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
        [](LowerCtx &c, const BuiltinExpr &, int) -> Val { return {ctx_load(c, kRegAx)}; }},
       {BuiltinId::Func,
        [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
-         // The probed function's address in uprobes and uretprobes alike (kernel >= 6.3).
-         return {call_helper(c, BPF_FUNC_get_func_ip, {c.regs})};
+         // The attach cookie naming the function (abi::kFuncCookieTag); where the runtime set
+         // none, the probed function's address (uprobes and uretprobes, kernel >= 6.3).
+         llvm::Value *cookie = call_helper(c, BPF_FUNC_get_attach_cookie, {c.regs});
+         llvm::Value *ip = call_helper(c, BPF_FUNC_get_func_ip, {c.regs});
+         llvm::Value *has = c.b.CreateICmpNE(cookie, c.b.getInt64(0));
+         return {c.b.CreateSelect(has, cookie, ip)};
        }},
       {BuiltinId::Probe,
        [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
-         return {c.b.getInt64(c.probe_index)};
+         llvm::Value *fixed = c.b.getInt64(c.probe_index);
+         bool uprobe = c.ap && (c.ap->provider == frontend::Provider::Uprobe ||
+                                c.ap->provider == frontend::Provider::Uretprobe);
+         if (!uprobe || c.ap->func.find_first_of("*?[") == std::string::npos)
+           return {fixed};
+         // A wildcard: the matched function's expanded name, from its attach cookie.
+         llvm::Value *cookie = call_helper(c, BPF_FUNC_get_attach_cookie, {c.regs});
+         llvm::Value *index = c.b.CreateAnd(c.b.CreateLShr(cookie, 32), 0x7fffffff);
+         return {c.b.CreateSelect(c.b.CreateICmpNE(cookie, c.b.getInt64(0)), index, fixed)};
        }},
   };
   return table;

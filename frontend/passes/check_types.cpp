@@ -51,7 +51,7 @@ std::string kind_name(const Type &t) {
 
 // printf reads usym, probe and username through their string forms.
 std::string printf_kind_name(const Type &t) {
-  if (t.kind == TypeKind::UserSym || t.kind == TypeKind::Probe)
+  if (t.kind == TypeKind::UserSym || t.kind == TypeKind::Probe || t.kind == TypeKind::KernelName)
     return "string";
   return kind_name(t);
 }
@@ -388,8 +388,9 @@ private:
   }
 
   // A map read (also as a call argument: then errors point at the call, as bpftrace's do).
-  void map_read(const MapExpr &m, const SourceSpan &span) {
-    map_keys(m, span);
+  void map_read(const MapExpr &m, const SourceSpan &span, bool whole_map = false) {
+    if (!whole_map)
+      map_keys(m, span);
     const MapInfo *info = map_info(m.name);
     if (final_ && (!info || info->value.is_none()))
       error(span, "Undefined map: " + m.name);
@@ -483,6 +484,12 @@ private:
 
   void field(const FieldExpr &f) {
     expr(*f.base, Use::Value);
+    if (!final_ && f.type.is_none() && f.base->kind == ExprKind::Builtin &&
+        f.base->as<BuiltinExpr>().name == "args" && options_.field_error &&
+        !probe_->attach_points.empty()) {
+      if (std::string msg = options_.field_error(probe_->attach_points[0], f.field); !msg.empty())
+        error(f.field_span, std::move(msg));
+    }
     if (!final_)
       return;
     bool index = !f.field.empty() && std::all_of(f.field.begin(), f.field.end(), ::isdigit);
@@ -552,13 +559,19 @@ private:
               type_name_in_messages(t) + "'");
   }
 
+  // print(@m), clear(@m) and zero(@m) name a keyed map without its keys.
+  static bool acts_on_whole_map(const stdlib::FunctionInfo &f, const MapExpr &m) {
+    return m.keys.empty() && (f.id == stdlib::FunctionId::Print ||
+                              f.id == stdlib::FunctionId::Clear || f.id == stdlib::FunctionId::Zero);
+  }
+
   void call(const CallExpr &c, Use use) {
     const stdlib::FunctionInfo *f = stdlib::find_function(c.name);
     for (size_t i = 0; i < c.args.size(); ++i) {
       const Expr &a = *c.args[i];
       // bpftrace points from the call's start to the map's end: "print(@x", "delete(@x[1]".
       if (f && f->kind == FunctionKind::Statement && i == 0 && a.kind == ExprKind::Map)
-        map_read(a.as<MapExpr>(), up_to(c.span, a.span));
+        map_read(a.as<MapExpr>(), up_to(c.span, a.span), acts_on_whole_map(*f, a.as<MapExpr>()));
       else
         expr(a, Use::Value);
     }

@@ -11,7 +11,8 @@ namespace gpubt::abi {
 
 // A value's byte layout and how to print it.
 struct ValueType {
-  enum Kind : uint8_t { None, Int, UInt, String, Tuple, Enum, UserSym, Probe, Timestamp };
+  enum Kind : uint8_t { None, Int, UInt, String, Tuple, Enum, UserSym, Probe, Timestamp,
+                        KernelName }; // KernelName: u64 stub or handle, see kernel_names_map
   Kind kind = None;
   uint32_t size = 0;               // bytes
   std::vector<ValueType> elems;    // Tuple
@@ -84,7 +85,19 @@ struct ProbeSpec {
   // imm = index into ProgramSpec::maps; the loader replaces the index with the map's fd.
   std::vector<uint64_t> insns;
   bool sleepable = false;
+  // Added by codegen, not written in the script (saving API arguments for uretprobes, learning
+  // kernel handles for kname()): not counted in "Attaching N probes", and a target or
+  // function that cannot be found or attached is skipped silently.
+  bool hidden = false;
 };
+
+// Each function a uprobe attaches to gets an attach cookie: this tag | (index of its expanded
+// probe name, "uprobe:PATH:func", in ProgramSpec::probe_names) << 32 | (index of its name in the
+// session's function table). `func` is the whole cookie (printed by the session's symbolizer,
+// so names print even after the traced process has exited; without a cookie, on old kernels,
+// it is the function's address); `probe` in a wildcard uprobe is the probe-name index.
+constexpr uint64_t kFuncCookieTag = 1ull << 63;
+constexpr uint64_t kCookieFuncMask = 0xffffffffull;
 
 // Words of the globals array map (map index ProgramSpec::globals_map, value = uint64[N]),
 // written by the runtime before attaching.
@@ -117,6 +130,8 @@ struct DeviceProgramSpec {
   uint32_t ring_capacity = 0; // printf ring data bytes (power of two)
 };
 
+constexpr uint32_t kKernelNameSize = 128;
+
 struct ProgramSpec {
   std::vector<MapSpec> maps;
   std::vector<ProbeSpec> probes;
@@ -126,6 +141,10 @@ struct ProgramSpec {
   std::map<std::string, std::map<int64_t, std::string>> enums;
   int ringbuf_map = -1; // index into maps
   int globals_map = -1; // index into maps
+  // kname(): a hash map u64 handle -> char[kKernelNameSize] mangled name, filled by hidden
+  // probes on cuModuleGetFunction/cuLibraryGetKernel; KernelName values found there print that
+  // name, others are symbolized in the traced process (host stubs). -1 when unused.
+  int kernel_names_map = -1;
   DeviceProgramSpec device; // gpu probes, their maps and PTX
 };
 
