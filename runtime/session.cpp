@@ -48,7 +48,9 @@ int ringbuf_callback(void *ctx, void *data, size_t size) {
 } // namespace
 
 Session::Session(const abi::ProgramSpec &spec, SessionOptions options)
-    : spec_(spec), options_(std::move(options)) {}
+    : spec_(spec), options_(std::move(options)) {
+  function_names_.probe_names = &spec_.probe_names;
+}
 
 Session::~Session() {
   if (rb_)
@@ -107,13 +109,21 @@ int Session::target_pid() const {
   return options_.pid > 0 ? options_.pid : -1;
 }
 
-Symbolizer Session::symbolizer() const { return make_process_symbolizer(target_pid()); }
+Symbolizer Session::symbolizer() const {
+  auto process = make_process_symbolizer(target_pid());
+  return [process, names = function_names_.funcs](uint64_t value) {
+    if (!(value & abi::kFuncCookieTag))
+      return process(value);
+    uint64_t index = value & abi::kCookieFuncMask;
+    return index < names.size() ? names[index] : process(value);
+  };
+}
 
 Result<int> Session::attach() {
   int attached = 0;
   for (size_t i = 0; i < spec_.probes.size(); ++i) {
     const auto &probe = spec_.probes[i];
-    auto evs = attach_probe(probe, progs_[i].get(), target_pid());
+    auto evs = attach_probe(probe, progs_[i].get(), target_pid(), function_names_);
     if (!evs)
       return make_error(evs.error());
     if (evs->count == 0 && evs->skipped.empty())
