@@ -43,6 +43,7 @@ bool Type::is_integer_like() const {
   case TypeKind::UserSym:
   case TypeKind::Probe:
   case TypeKind::Timestamp:
+  case TypeKind::KernelName:
     return true;
   default:
     return false;
@@ -105,6 +106,8 @@ std::string to_string(const Type &t) {
     return "probe";
   case TypeKind::Timestamp:
     return "timestamp";
+  case TypeKind::KernelName:
+    return "kname";
   case TypeKind::Count:
     return "count";
   case TypeKind::Sum:

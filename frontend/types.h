@@ -15,6 +15,7 @@ enum class TypeKind : uint8_t {
   UserSym, // u64 address printed as a user symbol (func in uprobes)
   Probe,   // u64 probe id printed as the probe's name
   Timestamp, // nsecs printed through strftime
+  KernelName, // u64 kernel stub address or launch handle, printed demangled (kname())
   // Aggregations: values of maps only, produced by count(), sum(), ...
   Count, Sum, Min, Max, Avg, Stats, Hist, Lhist,
 };
@@ -34,7 +35,7 @@ struct Type {
   static Type aggregate(TypeKind kind, bool is_signed = true);
 
   bool is_none() const { return kind == TypeKind::None; }
-  bool is_integer_like() const; // Integer, Enum, UserSym, Probe, Timestamp
+  bool is_integer_like() const; // Integer, Enum, UserSym, Probe, Timestamp, KernelName
   bool is_aggregate() const { return kind >= TypeKind::Count; }
   bool operator==(const Type &o) const;
   bool operator!=(const Type &o) const { return !(*this == o); }

@@ -2,6 +2,7 @@
 // through the traced process's mappings, the ld.so cache and the standard library dirs.
 #pragma once
 #include "runtime/abi/result.h"
+#include <optional>
 #include <string>
 
 namespace gpubt::runtime {
@@ -13,5 +14,14 @@ Result<std::string> resolve_binary_path(const std::string &target, int pid = -1)
 
 // execvp's lookup: CMD with a '/' as given, else the first executable in $PATH.
 Result<std::string> find_in_path(const std::string &cmd);
+
+// The GPU library a probe target alias names: `cudart` (the executable itself when it links
+// cudart statically, else its libcudart.so.*), `cuda` (libcuda.so.1), `hip` (libamdhip64.so.*).
+// EXE is the traced program (-c: held before exec, so its ELF DT_NEEDED/RUNPATH/RPATH,
+// LD_LIBRARY_PATH and the ld.so cache are searched as ld.so would); PID > 0 (-p) looks in its
+// /proc/PID/maps first (and reads its exe); neither: the system's library paths.
+// nullopt when TARGET is not an alias; an error when no such library is found.
+std::optional<Result<std::string>> resolve_gpu_library(const std::string &target, int pid,
+                                                       const std::string &exe);
 
 } // namespace gpubt::runtime

@@ -1,6 +1,8 @@
 // The run of one program: setup, attach, the ring buffer loop and the END/print phase.
 #include "runtime/session.h"
 #include "runtime/attach.h"
+#include "runtime/binary_paths.h"
+#include "runtime/kernel_names.h"
 #include "runtime/loader.h"
 #include "runtime/map_ops.h"
 #include "runtime/symbolizer.h"
@@ -110,7 +112,8 @@ int Session::target_pid() const {
 }
 
 Symbolizer Session::symbolizer() const {
-  auto process = make_process_symbolizer(target_pid());
+  auto process = with_kernel_names(make_process_symbolizer(target_pid()),
+                                   spec_.kernel_names_map >= 0 ? map_fd(spec_.kernel_names_map) : -1);
   return [process, names = function_names_.funcs](uint64_t value) {
     if (!(value & abi::kFuncCookieTag))
       return process(value);
@@ -122,8 +125,22 @@ Symbolizer Session::symbolizer() const {
 Result<int> Session::attach() {
   int attached = 0;
   for (size_t i = 0; i < spec_.probes.size(); ++i) {
-    const auto &probe = spec_.probes[i];
-    auto evs = attach_probe(probe, progs_[i].get(), target_pid(), function_names_);
+    abi::ProbeSpec probe = spec_.probes[i];
+    // cudart/cuda/hip: the library the traced program really uses (-c: before its exec).
+    auto lib = child_ ? resolve_gpu_library(probe.target, -1, child_->path())
+                      : resolve_gpu_library(probe.target, options_.pid, "");
+    if (lib && !*lib && !probe.hidden)
+      return make_error(probe.name + ": " + lib->error());
+    if (lib && *lib)
+      probe.target = **lib;
+    auto evs = lib && !*lib ? Result<Attached>(make_error(lib->error()))
+                            : attach_probe(probe, progs_[i].get(), target_pid(), function_names_);
+    if (probe.hidden) { // codegen's helpers: best effort, never counted or reported
+      if (evs)
+        for (auto &e : evs->fds)
+          events_.push_back(std::move(e));
+      continue;
+    }
     if (!evs)
       return make_error(evs.error());
     if (evs->count == 0 && evs->skipped.empty())
@@ -208,10 +225,19 @@ StopReason Session::run(EventHandler &handler) {
       return StopReason::Exit;
     if (g_signalled)
       return StopReason::Signal;
-    if (child_ && child_->execed())
+    bool execed = child_ && child_->execed();
+    if (execed)
       snapshot_process_maps(child_->pid()); // keep its mappings for symbolizing after exit
+    // A short program (a CUDA test without a GPU) may exec and exit within one 200 ms wait:
+    // poll fast until its exec and for a while after, so its mappings (kname's host stubs,
+    // libraries loaded at startup) are snapshotted at least once.
+    int timeout_ms = 200;
+    if (child_ && !execed)
+      timeout_ms = 1;
+    else if (execed && fast_polls_left_ > 0 && fast_polls_left_--)
+      timeout_ms = 5;
     epoll_event evs[4];
-    int n = epoll_wait(ep.get(), evs, 4, 200);
+    int n = epoll_wait(ep.get(), evs, 4, timeout_ms);
     for (int i = 0; i < n; ++i) {
       if (evs[i].data.fd == exit_fd) {
         consume(handler); // drain what the process produced before it exited

@@ -40,6 +40,9 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     // str(ptr[, len]) reads up to BPFTRACE_STRLEN (64) bytes.
     {"str", FunctionId::Str, FunctionKind::Value, 1, 2, {A::IntOrPointer, A::Integer, A::Any, A::Any},
      TypeKind::String, 64, kHostContext},
+    // kname(func): a CUDA kernel's demangled name from its host stub or launch handle.
+    {"kname", FunctionId::Kname, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
+     TypeKind::KernelName, 8, kHostContext},
 });
 
 #undef AGG

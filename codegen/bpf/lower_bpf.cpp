@@ -9,8 +9,10 @@
 #include "codegen/bpf/emit_object.h"
 #include "codegen/bpf/fault_in.h"
 #include "codegen/bpf/ir_helpers.h"
+#include "codegen/bpf/lower_api.h"
 #include "codegen/bpf/lower_expr.h"
 #include "codegen/bpf/lower_stmt.h"
+#include "stdlib/enums.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -33,9 +35,9 @@ abi::AttachKind attach_kind(Provider p) {
   }
 }
 
-// Lowers one (probe, attach point) into a function in section SECTION (the symbol must not
-// share the section's name). Returns the scratch bytes it used.
-Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &section,
+// Starts a program function in section SECTION (the symbol must not share the section's name):
+// the builder is left in its body, past the scratch lookup; returns the block that returns 0.
+llvm::BasicBlock *open_probe_function(llvm::Module &mod, const std::string &section,
                                       LowerCtx &c) {
   auto *fty = llvm::FunctionType::get(c.b.getInt64Ty(), {c.b.getPtrTy()}, false);
   c.fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, "fn_" + section, mod);
@@ -56,6 +58,14 @@ Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &sect
   c.b.SetInsertPoint(out);
   c.b.CreateRet(c.b.getInt64(0));
   c.b.SetInsertPoint(body);
+  return out;
+}
+
+// Lowers one (probe, attach point) into a function in section SECTION. Returns the scratch
+// bytes it used.
+Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &section,
+                                      LowerCtx &c) {
+  llvm::BasicBlock *out = open_probe_function(mod, section, c);
 
   // Variables start zeroed, as in bpftrace, whichever branch assigns them first.
   auto pv = c.sema->vars.find(c.probe);
@@ -66,6 +76,7 @@ Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &sect
         if (is_memory_type(var.type))
           zero_bytes(c, var.ptr, 8, var.type.size);
       }
+  load_saved_args(c);
 
   c.spec->probes[c.probe_index].sleepable = c.opts->fault_in_strings && fault_in_user_strings(c);
 
@@ -82,6 +93,25 @@ Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &sect
   return c.scratch_used;
 }
 
+// The name tables of every enum a map or printf value prints by name.
+void collect_enums(const abi::ValueType &t, abi::ProgramSpec &spec) {
+  if (t.kind == abi::ValueType::Enum && !spec.enums.count(t.enum_name))
+    if (const stdlib::EnumTable *table = stdlib::find_enum(t.enum_name))
+      spec.enums[t.enum_name] = *table;
+  for (const auto &e : t.elems)
+    collect_enums(e, spec);
+}
+
+void add_enum_tables(abi::ProgramSpec &spec) {
+  for (const auto &m : spec.maps) {
+    collect_enums(m.key, spec);
+    collect_enums(m.value, spec);
+  }
+  for (const auto &f : spec.formats)
+    for (const auto &a : f.args)
+      collect_enums(a.type, spec);
+}
+
 } // namespace
 
 Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &sema,
@@ -89,6 +119,7 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
   BpfArtifacts art;
   abi::ProgramSpec &spec = art.spec;
   MapLayout layout = add_map_specs(sema, opts.map_max_entries, spec);
+  add_api_maps(program, layout, spec);
 
   llvm::LLVMContext llctx;
   auto mod = std::make_unique<llvm::Module>("gpubt", llctx);
@@ -105,7 +136,7 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
       ps.name = ap.name();
       ps.kind = attach_kind(ap.provider);
       ps.target = ap.target;
-      ps.func = ap.func;
+      ps.func = api_attach_symbol(ap); // cuMemAlloc -> cuMemAlloc_v2
       ps.interval_ns = ap.interval_ns;
       spec.probes.push_back(ps);
       spec.probe_names.push_back(ps.name);
@@ -124,6 +155,22 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
       scratch_size = std::max(scratch_size, *used);
     }
   }
+  for (auto &h : hidden_api_probes(program, layout)) {
+    uint32_t index = spec.probes.size();
+    spec.probes.push_back(h.spec);
+    spec.probe_names.push_back(h.spec.name);
+    LowerCtx c(*mod);
+    c.sema = &sema;
+    c.opts = &opts;
+    c.probe_index = index;
+    c.spec = &spec;
+    c.maps = &layout;
+    open_probe_function(*mod, kSectionPrefix + std::to_string(index), c);
+    h.lower(c, h.slot);
+    c.b.CreateRet(c.b.getInt64(0));
+    scratch_size = std::max(scratch_size, c.scratch_used);
+  }
+  add_enum_tables(spec);
   if (scratch_size > kMaxScratch)
     return make_error("the program needs " + std::to_string(scratch_size) +
                       " bytes of temporaries per CPU, more than the " +

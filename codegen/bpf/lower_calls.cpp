@@ -6,6 +6,7 @@
 #include <map>
 
 #include "codegen/bpf/ir_helpers.h"
+#include "codegen/bpf/lower_api.h"
 #include "codegen/bpf/lower_expr.h"
 #include "codegen/bpf/lower_maps.h"
 #include "stdlib/functions.h"
@@ -176,6 +177,10 @@ const std::map<FunctionId, CallFn> &call_table() {
        }},
       {FunctionId::Str,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val { return str(c, call); }},
+      {FunctionId::Kname,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         return lower_kname(c, lower_expr(c, *call.args[0]).v);
+       }},
   };
   return table;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "codegen/bpf/ir_helpers.h"
+#include "codegen/bpf/lower_api.h"
 #include "codegen/bpf/lower_maps.h"
 
 namespace gpubt::codegen::bpf {
@@ -227,7 +228,8 @@ static Val lower_tuple(LowerCtx &c, const TupleExpr &e) {
 
 static Val lower_field(LowerCtx &c, const FieldExpr &e) {
   if (e.base->kind == ExprKind::Builtin && e.base->as<BuiltinExpr>().name == "args")
-    return lower_tracepoint_arg(c, e);
+    return c.ap->provider == Provider::Tracepoint ? lower_tracepoint_arg(c, e)
+                                                  : lower_api_arg(c, e);
   const Type &bt = e.base->type;
   if (bt.kind != TypeKind::Tuple) {
     set_error(c, "codegen: field access on " + to_string(bt));

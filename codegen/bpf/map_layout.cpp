@@ -33,6 +33,10 @@ abi::ValueType to_value_type(const Type &t) {
     v.enum_name = t.enum_name;
     v.enum_signed = t.is_signed;
     break;
+  case TypeKind::KernelName:
+    v.kind = abi::ValueType::KernelName;
+    v.size = 8;
+    break;
   case TypeKind::UserSym:
     v.kind = abi::ValueType::UserSym;
     v.size = 8;

@@ -12,6 +12,8 @@ namespace gpubt::codegen::bpf {
 struct MapLayout {
   std::map<std::string, int> user; // "@x" -> index into ProgramSpec::maps
   int ringbuf = -1, globals = -1, scratch = -1;
+  // Internal maps of the GPU API probes (lower_api.h); -1 when the program needs none.
+  int saved_args = -1, kname_stubs = -1, kname_names = -1, kname_pending = -1;
 };
 
 abi::ValueType to_value_type(const frontend::Type &t);

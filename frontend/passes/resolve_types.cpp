@@ -187,6 +187,11 @@ private:
     case ExprKind::Builtin: {
       auto use = stdlib::find_builtin(e.as<BuiltinExpr>().name);
       e.type = use.info ? stdlib::builtin_type(*use.info) : Type::none();
+      if (use.info && use.info->id == stdlib::BuiltinId::Retval) {
+        const AttachPoint *ap = uretprobe_point();
+        if (auto t = ap && options_.retval_type ? options_.retval_type(*ap) : std::nullopt)
+          e.type = *t;
+      }
       break;
     }
     case ExprKind::Variable: {
@@ -300,7 +305,14 @@ private:
       c.type = Type::none();
       break;
     case stdlib::FunctionKind::Value:
-      c.type = f->result == TypeKind::String ? Type::string(f->result_size) : Type::integer();
+      if (f->result == TypeKind::String) {
+        c.type = Type::string(f->result_size);
+      } else if (f->result == TypeKind::KernelName) {
+        c.type = Type::integer(8, false);
+        c.type.kind = TypeKind::KernelName;
+      } else {
+        c.type = Type::integer();
+      }
       break;
     }
   }
@@ -321,6 +333,13 @@ private:
       if (auto t = options_.field_type(probe_->attach_points[0], f.field))
         f.type = *t;
     }
+  }
+
+  // The probe's first attach point when it is a uretprobe (retval is typed by it).
+  const AttachPoint *uretprobe_point() const {
+    if (probe_->attach_points.empty() || probe_->attach_points[0].provider != Provider::Uretprobe)
+      return nullptr;
+    return &probe_->attach_points[0];
   }
 
   Program &program_;

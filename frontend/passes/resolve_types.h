@@ -15,10 +15,17 @@ namespace gpubt::frontend {
 // std::nullopt when the field is unknown there.
 using FieldResolver =
     std::function<std::optional<Type>(const AttachPoint &ap, std::string_view field)>;
+// Types `retval` in a uretprobe (a catalogued API function's return enum); nullopt: default.
+using RetvalResolver = std::function<std::optional<Type>(const AttachPoint &ap)>;
+// The error for an unknown `args.NAME` ("cudaMalloc has no argument 'bytes'; its arguments
+// are: devPtr, size"); empty when the attach point has no known fields to check against.
+using FieldErrorFn = std::function<std::string(const AttachPoint &ap, std::string_view field)>;
 
 struct SemanticOptions {
   bool has_child = false;      // -c CMD given: cpid is usable
   FieldResolver field_type;    // may be empty: args fields stay TypeKind::None
+  RetvalResolver retval_type;  // may be empty: retval is uint64
+  FieldErrorFn field_error;    // may be empty: unknown args fields are not reported
 };
 
 // Conventions (what codegen relies on):

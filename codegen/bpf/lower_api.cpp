@@ -1,0 +1,384 @@
+// GPU API probes in BPF (see lower_api.h). Argument words are read per the catalog's SysV
+// locations; uretprobes cannot see arguments (the registers are clobbered by then), so a hidden
+// entry program saves them in an LRU hash keyed by (function, thread) for the return program.
+#include "codegen/bpf/lower_api.h"
+
+#include <linux/bpf.h>
+
+#include <functional>
+#include <set>
+
+#include "codegen/bpf/ir_helpers.h"
+#include "codegen/bpf/lower_expr.h"
+#include "stdlib/api_types.h"
+
+namespace gpubt::codegen::bpf {
+
+using namespace frontend;
+
+namespace {
+
+constexpr uint32_t kRegSp = stdlib::pt_regs_sp_offset, kRegAx = stdlib::pt_regs_ax_offset;
+constexpr uint32_t kStackWords = kSavedArgWords - 6;
+constexpr uint32_t kPendingEntries = 10240;
+
+// Pending-key tags of the kname learning probes (the high half of the key; the low half is tid).
+enum KnameTag : uint32_t { TagGetKernel = 1, TagModuleGetFunction = 2, TagLibraryGetKernel = 3 };
+
+template <class F> void walk_expr(const Expr &e, F &&f) {
+  f(e);
+  switch (e.kind) {
+  case ExprKind::Map:
+    for (const auto &k : e.as<MapExpr>().keys)
+      walk_expr(*k, f);
+    break;
+  case ExprKind::Call:
+    for (const auto &a : e.as<CallExpr>().args)
+      walk_expr(*a, f);
+    break;
+  case ExprKind::Binary:
+    walk_expr(*e.as<BinaryExpr>().lhs, f);
+    walk_expr(*e.as<BinaryExpr>().rhs, f);
+    break;
+  case ExprKind::Unary:
+    walk_expr(*e.as<UnaryExpr>().operand, f);
+    break;
+  case ExprKind::Ternary:
+    walk_expr(*e.as<TernaryExpr>().cond, f);
+    walk_expr(*e.as<TernaryExpr>().then_expr, f);
+    walk_expr(*e.as<TernaryExpr>().else_expr, f);
+    break;
+  case ExprKind::Cast:
+    walk_expr(*e.as<CastExpr>().operand, f);
+    break;
+  case ExprKind::Field:
+    walk_expr(*e.as<FieldExpr>().base, f);
+    break;
+  case ExprKind::Tuple:
+    for (const auto &el : e.as<TupleExpr>().elems)
+      walk_expr(*el, f);
+    break;
+  default:
+    break;
+  }
+}
+
+template <class F> void walk_stmt(const Stmt &s, F &&f) {
+  switch (s.kind) {
+  case StmtKind::Expr:
+    walk_expr(*s.as<ExprStmt>().expr, f);
+    break;
+  case StmtKind::MapAssign:
+    walk_expr(*s.as<MapAssignStmt>().map, f);
+    walk_expr(*s.as<MapAssignStmt>().value, f);
+    break;
+  case StmtKind::VarAssign:
+    walk_expr(*s.as<VarAssignStmt>().value, f);
+    break;
+  case StmtKind::If:
+    walk_expr(*s.as<IfStmt>().cond, f);
+    walk_stmt(*s.as<IfStmt>().then_block, f);
+    if (s.as<IfStmt>().else_block)
+      walk_stmt(*s.as<IfStmt>().else_block, f);
+    break;
+  case StmtKind::Block:
+    for (const auto &st : s.as<BlockStmt>().stmts)
+      walk_stmt(*st, f);
+    break;
+  }
+}
+
+// Whether any expression of PROBE satisfies PRED.
+template <class P> bool probe_uses(const Probe &probe, P &&pred) {
+  bool found = false;
+  auto f = [&](const Expr &e) { found = found || pred(e); };
+  if (probe.predicate)
+    walk_expr(*probe.predicate, f);
+  if (probe.body)
+    walk_stmt(*probe.body, f);
+  return found;
+}
+
+bool is_args_field(const Expr &e) {
+  return e.kind == ExprKind::Field && e.as<FieldExpr>().base->kind == ExprKind::Builtin &&
+         e.as<FieldExpr>().base->as<BuiltinExpr>().name == "args";
+}
+
+bool is_kname_call(const Expr &e) {
+  return e.kind == ExprKind::Call && e.as<CallExpr>().name == "kname";
+}
+
+bool program_uses_kname(const Program &program) {
+  for (const auto &p : program.probes)
+    if (probe_uses(*p, is_kname_call))
+      return true;
+  return false;
+}
+
+// The saved-args slot of a catalogued function: its index in the catalog.
+uint32_t function_slot(const stdlib::ApiFunction *fn) {
+  return static_cast<uint32_t>(fn - stdlib::api_functions().data());
+}
+
+llvm::Value *ctx_word(LowerCtx &c, uint32_t off) {
+  return c.b.CreateAlignedLoad(c.b.getInt64Ty(), byte_ptr(c, c.regs, off), llvm::Align(8));
+}
+
+llvm::Value *tid(LowerCtx &c) {
+  return c.b.CreateAnd(call_helper(c, BPF_FUNC_get_current_pid_tgid, {}), 0xffffffffu);
+}
+
+// A u64 map key (TAG << 32 | tid) in a stack slot.
+llvm::Value *tid_key(LowerCtx &c, uint32_t tag) {
+  llvm::Value *key = stack_i64(c);
+  c.b.CreateStore(c.b.CreateOr(tid(c), c.b.getInt64(uint64_t(tag) << 32)), key);
+  return key;
+}
+
+llvm::Value *lookup(LowerCtx &c, int map, llvm::Value *key) {
+  return call_helper(c, BPF_FUNC_map_lookup_elem, {map_ref(c, map), key}, c.b.getPtrTy());
+}
+
+void update(LowerCtx &c, int map, llvm::Value *key, llvm::Value *value) {
+  call_helper(c, BPF_FUNC_map_update_elem,
+              {map_ref(c, map), key, value, c.b.getInt64(BPF_ANY)});
+}
+
+// Runs BODY only when PTR is non-null; continues after it either way.
+void if_nonnull(LowerCtx &c, llvm::Value *ptr, const std::function<void()> &body) {
+  auto *then = llvm::BasicBlock::Create(c.ctx, "nn.then", c.fn);
+  auto *done = llvm::BasicBlock::Create(c.ctx, "nn.done", c.fn);
+  c.b.CreateCondBr(c.b.CreateIsNull(ptr), done, then);
+  c.b.SetInsertPoint(then);
+  body();
+  c.b.CreateBr(done);
+  c.b.SetInsertPoint(done);
+}
+
+void read_user(LowerCtx &c, llvm::Value *dst, uint32_t size, llvm::Value *addr) {
+  call_helper(c, BPF_FUNC_probe_read_user,
+              {dst, c.b.getInt32(size), c.b.CreateIntToPtr(addr, c.b.getPtrTy())});
+}
+
+// Hidden entry program: the argument words of this call, for the uretprobes' args.
+void save_args(LowerCtx &c, uint32_t slot) {
+  llvm::Value *words = scratch_slot(c, 8 * kSavedArgWords);
+  zero_bytes(c, words, 8, 8 * kSavedArgWords);
+  for (uint32_t i = 0; i < 6; ++i)
+    c.b.CreateAlignedStore(ctx_word(c, stdlib::pt_regs_arg_offset(i)), byte_ptr(c, words, 8 * i),
+                           llvm::Align(8));
+  // Stack slot k is at rsp + 8 + 8k at entry (rsp points at the return address).
+  auto *stack = c.b.CreateAdd(ctx_word(c, kRegSp), c.b.getInt64(8));
+  read_user(c, byte_ptr(c, words, 48), 8 * kStackWords, stack);
+  update(c, c.maps->saved_args, tid_key(c, slot), words);
+}
+
+// Entry of a kname learning probe: remembers the out-pointer (rdi) and the stub (rsi) or name
+// pointer (rdx) until the call returns.
+void pending_entry(LowerCtx &c, uint32_t tag) {
+  llvm::Value *v = scratch_slot(c, 16);
+  c.b.CreateAlignedStore(ctx_word(c, stdlib::pt_regs_arg_offset(0)), v, llvm::Align(8));
+  uint32_t second = tag == TagGetKernel ? 1 : 2;
+  c.b.CreateAlignedStore(ctx_word(c, stdlib::pt_regs_arg_offset(second)), byte_ptr(c, v, 8),
+                         llvm::Align(8));
+  update(c, c.maps->kname_pending, tid_key(c, tag), v);
+}
+
+// Return of a kname learning probe: the handle the call wrote to *out -> stub or name.
+void pending_return(LowerCtx &c, uint32_t tag) {
+  llvm::Value *key = tid_key(c, tag);
+  llvm::Value *p = lookup(c, c.maps->kname_pending, key);
+  if_nonnull(c, p, [&] {
+    auto *out = c.b.CreateAlignedLoad(c.b.getInt64Ty(), p, llvm::Align(8));
+    auto *second = c.b.CreateAlignedLoad(c.b.getInt64Ty(), byte_ptr(c, p, 8), llvm::Align(8));
+    call_helper(c, BPF_FUNC_map_delete_elem, {map_ref(c, c.maps->kname_pending), key});
+    llvm::Value *handle = stack_i64(c);
+    read_user(c, handle, 8, out);
+    auto *h = c.b.CreateLoad(c.b.getInt64Ty(), handle);
+    // Without a driver __cudaGetKernel fails but still hands out the stub as the handle; the
+    // driver calls write their out-parameter only on success.
+    auto *ok = c.b.CreateICmpNE(h, c.b.getInt64(0));
+    if (tag != TagGetKernel)
+      ok = c.b.CreateAnd(ok, c.b.CreateICmpEQ(c.b.CreateTrunc(ctx_word(c, kRegAx),
+                                                              c.b.getInt32Ty()),
+                                              c.b.getInt32(0)));
+    auto *rec = llvm::BasicBlock::Create(c.ctx, "kn.rec", c.fn);
+    auto *done = llvm::BasicBlock::Create(c.ctx, "kn.done", c.fn);
+    c.b.CreateCondBr(ok, rec, done);
+    c.b.SetInsertPoint(rec);
+    if (tag == TagGetKernel) {
+      llvm::Value *stub = stack_i64(c);
+      c.b.CreateStore(second, stub);
+      update(c, c.maps->kname_stubs, handle, stub);
+    } else {
+      llvm::Value *name = scratch_slot(c, abi::kKernelNameSize);
+      zero_bytes(c, name, 8, abi::kKernelNameSize);
+      call_helper(c, BPF_FUNC_probe_read_user_str,
+                  {name, c.b.getInt32(abi::kKernelNameSize),
+                   c.b.CreateIntToPtr(second, c.b.getPtrTy())});
+      update(c, c.maps->kname_names, handle, name);
+    }
+    c.b.CreateBr(done);
+    c.b.SetInsertPoint(done);
+  });
+}
+
+abi::MapSpec hash_map(const std::string &name, uint32_t type, uint32_t key, uint32_t value,
+                      uint32_t entries) {
+  abi::MapSpec m;
+  m.name = name;
+  m.bpf_type = type;
+  m.key_size = key;
+  m.value_size = value;
+  m.max_entries = entries;
+  m.internal = true;
+  return m;
+}
+
+int push_map(abi::ProgramSpec &spec, abi::MapSpec m) {
+  spec.maps.push_back(std::move(m));
+  return static_cast<int>(spec.maps.size() - 1);
+}
+
+bool needs_saved_args(const Probe &p, const AttachPoint &ap) {
+  return ap.provider == Provider::Uretprobe && stdlib::api_function_for(ap) &&
+         probe_uses(p, is_args_field);
+}
+
+} // namespace
+
+void add_api_maps(const Program &program, MapLayout &layout, abi::ProgramSpec &spec) {
+  bool saved = false;
+  for (const auto &p : program.probes)
+    for (const auto &ap : p->attach_points)
+      saved = saved || needs_saved_args(*p, ap);
+  if (saved)
+    layout.saved_args = push_map(spec, hash_map("api_saved_args", BPF_MAP_TYPE_LRU_HASH, 8,
+                                                8 * kSavedArgWords, kPendingEntries));
+  if (program_uses_kname(program)) {
+    layout.kname_pending = push_map(spec, hash_map("kname_pending", BPF_MAP_TYPE_LRU_HASH, 8, 16,
+                                                   kPendingEntries));
+    layout.kname_stubs =
+        push_map(spec, hash_map("kname_stubs", BPF_MAP_TYPE_HASH, 8, 8, kPendingEntries));
+    layout.kname_names = push_map(spec, hash_map("kname_names", BPF_MAP_TYPE_HASH, 8,
+                                                 abi::kKernelNameSize, kPendingEntries));
+    spec.kernel_names_map = layout.kname_names;
+  }
+}
+
+std::string api_attach_symbol(const AttachPoint &ap) {
+  const stdlib::ApiFunction *fn = stdlib::api_function_for(ap);
+  if (fn && fn->name == ap.func && !fn->symbols.empty())
+    return std::string(fn->symbols[0]);
+  return ap.func;
+}
+
+void load_saved_args(LowerCtx &c) {
+  if (c.ap->provider != Provider::Uretprobe || c.maps->saved_args < 0 ||
+      !needs_saved_args(*c.probe, *c.ap))
+    return;
+  c.saved_args = scratch_slot(c, 8 * kSavedArgWords);
+  zero_bytes(c, c.saved_args, 8, 8 * kSavedArgWords);
+  llvm::Value *p =
+      lookup(c, c.maps->saved_args, tid_key(c, function_slot(stdlib::api_function_for(*c.ap))));
+  if_nonnull(c, p, [&] { copy_bytes(c, c.saved_args, 8, p, 8, 8 * kSavedArgWords); });
+}
+
+// Eightbyte K of an argument at LOC: a register or a stack slot, at entry or from saved words.
+static llvm::Value *arg_word(LowerCtx &c, const stdlib::ArgLocation &loc, uint32_t k) {
+  uint32_t i = loc.index + k;
+  if (c.saved_args) {
+    uint32_t w = loc.on_stack ? 6 + i : i;
+    if (w >= kSavedArgWords)
+      return c.b.getInt64(0);
+    return c.b.CreateAlignedLoad(c.b.getInt64Ty(), byte_ptr(c, c.saved_args, 8 * w),
+                                 llvm::Align(8));
+  }
+  if (!loc.on_stack)
+    return ctx_word(c, stdlib::pt_regs_arg_offset(i));
+  llvm::Value *slot = stack_i64(c);
+  read_user(c, slot, 8, c.b.CreateAdd(ctx_word(c, kRegSp), c.b.getInt64(8 + 8 * i)));
+  return c.b.CreateAlignedLoad(c.b.getInt64Ty(), slot, llvm::Align(8));
+}
+
+Val lower_api_arg(LowerCtx &c, const FieldExpr &e) {
+  const stdlib::ApiFunction *fn = stdlib::api_function_for(*c.ap);
+  const stdlib::ApiParam *p = fn ? stdlib::find_api_param(*fn, e.field) : nullptr;
+  if (!p) {
+    set_error(c, "codegen: no argument " + e.field + " in " + c.ap->name());
+    return {c.b.getInt64(0)};
+  }
+  if (c.ap->provider == Provider::Uretprobe && !c.saved_args) {
+    set_error(c, "BUG: " + c.ap->name() + " reads args without saved arguments");
+    return {c.b.getInt64(0)};
+  }
+  if (p->kind == stdlib::ApiValueKind::Dim3) {
+    // x in the low and y in the high half of the first eightbyte, z in the low half of the next.
+    llvm::Value *buf = scratch_slot(c, 12);
+    auto *w0 = arg_word(c, p->loc, 0), *w1 = arg_word(c, p->loc, 1);
+    auto *i32 = c.b.getInt32Ty();
+    c.b.CreateAlignedStore(c.b.CreateTrunc(w0, i32), buf, llvm::Align(4));
+    c.b.CreateAlignedStore(c.b.CreateTrunc(c.b.CreateLShr(w0, 32), i32), byte_ptr(c, buf, 4),
+                           llvm::Align(4));
+    c.b.CreateAlignedStore(c.b.CreateTrunc(w1, i32), byte_ptr(c, buf, 8), llvm::Align(4));
+    return {buf, 8};
+  }
+  // Bytes above a value's size are unspecified (e.g. the high half of an int's register).
+  return {normalize(c, arg_word(c, p->loc, 0), e.type)};
+}
+
+Val lower_kname(LowerCtx &c, llvm::Value *handle) {
+  if (c.maps->kname_stubs < 0)
+    return {handle};
+  llvm::Value *key = stack_i64(c);
+  c.b.CreateStore(handle, key);
+  llvm::Value *result = stack_i64(c);
+  c.b.CreateStore(handle, result);
+  llvm::Value *stub = lookup(c, c.maps->kname_stubs, key);
+  if_nonnull(c, stub, [&] {
+    c.b.CreateStore(c.b.CreateAlignedLoad(c.b.getInt64Ty(), stub, llvm::Align(8)), result);
+  });
+  return {c.b.CreateLoad(c.b.getInt64Ty(), result)};
+}
+
+std::vector<HiddenProbe> hidden_api_probes(const Program &program, const MapLayout &layout) {
+  std::vector<HiddenProbe> out;
+  auto add = [&](abi::AttachKind kind, const std::string &target, const std::string &func,
+                 void (*lower)(LowerCtx &, uint32_t), uint32_t slot) {
+    HiddenProbe h;
+    h.spec.kind = kind;
+    h.spec.target = target;
+    h.spec.func = func;
+    h.spec.name = std::string(kind == abi::AttachKind::Uprobe ? "uprobe:" : "uretprobe:") +
+                  target + ":" + func;
+    h.spec.hidden = true;
+    h.lower = lower;
+    h.slot = slot;
+    out.push_back(std::move(h));
+  };
+  std::set<std::pair<std::string, std::string>> saved;
+  if (layout.saved_args >= 0)
+    for (const auto &p : program.probes)
+      for (const auto &ap : p->attach_points)
+        if (needs_saved_args(*p, ap)) {
+          std::string sym = api_attach_symbol(ap);
+          if (saved.insert({ap.target, sym}).second)
+            add(abi::AttachKind::Uprobe, ap.target, sym, save_args,
+                function_slot(stdlib::api_function_for(ap)));
+        }
+  if (layout.kname_stubs >= 0) {
+    const std::pair<const char *, const char *> learners[] = {
+        {"cudart", "__cudaGetKernel"},
+        {"cuda", "cuModuleGetFunction"},
+        {"cuda", "cuLibraryGetKernel"}};
+    uint32_t tag = TagGetKernel;
+    for (const auto &[target, func] : learners) {
+      add(abi::AttachKind::Uprobe, target, func, pending_entry, tag);
+      add(abi::AttachKind::Uretprobe, target, func, pending_return, tag);
+      ++tag;
+    }
+  }
+  return out;
+}
+
+} // namespace gpubt::codegen::bpf

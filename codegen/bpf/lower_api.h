@@ -1,0 +1,35 @@
+// GPU API probes in BPF: typed `args.NAME` of catalogued functions (from pt_regs at entry, from
+// the words a hidden entry program saved per thread in uretprobes), kname(), and the hidden
+// programs that learn kernel handles (cudaKernel_t -> host stub, CUfunction/CUkernel -> name).
+#pragma once
+#include "codegen/bpf/lower_context.h"
+
+namespace gpubt::codegen::bpf {
+
+// Saved argument words per (thread, uretprobe): 6 registers (rdi..r9) then 6 stack slots.
+constexpr uint32_t kSavedArgWords = 12;
+
+// Adds the internal maps the program's API probes need (saved arguments, kname tables).
+void add_api_maps(const frontend::Program &program, MapLayout &layout, abi::ProgramSpec &spec);
+
+// The symbol a uprobe on AP attaches to: the catalog's primary symbol ("cuMemAlloc_v2") for a
+// catalogued function named as in the API, else AP.func unchanged.
+std::string api_attach_symbol(const frontend::AttachPoint &ap);
+
+// At the top of a uretprobe whose probe reads args: fetches (and deletes) the words saved at
+// entry into c.saved_args.
+void load_saved_args(LowerCtx &c);
+
+Val lower_api_arg(LowerCtx &c, const frontend::FieldExpr &e);
+Val lower_kname(LowerCtx &c, llvm::Value *handle);
+
+// A hidden program body: returns the scratch bytes used. Each is lowered into its own function.
+struct HiddenProbe {
+  abi::ProbeSpec spec; // name, kind, target, func, hidden = true
+  void (*lower)(LowerCtx &c, uint32_t slot);
+  uint32_t slot = 0; // saved_args slot (argument saving) or pending-key tag (kname)
+};
+std::vector<HiddenProbe> hidden_api_probes(const frontend::Program &program,
+                                           const MapLayout &layout);
+
+} // namespace gpubt::codegen::bpf

@@ -1,0 +1,91 @@
+// Catalog rows -> frontend types, and the lookup of an attach point's catalogued function.
+#include "stdlib/api_types.h"
+
+#include "stdlib/enums.h"
+
+namespace gpubt::stdlib {
+
+using frontend::Type;
+using frontend::TypeKind;
+
+std::optional<ApiLibrary> library_of_alias(std::string_view target) {
+  for (ApiLibrary lib : {ApiLibrary::Cudart, ApiLibrary::Cuda, ApiLibrary::Hip})
+    if (library_alias(lib) == target)
+      return lib;
+  return std::nullopt;
+}
+
+const ApiFunction *api_function_for(const frontend::AttachPoint &ap) {
+  if (ap.provider != frontend::Provider::Uprobe && ap.provider != frontend::Provider::Uretprobe)
+    return nullptr;
+  auto lib = library_of_alias(ap.target);
+  const ApiFunction *fn = lib ? find_api_function(*lib, ap.func) : find_api_function(ap.func);
+  if (!fn)
+    fn = find_api_function_by_symbol(ap.func);
+  if (fn && lib && fn->library != *lib)
+    return nullptr;
+  return fn;
+}
+
+// Built field by field: stdlib links below the frontend library that defines Type's factories.
+static Type int_type(uint32_t size, bool is_signed) {
+  Type t;
+  t.kind = TypeKind::Integer;
+  t.size = size;
+  t.is_signed = is_signed;
+  return t;
+}
+
+static Type enum_type(std::string_view name) {
+  const EnumDef *def = find_enum_def(name);
+  Type t = int_type(def ? def->size : 4, def && def->is_signed);
+  t.kind = TypeKind::Enum;
+  t.enum_name = std::string(name);
+  return t;
+}
+
+Type api_param_type(const ApiParam &p) {
+  switch (p.kind) {
+  case ApiValueKind::Integer:
+    return int_type(p.size, p.is_signed);
+  case ApiValueKind::Enum:
+    return enum_type(p.enum_name);
+  case ApiValueKind::Dim3: {
+    Type t;
+    t.kind = TypeKind::Tuple;
+    t.size = 12;
+    t.elems.assign(3, int_type(4, false));
+    return t;
+  }
+  case ApiValueKind::Pointer:
+  case ApiValueKind::String:
+  case ApiValueKind::Handle:
+    break;
+  }
+  return int_type(8, false);
+}
+
+std::optional<Type> api_arg_type(const frontend::AttachPoint &ap, std::string_view field) {
+  const ApiFunction *fn = api_function_for(ap);
+  const ApiParam *p = fn ? find_api_param(*fn, field) : nullptr;
+  if (!p)
+    return std::nullopt;
+  return api_param_type(*p);
+}
+
+std::optional<Type> api_retval_type(const frontend::AttachPoint &ap) {
+  const ApiFunction *fn = api_function_for(ap);
+  if (!fn || fn->return_enum.empty())
+    return std::nullopt;
+  return enum_type(fn->return_enum);
+}
+
+std::string api_arg_error(const frontend::AttachPoint &ap, std::string_view field) {
+  const ApiFunction *fn = api_function_for(ap);
+  if (!fn || find_api_param(*fn, field))
+    return "";
+  return std::string(fn->name) + " has no argument '" + std::string(field) +
+         "'; its arguments are: " + join_api_param_names(*fn);
+}
+
+} // namespace gpubt::stdlib

@@ -1,0 +1,30 @@
+// The API catalog seen from scripts: which catalogued function an attach point probes, and the
+// frontend types of its `args.NAME` and `retval`. The driver hands these to the semantic passes.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "frontend/ast.h"
+#include "frontend/types.h"
+#include "stdlib/api_catalog.h"
+
+namespace gpubt::stdlib {
+
+// The library a probe target names: the aliases `cudart`, `cuda`, `hip`; nullopt for a path.
+std::optional<ApiLibrary> library_of_alias(std::string_view target);
+
+// The catalogued function of a uprobe/uretprobe: TARGET an alias (restricted to its library) or
+// any path, FUNC a catalogued name ("cuMemAlloc") or one of its symbols ("cuMemAlloc_v2").
+const ApiFunction *api_function_for(const frontend::AttachPoint &ap);
+
+// Pointers, handles and strings are uint64, integers keep size and sign, enums are Enum (printed
+// by name), a dim3 is a tuple (uint32, uint32, uint32): args.gridDim.0 is x.
+frontend::Type api_param_type(const ApiParam &p);
+
+// SemanticOptions hooks: args.NAME types, retval's enum, the unknown-argument message.
+std::optional<frontend::Type> api_arg_type(const frontend::AttachPoint &ap, std::string_view field);
+std::optional<frontend::Type> api_retval_type(const frontend::AttachPoint &ap);
+std::string api_arg_error(const frontend::AttachPoint &ap, std::string_view field);
+
+} // namespace gpubt::stdlib
