@@ -1,0 +1,185 @@
+// The agent config (one directive per line, fields separated by tabs) and the results file
+// (little-endian 64-bit words and byte blobs after a magic).
+#include "runtime/abi/agent_protocol.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace gpubt::abi {
+namespace {
+
+constexpr char kResultsMagic[8] = {'G', 'P', 'U', 'B', 'T', 'R', 'S', '1'};
+constexpr uint64_t kMaxCount = 1u << 20; // sanity bound on counts read from the results file
+
+std::vector<std::string> split_tabs(const std::string &line) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t tab = line.find('\t', start);
+    out.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+    if (tab == std::string::npos)
+      return out;
+    start = tab + 1;
+  }
+}
+
+template <class T> bool to_uint(const std::string &s, T &v) {
+  if (s.empty() || s[0] == '-')
+    return false;
+  char *end = nullptr;
+  unsigned long long x = std::strtoull(s.c_str(), &end, 0);
+  v = static_cast<T>(x);
+  return *end == 0 && static_cast<unsigned long long>(v) == x;
+}
+
+void put_u64(std::string &out, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    out += static_cast<char>(v >> (8 * i) & 0xff);
+}
+template <class Bytes> void put_blob(std::string &out, const Bytes &b) {
+  put_u64(out, b.size());
+  out.append(reinterpret_cast<const char *>(b.data()), b.size());
+}
+
+struct Reader {
+  const std::string &bytes;
+  size_t pos = 0;
+  bool u64(uint64_t &v) {
+    if (bytes.size() - pos < 8)
+      return false;
+    v = 0;
+    for (int i = 0; i < 8; ++i)
+      v |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[pos + i])) << (8 * i);
+    pos += 8;
+    return true;
+  }
+  bool count(uint64_t &v) { return u64(v) && v <= kMaxCount; }
+  bool blob(std::vector<uint8_t> &out) {
+    uint64_t n;
+    if (!u64(n) || bytes.size() - pos < n)
+      return false;
+    out.assign(bytes.begin() + pos, bytes.begin() + pos + n);
+    pos += n;
+    return true;
+  }
+};
+
+} // namespace
+
+std::string write_agent_config(const AgentConfig &c) {
+  std::ostringstream o;
+  o << "results\t" << c.results_path << "\n";
+  o << "ring\t" << c.ring_capacity << "\n";
+  for (const auto &cu : c.cubins)
+    o << "cubin\t" << cu.arch << "\t" << cu.path << "\n";
+  for (const auto &p : c.probes)
+    o << "probe\t" << (p.exit ? "exit" : "enter") << "\t" << p.function << "\t" << p.name << "\t"
+      << p.kernel << "\n";
+  for (const auto &m : c.maps)
+    o << "map\t" << m.capacity << "\t" << m.key_size << "\t" << m.value_size << "\t"
+      << m.entry_size << "\t" << m.buckets << "\n";
+  if (c.verbose)
+    o << "verbose\n";
+  return o.str();
+}
+
+Result<AgentConfig> parse_agent_config(const std::string &text) {
+  AgentConfig c;
+  std::istringstream in(text);
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty() || line[0] == '#')
+      continue;
+    auto f = split_tabs(line);
+    const std::string &d = f[0];
+    bool ok = true;
+    if (d == "results" && f.size() == 2)
+      c.results_path = f[1];
+    else if (d == "ring" && f.size() == 2)
+      ok = to_uint(f[1], c.ring_capacity);
+    else if (d == "cubin" && f.size() == 3)
+      c.cubins.push_back({f[1], f[2]});
+    else if (d == "probe" && f.size() == 5 && (f[1] == "enter" || f[1] == "exit"))
+      c.probes.push_back({f[3], f[4], f[1] == "exit", f[2]});
+    else if (d == "map" && f.size() == 6) {
+      DeviceMapSpec m;
+      ok = to_uint(f[1], m.capacity) && to_uint(f[2], m.key_size) &&
+           to_uint(f[3], m.value_size) && to_uint(f[4], m.entry_size) &&
+           to_uint(f[5], m.buckets) && m.entry_size >= 8 + m.key_size + m.value_size;
+      c.maps.push_back(m);
+    } else if (d == "verbose" && f.size() == 1)
+      c.verbose = true;
+    else
+      ok = false;
+    if (!ok)
+      return make_error("agent config line " + std::to_string(lineno) + ": cannot parse '" +
+                        line + "'");
+  }
+  return c;
+}
+
+std::string write_agent_results(const AgentResults &r) {
+  std::string out(kResultsMagic, sizeof kResultsMagic);
+  put_u64(out, r.images.size());
+  for (const auto &img : r.images) {
+    put_u64(out, static_cast<uint64_t>(static_cast<int64_t>(img.device)));
+    put_u64(out, img.probe_launches.size());
+    for (uint64_t n : img.probe_launches)
+      put_u64(out, n);
+    put_u64(out, img.maps.size());
+    for (const auto &m : img.maps)
+      put_blob(out, m);
+    put_blob(out, img.ring_records);
+    put_u64(out, img.ring_drops);
+  }
+  put_u64(out, r.messages.size());
+  for (const auto &m : r.messages)
+    put_blob(out, m);
+  return out;
+}
+
+Result<AgentResults> parse_agent_results(const std::string &bytes) {
+  auto bad = [] { return make_error("the GPU agent's results file is truncated or corrupt"); };
+  if (bytes.size() < sizeof kResultsMagic ||
+      std::memcmp(bytes.data(), kResultsMagic, sizeof kResultsMagic) != 0)
+    return bad();
+  Reader r{bytes, sizeof kResultsMagic};
+  AgentResults res;
+  uint64_t nimages, n;
+  if (!r.count(nimages))
+    return bad();
+  for (uint64_t i = 0; i < nimages; ++i) {
+    DeviceImage img;
+    uint64_t device;
+    if (!r.u64(device) || !r.count(n))
+      return bad();
+    img.device = static_cast<int32_t>(device);
+    img.probe_launches.resize(n);
+    for (auto &x : img.probe_launches)
+      if (!r.u64(x))
+        return bad();
+    if (!r.count(n))
+      return bad();
+    img.maps.resize(n);
+    for (auto &m : img.maps)
+      if (!r.blob(m))
+        return bad();
+    if (!r.blob(img.ring_records) || !r.u64(img.ring_drops))
+      return bad();
+    res.images.push_back(std::move(img));
+  }
+  if (!r.count(n))
+    return bad();
+  for (uint64_t i = 0; i < n; ++i) {
+    std::vector<uint8_t> m;
+    if (!r.blob(m))
+      return bad();
+    res.messages.emplace_back(m.begin(), m.end());
+  }
+  return res;
+}
+
+} // namespace gpubt::abi

@@ -1,0 +1,47 @@
+// What gpubt and the in-process GPU agent (runtime/gpu_agent) exchange: a text config file the
+// agent reads at start (GPUBT_AGENT_CONFIG) and a binary results file it writes at exit. Std only:
+// the agent compiles agent_protocol.cpp itself and links nothing else of gpubt.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/abi/program_spec.h"
+#include "runtime/abi/result.h"
+
+namespace gpubt::abi {
+
+struct AgentCubin {
+  std::string arch; // "sm_90"
+  std::string path; // ptxas --compile-as-tools-patch output for that arch
+};
+
+struct AgentConfig {
+  std::vector<AgentCubin> cubins;
+  std::vector<DeviceProbeSpec> probes; // probe N's code is DeviceProbeSpec::function
+  std::vector<DeviceMapSpec> maps;     // map_index is not sent (the agent needs only sizes)
+  uint32_t ring_capacity = 0;          // 0: no printf ring
+  std::string results_path;
+  bool verbose = false; // the agent says what it patches and sets
+};
+
+std::string write_agent_config(const AgentConfig &config);
+Result<AgentConfig> parse_agent_config(const std::string &text);
+
+// What one CUDA context's device memory held at its end (context destroy or process exit).
+struct DeviceImage {
+  int32_t device = -1;                       // CUDA device ordinal
+  std::vector<uint64_t> probe_launches;      // per probe: launches of kernels it matched
+  std::vector<std::vector<uint8_t>> maps;    // per DeviceMapSpec: header + entries (device_abi.h)
+  std::vector<uint8_t> ring_records;         // printf records drained, in order
+  uint64_t ring_drops = 0;
+};
+struct AgentResults {
+  std::vector<DeviceImage> images;
+  std::vector<std::string> messages; // why something was not traced (the agent printed them too)
+};
+
+std::string write_agent_results(const AgentResults &results);
+Result<AgentResults> parse_agent_results(const std::string &bytes);
+
+} // namespace gpubt::abi

@@ -1,0 +1,277 @@
+// libgpubt_agent.so: loaded into the traced program through CUDA_INJECTION64_PATH. It patches
+// gpubt's probe functions into the modules that hold a matching kernel, gives each matching
+// kernel its userdata at launch, and writes every context's device maps to the results file.
+// Any failure leaves the program running uninstrumented, with a "gpubt:" line on stderr.
+#include <cstdio>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include <cuda.h>
+#include <sanitizer.h>
+
+#include "runtime/abi/agent_protocol.h"
+#include "runtime/gpu_agent/context_memory.h"
+#include "runtime/gpu_agent/cubin_functions.h"
+#include "runtime/gpu_agent/kernel_match.h"
+
+namespace gpubt::agent {
+namespace {
+
+struct Context {
+  int device = -1;
+  ContextMemory memory;
+  std::vector<uint64_t> launches;         // per probe
+  std::set<CUmodule> patched;             // modules with probe code in them
+  std::map<CUfunction, uint64_t> masks;   // functions whose userdata is set
+};
+
+struct Agent {
+  abi::AgentConfig config;
+  Sanitizer_SubscriberHandle subscriber = nullptr;
+  std::recursive_mutex mu; // sanitizer calls made in a callback may call back
+  std::map<CUcontext, std::unique_ptr<Context>> contexts;
+  abi::AgentResults results; // finished contexts and messages
+};
+
+Agent *g_agent = nullptr;
+
+void say(Agent &a, const std::string &msg) {
+  std::fprintf(stderr, "gpubt: %s\n", msg.c_str());
+  a.results.messages.push_back(msg);
+}
+
+std::string result_text(SanitizerResult r) {
+  const char *s = nullptr;
+  sanitizerGetResultString(r, &s);
+  return s ? s : "error " + std::to_string(int(r));
+}
+
+std::string device_arch(CUdevice dev) {
+  using GetAttr = CUresult (*)(int *, CUdevice_attribute, CUdevice);
+  // libcuda is loaded (it loaded us), but privately: look it up by name, without loading it.
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  auto get = reinterpret_cast<GetAttr>(dlsym(cuda ? cuda : RTLD_DEFAULT, "cuDeviceGetAttribute"));
+  int major = 0, minor = 0;
+  if (!get || get(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) != CUDA_SUCCESS ||
+      get(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) != CUDA_SUCCESS)
+    return "";
+  return "sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+void write_results(Agent &a) {
+  const std::string &path = a.config.results_path;
+  if (path.empty())
+    return;
+  std::string tmp = path + ".tmp";
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  out << abi::write_agent_results(a.results);
+  out.close();
+  if (!out || std::rename(tmp.c_str(), path.c_str()) != 0)
+    std::fprintf(stderr, "gpubt: cannot write the GPU results to %s\n", path.c_str());
+}
+
+void on_context_created(Agent &a, const Sanitizer_ResourceContextData &d) {
+  std::string arch = device_arch(d.device);
+  const abi::AgentCubin *cubin = nullptr;
+  for (const auto &c : a.config.cubins)
+    if (c.arch == arch || (a.config.cubins.size() == 1 && arch.empty()))
+      cubin = &c;
+  std::string where = "device " + std::to_string(d.device) + " (" + arch + ")";
+  if (!cubin)
+    return say(a, "no probe code for " + where + ": its kernels run uninstrumented");
+  SanitizerResult r = sanitizerAddPatchesFromFile(cubin->path.c_str(), d.context);
+  if (r != SANITIZER_SUCCESS)
+    return say(a, "loading the probe code " + cubin->path + " on " + where +
+                      " failed (" + result_text(r) + "): its kernels run uninstrumented");
+  auto memory = ContextMemory::create(d.context, a.config);
+  if (!memory)
+    return say(a, memory.error() + " on " + where + ": its kernels run uninstrumented");
+  auto c = std::make_unique<Context>();
+  c->device = d.device;
+  c->memory = std::move(*memory);
+  c->launches.assign(a.config.probes.size(), 0);
+  a.contexts[d.context] = std::move(c);
+  if (a.config.verbose)
+    std::fprintf(stderr, "gpubt: probe code %s loaded on %s\n", cubin->path.c_str(), where.c_str());
+}
+
+void on_module_loaded(Agent &a, const Sanitizer_ResourceModuleData &d) {
+  auto it = a.contexts.find(d.context);
+  if (it == a.contexts.end())
+    return;
+  auto functions = cubin_functions(d.pCubin, d.cubinSize);
+  std::vector<KernelNames> names;
+  if (functions)
+    for (const auto &f : *functions)
+      names.push_back(kernel_names(f));
+  bool patched = false;
+  for (const auto &probe : a.config.probes) {
+    bool wanted = !functions; // an image we cannot read: patch and let the launch filter
+    for (const auto &n : names)
+      wanted = wanted || kernel_matches(probe.kernel, n);
+    if (!wanted)
+      continue;
+    auto point = probe.exit ? SANITIZER_INSTRUCTION_BLOCK_EXIT : SANITIZER_INSTRUCTION_BLOCK_ENTER;
+    SanitizerResult r = sanitizerPatchInstructions(point, d.module, probe.function.c_str());
+    if (r != SANITIZER_SUCCESS) {
+      say(a, probe.name + ": patching " + probe.function + " failed: " + result_text(r));
+      continue;
+    }
+    patched = true;
+  }
+  if (!patched)
+    return;
+  SanitizerResult r = sanitizerPatchModule(d.module);
+  if (r != SANITIZER_SUCCESS)
+    return say(a, "sanitizerPatchModule failed (" + result_text(r) +
+                      "): the module's kernels run uninstrumented");
+  it->second->patched.insert(d.module);
+  if (a.config.verbose)
+    std::fprintf(stderr, "gpubt: patched a module of %zu functions\n",
+                 functions ? functions->size() : size_t(0));
+}
+
+void on_module_unload(Agent &a, const Sanitizer_ResourceModuleData &d) {
+  auto it = a.contexts.find(d.context);
+  if (it == a.contexts.end())
+    return;
+  it->second->patched.erase(d.module);
+  // Function handles of the module may be reused by a later module: forget them.
+  it->second->masks.clear();
+}
+
+void on_launch(Agent &a, const Sanitizer_LaunchData &d) {
+  auto it = a.contexts.find(d.context);
+  if (it == a.contexts.end())
+    return;
+  Context &c = *it->second;
+  auto known = c.masks.find(d.function);
+  if (known == c.masks.end()) {
+    if (!c.patched.count(d.module))
+      return; // unpatched module: nothing runs, nothing to set
+    KernelNames names = kernel_names(d.functionName ? d.functionName : "");
+    uint64_t mask = probe_mask(a.config.probes, names);
+    void *userdata = c.memory.kernel_ctx(names.base, mask);
+    if (!userdata) {
+      say(a, "cannot set up the probes of kernel " + names.base + ": it runs uninstrumented");
+      mask = 0;
+    } else if (sanitizerSetCallbackData(d.function, userdata) != SANITIZER_SUCCESS) {
+      say(a, "sanitizerSetCallbackData failed for kernel " + names.base);
+      mask = 0;
+    }
+    if (a.config.verbose)
+      std::fprintf(stderr, "gpubt: kernel %s: probe mask %#llx\n", names.demangled.c_str(),
+                   static_cast<unsigned long long>(mask));
+    known = c.masks.emplace(d.function, mask).first;
+  }
+  for (size_t i = 0; i < c.launches.size() && i < 64; ++i)
+    if (known->second >> i & 1)
+      ++c.launches[i];
+}
+
+void finish_context(Agent &a, CUcontext ctx) {
+  auto it = a.contexts.find(ctx);
+  if (it == a.contexts.end())
+    return;
+  Context &c = *it->second;
+  abi::DeviceImage img = c.memory.read_back(c.device);
+  img.probe_launches = c.launches;
+  a.results.images.push_back(std::move(img));
+  c.memory.release();
+  a.contexts.erase(it);
+}
+
+void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
+              const void *cbdata) {
+  Agent &a = *static_cast<Agent *>(userdata);
+  std::lock_guard<std::recursive_mutex> lock(a.mu);
+  if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
+    return on_launch(a, *static_cast<const Sanitizer_LaunchData *>(cbdata));
+  if (domain != SANITIZER_CB_DOMAIN_RESOURCE)
+    return;
+  switch (cbid) {
+  case SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED:
+    return on_context_created(a, *static_cast<const Sanitizer_ResourceContextData *>(cbdata));
+  case SANITIZER_CBID_RESOURCE_MODULE_LOADED:
+    return on_module_loaded(a, *static_cast<const Sanitizer_ResourceModuleData *>(cbdata));
+  case SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
+    return on_module_unload(a, *static_cast<const Sanitizer_ResourceModuleData *>(cbdata));
+  case SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+    finish_context(a, static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context);
+    return write_results(a);
+  default:
+    return;
+  }
+}
+
+void at_exit() {
+  Agent &a = *g_agent;
+  std::lock_guard<std::recursive_mutex> lock(a.mu);
+  while (!a.contexts.empty())
+    finish_context(a, a.contexts.begin()->first);
+  std::vector<uint64_t> total(a.config.probes.size());
+  for (const auto &img : a.results.images)
+    for (size_t i = 0; i < img.probe_launches.size() && i < total.size(); ++i)
+      total[i] += img.probe_launches[i];
+  for (size_t i = 0; i < total.size(); ++i)
+    if (!total[i])
+      say(a, a.config.probes[i].name + ": no kernel launch matched '" +
+                 a.config.probes[i].kernel + "'");
+  write_results(a);
+  sanitizerUnsubscribe(a.subscriber);
+}
+
+int start() {
+  const char *path = std::getenv("GPUBT_AGENT_CONFIG");
+  if (!path) {
+    std::fprintf(stderr, "gpubt: GPUBT_AGENT_CONFIG is not set: nothing to trace\n");
+    return 1;
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto config = abi::parse_agent_config(text.str());
+  if (!in || !config) {
+    std::fprintf(stderr, "gpubt: cannot read the agent config %s: %s\n", path,
+                 config ? "unreadable" : config.error().c_str());
+    return 1;
+  }
+  auto *a = new Agent; // lives until exit: callbacks may come from any thread
+  a->config = std::move(*config);
+  if (std::getenv("GPUBT_AGENT_VERBOSE"))
+    a->config.verbose = true;
+  SanitizerResult r = sanitizerSubscribe(&a->subscriber, callback, a);
+  if (r != SANITIZER_SUCCESS) {
+    say(*a, "sanitizerSubscribe failed (" + result_text(r) + "): running uninstrumented");
+    write_results(*a);
+    return 1;
+  }
+  for (auto cbid : {SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED,
+                    SANITIZER_CBID_RESOURCE_MODULE_LOADED,
+                    SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
+                    SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
+    sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_RESOURCE, cbid);
+  sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_BEGIN);
+  g_agent = a;
+  std::atexit(at_exit);
+  if (a->config.verbose)
+    std::fprintf(stderr, "gpubt: agent loaded, %zu gpu probes\n", a->config.probes.size());
+  return 1;
+}
+
+} // namespace
+} // namespace gpubt::agent
+
+// Called by the CUDA driver (CUDA_INJECTION64_PATH) during cuInit; 1 means loaded.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+  static std::once_flag once;
+  static int status = 1;
+  std::call_once(once, [] { status = gpubt::agent::start(); });
+  return status;
+}

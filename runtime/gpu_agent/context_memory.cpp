@@ -1,0 +1,179 @@
+// Device memory through the Sanitizer memory API (safe inside callbacks). Host->device copies
+// go through a pinned staging buffer and are waited for with a small device->host copy on the
+// same (NULL) stream, so a kernel never starts before its userdata is written.
+#include "runtime/gpu_agent/context_memory.h"
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <unistd.h>
+
+#include <sanitizer.h>
+
+#include "runtime/abi/device_abi.h"
+
+namespace gpubt::agent {
+namespace {
+
+constexpr size_t kStagingBytes = 4096;
+static_assert(sizeof(gpubt_device_ctx) <= kStagingBytes);
+
+std::string why(const char *what, SanitizerResult r) {
+  const char *s = nullptr;
+  sanitizerGetResultString(r, &s);
+  return std::string(what) + " failed: " + (s ? s : "error " + std::to_string(int(r)));
+}
+
+int64_t clock_offset_ns() {
+  // %globaltimer counts ns of CLOCK_REALTIME; probes add this to get CLOCK_MONOTONIC.
+  timespec mono, real;
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  clock_gettime(CLOCK_REALTIME, &real);
+  return (int64_t(mono.tv_sec) - real.tv_sec) * 1000000000 + (mono.tv_nsec - real.tv_nsec);
+}
+
+} // namespace
+
+Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfig &config) {
+  ContextMemory m;
+  m.ctx_ = ctx;
+  auto fail = [&](const char *what, SanitizerResult r) {
+    m.release();
+    return make_error(why(what, r));
+  };
+  SanitizerResult r = sanitizerAllocHost(ctx, &m.staging_, kStagingBytes);
+  if (r != SANITIZER_SUCCESS)
+    return fail("sanitizerAllocHost", r);
+  auto *stage = static_cast<uint8_t *>(m.staging_);
+  // Headers are staged one after another; the staging buffer is written before any copy.
+  size_t staged = 0;
+  for (const auto &spec : config.maps) {
+    void *p = nullptr;
+    uint64_t size = spec.storage_size();
+    if ((r = sanitizerAlloc(ctx, &p, size)) != SANITIZER_SUCCESS)
+      return fail("sanitizerAlloc (device map)", r);
+    m.maps_.push_back(p);
+    m.map_sizes_.push_back(size);
+    if ((r = sanitizerMemset(p, 0, size, nullptr)) != SANITIZER_SUCCESS)
+      return fail("sanitizerMemset", r);
+    if (staged + sizeof(gpubt_device_map_header) > kStagingBytes / 2)
+      return fail("too many device maps", SANITIZER_ERROR_INVALID_PARAMETER);
+    gpubt_device_map_header h{spec.capacity, spec.key_size, spec.value_size, spec.entry_size, 0, 0};
+    std::memcpy(stage + staged, &h, sizeof h);
+    if ((r = sanitizerMemcpyHostToDeviceAsync(p, stage + staged, sizeof h, nullptr)) !=
+        SANITIZER_SUCCESS)
+      return fail("sanitizerMemcpyHostToDeviceAsync", r);
+    staged += sizeof h;
+  }
+  if (config.ring_capacity) {
+    m.ring_capacity_ = config.ring_capacity;
+    uint64_t size = sizeof(gpubt_device_ring) + config.ring_capacity;
+    if ((r = sanitizerAlloc(ctx, &m.ring_, size)) != SANITIZER_SUCCESS)
+      return fail("sanitizerAlloc (printf ring)", r);
+    if ((r = sanitizerMemset(m.ring_, 0, size, nullptr)) != SANITIZER_SUCCESS)
+      return fail("sanitizerMemset", r);
+    gpubt_device_ring h{0, 0, 0, config.ring_capacity, 0};
+    std::memcpy(stage + staged, &h, sizeof h);
+    if ((r = sanitizerMemcpyHostToDeviceAsync(m.ring_, stage + staged, sizeof h, nullptr)) !=
+        SANITIZER_SUCCESS)
+      return fail("sanitizerMemcpyHostToDeviceAsync", r);
+    staged += sizeof h;
+  }
+  if (!m.maps_.empty() || m.ring_) {
+    void *any = m.ring_ ? m.ring_ : m.maps_[0];
+    if ((r = sanitizerMemcpyDeviceToHost(stage + kStagingBytes - 8, any, 8, nullptr)) !=
+        SANITIZER_SUCCESS)
+      return fail("sanitizerMemcpyDeviceToHost", r);
+  }
+  return m;
+}
+
+void *ContextMemory::kernel_ctx(const std::string &kernel_name, uint64_t mask) {
+  auto key = std::make_pair(mask ? kernel_name : std::string(), mask);
+  if (auto it = kernel_ctxs_.find(key); it != kernel_ctxs_.end())
+    return it->second;
+  gpubt_device_ctx c;
+  std::memset(&c, 0, sizeof c);
+  c.abi_version = GPUBT_DEVICE_ABI_VERSION;
+  c.pid = static_cast<uint32_t>(getpid());
+  c.clock_offset_ns = clock_offset_ns();
+  c.ring = reinterpret_cast<uint64_t>(ring_);
+  c.kernel_index = next_kernel_index_++;
+  c.num_maps = static_cast<uint32_t>(std::min<size_t>(maps_.size(), GPUBT_MAX_DEVICE_MAPS));
+  std::strncpy(c.kernel_name, key.first.c_str(), GPUBT_KERNEL_NAME_SIZE - 1);
+  for (uint32_t i = 0; i < c.num_maps; ++i)
+    c.maps[i] = reinterpret_cast<uint64_t>(maps_[i]);
+  c.probe_mask = mask;
+
+  void *dev = nullptr;
+  if (sanitizerAlloc(ctx_, &dev, sizeof c) != SANITIZER_SUCCESS)
+    return nullptr;
+  auto *stage = static_cast<uint8_t *>(staging_) + kStagingBytes / 2;
+  std::memcpy(stage, &c, sizeof c);
+  if (sanitizerMemcpyHostToDeviceAsync(dev, stage, sizeof c, nullptr) != SANITIZER_SUCCESS ||
+      sanitizerMemcpyDeviceToHost(static_cast<uint8_t *>(staging_) + kStagingBytes - 8, dev, 8,
+                                  nullptr) != SANITIZER_SUCCESS) {
+    sanitizerFree(ctx_, dev);
+    return nullptr;
+  }
+  kernel_ctxs_[key] = dev;
+  return dev;
+}
+
+abi::DeviceImage ContextMemory::read_back(int device) const {
+  abi::DeviceImage img;
+  img.device = device;
+  for (size_t i = 0; i < maps_.size(); ++i) {
+    std::vector<uint8_t> bytes(map_sizes_[i]);
+    if (sanitizerMemcpyDeviceToHost(bytes.data(), maps_[i], bytes.size(), nullptr) !=
+        SANITIZER_SUCCESS)
+      bytes.clear();
+    img.maps.push_back(std::move(bytes));
+  }
+  if (!ring_)
+    return img;
+  std::vector<uint8_t> raw(sizeof(gpubt_device_ring) + ring_capacity_);
+  if (sanitizerMemcpyDeviceToHost(raw.data(), ring_, raw.size(), nullptr) != SANITIZER_SUCCESS)
+    return img;
+  gpubt_device_ring h;
+  std::memcpy(&h, raw.data(), sizeof h);
+  img.ring_drops = h.drops;
+  const uint8_t *data = raw.data() + sizeof h;
+  auto word = [&](uint64_t pos) {
+    uint64_t w;
+    std::memcpy(&w, data + pos % ring_capacity_, 8);
+    return w;
+  };
+  // Records in [tail, head) that completed, in order; an uncommitted one ends the scan.
+  for (uint64_t pos = h.tail; pos < h.head;) {
+    uint64_t first = word(pos);
+    uint32_t size = static_cast<uint32_t>(first), commit = static_cast<uint32_t>(first >> 32);
+    if (commit != static_cast<uint32_t>(pos / 8 + 1) || size < 8 || size % 8 ||
+        size > ring_capacity_)
+      break;
+    for (uint32_t off = 0; off < size; off += 8) {
+      uint64_t w = word(pos + off);
+      img.ring_records.insert(img.ring_records.end(), reinterpret_cast<uint8_t *>(&w),
+                              reinterpret_cast<uint8_t *>(&w) + 8);
+    }
+    pos += size;
+  }
+  return img;
+}
+
+void ContextMemory::release() {
+  for (void *p : maps_)
+    sanitizerFree(ctx_, p);
+  maps_.clear();
+  if (ring_)
+    sanitizerFree(ctx_, ring_);
+  ring_ = nullptr;
+  for (auto &[key, p] : kernel_ctxs_)
+    sanitizerFree(ctx_, p);
+  kernel_ctxs_.clear();
+  if (staging_)
+    sanitizerFreeHost(ctx_, staging_);
+  staging_ = nullptr;
+}
+
+} // namespace gpubt::agent

@@ -1,0 +1,39 @@
+// One CUDA context's probe state in device memory: the maps and printf ring every probe shares,
+// and one gpubt_device_ctx per traced kernel (its name and probe mask), all from sanitizerAlloc.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <cuda.h>
+
+#include "runtime/abi/agent_protocol.h"
+
+namespace gpubt::agent {
+
+class ContextMemory {
+public:
+  // Allocates and zeroes the maps and the ring, writes their headers. Error: a message.
+  static Result<ContextMemory> create(CUcontext ctx, const abi::AgentConfig &config);
+
+  // The userdata for kernels with this name and probe mask, made on first use (mask 0: a ctx
+  // that runs no probe, for the other kernels of a patched module). nullptr on failure.
+  void *kernel_ctx(const std::string &kernel_name, uint64_t mask);
+
+  // Copies the maps and the ring's committed records back (call before release()).
+  abi::DeviceImage read_back(int device) const;
+  void release(); // frees everything (not in the destructor: contexts may be gone at exit)
+
+private:
+  CUcontext ctx_ = nullptr;
+  std::vector<void *> maps_;
+  std::vector<uint64_t> map_sizes_;
+  void *ring_ = nullptr;
+  uint32_t ring_capacity_ = 0;
+  void *staging_ = nullptr; // pinned host memory: launch callbacks may copy only from/to it
+  std::map<std::pair<std::string, uint64_t>, void *> kernel_ctxs_;
+  uint32_t next_kernel_index_ = 0;
+};
+
+} // namespace gpubt::agent

@@ -1,0 +1,49 @@
+#!/bin/bash
+# The whole GPU suite in one go, on a machine with an NVIDIA GPU and the CUDA toolkit (nvcc,
+# ptxas, the Compute Sanitizer SDK): builds libgpubt_agent.so and the test programs there, runs
+# tests/gpu/run_suite.py and prints a pass/fail table. gpubt itself needs LLVM/libbpf: pass a
+# prebuilt one (scripts/gpu-pack.sh stages a static one in .carry/) or the gpubt cases are skipped.
+# Usage: scripts/gpu-e2e.sh [--timings] [--torch]    (env: GPUBT=path, WORK=build folder)
+set -uo pipefail
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "[SKIP] no GPU"
+  exit 0
+fi
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=${WORK:-/tmp/gpubt-gpu}
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+export PATH=$CUDA/bin:$PATH
+mkdir -p "$WORK/bin"
+nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader
+ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+NUM=${ARCH#sm_}
+
+set -e
+cmake -S "$ROOT/runtime/gpu_agent" -B "$WORK/agent" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$WORK/agent" -j >/dev/null
+AGENT=$WORK/agent/libgpubt_agent.so
+B=$WORK/bin T=$ROOT/tests/gpu
+nvcc -O2 -arch=$ARCH "$T/vector_add.cu" -o "$B/vectorAdd" &
+nvcc -O2 -gencode arch=compute_$NUM,code=$ARCH "$T/vector_add.cu" -o "$B/vectorAdd_sass" &
+nvcc -O2 -gencode arch=compute_$NUM,code=compute_$NUM "$T/vector_add.cu" -o "$B/vectorAdd_ptx" &
+nvcc -O2 -arch=$ARCH "$T/grid3d.cu" -o "$B/grid3d" &
+nvcc -arch=$ARCH -ptx -rdc=true -I"$ROOT" "$T/selftest_patch.cu" -o "$B/selftest.ptx"
+ptxas -arch=$ARCH --compile-as-tools-patch "$B/selftest.ptx" -o "$B/selftest.cubin"
+wait
+set +e
+# Objects built without PTX must have none (and the PTX-only one no SASS), or the case is moot.
+cuobjdump -lptx "$B/vectorAdd_sass" 2>&1 | grep -q ptx && echo "WARNING: vectorAdd_sass has PTX"
+cuobjdump -lelf "$B/vectorAdd_ptx" 2>&1 | grep -q elf && echo "WARNING: vectorAdd_ptx has SASS"
+
+GPUBT=${GPUBT:-}
+if [ -z "$GPUBT" ] && [ -x "$ROOT/.carry/gpubt/gpubt" ]; then
+  GPUBT=$ROOT/.carry/gpubt/gpubt
+  export LD_LIBRARY_PATH=$ROOT/.carry/gpubt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+ARGS=(--bin "$B" --agent "$AGENT" --selftest-cubin "$B/selftest.cubin" "$@")
+if [ -n "$GPUBT" ] && "$GPUBT" --version >/dev/null 2>&1; then
+  ARGS+=(--gpubt "$GPUBT")
+else
+  echo "no runnable gpubt (${GPUBT:-none}): the gpubt cases are skipped"
+fi
+python3 "$T/run_suite.py" "${ARGS[@]}"

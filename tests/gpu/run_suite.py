@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""The GPU suite (run by scripts/gpu-e2e.sh on a machine with an NVIDIA GPU): the agent with a
+hand-written probe module (selftest_patch.cu), then gpubt end to end, then timings. Prints one
+PASS/FAIL/SKIP row per case and exits 1 if any failed."""
+import argparse, os, re, struct, subprocess, sys, tempfile, time
+
+NEVER = '-'  # a kernel pattern no kernel name matches
+SLOT_READY = 2
+rows = []
+
+
+def row(name, ok, detail=''):
+    status = 'PASS' if ok is True else 'SKIP' if ok is None else 'FAIL'
+    rows.append((name, status, detail))
+    print(f'[{status}] {name}: {detail}', flush=True)
+
+
+def run(cmd, env=None, timeout=300):
+    t0 = time.time()
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    return p, time.time() - t0
+
+
+# --- the agent's files (runtime/abi/agent_protocol.cpp) -------------------------------------
+
+def write_config(path, cubin, results, probes, maps, ring=0):
+    with open(path, 'w') as f:
+        f.write(f'results\t{results}\nring\t{ring}\ncubin\tsm_90\t{cubin}\n')
+        for i, (probe, pattern) in enumerate(probes):
+            point = 'exit' if probe == 'kretprobe' else 'enter'
+            f.write(f'probe\t{point}\tgpubt_probe_{i}\tgpu:{probe}:{pattern}\t{pattern}\n')
+        for cap, key, value in maps:
+            f.write(f'map\t{cap}\t{key}\t{value}\t{8 + key + value}\t0\n')
+
+
+def read_results(path):
+    data = open(path, 'rb').read()
+    assert data[:8] == b'GPUBTRS1', 'bad magic'
+    pos = 8
+
+    def u64():
+        nonlocal pos
+        v, = struct.unpack_from('<Q', data, pos)
+        pos += 8
+        return v
+
+    def blob():
+        nonlocal pos
+        n = u64()
+        b = data[pos:pos + n]
+        pos += n
+        return b
+
+    images = []
+    for _ in range(u64()):
+        img = {'device': u64()}
+        img['launches'] = [u64() for _ in range(u64())]
+        img['maps'] = [blob() for _ in range(u64())]
+        img['ring'] = blob()
+        img['ring_drops'] = u64()
+        images.append(img)
+    messages = [blob().decode() for _ in range(u64())]
+    return images, messages
+
+
+def map_entries(storage):
+    """(key bytes, value words) of the READY slots of one device map (device_abi.h)."""
+    cap, key_size, value_size, entry_size = struct.unpack_from('<IIII', storage, 0)
+    out = []
+    for i in range(cap):
+        off = 32 + i * entry_size
+        state, = struct.unpack_from('<Q', storage, off)
+        if state == SLOT_READY:
+            key = storage[off + 8:off + 8 + key_size]
+            vals = struct.unpack_from(f'<{value_size // 8}Q', storage, off + 8 + key_size)
+            out.append((key, vals))
+    return out
+
+
+def checksum(stdout):
+    m = re.search(r'checksum ([0-9a-f]+)', stdout)
+    return m.group(1) if m else None
+
+
+# --- cases ------------------------------------------------------------------------------------
+
+def agent_env(agent, config, verbose=False):
+    env = dict(os.environ)
+    if verbose:
+        env['GPUBT_AGENT_VERBOSE'] = '1'
+    env['CUDA_INJECTION64_PATH'] = agent
+    env['GPUBT_AGENT_CONFIG'] = config
+    return env
+
+
+def agent_case(a, tmp, name, prog, args, pattern, threads, launches, expect_plain):
+    cfg, res = os.path.join(tmp, name + '.cfg'), os.path.join(tmp, name + '.res')
+    write_config(cfg, a.selftest_cubin, res, [('kretprobe', pattern), ('kprobe', pattern)],
+                 [(65536, 8, 8), (1, 0, 8)])
+    p, _ = run([prog] + args, env=agent_env(a.agent, cfg, verbose=True))
+    if p.returncode != 0:
+        return row(name, False, f'exit {p.returncode}: {p.stderr.strip()[:300]}')
+    if checksum(p.stdout) != expect_plain:
+        return row(name, False, f'checksum {checksum(p.stdout)} != plain {expect_plain}')
+    if not os.path.exists(res):
+        return row(name, False, f'no results file; stdout {p.stdout.strip()!r} stderr {p.stderr.strip()[-600:]!r}')
+    images, messages = read_results(res)
+    if len(images) != 1:
+        return row(name, False, f'{len(images)} images, messages {messages}')
+    img = images[0]
+    per_tid = map_entries(img['maps'][0])
+    keys = sorted(struct.unpack('<Q', k)[0] for k, _ in per_tid)
+    bad = [(k, v) for k, v in per_tid if v[0] != launches]
+    total = map_entries(img['maps'][1])
+    ok = (keys == list(range(threads)) and not bad and len(total) == 1 and
+          total[0][1][0] == threads * launches and img['launches'] == [launches, launches])
+    row(name, ok, f'{len(keys)} tids (want {threads}), {len(bad)} wrong counts, entry total '
+        f'{total[0][1][0] if total else None} (want {threads * launches}), launches '
+        f'{img["launches"]}, stderr {p.stderr.strip()[:200]!r}')
+
+
+def agent_cases(a, tmp, plain):
+    b = a.bin
+    agent_case(a, tmp, 'agent: vectorAdd exit per-tid + entry total (PTX+SASS build)',
+               f'{b}/vectorAdd', ['50000', '3'], 'vectorAdd', 50176, 3, plain['vectorAdd'])
+    agent_case(a, tmp, 'agent: vectorAdd SASS-only build (compute_90,code=sm_90)',
+               f'{b}/vectorAdd_sass', ['50000', '3'], '_Z9vectorAdd*', 50176, 3,
+               plain['vectorAdd_sass'])
+    agent_case(a, tmp, 'agent: vectorAdd PTX-only build (JIT)', f'{b}/vectorAdd_ptx',
+               ['50000', '2'], 'vectorAdd(float const*, float const*, float*, int)', 50176, 2,
+               plain['vectorAdd_ptx'])
+    agent_case(a, tmp, 'agent: grid3d 2-D grid x 3-D block', f'{b}/grid3d', [], 'grid*', 768, 1,
+               plain['grid3d'])
+    # A pattern that matches nothing: program unchanged, a clear message.
+    cfg, res = os.path.join(tmp, 'nomatch.cfg'), os.path.join(tmp, 'nomatch.res')
+    write_config(cfg, a.selftest_cubin, res, [('kretprobe', 'noSuchKernel')], [(65536, 8, 8)])
+    p, _ = run([f'{b}/vectorAdd', '50000', '2'], env=agent_env(a.agent, cfg))
+    images, messages = read_results(res) if os.path.exists(res) else ([], [])
+    ok = (p.returncode == 0 and checksum(p.stdout) == plain['vectorAdd'] and
+          any('no kernel launch matched' in m for m in messages) and 'gpubt:' in p.stderr)
+    row('agent: kernel pattern matching nothing', ok, f'stderr {p.stderr.strip()!r}')
+    # Unloadable probe code: the program runs uninstrumented and says why.
+    write_config(cfg, '/nonexistent.cubin', res, [('kretprobe', 'vectorAdd')], [(16, 8, 8)])
+    p, _ = run([f'{b}/vectorAdd', '50000', '2'], env=agent_env(a.agent, cfg))
+    ok = p.returncode == 0 and checksum(p.stdout) == plain['vectorAdd'] and 'gpubt:' in p.stderr
+    row('agent: missing probe code -> runs uninstrumented', ok, f'stderr {p.stderr.strip()!r}')
+
+
+def agent_timings(a, tmp):
+    """vectorAdd over 2^26 floats, kernel time per launch: plain, empty exit patch, one global
+    atomic per thread at exit (hand-written patches)."""
+    prog, args = f'{a.bin}/vectorAdd', [str(1 << 26), '21']
+    out = {}
+    p, _ = run([prog] + args)
+    out['plain'] = float(re.search(r'kernel_us ([\d.]+)', p.stdout).group(1))
+    for label, probes in [('empty patch', [('kretprobe', NEVER)] * 2 + [('kretprobe', 'vectorAdd')]),
+                          ('@ = count() (1 atomic/thread)',
+                           [('kretprobe', NEVER)] * 3 + [('kretprobe', 'vectorAdd')])]:
+        cfg, res = os.path.join(tmp, 't.cfg'), os.path.join(tmp, 't.res')
+        write_config(cfg, a.selftest_cubin, res, probes, [(16, 8, 8), (1, 0, 8)])
+        p, _ = run([prog] + args, env=agent_env(a.agent, cfg))
+        m = re.search(r'kernel_us ([\d.]+)', p.stdout)
+        out[label] = float(m.group(1)) if m else None
+        if label.startswith('@') and os.path.exists(res):
+            images, _ = read_results(res)
+            total = map_entries(images[0]['maps'][1])
+            want = (1 << 26) * 21
+            row('agent: 2^26 x 21 launches exit count', total and total[0][1][0] == want,
+                f'{total[0][1][0] if total else None} (want {want})')
+    for k, v in out.items():
+        ratio = f'{v / out["plain"]:.2f}x' if v else '-'
+        print(f'TIMING vectorAdd 2^26 {k}: {v} us/launch ({ratio})', flush=True)
+    return out
+
+
+# --- gpubt end to end ---------------------------------------------------------------------------
+
+def gpubt_case(a, name, script, command, check, plain=None):
+    env = dict(os.environ)
+    env['GPUBT_AGENT_PATH'] = a.agent
+    p, secs = run([a.gpubt, '-e', script, '-c', command], env=env)
+    ok, detail = check(p)
+    if ok and plain is not None and checksum(p.stdout) != plain:
+        ok, detail = False, f'checksum {checksum(p.stdout)} != plain {plain}'
+    row(name, ok, f'{detail} ({secs:.1f}s) stderr {p.stderr.strip()[-300:]!r}')
+    return p
+
+
+def keyed_counts(stdout):
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r'^@\[([^\]]*)\]: (\d+)$', stdout, re.M)}
+
+
+def gpubt_cases(a, plain):
+    b = a.bin
+
+    def per_tid(threads, launches):
+        def check(p):
+            c = keyed_counts(p.stdout)
+            good = c == {str(i): launches for i in range(threads)}
+            return good, f'exit {p.returncode}, {len(c)} keys (want {threads}), ' \
+                         f'{sum(v != launches for v in c.values())} wrong counts'
+        return check
+
+    gpubt_case(a, 'gpubt: mission example @[tid] = count() on vectorAdd x3',
+               'gpu:kretprobe:vectorAdd < @[tid] = count(); >', f'{b}/vectorAdd 50000 3',
+               per_tid(50176, 3), plain['vectorAdd'])
+    gpubt_case(a, 'gpubt: SASS-only vectorAdd', 'gpu:kretprobe:vectorAdd < @[tid] = count(); >',
+               f'{b}/vectorAdd_sass 50000 2', per_tid(50176, 2), plain['vectorAdd_sass'])
+    gpubt_case(a, 'gpubt: PTX-only vectorAdd (JIT), kprobe',
+               'gpu:kprobe:vectorAdd < @[tid] = count(); >', f'{b}/vectorAdd_ptx 50000 2',
+               per_tid(50176, 2), plain['vectorAdd_ptx'])
+
+    def grid(p):
+        c = keyed_counts(p.stdout)
+        want = {f'{x}, {y}': 64 for x in range(4) for y in range(3)}
+        return c == want, f'{c}'
+    gpubt_case(a, 'gpubt: grid3d @[bid_x, bid_y] = count()',
+               'gpu:kretprobe:grid3d < @[bid_x, bid_y] = count(); >', f'{b}/grid3d', grid,
+               plain['grid3d'])
+
+    def threads(p):
+        c = keyed_counts(p.stdout)
+        want = {f'{x}, {y}, {z}': 12 for x in range(8) for y in range(4) for z in range(2)}
+        return c == want, f'{len(c)} keys'
+    gpubt_case(a, 'gpubt: grid3d @[tid_x, tid_y, tid_z] = count()',
+               'gpu:kretprobe:grid3d < @[tid_x, tid_y, tid_z] = count(); >', f'{b}/grid3d',
+               threads, plain['grid3d'])
+    gpubt_case(a, 'gpubt: grid3d tid covers 0..767',
+               'gpu:kretprobe:grid3d < @[tid] = count(); >', f'{b}/grid3d', per_tid(768, 1),
+               plain['grid3d'])
+
+    def dims(p):
+        c = keyed_counts(p.stdout)
+        return c == {'8, 4, 2, 4, 3': 768}, f'{c}'
+    gpubt_case(a, 'gpubt: grid3d bdim/gdim',
+               'gpu:kretprobe:grid3d < @[bdim_x, bdim_y, bdim_z, gdim_x, gdim_y] = count(); >',
+               f'{b}/grid3d', dims, plain['grid3d'])
+
+    def nomatch(p):
+        return p.returncode == 0 and 'noSuchKernel' in p.stderr, f'exit {p.returncode}'
+    gpubt_case(a, 'gpubt: kernel matching nothing', 'gpu:kretprobe:noSuchKernel < @ = count(); >',
+               f'{b}/vectorAdd 50000 1', nomatch, plain['vectorAdd'])
+    if a.torch:
+        def gemm(p):
+            c = re.search(r'^@: (\d+)$', p.stdout, re.M)
+            return bool(c) and int(c.group(1)) > 0, f'{c.group(0) if c else p.stdout[-200:]}'
+        gpubt_case(a, 'gpubt: PyTorch matmul gpu:kretprobe:*gemm*',
+                   'gpu:kretprobe:*gemm* < @ = count(); >',
+                   f'python3 {a.src}/tests/gpu/torch_matmul.py', gemm, plain.get('torch'))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--bin', required=True)
+    ap.add_argument('--agent', required=True)
+    ap.add_argument('--selftest-cubin', required=True)
+    ap.add_argument('--gpubt')
+    ap.add_argument('--src', default=os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    ap.add_argument('--torch', action='store_true')
+    ap.add_argument('--timings', action='store_true')
+    a = ap.parse_args()
+    plain = {}
+    for prog, args in [('vectorAdd', ['50000', '3']), ('vectorAdd_sass', ['50000', '3']),
+                       ('vectorAdd_ptx', ['50000', '2']), ('grid3d', [])]:
+        p, _ = run([f'{a.bin}/{prog}'] + args)
+        plain[prog] = checksum(p.stdout)
+        row(f'plain run {prog}', p.returncode == 0 and plain[prog] is not None, p.stdout.strip())
+    # the checksum does not depend on the launch count
+    with tempfile.TemporaryDirectory() as tmp:
+        agent_cases(a, tmp, plain)
+        if a.timings:
+            agent_timings(a, tmp)
+    if a.gpubt:
+        gpubt_cases(a, plain)
+    else:
+        row('gpubt end to end', None, 'no gpubt binary given')
+    print('\n| case | result | detail |\n|---|---|---|')
+    for name, status, detail in rows:
+        print(f'| {name} | {status} | {detail[:160]} |')
+    failed = sum(s == 'FAIL' for _, s, _ in rows)
+    print(f'\n{len(rows) - failed}/{len(rows)} not failed')
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
