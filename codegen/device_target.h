@@ -13,6 +13,16 @@ namespace gpubt::codegen {
 
 enum class Dim { X, Y, Z };
 
+// Per-thread values with no portable IR form. Each answers an i64 (ActiveMask: an i32 lane mask),
+// as do the Dim accessors below.
+enum class Special {
+  LaneId,      // lane in the warp
+  SmId,        // the multiprocessor running the thread
+  Clock,       // the SM's cycle counter
+  GlobalTimer, // ns, one clock for the whole GPU
+  ActiveMask,  // lanes executing this instruction together
+};
+
 struct TargetOptions {
   std::string arch = "sm_90"; // PTX: the SM the code is for; the agent may re-target at load
 };
@@ -26,6 +36,13 @@ public:
   virtual llvm::Value *block_index(llvm::IRBuilder<> &b, Dim d) const = 0;
   virtual llvm::Value *block_dim(llvm::IRBuilder<> &b, Dim d) const = 0;
   virtual llvm::Value *grid_dim(llvm::IRBuilder<> &b, Dim d) const = 0;
+  virtual llvm::Value *special(llvm::IRBuilder<> &b, Special s) const = 0;
+  // Warp collectives for aggregation (every lane in MASK executes them): the i32 mask of lanes
+  // in MASK holding the same i64 V, and lane SRC's i32 V.
+  virtual llvm::Value *match_any(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v) const = 0;
+  virtual llvm::Value *shuffle(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v,
+                               llvm::Value *src) const = 0;
+  virtual void optimize(llvm::Module &m) const = 0;            // the target's O2 pipeline
   virtual Result<std::string> emit(llvm::Module &m) const = 0; // PTX text, SPIR-V words
 };
 

@@ -3,6 +3,8 @@
 
 #include <llvm/IR/IntrinsicsBPF.h>
 
+#include "codegen/int_ops.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -116,12 +118,7 @@ llvm::Value *load_int(LowerCtx &c, llvm::Value *ptr, uint32_t align, uint32_t si
 }
 
 llvm::Value *normalize(LowerCtx &c, llvm::Value *v, const Type &t) {
-  if (v->getType() != c.b.getInt64Ty())
-    v = c.b.CreateZExtOrTrunc(v, c.b.getInt64Ty());
-  if (!t.is_integer_like() || t.size == 0 || t.size >= 8)
-    return v;
-  auto *n = c.b.CreateTrunc(v, int_ty(c, t.size));
-  return t.is_signed ? c.b.CreateSExt(n, c.b.getInt64Ty()) : c.b.CreateZExt(n, c.b.getInt64Ty());
+  return normalize_int(c.b, v, t);
 }
 
 bool is_memory_type(const Type &t) {

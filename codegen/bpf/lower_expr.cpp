@@ -5,6 +5,7 @@
 
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_api.h"
+#include "codegen/int_ops.h"
 #include "codegen/bpf/lower_maps.h"
 
 namespace gpubt::codegen::bpf {
@@ -44,43 +45,7 @@ void assign_variable(LowerCtx &c, const std::string &name, Val v, const Type &ty
 
 llvm::Value *int_binop(LowerCtx &c, BinaryOp op, llvm::Value *l, llvm::Value *r, bool is_signed,
                        const Type &result) {
-  auto &b = c.b;
-  llvm::Value *v = nullptr;
-  auto *zero = b.getInt64(0);
-  switch (op) {
-  case BinaryOp::Add: v = b.CreateAdd(l, r); break;
-  case BinaryOp::Sub: v = b.CreateSub(l, r); break;
-  case BinaryOp::Mul: v = b.CreateMul(l, r); break;
-  // bpftrace divides unsigned (BPF v3 has no signed division) and the kernel answers 0 for
-  // x / 0 and x for x % 0; a safe divisor keeps LLVM from folding a literal 0 to poison.
-  case BinaryOp::Div:
-  case BinaryOp::Mod: {
-    auto *is_zero = b.CreateICmpEQ(r, zero);
-    auto *safe = b.CreateSelect(is_zero, b.getInt64(1), r);
-    v = op == BinaryOp::Div ? b.CreateSelect(is_zero, zero, b.CreateUDiv(l, safe))
-                            : b.CreateSelect(is_zero, l, b.CreateURem(l, safe));
-    break;
-  }
-  case BinaryOp::BitAnd: v = b.CreateAnd(l, r); break;
-  case BinaryOp::BitOr: v = b.CreateOr(l, r); break;
-  case BinaryOp::BitXor: v = b.CreateXor(l, r); break;
-  // Shifts past 63 are poison in LLVM; mask like the BPF instruction does.
-  case BinaryOp::Shl: v = b.CreateShl(l, b.CreateAnd(r, 63)); break;
-  case BinaryOp::Shr: v = b.CreateLShr(l, b.CreateAnd(r, 63)); break;
-  case BinaryOp::Eq: v = to_i64(c, b.CreateICmpEQ(l, r)); break;
-  case BinaryOp::Ne: v = to_i64(c, b.CreateICmpNE(l, r)); break;
-  case BinaryOp::Lt: v = to_i64(c, is_signed ? b.CreateICmpSLT(l, r) : b.CreateICmpULT(l, r)); break;
-  case BinaryOp::Le: v = to_i64(c, is_signed ? b.CreateICmpSLE(l, r) : b.CreateICmpULE(l, r)); break;
-  case BinaryOp::Gt: v = to_i64(c, is_signed ? b.CreateICmpSGT(l, r) : b.CreateICmpUGT(l, r)); break;
-  case BinaryOp::Ge: v = to_i64(c, is_signed ? b.CreateICmpSGE(l, r) : b.CreateICmpUGE(l, r)); break;
-  case BinaryOp::LogicalAnd:
-    v = to_i64(c, b.CreateAnd(b.CreateICmpNE(l, zero), b.CreateICmpNE(r, zero)));
-    break;
-  case BinaryOp::LogicalOr:
-    v = to_i64(c, b.CreateOr(b.CreateICmpNE(l, zero), b.CreateICmpNE(r, zero)));
-    break;
-  }
-  return normalize(c, v, result);
+  return codegen::int_binop(c.b, op, l, r, is_signed, result);
 }
 
 // bpftrace's string ==: bytes compared up to the shorter size or the first NUL. Straight-line

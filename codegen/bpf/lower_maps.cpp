@@ -6,6 +6,7 @@
 
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
+#include "codegen/int_ops.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -116,31 +117,6 @@ void delete_map_entry(LowerCtx &c, const frontend::MapExpr &m) {
   call_helper(c, BPF_FUNC_map_delete_elem, {map_ref(c, t.index), key});
 }
 
-// bpftrace's log2 buckets: 0 for v < 0, 1 for 0, k >= 2 for 2^(k-2) <= v < 2^(k-1).
-static llvm::Value *hist_index(LowerCtx &c, llvm::Value *v) {
-  auto &b = c.b;
-  llvm::Value *x = v, *n = b.getInt64(0);
-  for (int s : {32, 16, 8, 4, 2, 1}) {
-    auto *ge = b.CreateICmpUGE(x, b.getInt64(uint64_t(1) << s));
-    x = b.CreateSelect(ge, b.CreateLShr(x, s), x);
-    n = b.CreateSelect(ge, b.CreateAdd(n, b.getInt64(s)), n);
-  }
-  llvm::Value *idx = b.CreateAdd(n, b.getInt64(2));
-  idx = b.CreateSelect(b.CreateICmpEQ(v, b.getInt64(0)), b.getInt64(1), idx);
-  return b.CreateSelect(b.CreateICmpSLT(v, b.getInt64(0)), b.getInt64(0), idx);
-}
-
-// 0 below min, 1 + (v - min) / step inside, 1 + (max - min) / step at or above max.
-static llvm::Value *lhist_index(LowerCtx &c, llvm::Value *v, const Type &t) {
-  auto &b = c.b;
-  int64_t step = t.lhist_step > 0 ? t.lhist_step : 1;
-  auto *mid = b.CreateAdd(
-      b.CreateUDiv(b.CreateSub(v, b.getInt64(t.lhist_min)), b.getInt64(step)), b.getInt64(1));
-  auto *last = b.getInt64(1 + (t.lhist_max - t.lhist_min) / step);
-  auto *idx = b.CreateSelect(b.CreateICmpSGE(v, b.getInt64(t.lhist_max)), last, mid);
-  return b.CreateSelect(b.CreateICmpSLT(v, b.getInt64(t.lhist_min)), b.getInt64(0), idx);
-}
-
 static llvm::Value *word(LowerCtx &c, llvm::Value *p, uint32_t i) {
   return byte_ptr(c, p, 8 * i);
 }
@@ -161,7 +137,7 @@ void update_aggregate(LowerCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
     v = b.getInt64(0);
   llvm::Value *key = build_key(c, m, t);
   if (vt.kind == TypeKind::Hist || vt.kind == TypeKind::Lhist) {
-    auto *idx = vt.kind == TypeKind::Hist ? hist_index(c, v) : lhist_index(c, v, vt);
+    auto *idx = vt.kind == TypeKind::Hist ? hist_bucket(c.b, v) : lhist_bucket(c.b, v, vt);
     store64(c, byte_ptr(c, key, bucket_offset(*t.info)), 0, idx);
   }
   llvm::Value *p = lookup(c, t.index, key);

@@ -1,10 +1,137 @@
-// Placeholder until the PTX target lands: answers with a clear error.
+// The PTX device target: LLVM's NVPTX back end (nvptx64-nvidia-cuda), PTX 8.0 for sm_90 by
+// default, the version CUDA 12+ ptxas accepts with --compile-as-tools-patch.
 #include "targets/ptx/ptx_target.h"
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <mutex>
 
 namespace gpubt::targets {
 
-std::unique_ptr<codegen::DeviceTarget> make_ptx_target(const codegen::TargetOptions &) {
-  return nullptr;
+namespace {
+
+using codegen::Dim;
+using codegen::Special;
+namespace I = llvm::Intrinsic;
+
+const char *kTriple = "nvptx64-nvidia-cuda";
+const char *kPtxFeatures = "+ptx80";
+
+const llvm::Target *nvptx_target(std::string &error) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  return llvm::TargetRegistry::lookupTarget(llvm::Triple(kTriple), error);
+}
+
+llvm::Value *sreg(llvm::IRBuilder<> &b, I::ID id) {
+  return b.CreateZExt(b.CreateIntrinsic(id, {}), b.getInt64Ty());
+}
+
+llvm::Value *by_dim(llvm::IRBuilder<> &b, Dim d, I::ID x, I::ID y, I::ID z) {
+  return sreg(b, d == Dim::X ? x : d == Dim::Y ? y : z);
+}
+
+class PtxTarget : public codegen::DeviceTarget {
+public:
+  PtxTarget(std::unique_ptr<llvm::TargetMachine> tm) : tm_(std::move(tm)) {}
+
+  std::string name() const override { return "ptx"; }
+
+  void prepare_module(llvm::Module &m) const override {
+    m.setTargetTriple(llvm::Triple(kTriple));
+    m.setDataLayout(tm_->createDataLayout());
+  }
+
+  llvm::Value *thread_index(llvm::IRBuilder<> &b, Dim d) const override {
+    return by_dim(b, d, I::nvvm_read_ptx_sreg_tid_x, I::nvvm_read_ptx_sreg_tid_y,
+                  I::nvvm_read_ptx_sreg_tid_z);
+  }
+  llvm::Value *block_index(llvm::IRBuilder<> &b, Dim d) const override {
+    return by_dim(b, d, I::nvvm_read_ptx_sreg_ctaid_x, I::nvvm_read_ptx_sreg_ctaid_y,
+                  I::nvvm_read_ptx_sreg_ctaid_z);
+  }
+  llvm::Value *block_dim(llvm::IRBuilder<> &b, Dim d) const override {
+    return by_dim(b, d, I::nvvm_read_ptx_sreg_ntid_x, I::nvvm_read_ptx_sreg_ntid_y,
+                  I::nvvm_read_ptx_sreg_ntid_z);
+  }
+  llvm::Value *grid_dim(llvm::IRBuilder<> &b, Dim d) const override {
+    return by_dim(b, d, I::nvvm_read_ptx_sreg_nctaid_x, I::nvvm_read_ptx_sreg_nctaid_y,
+                  I::nvvm_read_ptx_sreg_nctaid_z);
+  }
+
+  llvm::Value *special(llvm::IRBuilder<> &b, Special s) const override {
+    switch (s) {
+    case Special::LaneId: return sreg(b, I::nvvm_read_ptx_sreg_laneid);
+    case Special::SmId: return sreg(b, I::nvvm_read_ptx_sreg_smid);
+    case Special::Clock: return b.CreateIntrinsic(I::nvvm_read_ptx_sreg_clock64, {});
+    case Special::GlobalTimer: return b.CreateIntrinsic(I::nvvm_read_ptx_sreg_globaltimer, {});
+    case Special::ActiveMask: return b.CreateIntrinsic(I::nvvm_activemask, {});
+    }
+    return b.getInt64(0);
+  }
+
+  llvm::Value *match_any(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v) const override {
+    return b.CreateIntrinsic(I::nvvm_match_any_sync_i64, {mask, v});
+  }
+  llvm::Value *shuffle(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v,
+                       llvm::Value *src) const override {
+    return b.CreateIntrinsic(I::nvvm_shfl_sync_idx_i32, {mask, v, src, b.getInt32(0x1f)});
+  }
+
+  void optimize(llvm::Module &m) const override {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm_.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cam, mam);
+    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
+  }
+
+  Result<std::string> emit(llvm::Module &m) const override {
+    llvm::SmallString<0> buf;
+    llvm::raw_svector_ostream os(buf);
+    llvm::legacy::PassManager pm;
+    if (tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+      return make_error("BUG: the NVPTX target cannot emit PTX");
+    pm.run(m);
+    return std::string(buf.str());
+  }
+
+private:
+  std::unique_ptr<llvm::TargetMachine> tm_;
+};
+
+} // namespace
+
+std::unique_ptr<codegen::DeviceTarget> make_ptx_target(const codegen::TargetOptions &options) {
+  std::string error;
+  const llvm::Target *target = nvptx_target(error);
+  if (!target)
+    return nullptr;
+  llvm::TargetOptions opts;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      llvm::Triple(kTriple), options.arch, kPtxFeatures, opts, std::nullopt, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!tm)
+    return nullptr;
+  return std::make_unique<PtxTarget>(std::move(tm));
 }
 
 } // namespace gpubt::targets

@@ -1,0 +1,344 @@
+// Device maps: open-addressing hash tables in device memory (layout in runtime/abi/device_abi.h),
+// claimed with atomicCAS, updated with device-scope atomics after warp-level aggregation: lanes
+// whose key matches (match.any.sync) elect a leader that adds the group's count / sum / min / max.
+#include <llvm/IR/Intrinsics.h>
+
+#include "codegen/device/device_context.h"
+#include "codegen/int_ops.h"
+#include "runtime/abi/device_abi.h"
+
+namespace gpubt::codegen::device {
+
+using frontend::Type;
+using frontend::TypeKind;
+using Op = llvm::AtomicRMWInst::BinOp;
+
+namespace {
+
+// A full table drops the update after this many slots (linear probing).
+constexpr uint32_t kMaxProbes = 128;
+constexpr uint32_t kHeaderSize = sizeof(gpubt_device_map_header);
+
+// The map's key as device words: the user key laid out as on the host, zero-padded to 8.
+std::vector<llvm::Value *> key_words(DevCtx &c, const frontend::MapExpr &m, const DeviceMap &dm) {
+  std::vector<llvm::Value *> words;
+  if (dm.layout.key_size == 0)
+    return words;
+  llvm::Value *key = local_buffer(c, dm.layout.key_size);
+  const Type &kt = dm.info->key;
+  if (m.keys.size() == 1) {
+    store_value(c, key, kt, lower_expr(c, *m.keys[0]), m.keys[0]->type);
+  } else if (kt.kind == TypeKind::Tuple) {
+    auto offs = frontend::tuple_offsets(kt.elems, nullptr);
+    for (size_t i = 0; i < m.keys.size() && i < kt.elems.size(); ++i)
+      store_value(c, byte_ptr(c, key, offs[i]), kt.elems[i], lower_expr(c, *m.keys[i]),
+                  m.keys[i]->type);
+  }
+  for (uint32_t i = 0; i < dm.layout.key_size / 8; ++i)
+    words.push_back(load_u64(c, byte_ptr(c, key, 8 * i)));
+  return words;
+}
+
+llvm::Value *hash_words(DevCtx &c, const std::vector<llvm::Value *> &words) {
+  auto &b = c.b;
+  llvm::Value *h = b.getInt64(0x9e3779b97f4a7c15ull);
+  for (auto *w : words) {
+    h = b.CreateMul(b.CreateXor(h, w), b.getInt64(0xff51afd7ed558ccdull));
+    h = b.CreateXor(h, b.CreateLShr(h, 33));
+  }
+  return h;
+}
+
+llvm::Value *map_base(DevCtx &c, const DeviceMap &dm) {
+  auto off = offsetof(gpubt_device_ctx, maps) + 8 * dm.slot;
+  return global_ptr(c, ctx_field(c, off, 8));
+}
+
+llvm::BasicBlock *block(DevCtx &c, const char *name) {
+  return llvm::BasicBlock::Create(c.ctx, name, c.fn);
+}
+
+// The first value word's initial value when a slot is claimed (min/max start at the far end).
+llvm::Value *initial_word0(DevCtx &c, const Type &vt) {
+  if (vt.kind == TypeKind::Min)
+    return c.b.getInt64(vt.is_signed ? INT64_MAX : UINT64_MAX);
+  if (vt.kind == TypeKind::Max)
+    return c.b.getInt64(vt.is_signed ? INT64_MIN : 0);
+  return nullptr;
+}
+
+struct Slot {
+  llvm::Value *entry; // the entry's state word (global pointer), valid where found
+  llvm::Value *found; // i1
+};
+
+// Finds KEY's entry; with CLAIM, claims an empty slot for it (dropping when none is free).
+// Leaves the builder in a block after the search.
+Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> &words,
+               bool claim) {
+  auto &b = c.b;
+  const auto &L = dm.layout;
+  llvm::Value *base = map_base(c, dm);
+  uint64_t mask = L.capacity - 1;
+  llvm::Value *start = words.empty() ? b.getInt64(0) : hash_words(c, words);
+  uint32_t limit = std::min(L.capacity, kMaxProbes);
+
+  auto *pre = b.GetInsertBlock();
+  auto *loop = block(c, "slot.loop"), *wait = block(c, "slot.wait"),
+       *spin = block(c, "slot.spin"), *compare = block(c, "slot.compare"),
+       *next = block(c, "slot.next"), *full = block(c, "slot.full");
+  auto *try_claim = claim ? block(c, "slot.claim") : nullptr;
+  auto *claimed = claim ? block(c, "slot.claimed") : nullptr;
+  auto *done = block(c, "slot.done");
+  b.CreateBr(loop);
+
+  b.SetInsertPoint(loop);
+  auto *i = b.CreatePHI(b.getInt64Ty(), 2);
+  i->addIncoming(b.getInt64(0), pre);
+  auto *idx = b.CreateAnd(b.CreateAdd(start, i), mask);
+  auto *offset = b.CreateAdd(b.getInt64(kHeaderSize), b.CreateMul(idx, b.getInt64(L.entry_size)));
+  auto *entry = b.CreateGEP(b.getInt8Ty(), base, offset);
+  auto *state = load_acquire(c, entry);
+  auto *is_empty = b.CreateICmpEQ(state, b.getInt64(GPUBT_SLOT_EMPTY));
+  b.CreateCondBr(is_empty, claim ? try_claim : done, wait);
+
+  llvm::Value *old = nullptr;
+  if (claim) {
+    b.SetInsertPoint(try_claim);
+    auto [prev, ok] = compare_exchange(c, entry, b.getInt64(GPUBT_SLOT_EMPTY),
+                                       b.getInt64(GPUBT_SLOT_BUSY));
+    old = prev;
+    b.CreateCondBr(ok, claimed, wait);
+
+    b.SetInsertPoint(claimed);
+    for (size_t k = 0; k < words.size(); ++k)
+      store_u64(c, byte_ptr(c, entry, 8 + 8 * k), words[k]);
+    if (auto *init = initial_word0(c, dm.info->value))
+      store_u64(c, byte_ptr(c, entry, 8 + L.key_size), init);
+    store_release(c, entry, b.getInt64(GPUBT_SLOT_READY));
+    b.CreateBr(done);
+  }
+
+  // Another thread is writing this slot's key: wait until it publishes it.
+  b.SetInsertPoint(wait);
+  auto *s = b.CreatePHI(b.getInt64Ty(), 3);
+  s->addIncoming(state, loop);
+  if (claim)
+    s->addIncoming(old, try_claim);
+  b.CreateCondBr(b.CreateICmpEQ(s, b.getInt64(GPUBT_SLOT_BUSY)), spin, compare);
+  b.SetInsertPoint(spin);
+  s->addIncoming(load_acquire(c, entry), spin);
+  b.CreateBr(wait);
+
+  b.SetInsertPoint(compare);
+  llvm::Value *eq = b.getTrue();
+  for (size_t k = 0; k < words.size(); ++k)
+    eq = b.CreateAnd(eq, b.CreateICmpEQ(load_u64(c, byte_ptr(c, entry, 8 + 8 * k)), words[k]));
+  b.CreateCondBr(eq, done, next);
+
+  b.SetInsertPoint(next);
+  auto *i1 = b.CreateAdd(i, b.getInt64(1));
+  i->addIncoming(i1, next);
+  b.CreateCondBr(b.CreateICmpULT(i1, b.getInt64(limit)), loop, full);
+
+  b.SetInsertPoint(full);
+  if (claim)
+    atomic_rmw(c, Op::Add, byte_ptr(c, base, offsetof(gpubt_device_map_header, drops)),
+               b.getInt64(1));
+  b.CreateBr(done);
+
+  b.SetInsertPoint(done);
+  auto *e = b.CreatePHI(entry->getType(), 4);
+  auto *found = b.CreatePHI(b.getInt1Ty(), 4);
+  auto add = [&](llvm::BasicBlock *from, bool f) {
+    e->addIncoming(entry, from);
+    found->addIncoming(b.getInt1(f), from);
+  };
+  if (!claim)
+    add(loop, false);
+  else
+    add(claimed, true);
+  add(compare, true);
+  add(full, false);
+  return {e, found};
+}
+
+llvm::Value *value_ptr(DevCtx &c, const DeviceMap &dm, llvm::Value *entry, uint32_t word) {
+  return byte_ptr(c, entry, 8 + dm.layout.key_size + 8 * word);
+}
+
+// Runs BODY (with the builder inside) only where COND holds.
+void when(DevCtx &c, llvm::Value *cond, const std::function<void()> &body) {
+  auto *then = block(c, "when"), *after = block(c, "when.done");
+  c.b.CreateCondBr(cond, then, after);
+  c.b.SetInsertPoint(then);
+  body();
+  c.b.CreateBr(after);
+  c.b.SetInsertPoint(after);
+}
+
+// OP over V of every lane in GROUP (each of them runs this with the same GROUP).
+llvm::Value *group_reduce(DevCtx &c, llvm::Value *group, llvm::Value *v,
+                          const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &op,
+                          llvm::Value *identity) {
+  auto &b = c.b;
+  auto *pre = b.GetInsertBlock();
+  auto *loop = block(c, "reduce"), *out = block(c, "reduce.done");
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  auto *m = b.CreatePHI(b.getInt32Ty(), 2);
+  auto *acc = b.CreatePHI(b.getInt64Ty(), 2);
+  m->addIncoming(group, pre);
+  acc->addIncoming(identity, pre);
+  auto *src = b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {m, b.getTrue()});
+  auto *lo = c.target.shuffle(b, group, b.CreateTrunc(v, b.getInt32Ty()), src);
+  auto *hi = c.target.shuffle(b, group, b.CreateTrunc(b.CreateLShr(v, 32), b.getInt32Ty()), src);
+  auto *x = b.CreateOr(b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32),
+                       b.CreateZExt(lo, b.getInt64Ty()));
+  auto *acc2 = op(acc, x);
+  auto *m2 = b.CreateAnd(m, b.CreateSub(m, b.getInt32(1)));
+  m->addIncoming(m2, loop);
+  acc->addIncoming(acc2, loop);
+  b.CreateCondBr(b.CreateICmpNE(m2, b.getInt32(0)), loop, out);
+  b.SetInsertPoint(out);
+  return acc2;
+}
+
+} // namespace
+
+const DeviceMap *find_map(DevCtx &c, const std::string &name) {
+  auto it = c.maps->find(name);
+  if (it == c.maps->end()) {
+    set_error(c, "BUG: map " + name + " has no device layout");
+    return nullptr;
+  }
+  return &it->second;
+}
+
+DVal read_map(DevCtx &c, const frontend::MapExpr &m) {
+  const DeviceMap *dm = find_map(c, m.name);
+  if (!dm)
+    return {c.b.getInt64(0)};
+  const Type &vt = dm->info->value;
+  auto words = key_words(c, m, *dm);
+  llvm::Value *out = is_memory_type(vt) ? local_buffer(c, vt.size) : nullptr;
+  Slot s = find_slot(c, *dm, words, false);
+  auto *from = c.b.GetInsertBlock();
+  auto *hit = block(c, "read.hit"), *done = block(c, "read.done");
+  c.b.CreateCondBr(s.found, hit, done);
+  c.b.SetInsertPoint(hit);
+  llvm::Value *v = nullptr;
+  if (out) {
+    for (uint32_t i = 0; i < (vt.size + 7) / 8; ++i)
+      store_u64(c, byte_ptr(c, out, 8 * i), load_u64(c, value_ptr(c, *dm, s.entry, i)));
+  } else {
+    // Aggregations read as their first word (count, sum, min/max value, avg sum), as on the host.
+    Type scalar = vt.is_aggregate() ? Type::integer(8, vt.is_signed) : vt;
+    v = load_value(c, value_ptr(c, *dm, s.entry, 0), scalar).v;
+  }
+  auto *hit_end = c.b.GetInsertBlock();
+  c.b.CreateBr(done);
+  c.b.SetInsertPoint(done);
+  if (out)
+    return {out};
+  auto *phi = c.b.CreatePHI(c.b.getInt64Ty(), 2);
+  phi->addIncoming(v, hit_end);
+  phi->addIncoming(c.b.getInt64(0), from);
+  return {phi};
+}
+
+void write_map(DevCtx &c, const frontend::MapExpr &m, DVal v, const Type &v_type) {
+  const DeviceMap *dm = find_map(c, m.name);
+  if (!dm)
+    return;
+  auto words = key_words(c, m, *dm);
+  Slot s = find_slot(c, *dm, words, true);
+  when(c, s.found, [&] { store_value(c, value_ptr(c, *dm, s.entry, 0), dm->info->value, v, v_type); });
+}
+
+void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
+  const DeviceMap *dm = find_map(c, m.name);
+  if (!dm)
+    return;
+  auto &b = c.b;
+  const Type &vt = dm->info->value;
+  if (!v)
+    v = b.getInt64(0);
+  auto words = key_words(c, m, *dm);
+  llvm::Value *bucket = nullptr;
+  if (vt.kind == TypeKind::Hist || vt.kind == TypeKind::Lhist) {
+    bucket = vt.kind == TypeKind::Hist ? hist_bucket(b, v) : lhist_bucket(b, v, vt);
+    bucket = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, bucket,
+                                     b.getInt64(dm->layout.buckets - 1));
+  }
+
+  // Lanes with the same key (and bucket) form a group; its lowest lane updates the map once.
+  llvm::Value *mask = c.target.special(b, Special::ActiveMask);
+  llvm::Value *group = mask;
+  auto match_words = words;
+  if (bucket)
+    match_words.push_back(bucket);
+  for (auto *w : match_words)
+    group = b.CreateAnd(group, c.target.match_any(b, mask, w));
+  auto *lane = b.CreateTrunc(c.target.special(b, Special::LaneId), b.getInt32Ty());
+  auto *leader = b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {group, b.getTrue()});
+  auto *count = b.CreateZExt(b.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, group), b.getInt64Ty());
+
+  bool is_min = vt.kind == TypeKind::Min;
+  llvm::Value *total = nullptr;
+  switch (vt.kind) {
+  case TypeKind::Sum:
+  case TypeKind::Avg:
+  case TypeKind::Stats:
+    total = group_reduce(c, group, v, [&](auto *a, auto *x) { return b.CreateAdd(a, x); },
+                         b.getInt64(0));
+    break;
+  case TypeKind::Min:
+  case TypeKind::Max: {
+    auto id = initial_word0(c, vt);
+    total = group_reduce(
+        c, group, v,
+        [&](auto *a, auto *x) {
+          auto *better = vt.is_signed ? (is_min ? b.CreateICmpSLT(x, a) : b.CreateICmpSGT(x, a))
+                                      : (is_min ? b.CreateICmpULT(x, a) : b.CreateICmpUGT(x, a));
+          return b.CreateSelect(better, x, a);
+        },
+        id);
+    break;
+  }
+  default:
+    break;
+  }
+
+  when(c, b.CreateICmpEQ(lane, leader), [&] {
+    Slot s = find_slot(c, *dm, words, true);
+    when(c, s.found, [&] {
+      auto word = [&](uint32_t i) { return value_ptr(c, *dm, s.entry, i); };
+      switch (vt.kind) {
+      case TypeKind::Count: atomic_rmw(c, Op::Add, word(0), count); break;
+      case TypeKind::Sum: atomic_rmw(c, Op::Add, word(0), total); break;
+      case TypeKind::Min:
+      case TypeKind::Max: {
+        Op op = vt.is_signed ? (is_min ? Op::Min : Op::Max) : (is_min ? Op::UMin : Op::UMax);
+        atomic_rmw(c, op, word(0), total);
+        store_u64(c, word(1), b.getInt64(1));
+        break;
+      }
+      case TypeKind::Avg:
+      case TypeKind::Stats:
+        atomic_rmw(c, Op::Add, word(0), total);
+        atomic_rmw(c, Op::Add, word(1), count);
+        break;
+      case TypeKind::Hist:
+      case TypeKind::Lhist:
+        atomic_rmw(c, Op::Add,
+                   b.CreateGEP(b.getInt8Ty(), word(0), b.CreateMul(bucket, b.getInt64(8))), count);
+        break;
+      default:
+        set_error(c, "BUG: aggregation update on map " + m.name + " of type " + to_string(vt));
+      }
+    });
+  });
+}
+
+} // namespace gpubt::codegen::device

@@ -1,0 +1,114 @@
+// printf in gpu probes: the record (EventHeader + payload laid out as host printf events) is
+// built in local memory, then copied into the device ring buffer (runtime/abi/device_abi.h).
+#include "codegen/bpf/map_layout.h"
+#include "codegen/device/device_context.h"
+#include "runtime/abi/device_abi.h"
+
+namespace gpubt::codegen::device {
+
+using namespace frontend;
+
+namespace {
+
+// Appends the FormatSpec of ARGS (8-aligned offsets, as host printf) and returns its index.
+uint32_t add_format(DevCtx &c, std::string format, const std::vector<const Expr *> &args,
+                    uint32_t *payload_size) {
+  abi::FormatSpec fs;
+  fs.format = std::move(format);
+  uint32_t off = 0;
+  for (const Expr *a : args) {
+    abi::FormatArg fa;
+    fa.type = bpf::to_value_type(a->type);
+    if (fa.type.size == 0)
+      fa.type.size = 8;
+    fa.offset = off;
+    off += (fa.type.size + 7) / 8 * 8;
+    fs.args.push_back(fa);
+  }
+  *payload_size = off;
+  c.spec->formats.push_back(std::move(fs));
+  return c.spec->formats.size() - 1;
+}
+
+// Reserves SIZE bytes of the ring and copies the record at BUF into them; drops when full.
+void send_record(DevCtx &c, llvm::Value *buf, uint32_t size) {
+  auto &b = c.b;
+  auto *ring_addr = ctx_field(c, offsetof(gpubt_device_ctx, ring), 8);
+  auto *have = llvm::BasicBlock::Create(c.ctx, "ring", c.fn);
+  auto *loop = llvm::BasicBlock::Create(c.ctx, "ring.reserve", c.fn);
+  auto *take = llvm::BasicBlock::Create(c.ctx, "ring.take", c.fn);
+  auto *write = llvm::BasicBlock::Create(c.ctx, "ring.write", c.fn);
+  auto *drop = llvm::BasicBlock::Create(c.ctx, "ring.drop", c.fn);
+  auto *done = llvm::BasicBlock::Create(c.ctx, "ring.done", c.fn);
+  b.CreateCondBr(b.CreateICmpEQ(ring_addr, b.getInt64(0)), done, have);
+
+  b.SetInsertPoint(have);
+  auto *ring = global_ptr(c, ring_addr);
+  auto *head_p = byte_ptr(c, ring, offsetof(gpubt_device_ring, head));
+  auto *tail_p = byte_ptr(c, ring, offsetof(gpubt_device_ring, tail));
+  auto *cap = b.CreateZExt(
+      b.CreateAlignedLoad(b.getInt32Ty(), byte_ptr(c, ring, offsetof(gpubt_device_ring, capacity)),
+                          llvm::Align(4)),
+      b.getInt64Ty());
+  auto *data = byte_ptr(c, ring, sizeof(gpubt_device_ring));
+  b.CreateBr(loop);
+
+  b.SetInsertPoint(loop);
+  auto *head = load_acquire(c, head_p);
+  auto *used = b.CreateSub(b.CreateAdd(head, b.getInt64(size)), load_acquire(c, tail_p));
+  b.CreateCondBr(b.CreateICmpULE(used, cap), take, drop);
+
+  b.SetInsertPoint(take);
+  auto [old, ok] = compare_exchange(c, head_p, head, b.CreateAdd(head, b.getInt64(size)));
+  (void)old;
+  b.CreateCondBr(ok, write, loop);
+
+  b.SetInsertPoint(write);
+  auto *wrap = b.CreateSub(cap, b.getInt64(1));
+  auto at = [&](uint32_t off) {
+    return b.CreateGEP(b.getInt8Ty(), data, b.CreateAnd(b.CreateAdd(head, b.getInt64(off)), wrap));
+  };
+  for (uint32_t off = 8; off < size; off += 8)
+    store_u64(c, at(off), load_u64(c, byte_ptr(c, buf, off)));
+  // {size, commit} last, in one release store: the agent reads a record once commit matches.
+  auto *commit = b.CreateAdd(b.CreateLShr(head, 3), b.getInt64(1));
+  store_release(c, at(0), b.CreateOr(b.getInt64(size), b.CreateShl(commit, 32)));
+  b.CreateBr(done);
+
+  b.SetInsertPoint(drop);
+  atomic_rmw(c, llvm::AtomicRMWInst::Add, byte_ptr(c, ring, offsetof(gpubt_device_ring, drops)),
+             b.getInt64(1));
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+}
+
+} // namespace
+
+void lower_printf(DevCtx &c, const CallExpr &call) {
+  std::vector<const Expr *> args;
+  for (size_t i = 1; i < call.args.size(); ++i)
+    args.push_back(call.args[i].get());
+  std::string fmt =
+      call.args[0]->kind == ExprKind::String ? call.args[0]->as<StringExpr>().value : "";
+  uint32_t payload = 0;
+  uint32_t index = add_format(c, fmt, args, &payload);
+  const auto &fs = c.spec->formats[index];
+  std::vector<DVal> vals;
+  for (const Expr *a : args)
+    vals.push_back(lower_expr(c, *a));
+
+  constexpr uint32_t kHead = sizeof(gpubt_ring_record) + sizeof(abi::EventHeader);
+  uint32_t size = kHead + payload;
+  llvm::Value *buf = local_buffer(c, size);
+  uint64_t header = uint64_t(abi::EventKind::Printf) | uint64_t(index) << 32;
+  store_u64(c, byte_ptr(c, buf, sizeof(gpubt_ring_record)), c.b.getInt64(header));
+  for (size_t i = 0; i < args.size(); ++i) {
+    Type t = args[i]->type;
+    if (t.is_aggregate())
+      t = Type::integer(8, t.is_signed);
+    store_value(c, byte_ptr(c, buf, kHead + fs.args[i].offset), t, vals[i], args[i]->type);
+  }
+  send_record(c, buf, size);
+}
+
+} // namespace gpubt::codegen::device

@@ -1,0 +1,249 @@
+// Device lowering's driver: which maps live on the device and their layouts, one patch function
+// per (gpu probe, attach point), optimization and PTX emission.
+#include "codegen/device/lower_device.h"
+
+#include <functional>
+#include <set>
+
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "codegen/device/device_context.h"
+
+namespace gpubt::codegen::device {
+
+using namespace frontend;
+
+namespace {
+
+// Every map named in EXPR / STMT (reads, writes, aggregations, map arguments).
+void maps_in(const Expr *e, std::set<std::string> &out);
+void maps_in(const Stmt &s, std::set<std::string> &out) {
+  switch (s.kind) {
+  case StmtKind::Expr: maps_in(s.as<ExprStmt>().expr.get(), out); break;
+  case StmtKind::MapAssign:
+    maps_in(s.as<MapAssignStmt>().map.get(), out);
+    maps_in(s.as<MapAssignStmt>().value.get(), out);
+    break;
+  case StmtKind::VarAssign: maps_in(s.as<VarAssignStmt>().value.get(), out); break;
+  case StmtKind::If: {
+    const auto &i = s.as<IfStmt>();
+    maps_in(i.cond.get(), out);
+    maps_in(*i.then_block, out);
+    if (i.else_block)
+      maps_in(*i.else_block, out);
+    break;
+  }
+  case StmtKind::Block:
+    for (const auto &x : s.as<BlockStmt>().stmts)
+      maps_in(*x, out);
+    break;
+  }
+}
+void maps_in(const Expr *e, std::set<std::string> &out) {
+  if (!e)
+    return;
+  switch (e->kind) {
+  case ExprKind::Map:
+    out.insert(e->as<MapExpr>().name);
+    for (const auto &k : e->as<MapExpr>().keys)
+      maps_in(k.get(), out);
+    break;
+  case ExprKind::Call:
+    for (const auto &a : e->as<CallExpr>().args)
+      maps_in(a.get(), out);
+    break;
+  case ExprKind::Binary:
+    maps_in(e->as<BinaryExpr>().lhs.get(), out);
+    maps_in(e->as<BinaryExpr>().rhs.get(), out);
+    break;
+  case ExprKind::Unary: maps_in(e->as<UnaryExpr>().operand.get(), out); break;
+  case ExprKind::Ternary:
+    maps_in(e->as<TernaryExpr>().cond.get(), out);
+    maps_in(e->as<TernaryExpr>().then_expr.get(), out);
+    maps_in(e->as<TernaryExpr>().else_expr.get(), out);
+    break;
+  case ExprKind::Cast: maps_in(e->as<CastExpr>().operand.get(), out); break;
+  case ExprKind::Field: maps_in(e->as<FieldExpr>().base.get(), out); break;
+  case ExprKind::Tuple:
+    for (const auto &x : e->as<TupleExpr>().elems)
+      maps_in(x.get(), out);
+    break;
+  default:
+    break;
+  }
+}
+
+bool is_gpu_probe(const Probe &p) {
+  return !p.attach_points.empty() && is_gpu(p.attach_points[0].provider);
+}
+
+uint32_t round8(uint32_t n) { return (n + 7) / 8 * 8; }
+
+abi::DeviceMapSpec layout_of(const MapInfo &info, int map_index, uint32_t capacity) {
+  abi::DeviceMapSpec l;
+  l.map_index = map_index;
+  bool scalar = info.key.is_none();
+  l.capacity = scalar ? 1 : capacity;
+  l.key_size = scalar ? 0 : round8(info.key.size);
+  const Type &v = info.value;
+  switch (v.kind) {
+  case TypeKind::Count:
+  case TypeKind::Sum: l.value_size = 8; break;
+  case TypeKind::Min:
+  case TypeKind::Max:
+  case TypeKind::Avg:
+  case TypeKind::Stats: l.value_size = 16; break;
+  case TypeKind::Hist:
+  case TypeKind::Lhist:
+    l.buckets = v.kind == TypeKind::Hist
+                    ? GPUBT_HIST_BUCKETS
+                    : 2 + uint32_t((v.lhist_max - v.lhist_min) / std::max<int64_t>(1, v.lhist_step));
+    l.value_size = 8 * l.buckets;
+    break;
+  default: l.value_size = round8(std::max<uint32_t>(v.size, 8)); break;
+  }
+  l.entry_size = 8 + l.key_size + l.value_size;
+  return l;
+}
+
+// The device maps: every map a gpu probe names, refused if a host probe names it too.
+Result<std::map<std::string, DeviceMap>> device_maps(const Program &program,
+                                                     const SemanticInfo &sema,
+                                                     const DeviceCodegenOptions &opts,
+                                                     abi::ProgramSpec &spec) {
+  std::set<std::string> host, gpu;
+  for (const auto &p : program.probes) {
+    auto &set = is_gpu_probe(*p) ? gpu : host;
+    maps_in(p->predicate.get(), set);
+    if (p->body)
+      maps_in(*p->body, set);
+  }
+  std::map<std::string, DeviceMap> out;
+  for (const auto &name : gpu) {
+    if (host.count(name))
+      return make_error("map " + name +
+                        " is used by both host and gpu probes: maps shared across host and GPU "
+                        "are not yet supported");
+    auto info = sema.maps.find(name);
+    int index = -1;
+    for (size_t i = 0; i < spec.maps.size(); ++i)
+      if (spec.maps[i].name == name)
+        index = static_cast<int>(i);
+    if (info == sema.maps.end() || index < 0)
+      return make_error("BUG: map " + name + " has no map spec");
+    if (out.size() == GPUBT_MAX_DEVICE_MAPS)
+      return make_error("gpu probes use more than " + std::to_string(GPUBT_MAX_DEVICE_MAPS) +
+                        " maps");
+    DeviceMap dm;
+    dm.slot = out.size();
+    dm.info = &info->second;
+    dm.layout = layout_of(info->second, index, opts.map_capacity);
+    spec.device.maps.push_back(dm.layout);
+    out[name] = dm;
+  }
+  return out;
+}
+
+void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit) {
+  auto &b = c.b;
+  auto *fty = llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy(), b.getInt64Ty()}, false);
+  c.fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, c.mod);
+  c.fn->addFnAttr(llvm::Attribute::NoInline);
+  c.fn->addFnAttr(llvm::Attribute::NoUnwind);
+  auto *entry = llvm::BasicBlock::Create(c.ctx, "entry", c.fn);
+  auto *check = llvm::BasicBlock::Create(c.ctx, "check", c.fn);
+  auto *body = llvm::BasicBlock::Create(c.ctx, "body", c.fn);
+  auto *out = llvm::BasicBlock::Create(c.ctx, "out", c.fn);
+  b.SetInsertPoint(out);
+  b.CreateRet(b.getInt32(GPUBT_PATCH_SUCCESS));
+
+  // A patched module runs every probe in all its kernels: run only where the agent set our bit.
+  b.SetInsertPoint(entry);
+  llvm::Value *ud = c.fn->getArg(0);
+  b.CreateCondBr(b.CreateIsNull(ud), out, check);
+  b.SetInsertPoint(check);
+  c.userdata = b.CreateAddrSpaceCast(ud, b.getPtrTy(1));
+  auto *mask = ctx_field(c, offsetof(gpubt_device_ctx, probe_mask), 8);
+  auto *on = b.CreateICmpNE(b.CreateAnd(b.CreateLShr(mask, probe_bit), 1), b.getInt64(0));
+  b.CreateCondBr(on, body, out);
+  b.SetInsertPoint(body);
+
+  if (c.probe->predicate) {
+    auto *pass = llvm::BasicBlock::Create(c.ctx, "pred.pass", c.fn);
+    b.CreateCondBr(truthy(c, lower_expr(c, *c.probe->predicate)), pass, out);
+    b.SetInsertPoint(pass);
+  }
+  if (c.probe->body)
+    lower_block(c, *c.probe->body);
+  b.CreateBr(out);
+}
+
+} // namespace
+
+bool has_gpu_probes(const Program &program) {
+  for (const auto &p : program.probes)
+    if (is_gpu_probe(*p))
+      return true;
+  return false;
+}
+
+Status lower_device_probes(const Program &program, const SemanticInfo &sema,
+                           const DeviceTarget &target, const DeviceCodegenOptions &opts,
+                           abi::ProgramSpec &spec, std::string *llvm_ir) {
+  auto pow2 = [](uint32_t n) { return n && !(n & (n - 1)); };
+  if (!pow2(opts.map_capacity) || !pow2(opts.ring_capacity) || opts.ring_capacity < 256)
+    return make_error("device map and ring capacities must be powers of two");
+  if (!has_gpu_probes(program))
+    return Ok{};
+  auto maps = device_maps(program, sema, opts, spec);
+  if (!maps)
+    return make_error(maps.error());
+  spec.device.ring_capacity = opts.ring_capacity;
+
+  llvm::LLVMContext llctx;
+  llvm::Module mod("gpubt_device", llctx);
+  target.prepare_module(mod);
+  for (const auto &probe : program.probes) {
+    if (!is_gpu_probe(*probe))
+      continue;
+    for (const auto &ap : probe->attach_points) {
+      uint32_t n = spec.device.probes.size();
+      if (n == 64)
+        return make_error("more than 64 gpu probes");
+      abi::DeviceProbeSpec ps;
+      ps.name = ap.name();
+      ps.kernel = ap.func;
+      ps.exit = ap.provider == Provider::GpuKretprobe;
+      ps.function = GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(n);
+      DevCtx c(mod, target);
+      c.sema = &sema;
+      c.probe = probe.get();
+      c.probe_name_index = spec.probe_names.size();
+      c.spec = &spec;
+      c.maps = &*maps;
+      spec.probe_names.push_back(ps.name);
+      lower_patch_function(c, ps.function, n);
+      if (!c.error.empty())
+        return make_error(ap.name() + ": " + c.error);
+      spec.device.probes.push_back(std::move(ps));
+    }
+  }
+  std::string verify_msg;
+  llvm::raw_string_ostream vos(verify_msg);
+  if (llvm::verifyModule(mod, &vos))
+    return make_error("BUG: invalid LLVM IR from the device lowering: " + verify_msg);
+  if (opts.optimize)
+    target.optimize(mod);
+  if (llvm_ir) {
+    llvm::raw_string_ostream irs(*llvm_ir);
+    mod.print(irs, nullptr);
+  }
+  auto ptx = target.emit(mod);
+  if (!ptx)
+    return make_error(ptx.error());
+  spec.device.ptx = std::move(*ptx);
+  return Ok{};
+}
+
+} // namespace gpubt::codegen::device

@@ -1,0 +1,32 @@
+// The device half of codegen: gpu probes -> one patch function each (the Compute Sanitizer
+// signature of runtime/abi/device_abi.h) -> PTX through a DeviceTarget, with the layouts of
+// their device maps, packaged into ProgramSpec::device.
+#pragma once
+#include <string>
+
+#include "codegen/device_target.h"
+#include "frontend/ast.h"
+#include "frontend/passes/semantic_info.h"
+#include "runtime/abi/device_abi.h"
+#include "runtime/abi/program_spec.h"
+#include "runtime/abi/result.h"
+
+namespace gpubt::codegen::device {
+
+struct DeviceCodegenOptions {
+  uint32_t map_capacity = GPUBT_DEFAULT_MAP_CAPACITY; // entries per keyed map, a power of two
+  uint32_t ring_capacity = GPUBT_DEFAULT_RING_BYTES;  // printf ring bytes, a power of two
+  bool optimize = true;
+};
+
+bool has_gpu_probes(const frontend::Program &program);
+
+// Lowers every gpu probe into spec.device (probes, map layouts, PTX), appending printf formats
+// to spec.formats and probe names to spec.probe_names. spec.maps must already list every map
+// (codegen::bpf::lower_to_bpf does). A map used by both host and gpu probes is refused (not
+// yet supported). LLVM_IR, if given, receives the optimized module.
+Status lower_device_probes(const frontend::Program &program, const frontend::SemanticInfo &sema,
+                           const DeviceTarget &target, const DeviceCodegenOptions &opts,
+                           abi::ProgramSpec &spec, std::string *llvm_ir = nullptr);
+
+} // namespace gpubt::codegen::device
