@@ -33,7 +33,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
 
   Compiled c;
   c.program = frontend::parse_program(file, diags);
-  if (!c.program || report())
+  if (report() || !c.program)
     return std::nullopt;
 
   frontend::SemanticOptions sema_opts;

@@ -2,13 +2,15 @@
 
 Keys: NAME, PROG (the script, one line), ARGS (extra gpubt arguments), EXPECT (a line that must
 appear verbatim), EXPECT_REGEX, EXPECT_NONE (a line that must not appear), EXPECT_EXIT (status,
-default 0), STDERR (a line that must appear on stderr), TIMEOUT (seconds, default 10),
+default 0), STDERR (a line that must appear on stderr), STDERR_REGEX, TIMEOUT (seconds, default 10),
+SIGINT_AFTER (seconds after which gpubt gets SIGINT, as Ctrl-C would send),
+BACKGROUND (a command started before gpubt and killed after; `{bgpid}` is its pid),
 REQUIRES (a shell command that must succeed, else the test is skipped).
 `{programs}` in PROG/ARGS/REQUIRES is the folder of the built test programs.
 """
 import re
 
-MULTI = {"EXPECT", "EXPECT_REGEX", "EXPECT_NONE", "STDERR", "REQUIRES"}
+MULTI = {"EXPECT", "EXPECT_REGEX", "EXPECT_NONE", "STDERR", "STDERR_REGEX", "REQUIRES"}
 
 
 def parse_cases(path):
@@ -25,7 +27,7 @@ def parse_cases(path):
         key, _, value = line.partition(" ")
         if key in MULTI:
             cur.setdefault(key, []).append(value)
-        elif key in {"NAME", "PROG", "ARGS", "EXPECT_EXIT", "TIMEOUT"}:
+        elif key in {"NAME", "PROG", "ARGS", "EXPECT_EXIT", "TIMEOUT", "SIGINT_AFTER", "BACKGROUND"}:
             cur[key] = value
         else:
             raise SystemExit(f"{path}:{lineno}: unknown directive {key}")

@@ -5,27 +5,54 @@ import glob
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from directives import parse_cases  # noqa: E402
 
 
 def run_case(case, gpubt, programs):
-    sub = lambda s: s.replace("{programs}", programs)
+    source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sub = lambda s: s.replace("{programs}", programs).replace("{source}", source)
     for req in case.get("REQUIRES", []):
         if subprocess.run(sub(req), shell=True, capture_output=True).returncode != 0:
             return "SKIP", f"requires: {req}"
+    background = None
+    if "BACKGROUND" in case:
+        background = subprocess.Popen(shlex.split(sub(case["BACKGROUND"])),
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.2)
+        sub = lambda s, _sub=sub: _sub(s).replace("{bgpid}", str(background.pid))
+    try:
+        return run_gpubt(case, gpubt, sub)
+    finally:
+        if background:
+            background.kill()
+            background.wait()
+
+
+def run_gpubt(case, gpubt, sub):
     cmd = [gpubt] + shlex.split(sub(case.get("ARGS", "")))
     if "PROG" in case:
         cmd += ["-e", sub(case["PROG"])]
     timeout = float(case.get("TIMEOUT", 10))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            errors="replace", stdin=subprocess.DEVNULL)
+    if "SIGINT_AFTER" in case:
+        try:
+            proc.wait(float(case["SIGINT_AFTER"]))
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                           errors="replace", stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as e:
-        return "FAIL", f"timed out after {timeout}s\nstdout:\n{e.stdout}"
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, _ = proc.communicate()
+        return "FAIL", f"timed out after {timeout}s\ncommand: {shlex.join(cmd)}\nstdout:\n{stdout}"
+    p = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
     out_lines = p.stdout.splitlines()
     err_lines = p.stderr.splitlines()
     problems = []
@@ -44,6 +71,9 @@ def run_case(case, gpubt, programs):
     for e in case.get("STDERR", []):
         if sub(e) not in err_lines:
             problems.append(f"missing stderr line: {e!r}")
+    for e in case.get("STDERR_REGEX", []):
+        if not any(re.fullmatch(sub(e), line) for line in err_lines):
+            problems.append(f"no stderr line matches: {e!r}")
     if problems:
         return "FAIL", "\n".join(problems) + f"\ncommand: {shlex.join(cmd)}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
     return "PASS", ""
