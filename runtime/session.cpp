@@ -2,6 +2,7 @@
 #include "runtime/session.h"
 #include "runtime/attach.h"
 #include "runtime/binary_paths.h"
+#include "runtime/exit_hold.h"
 #include "runtime/kernel_names.h"
 #include "runtime/loader.h"
 #include "runtime/map_ops.h"
@@ -97,6 +98,11 @@ Status Session::setup() {
       return make_error(prog.error());
     progs_.push_back(std::move(*prog));
   }
+  // kname() values are symbolized at the end, after a short child has exited: hold it at exit()
+  // until its mappings are saved (best effort: without a hold they print as addresses).
+  if (child_ && spec_.kernel_names_map >= 0)
+    if (auto hold = hold_at_exit(child_->pid()))
+      exit_hold_ = std::move(*hold);
   if (spec_.ringbuf_map >= 0) {
     rb_ = ring_buffer__new(maps_[spec_.ringbuf_map].get(), ringbuf_callback, this, nullptr);
     if (!rb_)
@@ -225,19 +231,12 @@ StopReason Session::run(EventHandler &handler) {
       return StopReason::Exit;
     if (g_signalled)
       return StopReason::Signal;
-    bool execed = child_ && child_->execed();
-    if (execed)
+    if (child_ && child_->execed())
       snapshot_process_maps(child_->pid()); // keep its mappings for symbolizing after exit
-    // A short program (a CUDA test without a GPU) may exec and exit within one 200 ms wait:
-    // poll fast until its exec and for a while after, so its mappings (kname's host stubs,
-    // libraries loaded at startup) are snapshotted at least once.
-    int timeout_ms = 200;
-    if (child_ && !execed)
-      timeout_ms = 1;
-    else if (execed && fast_polls_left_ > 0 && fast_polls_left_--)
-      timeout_ms = 5;
     epoll_event evs[4];
-    int n = epoll_wait(ep.get(), evs, 4, timeout_ms);
+    int n = epoll_wait(ep.get(), evs, 4, 200);
+    if (!exit_hold_.empty())
+      release_held(child_->pid());
     for (int i = 0; i < n; ++i) {
       if (evs[i].data.fd == exit_fd) {
         consume(handler); // drain what the process produced before it exited

@@ -85,7 +85,7 @@ private:
   ring_buffer *rb_ = nullptr;
   EventHandler *handler_ = nullptr;
   bool exit_requested_ = false;
-  int fast_polls_left_ = 100; // run(): quick map snapshots right after the child's exec
+  std::vector<UniqueFd> exit_hold_; // kname(): the -c child stops at exit() (exit_hold.h)
 };
 
 } // namespace gpubt::runtime

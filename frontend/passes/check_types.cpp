@@ -475,7 +475,12 @@ private:
       return;
     }
     for (const auto &ap : probe_->attach_points) {
-      if (!stdlib::builtin_allowed(*use.info, ap.provider)) {
+      // gpubt saves a catalogued API function's arguments at entry for its uretprobes; such
+      // functions are exactly those with a typed return value.
+      bool saved_args = use.info->id == stdlib::BuiltinId::Args &&
+                        ap.provider == Provider::Uretprobe && options_.retval_type &&
+                        options_.retval_type(ap);
+      if (!saved_args && !stdlib::builtin_allowed(*use.info, ap.provider)) {
         error(b.span, stdlib::builtin_misuse_message(*use.info, b.name, ap.provider));
         return;
       }
@@ -691,7 +696,9 @@ private:
     for (size_t i = 0; i < specs.size(); ++i) {
       std::string got = printf_kind_name(c.args[i + 1]->type);
       std::string want = specs[i].arg == FormatArg::Integer ? "integer" : "string";
-      if (got != want) {
+      // An enum (retval and args of GPU API calls) prints by name with %s, as a number with %d.
+      bool enum_name = c.args[i + 1]->type.kind == TypeKind::Enum && want == "string";
+      if (got != want && !enum_name) {
         error(c.span, "printf: " + specs[i].name +
                           " specifier expects a value of type " + want + " (" + got +
                           " supplied)");
