@@ -5,12 +5,13 @@ appear verbatim), EXPECT_REGEX, EXPECT_NONE (a line that must not appear), EXPEC
 default 0), STDERR (a line that must appear on stderr), STDERR_REGEX, TIMEOUT (seconds, default 10),
 SIGINT_AFTER (seconds after which gpubt gets SIGINT, as Ctrl-C would send),
 BACKGROUND (a command started before gpubt and killed after; `{bgpid}` is its pid),
-REQUIRES (a shell command that must succeed, else the test is skipped).
-`{programs}` in PROG/ARGS/REQUIRES is the folder of the built test programs.
+REQUIRES (a shell command that must succeed, else the test is skipped), ENV (KEY=VALUE set in
+gpubt's environment, which a -c child inherits).
+`{programs}` in PROG/ARGS/REQUIRES/ENV is the folder of the built test programs.
 """
 import re
 
-MULTI = {"EXPECT", "EXPECT_REGEX", "EXPECT_NONE", "STDERR", "STDERR_REGEX", "REQUIRES"}
+MULTI = {"EXPECT", "EXPECT_REGEX", "EXPECT_NONE", "STDERR", "STDERR_REGEX", "REQUIRES", "ENV"}
 
 
 def parse_cases(path):

@@ -39,8 +39,12 @@ def run_gpubt(case, gpubt, sub):
     if "PROG" in case:
         cmd += ["-e", sub(case["PROG"])]
     timeout = float(case.get("TIMEOUT", 10))
+    env = dict(os.environ)
+    for kv in case.get("ENV", []):
+        key, _, value = sub(kv).partition("=")
+        env[key] = value
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            errors="replace", stdin=subprocess.DEVNULL)
+                            errors="replace", stdin=subprocess.DEVNULL, env=env)
     if "SIGINT_AFTER" in case:
         try:
             proc.wait(float(case["SIGINT_AFTER"]))
