@@ -1,0 +1,79 @@
+// Test support for the device back end: script -> typed AST -> ProgramSpec with PTX, and the
+// real ptxas assembling it as a Compute Sanitizer patch (CUDA's ptxas, skipped where absent).
+#pragma once
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "codegen/bpf/lower_bpf.h"
+#include "codegen/device/lower_device.h"
+#include "frontend/diagnostics.h"
+#include "frontend/parse/parse.h"
+#include "frontend/passes/check_types.h"
+#include "frontend/passes/resolve_types.h"
+#include "targets/ptx/ptx_target.h"
+
+namespace gpubt::targets::testing {
+
+constexpr const char *kPtxas = "/usr/local/cuda/bin/ptxas";
+
+struct DeviceCompiled {
+  std::string error; // diagnostics or the lowering's error; empty on success
+  abi::ProgramSpec spec;
+};
+
+inline DeviceCompiled compile_gpu_script(const std::string &script,
+                                         codegen::device::DeviceCodegenOptions opts = {}) {
+  DeviceCompiled out;
+  frontend::SourceFile file("stdin", script);
+  frontend::Diagnostics diags;
+  auto prog = frontend::parse_program(file, diags);
+  if (!prog || diags.has_errors()) {
+    out.error = diags.render(file);
+    return out;
+  }
+  frontend::SemanticOptions so;
+  auto sema = frontend::resolve_types(*prog, so);
+  frontend::check_types(*prog, sema, so, diags);
+  if (diags.has_errors()) {
+    out.error = diags.render(file);
+    return out;
+  }
+  auto art = codegen::bpf::lower_to_bpf(*prog, sema, {});
+  if (!art) {
+    out.error = art.error();
+    return out;
+  }
+  out.spec = std::move(art->spec);
+  auto target = make_ptx_target({});
+  if (!target) {
+    out.error = "no NVPTX target";
+    return out;
+  }
+  if (auto st = codegen::device::lower_device_probes(*prog, sema, *target, opts, out.spec); !st)
+    out.error = st.error();
+  return out;
+}
+
+inline bool have_ptxas() { return access(kPtxas, X_OK) == 0; }
+
+// Runs ptxas -arch=sm_90 --compile-as-tools-patch on PTX; returns its exit status and output.
+inline int run_ptxas(const std::string &ptx, std::string *output) {
+  char dir[] = "/tmp/gpubt-ptx-XXXXXX";
+  if (!mkdtemp(dir))
+    return -1;
+  std::string in = std::string(dir) + "/probe.ptx", log = std::string(dir) + "/log";
+  std::ofstream(in) << ptx;
+  std::string cmd = std::string(kPtxas) + " -arch=sm_90 --compile-as-tools-patch -o " + dir +
+                    "/probe.cubin " + in + " > " + log + " 2>&1";
+  int st = std::system(cmd.c_str());
+  std::ifstream l(log);
+  output->assign(std::istreambuf_iterator<char>(l), {});
+  std::system(("rm -rf " + std::string(dir)).c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+} // namespace gpubt::targets::testing

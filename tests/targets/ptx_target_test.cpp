@@ -1,0 +1,228 @@
+// gpu probes -> PTX: every script assembles with the real ptxas as a Compute Sanitizer patch
+// for sm_90, a few CHECK-style lines on the PTX, the device spec, and gpu-only diagnostics.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/abi/device_abi.h"
+#include "tests/targets/ptx_support.h"
+
+namespace gpubt::targets::testing {
+namespace {
+
+size_t count_of(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1))
+    ++n;
+  return n;
+}
+
+void expect_assembles(const std::string &script) {
+  auto c = compile_gpu_script(script);
+  ASSERT_EQ(c.error, "") << script;
+  ASSERT_FALSE(c.spec.device.ptx.empty()) << script;
+  if (!have_ptxas())
+    GTEST_SKIP() << "no " << kPtxas;
+  std::string log;
+  EXPECT_EQ(run_ptxas(c.spec.device.ptx, &log), 0) << script << "\n" << log << "\n"
+                                                   << c.spec.device.ptx;
+}
+
+// The mission's example, every aggregation, tuple and string keys, predicates, printf, every
+// gpu builtin, variables, control flow, map reads and several probes in one program.
+const char *const kScripts[] = {
+    "gpu:kretprobe:vectorAdd < @[tid] = count(); >",
+    "gpu:kretprobe:vectorAdd { @ = count(); }",
+    "gpu:kprobe:vectorAdd { @s = sum(tid_x); @t[bid_x] = sum(tid); }",
+    "gpu:kretprobe:k { @a[bid_x] = avg(clock); @st[bid_x] = stats(tid); }",
+    "gpu:kretprobe:k { @mn[sm] = min(clock); @mx[sm] = max(clock); @m = min(tid); }",
+    "gpu:kretprobe:k { @h = hist(clock); @hk[bid_x] = hist(tid); }",
+    "gpu:kretprobe:k { @l[warp] = lhist(lane, 0, 32, 4); @l2 = lhist(tid, 0, 1000, 10); }",
+    "gpu:kretprobe:k { @[bid_x, bid_y, tid_z] = count(); @s[lane, warp] = sum(1); }",
+    "gpu:kretprobe:k / tid % 2 == 0 && lane < 16 / { @even = count(); }",
+    "gpu:kretprobe:k / bid_x == 0 || tid_y > 1 / { @[tid_x] = count(); }",
+    R"(gpu:kprobe:k / tid == 0 / { printf("kernel %s start %llu sm %d\n", kernel, nsecs, sm); })",
+    R"(gpu:kretprobe:k { printf("%d %d %d %d %d %d %d %d %d %d %d %d %d\n", tid, tid_x, tid_y,
+        tid_z, bid_x, bid_y, bid_z, bdim_x, bdim_y, bdim_z, gdim_x, gdim_y, gdim_z);
+      printf("%d %d %d %d %d %s %d %s\n", lane, warp, sm, clock, nsecs, kernel, pid, probe); })",
+    "gpu:kretprobe:* { @[kernel] = count(); @p[probe, kernel] = count(); }",
+    "gpu:kretprobe:k { $t = clock; if ($t > 100) { @last[tid_x] = $t; } else { @low = 1; } "
+    "@v[lane] = lane > 16 ? 1 : 0; $n = 0; $n += 2; @n = $n; }",
+    "gpu:kretprobe:k { @x[tid_x] += 2; @y = @x[tid_x] + 1; @z[bid_x]++; }",
+    "gpu:kprobe:a, gpu:kprobe:b { @e[probe] = count(); } gpu:kretprobe:a { @r = count(); }",
+    "gpu:kretprobe:k { @t[tid_x] = (bid_x, kernel); @u = (1, 2); }",
+    R"(gpu:kretprobe:k { @c[lane] = lane * 2; printf("%d %d\n", @c[lane], @c[0] + 1); })",
+    "uprobe:/bin/sh:main { @host = count(); } gpu:kretprobe:k { @dev = count(); }",
+};
+
+TEST(PtxTarget, EveryScriptAssemblesWithPtxas) {
+  for (const char *s : kScripts) {
+    SCOPED_TRACE(s);
+    expect_assembles(s);
+    if (::testing::Test::IsSkipped())
+      return;
+  }
+}
+
+// Every gpu probe bundled in tools/ must assemble too.
+TEST(PtxTarget, ToolsAssembleWithPtxas) {
+  namespace fs = std::filesystem;
+  fs::path tools = fs::path(GPUBT_SOURCE_DIR) / "tools";
+  if (!fs::exists(tools))
+    GTEST_SKIP() << "no tools/";
+  for (const auto &f : fs::directory_iterator(tools)) {
+    if (f.path().extension() != ".bt")
+      continue;
+    std::ifstream in(f.path());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (ss.str().find("gpu:") == std::string::npos)
+      continue;
+    SCOPED_TRACE(f.path().string());
+    expect_assembles(ss.str());
+  }
+}
+
+TEST(PtxTarget, PatchFunctionSignature) {
+  auto c = compile_gpu_script("gpu:kprobe:a { @x = count(); } gpu:kretprobe:b* { @y = count(); }");
+  ASSERT_EQ(c.error, "");
+  const auto &d = c.spec.device;
+  ASSERT_EQ(d.probes.size(), 2u);
+  EXPECT_EQ(d.probes[0].function, "gpubt_probe_0");
+  EXPECT_EQ(d.probes[0].kernel, "a");
+  EXPECT_FALSE(d.probes[0].exit);
+  EXPECT_EQ(d.probes[1].name, "gpu:kretprobe:b*");
+  EXPECT_TRUE(d.probes[1].exit);
+  EXPECT_NE(d.ptx.find(".target sm_90"), std::string::npos);
+  EXPECT_NE(d.ptx.find(".version 8.0"), std::string::npos);
+  for (const char *fn : {"gpubt_probe_0(", "gpubt_probe_1("})
+    EXPECT_NE(d.ptx.find(std::string(".visible .func  (.param .b32 func_retval0) ") + fn),
+              std::string::npos)
+        << fn;
+  // Each probe runs only where the agent set its bit in probe_mask.
+  EXPECT_NE(d.ptx.find("[%rd1+" + std::to_string(offsetof(gpubt_device_ctx, probe_mask)) + "]"),
+            std::string::npos);
+}
+
+TEST(PtxTarget, ScalarCountIsOneAtomicPerWarp) {
+  auto c = compile_gpu_script("gpu:kretprobe:vectorAdd { @ = count(); }");
+  ASSERT_EQ(c.error, "");
+  const auto &ptx = c.spec.device.ptx;
+  EXPECT_NE(ptx.find("activemask.b32"), std::string::npos);
+  EXPECT_NE(ptx.find("popc.b32"), std::string::npos);
+  EXPECT_EQ(ptx.find("match.any.sync"), std::string::npos); // no key: the whole warp is a group
+  // One add of the warp's popc by its leader (a scalar map has one slot and never drops).
+  EXPECT_EQ(count_of(ptx, "atom.global.add.u64"), 1u) << ptx;
+  EXPECT_NE(ptx.find("%laneid"), std::string::npos);
+}
+
+TEST(PtxTarget, KeyedCountMatchesKeysAcrossTheWarp) {
+  auto c = compile_gpu_script("gpu:kretprobe:vectorAdd < @[tid] = count(); >");
+  ASSERT_EQ(c.error, "");
+  const auto &ptx = c.spec.device.ptx;
+  EXPECT_NE(ptx.find("match.any.sync.b64"), std::string::npos);
+  EXPECT_NE(ptx.find("atom.acq_rel.gpu.global.cas.b64"), std::string::npos); // slot claim
+  EXPECT_NE(ptx.find("st.release.gpu.global.b64"), std::string::npos);       // slot publish
+  EXPECT_NE(ptx.find("atom.global.add.u64"), std::string::npos);
+}
+
+TEST(PtxTarget, TupleKeysMatchEveryWord) {
+  auto c = compile_gpu_script("gpu:kretprobe:k { @[bid_x, kernel] = count(); }");
+  ASSERT_EQ(c.error, "");
+  // 8 bytes of bid_x then 64 of kernel: one match per key word.
+  EXPECT_EQ(count_of(c.spec.device.ptx, "match.any.sync.b64"), 9u);
+}
+
+TEST(PtxTarget, SumAndMinReduceAcrossTheGroup) {
+  auto c = compile_gpu_script("gpu:kretprobe:k { @s[bid_x] = sum(clock); @m = min(clock); "
+                              "@x = max((int64)lane - 5); }");
+  ASSERT_EQ(c.error, "");
+  const auto &ptx = c.spec.device.ptx;
+  EXPECT_NE(ptx.find("shfl.sync.idx.b32"), std::string::npos);
+  EXPECT_NE(ptx.find("atom.global.min.u64"), std::string::npos); // clock is unsigned
+  EXPECT_NE(ptx.find("atom.global.max.s64"), std::string::npos);
+}
+
+TEST(PtxTarget, Builtins) {
+  auto c = compile_gpu_script(
+      "gpu:kretprobe:k { @[nsecs, clock, sm, lane, warp, pid] = count(); }");
+  ASSERT_EQ(c.error, "");
+  const auto &ptx = c.spec.device.ptx;
+  for (const char *reg : {"%globaltimer", "%clock64", "%smid", "%laneid"})
+    EXPECT_NE(ptx.find(reg), std::string::npos) << reg;
+  // nsecs adds the context's clock offset; pid is read from the context.
+  EXPECT_NE(ptx.find("+" + std::to_string(offsetof(gpubt_device_ctx, clock_offset_ns)) + "]"),
+            std::string::npos);
+  EXPECT_NE(ptx.find("+" + std::to_string(offsetof(gpubt_device_ctx, pid)) + "]"),
+            std::string::npos);
+}
+
+TEST(PtxTarget, DeviceMapLayouts) {
+  auto c = compile_gpu_script("gpu:kretprobe:k { @c = count(); @[tid] = count(); "
+                              "@h[bid_x] = hist(clock); @l = lhist(lane, 0, 32, 4); "
+                              "@m[bid_x, lane] = max(clock); @v[lane] = (1, kernel); }",
+                              {.map_capacity = 1024});
+  ASSERT_EQ(c.error, "");
+  std::map<std::string, abi::DeviceMapSpec> by_name;
+  for (const auto &m : c.spec.device.maps)
+    by_name[c.spec.maps[m.map_index].name] = m;
+  ASSERT_EQ(by_name.size(), 6u);
+  auto expect = [&](const char *name, uint32_t cap, uint32_t key, uint32_t value, uint32_t buckets) {
+    SCOPED_TRACE(name);
+    const auto &m = by_name.at(name);
+    EXPECT_EQ(m.capacity, cap);
+    EXPECT_EQ(m.key_size, key);
+    EXPECT_EQ(m.value_size, value);
+    EXPECT_EQ(m.buckets, buckets);
+    EXPECT_EQ(m.entry_size, 8 + key + value);
+  };
+  expect("@c", 1, 0, 8, 0);
+  expect("@", 1024, 8, 8, 0);
+  expect("@h", 1024, 8, 8 * GPUBT_HIST_BUCKETS, GPUBT_HIST_BUCKETS);
+  expect("@l", 1, 0, 8 * 10, 10);
+  expect("@m", 1024, 16, 16, 0);
+  expect("@v", 1024, 8, 72, 0);
+  EXPECT_EQ(c.spec.device.ring_capacity, GPUBT_DEFAULT_RING_BYTES);
+}
+
+TEST(PtxTarget, PrintfFormatsJoinTheHostTable) {
+  auto c = compile_gpu_script(R"(uprobe:/bin/sh:main { printf("host %d\n", pid); }
+                                 gpu:kprobe:k { printf("dev %d %s\n", tid, kernel); })");
+  ASSERT_EQ(c.error, "");
+  ASSERT_EQ(c.spec.formats.size(), 2u);
+  const auto &f = c.spec.formats[1];
+  EXPECT_EQ(f.format, "dev %d %s\n");
+  ASSERT_EQ(f.args.size(), 2u);
+  EXPECT_EQ(f.args[0].offset, 0u);
+  EXPECT_EQ(f.args[1].offset, 8u);
+  EXPECT_EQ(f.args[1].type.size, 64u);
+  EXPECT_NE(c.spec.device.ptx.find("atom.global.add.u64"), std::string::npos); // ring drops
+}
+
+TEST(PtxTarget, MapsSharedWithHostProbesAreRefused) {
+  auto c = compile_gpu_script("uprobe:/bin/sh:main { @x = count(); } gpu:kretprobe:k { @x = count(); }");
+  EXPECT_EQ(c.error, "map @x is used by both host and gpu probes: maps shared across host and "
+                     "GPU are not yet supported");
+}
+
+TEST(PtxTarget, CapacitiesMustBePowersOfTwo) {
+  auto c = compile_gpu_script("gpu:kretprobe:k { @x[tid] = count(); }", {.map_capacity = 1000});
+  EXPECT_EQ(c.error, "device map and ring capacities must be powers of two");
+}
+
+// The semantic pass keeps host-only builtins and functions out of gpu probes, and the reverse.
+TEST(PtxTarget, HostOnlyBuiltinsAreDiagnosed) {
+  auto c = compile_gpu_script("gpu:kretprobe:k { @[comm] = count(); }");
+  EXPECT_NE(c.error.find("comm is not available in gpu probes"), std::string::npos) << c.error;
+  c = compile_gpu_script("gpu:kretprobe:k { @[uid] = count(); }");
+  EXPECT_NE(c.error.find("uid is not available in gpu probes"), std::string::npos) << c.error;
+  c = compile_gpu_script("uprobe:/bin/sh:main { @[tid_x] = count(); }");
+  EXPECT_NE(c.error.find("tid_x is only available in gpu probes"), std::string::npos) << c.error;
+  c = compile_gpu_script("gpu:kretprobe:k { exit(); }");
+  EXPECT_NE(c.error.find("exit() is not available in gpu probes"), std::string::npos) << c.error;
+}
+
+} // namespace
+} // namespace gpubt::targets::testing
