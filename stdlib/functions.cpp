@@ -43,6 +43,10 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     // kname(func): a CUDA kernel's demangled name from its host stub or launch handle.
     {"kname", FunctionId::Kname, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
      TypeKind::KernelName, 8, kHostContext},
+    // deref(ptr): the uint64 at a user address, e.g. what an out-parameter (void **devPtr)
+    // holds in a uretprobe; 0 if unreadable.
+    {"deref", FunctionId::Deref, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
+     TypeKind::Integer, 8, kHostContext},
 });
 
 #undef AGG

@@ -13,7 +13,7 @@ namespace gpubt::stdlib {
 enum class FunctionId {
   Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, // aggregations
   Printf, Print, Clear, Delete, Zero, Exit, Time, // statements
-  Str, Kname,                                    // values
+  Str, Kname, Deref,                             // values
 };
 
 enum class FunctionKind {

@@ -177,6 +177,15 @@ const std::map<FunctionId, CallFn> &call_table() {
        }},
       {FunctionId::Str,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val { return str(c, call); }},
+      {FunctionId::Deref,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         llvm::Value *addr = lower_expr(c, *call.args[0]).v;
+         llvm::Value *slot = stack_i64(c);
+         c.b.CreateStore(c.b.getInt64(0), slot);
+         call_helper(c, BPF_FUNC_probe_read_user,
+                     {slot, c.b.getInt32(8), c.b.CreateIntToPtr(addr, c.b.getPtrTy())});
+         return {c.b.CreateLoad(c.b.getInt64Ty(), slot)};
+       }},
       {FunctionId::Kname,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
          return lower_kname(c, lower_expr(c, *call.args[0]).v);
