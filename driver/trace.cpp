@@ -1,5 +1,6 @@
 // Drives a runtime::Session and routes its events to the printers.
 #include "driver/trace.h"
+#include "driver/trace_gpu.h"
 
 #include <ctime>
 
@@ -79,6 +80,11 @@ bool report_unmatched(const abi::ProgramSpec &spec, const runtime::Session &s, s
 
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
           std::ostream &err) {
+  if (has_gpu_probes(spec) && spec.probes.empty())
+    return trace_gpu_only(spec, options, out, err);
+  std::unique_ptr<runtime::GpuRun> gpu; // before the child is forked: it inherits the agent
+  if (has_gpu_probes(spec) && !(gpu = start_gpu_run(spec, options, err)))
+    return 1;
   runtime::SessionOptions so;
   so.pid = options.pid;
   so.command = options.child_command;
@@ -113,6 +119,8 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   for (size_t i = 0; i < spec.maps.size(); ++i)
     if (!spec.maps[i].internal)
       maps[i] = s.read_map(static_cast<int>(i));
+  if (gpu)
+    finish_gpu_run(spec, *gpu, options, maps, out, err);
   runtime::print_all_maps(out, s.spec(), maps, options.format, s.symbolizer());
   out.flush();
   return 0;

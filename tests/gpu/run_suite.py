@@ -249,6 +249,39 @@ def gpubt_cases(a, plain):
                    f'python3 {a.src}/tests/gpu/torch_matmul.py', gemm, plain.get('torch'))
 
 
+def gpubt_timings(a):
+    """bench/gpu: the issue's benchmark, through gpubt: vectorAdd over 2^26 floats and a cuBLAS
+    4096^2 GEMM, plain vs gpu:kretprobe scripts. Prints TIMING lines and a markdown table."""
+    env = dict(os.environ)
+    env['GPUBT_AGENT_PATH'] = a.agent
+    scripts = [('{ } (empty)', ''), ('@ = count()', '@ = count();'),
+               ('@[tid % 1024] = count()', '@[tid % 1024] = count();'),
+               ('@h = hist(clock)', '@h = hist(clock);')]
+    table = []
+    for label, prog, pattern, metric in [
+            ('vectorAdd 2^26 x20', f'{a.bin}/vectorAdd {1 << 26} 21', 'vectorAdd', 'kernel_us'),
+            ('cuBLAS 4096^2 fp32 GEMM x20',
+             f'python3 {a.src}/tests/gpu/torch_matmul.py --bench 20', '*gemm*', 'gemm_ms')]:
+        if 'torch' in prog and not a.torch:
+            continue
+        p, _ = run(prog.split())
+        m = re.search(metric + r' ([\d.]+)', p.stdout)
+        base = float(m.group(1)) if m else None
+        table.append((label, 'plain', base, 1.0))
+        for name, body in scripts:
+            p, secs = run([a.gpubt, '-e', f'gpu:kretprobe:{pattern} < {body} >', '-c', prog],
+                          env=env, timeout=600)
+            m = re.search(metric + r' ([\d.]+)', p.stdout)
+            v = float(m.group(1)) if m else None
+            ratio = v / base if v and base else None
+            table.append((label, name, v, ratio))
+            print(f'TIMING {label} {name}: {v} {metric} ({ratio and f"{ratio:.2f}x"}) '
+                  f'rc={p.returncode} {p.stderr.strip()[-200:]!r}', flush=True)
+    print('\n| workload | script | time | vs plain |\n|---|---|---|---|')
+    for label, name, v, ratio in table:
+        print(f'| {label} | {name} | {v} | {f"{ratio:.2f}x" if ratio else "-"} |')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--bin', required=True)
@@ -266,13 +299,19 @@ def main():
         p, _ = run([f'{a.bin}/{prog}'] + args)
         plain[prog] = checksum(p.stdout)
         row(f'plain run {prog}', p.returncode == 0 and plain[prog] is not None, p.stdout.strip())
-    # the checksum does not depend on the launch count
+    if a.torch:
+        p, _ = run(['python3', f'{a.src}/tests/gpu/torch_matmul.py'])
+        plain['torch'] = checksum(p.stdout)
+        row('plain run torch_matmul.py', p.returncode == 0 and plain['torch'] is not None,
+            p.stdout.strip() + p.stderr.strip()[-200:])
     with tempfile.TemporaryDirectory() as tmp:
         agent_cases(a, tmp, plain)
         if a.timings:
             agent_timings(a, tmp)
     if a.gpubt:
         gpubt_cases(a, plain)
+        if a.timings:
+            gpubt_timings(a)
     else:
         row('gpubt end to end', None, 'no gpubt binary given')
     print('\n| case | result | detail |\n|---|---|---|')

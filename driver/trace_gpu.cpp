@@ -1,0 +1,112 @@
+// The gpu half of a trace run (see trace_gpu.h).
+#include "driver/trace_gpu.h"
+
+#include <csignal>
+#include <cstring>
+#include <poll.h>
+
+#include "runtime/abi/device_abi.h"
+#include "runtime/child_process.h"
+#include "runtime/format_printf.h"
+#include "runtime/output_events.h"
+#include "runtime/print_map.h"
+
+namespace gpubt::driver {
+namespace {
+
+// Device values carry no host addresses to symbolize.
+std::string no_symbol(uint64_t addr) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(addr));
+  return buf;
+}
+
+void print_records(const abi::ProgramSpec &spec, const std::vector<uint8_t> &records,
+                   runtime::OutputFormat format, std::ostream &out) {
+  constexpr size_t head = sizeof(gpubt_ring_record) + sizeof(abi::EventHeader);
+  for (size_t pos = 0; pos + head <= records.size();) {
+    gpubt_ring_record r;
+    abi::EventHeader h;
+    std::memcpy(&r, records.data() + pos, sizeof r);
+    std::memcpy(&h, records.data() + pos + sizeof r, sizeof h);
+    if (r.size < head || pos + r.size > records.size())
+      break;
+    const uint8_t *payload = records.data() + pos + head;
+    size_t size = r.size - head;
+    if (h.kind == uint32_t(abi::EventKind::Printf) && h.index < spec.formats.size())
+      runtime::print_printf(
+          out, runtime::format_printf(spec.formats[h.index], payload, size, spec, no_symbol),
+          format);
+    pos += r.size;
+  }
+}
+
+} // namespace
+
+bool has_gpu_probes(const abi::ProgramSpec &spec) { return !spec.device.probes.empty(); }
+
+std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec,
+                                               const Options &options, std::ostream &err) {
+  if (options.child_command.empty()) {
+    err << "ERROR: gpu probes need -c CMD: the GPU agent is loaded into the program as it "
+           "starts\n";
+    return nullptr;
+  }
+  auto run = runtime::prepare_gpu_run(spec, options.verbose);
+  if (!run) {
+    err << "ERROR: " << run.error() << "\n";
+    return nullptr;
+  }
+  runtime::export_gpu_env(*run);
+  return std::make_unique<runtime::GpuRun>(std::move(*run));
+}
+
+void finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
+                    const Options &options, std::vector<runtime::MapData> &maps,
+                    std::ostream &out, std::ostream &err) {
+  auto outcome = runtime::collect_gpu_results(spec, run);
+  if (!outcome) {
+    err << "WARNING: " << outcome.error() << "\n";
+    return;
+  }
+  print_records(spec, outcome->ring_records, options.format, out);
+  if (outcome->ring_drops)
+    runtime::print_lost_events(out, outcome->ring_drops, options.format);
+  for (const auto &w : outcome->warnings)
+    err << "WARNING: " << w << "\n";
+  for (const auto &m : spec.device.maps)
+    if (m.map_index >= 0 && size_t(m.map_index) < maps.size())
+      maps[m.map_index] = std::move(outcome->maps[m.map_index]);
+}
+
+int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
+                   std::ostream &err) {
+  auto run = start_gpu_run(spec, options, err);
+  if (!run)
+    return 1;
+  auto child = runtime::ChildProcess::spawn(options.child_command);
+  if (!child) {
+    err << "ERROR: " << child.error() << "\n";
+    return 1;
+  }
+  runtime::print_attached_probes(out, spec.device.probes.size(), options.format);
+  out.flush();
+  std::signal(SIGINT, SIG_IGN); // the child (forked already) gets Ctrl-C; we print after it
+  std::signal(SIGTERM, SIG_IGN);
+  if (auto st = (*child)->start(); !st) {
+    err << "ERROR: " << st.error() << "\n";
+    return 1;
+  }
+  // Ctrl-C reaches the child too (same process group): wait for it to exit either way.
+  while (!(*child)->exited()) {
+    pollfd p{(*child)->pidfd(), POLLIN, 0};
+    poll(&p, 1, 200);
+  }
+  std::vector<runtime::MapData> maps(spec.maps.size());
+  finish_gpu_run(spec, *run, options, maps, out, err);
+  runtime::print_all_maps(out, spec, maps, options.format, no_symbol);
+  out.flush();
+  return 0;
+}
+
+} // namespace gpubt::driver

@@ -1,0 +1,31 @@
+// gpu probes in a trace run: the -c child is started with the GPU agent, and after it exits the
+// device maps print with the host maps and the device printf records print in order.
+#pragma once
+#include <memory>
+#include <ostream>
+#include <vector>
+
+#include "driver/options.h"
+#include "runtime/abi/program_spec.h"
+#include "runtime/gpu_inject.h"
+
+namespace gpubt::driver {
+
+bool has_gpu_probes(const abi::ProgramSpec &spec);
+
+// Before the child is forked: assembles the probes and exports the agent's environment.
+// nullptr (after writing an error to ERR) when gpu probes cannot run this way.
+std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec,
+                                               const Options &options, std::ostream &err);
+
+// After the child exited: prints the device printf records and lost-event counts, writes
+// warnings to ERR, and stores each device map into MAPS (indexed like spec.maps).
+void finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
+                    const Options &options, std::vector<runtime::MapData> &maps,
+                    std::ostream &out, std::ostream &err);
+
+// A script whose only probes are gpu probes: no BPF at all, only the child and the agent.
+int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
+                   std::ostream &err);
+
+} // namespace gpubt::driver
