@@ -108,6 +108,8 @@ std::string to_string(const Type &t) {
     return "timestamp";
   case TypeKind::KernelName:
     return "kname";
+  case TypeKind::UStack:
+    return "ustack";
   case TypeKind::Count:
     return "count";
   case TypeKind::Sum:

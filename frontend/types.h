@@ -16,6 +16,7 @@ enum class TypeKind : uint8_t {
   Probe,   // u64 probe id printed as the probe's name
   Timestamp, // nsecs printed through strftime
   KernelName, // u64 kernel stub address or launch handle, printed demangled (kname())
+  UStack,     // ustack: size/8 user return addresses (0-padded), printed one symbol a line
   // Aggregations: values of maps only, produced by count(), sum(), ...
   Count, Sum, Min, Max, Avg, Stats, Hist, Lhist,
 };

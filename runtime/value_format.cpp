@@ -57,6 +57,19 @@ std::string symbol(uint64_t addr, const Symbolizer &symbolize) {
   return buf;
 }
 
+// bpftrace's layout: a line per frame after a newline, so a map key reads "@[\n    main\n]".
+std::string user_stack(const ValueType &type, const uint8_t *data, const Symbolizer &symbolize) {
+  std::string out = "\n";
+  for (uint32_t off = 0; off + 8 <= type.size; off += 8) {
+    uint64_t addr;
+    std::memcpy(&addr, data + off, 8);
+    if (addr == 0)
+      break;
+    out += "    " + symbol(addr, symbolize) + "\n";
+  }
+  return out;
+}
+
 std::string probe_name(uint64_t index, const abi::ProgramSpec &spec) {
   return index < spec.probe_names.size() ? spec.probe_names[index] : std::to_string(index);
 }
@@ -110,6 +123,8 @@ std::string format_value(const ValueType &type, const uint8_t *data, const abi::
     return symbol(uint64_t(value_as_int(type, data)), symbolize);
   case ValueType::KernelName:
     return kernel_name(uint64_t(value_as_int(type, data)), symbolize);
+  case ValueType::UStack:
+    return user_stack(type, data, symbolize);
   case ValueType::Probe:
     return probe_name(uint64_t(value_as_int(type, data)), spec);
   case ValueType::Int:
@@ -139,6 +154,7 @@ std::string format_value_json(const ValueType &type, const uint8_t *data,
   case ValueType::String:
   case ValueType::UserSym:
   case ValueType::KernelName:
+  case ValueType::UStack:
   case ValueType::Probe:
     return quoted(format_value(type, data, spec, symbolize));
   default:

@@ -47,6 +47,10 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
      bit(Provider::Uprobe) | bit(Provider::Uretprobe) | kGpu,
      "The func builtin can not be used with '{probe}' probes"},
     {"probe", BuiltinId::Probe, TypeKind::Probe, 8, false, kAll, ""},
+    // kUstackFrames (32) return addresses, innermost first.
+    {"ustack", BuiltinId::Ustack, TypeKind::UStack, 8 * 32, false,
+     bit(Provider::Uprobe) | bit(Provider::Uretprobe) | bit(Provider::Tracepoint),
+     "The ustack builtin can not be used with '{probe}' probes"},
     {"args", BuiltinId::Args, TypeKind::None, 0, false,
      bit(Provider::Tracepoint) | bit(Provider::Uprobe) | kGpu,
      "The args builtin can only be used with tracepoint/kfunc/uprobeprobes ({ptype} used here)"},

@@ -14,6 +14,7 @@ enum class BuiltinId {
   Pid, Tid, Uid, Gid, Cpu, Comm, Nsecs, Elapsed, Cgroup, Cpid, Rand, Username,
   Arg, // arg0..arg9: BuiltinUse::arg_index says which
   Retval, Func, Probe, Args,
+  Ustack, // the user call stack (host uprobes, uretprobes, tracepoints)
   // gpu only
   TidX, TidY, TidZ, BidX, BidY, BidZ, BdimX, BdimY, BdimZ, GdimX, GdimY, GdimZ,
   Lane, Warp, Sm, Clock, Kernel,

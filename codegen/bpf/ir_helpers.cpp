@@ -122,7 +122,7 @@ llvm::Value *normalize(LowerCtx &c, llvm::Value *v, const Type &t) {
 }
 
 bool is_memory_type(const Type &t) {
-  return t.kind == TypeKind::String || t.kind == TypeKind::Tuple;
+  return t.kind == TypeKind::String || t.kind == TypeKind::Tuple || t.kind == TypeKind::UStack;
 }
 
 static uint32_t int_size(const Type &t) {
@@ -145,6 +145,12 @@ void store_value(LowerCtx &c, llvm::Value *dst, uint32_t dst_align, const Type &
       zero_bytes(c, byte_ptr(c, dst, n), align_at(dst_align, n), dst_t.size - n);
     return;
   }
+  case TypeKind::UStack:
+    if (src_t == dst_t)
+      copy_bytes(c, dst, dst_align, src.v, src.align, dst_t.size);
+    else
+      zero_bytes(c, dst, dst_align, dst_t.size);
+    return;
   case TypeKind::Tuple: {
     if (src_t == dst_t) {
       copy_bytes(c, dst, dst_align, src.v, src.align, dst_t.size);

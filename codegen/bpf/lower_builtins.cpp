@@ -131,6 +131,16 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
          llvm::Value *has = c.b.CreateICmpNE(cookie, c.b.getInt64(0));
          return {c.b.CreateSelect(has, cookie, ip)};
        }},
+      {BuiltinId::Ustack,
+       [](LowerCtx &c, const BuiltinExpr &e, int) -> Val {
+         // Frame-pointer unwinding by the kernel; kernels >= 6.13 include the caller at a
+         // function's entry too.
+         llvm::Value *buf = scratch_slot(c, e.type.size);
+         zero_bytes(c, buf, 8, e.type.size);
+         call_helper(c, BPF_FUNC_get_stack,
+                     {c.regs, buf, c.b.getInt32(e.type.size), c.b.getInt64(BPF_F_USER_STACK)});
+         return {buf, 8};
+       }},
       {BuiltinId::Probe,
        [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
          llvm::Value *fixed = c.b.getInt64(c.probe_index);

@@ -37,6 +37,9 @@ abi::ValueType to_value_type(const Type &t) {
     v.kind = abi::ValueType::KernelName;
     v.size = 8;
     break;
+  case TypeKind::UStack:
+    v.kind = abi::ValueType::UStack;
+    break;
   case TypeKind::UserSym:
     v.kind = abi::ValueType::UserSym;
     v.size = 8;

@@ -11,8 +11,10 @@ namespace gpubt::abi {
 
 // A value's byte layout and how to print it.
 struct ValueType {
+  // KernelName: u64 stub or handle, see kernel_names_map. UStack: size/8 u64 user return
+  // addresses, innermost first, 0-padded.
   enum Kind : uint8_t { None, Int, UInt, String, Tuple, Enum, UserSym, Probe, Timestamp,
-                        KernelName }; // KernelName: u64 stub or handle, see kernel_names_map
+                        KernelName, UStack };
   Kind kind = None;
   uint32_t size = 0;               // bytes
   std::vector<ValueType> elems;    // Tuple
