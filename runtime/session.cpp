@@ -44,6 +44,26 @@ uint64_t monotonic_ns() {
   return uint64_t(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
 }
 
+bool has_user_addresses(const abi::ValueType &t) {
+  if (t.kind == abi::ValueType::KernelName || t.kind == abi::ValueType::UStack)
+    return true;
+  for (const auto &e : t.elems)
+    if (has_user_addresses(e))
+      return true;
+  return false;
+}
+
+bool prints_user_addresses(const abi::ProgramSpec &spec) {
+  for (const auto &m : spec.maps)
+    if (has_user_addresses(m.key) || has_user_addresses(m.value))
+      return true;
+  for (const auto &f : spec.formats)
+    for (const auto &a : f.args)
+      if (has_user_addresses(a.type))
+        return true;
+  return spec.kernel_names_map >= 0;
+}
+
 int ringbuf_callback(void *ctx, void *data, size_t size) {
   return static_cast<Session *>(ctx)->handle_event_thunk(data, size);
 }
@@ -98,9 +118,9 @@ Status Session::setup() {
       return make_error(prog.error());
     progs_.push_back(std::move(*prog));
   }
-  // kname() values are symbolized at the end, after a short child has exited: hold it at exit()
-  // until its mappings are saved (best effort: without a hold they print as addresses).
-  if (child_ && spec_.kernel_names_map >= 0)
+  // kname() and ustack values are symbolized at the end, after a short child has exited: hold
+  // it at exit() until its mappings are saved (best effort: without it they print as addresses).
+  if (child_ && prints_user_addresses(spec_))
     if (auto hold = hold_at_exit(child_->pid()))
       exit_hold_ = std::move(*hold);
   if (spec_.ringbuf_map >= 0) {
