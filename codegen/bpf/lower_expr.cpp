@@ -6,6 +6,7 @@
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_api.h"
 #include "codegen/int_ops.h"
+#include "codegen/ir_control.h"
 #include "codegen/bpf/lower_maps.h"
 
 namespace gpubt::codegen::bpf {
@@ -64,24 +65,10 @@ static llvm::Value *strings_equal(LowerCtx &c, Val a, uint32_t na, Val b2, uint3
 }
 
 static Val lower_logical(LowerCtx &c, const BinaryExpr &e) {
-  bool is_and = e.op == BinaryOp::LogicalAnd;
   llvm::Value *l = truthy(c, lower_expr(c, *e.lhs));
-  llvm::BasicBlock *lhs_end = c.b.GetInsertBlock();
-  auto *rhs_bb = llvm::BasicBlock::Create(c.ctx, is_and ? "and.rhs" : "or.rhs", c.fn);
-  auto *done = llvm::BasicBlock::Create(c.ctx, "logic.done", c.fn);
-  if (is_and)
-    c.b.CreateCondBr(l, rhs_bb, done);
-  else
-    c.b.CreateCondBr(l, done, rhs_bb);
-  c.b.SetInsertPoint(rhs_bb);
-  llvm::Value *r = truthy(c, lower_expr(c, *e.rhs));
-  llvm::BasicBlock *rhs_end = c.b.GetInsertBlock();
-  c.b.CreateBr(done);
-  c.b.SetInsertPoint(done);
-  auto *phi = c.b.CreatePHI(c.b.getInt1Ty(), 2);
-  phi->addIncoming(c.b.getInt1(!is_and), lhs_end);
-  phi->addIncoming(r, rhs_end);
-  return {to_i64(c, phi)};
+  return {to_i64(c, emit_short_circuit(c.b, c.fn, e.op == BinaryOp::LogicalAnd, l, [&] {
+            return truthy(c, lower_expr(c, *e.rhs));
+          }))};
 }
 
 static Val lower_binary(LowerCtx &c, const BinaryExpr &e) {

@@ -4,6 +4,7 @@
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
 #include "codegen/bpf/lower_maps.h"
+#include "codegen/ir_control.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -51,18 +52,11 @@ void lower_var_assign(LowerCtx &c, const VarAssignStmt &s) {
 
 void lower_if(LowerCtx &c, const IfStmt &s) {
   llvm::Value *cond = truthy(c, lower_expr(c, *s.cond));
-  auto *then_bb = llvm::BasicBlock::Create(c.ctx, "if.then", c.fn);
-  auto *else_bb = llvm::BasicBlock::Create(c.ctx, "if.else", c.fn);
-  auto *done = llvm::BasicBlock::Create(c.ctx, "if.done", c.fn);
-  c.b.CreateCondBr(cond, then_bb, else_bb);
-  c.b.SetInsertPoint(then_bb);
-  lower_block(c, *s.then_block);
-  c.b.CreateBr(done);
-  c.b.SetInsertPoint(else_bb);
-  if (s.else_block)
-    lower_block(c, *s.else_block);
-  c.b.CreateBr(done);
-  c.b.SetInsertPoint(done);
+  emit_if_else(c.b, c.fn, cond, [&] { lower_block(c, *s.then_block); },
+               [&] {
+                 if (s.else_block)
+                   lower_block(c, *s.else_block);
+               });
 }
 
 } // namespace

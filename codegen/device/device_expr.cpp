@@ -5,6 +5,7 @@
 
 #include "codegen/device/device_context.h"
 #include "codegen/int_ops.h"
+#include "codegen/ir_control.h"
 #include "runtime/abi/device_abi.h"
 #include "stdlib/builtins.h"
 #include "stdlib/functions.h"
@@ -117,24 +118,10 @@ DVal lower_call(DevCtx &c, const CallExpr &call) {
 }
 
 DVal lower_logical(DevCtx &c, const BinaryExpr &e) {
-  bool is_and = e.op == BinaryOp::LogicalAnd;
   llvm::Value *l = truthy(c, lower_expr(c, *e.lhs));
-  llvm::BasicBlock *lhs_end = c.b.GetInsertBlock();
-  auto *rhs_bb = llvm::BasicBlock::Create(c.ctx, "rhs", c.fn);
-  auto *done = llvm::BasicBlock::Create(c.ctx, "logic.done", c.fn);
-  if (is_and)
-    c.b.CreateCondBr(l, rhs_bb, done);
-  else
-    c.b.CreateCondBr(l, done, rhs_bb);
-  c.b.SetInsertPoint(rhs_bb);
-  llvm::Value *r = truthy(c, lower_expr(c, *e.rhs));
-  llvm::BasicBlock *rhs_end = c.b.GetInsertBlock();
-  c.b.CreateBr(done);
-  c.b.SetInsertPoint(done);
-  auto *phi = c.b.CreatePHI(c.b.getInt1Ty(), 2);
-  phi->addIncoming(c.b.getInt1(!is_and), lhs_end);
-  phi->addIncoming(r, rhs_end);
-  return {i64_of(c, phi)};
+  return {i64_of(c, emit_short_circuit(c.b, c.fn, e.op == BinaryOp::LogicalAnd, l, [&] {
+            return truthy(c, lower_expr(c, *e.rhs));
+          }))};
 }
 
 DVal lower_binary(DevCtx &c, const BinaryExpr &e) {
@@ -289,18 +276,11 @@ void lower_var_assign(DevCtx &c, const VarAssignStmt &s) {
 
 void lower_if(DevCtx &c, const IfStmt &s) {
   llvm::Value *cond = truthy(c, lower_expr(c, *s.cond));
-  auto *then_bb = llvm::BasicBlock::Create(c.ctx, "if.then", c.fn);
-  auto *else_bb = llvm::BasicBlock::Create(c.ctx, "if.else", c.fn);
-  auto *done = llvm::BasicBlock::Create(c.ctx, "if.done", c.fn);
-  c.b.CreateCondBr(cond, then_bb, else_bb);
-  c.b.SetInsertPoint(then_bb);
-  lower_block(c, *s.then_block);
-  c.b.CreateBr(done);
-  c.b.SetInsertPoint(else_bb);
-  if (s.else_block)
-    lower_block(c, *s.else_block);
-  c.b.CreateBr(done);
-  c.b.SetInsertPoint(done);
+  emit_if_else(c.b, c.fn, cond, [&] { lower_block(c, *s.then_block); },
+               [&] {
+                 if (s.else_block)
+                   lower_block(c, *s.else_block);
+               });
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 
 #include "codegen/device/device_context.h"
 #include "codegen/int_ops.h"
+#include "codegen/ir_control.h"
 #include "runtime/abi/device_abi.h"
 
 namespace gpubt::codegen::device {
@@ -169,12 +170,7 @@ llvm::Value *value_ptr(DevCtx &c, const DeviceMap &dm, llvm::Value *entry, uint3
 
 // Runs BODY (with the builder inside) only where COND holds.
 void when(DevCtx &c, llvm::Value *cond, const std::function<void()> &body) {
-  auto *then = block(c, "when"), *after = block(c, "when.done");
-  c.b.CreateCondBr(cond, then, after);
-  c.b.SetInsertPoint(then);
-  body();
-  c.b.CreateBr(after);
-  c.b.SetInsertPoint(after);
+  emit_if_else(c.b, c.fn, cond, body, {});
 }
 
 // OP over V of every lane in GROUP (each of them runs this with the same GROUP).
