@@ -57,7 +57,8 @@ std::string symbol(uint64_t addr, const Symbolizer &symbolize) {
   return buf;
 }
 
-// bpftrace's layout: a line per frame after a newline, so a map key reads "@[\n    main\n]".
+// bpftrace's layout: a line per frame after a newline, so a map key reads "@[\n    main\n]";
+// C++ frames demangled.
 std::string user_stack(const ValueType &type, const uint8_t *data, const Symbolizer &symbolize) {
   std::string out = "\n";
   for (uint32_t off = 0; off + 8 <= type.size; off += 8) {
@@ -65,7 +66,7 @@ std::string user_stack(const ValueType &type, const uint8_t *data, const Symboli
     std::memcpy(&addr, data + off, 8);
     if (addr == 0)
       break;
-    out += "    " + symbol(addr, symbolize) + "\n";
+    out += "    " + demangle_symbol(symbol(addr, symbolize)) + "\n"; // as bpftrace's ustack
   }
   return out;
 }
