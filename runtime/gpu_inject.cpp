@@ -114,6 +114,16 @@ std::vector<std::string> gpu_archs(const abi::ProgramSpec &spec, const std::stri
   return archs;
 }
 
+// The PTX names the SM codegen assumed (".target sm_90"); each GPU gets it for its own SM, and
+// ptxas says so if a probe uses an instruction that SM lacks.
+std::string retarget_ptx(const std::string &ptx, const std::string &arch) {
+  size_t at = ptx.find(".target ");
+  if (at == std::string::npos)
+    return ptx;
+  size_t begin = at + 8, end = ptx.find_first_of(",\n", begin);
+  return ptx.substr(0, begin) + arch + ptx.substr(end == std::string::npos ? ptx.size() : end);
+}
+
 } // namespace
 
 GpuRun::GpuRun(GpuRun &&o) noexcept
@@ -145,12 +155,11 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, bool verbose) {
   run.dir = tmpl;
   run.config_path = run.dir + "/agent.cfg";
   run.results_path = run.dir + "/results.bin";
-  std::string ptx = run.dir + "/probes.ptx";
-  std::ofstream(ptx) << spec.device.ptx;
-
   abi::AgentConfig config;
   std::string ptxas = find_ptxas();
   for (const auto &arch : gpu_archs(spec, run.dir)) {
+    std::string ptx = run.dir + "/probes." + arch + ".ptx";
+    std::ofstream(ptx) << retarget_ptx(spec.device.ptx, arch);
     std::string cubin = run.dir + "/probes." + arch + ".cubin", log = run.dir + "/" + arch + ".log";
     int st = run_tool({ptxas, "-arch=" + arch, "--compile-as-tools-patch", ptx, "-o", cubin}, log);
     if (st != 0)

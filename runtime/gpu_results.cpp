@@ -1,8 +1,6 @@
-// The agent's results file -> GpuOutcome (see gpu_inject.h). Each CUDA context kept its own
-// device maps; a key seen in several becomes one entry with one value per context, which the
-// printers merge like per-CPU values.
+// The agent's results file -> GpuOutcome (see gpu_inject.h): each CUDA context's device maps
+// merged by runtime/device_maps, its printf records appended in context order.
 #include <fstream>
-#include <map>
 #include <sstream>
 
 #include "runtime/abi/agent_protocol.h"
@@ -23,40 +21,31 @@ Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRu
     return make_error(results.error());
 
   const auto &layouts = spec.device.maps;
-  std::vector<std::map<std::vector<uint8_t>, MapEntry>> merged(layouts.size());
-  std::vector<uint64_t> drops(layouts.size());
+  std::vector<DeviceMapSnapshot> merged(layouts.size());
   GpuOutcome out;
   out.maps.resize(spec.maps.size());
+  auto valid = [&](size_t j) {
+    return layouts[j].map_index >= 0 && size_t(layouts[j].map_index) < spec.maps.size();
+  };
   for (const auto &img : results->images) {
     for (size_t j = 0; j < layouts.size() && j < img.maps.size(); ++j) {
-      int index = layouts[j].map_index;
-      if (index < 0 || size_t(index) >= spec.maps.size() || img.maps[j].empty())
+      if (!valid(j) || img.maps[j].empty())
         continue;
-      auto snap = read_device_map(spec.maps[index], layouts[j], img.maps[j].data(),
-                                  img.maps[j].size());
-      if (!snap) {
-        out.warnings.push_back(snap.error());
-        continue;
-      }
-      drops[j] += snap->drops;
-      for (auto &e : snap->data) {
-        MapEntry &m = merged[j][e.key];
-        m.key = e.key;
-        for (auto &v : e.values)
-          m.values.push_back(std::move(v));
-      }
+      auto st = add_device_map_image(spec.maps[layouts[j].map_index], layouts[j],
+                                     img.maps[j].data(), img.maps[j].size(), merged[j]);
+      if (!st)
+        out.warnings.push_back(st.error());
     }
     out.ring_records.insert(out.ring_records.end(), img.ring_records.begin(),
                             img.ring_records.end());
     out.ring_drops += img.ring_drops;
   }
   for (size_t j = 0; j < layouts.size(); ++j) {
-    int index = layouts[j].map_index;
-    if (index < 0 || size_t(index) >= spec.maps.size())
+    if (!valid(j))
       continue;
-    for (auto &[key, entry] : merged[j])
-      out.maps[index].push_back(std::move(entry));
-    std::string warning = device_map_drops_message(spec.maps[index], layouts[j], drops[j]);
+    int index = layouts[j].map_index;
+    out.maps[index] = std::move(merged[j].data);
+    std::string warning = device_map_drops_message(spec.maps[index], layouts[j], merged[j].drops);
     if (!warning.empty())
       out.warnings.push_back(warning);
   }

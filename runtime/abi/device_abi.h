@@ -67,7 +67,8 @@ struct gpubt_device_ctx {
  * writes key and initial value, fences, then stores READY; a thread that finds BUSY waits for
  * READY. Slots are found by open addressing (linear probing from a hash of the key words; the
  * hash is private to codegen: readers scan every slot). When no slot is free the update is
- * dropped and `drops` incremented. */
+ * dropped and `drops` incremented: the probe sequence must be able to reach every slot (on the
+ * H100 the mission example, 50176 tids in 65536 slots, lost 6-9 updates to a 128-slot limit). */
 #define GPUBT_SLOT_EMPTY 0u
 #define GPUBT_SLOT_BUSY 1u
 #define GPUBT_SLOT_READY 2u

@@ -236,6 +236,21 @@ def gpubt_cases(a, plain):
                'gpu:kretprobe:grid3d < @[bdim_x, bdim_y, bdim_z, gdim_x, gdim_y] = count(); >',
                f'{b}/grid3d', dims, plain['grid3d'])
 
+    def two_contexts(p):
+        c = keyed_counts(p.stdout)
+        return c == {str(i): 2 for i in range(256)}, f'{len(c)} keys, values {set(c.values())}'
+    gpubt_case(a, 'gpubt: two CUDA contexts (one destroyed early) merged',
+               'gpu:kretprobe:scale < @[tid] = count(); >', f'{b}/multi_ctx {b}/scale.cubin',
+               two_contexts, plain['multi_ctx'])
+
+    def printf(p):
+        lines = [l for l in p.stdout.splitlines() if l.startswith('tid ')]
+        want = ['tid 0 bid 0,0', 'tid 1 bid 0,0', 'tid 2 bid 0,0']
+        return sorted(lines) == want, f'{lines}'
+    gpubt_case(a, 'gpubt: printf from the GPU',
+               'gpu:kretprobe:grid3d /tid < 3/ < printf("tid %d bid %d,%d\\n", tid, bid_x, bid_y); >',
+               f'{b}/grid3d', printf, plain['grid3d'])
+
     def nomatch(p):
         return p.returncode == 0 and 'noSuchKernel' in p.stderr, f'exit {p.returncode}'
     gpubt_case(a, 'gpubt: kernel matching nothing', 'gpu:kretprobe:noSuchKernel < @ = count(); >',
@@ -295,7 +310,8 @@ def main():
     a = ap.parse_args()
     plain = {}
     for prog, args in [('vectorAdd', ['50000', '3']), ('vectorAdd_sass', ['50000', '3']),
-                       ('vectorAdd_ptx', ['50000', '2']), ('grid3d', [])]:
+                       ('vectorAdd_ptx', ['50000', '2']), ('grid3d', []),
+                       ('multi_ctx', [f'{a.bin}/scale.cubin'])]:
         p, _ = run([f'{a.bin}/{prog}'] + args)
         plain[prog] = checksum(p.stdout)
         row(f'plain run {prog}', p.returncode == 0 and plain[prog] is not None, p.stdout.strip())

@@ -1,0 +1,190 @@
+// The host side of gpu probes without a GPU: probe PTX assembled by the real ptxas into the run's
+// folder with the agent config, and the agent's results file (two CUDA contexts) read back into
+// merged MapData.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/abi/agent_protocol.h"
+#include "runtime/abi/device_abi.h"
+#include "runtime/gpu_inject.h"
+
+using namespace gpubt;
+
+namespace {
+
+const char *kEmptyPatch = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .func (.param .b32 func_retval0) gpubt_probe_0(.param .b64 p0, .param .b64 p1)
+{
+	.reg .b32 %r<2>;
+	mov.u32 %r1, 0;
+	st.param.b32 [func_retval0], %r1;
+	ret;
+}
+)";
+
+std::string ptxas() {
+  for (const char *p : {"/usr/local/cuda/bin/ptxas", "/usr/bin/ptxas"})
+    if (access(p, X_OK) == 0)
+      return p;
+  return "";
+}
+
+gpubt::abi::ProgramSpec count_by_key_spec() {
+  gpubt::abi::ProgramSpec spec;
+  gpubt::abi::MapSpec m;
+  m.name = "@";
+  m.agg = gpubt::abi::AggKind::Count;
+  m.key = {gpubt::abi::ValueType::Int, 8};
+  m.value = {gpubt::abi::ValueType::Int, 8};
+  m.key_size = 8;
+  m.value_size = 8;
+  spec.maps = {m};
+  gpubt::abi::DeviceMapSpec d;
+  d.map_index = 0;
+  d.capacity = 4;
+  d.key_size = 8;
+  d.value_size = 8;
+  d.entry_size = 24;
+  spec.device.maps = {d};
+  spec.device.probes = {{"gpu:kretprobe:k", "k", true, "gpubt_probe_0"}};
+  spec.device.ptx = kEmptyPatch;
+  spec.device.arch = "sm_90";
+  return spec;
+}
+
+// A device map image: header, then (key, count) in the first slots.
+std::vector<uint8_t> image(const std::vector<std::pair<uint64_t, uint64_t>> &rows, uint64_t drops) {
+  std::vector<uint64_t> words(4 + 4 * 3);
+  gpubt_device_map_header h{4, 8, 8, 24, drops, 0};
+  std::memcpy(words.data(), &h, sizeof h);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    words[4 + 3 * i] = GPUBT_SLOT_READY;
+    words[5 + 3 * i] = rows[i].first;
+    words[6 + 3 * i] = rows[i].second;
+  }
+  auto *p = reinterpret_cast<uint8_t *>(words.data());
+  return {p, p + words.size() * 8};
+}
+
+struct Env {
+  Env() {
+    std::ofstream("/tmp/gpubt-test-agent.so") << "";
+    setenv("GPUBT_AGENT_PATH", "/tmp/gpubt-test-agent.so", 1);
+    setenv("GPUBT_GPU_ARCH", "sm_90,sm_80", 1);
+    if (!ptxas().empty())
+      setenv("GPUBT_PTXAS", ptxas().c_str(), 1);
+  }
+  ~Env() {
+    unsetenv("GPUBT_AGENT_PATH");
+    unsetenv("GPUBT_GPU_ARCH");
+    unsetenv("GPUBT_PTXAS");
+    unlink("/tmp/gpubt-test-agent.so");
+  }
+};
+
+} // namespace
+
+TEST(GpuInject, AssemblesProbesAndWritesConfig) {
+  if (ptxas().empty())
+    GTEST_SKIP() << "no ptxas";
+  Env env;
+  auto spec = count_by_key_spec();
+  std::string dir;
+  {
+    auto run = runtime::prepare_gpu_run(spec, false);
+    ASSERT_TRUE(run) << run.error();
+    dir = run->dir;
+    std::ifstream in(run->config_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto config = gpubt::abi::parse_agent_config(text.str());
+    ASSERT_TRUE(config) << config.error();
+    ASSERT_EQ(config->cubins.size(), 2u);
+    for (const auto &c : config->cubins) {
+      struct stat st;
+      EXPECT_EQ(stat(c.path.c_str(), &st), 0) << c.path;
+      EXPECT_GT(st.st_size, 0);
+    }
+    EXPECT_EQ(config->probes.size(), 1u);
+    EXPECT_EQ(config->maps.size(), 1u);
+    EXPECT_EQ(config->results_path, run->results_path);
+    ASSERT_EQ(run->env.size(), 2u);
+    EXPECT_EQ(run->env[0].first, "CUDA_INJECTION64_PATH");
+    EXPECT_EQ(run->env[0].second, "/tmp/gpubt-test-agent.so");
+  }
+  EXPECT_NE(access(dir.c_str(), F_OK), 0) << "the run's folder is removed";
+}
+
+TEST(GpuInject, PtxasErrorIsReported) {
+  if (ptxas().empty())
+    GTEST_SKIP() << "no ptxas";
+  Env env;
+  auto spec = count_by_key_spec();
+  spec.device.ptx = "this is not PTX";
+  auto run = runtime::prepare_gpu_run(spec, false);
+  ASSERT_FALSE(run);
+  EXPECT_NE(run.error().find("assembling the gpu probes for sm_90"), std::string::npos)
+      << run.error();
+}
+
+TEST(GpuInject, NoAgentIsAUserError) {
+  setenv("GPUBT_AGENT_PATH", "/nonexistent/libgpubt_agent.so", 1);
+  auto run = runtime::prepare_gpu_run(count_by_key_spec(), false);
+  unsetenv("GPUBT_AGENT_PATH");
+  ASSERT_FALSE(run);
+  EXPECT_NE(run.error().find("GPUBT_AGENT_PATH"), std::string::npos);
+}
+
+TEST(GpuResults, ContextsMergeAndDropsWarn) {
+  if (ptxas().empty())
+    GTEST_SKIP() << "no ptxas";
+  Env env;
+  auto spec = count_by_key_spec();
+  auto run = runtime::prepare_gpu_run(spec, false);
+  ASSERT_TRUE(run) << run.error();
+  gpubt::abi::AgentResults r;
+  gpubt::abi::DeviceImage a, b;
+  a.device = 0;
+  a.maps = {image({{5, 2}, {7, 1}}, 0)};
+  b.device = 1;
+  b.maps = {image({{5, 3}}, 4)};
+  b.ring_drops = 2;
+  r.images = {a, b};
+  std::ofstream(run->results_path, std::ios::binary) << gpubt::abi::write_agent_results(r);
+  auto out = runtime::collect_gpu_results(spec, *run);
+  ASSERT_TRUE(out) << out.error();
+  ASSERT_EQ(out->maps.size(), 1u);
+  std::map<uint64_t, uint64_t> sums;
+  for (const auto &e : out->maps[0]) {
+    uint64_t k;
+    std::memcpy(&k, e.key.data(), 8);
+    for (const auto &v : e.values) {
+      uint64_t x;
+      std::memcpy(&x, v.data(), 8);
+      sums[k] += x;
+    }
+  }
+  EXPECT_EQ(sums, (std::map<uint64_t, uint64_t>{{5, 5}, {7, 1}}));
+  EXPECT_EQ(out->ring_drops, 2u);
+  ASSERT_EQ(out->warnings.size(), 1u);
+  EXPECT_NE(out->warnings[0].find("Lost 4"), std::string::npos) << out->warnings[0];
+}
+
+TEST(GpuResults, MissingResultsFile) {
+  if (ptxas().empty())
+    GTEST_SKIP() << "no ptxas";
+  Env env;
+  auto spec = count_by_key_spec();
+  auto run = runtime::prepare_gpu_run(spec, false);
+  ASSERT_TRUE(run) << run.error();
+  EXPECT_FALSE(runtime::collect_gpu_results(spec, *run));
+}
