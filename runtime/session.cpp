@@ -1,6 +1,7 @@
 // The run of one program: setup, attach, the ring buffer loop and the END/print phase.
 #include "runtime/session.h"
 #include "runtime/attach.h"
+#include "runtime/detach.h"
 #include "runtime/binary_paths.h"
 #include "runtime/exit_hold.h"
 #include "runtime/kernel_names.h"
@@ -8,6 +9,7 @@
 #include "runtime/map_ops.h"
 #include "runtime/symbolizer.h"
 #include "runtime/triggers.h"
+#include <cstdio>
 #include <bpf/libbpf.h>
 #include <cerrno>
 #include <csignal>
@@ -76,6 +78,7 @@ Session::Session(const abi::ProgramSpec &spec, SessionOptions options)
 }
 
 Session::~Session() {
+  detach_all(events_);
   if (rb_)
     ring_buffer__free(rb_);
 }
@@ -180,7 +183,14 @@ Result<int> Session::attach() {
   return attached;
 }
 
-void Session::run_begin() { fire_trigger(abi::AttachKind::Begin); }
+void Session::run_triggers(abi::AttachKind kind) {
+  for (size_t i = 0; i < spec_.probes.size(); ++i)
+    if (spec_.probes[i].kind == kind)
+      if (auto st = run_once(progs_[i].get()); !st)
+        std::fprintf(stderr, "ERROR: %s: %s\n", spec_.probes[i].name.c_str(), st.error().c_str());
+}
+
+void Session::run_begin() { run_triggers(abi::AttachKind::Begin); }
 
 int Session::handle_event_thunk(const void *data, size_t size) {
   if (size < sizeof(abi::EventHeader) || !handler_)
@@ -273,7 +283,7 @@ void Session::run_end(EventHandler &handler) {
   if (rb_ && exit_requested_)
     ring_buffer__consume(rb_);
   exit_requested_ = false;
-  fire_trigger(abi::AttachKind::End);
+  run_triggers(abi::AttachKind::End);
   consume(handler);
 }
 

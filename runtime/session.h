@@ -43,8 +43,8 @@ public:
                                                  SessionOptions options);
   ~Session();
 
-  // Attaches every probe (BEGIN/END too: uprobes on gpubt's own trigger functions, fired only
-  // by run_begin/run_end). Returns how many events were attached, wildcards expanded, which
+  // Attaches every probe (BEGIN/END attach to nothing: run_begin/run_end run them once, see
+  // triggers.h, but they count). Returns how many events were attached, wildcards expanded, which
   // is the N of bpftrace's "Attaching N probes...". A uprobe pattern that matches nothing is
   // skipped, as bpftrace does, with a line in unmatched().
   Result<int> attach();
@@ -72,6 +72,7 @@ private:
   Session(const abi::ProgramSpec &spec, SessionOptions options);
   Status setup();
   void consume(EventHandler &handler);
+  void run_triggers(abi::AttachKind kind); // BEGIN or END programs, once each
 
   abi::ProgramSpec spec_;
   SessionOptions options_;

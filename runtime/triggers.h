@@ -1,19 +1,12 @@
-// BEGIN and END run as uprobes on these two functions of gpubt itself, which the session calls
-// (bpftrace's approach: the program sees a normal probe context and runs exactly once).
+// BEGIN and END: raw tracepoint programs run exactly once, when the session says, through
+// BPF_PROG_TEST_RUN in gpubt's own context (pid and comm are gpubt's, as in bpftrace). bpftrace
+// attaches uprobes to functions of its own instead; each uprobe detach waits for an RCU grace
+// period (~100 ms here), which was most of a short run's time.
 #pragma once
-#include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
-#include "runtime/symbols.h"
-
-extern "C" void gpubt_begin_trigger();
-extern "C" void gpubt_end_trigger();
 
 namespace gpubt::runtime {
 
-// Where the trigger for KIND (Begin or End) lives in this process's executable file.
-Result<UprobeTarget> trigger_target(abi::AttachKind kind);
-
-// Calls the trigger for KIND (Begin or End).
-void fire_trigger(abi::AttachKind kind);
+Status run_once(int prog_fd);
 
 } // namespace gpubt::runtime
