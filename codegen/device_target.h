@@ -30,8 +30,8 @@ struct TargetOptions {
 class DeviceTarget {
 public:
   virtual ~DeviceTarget() = default;
-  virtual std::string name() const = 0;                        // "ptx"
-  virtual void prepare_module(llvm::Module &m) const = 0;      // triple, data layout
+  virtual std::string name() const = 0;                   // "ptx"
+  virtual void prepare_module(llvm::Module &m) const = 0; // triple, data layout
   virtual llvm::Value *thread_index(llvm::IRBuilder<> &b, Dim d) const = 0;
   virtual llvm::Value *block_index(llvm::IRBuilder<> &b, Dim d) const = 0;
   virtual llvm::Value *block_dim(llvm::IRBuilder<> &b, Dim d) const = 0;

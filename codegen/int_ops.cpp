@@ -21,9 +21,15 @@ llvm::Value *int_binop(llvm::IRBuilder<> &b, BinaryOp op, llvm::Value *l, llvm::
   llvm::Value *v = nullptr;
   auto *zero = b.getInt64(0);
   switch (op) {
-  case BinaryOp::Add: v = b.CreateAdd(l, r); break;
-  case BinaryOp::Sub: v = b.CreateSub(l, r); break;
-  case BinaryOp::Mul: v = b.CreateMul(l, r); break;
+  case BinaryOp::Add:
+    v = b.CreateAdd(l, r);
+    break;
+  case BinaryOp::Sub:
+    v = b.CreateSub(l, r);
+    break;
+  case BinaryOp::Mul:
+    v = b.CreateMul(l, r);
+    break;
   // bpftrace divides unsigned (BPF v3 has no signed division) and the kernel answers 0 for
   // x / 0 and x for x % 0; a safe divisor keeps LLVM from folding a literal 0 to poison.
   case BinaryOp::Div:
@@ -34,18 +40,40 @@ llvm::Value *int_binop(llvm::IRBuilder<> &b, BinaryOp op, llvm::Value *l, llvm::
                             : b.CreateSelect(is_zero, l, b.CreateURem(l, safe));
     break;
   }
-  case BinaryOp::BitAnd: v = b.CreateAnd(l, r); break;
-  case BinaryOp::BitOr: v = b.CreateOr(l, r); break;
-  case BinaryOp::BitXor: v = b.CreateXor(l, r); break;
+  case BinaryOp::BitAnd:
+    v = b.CreateAnd(l, r);
+    break;
+  case BinaryOp::BitOr:
+    v = b.CreateOr(l, r);
+    break;
+  case BinaryOp::BitXor:
+    v = b.CreateXor(l, r);
+    break;
   // Shifts past 63 are poison in LLVM; mask like the BPF instruction does.
-  case BinaryOp::Shl: v = b.CreateShl(l, b.CreateAnd(r, 63)); break;
-  case BinaryOp::Shr: v = b.CreateLShr(l, b.CreateAnd(r, 63)); break;
-  case BinaryOp::Eq: v = bool64(b.CreateICmpEQ(l, r)); break;
-  case BinaryOp::Ne: v = bool64(b.CreateICmpNE(l, r)); break;
-  case BinaryOp::Lt: v = bool64(is_signed ? b.CreateICmpSLT(l, r) : b.CreateICmpULT(l, r)); break;
-  case BinaryOp::Le: v = bool64(is_signed ? b.CreateICmpSLE(l, r) : b.CreateICmpULE(l, r)); break;
-  case BinaryOp::Gt: v = bool64(is_signed ? b.CreateICmpSGT(l, r) : b.CreateICmpUGT(l, r)); break;
-  case BinaryOp::Ge: v = bool64(is_signed ? b.CreateICmpSGE(l, r) : b.CreateICmpUGE(l, r)); break;
+  case BinaryOp::Shl:
+    v = b.CreateShl(l, b.CreateAnd(r, 63));
+    break;
+  case BinaryOp::Shr:
+    v = b.CreateLShr(l, b.CreateAnd(r, 63));
+    break;
+  case BinaryOp::Eq:
+    v = bool64(b.CreateICmpEQ(l, r));
+    break;
+  case BinaryOp::Ne:
+    v = bool64(b.CreateICmpNE(l, r));
+    break;
+  case BinaryOp::Lt:
+    v = bool64(is_signed ? b.CreateICmpSLT(l, r) : b.CreateICmpULT(l, r));
+    break;
+  case BinaryOp::Le:
+    v = bool64(is_signed ? b.CreateICmpSLE(l, r) : b.CreateICmpULE(l, r));
+    break;
+  case BinaryOp::Gt:
+    v = bool64(is_signed ? b.CreateICmpSGT(l, r) : b.CreateICmpUGT(l, r));
+    break;
+  case BinaryOp::Ge:
+    v = bool64(is_signed ? b.CreateICmpSGE(l, r) : b.CreateICmpUGE(l, r));
+    break;
   case BinaryOp::LogicalAnd:
     v = bool64(b.CreateAnd(b.CreateICmpNE(l, zero), b.CreateICmpNE(r, zero)));
     break;
@@ -72,8 +100,8 @@ llvm::Value *hist_bucket(llvm::IRBuilder<> &b, llvm::Value *v) {
 // 0 below min, 1 + (v - min) / step inside, 1 + (max - min) / step at or above max.
 llvm::Value *lhist_bucket(llvm::IRBuilder<> &b, llvm::Value *v, const Type &t) {
   int64_t step = t.lhist_step > 0 ? t.lhist_step : 1;
-  auto *mid = b.CreateAdd(
-      b.CreateUDiv(b.CreateSub(v, b.getInt64(t.lhist_min)), b.getInt64(step)), b.getInt64(1));
+  auto *mid = b.CreateAdd(b.CreateUDiv(b.CreateSub(v, b.getInt64(t.lhist_min)), b.getInt64(step)),
+                          b.getInt64(1));
   auto *last = b.getInt64(1 + (t.lhist_max - t.lhist_min) / step);
   auto *idx = b.CreateSelect(b.CreateICmpSGE(v, b.getInt64(t.lhist_max)), last, mid);
   return b.CreateSelect(b.CreateICmpSLT(v, b.getInt64(t.lhist_min)), b.getInt64(0), idx);

@@ -13,8 +13,8 @@ llvm::Value *normalize_int(llvm::IRBuilder<> &b, llvm::Value *v, const frontend:
 
 // Unsigned / and % (x / 0 == 0, x % 0 == x), shifts masked to 63, comparisons as 0/1; the
 // result cut to RESULT's width.
-llvm::Value *int_binop(llvm::IRBuilder<> &b, frontend::BinaryOp op, llvm::Value *l,
-                       llvm::Value *r, bool is_signed, const frontend::Type &result);
+llvm::Value *int_binop(llvm::IRBuilder<> &b, frontend::BinaryOp op, llvm::Value *l, llvm::Value *r,
+                       bool is_signed, const frontend::Type &result);
 
 // Bucket indexes as runtime/abi/program_spec.h numbers them.
 llvm::Value *hist_bucket(llvm::IRBuilder<> &b, llvm::Value *v);

@@ -34,12 +34,15 @@ uint32_t host_user_key_size(const abi::MapSpec &m) {
 uint32_t host_value_size(const abi::MapSpec &m) {
   switch (m.agg) {
   case abi::AggKind::Count:
-  case abi::AggKind::Sum: return 8;
+  case abi::AggKind::Sum:
+    return 8;
   case abi::AggKind::Min:
   case abi::AggKind::Max:
   case abi::AggKind::Avg:
-  case abi::AggKind::Stats: return 16;
-  default: return m.value.size ? m.value.size : 8;
+  case abi::AggKind::Stats:
+    return 16;
+  default:
+    return m.value.size ? m.value.size : 8;
   }
 }
 
@@ -55,7 +58,9 @@ void add_row(DeviceMapSnapshot &into, std::vector<uint8_t> key, const uint8_t *v
 Status add_device_map_image(const abi::MapSpec &map, const abi::DeviceMapSpec &layout,
                             const uint8_t *image, size_t size, DeviceMapSnapshot &into) {
   const auto &L = layout;
-  auto fail = [&](const std::string &why) { return make_error("device map " + map.name + ": " + why); };
+  auto fail = [&](const std::string &why) {
+    return make_error("device map " + map.name + ": " + why);
+  };
   if (size < sizeof(gpubt_device_map_header) || size < L.storage_size())
     return fail("image of " + std::to_string(size) + " bytes, expected " +
                 std::to_string(L.storage_size()));
@@ -96,9 +101,8 @@ Status add_device_map_image(const abi::MapSpec &map, const abi::DeviceMapSpec &l
   return Ok{};
 }
 
-Result<DeviceMapSnapshot> read_device_map(const abi::MapSpec &map,
-                                          const abi::DeviceMapSpec &layout, const uint8_t *image,
-                                          size_t size) {
+Result<DeviceMapSnapshot> read_device_map(const abi::MapSpec &map, const abi::DeviceMapSpec &layout,
+                                          const uint8_t *image, size_t size) {
   DeviceMapSnapshot out;
   if (auto st = add_device_map_image(map, layout, image, size, out); !st)
     return make_error(st.error());

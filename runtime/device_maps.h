@@ -25,9 +25,8 @@ Status add_device_map_image(const abi::MapSpec &map, const abi::DeviceMapSpec &l
                             const uint8_t *image, size_t size, DeviceMapSnapshot &into);
 
 // One image alone.
-Result<DeviceMapSnapshot> read_device_map(const abi::MapSpec &map,
-                                          const abi::DeviceMapSpec &layout, const uint8_t *image,
-                                          size_t size);
+Result<DeviceMapSnapshot> read_device_map(const abi::MapSpec &map, const abi::DeviceMapSpec &layout,
+                                          const uint8_t *image, size_t size);
 
 // The warning printed with a map whose updates were dropped ("" when none were).
 std::string device_map_drops_message(const abi::MapSpec &map, const abi::DeviceMapSpec &layout,

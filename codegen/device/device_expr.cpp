@@ -23,16 +23,16 @@ llvm::Value *i64_of(DevCtx &c, llvm::Value *i1) { return c.b.CreateZExt(i1, c.b.
 llvm::Value *linear_thread_in_block(DevCtx &c) {
   auto &t = c.target;
   auto *bx = t.block_dim(c.b, Dim::X), *by = t.block_dim(c.b, Dim::Y);
-  auto *yz = c.b.CreateAdd(t.thread_index(c.b, Dim::Y),
-                           c.b.CreateMul(t.thread_index(c.b, Dim::Z), by));
+  auto *yz =
+      c.b.CreateAdd(t.thread_index(c.b, Dim::Y), c.b.CreateMul(t.thread_index(c.b, Dim::Z), by));
   return c.b.CreateAdd(t.thread_index(c.b, Dim::X), c.b.CreateMul(yz, bx));
 }
 
 llvm::Value *linear_block(DevCtx &c) {
   auto &t = c.target;
   auto *gx = t.grid_dim(c.b, Dim::X), *gy = t.grid_dim(c.b, Dim::Y);
-  auto *yz = c.b.CreateAdd(t.block_index(c.b, Dim::Y),
-                           c.b.CreateMul(t.block_index(c.b, Dim::Z), gy));
+  auto *yz =
+      c.b.CreateAdd(t.block_index(c.b, Dim::Y), c.b.CreateMul(t.block_index(c.b, Dim::Z), gy));
   return c.b.CreateAdd(t.block_index(c.b, Dim::X), c.b.CreateMul(yz, gx));
 }
 
@@ -119,9 +119,8 @@ DVal lower_call(DevCtx &c, const CallExpr &call) {
 
 DVal lower_logical(DevCtx &c, const BinaryExpr &e) {
   llvm::Value *l = truthy(c, lower_expr(c, *e.lhs));
-  return {i64_of(c, emit_short_circuit(c.b, c.fn, e.op == BinaryOp::LogicalAnd, l, [&] {
-            return truthy(c, lower_expr(c, *e.rhs));
-          }))};
+  return {i64_of(c, emit_short_circuit(c.b, c.fn, e.op == BinaryOp::LogicalAnd, l,
+                                       [&] { return truthy(c, lower_expr(c, *e.rhs)); }))};
 }
 
 DVal lower_binary(DevCtx &c, const BinaryExpr &e) {
@@ -276,11 +275,12 @@ void lower_var_assign(DevCtx &c, const VarAssignStmt &s) {
 
 void lower_if(DevCtx &c, const IfStmt &s) {
   llvm::Value *cond = truthy(c, lower_expr(c, *s.cond));
-  emit_if_else(c.b, c.fn, cond, [&] { lower_block(c, *s.then_block); },
-               [&] {
-                 if (s.else_block)
-                   lower_block(c, *s.else_block);
-               });
+  emit_if_else(
+      c.b, c.fn, cond, [&] { lower_block(c, *s.then_block); },
+      [&] {
+        if (s.else_block)
+          lower_block(c, *s.else_block);
+      });
 }
 
 } // namespace
@@ -293,23 +293,33 @@ llvm::Value *truthy(DevCtx &c, DVal v) {
 
 DVal lower_expr(DevCtx &c, const Expr &e) {
   switch (e.kind) {
-  case ExprKind::Integer: return {c.b.getInt64(e.as<IntegerExpr>().value)};
-  case ExprKind::String: return lower_string(c, e.as<StringExpr>());
-  case ExprKind::Builtin: return lower_builtin(c, e.as<BuiltinExpr>());
+  case ExprKind::Integer:
+    return {c.b.getInt64(e.as<IntegerExpr>().value)};
+  case ExprKind::String:
+    return lower_string(c, e.as<StringExpr>());
+  case ExprKind::Builtin:
+    return lower_builtin(c, e.as<BuiltinExpr>());
   case ExprKind::Variable: {
     const auto &name = e.as<VariableExpr>().name;
     Type t = variable_type(c, name, e.type);
     return load_value(c, variable(c, name, t), t);
   }
-  case ExprKind::Map: return read_map(c, e.as<MapExpr>());
-  case ExprKind::Call: return lower_call(c, e.as<CallExpr>());
-  case ExprKind::Binary: return lower_binary(c, e.as<BinaryExpr>());
-  case ExprKind::Unary: return lower_unary(c, e.as<UnaryExpr>());
-  case ExprKind::Ternary: return lower_ternary(c, e.as<TernaryExpr>());
+  case ExprKind::Map:
+    return read_map(c, e.as<MapExpr>());
+  case ExprKind::Call:
+    return lower_call(c, e.as<CallExpr>());
+  case ExprKind::Binary:
+    return lower_binary(c, e.as<BinaryExpr>());
+  case ExprKind::Unary:
+    return lower_unary(c, e.as<UnaryExpr>());
+  case ExprKind::Ternary:
+    return lower_ternary(c, e.as<TernaryExpr>());
   case ExprKind::Cast:
     return {normalize_int(c.b, lower_expr(c, *e.as<CastExpr>().operand).v, e.type)};
-  case ExprKind::Field: return lower_field(c, e.as<FieldExpr>());
-  case ExprKind::Tuple: return lower_tuple(c, e.as<TupleExpr>());
+  case ExprKind::Field:
+    return lower_field(c, e.as<FieldExpr>());
+  case ExprKind::Tuple:
+    return lower_tuple(c, e.as<TupleExpr>());
   }
   return {c.b.getInt64(0)};
 }
@@ -317,11 +327,21 @@ DVal lower_expr(DevCtx &c, const Expr &e) {
 void lower_block(DevCtx &c, const BlockStmt &block) {
   for (const auto &s : block.stmts) {
     switch (s->kind) {
-    case StmtKind::Expr: lower_expr(c, *s->as<ExprStmt>().expr); break;
-    case StmtKind::MapAssign: lower_map_assign(c, s->as<MapAssignStmt>()); break;
-    case StmtKind::VarAssign: lower_var_assign(c, s->as<VarAssignStmt>()); break;
-    case StmtKind::If: lower_if(c, s->as<IfStmt>()); break;
-    case StmtKind::Block: lower_block(c, s->as<BlockStmt>()); break;
+    case StmtKind::Expr:
+      lower_expr(c, *s->as<ExprStmt>().expr);
+      break;
+    case StmtKind::MapAssign:
+      lower_map_assign(c, s->as<MapAssignStmt>());
+      break;
+    case StmtKind::VarAssign:
+      lower_var_assign(c, s->as<VarAssignStmt>());
+      break;
+    case StmtKind::If:
+      lower_if(c, s->as<IfStmt>());
+      break;
+    case StmtKind::Block:
+      lower_block(c, s->as<BlockStmt>());
+      break;
     }
   }
 }

@@ -76,8 +76,7 @@ static void store_at(DevCtx &c, llvm::Value *base, uint32_t off, const Type &dst
   case TypeKind::String: {
     uint32_t n = std::min(dst_t.size, src_t.kind == TypeKind::String ? src_t.size : 0u);
     for (uint32_t i = 0; i < n; ++i)
-      c.b.CreateStore(c.b.CreateLoad(c.b.getInt8Ty(), byte_ptr(c, src.v, i)),
-                      byte_ptr(c, dst, i));
+      c.b.CreateStore(c.b.CreateLoad(c.b.getInt8Ty(), byte_ptr(c, src.v, i)), byte_ptr(c, dst, i));
     if (n == dst_t.size && n > 0) // cut: keep the NUL
       c.b.CreateStore(c.b.getInt8(0), byte_ptr(c, dst, n - 1));
     return;
@@ -135,9 +134,9 @@ void store_release(DevCtx &c, llvm::Value *p, llvm::Value *v) {
 
 std::pair<llvm::Value *, llvm::Value *> compare_exchange(DevCtx &c, llvm::Value *p,
                                                          llvm::Value *expected, llvm::Value *v) {
-  auto *x = c.b.CreateAtomicCmpXchg(p, expected, v, llvm::Align(8),
-                                    llvm::AtomicOrdering::AcquireRelease,
-                                    llvm::AtomicOrdering::Acquire, device_scope(c));
+  auto *x =
+      c.b.CreateAtomicCmpXchg(p, expected, v, llvm::Align(8), llvm::AtomicOrdering::AcquireRelease,
+                              llvm::AtomicOrdering::Acquire, device_scope(c));
   return {c.b.CreateExtractValue(x, 0), c.b.CreateExtractValue(x, 1)};
 }
 

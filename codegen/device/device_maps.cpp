@@ -85,9 +85,9 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
   uint32_t limit = std::min(L.capacity, kMaxProbes);
 
   auto *pre = b.GetInsertBlock();
-  auto *loop = block(c, "slot.loop"), *wait = block(c, "slot.wait"),
-       *spin = block(c, "slot.spin"), *compare = block(c, "slot.compare"),
-       *next = block(c, "slot.next"), *full = block(c, "slot.full");
+  auto *loop = block(c, "slot.loop"), *wait = block(c, "slot.wait"), *spin = block(c, "slot.spin"),
+       *compare = block(c, "slot.compare"), *next = block(c, "slot.next"),
+       *full = block(c, "slot.full");
   auto *try_claim = claim ? block(c, "slot.claim") : nullptr;
   auto *claimed = claim ? block(c, "slot.claimed") : nullptr;
   auto *done = block(c, "slot.done");
@@ -106,8 +106,8 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
   llvm::Value *old = nullptr;
   if (claim) {
     b.SetInsertPoint(try_claim);
-    auto [prev, ok] = compare_exchange(c, entry, b.getInt64(GPUBT_SLOT_EMPTY),
-                                       b.getInt64(GPUBT_SLOT_BUSY));
+    auto [prev, ok] =
+        compare_exchange(c, entry, b.getInt64(GPUBT_SLOT_EMPTY), b.getInt64(GPUBT_SLOT_BUSY));
     old = prev;
     b.CreateCondBr(ok, claimed, wait);
 
@@ -249,7 +249,8 @@ void write_map(DevCtx &c, const frontend::MapExpr &m, DVal v, const Type &v_type
     return;
   auto words = key_words(c, m, *dm);
   Slot s = find_slot(c, *dm, words, true);
-  when(c, s.found, [&] { store_value(c, value_ptr(c, *dm, s.entry, 0), dm->info->value, v, v_type); });
+  when(c, s.found,
+       [&] { store_value(c, value_ptr(c, *dm, s.entry, 0), dm->info->value, v, v_type); });
 }
 
 void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
@@ -264,8 +265,8 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
   llvm::Value *bucket = nullptr;
   if (vt.kind == TypeKind::Hist || vt.kind == TypeKind::Lhist) {
     bucket = vt.kind == TypeKind::Hist ? hist_bucket(b, v) : lhist_bucket(b, v, vt);
-    bucket = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, bucket,
-                                     b.getInt64(dm->layout.buckets - 1));
+    bucket =
+        b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, bucket, b.getInt64(dm->layout.buckets - 1));
   }
 
   // Lanes with the same key (and bucket) form a group; its lowest lane updates the map once.
@@ -286,8 +287,8 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
   case TypeKind::Sum:
   case TypeKind::Avg:
   case TypeKind::Stats:
-    total = group_reduce(c, group, v, [&](auto *a, auto *x) { return b.CreateAdd(a, x); },
-                         b.getInt64(0));
+    total = group_reduce(
+        c, group, v, [&](auto *a, auto *x) { return b.CreateAdd(a, x); }, b.getInt64(0));
     break;
   case TypeKind::Min:
   case TypeKind::Max: {
@@ -311,8 +312,12 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
     when(c, s.found, [&] {
       auto word = [&](uint32_t i) { return value_ptr(c, *dm, s.entry, i); };
       switch (vt.kind) {
-      case TypeKind::Count: atomic_rmw(c, Op::Add, word(0), count); break;
-      case TypeKind::Sum: atomic_rmw(c, Op::Add, word(0), total); break;
+      case TypeKind::Count:
+        atomic_rmw(c, Op::Add, word(0), count);
+        break;
+      case TypeKind::Sum:
+        atomic_rmw(c, Op::Add, word(0), total);
+        break;
       case TypeKind::Min:
       case TypeKind::Max: {
         Op op = vt.is_signed ? (is_min ? Op::Min : Op::Max) : (is_min ? Op::UMin : Op::UMax);

@@ -20,12 +20,16 @@ namespace {
 void maps_in(const Expr *e, std::set<std::string> &out);
 void maps_in(const Stmt &s, std::set<std::string> &out) {
   switch (s.kind) {
-  case StmtKind::Expr: maps_in(s.as<ExprStmt>().expr.get(), out); break;
+  case StmtKind::Expr:
+    maps_in(s.as<ExprStmt>().expr.get(), out);
+    break;
   case StmtKind::MapAssign:
     maps_in(s.as<MapAssignStmt>().map.get(), out);
     maps_in(s.as<MapAssignStmt>().value.get(), out);
     break;
-  case StmtKind::VarAssign: maps_in(s.as<VarAssignStmt>().value.get(), out); break;
+  case StmtKind::VarAssign:
+    maps_in(s.as<VarAssignStmt>().value.get(), out);
+    break;
   case StmtKind::If: {
     const auto &i = s.as<IfStmt>();
     maps_in(i.cond.get(), out);
@@ -57,14 +61,20 @@ void maps_in(const Expr *e, std::set<std::string> &out) {
     maps_in(e->as<BinaryExpr>().lhs.get(), out);
     maps_in(e->as<BinaryExpr>().rhs.get(), out);
     break;
-  case ExprKind::Unary: maps_in(e->as<UnaryExpr>().operand.get(), out); break;
+  case ExprKind::Unary:
+    maps_in(e->as<UnaryExpr>().operand.get(), out);
+    break;
   case ExprKind::Ternary:
     maps_in(e->as<TernaryExpr>().cond.get(), out);
     maps_in(e->as<TernaryExpr>().then_expr.get(), out);
     maps_in(e->as<TernaryExpr>().else_expr.get(), out);
     break;
-  case ExprKind::Cast: maps_in(e->as<CastExpr>().operand.get(), out); break;
-  case ExprKind::Field: maps_in(e->as<FieldExpr>().base.get(), out); break;
+  case ExprKind::Cast:
+    maps_in(e->as<CastExpr>().operand.get(), out);
+    break;
+  case ExprKind::Field:
+    maps_in(e->as<FieldExpr>().base.get(), out);
+    break;
   case ExprKind::Tuple:
     for (const auto &x : e->as<TupleExpr>().elems)
       maps_in(x.get(), out);
@@ -89,19 +99,26 @@ abi::DeviceMapSpec layout_of(const MapInfo &info, int map_index, uint32_t capaci
   const Type &v = info.value;
   switch (v.kind) {
   case TypeKind::Count:
-  case TypeKind::Sum: l.value_size = 8; break;
+  case TypeKind::Sum:
+    l.value_size = 8;
+    break;
   case TypeKind::Min:
   case TypeKind::Max:
   case TypeKind::Avg:
-  case TypeKind::Stats: l.value_size = 16; break;
+  case TypeKind::Stats:
+    l.value_size = 16;
+    break;
   case TypeKind::Hist:
   case TypeKind::Lhist:
-    l.buckets = v.kind == TypeKind::Hist
-                    ? GPUBT_HIST_BUCKETS
-                    : 2 + uint32_t((v.lhist_max - v.lhist_min) / std::max<int64_t>(1, v.lhist_step));
+    l.buckets =
+        v.kind == TypeKind::Hist
+            ? GPUBT_HIST_BUCKETS
+            : 2 + uint32_t((v.lhist_max - v.lhist_min) / std::max<int64_t>(1, v.lhist_step));
     l.value_size = 8 * l.buckets;
     break;
-  default: l.value_size = round8(std::max<uint32_t>(v.size, 8)); break;
+  default:
+    l.value_size = round8(std::max<uint32_t>(v.size, 8));
+    break;
   }
   l.entry_size = 8 + l.key_size + l.value_size;
   return l;

@@ -73,11 +73,16 @@ public:
 
   llvm::Value *special(llvm::IRBuilder<> &b, Special s) const override {
     switch (s) {
-    case Special::LaneId: return sreg(b, I::nvvm_read_ptx_sreg_laneid);
-    case Special::SmId: return sreg(b, I::nvvm_read_ptx_sreg_smid);
-    case Special::Clock: return b.CreateIntrinsic(I::nvvm_read_ptx_sreg_clock64, {});
-    case Special::GlobalTimer: return b.CreateIntrinsic(I::nvvm_read_ptx_sreg_globaltimer, {});
-    case Special::ActiveMask: return b.CreateIntrinsic(I::nvvm_activemask, {});
+    case Special::LaneId:
+      return sreg(b, I::nvvm_read_ptx_sreg_laneid);
+    case Special::SmId:
+      return sreg(b, I::nvvm_read_ptx_sreg_smid);
+    case Special::Clock:
+      return b.CreateIntrinsic(I::nvvm_read_ptx_sreg_clock64, {});
+    case Special::GlobalTimer:
+      return b.CreateIntrinsic(I::nvvm_read_ptx_sreg_globaltimer, {});
+    case Special::ActiveMask:
+      return b.CreateIntrinsic(I::nvvm_activemask, {});
     }
     return b.getInt64(0);
   }
@@ -126,9 +131,9 @@ std::unique_ptr<codegen::DeviceTarget> make_ptx_target(const codegen::TargetOpti
   if (!target)
     return nullptr;
   llvm::TargetOptions opts;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      llvm::Triple(kTriple), options.arch, kPtxFeatures, opts, std::nullopt, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(llvm::Triple(kTriple), options.arch, kPtxFeatures, opts,
+                                  std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!tm)
     return nullptr;
   return std::make_unique<PtxTarget>(std::move(tm));

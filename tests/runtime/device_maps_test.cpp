@@ -85,8 +85,8 @@ TEST(DeviceMaps, KeyedCountSkipsEmptyAndBusySlots) {
   MapData data = read(m, img);
   EXPECT_EQ(data.size(), 3u);
   EXPECT_EQ(printed(m, data), "@[7]: 1\n@[0]: 2\n@[2]: 3\n");
-  EXPECT_EQ(printed(m, data),
-            printed(m, {entry(u64(7), {u64(1)}), entry(u64(2), {u64(3)}), entry(u64(0), {u64(2)})}));
+  EXPECT_EQ(printed(m, data), printed(m, {entry(u64(7), {u64(1)}), entry(u64(2), {u64(3)}),
+                                          entry(u64(0), {u64(2)})}));
 }
 
 // @h[bid_x] = hist(clock): every bucket of a key in one device value.

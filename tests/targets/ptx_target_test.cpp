@@ -26,7 +26,8 @@ void expect_assembles(const std::string &script) {
   if (!have_ptxas())
     GTEST_SKIP() << "no " << kPtxas;
   std::string log;
-  EXPECT_EQ(run_ptxas(c.spec.device.ptx, &log), 0) << script << "\n" << log << "\n"
+  EXPECT_EQ(run_ptxas(c.spec.device.ptx, &log), 0) << script << "\n"
+                                                   << log << "\n"
                                                    << c.spec.device.ptx;
 }
 
@@ -146,8 +147,8 @@ TEST(PtxTarget, SumAndMinReduceAcrossTheGroup) {
 }
 
 TEST(PtxTarget, Builtins) {
-  auto c = compile_gpu_script(
-      "gpu:kretprobe:k { @[nsecs, clock, sm, lane, warp, pid] = count(); }");
+  auto c =
+      compile_gpu_script("gpu:kretprobe:k { @[nsecs, clock, sm, lane, warp, pid] = count(); }");
   ASSERT_EQ(c.error, "");
   const auto &ptx = c.spec.device.ptx;
   for (const char *reg : {"%globaltimer", "%clock64", "%smid", "%laneid"})
@@ -169,7 +170,8 @@ TEST(PtxTarget, DeviceMapLayouts) {
   for (const auto &m : c.spec.device.maps)
     by_name[c.spec.maps[m.map_index].name] = m;
   ASSERT_EQ(by_name.size(), 6u);
-  auto expect = [&](const char *name, uint32_t cap, uint32_t key, uint32_t value, uint32_t buckets) {
+  auto expect = [&](const char *name, uint32_t cap, uint32_t key, uint32_t value,
+                    uint32_t buckets) {
     SCOPED_TRACE(name);
     const auto &m = by_name.at(name);
     EXPECT_EQ(m.capacity, cap);
@@ -202,7 +204,8 @@ TEST(PtxTarget, PrintfFormatsJoinTheHostTable) {
 }
 
 TEST(PtxTarget, MapsSharedWithHostProbesAreRefused) {
-  auto c = compile_gpu_script("uprobe:/bin/sh:main { @x = count(); } gpu:kretprobe:k { @x = count(); }");
+  auto c =
+      compile_gpu_script("uprobe:/bin/sh:main { @x = count(); } gpu:kretprobe:k { @x = count(); }");
   EXPECT_EQ(c.error, "map @x is used by both host and gpu probes: maps shared across host and "
                      "GPU are not yet supported");
 }
