@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -25,7 +26,10 @@ namespace {
 
 struct Context {
   int device = -1;
-  ContextMemory memory;
+  // Made at the first launch in a patched module: at creation, a context made with cuCtxCreate
+  // is not ready for memsets yet (SANITIZER_ERROR_NOT_READY on the H100).
+  std::optional<ContextMemory> memory;
+  bool memory_failed = false;
   std::vector<uint64_t> launches;         // per probe
   std::set<CUmodule> patched;             // modules with probe code in them
   std::map<CUfunction, uint64_t> masks;   // functions whose userdata is set
@@ -89,12 +93,8 @@ void on_context_created(Agent &a, const Sanitizer_ResourceContextData &d) {
   if (r != SANITIZER_SUCCESS)
     return say(a, "loading the probe code " + cubin->path + " on " + where +
                       " failed (" + result_text(r) + "): its kernels run uninstrumented");
-  auto memory = ContextMemory::create(d.context, a.config);
-  if (!memory)
-    return say(a, memory.error() + " on " + where + ": its kernels run uninstrumented");
   auto c = std::make_unique<Context>();
   c->device = d.device;
-  c->memory = std::move(*memory);
   c->launches.assign(a.config.probes.size(), 0);
   a.contexts[d.context] = std::move(c);
   if (a.config.verbose)
@@ -157,8 +157,19 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d) {
       return; // unpatched module: nothing runs, nothing to set
     KernelNames names = kernel_names(d.functionName ? d.functionName : "");
     uint64_t mask = probe_mask(a.config.probes, names);
-    void *userdata = c.memory.kernel_ctx(names.base, mask);
-    if (!userdata) {
+    if (!c.memory && !c.memory_failed) {
+      auto memory = ContextMemory::create(d.context, a.config);
+      if (memory)
+        c.memory = std::move(*memory);
+      else
+        say(a, memory.error() + " on device " + std::to_string(c.device) +
+                   ": its kernels run uninstrumented");
+      c.memory_failed = !memory;
+    }
+    void *userdata = c.memory ? c.memory->kernel_ctx(names.base, mask) : nullptr;
+    if (c.memory_failed) {
+      mask = 0; // the patches find NULL userdata and return at once
+    } else if (!userdata) {
       say(a, "cannot set up the probes of kernel " + names.base + ": it runs uninstrumented");
       mask = 0;
     } else if (sanitizerSetCallbackData(d.function, userdata) != SANITIZER_SUCCESS) {
@@ -180,10 +191,14 @@ void finish_context(Agent &a, CUcontext ctx) {
   if (it == a.contexts.end())
     return;
   Context &c = *it->second;
-  abi::DeviceImage img = c.memory.read_back(c.device);
+  abi::DeviceImage img;
+  img.device = c.device;
+  if (c.memory) {
+    img = c.memory->read_back(c.device);
+    c.memory->release();
+  }
   img.probe_launches = c.launches;
   a.results.images.push_back(std::move(img));
-  c.memory.release();
   a.contexts.erase(it);
 }
 

@@ -14,7 +14,8 @@ namespace gpubt::agent {
 
 class ContextMemory {
 public:
-  // Allocates and zeroes the maps and the ring, writes their headers. Error: a message.
+  // Allocates and zeroes the maps and the ring, writes their headers (callable in a launch
+  // callback: host copies go through pinned memory). Error: a message.
   static Result<ContextMemory> create(CUcontext ctx, const abi::AgentConfig &config);
 
   // The userdata for kernels with this name and probe mask, made on first use (mask 0: a ctx
