@@ -39,14 +39,19 @@ extern "C" __device__ __noinline__ int gpubt_probe_0(void *userdata, uint64_t pc
   return GPUBT_PATCH_SUCCESS;
 }
 
-extern "C" __device__ __noinline__ int gpubt_probe_1(void *userdata, uint64_t pc) {
+// Scalar map 1 += 1, when probe BIT is on for this kernel.
+__device__ int count_scalar(void *userdata, int bit) {
   auto *c = static_cast<const gpubt_device_ctx *>(userdata);
-  if (!c || !(c->probe_mask & 2))
+  if (!c || !(c->probe_mask >> bit & 1))
     return GPUBT_PATCH_SUCCESS;
   unsigned long long *e = entry(c, 1, 0);
   claim(e, 0, nullptr);
   atomicAdd(e + 1, 1ull);
   return GPUBT_PATCH_SUCCESS;
+}
+
+extern "C" __device__ __noinline__ int gpubt_probe_1(void *userdata, uint64_t pc) {
+  return count_scalar(userdata, 1);
 }
 
 extern "C" __device__ __noinline__ int gpubt_probe_2(void *userdata, uint64_t pc) {
@@ -54,11 +59,5 @@ extern "C" __device__ __noinline__ int gpubt_probe_2(void *userdata, uint64_t pc
 }
 
 extern "C" __device__ __noinline__ int gpubt_probe_3(void *userdata, uint64_t pc) {
-  auto *c = static_cast<const gpubt_device_ctx *>(userdata);
-  if (!c || !(c->probe_mask & 8))
-    return GPUBT_PATCH_SUCCESS;
-  unsigned long long *e = entry(c, 1, 0);
-  claim(e, 0, nullptr);
-  atomicAdd(e + 1, 1ull);
-  return GPUBT_PATCH_SUCCESS;
+  return count_scalar(userdata, 3);
 }
