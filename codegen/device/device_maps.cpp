@@ -16,8 +16,6 @@ using Op = llvm::AtomicRMWInst::BinOp;
 
 namespace {
 
-// A full table drops the update after this many slots (linear probing).
-constexpr uint32_t kMaxProbes = 128;
 constexpr uint32_t kHeaderSize = sizeof(gpubt_device_map_header);
 
 // The map's key as device words: the user key laid out as on the host, zero-padded to 8.
@@ -40,13 +38,18 @@ std::vector<llvm::Value *> key_words(DevCtx &c, const frontend::MapExpr &m, cons
   return words;
 }
 
+// MurmurHash3's 64-bit finalizer over the words: consecutive integer keys (tids) spread over
+// the table instead of forming one long run for linear probing to walk.
 llvm::Value *hash_words(DevCtx &c, const std::vector<llvm::Value *> &words) {
   auto &b = c.b;
+  auto fmix = [&](llvm::Value *h) {
+    h = b.CreateMul(b.CreateXor(h, b.CreateLShr(h, 33)), b.getInt64(0xff51afd7ed558ccdull));
+    h = b.CreateMul(b.CreateXor(h, b.CreateLShr(h, 33)), b.getInt64(0xc4ceb9fe1a85ec53ull));
+    return b.CreateXor(h, b.CreateLShr(h, 33));
+  };
   llvm::Value *h = b.getInt64(0x9e3779b97f4a7c15ull);
-  for (auto *w : words) {
-    h = b.CreateMul(b.CreateXor(h, w), b.getInt64(0xff51afd7ed558ccdull));
-    h = b.CreateXor(h, b.CreateLShr(h, 33));
-  }
+  for (auto *w : words)
+    h = fmix(b.CreateAdd(b.CreateMul(h, b.getInt64(31)), w));
   return h;
 }
 
@@ -82,7 +85,8 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
   llvm::Value *base = map_base(c, dm);
   uint64_t mask = L.capacity - 1;
   llvm::Value *start = words.empty() ? b.getInt64(0) : hash_words(c, words);
-  uint32_t limit = std::min(L.capacity, kMaxProbes);
+  // The sequence reaches every slot: an update is dropped only when the table is full.
+  uint32_t limit = L.capacity;
 
   auto *pre = b.GetInsertBlock();
   auto *loop = block(c, "slot.loop"), *wait = block(c, "slot.wait"), *spin = block(c, "slot.spin"),

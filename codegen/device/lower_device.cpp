@@ -121,6 +121,11 @@ abi::DeviceMapSpec layout_of(const MapInfo &info, int map_index, uint32_t capaci
     break;
   }
   l.entry_size = 8 + l.key_size + l.value_size;
+  if (!scalar && capacity == 0) {
+    l.capacity = GPUBT_DEFAULT_MAP_CAPACITY;
+    while (l.capacity > 1024 && l.storage_size() > GPUBT_DEFAULT_MAP_BYTES)
+      l.capacity /= 2;
+  }
   return l;
 }
 
@@ -209,7 +214,8 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
                            const DeviceTarget &target, const DeviceCodegenOptions &opts,
                            abi::ProgramSpec &spec, std::string *llvm_ir) {
   auto pow2 = [](uint32_t n) { return n && !(n & (n - 1)); };
-  if (!pow2(opts.map_capacity) || !pow2(opts.ring_capacity) || opts.ring_capacity < 256)
+  if ((opts.map_capacity && !pow2(opts.map_capacity)) || !pow2(opts.ring_capacity) ||
+      opts.ring_capacity < 256)
     return make_error("device map and ring capacities must be powers of two");
   if (!has_gpu_probes(program))
     return Ok{};

@@ -14,7 +14,9 @@
 namespace gpubt::codegen::device {
 
 struct DeviceCodegenOptions {
-  uint32_t map_capacity = GPUBT_DEFAULT_MAP_CAPACITY; // entries per keyed map, a power of two
+  // Entries per keyed map, a power of two; 0: GPUBT_DEFAULT_MAP_CAPACITY, halved until the map's
+  // storage fits GPUBT_DEFAULT_MAP_BYTES.
+  uint32_t map_capacity = 0;
   uint32_t ring_capacity = GPUBT_DEFAULT_RING_BYTES;  // printf ring bytes, a power of two
   bool optimize = true;
 };

@@ -22,7 +22,8 @@
 
 #define GPUBT_MAX_DEVICE_MAPS 64u
 #define GPUBT_KERNEL_NAME_SIZE 64u
-#define GPUBT_DEFAULT_MAP_CAPACITY 65536u    /* entries per keyed map (a power of two) */
+#define GPUBT_DEFAULT_MAP_CAPACITY (1u << 20) /* entries per keyed map (a power of two), fewer */
+#define GPUBT_DEFAULT_MAP_BYTES (64u << 20)   /* when its storage would pass this size */
 #define GPUBT_DEFAULT_RING_BYTES (1u << 20) /* printf ring data bytes (a power of two) */
 #define GPUBT_HIST_BUCKETS 66u              /* hist(): bpftrace's log2 buckets 0..65 */
 
@@ -65,10 +66,11 @@ struct gpubt_device_ctx {
  * The agent allocates sizeof(header) + capacity * entry_size bytes, zeroes them and writes the
  * header from DeviceMapSpec. A thread claims an empty slot with atomicCAS(state, EMPTY, BUSY),
  * writes key and initial value, fences, then stores READY; a thread that finds BUSY waits for
- * READY. Slots are found by open addressing (linear probing from a hash of the key words; the
- * hash is private to codegen: readers scan every slot). When no slot is free the update is
- * dropped and `drops` incremented: the probe sequence must be able to reach every slot (on the
- * H100 the mission example, 50176 tids in 65536 slots, lost 6-9 updates to a 128-slot limit). */
+ * READY. Slots are found by open addressing (linear probing over every slot from a hash of the
+ * key words; the hash is private to codegen: readers scan every slot). When no slot is free the
+ * update is dropped and `drops` incremented: the probe sequence must be able to reach every slot
+ * (on the H100 the mission example, 50176 tids in 65536 slots, lost 6-9 updates to a 128-slot
+ * limit). */
 #define GPUBT_SLOT_EMPTY 0u
 #define GPUBT_SLOT_BUSY 1u
 #define GPUBT_SLOT_READY 2u

@@ -189,6 +189,22 @@ TEST(PtxTarget, DeviceMapLayouts) {
   EXPECT_EQ(c.spec.device.ring_capacity, GPUBT_DEFAULT_RING_BYTES);
 }
 
+// By default a keyed map gets GPUBT_DEFAULT_MAP_CAPACITY slots, fewer when they would need more
+// than GPUBT_DEFAULT_MAP_BYTES (a hist's every bucket is in its slot).
+TEST(PtxTarget, DefaultCapacities) {
+  auto c = compile_gpu_script("gpu:kretprobe:k { @[tid] = count(); @h[tid] = hist(clock); }");
+  ASSERT_EQ(c.error, "");
+  std::map<std::string, abi::DeviceMapSpec> by_name;
+  for (const auto &m : c.spec.device.maps)
+    by_name[c.spec.maps[m.map_index].name] = m;
+  EXPECT_EQ(by_name.at("@").capacity, GPUBT_DEFAULT_MAP_CAPACITY);
+  EXPECT_EQ(by_name.at("@h").capacity, 65536u);
+  EXPECT_LE(by_name.at("@h").storage_size(), GPUBT_DEFAULT_MAP_BYTES);
+  // The probe sequence walks the whole table before it drops an update.
+  EXPECT_NE(c.spec.device.ptx.find(std::to_string(GPUBT_DEFAULT_MAP_CAPACITY) + ";"),
+            std::string::npos);
+}
+
 TEST(PtxTarget, PrintfFormatsJoinTheHostTable) {
   auto c = compile_gpu_script(R"(uprobe:/bin/sh:main { printf("host %d\n", pid); }
                                  gpu:kprobe:k { printf("dev %d %s\n", tid, kernel); })");
