@@ -103,11 +103,11 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     return 1;
   for (const auto &line : s.skipped())
     err << "WARNING: " << line << "\n";
-  if (*attached == 0) {
+  if (*attached == 0 && !gpu) {
     out << "No probes to attach\n";
     return 1;
   }
-  runtime::print_attached_probes(out, *attached, options.format);
+  runtime::print_attached_probes(out, *attached + spec.device.probes.size(), options.format);
   out.flush();
 
   PrintingHandler handler(s, out, options.format);
