@@ -251,6 +251,17 @@ def gpubt_cases(a, plain):
                'gpu:kretprobe:grid3d /tid < 3/ < printf("tid %d bid %d,%d\\n", tid, bid_x, bid_y); >',
                f'{b}/grid3d', printf, plain['grid3d'])
 
+    def mixed(p):
+        launches = re.search(r'^@launches: (\d+)$', p.stdout, re.M)
+        threads = re.search(r'^@threads: (\d+)$', p.stdout, re.M)
+        ok = bool(launches and threads) and launches.group(1) == '3' and \
+            threads.group(1) == str(50176 * 3)
+        return ok, f'{launches and launches.group(0)} {threads and threads.group(0)}'
+    gpubt_case(a, 'gpubt: host uprobe + gpu probe together (needs BPF on this machine)',
+               'uprobe:cudart:cudaLaunchKernel { @launches = count(); } '
+               'gpu:kretprobe:vectorAdd < @threads = count(); >', f'{b}/vectorAdd 50000 3',
+               mixed, plain['vectorAdd'])
+
     def nomatch(p):
         return p.returncode == 0 and 'noSuchKernel' in p.stderr, f'exit {p.returncode}'
     gpubt_case(a, 'gpubt: kernel matching nothing', 'gpu:kretprobe:noSuchKernel < @ = count(); >',
