@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "runtime/abi/device_abi.h"
@@ -83,6 +84,49 @@ TEST(PtxTarget, ToolsAssembleWithPtxas) {
       continue;
     SCOPED_TRACE(f.path().string());
     expect_assembles(ss.str());
+  }
+}
+
+std::string read_text(const std::filesystem::path &p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The gpu scripts of the e2e cases (PROG lines) and of the GPU suite (quoted 'gpu:k...'
+// literals): those that compile must assemble.
+TEST(PtxTarget, TestSuiteScriptsAssembleWithPtxas) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> scripts;
+  fs::path src(GPUBT_SOURCE_DIR);
+  for (const auto &f : fs::directory_iterator(src / "tests/e2e/cases")) {
+    std::istringstream lines(read_text(f.path()));
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind("PROG ", 0) == 0 && line.find("gpu:k") != std::string::npos)
+        scripts.push_back(line.substr(5));
+  }
+  std::regex literal(R"('(gpu:k(?:[^'\\]|\\.)*)')"), placeholder(R"(\{[a-z_]+\})");
+  for (const char *suite : {"tests/gpu/run_suite.py"}) {
+    std::string text = read_text(src / suite);
+    for (std::sregex_iterator it(text.begin(), text.end(), literal), end; it != end; ++it) {
+      std::string s = (*it)[1];
+      if (std::regex_search(s, placeholder))
+        continue; // an f-string template
+      for (size_t p = s.find("\\\\"); p != std::string::npos; p = s.find("\\\\", p + 1))
+        s.erase(p, 1); // the .py file's \\n is the script's \n
+      scripts.push_back(s);
+    }
+  }
+  EXPECT_GE(scripts.size(), 5u);
+  for (const auto &s : scripts) {
+    SCOPED_TRACE(s);
+    auto c = compile_gpu_script(s);
+    if (!c.error.empty())
+      continue; // a case about a diagnostic
+    expect_assembles(s);
+    if (::testing::Test::IsSkipped())
+      return;
   }
 }
 
