@@ -2,7 +2,8 @@
 // the synchronisation calls (those the tools probe) itself (C symbols with the real signatures, succeeding, with sleeps
 // for the syncs), so `cudart` resolves to this executable (as for static cudart) and the
 // tools' success paths run in CI. Deterministic: a 1 MiB leak from alloc_workspace(), 20
-// alloc/free pairs of 1 GiB, 50 launches of scale(float*, int) and 20 of add(int*, int*), and
+// alloc/free pairs of 1 GiB, 50 launches of scale(float*, int) by stub and 20 of add(int*, int*)
+// through a cudaKernel_t handle from __cudaGetKernel, and
 // timed syncs (stream 3 ms x5, device 12 ms x2, event 1.5 ms x3: mid-bucket in a usecs hist).
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +43,12 @@ __attribute__((noinline)) int cudaLaunchKernel(const void *, dim3, dim3, void **
                                                cudaStream_t) {
   return 0;
 }
+// CUDA 13's <<<>>> path: a cudaKernel_t handle (a heap address on a real driver) stands for the
+// stub in cudaLaunchKernel; kname() maps it back through what it learned here.
+__attribute__((noinline)) int __cudaGetKernel(void **kernel, const void *) {
+  *kernel = new char[16];
+  return 0;
+}
 __attribute__((noinline)) int cudaStreamSynchronize(cudaStream_t) {
   sleep_us(3000);
   return 0;
@@ -77,9 +84,10 @@ int main() {
   for (int i = 0; i < 50; ++i)
     cudaLaunchKernel(reinterpret_cast<const void *>(&scale), {2, 1, 1}, {128, 1, 1}, args, 0,
                      nullptr);
+  void *add_handle = nullptr;
+  __cudaGetKernel(&add_handle, reinterpret_cast<const void *>(&add));
   for (int i = 0; i < 20; ++i)
-    cudaLaunchKernel(reinterpret_cast<const void *>(&add), {1, 1, 1}, {32, 1, 1}, args, 0,
-                     nullptr);
+    cudaLaunchKernel(add_handle, {1, 1, 1}, {32, 1, 1}, args, 0, nullptr);
   for (int i = 0; i < 5; ++i)
     cudaStreamSynchronize(nullptr);
   for (int i = 0; i < 2; ++i)
