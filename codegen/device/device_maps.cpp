@@ -177,13 +177,32 @@ void when(DevCtx &c, llvm::Value *cond, const std::function<void()> &body) {
   emit_if_else(c.b, c.fn, cond, body, {});
 }
 
-// OP over V of every lane in GROUP (each of them runs this with the same GROUP).
-llvm::Value *group_reduce(DevCtx &c, llvm::Value *group, llvm::Value *v,
+// Lane SRC's i64 V, as two 32-bit shuffles among MASK.
+llvm::Value *shuffle64(DevCtx &c, llvm::Value *mask, llvm::Value *v, llvm::Value *src) {
+  auto &b = c.b;
+  auto *lo = c.target.shuffle(b, mask, b.CreateTrunc(v, b.getInt32Ty()), src);
+  auto *hi = c.target.shuffle(b, mask, b.CreateTrunc(b.CreateLShr(v, 32), b.getInt32Ty()), src);
+  return b.CreateOr(b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32),
+                    b.CreateZExt(lo, b.getInt64Ty()));
+}
+
+// OP over V of every lane in GROUP (each of them runs this with the same GROUP): a butterfly
+// when GROUP is the whole warp (5 steps), else one step per member.
+llvm::Value *group_reduce(DevCtx &c, llvm::Value *group, llvm::Value *v, llvm::Value *lane,
                           const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &op,
                           llvm::Value *identity) {
   auto &b = c.b;
-  auto *pre = b.GetInsertBlock();
-  auto *loop = block(c, "reduce"), *out = block(c, "reduce.done");
+  auto *whole = block(c, "reduce.warp"), *pre = block(c, "reduce.group"),
+       *loop = block(c, "reduce"), *out = block(c, "reduce.done");
+  b.CreateCondBr(b.CreateICmpEQ(group, b.getInt32(0xffffffffu)), whole, pre);
+
+  b.SetInsertPoint(whole);
+  llvm::Value *w = v;
+  for (uint32_t k : {16u, 8u, 4u, 2u, 1u})
+    w = op(w, shuffle64(c, group, w, b.CreateXor(lane, b.getInt32(k))));
+  b.CreateBr(out);
+
+  b.SetInsertPoint(pre);
   b.CreateBr(loop);
   b.SetInsertPoint(loop);
   auto *m = b.CreatePHI(b.getInt32Ty(), 2);
@@ -191,17 +210,17 @@ llvm::Value *group_reduce(DevCtx &c, llvm::Value *group, llvm::Value *v,
   m->addIncoming(group, pre);
   acc->addIncoming(identity, pre);
   auto *src = b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {m, b.getTrue()});
-  auto *lo = c.target.shuffle(b, group, b.CreateTrunc(v, b.getInt32Ty()), src);
-  auto *hi = c.target.shuffle(b, group, b.CreateTrunc(b.CreateLShr(v, 32), b.getInt32Ty()), src);
-  auto *x = b.CreateOr(b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32),
-                       b.CreateZExt(lo, b.getInt64Ty()));
-  auto *acc2 = op(acc, x);
+  auto *acc2 = op(acc, shuffle64(c, group, v, src));
   auto *m2 = b.CreateAnd(m, b.CreateSub(m, b.getInt32(1)));
   m->addIncoming(m2, loop);
   acc->addIncoming(acc2, loop);
   b.CreateCondBr(b.CreateICmpNE(m2, b.getInt32(0)), loop, out);
+
   b.SetInsertPoint(out);
-  return acc2;
+  auto *r = b.CreatePHI(b.getInt64Ty(), 2);
+  r->addIncoming(w, whole);
+  r->addIncoming(acc2, loop);
+  return r;
 }
 
 } // namespace
@@ -292,13 +311,13 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
   case TypeKind::Avg:
   case TypeKind::Stats:
     total = group_reduce(
-        c, group, v, [&](auto *a, auto *x) { return b.CreateAdd(a, x); }, b.getInt64(0));
+        c, group, v, lane, [&](auto *a, auto *x) { return b.CreateAdd(a, x); }, b.getInt64(0));
     break;
   case TypeKind::Min:
   case TypeKind::Max: {
     auto id = initial_word0(c, vt);
     total = group_reduce(
-        c, group, v,
+        c, group, v, lane,
         [&](auto *a, auto *x) {
           auto *better = vt.is_signed ? (is_min ? b.CreateICmpSLT(x, a) : b.CreateICmpSGT(x, a))
                                       : (is_min ? b.CreateICmpULT(x, a) : b.CreateICmpUGT(x, a));
