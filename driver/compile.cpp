@@ -12,7 +12,7 @@
 namespace gpubt::driver {
 
 // gpu probes -> patch functions in PTX, into spec.device.
-static Status compile_device(const Compiled &c, abi::ProgramSpec &spec) {
+static Status compile_device(const Compiled &c, const Options &options, abi::ProgramSpec &spec) {
   if (!codegen::device::has_gpu_probes(*c.program))
     return Ok{};
   codegen::TargetOptions target_opts;
@@ -20,7 +20,9 @@ static Status compile_device(const Compiled &c, abi::ProgramSpec &spec) {
   if (!target)
     return make_error("gpu probes need LLVM's NVPTX back end, which this gpubt was built without");
   spec.device.arch = target_opts.arch;
-  return codegen::device::lower_device_probes(*c.program, c.sema, *target, {}, spec);
+  codegen::device::DeviceCodegenOptions device_opts;
+  device_opts.map_capacity = options.gpu_map_capacity;
+  return codegen::device::lower_device_probes(*c.program, c.sema, *target, device_opts, spec);
 }
 
 std::optional<Compiled> compile(const Options &options, std::ostream &err) {
@@ -61,7 +63,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
     return std::nullopt;
   }
   c.bpf = std::move(*artifacts);
-  if (auto st = compile_device(c, c.bpf->spec); !st) {
+  if (auto st = compile_device(c, options, c.bpf->spec); !st) {
     err << file.name() << ": ERROR: " << st.error() << "\n";
     return std::nullopt;
   }

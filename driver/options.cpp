@@ -25,6 +25,8 @@ void print_usage(std::FILE *out) {
       "    -v             verbose\n"
       "    --dry-run      parse, check and compile; attach nothing\n"
       "    --emit=STAGE   print a stage and stop: ast, llvm (IR), bpf (ELF object) or ptx (gpu)\n"
+      "    --gpu-map-capacity=N  slots per keyed map of gpu probes (a power of two; default 2^20,\n"
+      "                   fewer for maps of large values)\n"
       "    -h, --help     show this help\n"
       "    -V, --version  print the version\n"
       "\n"
@@ -44,10 +46,11 @@ static Result<std::string> read_file(const std::string &path) {
 }
 
 Result<Options> parse_options(int argc, char **argv) {
-  enum { OptDryRun = 256, OptEmit };
+  enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity };
   static const option long_opts[] = {
       {"help", no_argument, nullptr, 'h'},     {"version", no_argument, nullptr, 'V'},
       {"dry-run", no_argument, nullptr, OptDryRun}, {"emit", required_argument, nullptr, OptEmit},
+      {"gpu-map-capacity", required_argument, nullptr, OptGpuMapCapacity},
       {nullptr, 0, nullptr, 0}};
   Options o;
   bool have_e = false;
@@ -97,6 +100,15 @@ Result<Options> parse_options(int argc, char **argv) {
     case OptDryRun:
       o.dry_run = true;
       break;
+    case OptGpuMapCapacity: {
+      char *end = nullptr;
+      unsigned long v = std::strtoul(optarg, &end, 10);
+      if (!*optarg || *end || v < 1 || v > (1ul << 30) || (v & (v - 1)))
+        return make_error(std::string("--gpu-map-capacity takes a power of two up to 2^30, not '") +
+                          optarg + "'");
+      o.gpu_map_capacity = static_cast<uint32_t>(v);
+      break;
+    }
     case OptEmit: {
       std::string s = optarg;
       if (s == "ast")

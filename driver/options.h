@@ -21,6 +21,7 @@ struct Options {
   std::string output_path;    // -o
   runtime::OutputFormat format = runtime::OutputFormat::Text;
   bool dry_run = false;
+  uint32_t gpu_map_capacity = 0; // --gpu-map-capacity: slots per keyed gpu map (0: default)
   EmitStage emit = EmitStage::None;
   bool verbose = false;
   bool help = false, version = false;
