@@ -10,6 +10,7 @@
 
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
+#include "frontend/ast_walk.h"
 #include "stdlib/api_types.h"
 
 namespace gpubt::codegen::bpf {
@@ -25,77 +26,10 @@ constexpr uint32_t kPendingEntries = 10240;
 // Pending-key tags of the kname learning probes (the high half of the key; the low half is tid).
 enum KnameTag : uint32_t { TagGetKernel = 1, TagModuleGetFunction = 2, TagLibraryGetKernel = 3 };
 
-template <class F> void walk_expr(const Expr &e, F &&f) {
-  f(e);
-  switch (e.kind) {
-  case ExprKind::Map:
-    for (const auto &k : e.as<MapExpr>().keys)
-      walk_expr(*k, f);
-    break;
-  case ExprKind::Call:
-    for (const auto &a : e.as<CallExpr>().args)
-      walk_expr(*a, f);
-    break;
-  case ExprKind::Binary:
-    walk_expr(*e.as<BinaryExpr>().lhs, f);
-    walk_expr(*e.as<BinaryExpr>().rhs, f);
-    break;
-  case ExprKind::Unary:
-    walk_expr(*e.as<UnaryExpr>().operand, f);
-    break;
-  case ExprKind::Ternary:
-    walk_expr(*e.as<TernaryExpr>().cond, f);
-    walk_expr(*e.as<TernaryExpr>().then_expr, f);
-    walk_expr(*e.as<TernaryExpr>().else_expr, f);
-    break;
-  case ExprKind::Cast:
-    walk_expr(*e.as<CastExpr>().operand, f);
-    break;
-  case ExprKind::Field:
-    walk_expr(*e.as<FieldExpr>().base, f);
-    break;
-  case ExprKind::Tuple:
-    for (const auto &el : e.as<TupleExpr>().elems)
-      walk_expr(*el, f);
-    break;
-  default:
-    break;
-  }
-}
-
-template <class F> void walk_stmt(const Stmt &s, F &&f) {
-  switch (s.kind) {
-  case StmtKind::Expr:
-    walk_expr(*s.as<ExprStmt>().expr, f);
-    break;
-  case StmtKind::MapAssign:
-    walk_expr(*s.as<MapAssignStmt>().map, f);
-    walk_expr(*s.as<MapAssignStmt>().value, f);
-    break;
-  case StmtKind::VarAssign:
-    walk_expr(*s.as<VarAssignStmt>().value, f);
-    break;
-  case StmtKind::If:
-    walk_expr(*s.as<IfStmt>().cond, f);
-    walk_stmt(*s.as<IfStmt>().then_block, f);
-    if (s.as<IfStmt>().else_block)
-      walk_stmt(*s.as<IfStmt>().else_block, f);
-    break;
-  case StmtKind::Block:
-    for (const auto &st : s.as<BlockStmt>().stmts)
-      walk_stmt(*st, f);
-    break;
-  }
-}
-
 // Whether any expression of PROBE satisfies PRED.
 template <class P> bool probe_uses(const Probe &probe, P &&pred) {
   bool found = false;
-  auto f = [&](const Expr &e) { found = found || pred(e); };
-  if (probe.predicate)
-    walk_expr(*probe.predicate, f);
-  if (probe.body)
-    walk_stmt(*probe.body, f);
+  for_each_expr(probe, [&](const Expr &e) { found = found || pred(e); });
   return found;
 }
 
@@ -140,8 +74,7 @@ llvm::Value *lookup(LowerCtx &c, int map, llvm::Value *key) {
 }
 
 void update(LowerCtx &c, int map, llvm::Value *key, llvm::Value *value) {
-  call_helper(c, BPF_FUNC_map_update_elem,
-              {map_ref(c, map), key, value, c.b.getInt64(BPF_ANY)});
+  call_helper(c, BPF_FUNC_map_update_elem, {map_ref(c, map), key, value, c.b.getInt64(BPF_ANY)});
 }
 
 // Runs BODY only when PTR is non-null; continues after it either way.
@@ -199,9 +132,9 @@ void pending_return(LowerCtx &c, uint32_t tag) {
     // driver calls write their out-parameter only on success.
     auto *ok = c.b.CreateICmpNE(h, c.b.getInt64(0));
     if (tag != TagGetKernel)
-      ok = c.b.CreateAnd(ok, c.b.CreateICmpEQ(c.b.CreateTrunc(ctx_word(c, kRegAx),
-                                                              c.b.getInt32Ty()),
-                                              c.b.getInt32(0)));
+      ok =
+          c.b.CreateAnd(ok, c.b.CreateICmpEQ(c.b.CreateTrunc(ctx_word(c, kRegAx), c.b.getInt32Ty()),
+                                             c.b.getInt32(0)));
     auto *rec = llvm::BasicBlock::Create(c.ctx, "kn.rec", c.fn);
     auto *done = llvm::BasicBlock::Create(c.ctx, "kn.done", c.fn);
     c.b.CreateCondBr(ok, rec, done);
@@ -213,9 +146,9 @@ void pending_return(LowerCtx &c, uint32_t tag) {
     } else {
       llvm::Value *name = scratch_slot(c, abi::kKernelNameSize);
       zero_bytes(c, name, 8, abi::kKernelNameSize);
-      call_helper(c, BPF_FUNC_probe_read_user_str,
-                  {name, c.b.getInt32(abi::kKernelNameSize),
-                   c.b.CreateIntToPtr(second, c.b.getPtrTy())});
+      call_helper(
+          c, BPF_FUNC_probe_read_user_str,
+          {name, c.b.getInt32(abi::kKernelNameSize), c.b.CreateIntToPtr(second, c.b.getPtrTy())});
       update(c, c.maps->kname_names, handle, name);
     }
     c.b.CreateBr(done);
@@ -256,12 +189,12 @@ void add_api_maps(const Program &program, MapLayout &layout, abi::ProgramSpec &s
     layout.saved_args = push_map(spec, hash_map("api_saved_args", BPF_MAP_TYPE_LRU_HASH, 8,
                                                 8 * kSavedArgWords, kPendingEntries));
   if (program_uses_kname(program)) {
-    layout.kname_pending = push_map(spec, hash_map("kname_pending", BPF_MAP_TYPE_LRU_HASH, 8, 16,
-                                                   kPendingEntries));
+    layout.kname_pending =
+        push_map(spec, hash_map("kname_pending", BPF_MAP_TYPE_LRU_HASH, 8, 16, kPendingEntries));
     layout.kname_stubs =
         push_map(spec, hash_map("kname_stubs", BPF_MAP_TYPE_HASH, 8, 8, kPendingEntries));
-    layout.kname_names = push_map(spec, hash_map("kname_names", BPF_MAP_TYPE_HASH, 8,
-                                                 abi::kKernelNameSize, kPendingEntries));
+    layout.kname_names = push_map(
+        spec, hash_map("kname_names", BPF_MAP_TYPE_HASH, 8, abi::kKernelNameSize, kPendingEntries));
     spec.kernel_names_map = layout.kname_names;
   }
 }
@@ -349,8 +282,8 @@ std::vector<HiddenProbe> hidden_api_probes(const Program &program, const MapLayo
     h.spec.kind = kind;
     h.spec.target = target;
     h.spec.func = func;
-    h.spec.name = std::string(kind == abi::AttachKind::Uprobe ? "uprobe:" : "uretprobe:") +
-                  target + ":" + func;
+    h.spec.name = std::string(kind == abi::AttachKind::Uprobe ? "uprobe:" : "uretprobe:") + target +
+                  ":" + func;
     h.spec.hidden = true;
     h.lower = lower;
     h.slot = slot;
@@ -367,10 +300,9 @@ std::vector<HiddenProbe> hidden_api_probes(const Program &program, const MapLayo
                 function_slot(stdlib::api_function_for(ap)));
         }
   if (layout.kname_stubs >= 0) {
-    const std::pair<const char *, const char *> learners[] = {
-        {"cudart", "__cudaGetKernel"},
-        {"cuda", "cuModuleGetFunction"},
-        {"cuda", "cuLibraryGetKernel"}};
+    const std::pair<const char *, const char *> learners[] = {{"cudart", "__cudaGetKernel"},
+                                                              {"cuda", "cuModuleGetFunction"},
+                                                              {"cuda", "cuLibraryGetKernel"}};
     uint32_t tag = TagGetKernel;
     for (const auto &[target, func] : learners) {
       add(abi::AttachKind::Uprobe, target, func, pending_entry, tag);

@@ -1,10 +1,10 @@
 // A stand-in for a CUDA program on a GPU: it defines cudaMalloc, cudaFree, cudaLaunchKernel and
-// the synchronisation calls (those the tools probe) itself (C symbols with the real signatures, succeeding, with sleeps
-// for the syncs), so `cudart` resolves to this executable (as for static cudart) and the
-// tools' success paths run in CI. Deterministic: a 1 MiB leak from alloc_workspace(), 20
-// alloc/free pairs of 1 GiB, 50 launches of scale(float*, int) by stub and 20 of add(int*, int*)
-// through a cudaKernel_t handle from __cudaGetKernel, and
-// timed syncs (stream 3 ms x5, device 12 ms x2, event 1.5 ms x3: mid-bucket in a usecs hist).
+// the synchronisation calls (those the tools probe) itself (C symbols with the real signatures,
+// succeeding, with sleeps for the syncs), so `cudart` resolves to this executable (as for static
+// cudart) and the tools' success paths run in CI. Deterministic: a 1 MiB leak from
+// alloc_workspace(), 20 alloc/free pairs of 1 GiB, 50 launches of scale(float*, int) by stub and 20
+// of add(int*, int*) through a cudaKernel_t handle from __cudaGetKernel, and timed syncs (stream 3
+// ms x5, device 12 ms x2, event 1.5 ms x3: mid-bucket in a usecs hist).
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
@@ -36,9 +36,7 @@ __attribute__((noinline)) int cudaMallocAsync(void **devPtr, size_t size, cudaSt
 }
 __attribute__((noinline)) int cudaFree(void *) { return 0; }
 __attribute__((noinline)) int cudaFreeAsync(void *, cudaStream_t) { return 0; }
-__attribute__((noinline)) int cudaLaunchKernelExC(const void *, const void *, void **) {
-  return 0;
-}
+__attribute__((noinline)) int cudaLaunchKernelExC(const void *, const void *, void **) { return 0; }
 __attribute__((noinline)) int cudaLaunchKernel(const void *, dim3, dim3, void **, size_t,
                                                cudaStream_t) {
   return 0;

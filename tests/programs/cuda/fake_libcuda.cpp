@@ -24,8 +24,8 @@ __attribute__((noinline)) CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibra
   return 0;
 }
 __attribute__((noinline)) CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned,
-                                                  unsigned, unsigned, unsigned, unsigned,
-                                                  CUstream, void **, void **) {
+                                                  unsigned, unsigned, unsigned, unsigned, CUstream,
+                                                  void **, void **) {
   return 0;
 }
 }

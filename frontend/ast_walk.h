@@ -1,0 +1,81 @@
+// Visits every expression of a probe (predicate, then body), each before its operands: the one
+// walker for passes that only look for something (a builtin, a call) and change nothing.
+#pragma once
+#include "frontend/ast.h"
+
+namespace gpubt::frontend {
+
+template <class F> void for_each_expr(const Expr &e, F &&f);
+template <class F> void for_each_expr(const Stmt &s, F &&f);
+
+template <class F> void for_each_expr(const Expr &e, F &&f) {
+  f(e);
+  switch (e.kind) {
+  case ExprKind::Map:
+    for (const auto &k : e.as<MapExpr>().keys)
+      for_each_expr(*k, f);
+    break;
+  case ExprKind::Call:
+    for (const auto &a : e.as<CallExpr>().args)
+      for_each_expr(*a, f);
+    break;
+  case ExprKind::Binary:
+    for_each_expr(*e.as<BinaryExpr>().lhs, f);
+    for_each_expr(*e.as<BinaryExpr>().rhs, f);
+    break;
+  case ExprKind::Unary:
+    for_each_expr(*e.as<UnaryExpr>().operand, f);
+    break;
+  case ExprKind::Ternary:
+    for_each_expr(*e.as<TernaryExpr>().cond, f);
+    for_each_expr(*e.as<TernaryExpr>().then_expr, f);
+    for_each_expr(*e.as<TernaryExpr>().else_expr, f);
+    break;
+  case ExprKind::Cast:
+    for_each_expr(*e.as<CastExpr>().operand, f);
+    break;
+  case ExprKind::Field:
+    for_each_expr(*e.as<FieldExpr>().base, f);
+    break;
+  case ExprKind::Tuple:
+    for (const auto &el : e.as<TupleExpr>().elems)
+      for_each_expr(*el, f);
+    break;
+  default:
+    break;
+  }
+}
+
+template <class F> void for_each_expr(const Stmt &s, F &&f) {
+  switch (s.kind) {
+  case StmtKind::Expr:
+    for_each_expr(*s.as<ExprStmt>().expr, f);
+    break;
+  case StmtKind::MapAssign:
+    for_each_expr(*s.as<MapAssignStmt>().map, f);
+    for_each_expr(*s.as<MapAssignStmt>().value, f);
+    break;
+  case StmtKind::VarAssign:
+    for_each_expr(*s.as<VarAssignStmt>().value, f);
+    break;
+  case StmtKind::If:
+    for_each_expr(*s.as<IfStmt>().cond, f);
+    for_each_expr(*s.as<IfStmt>().then_block, f);
+    if (s.as<IfStmt>().else_block)
+      for_each_expr(*s.as<IfStmt>().else_block, f);
+    break;
+  case StmtKind::Block:
+    for (const auto &st : s.as<BlockStmt>().stmts)
+      for_each_expr(*st, f);
+    break;
+  }
+}
+
+template <class F> void for_each_expr(const Probe &probe, F &&f) {
+  if (probe.predicate)
+    for_each_expr(*probe.predicate, f);
+  if (probe.body)
+    for_each_expr(static_cast<const Stmt &>(*probe.body), f);
+}
+
+} // namespace gpubt::frontend
