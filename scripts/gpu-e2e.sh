@@ -28,6 +28,7 @@ nvcc -O2 -gencode arch=compute_$NUM,code=$ARCH "$T/vector_add.cu" -o "$B/vectorA
 nvcc -O2 -gencode arch=compute_$NUM,code=compute_$NUM "$T/vector_add.cu" -o "$B/vectorAdd_ptx" &
 nvcc -O2 -arch=$ARCH "$T/grid3d.cu" -o "$B/grid3d" &
 nvcc -O2 -arch=$ARCH "$T/multi_ctx.cu" -lcuda -o "$B/multi_ctx" &
+nvcc -O2 -arch=$ARCH "$T/graph_add.cu" -o "$B/graph_add" &
 nvcc -O2 -arch=$ARCH -cubin "$T/multi_ctx.cu" -o "$B/scale.cubin" &
 nvcc -arch=$ARCH -ptx -rdc=true -I"$ROOT" "$T/selftest_patch.cu" -o "$B/selftest.ptx"
 ptxas -arch=$ARCH --compile-as-tools-patch "$B/selftest.ptx" -o "$B/selftest.cubin"

@@ -208,6 +208,13 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
   std::lock_guard<std::recursive_mutex> lock(a.mu);
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
     return on_launch(a, *static_cast<const Sanitizer_LaunchData *>(cbdata));
+  if (domain == SANITIZER_CB_DOMAIN_GRAPHS && cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN) {
+    // Kernels launched only from CUDA graphs never pass LAUNCH_BEGIN.
+    const auto &node = *static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata);
+    if (node.nodeType == CU_GRAPH_NODE_TYPE_KERNEL && !node.isGraphUpload)
+      on_launch(a, node.launchData);
+    return;
+  }
   if (domain != SANITIZER_CB_DOMAIN_RESOURCE)
     return;
   switch (cbid) {
@@ -273,6 +280,8 @@ int start() {
                     SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
     sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_RESOURCE, cbid);
   sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_BEGIN);
+  sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_GRAPHS,
+                          SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN);
   g_agent = a;
   std::atexit(at_exit);
   if (a->config.verbose)

@@ -243,6 +243,10 @@ def gpubt_cases(a, plain):
                'gpu:kretprobe:scale < @[tid] = count(); >', f'{b}/multi_ctx {b}/scale.cubin',
                two_contexts, plain['multi_ctx'])
 
+    gpubt_case(a, 'gpubt: kernel launched only from a CUDA graph',
+               'gpu:kretprobe:graphAdd < @[tid] = count(); >', f'{b}/graph_add',
+               per_tid(4096, 3), plain['graph_add'])
+
     def printf(p):
         lines = [l for l in p.stdout.splitlines() if l.startswith('tid ')]
         want = ['tid 0 bid 0,0', 'tid 1 bid 0,0', 'tid 2 bid 0,0']
@@ -322,7 +326,7 @@ def main():
     plain = {}
     for prog, args in [('vectorAdd', ['50000', '3']), ('vectorAdd_sass', ['50000', '3']),
                        ('vectorAdd_ptx', ['50000', '2']), ('grid3d', []),
-                       ('multi_ctx', [f'{a.bin}/scale.cubin'])]:
+                       ('multi_ctx', [f'{a.bin}/scale.cubin']), ('graph_add', [])]:
         p, _ = run([f'{a.bin}/{prog}'] + args)
         plain[prog] = checksum(p.stdout)
         row(f'plain run {prog}', p.returncode == 0 and plain[prog] is not None, p.stdout.strip())
