@@ -8,6 +8,7 @@
 #include "codegen/bpf/lower_expr.h"
 #include "codegen/bpf/tracepoint_format.h"
 #include "stdlib/builtins.h"
+#include "stdlib/enums.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -161,6 +162,8 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
 
 Val lower_builtin(LowerCtx &c, const BuiltinExpr &e) {
   stdlib::BuiltinUse use = stdlib::find_builtin(e.name);
+  if (auto constant = use.info ? std::nullopt : stdlib::find_enum_constant(e.name))
+    return {c.b.getInt64(constant->value)};
   if (!use.info) {
     set_error(c, "codegen: unknown builtin " + e.name);
     return {c.b.getInt64(0)};

@@ -8,6 +8,7 @@
 
 #include "frontend/passes/printf_format.h"
 #include "stdlib/builtins.h"
+#include "stdlib/enums.h"
 #include "stdlib/functions.h"
 
 namespace gpubt::frontend {
@@ -467,6 +468,8 @@ private:
     if (final_)
       return;
     auto use = stdlib::find_builtin(b.name);
+    if (!use.info && stdlib::find_enum_constant(b.name))
+      return; // cudaSuccess, CUDA_ERROR_OUT_OF_MEMORY, hipMemcpyHostToDevice, ...
     if (!use.info) {
       error(b.span, "Unknown identifier: '" + b.name + "'");
       return;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "stdlib/builtins.h"
+#include "stdlib/enums.h"
 #include "stdlib/functions.h"
 
 namespace gpubt::frontend {
@@ -59,6 +60,17 @@ bool merge_into(Type &slot, const Type &incoming) {
     return changed;
   }
   return false;
+}
+
+// A GPU API enum constant used by name (`retval == cudaSuccess`): its enum's type.
+Type enum_constant_type(const std::string &name) {
+  auto c = stdlib::find_enum_constant(name);
+  if (!c)
+    return Type::none();
+  Type t = Type::integer(c->def->size, c->def->is_signed);
+  t.kind = TypeKind::Enum;
+  t.enum_name = std::string(c->def->name);
+  return t;
 }
 
 class Resolver {
@@ -187,6 +199,8 @@ private:
     case ExprKind::Builtin: {
       auto use = stdlib::find_builtin(e.as<BuiltinExpr>().name);
       e.type = use.info ? stdlib::builtin_type(*use.info) : Type::none();
+      if (!use.info)
+        e.type = enum_constant_type(e.as<BuiltinExpr>().name);
       if (use.info && use.info->id == stdlib::BuiltinId::Retval) {
         const AttachPoint *ap = uretprobe_point();
         if (auto t = ap && options_.retval_type ? options_.retval_type(*ap) : std::nullopt)
