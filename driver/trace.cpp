@@ -3,6 +3,7 @@
 #include "driver/trace_gpu.h"
 
 #include <ctime>
+#include <optional>
 
 #include "runtime/format_printf.h"
 #include "runtime/output_events.h"
@@ -94,6 +95,11 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     return 1;
   }
   auto &s = **session;
+  std::optional<GpuEventThread> gpu_events; // the child exists now: only it keeps the agent's end
+  if (gpu) {
+    gpu->close_child_end();
+    gpu_events.emplace(*gpu);
+  }
   auto attached = s.attach();
   if (!attached) {
     err << "ERROR: " << attached.error() << "\n";
@@ -119,8 +125,11 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   for (size_t i = 0; i < spec.maps.size(); ++i)
     if (!spec.maps[i].internal)
       maps[i] = s.read_map(static_cast<int>(i));
-  if (gpu)
+  if (gpu) {
+    auto live = gpu_events->stop();
+    print_gpu_records(spec, live, options.format, out);
     finish_gpu_run(spec, *gpu, options, maps, out, err);
+  }
   runtime::print_all_maps(out, s.spec(), maps, options.format, s.symbolizer());
   out.flush();
   return 0;

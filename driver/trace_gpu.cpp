@@ -3,7 +3,9 @@
 
 #include <csignal>
 #include <cstring>
+#include <cerrno>
 #include <poll.h>
+#include <sys/socket.h>
 
 #include "runtime/abi/device_abi.h"
 #include "runtime/child_process.h"
@@ -21,27 +23,69 @@ std::string no_symbol(uint64_t addr) {
   return buf;
 }
 
-void print_records(const abi::ProgramSpec &spec, const std::vector<uint8_t> &records,
-                   runtime::OutputFormat format, std::ostream &out) {
-  constexpr size_t head = sizeof(gpubt_ring_record) + sizeof(abi::EventHeader);
-  for (size_t pos = 0; pos + head <= records.size();) {
-    gpubt_ring_record r;
-    abi::EventHeader h;
-    std::memcpy(&r, records.data() + pos, sizeof r);
-    std::memcpy(&h, records.data() + pos + sizeof r, sizeof h);
-    if (r.size < head || pos + r.size > records.size())
-      break;
-    const uint8_t *payload = records.data() + pos + head;
-    size_t size = r.size - head;
-    if (h.kind == uint32_t(abi::EventKind::Printf) && h.index < spec.formats.size())
-      runtime::print_printf(
-          out, runtime::format_printf(spec.formats[h.index], payload, size, spec, no_symbol),
-          format);
-    pos += r.size;
+// Reads what is there now (blocking only when WAIT); false at EOF or error.
+bool read_some(int fd, std::vector<uint8_t> &into, bool wait) {
+  uint8_t buf[65536];
+  ssize_t n = recv(fd, buf, sizeof buf, wait ? 0 : MSG_DONTWAIT);
+  if (n > 0)
+    into.insert(into.end(), buf, buf + n);
+  return n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR));
+}
+
+void drain_now(int fd, std::vector<uint8_t> &into) {
+  while (fd >= 0) {
+    size_t before = into.size();
+    if (!read_some(fd, into, false) || into.size() == before)
+      return;
   }
 }
 
 } // namespace
+
+void print_gpu_records(const abi::ProgramSpec &spec, std::vector<uint8_t> &bytes,
+                       runtime::OutputFormat format, std::ostream &out) {
+  constexpr size_t head = sizeof(gpubt_ring_record) + sizeof(abi::EventHeader);
+  size_t pos = 0;
+  while (pos + head <= bytes.size()) {
+    gpubt_ring_record r;
+    abi::EventHeader h;
+    std::memcpy(&r, bytes.data() + pos, sizeof r);
+    std::memcpy(&h, bytes.data() + pos + sizeof r, sizeof h);
+    if (r.size < head || pos + r.size > bytes.size())
+      break;
+    const uint8_t *payload = bytes.data() + pos + head;
+    if (h.kind == uint32_t(abi::EventKind::Printf) && h.index < spec.formats.size())
+      runtime::print_printf(out,
+                            runtime::format_printf(spec.formats[h.index], payload, r.size - head,
+                                                   spec, no_symbol),
+                            format);
+    pos += r.size;
+  }
+  bytes.erase(bytes.begin(), bytes.begin() + pos);
+  out.flush();
+}
+
+GpuEventThread::GpuEventThread(runtime::GpuRun &run) : fd_(run.events.get()) {
+  if (fd_ < 0)
+    return;
+  thread_ = std::thread([this] {
+    while (!stop_) {
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, 100) > 0 && !read_some(fd_, bytes_, false))
+        return;
+    }
+  });
+}
+
+GpuEventThread::~GpuEventThread() { stop(); }
+
+std::vector<uint8_t> GpuEventThread::stop() {
+  stop_ = true;
+  if (thread_.joinable())
+    thread_.join();
+  drain_now(fd_, bytes_);
+  return std::move(bytes_);
+}
 
 bool has_gpu_probes(const abi::ProgramSpec &spec) { return !spec.device.probes.empty(); }
 
@@ -69,7 +113,7 @@ void finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
     err << "WARNING: " << outcome.error() << "\n";
     return;
   }
-  print_records(spec, outcome->ring_records, options.format, out);
+  print_gpu_records(spec, outcome->ring_records, options.format, out);
   if (outcome->ring_drops)
     runtime::print_lost_events(out, outcome->ring_drops, options.format);
   for (const auto &w : outcome->warnings)
@@ -89,6 +133,7 @@ int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, std::os
     err << "ERROR: " << child.error() << "\n";
     return 1;
   }
+  run->close_child_end();
   runtime::print_attached_probes(out, spec.device.probes.size(), options.format);
   out.flush();
   std::signal(SIGINT, SIG_IGN); // the child (forked already) gets Ctrl-C; we print after it
@@ -97,11 +142,20 @@ int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, std::os
     err << "ERROR: " << st.error() << "\n";
     return 1;
   }
-  // Ctrl-C reaches the child too (same process group): wait for it to exit either way.
+  // Ctrl-C reaches the child too (same process group): wait for it to exit either way, and
+  // print the device's printf records as the agent sends them.
+  int events = run->events.get();
+  std::vector<uint8_t> pending;
   while (!(*child)->exited()) {
-    pollfd p{(*child)->pidfd(), POLLIN, 0};
-    poll(&p, 1, 200);
+    pollfd p[2] = {{(*child)->pidfd(), POLLIN, 0}, {events, POLLIN, 0}};
+    if (poll(p, events >= 0 ? 2 : 1, 200) > 0 && (p[1].revents & POLLIN)) {
+      if (!read_some(events, pending, false))
+        events = -1;
+      print_gpu_records(spec, pending, options.format, out);
+    }
   }
+  drain_now(events, pending);
+  print_gpu_records(spec, pending, options.format, out);
   std::vector<runtime::MapData> maps(spec.maps.size());
   finish_gpu_run(spec, *run, options, maps, out, err);
   runtime::print_all_maps(out, spec, maps, options.format, no_symbol);

@@ -1,7 +1,9 @@
 // gpu probes in a trace run: the -c child is started with the GPU agent, and after it exits the
 // device maps print with the host maps and the device printf records print in order.
 #pragma once
+#include <atomic>
 #include <memory>
+#include <thread>
 #include <ostream>
 #include <vector>
 
@@ -23,6 +25,25 @@ std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec,
 void finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
                     const Options &options, std::vector<runtime::MapData> &maps,
                     std::ostream &out, std::ostream &err);
+
+// The agent's printf records, read on a thread while a Session runs (so the agent never
+// blocks on a full socket); stop() returns what came. Nothing happens without an events socket.
+class GpuEventThread {
+public:
+  explicit GpuEventThread(runtime::GpuRun &run);
+  ~GpuEventThread();
+  std::vector<uint8_t> stop();
+
+private:
+  int fd_;
+  std::atomic<bool> stop_{false};
+  std::vector<uint8_t> bytes_;
+  std::thread thread_;
+};
+
+// Prints the complete printf records at the front of BYTES and removes them.
+void print_gpu_records(const abi::ProgramSpec &spec, std::vector<uint8_t> &bytes,
+                       runtime::OutputFormat format, std::ostream &out);
 
 // A script whose only probes are gpu probes: no BPF at all, only the child and the agent.
 int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,

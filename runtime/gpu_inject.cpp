@@ -10,6 +10,8 @@
 #include <limits.h>
 #include <sstream>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -128,7 +130,8 @@ std::string retarget_ptx(const std::string &ptx, const std::string &arch) {
 
 GpuRun::GpuRun(GpuRun &&o) noexcept
     : dir(std::move(o.dir)), config_path(std::move(o.config_path)),
-      results_path(std::move(o.results_path)), env(std::move(o.env)) {
+      results_path(std::move(o.results_path)), env(std::move(o.env)),
+      events(std::move(o.events)), child_events(std::move(o.child_events)) {
   o.dir.clear();
 }
 
@@ -173,6 +176,15 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, bool verbose) {
   config.ring_capacity = spec.device.ring_capacity;
   config.results_path = run.results_path;
   config.verbose = verbose;
+  if (!spec.formats.empty()) { // printf somewhere: stream the device's records as they come
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
+      run.events = UniqueFd(sv[0]);
+      run.child_events = UniqueFd(sv[1]);
+      fcntl(sv[1], F_SETFD, 0); // the child inherits this end
+      config.events_fd = sv[1];
+    }
+  }
   std::ofstream(run.config_path) << abi::write_agent_config(config);
   run.env = {{"CUDA_INJECTION64_PATH", *agent}, {"GPUBT_AGENT_CONFIG", run.config_path}};
   return run;

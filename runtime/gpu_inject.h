@@ -9,6 +9,7 @@
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
 #include "runtime/map_data.h"
+#include "runtime/unique_fd.h"
 
 namespace gpubt::runtime {
 
@@ -16,6 +17,10 @@ struct GpuRun {
   std::string dir; // private temporary folder: PTX, cubins, config, results
   std::string config_path, results_path;
   std::vector<std::pair<std::string, std::string>> env; // for the child
+  // When the probes printf: the agent sends records here after each traced launch. The child's
+  // end stays open (and inheritable) until close_child_end(), called once the child is forked.
+  UniqueFd events, child_events;
+  void close_child_end() { child_events.reset(); }
   GpuRun() = default;
   GpuRun(GpuRun &&other) noexcept;
   GpuRun &operator=(GpuRun &&) = delete;

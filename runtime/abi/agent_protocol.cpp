@@ -79,6 +79,8 @@ std::string write_agent_config(const AgentConfig &c) {
   for (const auto &m : c.maps)
     o << "map\t" << m.capacity << "\t" << m.key_size << "\t" << m.value_size << "\t"
       << m.entry_size << "\t" << m.buckets << "\n";
+  if (c.events_fd >= 0)
+    o << "events\t" << c.events_fd << "\n";
   if (c.verbose)
     o << "verbose\n";
   return o.str();
@@ -110,7 +112,9 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
            to_uint(f[3], m.value_size) && to_uint(f[4], m.entry_size) &&
            to_uint(f[5], m.buckets) && m.entry_size >= 8 + m.key_size + m.value_size;
       c.maps.push_back(m);
-    } else if (d == "verbose" && f.size() == 1)
+    } else if (d == "events" && f.size() == 2)
+      ok = to_uint(f[1], c.events_fd);
+    else if (d == "verbose" && f.size() == 1)
       c.verbose = true;
     else
       ok = false;

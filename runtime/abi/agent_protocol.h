@@ -22,6 +22,8 @@ struct AgentConfig {
   std::vector<DeviceMapSpec> maps;     // map_index is not sent (the agent needs only sizes)
   uint32_t ring_capacity = 0;          // 0: no printf ring
   std::string results_path;
+  int events_fd = -1;   // >= 0: after each traced launch the printf ring is drained to this
+                        // (inherited) socket as raw records; otherwise only at the end
   bool verbose = false; // the agent says what it patches and sets
 };
 

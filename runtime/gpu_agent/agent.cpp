@@ -2,7 +2,9 @@
 // gpubt's probe functions into the modules that hold a matching kernel, gives each matching
 // kernel its userdata at launch, and writes every context's device maps to the results file.
 // Any failure leaves the program running uninstrumented, with a "gpubt:" line on stderr.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <sys/socket.h>
 
 #include <cuda.h>
 #include <sanitizer.h>
@@ -186,6 +189,36 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d) {
       ++c.launches[i];
 }
 
+// A traced launch is over (as far as the API goes): wait for it and pass its printf records
+// on, so a long run prints as it goes and never fills the ring. Only with an events socket.
+void on_launch_end(Agent &a, const Sanitizer_LaunchData &d) {
+  auto it = a.contexts.find(d.context);
+  if (it == a.contexts.end() || !it->second->memory)
+    return;
+  Context &c = *it->second;
+  auto known = c.masks.find(d.function);
+  if (known == c.masks.end() || !known->second)
+    return;
+  std::vector<uint8_t> records;
+  if (!c.memory->drain_ring(records))
+    return; // the records stay in the ring and come back at the end
+  for (size_t done = 0; done < records.size();) {
+    // MSG_NOSIGNAL: gpubt gone must not kill the program with SIGPIPE.
+    ssize_t n = send(a.config.events_fd, records.data() + done, records.size() - done,
+                     MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      say(a, "the printf event socket failed: " + std::string(strerror(errno)));
+      a.config.events_fd = -1;
+      sanitizerEnableCallback(0, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
+                              SANITIZER_CBID_LAUNCH_END);
+      return;
+    }
+    done += size_t(n);
+  }
+}
+
 void finish_context(Agent &a, CUcontext ctx) {
   auto it = a.contexts.find(ctx);
   if (it == a.contexts.end())
@@ -208,6 +241,11 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
   std::lock_guard<std::recursive_mutex> lock(a.mu);
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
     return on_launch(a, *static_cast<const Sanitizer_LaunchData *>(cbdata));
+  if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_END) {
+    if (a.config.events_fd >= 0)
+      on_launch_end(a, *static_cast<const Sanitizer_LaunchData *>(cbdata));
+    return;
+  }
   if (domain == SANITIZER_CB_DOMAIN_GRAPHS && cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN) {
     // Kernels launched only from CUDA graphs never pass LAUNCH_BEGIN.
     const auto &node = *static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata);
@@ -282,6 +320,9 @@ int start() {
   sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_BEGIN);
   sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_GRAPHS,
                           SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN);
+  if (a->config.events_fd >= 0)
+    sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
+                            SANITIZER_CBID_LAUNCH_END);
   g_agent = a;
   std::atexit(at_exit);
   if (a->config.verbose)

@@ -4,6 +4,7 @@
 #include "runtime/gpu_agent/context_memory.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <ctime>
 #include <unistd.h>
@@ -30,6 +31,32 @@ int64_t clock_offset_ns() {
   clock_gettime(CLOCK_MONOTONIC, &mono);
   clock_gettime(CLOCK_REALTIME, &real);
   return (int64_t(mono.tv_sec) - real.tv_sec) * 1000000000 + (mono.tv_nsec - real.tv_nsec);
+}
+
+// Appends the complete records of RAW (ring header + data) from its tail to OUT, stopping at
+// the first uncommitted one; returns the position after the last record taken.
+uint64_t take_records(const uint8_t *raw, uint32_t capacity, std::vector<uint8_t> &out) {
+  gpubt_device_ring h;
+  std::memcpy(&h, raw, sizeof h);
+  const uint8_t *data = raw + sizeof h;
+  auto word = [&](uint64_t pos) {
+    uint64_t w;
+    std::memcpy(&w, data + pos % capacity, 8);
+    return w;
+  };
+  uint64_t pos = h.tail;
+  while (pos < h.head) {
+    uint64_t first = word(pos);
+    uint32_t size = static_cast<uint32_t>(first), commit = static_cast<uint32_t>(first >> 32);
+    if (commit != static_cast<uint32_t>(pos / 8 + 1) || size < 8 || size % 8 || size > capacity)
+      break;
+    for (uint32_t off = 0; off < size; off += 8) {
+      uint64_t w = word(pos + off);
+      out.insert(out.end(), reinterpret_cast<uint8_t *>(&w), reinterpret_cast<uint8_t *>(&w) + 8);
+    }
+    pos += size;
+  }
+  return pos;
 }
 
 } // namespace
@@ -72,6 +99,8 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
       return fail("sanitizerAlloc (printf ring)", r);
     if ((r = sanitizerMemset(m.ring_, 0, size, nullptr)) != SANITIZER_SUCCESS)
       return fail("sanitizerMemset", r);
+    if ((r = sanitizerAllocHost(ctx, &m.ring_host_, size)) != SANITIZER_SUCCESS)
+      return fail("sanitizerAllocHost (printf ring)", r);
     gpubt_device_ring h{0, 0, 0, config.ring_capacity, 0};
     std::memcpy(stage + staged, &h, sizeof h);
     if ((r = sanitizerMemcpyHostToDeviceAsync(m.ring_, stage + staged, sizeof h, nullptr)) !=
@@ -138,27 +167,34 @@ abi::DeviceImage ContextMemory::read_back(int device) const {
   gpubt_device_ring h;
   std::memcpy(&h, raw.data(), sizeof h);
   img.ring_drops = h.drops;
-  const uint8_t *data = raw.data() + sizeof h;
-  auto word = [&](uint64_t pos) {
-    uint64_t w;
-    std::memcpy(&w, data + pos % ring_capacity_, 8);
-    return w;
-  };
-  // Records in [tail, head) that completed, in order; an uncommitted one ends the scan.
-  for (uint64_t pos = h.tail; pos < h.head;) {
-    uint64_t first = word(pos);
-    uint32_t size = static_cast<uint32_t>(first), commit = static_cast<uint32_t>(first >> 32);
-    if (commit != static_cast<uint32_t>(pos / 8 + 1) || size < 8 || size % 8 ||
-        size > ring_capacity_)
-      break;
-    for (uint32_t off = 0; off < size; off += 8) {
-      uint64_t w = word(pos + off);
-      img.ring_records.insert(img.ring_records.end(), reinterpret_cast<uint8_t *>(&w),
-                              reinterpret_cast<uint8_t *>(&w) + 8);
-    }
-    pos += size;
-  }
+  take_records(raw.data(), ring_capacity_, img.ring_records);
   return img;
+}
+
+bool ContextMemory::drain_ring(std::vector<uint8_t> &out) {
+  if (!ring_)
+    return true;
+  auto *raw = static_cast<uint8_t *>(ring_host_);
+  uint64_t size = sizeof(gpubt_device_ring) + ring_capacity_;
+  if (sanitizerMemcpyDeviceToHost(raw, ring_, sizeof(gpubt_device_ring), nullptr) !=
+      SANITIZER_SUCCESS)
+    return false;
+  gpubt_device_ring h;
+  std::memcpy(&h, raw, sizeof h);
+  if (h.head == h.tail)
+    return true;
+  if (sanitizerMemcpyDeviceToHost(raw + sizeof h, static_cast<uint8_t *>(ring_) + sizeof h,
+                                  size - sizeof h, nullptr) != SANITIZER_SUCCESS)
+    return false;
+  uint64_t tail = take_records(raw, ring_capacity_, out);
+  if (tail == h.tail)
+    return true;
+  // The new tail goes through the pinned mirror's own tail word, then a read waits for it.
+  std::memcpy(raw + offsetof(gpubt_device_ring, tail), &tail, 8);
+  auto *dev_tail = static_cast<uint8_t *>(ring_) + offsetof(gpubt_device_ring, tail);
+  return sanitizerMemcpyHostToDeviceAsync(dev_tail, raw + offsetof(gpubt_device_ring, tail), 8,
+                                          nullptr) == SANITIZER_SUCCESS &&
+         sanitizerMemcpyDeviceToHost(raw, dev_tail, 8, nullptr) == SANITIZER_SUCCESS;
 }
 
 void ContextMemory::release() {
@@ -171,6 +207,9 @@ void ContextMemory::release() {
   for (auto &[key, p] : kernel_ctxs_)
     sanitizerFree(ctx_, p);
   kernel_ctxs_.clear();
+  if (ring_host_)
+    sanitizerFreeHost(ctx_, ring_host_);
+  ring_host_ = nullptr;
   if (staging_)
     sanitizerFreeHost(ctx_, staging_);
   staging_ = nullptr;

@@ -22,7 +22,11 @@ public:
   // that runs no probe, for the other kernels of a patched module). nullptr on failure.
   void *kernel_ctx(const std::string &kernel_name, uint64_t mask);
 
-  // Copies the maps and the ring's committed records back (call before release()).
+  // Appends the ring's committed records to OUT and frees their space on the device (waits for
+  // the work on the NULL stream: call where a sync is acceptable). Returns false on failure.
+  bool drain_ring(std::vector<uint8_t> &out);
+
+  // Copies the maps and the ring's undrained records back (call before release()).
   abi::DeviceImage read_back(int device) const;
   void release(); // frees everything (not in the destructor: contexts may be gone at exit)
 
@@ -32,6 +36,7 @@ private:
   std::vector<uint64_t> map_sizes_;
   void *ring_ = nullptr;
   uint32_t ring_capacity_ = 0;
+  void *ring_host_ = nullptr; // pinned mirror of the ring, for drains in launch callbacks
   void *staging_ = nullptr; // pinned host memory: launch callbacks may copy only from/to it
   std::map<std::pair<std::string, uint64_t>, void *> kernel_ctxs_;
   uint32_t next_kernel_index_ = 0;

@@ -266,6 +266,15 @@ def gpubt_cases(a, plain):
                'gpu:kretprobe:vectorAdd < @threads = count(); >', f'{b}/vectorAdd 50000 3',
                mixed, plain['vectorAdd'])
 
+    def many_printfs(p):
+        lines = sum(1 for l in p.stdout.splitlines() if l.startswith('t '))
+        lost = re.search(r'Lost (\d+)', p.stdout + p.stderr)
+        return lines == 20224 * 20 and not lost, f'{lines} lines (want {20224 * 20}), ' \
+            f'{lost.group(0) if lost else "none lost"}'
+    gpubt_case(a, 'gpubt: 404k GPU printfs over 20 launches (13 MB > the 1 MB ring)',
+               'gpu:kretprobe:vectorAdd < printf("t %d\\n", tid); >', f'{b}/vectorAdd 20000 20',
+               many_printfs)
+
     def nomatch(p):
         return p.returncode == 0 and 'noSuchKernel' in p.stderr, f'exit {p.returncode}'
     gpubt_case(a, 'gpubt: kernel matching nothing', 'gpu:kretprobe:noSuchKernel < @ = count(); >',
