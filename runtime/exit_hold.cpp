@@ -4,8 +4,10 @@
 #include "runtime/loader.h"
 #include "runtime/symbolizer.h"
 #include <csignal>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <linux/bpf.h>
-#include <sys/wait.h>
 
 namespace gpubt::runtime {
 namespace {
@@ -45,14 +47,19 @@ Result<std::vector<UniqueFd>> hold_at_exit(int pid) {
   return fds;
 }
 
+// The state letter of /proc/PID/stat ("T" when stopped): -p targets are not our children, so
+// waitid cannot see their stops.
+static char process_state(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto paren = stat.rfind(')'); // comm may hold spaces and parentheses
+  return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
+}
+
 bool release_held(int pid) {
-  siginfo_t info{};
-  if (waitid(P_PID, pid, &info, WSTOPPED | WNOHANG | WNOWAIT) != 0 || info.si_pid != pid ||
-      info.si_code != CLD_STOPPED)
+  if (process_state(pid) != 'T')
     return false;
   snapshot_process_maps(pid);
-  // Consume the stop notification, then continue.
-  waitid(P_PID, pid, &info, WSTOPPED | WNOHANG);
   kill(pid, SIGCONT);
   return true;
 }

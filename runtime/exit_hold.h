@@ -1,4 +1,4 @@
-// Holds a -c child at exit() until its mappings are saved: a program that runs for a few
+// Holds a traced process (-c/-p) at exit() until its mappings are saved: one that runs for a few
 // milliseconds (a CUDA test without a GPU) is gone before the event loop reads /proc/PID/maps,
 // and kname()/usym values printed at the end need them.
 #pragma once

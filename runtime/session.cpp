@@ -121,10 +121,10 @@ Status Session::setup() {
       return make_error(prog.error());
     progs_.push_back(std::move(*prog));
   }
-  // kname() and ustack values are symbolized at the end, after a short child has exited: hold
+  // kname() and ustack values are symbolized at the end, after a short-lived target exited: hold
   // it at exit() until its mappings are saved (best effort: without it they print as addresses).
-  if (child_ && prints_user_addresses(spec_))
-    if (auto hold = hold_at_exit(child_->pid()))
+  if (target_pid() > 0 && prints_user_addresses(spec_))
+    if (auto hold = hold_at_exit(target_pid()))
       exit_hold_ = std::move(*hold);
   if (spec_.ringbuf_map >= 0) {
     rb_ = ring_buffer__new(maps_[spec_.ringbuf_map].get(), ringbuf_callback, this, nullptr);
@@ -266,7 +266,7 @@ StopReason Session::run(EventHandler &handler) {
     epoll_event evs[4];
     int n = epoll_wait(ep.get(), evs, 4, 200);
     if (!exit_hold_.empty())
-      release_held(child_->pid());
+      release_held(target_pid());
     for (int i = 0; i < n; ++i) {
       if (evs[i].data.fd == exit_fd) {
         consume(handler); // drain what the process produced before it exited
