@@ -199,11 +199,11 @@ void add_api_maps(const Program &program, MapLayout &layout, abi::ProgramSpec &s
   }
 }
 
-std::string api_attach_symbol(const AttachPoint &ap) {
+std::vector<std::string> api_attach_symbols(const AttachPoint &ap) {
   const stdlib::ApiFunction *fn = stdlib::api_function_for(ap);
-  if (fn && fn->name == ap.func && !fn->symbols.empty())
-    return std::string(fn->symbols[0]);
-  return ap.func;
+  if (!fn || fn->name != ap.func || fn->symbols.empty())
+    return {ap.func};
+  return {fn->symbols.begin(), fn->symbols.end()};
 }
 
 void load_saved_args(LowerCtx &c) {
@@ -293,12 +293,11 @@ std::vector<HiddenProbe> hidden_api_probes(const Program &program, const MapLayo
   if (layout.saved_args >= 0)
     for (const auto &p : program.probes)
       for (const auto &ap : p->attach_points)
-        if (needs_saved_args(*p, ap)) {
-          std::string sym = api_attach_symbol(ap);
-          if (saved.insert({ap.target, sym}).second)
-            add(abi::AttachKind::Uprobe, ap.target, sym, save_args,
-                function_slot(stdlib::api_function_for(ap)));
-        }
+        if (needs_saved_args(*p, ap))
+          for (const std::string &sym : api_attach_symbols(ap))
+            if (saved.insert({ap.target, sym}).second)
+              add(abi::AttachKind::Uprobe, ap.target, sym, save_args,
+                  function_slot(stdlib::api_function_for(ap)));
   if (layout.kname_stubs >= 0) {
     const std::pair<const char *, const char *> learners[] = {{"cudart", "__cudaGetKernel"},
                                                               {"cuda", "cuModuleGetFunction"},

@@ -12,9 +12,10 @@ constexpr uint32_t kSavedArgWords = 12;
 // Adds the internal maps the program's API probes need (saved arguments, kname tables).
 void add_api_maps(const frontend::Program &program, MapLayout &layout, abi::ProgramSpec &spec);
 
-// The symbol a uprobe on AP attaches to: the catalog's primary symbol ("cuMemAlloc_v2") for a
-// catalogued function named as in the API, else AP.func unchanged.
-std::string api_attach_symbol(const frontend::AttachPoint &ap);
+// The symbols a uprobe on AP attaches to: for a catalogued function named as in the API, the
+// catalog's primary symbol ("cuMemAlloc_v2") then its per-thread-stream variants
+// ("cudaMemcpy_ptds"); else AP.func unchanged.
+std::vector<std::string> api_attach_symbols(const frontend::AttachPoint &ap);
 
 // At the top of a uretprobe whose probe reads args: fetches (and deletes) the words saved at
 // entry into c.saved_args.

@@ -131,28 +131,34 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
     for (const auto &ap : probe->attach_points) {
       if (is_gpu(ap.provider))
         continue;
-      uint32_t index = spec.probes.size();
-      abi::ProbeSpec ps;
-      ps.name = ap.name();
-      ps.kind = attach_kind(ap.provider);
-      ps.target = ap.target;
-      ps.func = api_attach_symbol(ap); // cuMemAlloc -> cuMemAlloc_v2
-      ps.interval_ns = ap.interval_ns;
-      spec.probes.push_back(ps);
-      spec.probe_names.push_back(ps.name);
+      // cuMemAlloc -> cuMemAlloc_v2; per-thread-stream variants (cudaMemcpy_ptds) follow as
+      // hidden copies: counted as one probe, skipped where the library lacks them.
+      std::vector<std::string> symbols = api_attach_symbols(ap);
+      for (size_t k = 0; k < symbols.size(); ++k) {
+        uint32_t index = spec.probes.size();
+        abi::ProbeSpec ps;
+        ps.name = ap.name();
+        ps.kind = attach_kind(ap.provider);
+        ps.target = ap.target;
+        ps.func = symbols[k];
+        ps.hidden = k > 0;
+        ps.interval_ns = ap.interval_ns;
+        spec.probes.push_back(ps);
+        spec.probe_names.push_back(ps.name);
 
-      LowerCtx c(*mod);
-      c.sema = &sema;
-      c.opts = &opts;
-      c.probe = probe.get();
-      c.ap = &ap;
-      c.probe_index = index;
-      c.spec = &spec;
-      c.maps = &layout;
-      auto used = lower_probe_function(*mod, kSectionPrefix + std::to_string(index), c);
-      if (!used)
-        return make_error(used.error());
-      scratch_size = std::max(scratch_size, *used);
+        LowerCtx c(*mod);
+        c.sema = &sema;
+        c.opts = &opts;
+        c.probe = probe.get();
+        c.ap = &ap;
+        c.probe_index = index;
+        c.spec = &spec;
+        c.maps = &layout;
+        auto used = lower_probe_function(*mod, kSectionPrefix + std::to_string(index), c);
+        if (!used)
+          return make_error(used.error());
+        scratch_size = std::max(scratch_size, *used);
+      }
     }
   }
   for (auto &h : hidden_api_probes(program, layout)) {
