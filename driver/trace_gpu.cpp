@@ -1,9 +1,9 @@
 // The gpu half of a trace run (see trace_gpu.h).
 #include "driver/trace_gpu.h"
 
+#include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <cerrno>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -55,10 +55,10 @@ void print_gpu_records(const abi::ProgramSpec &spec, std::vector<uint8_t> &bytes
       break;
     const uint8_t *payload = bytes.data() + pos + head;
     if (h.kind == uint32_t(abi::EventKind::Printf) && h.index < spec.formats.size())
-      runtime::print_printf(out,
-                            runtime::format_printf(spec.formats[h.index], payload, r.size - head,
-                                                   spec, no_symbol),
-                            format);
+      runtime::print_printf(
+          out,
+          runtime::format_printf(spec.formats[h.index], payload, r.size - head, spec, no_symbol),
+          format);
     pos += r.size;
   }
   bytes.erase(bytes.begin(), bytes.begin() + pos);
@@ -89,8 +89,8 @@ std::vector<uint8_t> GpuEventThread::stop() {
 
 bool has_gpu_probes(const abi::ProgramSpec &spec) { return !spec.device.probes.empty(); }
 
-std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec,
-                                               const Options &options, std::ostream &err) {
+std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, const Options &options,
+                                               std::ostream &err) {
   if (options.child_command.empty()) {
     err << "ERROR: gpu probes need -c CMD: the GPU agent is loaded into the program as it "
            "starts\n";
@@ -106,8 +106,8 @@ std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec,
 }
 
 void finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
-                    const Options &options, std::vector<runtime::MapData> &maps,
-                    std::ostream &out, std::ostream &err) {
+                    const Options &options, std::vector<runtime::MapData> &maps, std::ostream &out,
+                    std::ostream &err) {
   auto outcome = runtime::collect_gpu_results(spec, run);
   if (!outcome) {
     err << "WARNING: " << outcome.error() << "\n";

@@ -3,8 +3,8 @@
 #pragma once
 #include <atomic>
 #include <memory>
-#include <thread>
 #include <ostream>
+#include <thread>
 #include <vector>
 
 #include "driver/options.h"
@@ -17,14 +17,14 @@ bool has_gpu_probes(const abi::ProgramSpec &spec);
 
 // Before the child is forked: assembles the probes and exports the agent's environment.
 // nullptr (after writing an error to ERR) when gpu probes cannot run this way.
-std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec,
-                                               const Options &options, std::ostream &err);
+std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, const Options &options,
+                                               std::ostream &err);
 
 // After the child exited: prints the device printf records and lost-event counts, writes
 // warnings to ERR, and stores each device map into MAPS (indexed like spec.maps).
 void finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
-                    const Options &options, std::vector<runtime::MapData> &maps,
-                    std::ostream &out, std::ostream &err);
+                    const Options &options, std::vector<runtime::MapData> &maps, std::ostream &out,
+                    std::ostream &err);
 
 // The agent's printf records, read on a thread while a Session runs (so the agent never
 // blocks on a full socket); stop() returns what came. Nothing happens without an events socket.

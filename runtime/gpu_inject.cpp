@@ -6,11 +6,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
 #include <fstream>
 #include <limits.h>
 #include <sstream>
-#include <dirent.h>
-#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -130,8 +130,8 @@ std::string retarget_ptx(const std::string &ptx, const std::string &arch) {
 
 GpuRun::GpuRun(GpuRun &&o) noexcept
     : dir(std::move(o.dir)), config_path(std::move(o.config_path)),
-      results_path(std::move(o.results_path)), env(std::move(o.env)),
-      events(std::move(o.events)), child_events(std::move(o.child_events)) {
+      results_path(std::move(o.results_path)), env(std::move(o.env)), events(std::move(o.events)),
+      child_events(std::move(o.child_events)) {
   o.dir.clear();
 }
 

@@ -77,8 +77,8 @@ std::string write_agent_config(const AgentConfig &c) {
     o << "probe\t" << (p.exit ? "exit" : "enter") << "\t" << p.function << "\t" << p.name << "\t"
       << p.kernel << "\n";
   for (const auto &m : c.maps)
-    o << "map\t" << m.capacity << "\t" << m.key_size << "\t" << m.value_size << "\t"
-      << m.entry_size << "\t" << m.buckets << "\n";
+    o << "map\t" << m.capacity << "\t" << m.key_size << "\t" << m.value_size << "\t" << m.entry_size
+      << "\t" << m.buckets << "\n";
   if (c.events_fd >= 0)
     o << "events\t" << c.events_fd << "\n";
   if (c.verbose)
@@ -108,9 +108,9 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
       c.probes.push_back({f[3], f[4], f[1] == "exit", f[2]});
     else if (d == "map" && f.size() == 6) {
       DeviceMapSpec m;
-      ok = to_uint(f[1], m.capacity) && to_uint(f[2], m.key_size) &&
-           to_uint(f[3], m.value_size) && to_uint(f[4], m.entry_size) &&
-           to_uint(f[5], m.buckets) && m.entry_size >= 8 + m.key_size + m.value_size;
+      ok = to_uint(f[1], m.capacity) && to_uint(f[2], m.key_size) && to_uint(f[3], m.value_size) &&
+           to_uint(f[4], m.entry_size) && to_uint(f[5], m.buckets) &&
+           m.entry_size >= 8 + m.key_size + m.value_size;
       c.maps.push_back(m);
     } else if (d == "events" && f.size() == 2)
       ok = to_uint(f[1], c.events_fd);
@@ -119,8 +119,8 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
     else
       ok = false;
     if (!ok)
-      return make_error("agent config line " + std::to_string(lineno) + ": cannot parse '" +
-                        line + "'");
+      return make_error("agent config line " + std::to_string(lineno) + ": cannot parse '" + line +
+                        "'");
   }
   return c;
 }

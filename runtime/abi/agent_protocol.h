@@ -32,10 +32,10 @@ Result<AgentConfig> parse_agent_config(const std::string &text);
 
 // What one CUDA context's device memory held at its end (context destroy or process exit).
 struct DeviceImage {
-  int32_t device = -1;                       // CUDA device ordinal
-  std::vector<uint64_t> probe_launches;      // per probe: launches of kernels it matched
-  std::vector<std::vector<uint8_t>> maps;    // per DeviceMapSpec: header + entries (device_abi.h)
-  std::vector<uint8_t> ring_records;         // printf records drained, in order
+  int32_t device = -1;                    // CUDA device ordinal
+  std::vector<uint64_t> probe_launches;   // per probe: launches of kernels it matched
+  std::vector<std::vector<uint8_t>> maps; // per DeviceMapSpec: header + entries (device_abi.h)
+  std::vector<uint8_t> ring_records;      // printf records drained, in order
   uint64_t ring_drops = 0;
 };
 struct AgentResults {

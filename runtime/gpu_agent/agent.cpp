@@ -4,8 +4,8 @@
 // Any failure leaves the program running uninstrumented, with a "gpubt:" line on stderr.
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <fstream>
 #include <map>
@@ -33,9 +33,9 @@ struct Context {
   // is not ready for memsets yet (SANITIZER_ERROR_NOT_READY on the H100).
   std::optional<ContextMemory> memory;
   bool memory_failed = false;
-  std::vector<uint64_t> launches;         // per probe
-  std::set<CUmodule> patched;             // modules with probe code in them
-  std::map<CUfunction, uint64_t> masks;   // functions whose userdata is set
+  std::vector<uint64_t> launches;       // per probe
+  std::set<CUmodule> patched;           // modules with probe code in them
+  std::map<CUfunction, uint64_t> masks; // functions whose userdata is set
 };
 
 struct Agent {
@@ -94,8 +94,8 @@ void on_context_created(Agent &a, const Sanitizer_ResourceContextData &d) {
     return say(a, "no probe code for " + where + ": its kernels run uninstrumented");
   SanitizerResult r = sanitizerAddPatchesFromFile(cubin->path.c_str(), d.context);
   if (r != SANITIZER_SUCCESS)
-    return say(a, "loading the probe code " + cubin->path + " on " + where +
-                      " failed (" + result_text(r) + "): its kernels run uninstrumented");
+    return say(a, "loading the probe code " + cubin->path + " on " + where + " failed (" +
+                      result_text(r) + "): its kernels run uninstrumented");
   auto c = std::make_unique<Context>();
   c->device = d.device;
   c->launches.assign(a.config.probes.size(), 0);
@@ -204,8 +204,8 @@ void on_launch_end(Agent &a, const Sanitizer_LaunchData &d) {
     return; // the records stay in the ring and come back at the end
   for (size_t done = 0; done < records.size();) {
     // MSG_NOSIGNAL: gpubt gone must not kill the program with SIGPIPE.
-    ssize_t n = send(a.config.events_fd, records.data() + done, records.size() - done,
-                     MSG_NOSIGNAL);
+    ssize_t n =
+        send(a.config.events_fd, records.data() + done, records.size() - done, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0) {
@@ -281,8 +281,8 @@ void at_exit() {
       total[i] += img.probe_launches[i];
   for (size_t i = 0; i < total.size(); ++i)
     if (!total[i])
-      say(a, a.config.probes[i].name + ": no kernel launch matched '" +
-                 a.config.probes[i].kernel + "'");
+      say(a, a.config.probes[i].name + ": no kernel launch matched '" + a.config.probes[i].kernel +
+                 "'");
   write_results(a);
   sanitizerUnsubscribe(a.subscriber);
 }
@@ -312,12 +312,13 @@ int start() {
     write_results(*a);
     return 1;
   }
-  for (auto cbid : {SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED,
-                    SANITIZER_CBID_RESOURCE_MODULE_LOADED,
-                    SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
-                    SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
+  for (auto cbid :
+       {SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED, SANITIZER_CBID_RESOURCE_MODULE_LOADED,
+        SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
+        SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
     sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_RESOURCE, cbid);
-  sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_BEGIN);
+  sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
+                          SANITIZER_CBID_LAUNCH_BEGIN);
   sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_GRAPHS,
                           SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN);
   if (a->config.events_fd >= 0)

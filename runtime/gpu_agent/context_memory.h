@@ -37,7 +37,7 @@ private:
   void *ring_ = nullptr;
   uint32_t ring_capacity_ = 0;
   void *ring_host_ = nullptr; // pinned mirror of the ring, for drains in launch callbacks
-  void *staging_ = nullptr; // pinned host memory: launch callbacks may copy only from/to it
+  void *staging_ = nullptr;   // pinned host memory: launch callbacks may copy only from/to it
   std::map<std::pair<std::string, uint64_t>, void *> kernel_ctxs_;
   uint32_t next_kernel_index_ = 0;
 };

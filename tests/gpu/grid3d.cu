@@ -1,7 +1,7 @@
 // A 2-D grid of 3-D blocks: grid (4,3), block (8,4,2), 768 threads. Each thread writes a value
 // made of its indices; the checksum of the output shows tracing changed nothing.
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cuda_runtime.h>
 
 __global__ void grid3d(uint32_t *out) {

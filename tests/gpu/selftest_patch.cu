@@ -7,8 +7,8 @@
 #include "runtime/abi/device_abi.h"
 
 __device__ uint64_t global_tid() {
-  uint64_t block = blockIdx.x + uint64_t(blockIdx.y) * gridDim.x +
-                   uint64_t(blockIdx.z) * gridDim.x * gridDim.y;
+  uint64_t block =
+      blockIdx.x + uint64_t(blockIdx.y) * gridDim.x + uint64_t(blockIdx.z) * gridDim.x * gridDim.y;
   uint64_t local = threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
   return block * (blockDim.x * blockDim.y * blockDim.z) + local;
 }

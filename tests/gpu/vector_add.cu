@@ -1,9 +1,9 @@
 // The mission's program: C = A + B over N floats, LAUNCHES times, 256 threads a block.
 // Usage: vectorAdd [N=50000] [LAUNCHES=1]. Prints the thread count, a checksum of C and the
 // mean kernel time (cudaEvent), so traced and plain runs can be compared.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstdint>
 #include <cuda_runtime.h>
 
 __global__ void vectorAdd(const float *a, const float *b, float *c, int n) {

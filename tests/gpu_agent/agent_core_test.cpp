@@ -33,7 +33,8 @@ TEST(KernelMatch, TemplatesNamespacesAndPlainNames) {
   EXPECT_EQ(plain.base, "sm90_xmma_gemm_f32f32_tf32");
   EXPECT_TRUE(kernel_matches("*gemm*", plain));
   // `*gemm*` also finds gemm in a template argument of the full signature.
-  EXPECT_TRUE(kernel_matches("*gemm*", kernel_names("_ZN7cutlass6KernelINS_4gemm6kernel4GemmIiEEEEvNT_6ParamsE")));
+  EXPECT_TRUE(kernel_matches(
+      "*gemm*", kernel_names("_ZN7cutlass6KernelINS_4gemm6kernel4GemmIiEEEEvNT_6ParamsE")));
 }
 
 TEST(KernelMatch, ProbeMaskBitPerProbe) {

@@ -5,8 +5,8 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
