@@ -271,7 +271,10 @@ bool links_statically(const std::string &exe, const char *marker) {
 } // namespace
 
 std::optional<Result<std::string>> resolve_gpu_library(const std::string &target, int pid,
-                                                       const std::string &exe_in) {
+                                                       const std::string &exe_in,
+                                                       bool *from_system) {
+  if (from_system)
+    *from_system = false;
   const GpuAlias *a = nullptr;
   for (const auto &g : kGpuAliases)
     if (target == g.alias)
@@ -295,8 +298,11 @@ std::optional<Result<std::string>> resolve_gpu_library(const std::string &target
     if (has_prefix(n, a->prefix))
       if (std::string p = find_library_file(n, exe, dyn); !p.empty())
         return Result<std::string>(p);
-  if (std::string p = find_library_file(a->soname, exe, dyn); !p.empty())
+  if (std::string p = find_library_file(a->soname, exe, dyn); !p.empty()) {
+    if (from_system)
+      *from_system = true;
     return Result<std::string>(p);
+  }
   return Result<std::string>(make_error(
       "uprobe target '" + target + "': no " + a->prefix + "* found" +
       (exe.empty() ? std::string(" in the system's library paths")

@@ -20,8 +20,11 @@ Result<std::string> find_in_path(const std::string &cmd);
 // EXE is the traced program (-c: held before exec, so its ELF DT_NEEDED/RUNPATH/RPATH,
 // LD_LIBRARY_PATH and the ld.so cache are searched as ld.so would); PID > 0 (-p) looks in its
 // /proc/PID/maps first (and reads its exe); neither: the system's library paths.
-// nullopt when TARGET is not an alias; an error when no such library is found.
+// nullopt when TARGET is not an alias; an error when no such library is found. FROM_SYSTEM, if
+// given, tells whether the answer came from the system search only (the program neither links
+// nor maps the library: it may dlopen another copy later, as PyTorch does).
 std::optional<Result<std::string>> resolve_gpu_library(const std::string &target, int pid,
-                                                       const std::string &exe);
+                                                       const std::string &exe,
+                                                       bool *from_system = nullptr);
 
 } // namespace gpubt::runtime

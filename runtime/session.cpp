@@ -156,8 +156,15 @@ Result<int> Session::attach() {
   for (size_t i = 0; i < spec_.probes.size(); ++i) {
     abi::ProbeSpec probe = spec_.probes[i];
     // cudart/cuda/hip: the library the traced program really uses (-c: before its exec).
-    auto lib = child_ ? resolve_gpu_library(probe.target, -1, child_->path())
-                      : resolve_gpu_library(probe.target, options_.pid, "");
+    bool from_system = false;
+    auto lib = child_ ? resolve_gpu_library(probe.target, -1, child_->path(), &from_system)
+                      : resolve_gpu_library(probe.target, options_.pid, "", &from_system);
+    if (lib && *lib && from_system && target_pid() > 0 && !probe.hidden &&
+        warned_aliases_.insert(probe.target).second)
+      skipped_.push_back(probe.name + ": the traced program neither links nor maps " +
+                         probe.target + "; probing " + **lib +
+                         " (a program that loads its own copy later, e.g. PyTorch, needs -p "
+                         "once loaded, or that library's path)");
     if (lib && !*lib && !probe.hidden)
       return make_error(probe.name + ": " + lib->error());
     if (lib && *lib)

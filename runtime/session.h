@@ -9,6 +9,7 @@
 #include "runtime/map_data.h"
 #include "runtime/unique_fd.h"
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,7 @@ private:
   EventHandler *handler_ = nullptr;
   bool exit_requested_ = false;
   std::vector<UniqueFd> exit_hold_; // kname(): the -c child stops at exit() (exit_hold.h)
+  std::set<std::string> warned_aliases_; // cudart/cuda/hip resolved from the system only
 };
 
 } // namespace gpubt::runtime
