@@ -159,8 +159,9 @@ Result<int> Session::attach() {
     bool from_system = false;
     auto lib = child_ ? resolve_gpu_library(probe.target, -1, child_->path(), &from_system)
                       : resolve_gpu_library(probe.target, options_.pid, "", &from_system);
+    // libcuda.so.1 comes with the driver: the system's is the one any program loads.
     if (lib && *lib && from_system && target_pid() > 0 && !probe.hidden &&
-        warned_aliases_.insert(probe.target).second)
+        probe.target != "cuda" && warned_aliases_.insert(probe.target).second)
       skipped_.push_back(probe.name + ": the traced program neither links nor maps " +
                          probe.target + "; probing " + **lib +
                          " (a program that loads its own copy later, e.g. PyTorch, needs -p "
