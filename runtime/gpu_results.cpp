@@ -1,5 +1,6 @@
-// The agent's results file -> GpuOutcome (see gpu_inject.h): each CUDA context's device maps
+// The agent's results files -> GpuOutcome (see gpu_inject.h): each CUDA context's device maps
 // merged by runtime/device_maps, its printf records appended in context order.
+#include <dirent.h>
 #include <fstream>
 #include <sstream>
 
@@ -8,15 +9,45 @@
 #include "runtime/gpu_inject.h"
 
 namespace gpubt::runtime {
+namespace {
 
-Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRun &run) {
-  std::ifstream in(run.results_path, std::ios::binary);
-  if (!in)
+// Every RESULTS.PID the agent wrote (one per CUDA process), images and messages together.
+Result<abi::AgentResults> read_all_results(const GpuRun &run) {
+  std::string dir = run.results_path.substr(0, run.results_path.rfind('/'));
+  std::string prefix = run.results_path.substr(dir.size() + 1) + ".";
+  abi::AgentResults all;
+  bool any = false;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.rfind(prefix, 0) != 0 || name.find(".tmp") != std::string::npos)
+        continue;
+      std::ifstream in(dir + "/" + name, std::ios::binary);
+      std::stringstream bytes;
+      bytes << in.rdbuf();
+      auto one = abi::parse_agent_results(bytes.str());
+      if (!one) {
+        closedir(d);
+        return make_error(one.error());
+      }
+      any = true;
+      for (auto &img : one->images)
+        all.images.push_back(std::move(img));
+      for (auto &m : one->messages)
+        all.messages.push_back(std::move(m));
+    }
+    closedir(d);
+  }
+  if (!any)
     return make_error("the GPU agent wrote no results (did the program create a CUDA context "
                       "and exit normally?)");
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  auto results = abi::parse_agent_results(bytes.str());
+  return all;
+}
+
+} // namespace
+
+Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRun &run) {
+  auto results = read_all_results(run);
   if (!results)
     return make_error(results.error());
 
@@ -40,6 +71,14 @@ Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRu
                             img.ring_records.end());
     out.ring_drops += img.ring_drops;
   }
+  std::vector<uint64_t> launches(spec.device.probes.size());
+  for (const auto &img : results->images)
+    for (size_t i = 0; i < img.probe_launches.size() && i < launches.size(); ++i)
+      launches[i] += img.probe_launches[i];
+  for (size_t i = 0; i < launches.size(); ++i)
+    if (!launches[i])
+      out.warnings.push_back(spec.device.probes[i].name + ": no kernel launch matched '" +
+                             spec.device.probes[i].kernel + "'");
   for (size_t j = 0; j < layouts.size(); ++j) {
     if (!valid(j))
       continue;

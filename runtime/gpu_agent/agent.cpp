@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cuda.h>
 #include <sanitizer.h>
@@ -44,6 +45,7 @@ struct Agent {
   std::recursive_mutex mu; // sanitizer calls made in a callback may call back
   std::map<CUcontext, std::unique_ptr<Context>> contexts;
   abi::AgentResults results; // finished contexts and messages
+  pid_t pid = getpid();      // the process that loaded the agent
 };
 
 Agent *g_agent = nullptr;
@@ -71,10 +73,12 @@ std::string device_arch(CUdevice dev) {
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }
 
+// One file per process (RESULTS.PID): CUDA programs that start CUDA programs (torchrun's ranks)
+// inherit the agent and its config, and gpubt merges every file.
 void write_results(Agent &a) {
-  const std::string &path = a.config.results_path;
-  if (path.empty())
+  if (a.config.results_path.empty())
     return;
+  std::string path = a.config.results_path + "." + std::to_string(getpid());
   std::string tmp = path + ".tmp";
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   out << abi::write_agent_results(a.results);
@@ -273,16 +277,10 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
 void at_exit() {
   Agent &a = *g_agent;
   std::lock_guard<std::recursive_mutex> lock(a.mu);
+  if (getpid() != a.pid)
+    return; // a fork()ed copy: the contexts are its parent's
   while (!a.contexts.empty())
     finish_context(a, a.contexts.begin()->first);
-  std::vector<uint64_t> total(a.config.probes.size());
-  for (const auto &img : a.results.images)
-    for (size_t i = 0; i < img.probe_launches.size() && i < total.size(); ++i)
-      total[i] += img.probe_launches[i];
-  for (size_t i = 0; i < total.size(); ++i)
-    if (!total[i])
-      say(a, a.config.probes[i].name + ": no kernel launch matched '" + a.config.probes[i].kernel +
-                 "'");
   write_results(a);
   sanitizerUnsubscribe(a.subscriber);
 }

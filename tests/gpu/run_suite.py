@@ -2,7 +2,7 @@
 """The GPU suite (run by scripts/gpu-e2e.sh on a machine with an NVIDIA GPU): the agent with a
 hand-written probe module (selftest_patch.cu), then gpubt end to end, then timings. Prints one
 PASS/FAIL/SKIP row per case and exits 1 if any failed."""
-import argparse, os, re, struct, subprocess, sys, tempfile, time
+import argparse, glob, os, re, struct, subprocess, sys, tempfile, time
 
 NEVER = '-'  # a kernel pattern no kernel name matches
 SLOT_READY = 2
@@ -34,6 +34,21 @@ def write_config(path, cubin, results, probes, maps, ring=0):
 
 
 def read_results(path):
+    """Images and messages of every PATH.PID file (one per CUDA process)."""
+    images, messages = [], []
+    for name in sorted(glob.glob(glob.escape(path) + '.*')):
+        if not name.endswith('.tmp'):
+            i, m = read_results_file(name)
+            images += i
+            messages += m
+    return images, messages
+
+
+def has_results(path):
+    return bool(glob.glob(glob.escape(path) + '.*'))
+
+
+def read_results_file(path):
     data = open(path, 'rb').read()
     assert data[:8] == b'GPUBTRS1', 'bad magic'
     pos = 8
@@ -102,7 +117,7 @@ def agent_case(a, tmp, name, prog, args, pattern, threads, launches, expect_plai
         return row(name, False, f'exit {p.returncode}: {p.stderr.strip()[:300]}')
     if checksum(p.stdout) != expect_plain:
         return row(name, False, f'checksum {checksum(p.stdout)} != plain {expect_plain}')
-    if not os.path.exists(res):
+    if not has_results(res):
         return row(name, False, f'no results file; stdout {p.stdout.strip()!r} stderr {p.stderr.strip()[-600:]!r}')
     images, messages = read_results(res)
     if len(images) != 1:
@@ -135,10 +150,10 @@ def agent_cases(a, tmp, plain):
     cfg, res = os.path.join(tmp, 'nomatch.cfg'), os.path.join(tmp, 'nomatch.res')
     write_config(cfg, a.selftest_cubin, res, [('kretprobe', 'noSuchKernel')], [(65536, 8, 8)])
     p, _ = run([f'{b}/vectorAdd', '50000', '2'], env=agent_env(a.agent, cfg))
-    images, messages = read_results(res) if os.path.exists(res) else ([], [])
-    ok = (p.returncode == 0 and checksum(p.stdout) == plain['vectorAdd'] and
-          any('no kernel launch matched' in m for m in messages) and 'gpubt:' in p.stderr)
-    row('agent: kernel pattern matching nothing', ok, f'stderr {p.stderr.strip()!r}')
+    images, messages = read_results(res)
+    launches = [img['launches'] for img in images]
+    ok = (p.returncode == 0 and checksum(p.stdout) == plain['vectorAdd'] and launches == [[0]])
+    row('agent: kernel pattern matching nothing', ok, f'launches {launches}, stderr {p.stderr.strip()!r}')
     # Unloadable probe code: the program runs uninstrumented and says why.
     write_config(cfg, '/nonexistent.cubin', res, [('kretprobe', 'vectorAdd')], [(16, 8, 8)])
     p, _ = run([f'{b}/vectorAdd', '50000', '2'], env=agent_env(a.agent, cfg))
@@ -156,12 +171,13 @@ def agent_timings(a, tmp):
     for label, probes in [('empty patch', [('kretprobe', NEVER)] * 2 + [('kretprobe', 'vectorAdd')]),
                           ('@ = count() (1 atomic/thread)',
                            [('kretprobe', NEVER)] * 3 + [('kretprobe', 'vectorAdd')])]:
-        cfg, res = os.path.join(tmp, 't.cfg'), os.path.join(tmp, 't.res')
+        tag = re.sub(r'\W+', '_', label)
+        cfg, res = os.path.join(tmp, tag + '.cfg'), os.path.join(tmp, tag + '.res')
         write_config(cfg, a.selftest_cubin, res, probes, [(16, 8, 8), (1, 0, 8)])
         p, _ = run([prog] + args, env=agent_env(a.agent, cfg))
         m = re.search(r'kernel_us ([\d.]+)', p.stdout)
         out[label] = float(m.group(1)) if m else None
-        if label.startswith('@') and os.path.exists(res):
+        if label.startswith('@') and has_results(res):
             images, _ = read_results(res)
             total = map_entries(images[0]['maps'][1])
             want = (1 << 26) * 21
@@ -243,6 +259,9 @@ def gpubt_cases(a, plain):
                'gpu:kretprobe:scale < @[tid] = count(); >', f'{b}/multi_ctx {b}/scale.cubin',
                two_contexts, plain['multi_ctx'])
 
+    gpubt_case(a, 'gpubt: two CUDA processes under one -c (results merged)',
+               'gpu:kretprobe:vectorAdd < @[tid] = count(); >',
+               f"/bin/sh -c '{b}/vectorAdd 50000 1; {b}/vectorAdd 50000 2'", per_tid(50176, 3))
     gpubt_case(a, 'gpubt: kernel launched only from a CUDA graph',
                'gpu:kretprobe:graphAdd < @[tid] = count(); >', f'{b}/graph_add',
                per_tid(4096, 3), plain['graph_add'])
@@ -274,6 +293,19 @@ def gpubt_cases(a, plain):
     gpubt_case(a, 'gpubt: 404k GPU printfs over 20 launches (13 MB > the 1 MB ring)',
                'gpu:kretprobe:vectorAdd < printf("t %d\\n", tid); >', f'{b}/vectorAdd 20000 20',
                many_printfs)
+
+    def two_probes(p):
+        lines = [l for l in p.stdout.splitlines() if l.startswith('gpu tid')]
+        launches = re.search(r'^@launches: (\d+)$', p.stdout, re.M)
+        threads = re.search(r'^@threads: (\d+)$', p.stdout, re.M)
+        ok = lines == ['gpu tid 7'] * 3 and bool(launches and threads) and \
+            launches.group(1) == '3' and threads.group(1) == str(50176 * 3)
+        return ok, f'{lines} {launches and launches.group(0)} {threads and threads.group(0)}'
+    gpubt_case(a, 'gpubt: uprobe + two gpu probes on one kernel (count, printf)',
+               'uprobe:cudart:cudaLaunchKernel { @launches = count(); } '
+               'gpu:kretprobe:vectorAdd < @threads = count(); > '
+               'gpu:kretprobe:vectorAdd /tid == 7/ < printf("gpu tid %d\\n", tid); >',
+               f'{b}/vectorAdd 50000 3', two_probes, plain['vectorAdd'])
 
     def nomatch(p):
         return p.returncode == 0 and 'noSuchKernel' in p.stderr, f'exit {p.returncode}'

@@ -155,12 +155,16 @@ TEST(GpuResults, ContextsMergeAndDropsWarn) {
   gpubt::abi::AgentResults r;
   gpubt::abi::DeviceImage a, b;
   a.device = 0;
+  a.probe_launches = {1};
   a.maps = {image({{5, 2}, {7, 1}}, 0)};
   b.device = 1;
   b.maps = {image({{5, 3}}, 4)};
   b.ring_drops = 2;
-  r.images = {a, b};
-  std::ofstream(run->results_path, std::ios::binary) << gpubt::abi::write_agent_results(r);
+  // Two processes (RESULTS.PID each): one context in the first, two in the second.
+  r.images = {a};
+  std::ofstream(run->results_path + ".100", std::ios::binary) << gpubt::abi::write_agent_results(r);
+  r.images = {b, b};
+  std::ofstream(run->results_path + ".200", std::ios::binary) << gpubt::abi::write_agent_results(r);
   auto out = runtime::collect_gpu_results(spec, *run);
   ASSERT_TRUE(out) << out.error();
   ASSERT_EQ(out->maps.size(), 1u);
@@ -174,8 +178,27 @@ TEST(GpuResults, ContextsMergeAndDropsWarn) {
       sums[k] += x;
     }
   }
-  EXPECT_EQ(sums, (std::map<uint64_t, uint64_t>{{5, 5}, {7, 1}}));
-  EXPECT_EQ(out->ring_drops, 2u);
+  EXPECT_EQ(sums, (std::map<uint64_t, uint64_t>{{5, 8}, {7, 1}}));
+  EXPECT_EQ(out->ring_drops, 4u);
   ASSERT_EQ(out->warnings.size(), 1u);
-  EXPECT_NE(out->warnings[0].find("Lost 4"), std::string::npos) << out->warnings[0];
+  EXPECT_NE(out->warnings[0].find("Lost 8"), std::string::npos) << out->warnings[0];
+}
+
+TEST(GpuResults, NoLaunchMatchedIsAWarning) {
+  if (ptxas().empty())
+    GTEST_SKIP() << "no ptxas";
+  Env env;
+  auto spec = count_by_key_spec();
+  auto run = runtime::prepare_gpu_run(spec, false);
+  ASSERT_TRUE(run) << run.error();
+  gpubt::abi::AgentResults r;
+  gpubt::abi::DeviceImage a;
+  a.probe_launches = {0};
+  a.maps = {image({}, 0)};
+  r.images = {a};
+  std::ofstream(run->results_path + ".1", std::ios::binary) << gpubt::abi::write_agent_results(r);
+  auto out = runtime::collect_gpu_results(spec, *run);
+  ASSERT_TRUE(out) << out.error();
+  ASSERT_EQ(out->warnings.size(), 1u);
+  EXPECT_EQ(out->warnings[0], "gpu:kretprobe:k: no kernel launch matched 'k'");
 }
