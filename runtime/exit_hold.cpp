@@ -1,13 +1,14 @@
 // The exit hold (see exit_hold.h): four hand-assembled BPF instructions, no compiler needed.
 #include "runtime/exit_hold.h"
 #include "runtime/attach.h"
+#include "runtime/kernel_names.h"
 #include "runtime/loader.h"
 #include "runtime/symbolizer.h"
 #include <csignal>
 #include <fstream>
 #include <iterator>
-#include <string>
 #include <linux/bpf.h>
+#include <string>
 
 namespace gpubt::runtime {
 namespace {
@@ -60,6 +61,7 @@ bool release_held(int pid) {
   if (process_state(pid) != 'T')
     return false;
   snapshot_process_maps(pid);
+  remember_file_mappings(pid);
   kill(pid, SIGCONT);
   return true;
 }

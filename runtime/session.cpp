@@ -142,7 +142,8 @@ int Session::target_pid() const {
 
 Symbolizer Session::symbolizer() const {
   auto process = with_kernel_names(make_process_symbolizer(target_pid()),
-                                   spec_.kernel_names_map >= 0 ? map_fd(spec_.kernel_names_map) : -1);
+                                   spec_.kernel_names_map >= 0 ? map_fd(spec_.kernel_names_map) : -1,
+                                   target_pid());
   return [process, names = function_names_.funcs](uint64_t value) {
     if (!(value & abi::kFuncCookieTag))
       return process(value);
