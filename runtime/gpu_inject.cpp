@@ -18,6 +18,7 @@
 
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/binary_paths.h"
+#include "runtime/gpu_dispatch.h"
 
 namespace gpubt::runtime {
 namespace {
@@ -159,10 +160,12 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, bool verbose) {
   run.config_path = run.dir + "/agent.cfg";
   run.results_path = run.dir + "/results.bin";
   abi::AgentConfig config;
+  config.probes = spec.device.probes;
+  std::string probes_ptx = add_dispatchers(spec.device.ptx, config.probes);
   std::string ptxas = find_ptxas();
   for (const auto &arch : gpu_archs(spec, run.dir)) {
     std::string ptx = run.dir + "/probes." + arch + ".ptx";
-    std::ofstream(ptx) << retarget_ptx(spec.device.ptx, arch);
+    std::ofstream(ptx) << retarget_ptx(probes_ptx, arch);
     std::string cubin = run.dir + "/probes." + arch + ".cubin", log = run.dir + "/" + arch + ".log";
     int st = run_tool({ptxas, "-arch=" + arch, "--compile-as-tools-patch", ptx, "-o", cubin}, log);
     if (st != 0)
@@ -171,7 +174,6 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, bool verbose) {
                         read_file(log));
     config.cubins.push_back({arch, cubin});
   }
-  config.probes = spec.device.probes;
   config.maps = spec.device.maps;
   config.ring_capacity = spec.device.ring_capacity;
   config.results_path = run.results_path;

@@ -118,11 +118,12 @@ void on_module_loaded(Agent &a, const Sanitizer_ResourceModuleData &d) {
     for (const auto &f : *functions)
       names.push_back(kernel_names(f));
   bool patched = false;
+  std::set<std::pair<bool, std::string>> done; // probes sharing a dispatcher patch it once
   for (const auto &probe : a.config.probes) {
     bool wanted = !functions; // an image we cannot read: patch and let the launch filter
     for (const auto &n : names)
       wanted = wanted || kernel_matches(probe.kernel, n);
-    if (!wanted)
+    if (!wanted || !done.emplace(probe.exit, probe.function).second)
       continue;
     auto point = probe.exit ? SANITIZER_INSTRUCTION_BLOCK_EXIT : SANITIZER_INSTRUCTION_BLOCK_ENTER;
     SanitizerResult r = sanitizerPatchInstructions(point, d.module, probe.function.c_str());
