@@ -11,6 +11,7 @@ packages=(
   antlr4 libantlr4-runtime-dev default-jre-headless
   libfmt-dev googletest libgtest-dev
   bpftrace                             # the reference the differential tests compare against
+  hipcc libamdhip64-dev                # a HIP test program (no AMD GPU needed to build or run it)
 )
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
