@@ -2,14 +2,19 @@
 # Issue 3's overhead table: per-call cost of cudaLaunchKernel, cudaMalloc+cudaFree and
 # cudaMemcpy, untraced vs under tools/cudaevents.bt (output to a file), side by side, 3 runs
 # each, medians. Run on a GPU machine: bench/gpu/api_cost.sh GPUBT [N]
-set -euo pipefail
+set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GPUBT=$1
 N=${2:-20000}
 WORK=$(mktemp -d)
 nvcc -O2 -o "$WORK/cuda_api_cost" "$ROOT/bench/gpu/cuda_api_cost.cu"
 run() { # label, command...
-  for i in 1 2 3; do "$@" 2>/dev/null | grep '^API_COST' | sed "s/^/$1 /"; done
+  local label=$1
+  shift
+  for i in 1 2 3; do
+    "$@" 2>"$WORK/stderr.txt" | grep '^API_COST' | sed "s/^/$label /"
+    [ "${PIPESTATUS[0]}" = 0 ] || { echo "$label run $i failed:" >&2; tail -5 "$WORK/stderr.txt" >&2; }
+  done
 }
 {
   run plain "$WORK/cuda_api_cost" "$N"
