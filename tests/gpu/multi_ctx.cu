@@ -1,5 +1,6 @@
-// Two CUDA contexts on one device (driver API), each loading the same module and launching
-// scale<<<2, 128>>> once: gpubt keeps one set of device maps per context and merges them.
+// Two CUDA contexts (driver API), on two GPUs where the machine has them, else both on GPU 0,
+// each loading the same module and launching scale<<<2, 128>>> once: gpubt keeps one set of
+// device maps per context and merges them.
 // Usage: multi_ctx SCALE.cubin
 #include <cstdint>
 #include <cstdio>
@@ -23,10 +24,13 @@ int main(int argc, char **argv) {
   if (argc < 2)
     return 2;
   CHECK(cuInit(0));
-  CUdevice dev;
-  CHECK(cuDeviceGet(&dev, 0));
+  int devices = 0;
+  CHECK(cuDeviceGetCount(&devices));
+  std::printf("devices %d\n", devices < 2 ? 1 : 2);
   uint64_t sum = 1469598103934665603ull;
   for (int c = 0; c < 2; ++c) {
+    CUdevice dev;
+    CHECK(cuDeviceGet(&dev, c % devices));
     CUcontext ctx;
     CHECK(cuCtxCreate(&ctx, nullptr, 0, dev));
     CUmodule mod;

@@ -254,8 +254,10 @@ def gpubt_cases(a, plain):
 
     def two_contexts(p):
         c = keyed_counts(p.stdout)
-        return c == {str(i): 2 for i in range(256)}, f'{len(c)} keys, values {set(c.values())}'
-    gpubt_case(a, 'gpubt: two CUDA contexts (one destroyed early) merged',
+        gpus = re.search(r'devices (\d)', p.stdout)
+        return c == {str(i): 2 for i in range(256)}, \
+            f'{len(c)} keys, values {set(c.values())}, GPUs used: {gpus.group(1) if gpus else "?"}'
+    gpubt_case(a, 'gpubt: two CUDA contexts (one per GPU where there are two) merged',
                'gpu:kretprobe:scale < @[tid] = count(); >', f'{b}/multi_ctx {b}/scale.cubin',
                two_contexts, plain['multi_ctx'])
 
