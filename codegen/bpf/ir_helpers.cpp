@@ -41,6 +41,17 @@ llvm::Value *byte_ptr(LowerCtx &c, llvm::Value *base, uint32_t offset) {
 }
 
 llvm::Value *scratch_slot(LowerCtx &c, uint32_t size) {
+  // Small temporaries (map keys of a word or two) go on the stack: a program that needs no
+  // scratch skips its per-hit map lookup (see drop_unused_scratch).
+  constexpr uint32_t small = 32, stack_budget = 128;
+  uint32_t rounded = (std::max<uint32_t>(size, 1) + 7) / 8 * 8;
+  if (rounded <= small && c.stack_temps_used + rounded <= stack_budget) {
+    c.stack_temps_used += rounded;
+    llvm::IRBuilder<> eb(&c.fn->getEntryBlock(), c.fn->getEntryBlock().begin());
+    auto *slot = eb.CreateAlloca(llvm::ArrayType::get(eb.getInt8Ty(), rounded));
+    slot->setAlignment(llvm::Align(8));
+    return slot;
+  }
   uint32_t off = c.scratch_used;
   c.scratch_used += (std::max<uint32_t>(size, 1) + 7) / 8 * 8;
   return byte_ptr(c, c.scratch, off);

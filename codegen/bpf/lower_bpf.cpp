@@ -61,6 +61,19 @@ llvm::BasicBlock *open_probe_function(llvm::Module &mod, const std::string &sect
   return out;
 }
 
+// A program that put nothing in the scratch area does not look it up on each hit.
+void drop_unused_scratch(LowerCtx &c) {
+  if (c.scratch_used != 0)
+    return;
+  auto *br = llvm::cast<llvm::BranchInst>(c.fn->getEntryBlock().getTerminator());
+  auto *is_null = llvm::cast<llvm::Instruction>(br->getCondition());
+  llvm::BranchInst::Create(br->getSuccessor(1), br);
+  br->eraseFromParent();
+  is_null->eraseFromParent();
+  if (auto *lookup = llvm::dyn_cast<llvm::Instruction>(c.scratch); lookup && lookup->use_empty())
+    lookup->eraseFromParent();
+}
+
 // Lowers one (probe, attach point) into a function in section SECTION. Returns the scratch
 // bytes it used.
 Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &section,
@@ -90,6 +103,7 @@ Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &sect
   c.b.CreateRet(c.b.getInt64(0));
   if (!c.error.empty())
     return make_error(c.error);
+  drop_unused_scratch(c);
   return c.scratch_used;
 }
 

@@ -28,6 +28,7 @@ struct LowerCtx {
   llvm::Value *regs = nullptr;    // the program's context argument
   llvm::Value *scratch = nullptr; // this CPU's scratch area (non-null past the entry check)
   uint32_t scratch_used = 0;
+  uint32_t stack_temps_used = 0; // small temporaries placed on the stack instead (scratch_slot)
   // uretprobes of catalogued API functions: the argument words saved at entry (regs then stack
   // slots, see lower_api.h), or null.
   llvm::Value *saved_args = nullptr;
