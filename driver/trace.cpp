@@ -81,11 +81,17 @@ bool report_unmatched(const abi::ProgramSpec &spec, const runtime::Session &s, s
 
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
           std::ostream &err) {
-  if (has_gpu_probes(spec) && spec.probes.empty())
-    return trace_gpu_only(spec, options, out, err);
   std::unique_ptr<runtime::GpuRun> gpu; // before the child is forked: it inherits the agent
-  if (has_gpu_probes(spec) && !(gpu = start_gpu_run(spec, options, err)))
-    return 1;
+  if (has_gpu_probes(spec)) {
+    if (options.child_command.empty()) {
+      err << "ERROR: gpu probes need -c CMD: the GPU agent is loaded into the program as it "
+             "starts\n";
+      return 1;
+    }
+    gpu = start_gpu_run(spec, options, err);
+    if (spec.probes.empty())
+      return trace_gpu_only(spec, options, gpu.get(), out, err);
+  }
   runtime::SessionOptions so;
   so.pid = options.pid;
   so.command = options.child_command;
@@ -113,7 +119,8 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     out << "No probes to attach\n";
     return 1;
   }
-  runtime::print_attached_probes(out, *attached + spec.device.probes.size(), options.format);
+  size_t gpu_probes = gpu ? spec.device.probes.size() : 0;
+  runtime::print_attached_probes(out, *attached + gpu_probes, options.format);
   out.flush();
 
   PrintingHandler handler(s, out, options.format);

@@ -91,14 +91,10 @@ bool has_gpu_probes(const abi::ProgramSpec &spec) { return !spec.device.probes.e
 
 std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, const Options &options,
                                                std::ostream &err) {
-  if (options.child_command.empty()) {
-    err << "ERROR: gpu probes need -c CMD: the GPU agent is loaded into the program as it "
-           "starts\n";
-    return nullptr;
-  }
   auto run = runtime::prepare_gpu_run(spec, options.verbose);
   if (!run) {
-    err << "ERROR: " << run.error() << "\n";
+    err << "WARNING: " << run.error() << "\nWARNING: gpu probes are not instrumented: the program "
+        << "runs without them\n";
     return nullptr;
   }
   runtime::export_gpu_env(*run);
@@ -123,18 +119,16 @@ void finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
       maps[m.map_index] = std::move(outcome->maps[m.map_index]);
 }
 
-int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
-                   std::ostream &err) {
-  auto run = start_gpu_run(spec, options, err);
-  if (!run)
-    return 1;
+int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime::GpuRun *run,
+                   std::ostream &out, std::ostream &err) {
   auto child = runtime::ChildProcess::spawn(options.child_command);
   if (!child) {
     err << "ERROR: " << child.error() << "\n";
     return 1;
   }
-  run->close_child_end();
-  runtime::print_attached_probes(out, spec.device.probes.size(), options.format);
+  if (run)
+    run->close_child_end();
+  runtime::print_attached_probes(out, run ? spec.device.probes.size() : 0, options.format);
   out.flush();
   std::signal(SIGINT, SIG_IGN); // the child (forked already) gets Ctrl-C; we print after it
   std::signal(SIGTERM, SIG_IGN);
@@ -144,7 +138,7 @@ int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, std::os
   }
   // Ctrl-C reaches the child too (same process group): wait for it to exit either way, and
   // print the device's printf records as the agent sends them.
-  int events = run->events.get();
+  int events = run ? run->events.get() : -1;
   std::vector<uint8_t> pending;
   while (!(*child)->exited()) {
     pollfd p[2] = {{(*child)->pidfd(), POLLIN, 0}, {events, POLLIN, 0}};
@@ -157,7 +151,8 @@ int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, std::os
   drain_now(events, pending);
   print_gpu_records(spec, pending, options.format, out);
   std::vector<runtime::MapData> maps(spec.maps.size());
-  finish_gpu_run(spec, *run, options, maps, out, err);
+  if (run)
+    finish_gpu_run(spec, *run, options, maps, out, err);
   runtime::print_all_maps(out, spec, maps, options.format, no_symbol);
   out.flush();
   return 0;

@@ -16,7 +16,8 @@ namespace gpubt::driver {
 bool has_gpu_probes(const abi::ProgramSpec &spec);
 
 // Before the child is forked: assembles the probes and exports the agent's environment.
-// nullptr (after writing an error to ERR) when gpu probes cannot run this way.
+// nullptr when that fails (no agent, no ptxas, ...): a warning goes to ERR and the program is
+// to run uninstrumented, never refused. Needs -c (checked by the caller).
 std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, const Options &options,
                                                std::ostream &err);
 
@@ -45,8 +46,9 @@ private:
 void print_gpu_records(const abi::ProgramSpec &spec, std::vector<uint8_t> &bytes,
                        runtime::OutputFormat format, std::ostream &out);
 
-// A script whose only probes are gpu probes: no BPF at all, only the child and the agent.
-int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
-                   std::ostream &err);
+// A script whose only probes are gpu probes: no BPF at all, only the child and the agent
+// (RUN null: the child runs uninstrumented, the maps print empty).
+int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime::GpuRun *run,
+                   std::ostream &out, std::ostream &err);
 
 } // namespace gpubt::driver
