@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Differential suite: each tests/e2e/differential/*.bt runs under bpftrace 0.17 and gpubt with
-the same arguments; their standard output must be equal. Map entries whose values tie may come
+the same arguments; their standard output and exit status must be equal, and where bpftrace
+fails, so must gpubt, with the same diagnostics. Map entries whose values tie may come
 out in any order (bpftrace's order among ties follows its hash map), so ties compare as sets.
 
 `{programs}` in a script is replaced before it runs. A script's first lines may hold `// ARGS: ...` (gpubt/bpftrace arguments; {programs} is the
@@ -63,6 +64,11 @@ def canonical(text):
     return "\n".join(out).strip("\n")
 
 
+def errors(stderr):
+    """A failed run's diagnostics, without bpftrace's unrelated RLIMIT_MEMLOCK complaint."""
+    return [l for l in stderr.splitlines() if "RLIMIT_MEMLOCK" not in l]
+
+
 def run(tool, script, args, timeout):
     cmd = [tool] + shlex.split(args) + [script]
     try:
@@ -90,7 +96,8 @@ def main():
         want = run(a.bpftrace, tmp.name, args, timeout)
         got = run(a.gpubt, tmp.name, args, timeout)
         os.unlink(tmp.name)
-        if want[0] == got[0] and canonical(want[1]) == canonical(got[1]):
+        same_errors = want[0] == 0 or errors(want[2]) == errors(got[2])
+        if want[0] == got[0] and canonical(want[1]) == canonical(got[1]) and same_errors:
             passed += 1
             print(f"[PASS] {name}")
             continue
@@ -98,6 +105,8 @@ def main():
         print(f"[FAIL] {name}: exit bpftrace={want[0]} gpubt={got[0]}")
         print("  --- bpftrace\n  " + canonical(want[1]).replace("\n", "\n  "))
         print("  --- gpubt\n  " + canonical(got[1]).replace("\n", "\n  "))
+        if not same_errors:
+            print("  --- bpftrace stderr\n  " + "\n  ".join(errors(want[2])))
         if got[2].strip():
             print("  --- gpubt stderr\n  " + got[2].strip().replace("\n", "\n  "))
     print(f"{passed} passed, {failed} failed")
