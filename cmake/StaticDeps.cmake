@@ -12,5 +12,6 @@ set_target_properties(PkgConfig::LIBBPF PROPERTIES INTERFACE_LINK_LIBRARIES
   "${GPUBT_STATIC_bpf};${GPUBT_STATIC_elf};${GPUBT_STATIC_z};${GPUBT_STATIC_zstd}")
 set_target_properties(PkgConfig::LIBELF PROPERTIES INTERFACE_LINK_LIBRARIES
   "${GPUBT_STATIC_elf};${GPUBT_STATIC_z};${GPUBT_STATIC_zstd}")
+set_target_properties(PkgConfig::LIBZSTD PROPERTIES INTERFACE_LINK_LIBRARIES "${GPUBT_STATIC_zstd}")
 add_library(antlr4-runtime STATIC IMPORTED)
 set_target_properties(antlr4-runtime PROPERTIES IMPORTED_LOCATION ${GPUBT_STATIC_antlr4-runtime})
