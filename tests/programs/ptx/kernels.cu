@@ -1,6 +1,7 @@
 // Kernels the fatbin and PTX-instrumenter tests compile with nvcc at test time: templates, several
 // kernels per module, early returns, loops with several exits, a device function and a global.
 #include <cstdint>
+#include <cstdio>
 
 __device__ int gpubt_test_counter;
 
@@ -42,10 +43,19 @@ template __global__ void scale<float, 1>(float *, float, int);
 template __global__ void scale<double, 2>(double *, double, int);
 template __global__ void scale<int64_t, 4>(int64_t *, int64_t, int);
 
+// Predicated exit and ret written by hand, as nvcc itself branches around them.
 extern "C" __global__ void trap_or_exit(int *flag) {
   if (*flag == 42)
     asm volatile("exit;");
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.eq.s32 p, %0, 7;\n\t@p exit;\n\t}" ::"r"(*flag));
+  asm volatile("{\n\t.reg .pred q;\n\tsetp.eq.s32 q, %0, 9;\n\t@!q bra.uni skip;\n\t@q ret;\n"
+               "skip:\n\t}" ::"r"(*flag));
   *flag += 1;
+}
+
+extern "C" __global__ void say(int n) {
+  if (threadIdx.x == 0)
+    printf("block %d of %d\n", blockIdx.x, n);
 }
 
 int main() { return 0; }

@@ -1,0 +1,305 @@
+// The PTX instrumenter: edits are insertions at offsets of the original text (header, probe calls,
+// the probes appended), so whatever it does not touch stays byte-identical.
+#include "runtime/ptx_instrument.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "runtime/ptx_scan.h"
+
+namespace gpubt::runtime {
+
+namespace {
+
+using ptx::Statement;
+using ptx::TopItem;
+
+struct Edit {
+  size_t at;     // insert before this offset of the original text
+  size_t erase;  // bytes of the original replaced
+  std::string text;
+};
+
+std::string apply_edits(std::string_view text, std::vector<Edit> edits) {
+  std::stable_sort(edits.begin(), edits.end(),
+                   [](const Edit &a, const Edit &b) { return a.at < b.at; });
+  std::string out;
+  size_t copied = 0;
+  for (const Edit &e : edits) {
+    out.append(text.substr(copied, e.at - copied));
+    out += e.text;
+    copied = e.at + e.erase;
+  }
+  out.append(text.substr(copied));
+  return out;
+}
+
+// "9.0" -> 90; "sm_90a" -> 90; -1 when unreadable.
+int version_number(std::string_view v) {
+  size_t dot = v.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 >= v.size())
+    return -1;
+  try {
+    return std::stoi(std::string(v.substr(0, dot))) * 10 + std::stoi(std::string(v.substr(dot + 1)));
+  } catch (...) {
+    return -1;
+  }
+}
+int sm_number(std::string_view v) {
+  if (v.substr(0, 3) != "sm_")
+    return -1;
+  try {
+    return std::stoi(std::string(v.substr(3)));
+  } catch (...) {
+    return -1;
+  }
+}
+
+// The value word of a header directive (".version 9.0" -> "9.0") and where it is.
+struct HeaderValue {
+  size_t at = 0;
+  std::string value;
+};
+HeaderValue header_value(std::string_view text, const TopItem &item) {
+  size_t at = ptx::skip_trivia(text, item.begin + item.words[0].size());
+  size_t end = at;
+  while (end < item.end && !std::isspace(static_cast<unsigned char>(text[end])) &&
+         text[end] != ',' && text[end] != '/')
+    ++end;
+  return {at, std::string(text.substr(at, end - at))};
+}
+
+struct Header {
+  const TopItem *version = nullptr, *target = nullptr, *address_size = nullptr;
+};
+Header find_header(const std::vector<TopItem> &items) {
+  Header h;
+  for (const TopItem &i : items) {
+    if (i.name.empty() && !i.words.empty()) {
+      if (i.words[0] == ".version")
+        h.version = &i;
+      else if (i.words[0] == ".target")
+        h.target = &i;
+      else if (i.words[0] == ".address_size")
+        h.address_size = &i;
+    }
+  }
+  return h;
+}
+
+// The probe module: its functions (by name), its body text to append, the prototypes.
+struct Probes {
+  std::set<std::string> functions;
+  std::string prototypes; // one `.func (...) name(...);` per function
+  std::string body;       // everything but the header directives, `.visible` dropped
+  int version = -1, sm = -1;
+};
+
+// A function's linkage: module-local, so ptxas may inline the probe into the kernel.
+std::string drop_visible(std::string_view item) {
+  std::string s(item);
+  if (s.compare(0, 9, ".visible ") == 0)
+    s.erase(0, 9);
+  return s;
+}
+
+Result<Probes> prepare_probes(std::string_view module, const std::string &probe_ptx) {
+  auto items = ptx::scan_top_level(probe_ptx);
+  if (!items)
+    return make_error("probe PTX: " + items.error());
+  // Names the probes define that the module also uses get a suffix.
+  std::map<std::string, std::string> renames;
+  for (const TopItem &i : *items)
+    if (!i.name.empty() && ptx::has_token(module, i.name))
+      renames[i.name] = i.name + "_gpubt";
+  Probes p;
+  Header h = find_header(*items);
+  if (h.version)
+    p.version = version_number(header_value(probe_ptx, *h.version).value);
+  if (h.target)
+    p.sm = sm_number(header_value(probe_ptx, *h.target).value);
+  std::string_view t = probe_ptx;
+  for (const TopItem &i : *items) {
+    if (i.name.empty() && !i.words.empty() && i.words[0] != ".section")
+      continue; // .version, .target, .address_size, .file, .loc
+    std::string item = drop_visible(t.substr(i.begin, i.end - i.begin));
+    if (i.is_function) {
+      if (i.is_entry)
+        return make_error("probe PTX: defines a kernel (" + i.name + "), not only functions");
+      if (i.body_open) {
+        p.functions.insert(renames.count(i.name) ? renames[i.name] : i.name);
+        std::string proto = drop_visible(t.substr(i.begin, i.body_open - i.begin));
+        while (!proto.empty() && std::isspace(static_cast<unsigned char>(proto.back())))
+          proto.pop_back();
+        p.prototypes += ptx::rename_tokens(proto, renames) + ";\n";
+      }
+    }
+    p.body += ptx::rename_tokens(item, renames) + "\n\n";
+  }
+  return p;
+}
+
+// Where a line starts when only blanks precede AT on it, else AT itself.
+size_t line_start(std::string_view text, size_t at) {
+  size_t b = at;
+  while (b > 0 && (text[b - 1] == ' ' || text[b - 1] == '\t'))
+    --b;
+  return b == 0 || text[b - 1] == '\n' ? b : at;
+}
+
+// The call sequence to PROBE with gpubt_userdata[INDEX], under PREDICATE (may be empty).
+std::string probe_call(const std::string &probe, size_t index, const std::string &predicate,
+                       const char *what) {
+  std::string pred = predicate.empty() ? "" : predicate + " ";
+  return std::string("{ // gpubt: ") + what + " probe\n"
+         "\t.reg .b64 %gpubt_ud;\n"
+         "\t.param .b64 gpubt_arg0;\n"
+         "\t.param .b64 gpubt_arg1;\n"
+         "\t.param .b32 gpubt_ret;\n"
+         "\tld.global.u64 %gpubt_ud, [" + kPtxUserdataSymbol + "+" + std::to_string(8 * index) +
+         "];\n"
+         "\tst.param.b64 [gpubt_arg0], %gpubt_ud;\n"
+         "\tst.param.b64 [gpubt_arg1], 0;\n"
+         "\t" + pred + "call (gpubt_ret), " + probe + ", (gpubt_arg0, gpubt_arg1);\n"
+         "\t} // gpubt";
+}
+
+// Before the statement at AT: a line of its own when AT starts its line (after blanks).
+Edit insert_before(std::string_view text, size_t at, const std::string &block) {
+  size_t b = line_start(text, at);
+  return b == at && (at == 0 || text[at - 1] != '\n') ? Edit{at, 0, block + " "}
+                                                        : Edit{b, 0, "\t" + block + "\n"};
+}
+
+bool is_exit(const Statement &s) {
+  return !s.is_label && !s.is_block && (s.opcode == "ret" || s.opcode == "ret.uni" || s.opcode == "exit");
+}
+
+// Control never falls off the end after an unpredicated ret, exit, bra or trap.
+bool ends_flow(const Statement &s) {
+  return s.predicate.empty() && !s.is_label && !s.is_block &&
+         (is_exit(s) || s.opcode == "bra" || s.opcode == "bra.uni" || s.opcode == "trap");
+}
+
+bool declaration(const Statement &s) {
+  static const std::set<std::string> decls = {".reg", ".local", ".shared", ".param", ".const",
+                                              ".pragma", ".loc", ".file"};
+  return !s.is_label && !s.is_block && decls.count(s.opcode);
+}
+
+Status instrument_kernel(std::string_view text, const TopItem &kernel, const PtxKernelProbes &p,
+                         size_t index, std::vector<Edit> &edits) {
+  auto body = ptx::scan_body(text, kernel.body_open, kernel.body_close);
+  if (!body)
+    return Error{"kernel " + kernel.name + ": " + body.error()};
+  const auto &stmts = *body;
+  if (!p.entry_probe.empty()) {
+    size_t at = kernel.body_close;
+    for (const Statement &s : stmts)
+      if (s.depth > 1 || !declaration(s)) {
+        at = s.begin;
+        break;
+      }
+    edits.push_back(insert_before(text, at, probe_call(p.entry_probe, index, "", "entry")));
+  }
+  if (!p.exit_probe.empty()) {
+    const Statement *last = nullptr;
+    for (const Statement &s : stmts) {
+      if (s.depth == 1 && !(s.is_block || s.opcode == ".loc"))
+        last = &s;
+      if (is_exit(s))
+        edits.push_back(
+            insert_before(text, s.begin, probe_call(p.exit_probe, index, s.predicate, "exit")));
+    }
+    if (!last || !ends_flow(*last)) // falling off the end returns too
+      edits.push_back(
+          insert_before(text, kernel.body_close, probe_call(p.exit_probe, index, "", "exit")));
+  }
+  return Ok{};
+}
+
+} // namespace
+
+Result<std::string> instrument_ptx(std::string_view module, const PtxInstrumentOptions &options) {
+  auto items = ptx::scan_top_level(module);
+  if (!items)
+    return Error{items.error()};
+  auto probes = prepare_probes(module, options.probe_ptx);
+  if (!probes)
+    return Error{probes.error()};
+
+  std::map<std::string, const TopItem *> kernels;
+  for (const TopItem &i : *items)
+    if (i.is_entry && i.body_open)
+      kernels[i.name] = &i;
+
+  std::vector<Edit> edits;
+  std::set<std::string> seen;
+  for (size_t k = 0; k < options.kernels.size(); ++k) {
+    const PtxKernelProbes &p = options.kernels[k];
+    auto it = kernels.find(p.kernel);
+    if (it == kernels.end())
+      return make_error("kernel " + p.kernel + " is not defined in the PTX module");
+    if (!seen.insert(p.kernel).second)
+      return make_error("kernel " + p.kernel + " is listed twice");
+    for (const std::string *f : {&p.entry_probe, &p.exit_probe})
+      if (!f->empty() && !probes->functions.count(*f))
+        return make_error("probe function " + *f + " is not in the probe PTX");
+    if (auto st = instrument_kernel(module, *it->second, p, k, edits); !st)
+      return Error{st.error()};
+  }
+
+  Header h = find_header(*items);
+  if (!h.version || !h.target)
+    return make_error("PTX module without .version or .target");
+  HeaderValue version = header_value(module, *h.version), target = header_value(module, *h.target);
+  int v = version_number(version.value), sm = sm_number(target.value);
+  if (v < 0 || sm < 0)
+    return make_error("PTX module with an unreadable .version or .target");
+  if (probes->version > v) {
+    if (options.max_ptx_isa && probes->version > options.max_ptx_isa)
+      return make_error("the probes need PTX ISA " + std::to_string(probes->version / 10) + "." +
+                        std::to_string(probes->version % 10) + ", above what this CUDA takes");
+    edits.push_back({version.at, version.value.size(),
+                     std::to_string(probes->version / 10) + "." +
+                         std::to_string(probes->version % 10)});
+  }
+  if (probes->sm > sm) {
+    if (options.max_sm && probes->sm > options.max_sm)
+      return make_error("the probes need sm_" + std::to_string(probes->sm) + ", above the GPU's sm_" +
+                        std::to_string(options.max_sm));
+    edits.push_back({target.at, target.value.size(), "sm_" + std::to_string(probes->sm)});
+  } else if (options.max_sm && sm > options.max_sm) {
+    return make_error("the module targets " + target.value + ", above the GPU's sm_" +
+                      std::to_string(options.max_sm));
+  }
+
+  // Declarations go after the header so every kernel sees them before use.
+  const TopItem *last_header = h.address_size ? h.address_size : h.target;
+  if (h.version->end > last_header->end)
+    last_header = h.version;
+  std::string decls = "\n// gpubt: begin declarations\n.visible .global .align 8 .u64 " +
+                      std::string(kPtxUserdataSymbol) + "[" +
+                      std::to_string(std::max<size_t>(1, options.kernels.size())) + "];\n" +
+                      probes->prototypes + "// gpubt: end declarations\n";
+  edits.push_back({last_header->end, 0, decls});
+  std::string tail = std::string(module.empty() || module.back() == '\n' ? "" : "\n") +
+                     "\n// gpubt: begin probes\n" + probes->body + "// gpubt: end probes\n";
+  edits.push_back({module.size(), 0, tail});
+  return apply_edits(module, std::move(edits));
+}
+
+int ptx_isa_for_cuda(int cuda_version) {
+  // From the PTX ISA release notes: CUDA 11.x -> 7.x; 12.0-12.5 -> 8.0-8.5, 12.6 -> 8.5,
+  // 12.8 -> 8.7, 12.9 -> 8.8, 13.0 -> 9.0.
+  static const std::map<int, int> table = {
+      {11000, 70}, {11010, 71}, {11020, 72}, {11030, 73}, {11040, 74}, {11050, 75},
+      {11060, 76}, {11070, 77}, {11080, 78}, {12000, 80}, {12010, 81}, {12020, 82},
+      {12030, 83}, {12040, 84}, {12050, 85}, {12060, 85}, {12080, 87}, {12090, 88},
+      {13000, 90}};
+  auto it = table.upper_bound(cuda_version);
+  return it == table.begin() ? 0 : std::prev(it)->second;
+}
+
+} // namespace gpubt::runtime

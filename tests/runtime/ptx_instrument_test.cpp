@@ -1,0 +1,369 @@
+// runtime/ptx_instrument on PTX nvcc builds here (sm_90 and sm_75: templates, many kernels,
+// early returns, predicated exits, printf) and on hand-written PTX; the real ptxas assembles
+// every result, and what was not instrumented must stay byte-identical.
+#include "runtime/ptx_instrument.h"
+
+#include <map>
+#include <regex>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/runtime/nvcc_support.h"
+
+namespace gpubt::runtime {
+namespace {
+
+using namespace testing;
+
+const std::string kEarly = "early_exits", kScaleD = "_Z5scaleIdLi2EEvPT_S0_i",
+                  kTrap = "trap_or_exit", kSay = "say";
+
+// ptxas -arch=ARCH on PTX; "" when it assembles, else its output.
+std::string assemble(const std::string &ptx, const std::string &arch) {
+  std::string dir = make_temp_dir();
+  {
+    std::ofstream(dir + "/in.ptx") << ptx;
+  }
+  std::string log;
+  int st = run_tool(std::string(kPtxasTool) + " -arch=" + arch + " -o " + dir + "/out.cubin " +
+                        dir + "/in.ptx",
+                    &log);
+  std::system(("rm -rf " + dir).c_str());
+  return st == 0 ? "" : "ptxas " + arch + " failed: " + log;
+}
+
+// The output without what the instrumenter inserted.
+std::string strip_inserted(const std::string &out) {
+  static const std::regex decls("\n// gpubt: begin declarations\n[\\s\\S]*?// gpubt: end declarations\n");
+  static const std::regex probes("\n\n// gpubt: begin probes\n[\\s\\S]*?// gpubt: end probes\n");
+  static const std::regex line_call("\t\\{ // gpubt: \\w+ probe\n[\\s\\S]*?\t\\} // gpubt\n");
+  static const std::regex inline_call("\\{ // gpubt: \\w+ probe\n[\\s\\S]*?\t\\} // gpubt ");
+  std::string s = std::regex_replace(out, decls, "");
+  s = std::regex_replace(s, probes, "\n");
+  s = std::regex_replace(s, line_call, "");
+  return std::regex_replace(s, inline_call, "");
+}
+
+// From `.visible .entry NAME(` through the body's closing "}" line (nvcc's layout).
+std::string kernel_text(const std::string &ptx, const std::string &name) {
+  size_t b = ptx.find(".entry " + name + "(");
+  if (b == std::string::npos)
+    return "";
+  b = ptx.rfind('\n', b) + 1;
+  size_t e = ptx.find("\n}\n", b);
+  return e == std::string::npos ? "" : ptx.substr(b, e + 3 - b);
+}
+
+std::string header_line(const std::string &ptx, const std::string &directive) {
+  size_t b = ptx.find("\n" + directive + " ");
+  if (b == std::string::npos)
+    return "";
+  return ptx.substr(b + 1, ptx.find('\n', b + 1) - b - 1);
+}
+
+std::string replace_line(std::string s, const std::string &from, const std::string &to) {
+  size_t at = s.find(from);
+  return at == std::string::npos ? s : s.replace(at, from.size(), to);
+}
+
+PtxInstrumentOptions standard_options(const std::string &probes) {
+  PtxInstrumentOptions o;
+  o.kernels = {{kEarly, "gpubt_probe_0", "gpubt_probe_1"},
+               {kScaleD, "", "gpubt_probe_1"},
+               {kTrap, "gpubt_probe_0", "gpubt_probe_1"},
+               {kSay, "gpubt_probe_0", ""}};
+  o.probe_ptx = probes;
+  o.max_ptx_isa = 90; // CUDA 13.0's ptxas
+  return o;
+}
+
+class PtxInstrumentTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    probes90_ = read_text(kPtxSources + "count_probes_sm90.ptx");
+    probes75_ = read_text(kPtxSources + "count_probes_sm75.ptx");
+    if (!have_cuda_tools())
+      return;
+    std::string dir = make_temp_dir();
+    for (const char *arch : {"sm_90", "sm_75"}) {
+      std::string log, out = dir + "/" + arch + ".ptx";
+      if (run_tool(std::string(kNvcc) + " -ptx -arch=" + arch + " -o " + out + " " + kPtxSources +
+                       "kernels.cu",
+                   &log) != 0)
+        errors_ += log;
+      ptx_[arch] = read_text(out);
+    }
+    std::system(("rm -rf " + dir).c_str());
+  }
+  void SetUp() override {
+    if (!have_cuda_tools())
+      GTEST_SKIP() << "no nvcc/ptxas in /usr/local/cuda/bin";
+    ASSERT_EQ(errors_, "");
+    ASSERT_FALSE(probes90_.empty());
+    ASSERT_FALSE(probes75_.empty());
+  }
+  static std::string instrument(const std::string &arch, const std::string &probes) {
+    auto r = instrument_ptx(ptx_[arch], standard_options(probes));
+    EXPECT_TRUE(r.ok()) << r.error();
+    return r.ok() ? *r : "";
+  }
+
+  static inline std::string errors_, probes90_, probes75_;
+  static inline std::map<std::string, std::string> ptx_;
+};
+
+TEST_F(PtxInstrumentTest, InstrumentedModulesAssemble) {
+  EXPECT_EQ(assemble(instrument("sm_90", probes90_), "sm_90"), "");
+  std::string mixed = instrument("sm_75", probes90_); // raised to sm_90 for the probes
+  EXPECT_EQ(header_line(mixed, ".target"), ".target sm_90");
+  EXPECT_EQ(assemble(mixed, "sm_90"), "");
+  std::string sm75 = instrument("sm_75", probes75_);
+  EXPECT_EQ(header_line(sm75, ".target"), ".target sm_75");
+  EXPECT_EQ(assemble(sm75, "sm_75"), "");
+  EXPECT_EQ(assemble(sm75, "sm_90"), "");
+}
+
+TEST_F(PtxInstrumentTest, EverythingElseIsByteIdentical) {
+  for (const auto &[arch, probes] : {std::pair{"sm_90", probes90_}, {"sm_75", probes90_},
+                                     {"sm_75", probes75_}}) {
+    const std::string &in = ptx_[arch];
+    std::string out = instrument(arch, probes);
+    std::string want = replace_line(in, header_line(in, ".target"), header_line(out, ".target"));
+    want = replace_line(want, header_line(in, ".version"), header_line(out, ".version"));
+    EXPECT_EQ(strip_inserted(out), want) << arch;
+    for (const std::string &k : {"vector_add", "_Z5scaleIfLi1EEvPT_S0_i", "_Z5scaleIlLi4EEvPT_S0_i"})
+      EXPECT_NE(out.find(kernel_text(in, k)), std::string::npos) << arch << " " << k;
+    // The module's own device function, global and printf string are untouched.
+    EXPECT_NE(out.find(".global .align 4 .u32 gpubt_test_counter;"), std::string::npos);
+    EXPECT_NE(out.find(".global .align 1 .b8 $str[16]"), std::string::npos);
+  }
+}
+
+// Lines of KERNEL's body that are ret/exit, with the two lines before each.
+struct ExitSite {
+  std::string exit, call, close;
+};
+std::vector<ExitSite> exit_sites(const std::string &kernel) {
+  static const std::regex exit_line("^\\s*(@!?%?\\w+\\s+)?(ret|exit);$");
+  std::vector<std::string> lines;
+  std::stringstream ss(kernel);
+  for (std::string l; std::getline(ss, l);)
+    lines.push_back(l);
+  std::vector<ExitSite> out;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (std::regex_match(lines[i], exit_line) && i >= 2)
+      out.push_back({lines[i], lines[i - 2], lines[i - 1]});
+  return out;
+}
+
+std::string predicate_of(const std::string &line) {
+  static const std::regex pred("^\\s*(@!?%?\\w+)\\s");
+  std::smatch m;
+  return std::regex_search(line, m, pred) ? m[1].str() : "";
+}
+
+TEST_F(PtxInstrumentTest, EveryExitCallsTheExitProbeUnderItsPredicate) {
+  for (const std::string arch : {"sm_90", "sm_75"}) {
+    std::string out = instrument(arch, probes90_);
+    std::map<std::string, size_t> want_exits = {{kEarly, 1}, {kScaleD, 1}, {kTrap, 4}};
+    for (const auto &[k, n] : want_exits) {
+      auto sites = exit_sites(kernel_text(out, k));
+      EXPECT_EQ(sites.size(), n) << arch << " " << k << "\n" << kernel_text(out, k);
+      for (const auto &s : sites) {
+        EXPECT_EQ(s.close, "\t} // gpubt") << k << ": " << s.exit;
+        std::string pred = predicate_of(s.exit);
+        EXPECT_EQ(s.call, "\t" + (pred.empty() ? "" : pred + " ") +
+                              "call (gpubt_ret), gpubt_probe_1, (gpubt_arg0, gpubt_arg1);")
+            << k << ": " << s.exit;
+      }
+    }
+    // The predicated forms nvcc keeps from inline asm, and the branches around them.
+    std::string trap = kernel_text(out, kTrap);
+    EXPECT_NE(trap.find("\t@p call (gpubt_ret), gpubt_probe_1"), std::string::npos);
+    EXPECT_NE(trap.find("\t@q call (gpubt_ret), gpubt_probe_1"), std::string::npos);
+    EXPECT_NE(trap.find("@!q bra.uni skip;"), std::string::npos);
+    // `say` has only an entry probe: its ret is untouched.
+    EXPECT_EQ(kernel_text(out, kSay).find("gpubt_probe_1"), std::string::npos);
+  }
+}
+
+TEST_F(PtxInstrumentTest, EntryProbeComesFirstWithItsKernelsUserdata) {
+  std::string out = instrument("sm_90", probes90_);
+  std::map<std::string, int> index = {{kEarly, 0}, {kScaleD, 1}, {kTrap, 2}, {kSay, 3}};
+  for (const auto &[k, i] : index) {
+    std::string text = kernel_text(out, k);
+    std::string load = "[gpubt_userdata+" + std::to_string(8 * i) + "]";
+    EXPECT_NE(text.find(load), std::string::npos) << k;
+    if (k == kScaleD)
+      continue;
+    // Only declarations and blank lines before the entry probe.
+    size_t entry = text.find("\t{ // gpubt: entry probe\n");
+    ASSERT_NE(entry, std::string::npos) << k;
+    std::string before = text.substr(text.find("{\n") + 2, entry - text.find("{\n") - 2);
+    EXPECT_TRUE(std::regex_match(before, std::regex("(\t\\.(reg|local) [^\n]*\n|\n)*"))) << k << before;
+  }
+  EXPECT_NE(out.find(".visible .global .align 8 .u64 gpubt_userdata[4];"), std::string::npos);
+  // Declared before the first kernel, defined after the last; local so ptxas may inline them.
+  size_t proto = out.find(".func  (.param .b32 func_retval0) gpubt_probe_0(");
+  ASSERT_NE(proto, std::string::npos);
+  EXPECT_LT(proto, out.find(".entry"));
+  EXPECT_EQ(out.find(".visible .func  (.param .b32 func_retval0) gpubt_probe_0"),
+            std::string::npos);
+}
+
+TEST_F(PtxInstrumentTest, ProbeNamesClashingWithTheModuleAreRenamed) {
+  std::string out = instrument("sm_75", probes75_);
+  EXPECT_NE(out.find(".global .align 8 .u64 gpubt_test_counter_gpubt;"), std::string::npos);
+  EXPECT_NE(out.find("[gpubt_test_counter_gpubt], 1"), std::string::npos);
+  EXPECT_NE(out.find(".global .align 1 .b8 $str_gpubt[4]"), std::string::npos);
+}
+
+TEST_F(PtxInstrumentTest, VersionAndTargetCaps) {
+  auto o = standard_options(probes90_);
+  o.max_sm = 75; // an sm_75 GPU cannot run the sm_90 probes
+  EXPECT_FALSE(instrument_ptx(ptx_["sm_75"], o).ok());
+  o.max_sm = 90;
+  EXPECT_TRUE(instrument_ptx(ptx_["sm_75"], o).ok());
+  o.max_sm = 0;
+  std::string old = replace_line(ptx_["sm_90"], ".version 9.0", ".version 7.8");
+  auto raised = instrument_ptx(old, o); // probes need 8.0
+  ASSERT_TRUE(raised.ok()) << raised.error();
+  EXPECT_EQ(header_line(*raised, ".version"), ".version 8.0");
+  EXPECT_EQ(assemble(*raised, "sm_90"), "");
+  o.max_ptx_isa = 78;
+  EXPECT_FALSE(instrument_ptx(old, o).ok());
+}
+
+TEST_F(PtxInstrumentTest, UnknownNamesAreErrors) {
+  auto o = standard_options(probes90_);
+  o.kernels.push_back({"no_such_kernel", "gpubt_probe_0", ""});
+  auto r = instrument_ptx(ptx_["sm_90"], o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error(), "kernel no_such_kernel is not defined in the PTX module");
+  o = standard_options(probes90_);
+  o.kernels[0].exit_probe = "gpubt_probe_7";
+  EXPECT_FALSE(instrument_ptx(ptx_["sm_90"], o).ok());
+  o = standard_options(probes90_);
+  o.kernels.push_back(o.kernels[0]);
+  EXPECT_FALSE(instrument_ptx(ptx_["sm_90"], o).ok());
+  // _Z6helperf is a .func, not a kernel.
+  o = standard_options(probes90_);
+  o.kernels = {{"_Z6helperf", "gpubt_probe_0", ""}};
+  EXPECT_FALSE(instrument_ptx(ptx_["sm_90"], o).ok());
+}
+
+// Hand-written PTX with what nvcc rarely emits: comments and strings that look like code,
+// parameters over many lines, labels on the exit's line, predicated ret/exit, .weak and
+// .extern functions, a kernel that falls off its end.
+const char *kTricky = R"(//
+// .entry fake_in_comment( ret;
+.version 7.0
+.target sm_75 // trailing comment
+.address_size 64
+
+/* block comment: .visible .entry also_fake() { exit; } */
+.extern .func (.param .b32 func_retval0) vprintf(.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);
+.global .align 1 .b8 msg[8] = {114, 101, 116, 59, 32, 125, 10, 0};
+
+.weak .func (.param .b32 func_retval0) weak_helper(
+	.param .b32 weak_helper_param_0
+)
+{
+	.reg .b32 %r<2>;
+	ld.param.b32 %r1, [weak_helper_param_0];
+	st.param.b32 [func_retval0], %r1;
+	ret;
+}
+
+.visible .entry multi_line
+(
+	.param .u64 multi_line_param_0,   // a comment ) {
+	.param .u32 multi_line_param_1
+)
+.maxntid 128, 1, 1
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<3>;
+$L__start:
+	ld.param.u32 %r1, [multi_line_param_1];
+	setp.eq.u32 %p1, %r1, 0;
+	setp.eq.u32 %p2, %r1, 1;
+	setp.eq.u32 %p3, %r1, 2;
+	@%p1 bra $L__out;
+$L__again: @%p2 ret;
+	@!%p3 exit;
+	add.u32 %r1, %r1, 4; setp.gt.u32 %p1, %r1, 100; @%p1 ret.uni;
+	bra.uni $L__again;
+$L__out:
+}
+
+.visible .entry untouched(.param .u64 p0) { ret; }
+)";
+
+TEST_F(PtxInstrumentTest, HandWrittenTrickyModule) {
+  PtxInstrumentOptions o;
+  o.kernels = {{"multi_line", "gpubt_probe_0", "gpubt_probe_1"}};
+  o.probe_ptx = probes75_;
+  auto r = instrument_ptx(kTricky, o);
+  ASSERT_TRUE(r.ok()) << r.error();
+  const std::string &out = *r;
+  EXPECT_EQ(assemble(out, "sm_75"), "") << out;
+  EXPECT_EQ(assemble(out, "sm_90"), "") << out;
+  EXPECT_EQ(strip_inserted(out), kTricky);
+  EXPECT_NE(out.find(".visible .entry untouched(.param .u64 p0) { ret; }\n"), std::string::npos);
+  // The label stays first, so branches to it run the probe too; predicates carry over.
+  EXPECT_NE(out.find("$L__again: { // gpubt: exit probe\n"), std::string::npos);
+  EXPECT_NE(out.find("\t@%p2 call (gpubt_ret), gpubt_probe_1"), std::string::npos);
+  EXPECT_NE(out.find("\t@!%p3 call (gpubt_ret), gpubt_probe_1"), std::string::npos);
+  EXPECT_NE(out.find("\t@%p1 call (gpubt_ret), gpubt_probe_1"), std::string::npos);
+  // The entry probe precedes the first label (a loop head may branch back to it otherwise).
+  EXPECT_LT(out.find("gpubt: entry probe"), out.find("$L__start:"));
+  // Falling off the end after $L__out: is an exit too.
+  EXPECT_NE(out.find("$L__out:\n\t{ // gpubt: exit probe"), std::string::npos);
+  size_t calls = 0;
+  for (size_t at = 0; (at = out.find("call (gpubt_ret), gpubt_probe_1", at)) != std::string::npos; ++at)
+    ++calls;
+  EXPECT_EQ(calls, 4u);
+}
+
+TEST(PtxInstrument, MalformedModulesAreErrors) {
+  std::string probes = read_text(kPtxSources + "count_probes_sm75.ptx");
+  PtxInstrumentOptions o;
+  o.kernels = {{"k", "gpubt_probe_0", "gpubt_probe_1"}};
+  o.probe_ptx = probes;
+  const std::string good = ".version 7.0\n.target sm_75\n.address_size 64\n"
+                           ".visible .entry k() {\n\tret;\n}\n";
+  EXPECT_TRUE(instrument_ptx(good, o).ok());
+  for (const std::string bad : {
+           ".version 7.0\n.target sm_75\n.visible .entry k() {\n\tret;\n",   // no '}'
+           ".version 7.0\n.target sm_75\n.visible .entry k() {\n\tret\n}\n", // no ';'
+           ".version 7.0\n.target sm_75\n.visible .entry k() {\n\t}}\n",      // extra '}'
+           ".target sm_75\n.visible .entry k() {\n\tret;\n}\n",               // no .version
+           ".version x\n.target sm_75\n.visible .entry k() {\n\tret;\n}\n",   // bad .version
+           ".version 7.0\n.target sm_75\n.visible .entry k() { mov.u32 %r1, \"x; }\n}\n",
+           ".version 7.0\n.target sm_75\n.global .u32 g = {1, 2\n",
+           ".version 7.0\n.target sm_75\n.visible .entry k(\n",
+       })
+    EXPECT_FALSE(instrument_ptx(bad, o).ok()) << bad;
+  // Every prefix of a real module: an error or a module, never a crash (ASan/UBSan).
+  for (size_t n = 0; n < good.size(); ++n)
+    (void)instrument_ptx(good.substr(0, n), o).ok();
+  o.probe_ptx = "{";
+  EXPECT_FALSE(instrument_ptx(good, o).ok());
+  o.probe_ptx = ".version 7.0\n.target sm_75\n.visible .entry gpubt_probe_0() { ret; }\n";
+  EXPECT_FALSE(instrument_ptx(good, o).ok());
+}
+
+TEST(PtxInstrument, PtxIsaOfCudaReleases) {
+  EXPECT_EQ(ptx_isa_for_cuda(13000), 90);
+  EXPECT_EQ(ptx_isa_for_cuda(12080), 87);
+  EXPECT_EQ(ptx_isa_for_cuda(12040), 84);
+  EXPECT_EQ(ptx_isa_for_cuda(12000), 80);
+  EXPECT_EQ(ptx_isa_for_cuda(13020), 90); // newer than the table: at least what it knows
+  EXPECT_EQ(ptx_isa_for_cuda(10020), 0);
+}
+
+} // namespace
+} // namespace gpubt::runtime
