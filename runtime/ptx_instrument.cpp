@@ -90,7 +90,7 @@ Header find_header(const std::vector<TopItem> &items) {
 
 // The probe module: its functions (by name), its body text to append, the prototypes.
 struct Probes {
-  std::set<std::string> functions;
+  std::map<std::string, std::string> functions; // requested name -> name in the output
   std::string prototypes; // one `.func (...) name(...);` per function
   std::string body;       // everything but the header directives, `.visible` dropped
   int version = -1, sm = -1;
@@ -128,7 +128,7 @@ Result<Probes> prepare_probes(std::string_view module, const std::string &probe_
       if (i.is_entry)
         return make_error("probe PTX: defines a kernel (" + i.name + "), not only functions");
       if (i.body_open) {
-        p.functions.insert(renames.count(i.name) ? renames[i.name] : i.name);
+        p.functions[i.name] = renames.count(i.name) ? renames[i.name] : i.name;
         std::string proto = drop_visible(t.substr(i.begin, i.body_open - i.begin));
         while (!proto.empty() && std::isspace(static_cast<unsigned char>(proto.back())))
           proto.pop_back();
@@ -225,6 +225,8 @@ Result<std::string> instrument_ptx(std::string_view module, const PtxInstrumentO
   auto items = ptx::scan_top_level(module);
   if (!items)
     return Error{items.error()};
+  if (ptx::has_token(module, kPtxUserdataSymbol))
+    return make_error("the PTX module is instrumented already");
   auto probes = prepare_probes(module, options.probe_ptx);
   if (!probes)
     return Error{probes.error()};
@@ -243,10 +245,16 @@ Result<std::string> instrument_ptx(std::string_view module, const PtxInstrumentO
       return make_error("kernel " + p.kernel + " is not defined in the PTX module");
     if (!seen.insert(p.kernel).second)
       return make_error("kernel " + p.kernel + " is listed twice");
-    for (const std::string *f : {&p.entry_probe, &p.exit_probe})
-      if (!f->empty() && !probes->functions.count(*f))
+    PtxKernelProbes named = p;
+    for (std::string *f : {&named.entry_probe, &named.exit_probe}) {
+      if (f->empty())
+        continue;
+      auto fn = probes->functions.find(*f);
+      if (fn == probes->functions.end())
         return make_error("probe function " + *f + " is not in the probe PTX");
-    if (auto st = instrument_kernel(module, *it->second, p, k, edits); !st)
+      *f = fn->second;
+    }
+    if (auto st = instrument_kernel(module, *it->second, named, k, edits); !st)
       return Error{st.error()};
   }
 

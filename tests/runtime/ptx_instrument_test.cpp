@@ -4,6 +4,8 @@
 #include "runtime/ptx_instrument.h"
 
 #include <map>
+#include <random>
+#include <sstream>
 #include <regex>
 #include <string>
 
@@ -94,6 +96,12 @@ protected:
         errors_ += log;
       ptx_[arch] = read_text(out);
     }
+    std::string log, out = dir + "/debug.ptx"; // -G: .loc, .file and more exits
+    if (run_tool(std::string(kNvcc) + " -G -ptx -arch=sm_90 -o " + out + " " + kPtxSources +
+                     "kernels.cu",
+                 &log) != 0)
+      errors_ += log;
+    ptx_["sm_90_debug"] = read_text(out);
     std::system(("rm -rf " + dir).c_str());
   }
   void SetUp() override {
@@ -122,11 +130,14 @@ TEST_F(PtxInstrumentTest, InstrumentedModulesAssemble) {
   EXPECT_EQ(header_line(sm75, ".target"), ".target sm_75");
   EXPECT_EQ(assemble(sm75, "sm_75"), "");
   EXPECT_EQ(assemble(sm75, "sm_90"), "");
+  std::string debug = instrument("sm_90_debug", probes90_);
+  EXPECT_NE(debug.find("\t.loc\t"), std::string::npos);
+  EXPECT_EQ(assemble(debug, "sm_90"), "");
 }
 
 TEST_F(PtxInstrumentTest, EverythingElseIsByteIdentical) {
   for (const auto &[arch, probes] : {std::pair{"sm_90", probes90_}, {"sm_75", probes90_},
-                                     {"sm_75", probes75_}}) {
+                                     {"sm_75", probes75_}, {"sm_90_debug", probes90_}}) {
     const std::string &in = ptx_[arch];
     std::string out = instrument(arch, probes);
     std::string want = replace_line(in, header_line(in, ".target"), header_line(out, ".target"));
@@ -217,6 +228,36 @@ TEST_F(PtxInstrumentTest, ProbeNamesClashingWithTheModuleAreRenamed) {
   EXPECT_NE(out.find(".global .align 8 .u64 gpubt_test_counter_gpubt;"), std::string::npos);
   EXPECT_NE(out.find("[gpubt_test_counter_gpubt], 1"), std::string::npos);
   EXPECT_NE(out.find(".global .align 1 .b8 $str_gpubt[4]"), std::string::npos);
+}
+
+TEST_F(PtxInstrumentTest, ClashingProbeFunctionNamesAndReinstrumenting) {
+  // A module with its own gpubt_probe_1: the probes' one is renamed and still called.
+  std::string in = ptx_["sm_90"] + "\n.func gpubt_probe_1() { ret; }\n";
+  auto r = instrument_ptx(in, standard_options(probes90_));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_NE(r->find("call (gpubt_ret), gpubt_probe_1_gpubt,"), std::string::npos);
+  EXPECT_EQ(assemble(*r, "sm_90"), "");
+  auto again = instrument_ptx(*r, standard_options(probes90_));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error(), "the PTX module is instrumented already");
+}
+
+// Random edits to real PTX and probes: an error or a module, never a crash (ASan/UBSan).
+TEST_F(PtxInstrumentTest, RandomCorruptionNeverCrashes) {
+  std::mt19937 rng(5);
+  const std::string chars = "{}();\"/*@!:\n ";
+  for (int round = 0; round < 200; ++round) {
+    std::string m = ptx_[round % 2 ? "sm_90" : "sm_75"], p = probes90_;
+    std::string &target = round % 3 ? m : p;
+    for (int k = 0; k < 1 + round % 5; ++k) {
+      size_t at = rng() % target.size();
+      if (rng() % 2)
+        target.erase(at, 1 + rng() % 8);
+      else
+        target.insert(at, 1, chars[rng() % chars.size()]);
+    }
+    (void)instrument_ptx(m, standard_options(p)).ok();
+  }
 }
 
 TEST_F(PtxInstrumentTest, VersionAndTargetCaps) {
