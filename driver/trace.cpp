@@ -95,6 +95,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   runtime::SessionOptions so;
   so.pid = options.pid;
   so.command = options.child_command;
+  so.verbose = options.verbose;
   auto session = runtime::Session::create(spec, so);
   if (!session) {
     err << "ERROR: " << session.error() << "\n";
@@ -122,11 +123,16 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   size_t gpu_probes = gpu ? spec.device.probes.size() : 0;
   runtime::print_attached_probes(out, *attached + gpu_probes, options.format);
   out.flush();
+  if (options.verbose) // bpftrace -v's "Attaching PROBE" lines; late ones come from the session
+    for (const auto &line : s.pending())
+      err << "Attaching " << line << "\n";
 
   PrintingHandler handler(s, out, options.format);
   s.run_begin();
   s.run(handler);
   s.run_end(handler);
+  for (const auto &line : s.load_warnings())
+    err << "WARNING: " << line << "\n";
 
   std::vector<runtime::MapData> maps(spec.maps.size());
   for (size_t i = 0; i < spec.maps.size(); ++i)

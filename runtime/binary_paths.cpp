@@ -1,6 +1,7 @@
 // Library and executable lookup for uprobe targets and -c commands.
 #include "runtime/binary_paths.h"
 #include "runtime/symbols.h"
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <fcntl.h>
@@ -246,14 +247,8 @@ std::string find_library_file(const std::string &name, const std::string &exe,
 }
 
 std::string find_in_maps_by_prefix(int pid, const char *prefix) {
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    auto slash = line.find('/');
-    if (slash != std::string::npos && has_prefix(basename_of(line.substr(slash)), prefix))
-      return line.substr(slash);
-  }
-  return "";
+  auto files = mapped_files_with_prefix(pid, prefix);
+  return files.empty() ? "" : files.front();
 }
 
 bool links_statically(const std::string &exe, const char *marker) {
@@ -269,6 +264,52 @@ bool links_statically(const std::string &exe, const char *marker) {
 }
 
 } // namespace
+
+std::vector<std::string> mapped_files_with_prefix(int pid, const std::string &prefix) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::vector<std::string> files;
+  std::string line;
+  while (std::getline(maps, line)) {
+    auto slash = line.find('/');
+    if (slash == std::string::npos || !has_prefix(basename_of(line.substr(slash)), prefix.c_str()))
+      continue;
+    if (std::find(files.begin(), files.end(), line.substr(slash)) == files.end())
+      files.push_back(line.substr(slash));
+  }
+  return files;
+}
+
+const char *gpu_library_prefix(const std::string &target) {
+  for (const auto &g : kGpuAliases)
+    if (target == g.alias)
+      return g.prefix;
+  return nullptr;
+}
+
+std::string program_interpreter(const std::string &exe) {
+  elf_version(EV_CURRENT);
+  int fd = open(exe.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return "";
+  std::string interp;
+  Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  size_t count = 0;
+  if (elf && elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &count) == 0) {
+    for (size_t i = 0; i < count; ++i) {
+      GElf_Phdr ph;
+      if (!gelf_getphdr(elf, int(i), &ph) || ph.p_type != PT_INTERP)
+        continue;
+      size_t size = 0;
+      const char *raw = elf_rawfile(elf, &size);
+      if (raw && ph.p_offset + ph.p_filesz <= size && ph.p_filesz > 1)
+        interp.assign(raw + ph.p_offset, strnlen(raw + ph.p_offset, ph.p_filesz));
+    }
+  }
+  if (elf)
+    elf_end(elf);
+  close(fd);
+  return interp;
+}
 
 std::optional<Result<std::string>> resolve_gpu_library(const std::string &target, int pid,
                                                        const std::string &exe_in,

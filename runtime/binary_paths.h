@@ -4,6 +4,7 @@
 #include "runtime/abi/result.h"
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpubt::runtime {
 
@@ -26,5 +27,16 @@ Result<std::string> find_in_path(const std::string &cmd);
 std::optional<Result<std::string>> resolve_gpu_library(const std::string &target, int pid,
                                                        const std::string &exe,
                                                        bool *from_system = nullptr);
+
+// The basename prefix of the files a GPU library alias names ("cudart" -> "libcudart.so"), as
+// /proc/PID/maps shows them; nullptr when TARGET is not an alias.
+const char *gpu_library_prefix(const std::string &target);
+
+// The files process PID maps whose basename starts with PREFIX, each once, in map order.
+std::vector<std::string> mapped_files_with_prefix(int pid, const std::string &prefix);
+
+// EXE's program interpreter (PT_INTERP: "/lib64/ld-linux-x86-64.so.2"); empty for a static
+// executable, a script or an unreadable file.
+std::string program_interpreter(const std::string &exe);
 
 } // namespace gpubt::runtime

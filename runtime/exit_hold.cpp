@@ -50,7 +50,7 @@ Result<std::vector<UniqueFd>> hold_at_exit(int pid) {
 
 // The state letter of /proc/PID/stat ("T" when stopped): -p targets are not our children, so
 // waitid cannot see their stops.
-static char process_state(int pid) {
+char process_state(int pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   auto paren = stat.rfind(')'); // comm may hold spaces and parentheses

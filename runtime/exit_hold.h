@@ -16,4 +16,7 @@ Result<std::vector<UniqueFd>> hold_at_exit(int pid);
 // it was held.
 bool release_held(int pid);
 
+// The state letter of /proc/PID/stat: 'T' when stopped, '?' when PID is gone.
+char process_state(int pid);
+
 } // namespace gpubt::runtime

@@ -79,6 +79,16 @@ Session::Session(const abi::ProgramSpec &spec, SessionOptions options)
 
 Session::~Session() {
   detach_all(events_);
+  // The process must not stay stopped at a library load (or at exit) once gpubt is gone (-p),
+  // nor ignore the SIGTERM that ends a -c child.
+  int pid = child_ && child_->exited() ? -1 : target_pid();
+  if (pid > 0 && (load_watch_ || !exit_hold_.empty())) {
+    bool loaded = load_watch_ && load_watch_->take_loads();
+    load_watch_.reset();
+    exit_hold_.clear();
+    if (wait_until_stopped(pid, loaded ? 100 : 0))
+      kill(pid, SIGCONT);
+  }
   if (rb_)
     ring_buffer__free(rb_);
 }
@@ -144,11 +154,12 @@ Symbolizer Session::symbolizer() const {
   auto process = with_kernel_names(make_process_symbolizer(target_pid()),
                                    spec_.kernel_names_map >= 0 ? map_fd(spec_.kernel_names_map) : -1,
                                    target_pid());
-  return [process, names = function_names_.funcs](uint64_t value) {
+  // By pointer: probes attached late (attach_loaded) add names while printers hold this.
+  return [process, names = &function_names_.funcs](uint64_t value) {
     if (!(value & abi::kFuncCookieTag))
       return process(value);
     uint64_t index = value & abi::kCookieFuncMask;
-    return index < names.size() ? names[index] : process(value);
+    return index < names->size() ? (*names)[index] : process(value);
   };
 }
 
@@ -160,6 +171,11 @@ Result<int> Session::attach() {
     bool from_system = false;
     auto lib = child_ ? resolve_gpu_library(probe.target, -1, child_->path(), &from_system)
                       : resolve_gpu_library(probe.target, options_.pid, "", &from_system);
+    // Neither linked nor mapped yet: wait for the copy the program loads (PyTorch's own).
+    if (lib && (!*lib || from_system) && defer_until_loaded(i)) {
+      attached += probe.hidden ? 0 : 1;
+      continue;
+    }
     // libcuda.so.1 comes with the driver: the system's is the one any program loads.
     if (lib && *lib && from_system && target_pid() > 0 && !probe.hidden &&
         probe.target != "cuda" && warned_aliases_.insert(probe.target).second)
@@ -190,6 +206,83 @@ Result<int> Session::attach() {
       events_.push_back(std::move(e));
   }
   return attached;
+}
+
+bool Session::defer_until_loaded(size_t probe_index) {
+  if (target_pid() <= 0 || load_watch_failed_)
+    return false;
+  if (!load_watch_) {
+    auto watch = LoadWatch::start(target_pid(), child_ ? child_->path() : "");
+    load_watch_failed_ = !watch;
+    if (!watch)
+      return false; // attach() falls back to the system's copy, with a warning
+    load_watch_ = std::move(*watch);
+  }
+  const auto &probe = spec_.probes[probe_index];
+  pending_.push_back(probe_index);
+  if (!probe.hidden) {
+    never_loaded_.insert(probe.target);
+    pending_lines_.push_back(probe.name + " when the traced program loads " +
+                             gpu_library_prefix(probe.target) + "*");
+  }
+  return true;
+}
+
+void Session::attach_loaded() {
+  std::vector<size_t> still_pending;
+  for (size_t i : pending_) {
+    abi::ProbeSpec probe = spec_.probes[i];
+    auto files = mapped_files_with_prefix(target_pid(), gpu_library_prefix(probe.target));
+    if (files.empty())
+      still_pending.push_back(i);
+    else
+      never_loaded_.erase(probe.target);
+    for (const auto &file : files) {
+      probe.target = file;
+      auto evs = attach_probe(probe, progs_[i].get(), target_pid(), function_names_);
+      if (evs)
+        for (auto &e : evs->fds)
+          events_.push_back(std::move(e));
+      if (probe.hidden)
+        continue;
+      if (!evs) {
+        late_warnings_.push_back(evs.error());
+        continue;
+      }
+      if (evs->count == 0 && evs->skipped.empty())
+        late_warnings_.push_back(probe.name + ": no function matches '" + probe.func + "' in " +
+                                 file);
+      for (auto &why : evs->skipped)
+        late_warnings_.push_back(probe.name + ": " + why);
+      if (options_.verbose && evs->count > 0)
+        std::fprintf(stderr, "Attaching %s:%s:%s\n",
+                     probe.name.substr(0, probe.name.find(':')).c_str(), file.c_str(),
+                     probe.func.c_str());
+    }
+  }
+  pending_ = std::move(still_pending);
+  if (pending_.empty())
+    load_watch_.reset(); // while the process is stopped: no load can race the detach
+}
+
+void Session::continue_after_load(bool loaded) {
+  // With the exit hold on, a stop may be either: a load stop seen first is handled here, and
+  // release_held() lets the process go.
+  if (!loaded && exit_hold_.empty())
+    return;
+  if (!wait_until_stopped(target_pid(), loaded ? 100 : 0))
+    return;
+  attach_loaded();
+  if (exit_hold_.empty())
+    kill(target_pid(), SIGCONT);
+}
+
+std::vector<std::string> Session::load_warnings() const {
+  auto out = late_warnings_;
+  for (const auto &alias : never_loaded_)
+    out.push_back(alias + ": the traced program never loaded " + gpu_library_prefix(alias) +
+                  "; probes on it did not fire");
+  return out;
 }
 
 void Session::run_triggers(abi::AttachKind kind) {
@@ -263,6 +356,8 @@ StopReason Session::run(EventHandler &handler) {
   int exit_fd = child_ ? child_->pidfd() : target_pidfd_.get();
   if (exit_fd >= 0)
     watch(exit_fd);
+  if (load_watch_)
+    watch(load_watch_->epoll_fd());
 
   while (true) {
     consume(handler);
@@ -274,6 +369,8 @@ StopReason Session::run(EventHandler &handler) {
       snapshot_process_maps(child_->pid()); // keep its mappings for symbolizing after exit
     epoll_event evs[4];
     int n = epoll_wait(ep.get(), evs, 4, 200);
+    if (load_watch_)
+      continue_after_load(load_watch_->take_loads());
     if (!exit_hold_.empty())
       release_held(target_pid());
     for (int i = 0; i < n; ++i) {

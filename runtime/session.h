@@ -6,6 +6,7 @@
 #include "runtime/abi/result.h"
 #include "runtime/attach.h"
 #include "runtime/child_process.h"
+#include "runtime/dlopen_watch.h"
 #include "runtime/map_data.h"
 #include "runtime/unique_fd.h"
 #include <memory>
@@ -20,6 +21,7 @@ namespace gpubt::runtime {
 struct SessionOptions {
   int pid = -1;        // -p PID: uprobes filtered to it; the session ends when it exits
   std::string command; // -c CMD: spawned held back, started by run(); its exit ends the session
+  bool verbose = false; // -v: probes attached late (see attach()) say so on stderr
 };
 
 // What the event loop hands out. Payloads point into the ring buffer: copy to keep them.
@@ -48,7 +50,14 @@ public:
   // triggers.h, but they count). Returns how many events were attached, wildcards expanded, which
   // is the N of bpftrace's "Attaching N probes...". A uprobe pattern that matches nothing is
   // skipped, as bpftrace does, with a line in unmatched().
+  // With -c/-p, a probe on cudart/cuda/hip that the program neither links nor maps yet is
+  // pending: it is attached when the program loads a matching library (dlopen_watch.h), before
+  // that library's constructors run. N counts each pending probe once, as written (a wildcard is
+  // expanded only then); pending() lists them and load_warnings() says, at the end, which never
+  // fired because the library never came.
   Result<int> attach();
+  const std::vector<std::string> &pending() const { return pending_lines_; }
+  std::vector<std::string> load_warnings() const;
   const std::vector<std::string> &unmatched() const { return unmatched_; }
   // Wildcard matches the kernel refused to probe, "PROBE: func: reason" (warnings).
   const std::vector<std::string> &skipped() const { return skipped_; }
@@ -74,6 +83,9 @@ private:
   Status setup();
   void consume(EventHandler &handler);
   void run_triggers(abi::AttachKind kind); // BEGIN or END programs, once each
+  bool defer_until_loaded(size_t probe_index); // pending_ (starts the load watch)
+  void attach_loaded();                        // the process is stopped at a library load
+  void continue_after_load(bool loaded);       // attach_loaded() if stopped there, then SIGCONT
 
   abi::ProgramSpec spec_;
   SessionOptions options_;
@@ -89,6 +101,11 @@ private:
   bool exit_requested_ = false;
   std::vector<UniqueFd> exit_hold_; // kname(): the -c child stops at exit() (exit_hold.h)
   std::set<std::string> warned_aliases_; // cudart/cuda/hip resolved from the system only
+  std::vector<size_t> pending_;          // spec probes waiting for their library (attach())
+  std::vector<std::string> pending_lines_, late_warnings_;
+  std::set<std::string> never_loaded_; // aliases that had pending probes, until one loads
+  std::unique_ptr<LoadWatch> load_watch_;
+  bool load_watch_failed_ = false;
 };
 
 } // namespace gpubt::runtime
