@@ -113,7 +113,9 @@ Result<std::vector<uint8_t>> lz4_block_decompress(std::span<const uint8_t> in, s
     return make_error("fatbin: lz4 output size too large");
   std::vector<uint8_t> out(out_size);
   size_t ip = 0, op = 0;
-  auto bad = [](const char *why) { return make_error(std::string("fatbin: bad lz4 payload: ") + why); };
+  auto bad = [](const char *why) {
+    return make_error(std::string("fatbin: bad lz4 payload: ") + why);
+  };
   while (ip < in.size()) {
     uint8_t token = in[ip++];
     size_t lit = token >> 4;

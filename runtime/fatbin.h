@@ -17,12 +17,12 @@ constexpr uint64_t kFatbinFlagZstd = 0x8000;           // payload is a zstd fram
 enum class FatbinKind : uint16_t { Ptx = 1, Elf = 2 }; // others are kept as their raw value
 
 struct FatbinEntry {
-  uint16_t kind = 0;          // FatbinKind or an unknown raw value
-  uint32_t sm_arch = 0;       // 75, 90, ...
-  uint64_t flags = 0;         // kFatbinFlag*, 0x1 64-bit, 0x10 linux
-  uint32_t header_size = 0;   // 64, 80 or 112: the entry header's own size field
-  size_t header_offset = 0;   // of the entry header in the bytes given to read_fatbin
-  size_t payload_offset = 0;  // of the stored payload in those bytes
+  uint16_t kind = 0;                // FatbinKind or an unknown raw value
+  uint32_t sm_arch = 0;             // 75, 90, ...
+  uint64_t flags = 0;               // kFatbinFlag*, 0x1 64-bit, 0x10 linux
+  uint32_t header_size = 0;         // 64, 80 or 112: the entry header's own size field
+  size_t header_offset = 0;         // of the entry header in the bytes given to read_fatbin
+  size_t payload_offset = 0;        // of the stored payload in those bytes
   uint64_t uncompressed_size = 0;   // payload size once decompressed (= payload.size() if stored)
   std::span<const uint8_t> payload; // the stored (maybe compressed) bytes, into the input
   bool is_ptx() const { return kind == uint16_t(FatbinKind::Ptx); }

@@ -16,8 +16,8 @@ using ptx::Statement;
 using ptx::TopItem;
 
 struct Edit {
-  size_t at;     // insert before this offset of the original text
-  size_t erase;  // bytes of the original replaced
+  size_t at;    // insert before this offset of the original text
+  size_t erase; // bytes of the original replaced
   std::string text;
 };
 
@@ -41,7 +41,8 @@ int version_number(std::string_view v) {
   if (dot == std::string_view::npos || dot == 0 || dot + 1 >= v.size())
     return -1;
   try {
-    return std::stoi(std::string(v.substr(0, dot))) * 10 + std::stoi(std::string(v.substr(dot + 1)));
+    return std::stoi(std::string(v.substr(0, dot))) * 10 +
+           std::stoi(std::string(v.substr(dot + 1)));
   } catch (...) {
     return -1;
   }
@@ -91,8 +92,8 @@ Header find_header(const std::vector<TopItem> &items) {
 // The probe module: its functions (by name), its body text to append, the prototypes.
 struct Probes {
   std::map<std::string, std::string> functions; // requested name -> name in the output
-  std::string prototypes; // one `.func (...) name(...);` per function
-  std::string body;       // everything but the header directives, `.visible` dropped
+  std::string prototypes;                       // one `.func (...) name(...);` per function
+  std::string body; // everything but the header directives, `.visible` dropped
   int version = -1, sm = -1;
 };
 
@@ -152,16 +153,20 @@ size_t line_start(std::string_view text, size_t at) {
 std::string probe_call(const std::string &probe, size_t index, const std::string &predicate,
                        const char *what) {
   std::string pred = predicate.empty() ? "" : predicate + " ";
-  return std::string("{ // gpubt: ") + what + " probe\n"
+  return std::string("{ // gpubt: ") + what +
+         " probe\n"
          "\t.reg .b64 %gpubt_ud;\n"
          "\t.param .b64 gpubt_arg0;\n"
          "\t.param .b64 gpubt_arg1;\n"
          "\t.param .b32 gpubt_ret;\n"
-         "\tld.global.u64 %gpubt_ud, [" + kPtxUserdataSymbol + "+" + std::to_string(8 * index) +
+         "\tld.global.u64 %gpubt_ud, [" +
+         kPtxUserdataSymbol + "+" + std::to_string(8 * index) +
          "];\n"
          "\tst.param.b64 [gpubt_arg0], %gpubt_ud;\n"
          "\tst.param.b64 [gpubt_arg1], 0;\n"
-         "\t" + pred + "call (gpubt_ret), " + probe + ", (gpubt_arg0, gpubt_arg1);\n"
+         "\t" +
+         pred + "call (gpubt_ret), " + probe +
+         ", (gpubt_arg0, gpubt_arg1);\n"
          "\t} // gpubt";
 }
 
@@ -169,11 +174,12 @@ std::string probe_call(const std::string &probe, size_t index, const std::string
 Edit insert_before(std::string_view text, size_t at, const std::string &block) {
   size_t b = line_start(text, at);
   return b == at && (at == 0 || text[at - 1] != '\n') ? Edit{at, 0, block + " "}
-                                                        : Edit{b, 0, "\t" + block + "\n"};
+                                                      : Edit{b, 0, "\t" + block + "\n"};
 }
 
 bool is_exit(const Statement &s) {
-  return !s.is_label && !s.is_block && (s.opcode == "ret" || s.opcode == "ret.uni" || s.opcode == "exit");
+  return !s.is_label && !s.is_block &&
+         (s.opcode == "ret" || s.opcode == "ret.uni" || s.opcode == "exit");
 }
 
 // Control never falls off the end after an unpredicated ret, exit, bra or trap.
@@ -183,8 +189,8 @@ bool ends_flow(const Statement &s) {
 }
 
 bool declaration(const Statement &s) {
-  static const std::set<std::string> decls = {".reg", ".local", ".shared", ".param", ".const",
-                                              ".pragma", ".loc", ".file"};
+  static const std::set<std::string> decls = {".reg",   ".local",  ".shared", ".param",
+                                              ".const", ".pragma", ".loc",    ".file"};
   return !s.is_label && !s.is_block && decls.count(s.opcode);
 }
 
@@ -269,14 +275,14 @@ Result<std::string> instrument_ptx(std::string_view module, const PtxInstrumentO
     if (options.max_ptx_isa && probes->version > options.max_ptx_isa)
       return make_error("the probes need PTX ISA " + std::to_string(probes->version / 10) + "." +
                         std::to_string(probes->version % 10) + ", above what this CUDA takes");
-    edits.push_back({version.at, version.value.size(),
-                     std::to_string(probes->version / 10) + "." +
-                         std::to_string(probes->version % 10)});
+    edits.push_back(
+        {version.at, version.value.size(),
+         std::to_string(probes->version / 10) + "." + std::to_string(probes->version % 10)});
   }
   if (probes->sm > sm) {
     if (options.max_sm && probes->sm > options.max_sm)
-      return make_error("the probes need sm_" + std::to_string(probes->sm) + ", above the GPU's sm_" +
-                        std::to_string(options.max_sm));
+      return make_error("the probes need sm_" + std::to_string(probes->sm) +
+                        ", above the GPU's sm_" + std::to_string(options.max_sm));
     edits.push_back({target.at, target.value.size(), "sm_" + std::to_string(probes->sm)});
   } else if (options.max_sm && sm > options.max_sm) {
     return make_error("the module targets " + target.value + ", above the GPU's sm_" +
@@ -302,10 +308,9 @@ int ptx_isa_for_cuda(int cuda_version) {
   // From the PTX ISA release notes: CUDA 11.x -> 7.x; 12.0-12.5 -> 8.0-8.5, 12.6 -> 8.5,
   // 12.8 -> 8.7, 12.9 -> 8.8, 13.0 -> 9.0.
   static const std::map<int, int> table = {
-      {11000, 70}, {11010, 71}, {11020, 72}, {11030, 73}, {11040, 74}, {11050, 75},
-      {11060, 76}, {11070, 77}, {11080, 78}, {12000, 80}, {12010, 81}, {12020, 82},
-      {12030, 83}, {12040, 84}, {12050, 85}, {12060, 85}, {12080, 87}, {12090, 88},
-      {13000, 90}};
+      {11000, 70}, {11010, 71}, {11020, 72}, {11030, 73}, {11040, 74}, {11050, 75}, {11060, 76},
+      {11070, 77}, {11080, 78}, {12000, 80}, {12010, 81}, {12020, 82}, {12030, 83}, {12040, 84},
+      {12050, 85}, {12060, 85}, {12080, 87}, {12090, 88}, {13000, 90}};
   auto it = table.upper_bound(cuda_version);
   return it == table.begin() ? 0 : std::prev(it)->second;
 }

@@ -23,6 +23,15 @@ size_t skip_string(std::string_view t, size_t at) {
   return std::string_view::npos;
 }
 
+// Past the comments, blanks or string at AT; AT itself when code starts there; npos for an
+// unterminated string.
+size_t skip_noncode(std::string_view t, size_t at) {
+  size_t j = skip_trivia(t, at);
+  if (j != at || j >= t.size() || t[j] != '"')
+    return j;
+  return skip_string(t, j);
+}
+
 size_t skip_line(std::string_view t, size_t at) {
   size_t nl = t.find('\n', at);
   return nl == std::string_view::npos ? t.size() : nl + 1;
@@ -46,15 +55,11 @@ size_t skip_group(std::string_view t, size_t at, std::string &error) {
   char open = t[at], close = open == '(' ? ')' : '}';
   int depth = 0;
   for (size_t i = at; i < t.size();) {
-    size_t j = skip_trivia(t, i);
+    size_t j = skip_noncode(t, i);
+    if (j == std::string_view::npos)
+      break;
     if (j != i) {
       i = j;
-      continue;
-    }
-    if (t[i] == '"') {
-      i = skip_string(t, i);
-      if (i == std::string_view::npos)
-        break;
       continue;
     }
     if (t[i] == open)
@@ -69,8 +74,7 @@ size_t skip_group(std::string_view t, size_t at, std::string &error) {
 
 // Directives that end at the end of their line, with no ';'.
 bool line_directive(std::string_view w) {
-  return w == ".version" || w == ".target" || w == ".address_size" || w == ".file" ||
-         w == ".loc";
+  return w == ".version" || w == ".target" || w == ".address_size" || w == ".file" || w == ".loc";
 }
 
 } // namespace
@@ -217,16 +221,10 @@ Result<std::vector<Statement>> scan_body(std::string_view t, size_t open, size_t
       continue;
     }
     for (i = e; i < close && t[i] != ';';) {
-      size_t j = skip_trivia(t, i);
-      if (j != i) {
-        i = j;
-      } else if (t[i] == '"') {
-        i = skip_string(t, i);
-        if (i == std::string_view::npos || i > close)
-          return fail(t, s.begin, "unterminated string");
-      } else {
-        ++i;
-      }
+      size_t j = skip_noncode(t, i);
+      if (j == std::string_view::npos || j > close)
+        return fail(t, s.begin, "unterminated string or comment");
+      i = j == i ? i + 1 : j;
     }
     if (i >= close)
       return fail(t, s.begin, "statement without ';'");
@@ -243,15 +241,11 @@ namespace {
 // Calls FN(begin, end) for each identifier token outside comments and strings.
 template <class Fn> void for_each_token(std::string_view t, Fn fn) {
   for (size_t i = 0; i < t.size();) {
-    size_t j = skip_trivia(t, i);
+    size_t j = skip_noncode(t, i);
+    if (j == std::string_view::npos)
+      return;
     if (j != i) {
       i = j;
-      continue;
-    }
-    if (t[i] == '"') {
-      i = skip_string(t, i);
-      if (i == std::string_view::npos)
-        return;
       continue;
     }
     size_t e = read_word(t, i);

@@ -12,13 +12,13 @@
 namespace gpubt::runtime::ptx {
 
 struct TopItem {
-  size_t begin = 0, end = 0; // [begin, end) of the whole item in the text
+  size_t begin = 0, end = 0;      // [begin, end) of the whole item in the text
   std::vector<std::string> words; // leading directive words up to the name (.visible, .entry..)
-  std::string name;          // function or variable name; empty for header directives
-  bool is_function = false;  // .entry or .func
+  std::string name;               // function or variable name; empty for header directives
+  bool is_function = false;       // .entry or .func
   bool is_entry = false;
-  size_t body_open = 0;      // offset of the body's '{' (0 when it has none: a declaration)
-  size_t body_close = 0;     // offset of its matching '}'
+  size_t body_open = 0;  // offset of the body's '{' (0 when it has none: a declaration)
+  size_t body_close = 0; // offset of its matching '}'
 };
 
 Result<std::vector<TopItem>> scan_top_level(std::string_view text);

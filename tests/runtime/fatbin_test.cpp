@@ -96,7 +96,11 @@ TEST_F(FatbinTest, Sm90HasCubinAndZstdPtx) {
   auto cubin = entry_payload(*elf);
   ASSERT_TRUE(cubin.ok()) << cubin.error();
   ASSERT_GE(cubin->size(), 4u);
-  EXPECT_EQ(std::memcmp(cubin->data(), "\x7f" "ELF", 4), 0);
+  EXPECT_EQ(std::memcmp(cubin->data(),
+                        "\x7f"
+                        "ELF",
+                        4),
+            0);
 }
 
 TEST_F(FatbinTest, EntryHeadersUseTheirOwnSize) {
@@ -157,8 +161,8 @@ struct ElfSection {
 std::map<std::string, ElfSection> read_sections(const std::vector<uint8_t> &file) {
   std::map<std::string, ElfSection> out;
   elf_version(EV_CURRENT);
-  Elf *elf = elf_memory(const_cast<char *>(reinterpret_cast<const char *>(file.data())),
-                        file.size());
+  Elf *elf =
+      elf_memory(const_cast<char *>(reinterpret_cast<const char *>(file.data())), file.size());
   size_t shstrndx = 0;
   if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
     return out;
@@ -245,18 +249,18 @@ template <class T> bool rejects(std::vector<uint8_t> bytes, size_t at, T value) 
 
 TEST_F(FatbinTest, BadHeadersAreErrors) {
   const auto &f = files_["sm90"];
-  EXPECT_TRUE(rejects<uint32_t>(f, 0, 0x12345678));   // container magic
-  EXPECT_TRUE(rejects<uint16_t>(f, 4, 2));            // container version
-  EXPECT_TRUE(rejects<uint16_t>(f, 6, 8));            // container header size
-  EXPECT_TRUE(rejects<uint64_t>(f, 8, ~0ull));        // container size overflows
-  EXPECT_TRUE(rejects<uint64_t>(f, 8, f.size()));     // container size past the end
-  EXPECT_TRUE(rejects<uint32_t>(f, 16 + 4, 0));       // entry header size 0
-  EXPECT_TRUE(rejects<uint32_t>(f, 16 + 4, 63));      // entry header size too small
-  EXPECT_TRUE(rejects<uint32_t>(f, 16 + 4, ~0u));     // entry header size overflows
-  EXPECT_TRUE(rejects<uint64_t>(f, 16 + 8, ~0ull));   // payload size overflows
+  EXPECT_TRUE(rejects<uint32_t>(f, 0, 0x12345678));       // container magic
+  EXPECT_TRUE(rejects<uint16_t>(f, 4, 2));                // container version
+  EXPECT_TRUE(rejects<uint16_t>(f, 6, 8));                // container header size
+  EXPECT_TRUE(rejects<uint64_t>(f, 8, ~0ull));            // container size overflows
+  EXPECT_TRUE(rejects<uint64_t>(f, 8, f.size()));         // container size past the end
+  EXPECT_TRUE(rejects<uint32_t>(f, 16 + 4, 0));           // entry header size 0
+  EXPECT_TRUE(rejects<uint32_t>(f, 16 + 4, 63));          // entry header size too small
+  EXPECT_TRUE(rejects<uint32_t>(f, 16 + 4, ~0u));         // entry header size overflows
+  EXPECT_TRUE(rejects<uint64_t>(f, 16 + 8, ~0ull));       // payload size overflows
   EXPECT_TRUE(rejects<uint64_t>(f, 16 + 8, ~0ull - 100)); // payload size wraps an addition
-  EXPECT_TRUE(rejects<uint64_t>(f, 16 + 8, 1));       // payload size leaves a stray tail
-  EXPECT_TRUE(rejects<uint64_t>(f, 16 + 40, 0xA011)); // both codecs
+  EXPECT_TRUE(rejects<uint64_t>(f, 16 + 8, 1));           // payload size leaves a stray tail
+  EXPECT_TRUE(rejects<uint64_t>(f, 16 + 40, 0xA011));     // both codecs
 }
 
 TEST_F(FatbinTest, BadCompressedPayloadsAreErrors) {
@@ -312,16 +316,16 @@ TEST(Lz4Block, LiteralsMatchesAndOverlap) {
 }
 
 TEST(Lz4Block, MalformedBlocksAreErrors) {
-  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x10}), 1).ok());              // literal missing
-  EXPECT_FALSE(lz4_block_decompress(bytes_of({0xF0}), 15).ok());             // length cut
-  EXPECT_FALSE(lz4_block_decompress(bytes_of({0xF0, 255, 255}), 600).ok());  // length cut
-  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x10, 'a', 1}), 5).ok());      // offset cut
-  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x10, 'a', 0, 0}), 5).ok());   // offset 0
-  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x10, 'a', 2, 0}), 5).ok());   // before start
-  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x1F, 'a', 1, 0}), 30).ok());  // match len cut
-  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x10, 'a', 1, 0}), 3).ok());   // past the output
-  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x20, 'a', 'b'}), 1).ok());    // past the output
-  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x10, 'a'}), 2).ok());         // too short
+  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x10}), 1).ok());             // literal missing
+  EXPECT_FALSE(lz4_block_decompress(bytes_of({0xF0}), 15).ok());            // length cut
+  EXPECT_FALSE(lz4_block_decompress(bytes_of({0xF0, 255, 255}), 600).ok()); // length cut
+  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x10, 'a', 1}), 5).ok());     // offset cut
+  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x10, 'a', 0, 0}), 5).ok());  // offset 0
+  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x10, 'a', 2, 0}), 5).ok());  // before start
+  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x1F, 'a', 1, 0}), 30).ok()); // match len cut
+  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x10, 'a', 1, 0}), 3).ok());  // past the output
+  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x20, 'a', 'b'}), 1).ok());   // past the output
+  EXPECT_FALSE(lz4_block_decompress(bytes_of({0x10, 'a'}), 2).ok());        // too short
   EXPECT_FALSE(lz4_block_decompress(bytes_of({0x10, 'a'}), size_t(1) << 40).ok()); // too large
 }
 

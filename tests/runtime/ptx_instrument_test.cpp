@@ -5,8 +5,8 @@
 
 #include <map>
 #include <random>
-#include <sstream>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -24,9 +24,7 @@ const std::string kEarly = "early_exits", kScaleD = "_Z5scaleIdLi2EEvPT_S0_i",
 // ptxas -arch=ARCH on PTX; "" when it assembles, else its output.
 std::string assemble(const std::string &ptx, const std::string &arch) {
   std::string dir = make_temp_dir();
-  {
-    std::ofstream(dir + "/in.ptx") << ptx;
-  }
+  { std::ofstream(dir + "/in.ptx") << ptx; }
   std::string log;
   int st = run_tool(std::string(kPtxasTool) + " -arch=" + arch + " -o " + dir + "/out.cubin " +
                         dir + "/in.ptx",
@@ -37,7 +35,8 @@ std::string assemble(const std::string &ptx, const std::string &arch) {
 
 // The output without what the instrumenter inserted.
 std::string strip_inserted(const std::string &out) {
-  static const std::regex decls("\n// gpubt: begin declarations\n[\\s\\S]*?// gpubt: end declarations\n");
+  static const std::regex decls(
+      "\n// gpubt: begin declarations\n[\\s\\S]*?// gpubt: end declarations\n");
   static const std::regex probes("\n\n// gpubt: begin probes\n[\\s\\S]*?// gpubt: end probes\n");
   static const std::regex line_call("\t\\{ // gpubt: \\w+ probe\n[\\s\\S]*?\t\\} // gpubt\n");
   static const std::regex inline_call("\\{ // gpubt: \\w+ probe\n[\\s\\S]*?\t\\} // gpubt ");
@@ -136,14 +135,17 @@ TEST_F(PtxInstrumentTest, InstrumentedModulesAssemble) {
 }
 
 TEST_F(PtxInstrumentTest, EverythingElseIsByteIdentical) {
-  for (const auto &[arch, probes] : {std::pair{"sm_90", probes90_}, {"sm_75", probes90_},
-                                     {"sm_75", probes75_}, {"sm_90_debug", probes90_}}) {
+  for (const auto &[arch, probes] : {std::pair{"sm_90", probes90_},
+                                     {"sm_75", probes90_},
+                                     {"sm_75", probes75_},
+                                     {"sm_90_debug", probes90_}}) {
     const std::string &in = ptx_[arch];
     std::string out = instrument(arch, probes);
     std::string want = replace_line(in, header_line(in, ".target"), header_line(out, ".target"));
     want = replace_line(want, header_line(in, ".version"), header_line(out, ".version"));
     EXPECT_EQ(strip_inserted(out), want) << arch;
-    for (const std::string &k : {"vector_add", "_Z5scaleIfLi1EEvPT_S0_i", "_Z5scaleIlLi4EEvPT_S0_i"})
+    for (const std::string &k :
+         {"vector_add", "_Z5scaleIfLi1EEvPT_S0_i", "_Z5scaleIlLi4EEvPT_S0_i"})
       EXPECT_NE(out.find(kernel_text(in, k)), std::string::npos) << arch << " " << k;
     // The module's own device function, global and printf string are untouched.
     EXPECT_NE(out.find(".global .align 4 .u32 gpubt_test_counter;"), std::string::npos);
@@ -212,7 +214,8 @@ TEST_F(PtxInstrumentTest, EntryProbeComesFirstWithItsKernelsUserdata) {
     size_t entry = text.find("\t{ // gpubt: entry probe\n");
     ASSERT_NE(entry, std::string::npos) << k;
     std::string before = text.substr(text.find("{\n") + 2, entry - text.find("{\n") - 2);
-    EXPECT_TRUE(std::regex_match(before, std::regex("(\t\\.(reg|local) [^\n]*\n|\n)*"))) << k << before;
+    EXPECT_TRUE(std::regex_match(before, std::regex("(\t\\.(reg|local) [^\n]*\n|\n)*")))
+        << k << before;
   }
   EXPECT_NE(out.find(".visible .global .align 8 .u64 gpubt_userdata[4];"), std::string::npos);
   // Declared before the first kernel, defined after the last; local so ptxas may inline them.
@@ -364,7 +367,8 @@ TEST_F(PtxInstrumentTest, HandWrittenTrickyModule) {
   // Falling off the end after $L__out: is an exit too.
   EXPECT_NE(out.find("$L__out:\n\t{ // gpubt: exit probe"), std::string::npos);
   size_t calls = 0;
-  for (size_t at = 0; (at = out.find("call (gpubt_ret), gpubt_probe_1", at)) != std::string::npos; ++at)
+  for (size_t at = 0; (at = out.find("call (gpubt_ret), gpubt_probe_1", at)) != std::string::npos;
+       ++at)
     ++calls;
   EXPECT_EQ(calls, 4u);
 }
@@ -380,9 +384,9 @@ TEST(PtxInstrument, MalformedModulesAreErrors) {
   for (const std::string bad : {
            ".version 7.0\n.target sm_75\n.visible .entry k() {\n\tret;\n",   // no '}'
            ".version 7.0\n.target sm_75\n.visible .entry k() {\n\tret\n}\n", // no ';'
-           ".version 7.0\n.target sm_75\n.visible .entry k() {\n\t}}\n",      // extra '}'
-           ".target sm_75\n.visible .entry k() {\n\tret;\n}\n",               // no .version
-           ".version x\n.target sm_75\n.visible .entry k() {\n\tret;\n}\n",   // bad .version
+           ".version 7.0\n.target sm_75\n.visible .entry k() {\n\t}}\n",     // extra '}'
+           ".target sm_75\n.visible .entry k() {\n\tret;\n}\n",              // no .version
+           ".version x\n.target sm_75\n.visible .entry k() {\n\tret;\n}\n",  // bad .version
            ".version 7.0\n.target sm_75\n.visible .entry k() { mov.u32 %r1, \"x; }\n}\n",
            ".version 7.0\n.target sm_75\n.global .u32 g = {1, 2\n",
            ".version 7.0\n.target sm_75\n.visible .entry k(\n",
