@@ -105,15 +105,25 @@ std::string drop_visible(std::string_view item) {
   return s;
 }
 
+bool is_extern(const TopItem &i) {
+  return std::find(i.words.begin(), i.words.end(), ".extern") != i.words.end();
+}
+
 Result<Probes> prepare_probes(std::string_view module, const std::string &probe_ptx) {
   auto items = ptx::scan_top_level(probe_ptx);
   if (!items)
     return make_error("probe PTX: " + items.error());
-  // Names the probes define that the module also uses get a suffix.
+  // Names the probes define that the module also uses get a suffix; what they declare .extern
+  // (vprintf) keeps its name, and the module's own declaration serves where it has one.
   std::map<std::string, std::string> renames;
-  for (const TopItem &i : *items)
-    if (!i.name.empty() && ptx::has_token(module, i.name))
-      renames[i.name] = i.name + "_gpubt";
+  for (const TopItem &i : *items) {
+    if (i.name.empty() || is_extern(i) || !ptx::has_token(module, i.name))
+      continue;
+    std::string name = i.name + "_gpubt";
+    while (ptx::has_token(module, name) || ptx::has_token(probe_ptx, name))
+      name += "_gpubt";
+    renames[i.name] = name;
+  }
   Probes p;
   Header h = find_header(*items);
   if (h.version)
@@ -122,8 +132,8 @@ Result<Probes> prepare_probes(std::string_view module, const std::string &probe_
     p.sm = sm_number(header_value(probe_ptx, *h.target).value);
   std::string_view t = probe_ptx;
   for (const TopItem &i : *items) {
-    if (i.name.empty() && !i.words.empty() && i.words[0] != ".section")
-      continue; // .version, .target, .address_size, .file, .loc
+    if (i.name.empty() || (is_extern(i) && ptx::has_token(module, i.name)))
+      continue; // .version, .target, .address_size, .file, debug .sections, known externs
     std::string item = drop_visible(t.substr(i.begin, i.end - i.begin));
     if (i.is_function) {
       if (i.is_entry)

@@ -263,6 +263,39 @@ TEST_F(PtxInstrumentTest, RandomCorruptionNeverCrashes) {
   }
 }
 
+// The probes' extern vprintf: the module's `say` declares it already, `untouched` does not.
+TEST_F(PtxInstrumentTest, ProbeExternsKeepTheirNames) {
+  std::string probes = probes75_ + R"(
+.extern .func (.param .b32 func_retval0) vprintf(.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);
+.func gpubt_print() {
+	.reg .b32 %r<2>;
+	{
+	.param .b64 a0;
+	.param .b64 a1;
+	.param .b32 r0;
+	st.param.b64 [a0], 0;
+	st.param.b64 [a1], 0;
+	call.uni (r0), vprintf, (a0, a1);
+	}
+	ret;
+}
+)";
+  auto o = standard_options(probes);
+  o.kernels = {{kSay, "gpubt_probe_0", "gpubt_probe_1"}};
+  auto r = instrument_ptx(ptx_["sm_75"], o);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r->find("vprintf_gpubt"), std::string::npos);
+  EXPECT_EQ(strip_inserted(*r), ptx_["sm_75"]);
+  EXPECT_EQ(assemble(*r, "sm_75"), "");
+  const std::string alone = ".version 7.0\n.target sm_75\n.address_size 64\n"
+                            ".visible .entry k() {\n\tret;\n}\n";
+  o.kernels = {{"k", "gpubt_probe_0", ""}};
+  r = instrument_ptx(alone, o);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_NE(r->find(".extern .func (.param .b32 func_retval0) vprintf("), std::string::npos);
+  EXPECT_EQ(assemble(*r, "sm_75"), "");
+}
+
 TEST_F(PtxInstrumentTest, VersionAndTargetCaps) {
   auto o = standard_options(probes90_);
   o.max_sm = 75; // an sm_75 GPU cannot run the sm_90 probes
