@@ -132,7 +132,7 @@ struct DeviceProgramSpec {
   uint32_t ring_capacity = 0; // printf ring data bytes (power of two)
 };
 
-constexpr uint32_t kKernelNameSize = 128;
+constexpr uint32_t kKernelNameSize = 512; // PyTorch's mangled template kernels run past 300
 
 struct ProgramSpec {
   std::vector<MapSpec> maps;
