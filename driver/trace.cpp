@@ -133,6 +133,8 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   s.run_end(handler);
   for (const auto &line : s.load_warnings())
     err << "WARNING: " << line << "\n";
+  if (uint64_t lost = s.lost_events())
+    runtime::print_lost_events(out, lost, options.format);
 
   std::vector<runtime::MapData> maps(spec.maps.size());
   for (size_t i = 0; i < spec.maps.size(); ++i)

@@ -393,6 +393,21 @@ void Session::run_end(EventHandler &handler) {
   consume(handler);
 }
 
+uint64_t Session::lost_events() const {
+  if (spec_.globals_map < 0)
+    return 0;
+  MapData globals = read_map(spec_.globals_map);
+  uint64_t lost = 0;
+  for (const auto &entry : globals)
+    for (const auto &words : entry.values)
+      if (words.size() >= 8 * (abi::GlobalLostEvents + 1)) {
+        uint64_t n;
+        std::memcpy(&n, words.data() + 8 * abi::GlobalLostEvents, 8);
+        lost += n;
+      }
+  return lost;
+}
+
 MapData Session::read_map(int map_index) const {
   return runtime::read_map(maps_.at(map_index).get(), spec_.maps.at(map_index));
 }

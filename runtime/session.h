@@ -67,6 +67,7 @@ public:
   void run_end(EventHandler &handler);   // fires END and delivers its events
 
   MapData read_map(int map_index) const;
+  uint64_t lost_events() const; // events dropped because the ring buffer was full
   void clear_map(int map_index);
   void zero_map(int map_index);
   int map_fd(int map_index) const { return maps_.at(map_index).get(); }

@@ -103,7 +103,13 @@ constexpr uint64_t kCookieFuncMask = 0xffffffffull;
 
 // Words of the globals array map (map index ProgramSpec::globals_map, value = uint64[N]),
 // written by the runtime before attaching.
-enum GlobalSlot : uint32_t { GlobalStartNs = 0, GlobalChildPid = 1, GlobalSlotCount = 2 };
+// GlobalLostEvents: events dropped because the ring buffer was full (programs add to it).
+enum GlobalSlot : uint32_t {
+  GlobalStartNs = 0,
+  GlobalChildPid = 1,
+  GlobalLostEvents = 2,
+  GlobalSlotCount = 3
+};
 
 // gpu probes (runtime/abi/device_abi.h has the device-side layouts they use).
 struct DeviceProbeSpec {
