@@ -27,6 +27,8 @@ void print_usage(std::FILE *out) {
       "    --emit=STAGE   print a stage and stop: ast, llvm (IR), bpf (ELF object) or ptx (gpu)\n"
       "    --gpu-map-capacity=N  slots per keyed map of gpu probes (a power of two; default 2^20,\n"
       "                   fewer for maps of large values)\n"
+      "    --gpu-backend=B  how gpu probes get into kernels: auto (default: compiled into the\n"
+      "                   module's PTX where it has PTX, else patched into its SASS), ptx, sass\n"
       "    -h, --help     show this help\n"
       "    -V, --version  print the version\n"
       "\n"
@@ -46,11 +48,12 @@ static Result<std::string> read_file(const std::string &path) {
 }
 
 Result<Options> parse_options(int argc, char **argv) {
-  enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity };
+  enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity, OptGpuBackend };
   static const option long_opts[] = {
       {"help", no_argument, nullptr, 'h'},     {"version", no_argument, nullptr, 'V'},
       {"dry-run", no_argument, nullptr, OptDryRun}, {"emit", required_argument, nullptr, OptEmit},
       {"gpu-map-capacity", required_argument, nullptr, OptGpuMapCapacity},
+      {"gpu-backend", required_argument, nullptr, OptGpuBackend},
       {nullptr, 0, nullptr, 0}};
   Options o;
   bool have_e = false;
@@ -109,6 +112,11 @@ Result<Options> parse_options(int argc, char **argv) {
       o.gpu_map_capacity = static_cast<uint32_t>(v);
       break;
     }
+    case OptGpuBackend:
+      if (!abi::parse_backend(optarg, o.gpu_backend))
+        return make_error(std::string("--gpu-backend takes auto, ptx or sass, not '") + optarg +
+                          "'");
+      break;
     case OptEmit: {
       std::string s = optarg;
       if (s == "ast")

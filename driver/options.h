@@ -4,6 +4,7 @@
 #include <string>
 #include <sys/types.h>
 
+#include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/result.h"
 #include "runtime/map_data.h"
 
@@ -22,6 +23,7 @@ struct Options {
   runtime::OutputFormat format = runtime::OutputFormat::Text;
   bool dry_run = false;
   uint32_t gpu_map_capacity = 0; // --gpu-map-capacity: slots per keyed gpu map (0: default)
+  abi::GpuBackend gpu_backend = abi::GpuBackend::Auto; // --gpu-backend
   EmitStage emit = EmitStage::None;
   bool verbose = false;
   bool help = false, version = false;

@@ -91,7 +91,7 @@ bool has_gpu_probes(const abi::ProgramSpec &spec) { return !spec.device.probes.e
 
 std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, const Options &options,
                                                std::ostream &err) {
-  auto run = runtime::prepare_gpu_run(spec, options.verbose);
+  auto run = runtime::prepare_gpu_run(spec, options.gpu_backend, options.verbose);
   if (!run) {
     err << "WARNING: " << run.error() << "\nWARNING: gpu probes are not instrumented: the program "
         << "runs without them\n";

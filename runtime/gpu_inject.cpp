@@ -148,7 +148,8 @@ GpuRun::~GpuRun() {
   rmdir(dir.c_str());
 }
 
-Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, bool verbose) {
+Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
+                               bool verbose) {
   auto agent = find_agent();
   if (!agent)
     return make_error(agent.error());
@@ -172,12 +173,13 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, bool verbose) {
       return make_error("assembling the gpu probes for " + arch + " with " + ptxas + " failed" +
                         (st == 127 ? " (not found: set GPUBT_PTXAS)" : "") + ":\n" +
                         read_file(log));
-    config.cubins.push_back({arch, cubin});
+    config.cubins.push_back({arch, cubin, ptx});
   }
   config.maps = spec.device.maps;
   config.ring_capacity = spec.device.ring_capacity;
   config.results_path = run.results_path;
   config.verbose = verbose;
+  config.backend = backend;
   if (!spec.formats.empty()) { // printf somewhere: stream the device's records as they come
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {

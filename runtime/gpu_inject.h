@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
 #include "runtime/map_data.h"
@@ -31,7 +32,8 @@ struct GpuRun {
 // (GPUBT_GPU_ARCH="sm_90,...", else nvidia-smi, else spec.device.arch) and ptxas (GPUBT_PTXAS,
 // $PATH, /usr/local/cuda/bin), assembles spec.device.ptx with --compile-as-tools-patch for each
 // and writes the agent config. Errors are for the user (no agent, ptxas failed).
-Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, bool verbose);
+Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
+                               bool verbose);
 
 // Sets run.env in this process, so that a child forked afterwards inherits it.
 void export_gpu_env(const GpuRun &run);

@@ -160,8 +160,8 @@ size_t line_start(std::string_view text, size_t at) {
 }
 
 // The call sequence to PROBE with gpubt_userdata[INDEX], under PREDICATE (may be empty).
-std::string probe_call(const std::string &probe, size_t index, const std::string &predicate,
-                       const char *what) {
+std::string probe_call(const std::string &probe, const std::string &userdata, size_t index,
+                       const std::string &predicate, const char *what) {
   std::string pred = predicate.empty() ? "" : predicate + " ";
   return std::string("{ // gpubt: ") + what +
          " probe\n"
@@ -170,7 +170,7 @@ std::string probe_call(const std::string &probe, size_t index, const std::string
          "\t.param .b64 gpubt_arg1;\n"
          "\t.param .b32 gpubt_ret;\n"
          "\tld.global.u64 %gpubt_ud, [" +
-         kPtxUserdataSymbol + "+" + std::to_string(8 * index) +
+         userdata + "+" + std::to_string(8 * index) +
          "];\n"
          "\tst.param.b64 [gpubt_arg0], %gpubt_ud;\n"
          "\tst.param.b64 [gpubt_arg1], 0;\n"
@@ -205,7 +205,7 @@ bool declaration(const Statement &s) {
 }
 
 Status instrument_kernel(std::string_view text, const TopItem &kernel, const PtxKernelProbes &p,
-                         size_t index, std::vector<Edit> &edits) {
+                         const std::string &userdata, size_t index, std::vector<Edit> &edits) {
   auto body = ptx::scan_body(text, kernel.body_open, kernel.body_close);
   if (!body)
     return Error{"kernel " + kernel.name + ": " + body.error()};
@@ -217,7 +217,7 @@ Status instrument_kernel(std::string_view text, const TopItem &kernel, const Ptx
         at = s.begin;
         break;
       }
-    edits.push_back(insert_before(text, at, probe_call(p.entry_probe, index, "", "entry")));
+    edits.push_back(insert_before(text, at, probe_call(p.entry_probe, userdata, index, "", "entry")));
   }
   if (!p.exit_probe.empty()) {
     const Statement *last = nullptr;
@@ -226,11 +226,11 @@ Status instrument_kernel(std::string_view text, const TopItem &kernel, const Ptx
         last = &s;
       if (is_exit(s))
         edits.push_back(
-            insert_before(text, s.begin, probe_call(p.exit_probe, index, s.predicate, "exit")));
+            insert_before(text, s.begin, probe_call(p.exit_probe, userdata, index, s.predicate, "exit")));
     }
     if (!last || !ends_flow(*last)) // falling off the end returns too
       edits.push_back(
-          insert_before(text, kernel.body_close, probe_call(p.exit_probe, index, "", "exit")));
+          insert_before(text, kernel.body_close, probe_call(p.exit_probe, userdata, index, "", "exit")));
   }
   return Ok{};
 }
@@ -241,7 +241,8 @@ Result<std::string> instrument_ptx(std::string_view module, const PtxInstrumentO
   auto items = ptx::scan_top_level(module);
   if (!items)
     return Error{items.error()};
-  if (ptx::has_token(module, kPtxUserdataSymbol))
+  if (ptx::has_token(module, options.userdata_symbol) ||
+      module.find("// gpubt: begin probes") != std::string_view::npos)
     return make_error("the PTX module is instrumented already");
   auto probes = prepare_probes(module, options.probe_ptx);
   if (!probes)
@@ -270,7 +271,7 @@ Result<std::string> instrument_ptx(std::string_view module, const PtxInstrumentO
         return make_error("probe function " + *f + " is not in the probe PTX");
       *f = fn->second;
     }
-    if (auto st = instrument_kernel(module, *it->second, named, k, edits); !st)
+    if (auto st = instrument_kernel(module, *it->second, named, options.userdata_symbol, k, edits); !st)
       return Error{st.error()};
   }
 
@@ -304,7 +305,7 @@ Result<std::string> instrument_ptx(std::string_view module, const PtxInstrumentO
   if (h.version->end > last_header->end)
     last_header = h.version;
   std::string decls = "\n// gpubt: begin declarations\n.visible .global .align 8 .u64 " +
-                      std::string(kPtxUserdataSymbol) + "[" +
+                      options.userdata_symbol + "[" +
                       std::to_string(std::max<size_t>(1, options.kernels.size())) + "];\n" +
                       probes->prototypes + "// gpubt: end declarations\n";
   edits.push_back({last_header->end, 0, decls});

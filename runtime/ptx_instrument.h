@@ -9,7 +9,8 @@
 
 namespace gpubt::runtime {
 
-// The instrumented module declares `.visible .global .align 8 .u64 gpubt_userdata[N]`, N the
+// The instrumented module declares `.visible .global .align 8 .u64 gpubt_userdata[N]` (or
+// PtxInstrumentOptions::userdata_symbol), N the
 // number of kernels instrumented. Kernel i (PtxInstrumentOptions::kernels order) passes
 // gpubt_userdata[i] to its probes as `userdata` (pc is 0): the agent finds the array with
 // cuModuleGetGlobal(module, "gpubt_userdata") and writes each kernel's gpubt_device_ctx address
@@ -31,6 +32,9 @@ struct PtxInstrumentOptions {
   std::string probe_ptx;
   int max_ptx_isa = 0; // highest .version the JIT/ptxas takes, major*10+minor (90); 0: no cap
   int max_sm = 0;      // the GPU's SM (90): .target may not rise above it; 0: no cap
+  // The userdata array's name: the agent gives each image its own, so that a loaded module
+  // tells which image it came from.
+  std::string userdata_symbol = kPtxUserdataSymbol;
 };
 
 // The module with the probes in. .version and .target become the higher of the module's and the

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Stages what the GPU machine cannot build (it has CUDA but no LLVM, libbpf or ANTLR): a release
 # gpubt with LLVM, libbpf, libelf and antlr4-runtime linked statically, stripped, in
-# .carry/gpubt/ (libfmt beside it in lib/). scripts/gpu-e2e.sh picks it up from there.
+# .carry/gpubt/ (libfmt beside it in lib/), plus zstd's headers for the agent's build there.
+# scripts/gpu-e2e.sh picks them up from there.
 # Usage: scripts/gpu-pack.sh [BUILD_DIR=build-static]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,5 +14,8 @@ strip -o "$ROOT/.carry/gpubt/gpubt" "$BUILD/gpubt"
 for lib in $(ldd "$BUILD/gpubt" | awk '/libfmt/ {print $3}'); do
   cp -L "$lib" "$ROOT/.carry/gpubt/lib/"
 done
+# The agent is built there and links libzstd.so.1, which may come without its headers.
+mkdir -p "$ROOT/.carry/zstd-include"
+cp /usr/include/zstd.h /usr/include/zstd_errors.h "$ROOT/.carry/zstd-include/"
 grep -qx '/.carry/' "$ROOT/.gitignore" || echo "WARNING: .carry/ is not ignored"
 du -sh "$ROOT/.carry/gpubt"

@@ -67,12 +67,26 @@ struct Reader {
 
 } // namespace
 
+const char *backend_name(GpuBackend b) {
+  return b == GpuBackend::Ptx ? "ptx" : b == GpuBackend::Sass ? "sass" : "auto";
+}
+
+bool parse_backend(const std::string &name, GpuBackend &out) {
+  for (GpuBackend b : {GpuBackend::Auto, GpuBackend::Ptx, GpuBackend::Sass})
+    if (name == backend_name(b)) {
+      out = b;
+      return true;
+    }
+  return false;
+}
+
 std::string write_agent_config(const AgentConfig &c) {
   std::ostringstream o;
   o << "results\t" << c.results_path << "\n";
   o << "ring\t" << c.ring_capacity << "\n";
   for (const auto &cu : c.cubins)
-    o << "cubin\t" << cu.arch << "\t" << cu.path << "\n";
+    o << "cubin\t" << cu.arch << "\t" << cu.path << (cu.ptx.empty() ? "" : "\t" + cu.ptx) << "\n";
+  o << "backend\t" << backend_name(c.backend) << "\n";
   for (const auto &p : c.probes)
     o << "probe\t" << (p.exit ? "exit" : "enter") << "\t" << p.function << "\t" << p.name << "\t"
       << p.kernel << "\n";
@@ -102,8 +116,10 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
       c.results_path = f[1];
     else if (d == "ring" && f.size() == 2)
       ok = to_uint(f[1], c.ring_capacity);
-    else if (d == "cubin" && f.size() == 3)
-      c.cubins.push_back({f[1], f[2]});
+    else if (d == "cubin" && (f.size() == 3 || f.size() == 4))
+      c.cubins.push_back({f[1], f[2], f.size() == 4 ? f[3] : ""});
+    else if (d == "backend" && f.size() == 2)
+      ok = parse_backend(f[1], c.backend);
     else if (d == "probe" && f.size() == 5 && (f[1] == "enter" || f[1] == "exit"))
       c.probes.push_back({f[3], f[4], f[1] == "exit", f[2]});
     else if (d == "map" && f.size() == 6) {

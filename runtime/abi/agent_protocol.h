@@ -14,7 +14,13 @@ namespace gpubt::abi {
 struct AgentCubin {
   std::string arch; // "sm_90"
   std::string path; // ptxas --compile-as-tools-patch output for that arch
+  std::string ptx;  // the probe PTX for that arch (the PTX backend); empty: none
 };
+
+// Which way gpu probes get into kernels (--gpu-backend).
+enum class GpuBackend { Auto, Ptx, Sass };
+const char *backend_name(GpuBackend b);
+bool parse_backend(const std::string &name, GpuBackend &out);
 
 struct AgentConfig {
   std::vector<AgentCubin> cubins;
@@ -25,6 +31,9 @@ struct AgentConfig {
   int events_fd = -1;   // >= 0: after each traced launch the printf ring is drained to this
                         // (inherited) socket as raw records; otherwise only at the end
   bool verbose = false; // the agent says what it patches and sets
+  // Auto: a module with PTX the GPU can JIT gets the probes compiled into its PTX, others are
+  // patched in SASS; Ptx / Sass: only that way (a module it cannot do runs uninstrumented).
+  GpuBackend backend = GpuBackend::Auto;
 };
 
 std::string write_agent_config(const AgentConfig &config);

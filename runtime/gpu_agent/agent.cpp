@@ -1,6 +1,8 @@
-// libgpubt_agent.so: loaded into the traced program through CUDA_INJECTION64_PATH. It patches
-// gpubt's probe functions into the modules that hold a matching kernel, gives each matching
-// kernel its userdata at launch, and writes every context's device maps to the results file.
+// libgpubt_agent.so: loaded into the traced program through CUDA_INJECTION64_PATH. It puts
+// gpubt's probe functions into the modules that hold a matching kernel: compiled into the
+// module's PTX as it loads (the PTX backend) or patched into its SASS (the Compute Sanitizer),
+// gives each matching kernel its userdata at launch, and writes every context's device maps to
+// the results file.
 // Any failure leaves the program running uninstrumented, with a "gpubt:" line on stderr.
 #include <cerrno>
 #include <cstdio>
@@ -24,12 +26,15 @@
 #include "runtime/gpu_agent/context_memory.h"
 #include "runtime/gpu_agent/cubin_functions.h"
 #include "runtime/gpu_agent/kernel_match.h"
+#include "runtime/gpu_agent/ptx_images.h"
+#include "runtime/ptx_instrument.h"
 
 namespace gpubt::agent {
 namespace {
 
 struct Context {
   int device = -1;
+  int sm = 0; // compute capability, 90
   // Made at the first launch in a patched module: at creation, a context made with cuCtxCreate
   // is not ready for memsets yet (SANITIZER_ERROR_NOT_READY on the H100).
   std::optional<ContextMemory> memory;
@@ -37,6 +42,8 @@ struct Context {
   std::vector<uint64_t> launches;       // per probe
   std::set<CUmodule> patched;           // modules with probe code in them
   std::map<CUfunction, uint64_t> masks; // functions whose userdata is set
+  std::map<CUmodule, const PtxImage *> ptx_modules; // loaded from an instrumented image
+  std::map<CUmodule, CUdeviceptr> userdata;         // their userdata arrays
 };
 
 struct Agent {
@@ -46,6 +53,8 @@ struct Agent {
   std::map<CUcontext, std::unique_ptr<Context>> contexts;
   abi::AgentResults results; // finished contexts and messages
   pid_t pid = getpid();      // the process that loaded the agent
+  std::unique_ptr<PtxImages> images;
+  int max_isa = 0; // the highest PTX ISA the driver takes
 };
 
 Agent *g_agent = nullptr;
@@ -61,16 +70,27 @@ std::string result_text(SanitizerResult r) {
   return s ? s : "error " + std::to_string(int(r));
 }
 
-std::string device_arch(CUdevice dev) {
-  using GetAttr = CUresult (*)(int *, CUdevice_attribute, CUdevice);
-  // libcuda is loaded (it loaded us), but privately: look it up by name, without loading it.
+// A CUDA driver function. libcuda is loaded (it loaded us), but privately: look it up by name,
+// without loading it.
+template <class F> F driver_function(const char *name) {
   void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  auto get = reinterpret_cast<GetAttr>(dlsym(cuda ? cuda : RTLD_DEFAULT, "cuDeviceGetAttribute"));
+  return reinterpret_cast<F>(dlsym(cuda ? cuda : RTLD_DEFAULT, name));
+}
+
+int device_sm(CUdevice dev) {
+  auto get = driver_function<CUresult (*)(int *, CUdevice_attribute, CUdevice)>(
+      "cuDeviceGetAttribute");
   int major = 0, minor = 0;
   if (!get || get(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) != CUDA_SUCCESS ||
       get(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) != CUDA_SUCCESS)
-    return "";
-  return "sm_" + std::to_string(major) + std::to_string(minor);
+    return 0;
+  return major * 10 + minor;
+}
+
+int driver_ptx_isa() {
+  auto get = driver_function<CUresult (*)(int *)>("cuDriverGetVersion");
+  int version = 0;
+  return get && get(&version) == CUDA_SUCCESS ? runtime::ptx_isa_for_cuda(version) : 0;
 }
 
 // One file per process (RESULTS.PID): CUDA programs that start CUDA programs (torchrun's ranks)
@@ -88,7 +108,8 @@ void write_results(Agent &a) {
 }
 
 void on_context_created(Agent &a, const Sanitizer_ResourceContextData &d) {
-  std::string arch = device_arch(d.device);
+  int sm = device_sm(d.device);
+  std::string arch = sm ? "sm_" + std::to_string(sm) : "";
   const abi::AgentCubin *cubin = nullptr;
   for (const auto &c : a.config.cubins)
     if (c.arch == arch || (a.config.cubins.size() == 1 && arch.empty()))
@@ -102,16 +123,33 @@ void on_context_created(Agent &a, const Sanitizer_ResourceContextData &d) {
                       result_text(r) + "): its kernels run uninstrumented");
   auto c = std::make_unique<Context>();
   c->device = d.device;
+  c->sm = sm;
   c->launches.assign(a.config.probes.size(), 0);
   a.contexts[d.context] = std::move(c);
   if (a.config.verbose)
     std::fprintf(stderr, "gpubt: probe code %s loaded on %s\n", cubin->path.c_str(), where.c_str());
 }
 
+// A module the PTX backend instrumented: its cubin holds an image's userdata array.
+const PtxImage *ptx_image_of(Agent &a, const Sanitizer_ResourceModuleData &d) {
+  if (!a.images)
+    return nullptr;
+  auto symbols = cubin_symbols(d.pCubin, d.cubinSize);
+  for (const auto &s : symbols ? *symbols : std::vector<std::string>())
+    if (s.rfind(kUserdataPrefix, 0) == 0)
+      if (const PtxImage *image = a.images->by_symbol(s))
+        return image;
+  return nullptr;
+}
+
 void on_module_loaded(Agent &a, const Sanitizer_ResourceModuleData &d) {
   auto it = a.contexts.find(d.context);
   if (it == a.contexts.end())
     return;
+  if (const PtxImage *image = ptx_image_of(a, d)) {
+    it->second->ptx_modules[d.module] = image;
+    return;
+  }
   auto functions = cubin_functions(d.pCubin, d.cubinSize);
   std::vector<KernelNames> names;
   if (functions)
@@ -125,6 +163,12 @@ void on_module_loaded(Agent &a, const Sanitizer_ResourceModuleData &d) {
       wanted = wanted || kernel_matches(probe.kernel, n);
     if (!wanted || !done.emplace(probe.exit, probe.function).second)
       continue;
+    if (a.config.backend == abi::GpuBackend::Ptx) {
+      say(a, "a module with kernels for " + probe.name +
+                 " was not loaded from PTX gpubt could instrument: its kernels run "
+                 "uninstrumented (--gpu-backend=ptx)");
+      return;
+    }
     auto point = probe.exit ? SANITIZER_INSTRUCTION_BLOCK_EXIT : SANITIZER_INSTRUCTION_BLOCK_ENTER;
     SanitizerResult r = sanitizerPatchInstructions(point, d.module, probe.function.c_str());
     if (r != SANITIZER_SUCCESS) {
@@ -150,8 +194,32 @@ void on_module_unload(Agent &a, const Sanitizer_ResourceModuleData &d) {
   if (it == a.contexts.end())
     return;
   it->second->patched.erase(d.module);
+  it->second->ptx_modules.erase(d.module);
+  it->second->userdata.erase(d.module);
   // Function handles of the module may be reused by a later module: forget them.
   it->second->masks.clear();
+}
+
+// Points kernel NAMES' slot of a PTX-backend module's userdata array at USERDATA.
+bool set_ptx_userdata(Context &c, CUmodule module, const PtxImage &image, const KernelNames &names,
+                      void *userdata) {
+  size_t slot = 0;
+  while (slot < image.kernels.size() && kernel_names(image.kernels[slot]).mangled != names.mangled)
+    ++slot;
+  if (slot == image.kernels.size())
+    return true; // not instrumented: nothing reads a slot
+  auto [it, fresh] = c.userdata.emplace(module, 0);
+  if (fresh) {
+    static auto get_global =
+        driver_function<CUresult (*)(CUdeviceptr *, size_t *, CUmodule, const char *)>(
+            "cuModuleGetGlobal_v2");
+    size_t bytes = 0;
+    if (!get_global || get_global(&it->second, &bytes, module, image.symbol.c_str()) !=
+                           CUDA_SUCCESS || bytes < 8 * image.kernels.size())
+      it->second = 0;
+  }
+  return it->second &&
+         c.memory->store_u64(it->second + 8 * slot, reinterpret_cast<uint64_t>(userdata));
 }
 
 void on_launch(Agent &a, const Sanitizer_LaunchData &d) {
@@ -161,8 +229,10 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d) {
   Context &c = *it->second;
   auto known = c.masks.find(d.function);
   if (known == c.masks.end()) {
-    if (!c.patched.count(d.module))
-      return; // unpatched module: nothing runs, nothing to set
+    auto ptx = c.ptx_modules.find(d.module);
+    bool by_ptx = ptx != c.ptx_modules.end();
+    if (!by_ptx && !c.patched.count(d.module))
+      return; // uninstrumented module: nothing runs, nothing to set
     KernelNames names = kernel_names(d.functionName ? d.functionName : "");
     uint64_t mask = probe_mask(a.config.probes, names);
     if (!c.memory && !c.memory_failed) {
@@ -180,12 +250,15 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d) {
     } else if (!userdata) {
       say(a, "cannot set up the probes of kernel " + names.base + ": it runs uninstrumented");
       mask = 0;
-    } else if (sanitizerSetCallbackData(d.function, userdata) != SANITIZER_SUCCESS) {
-      say(a, "sanitizerSetCallbackData failed for kernel " + names.base);
+    } else if (by_ptx ? !set_ptx_userdata(c, d.module, *ptx->second, names, userdata)
+                      : sanitizerSetCallbackData(d.function, userdata) != SANITIZER_SUCCESS) {
+      say(a, std::string(by_ptx ? "setting the userdata" : "sanitizerSetCallbackData") +
+                 " failed for kernel " + names.base + ": it runs uninstrumented");
       mask = 0;
     }
     if (a.config.verbose)
-      std::fprintf(stderr, "gpubt: kernel %s: probe mask %#llx\n", names.demangled.c_str(),
+      std::fprintf(stderr, "gpubt: kernel %s: %s backend, probe mask %#llx\n",
+                   names.demangled.c_str(), by_ptx ? "ptx" : "sass",
                    static_cast<unsigned long long>(mask));
     known = c.masks.emplace(d.function, mask).first;
   }
@@ -224,6 +297,49 @@ void on_launch_end(Agent &a, const Sanitizer_LaunchData &d) {
   }
 }
 
+// Before the driver loads a module image: hand it the instrumented PTX instead, by rewriting the
+// call's image argument in place (the driver reads its arguments from this block).
+void on_module_load_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_CallbackData &d) {
+  if (d.callbackSite != SANITIZER_API_ENTER || !a.images)
+    return;
+  switch (cbid) {
+  case SANITIZER_CBID_DRIVER_API_cuLibraryLoadData:
+  case SANITIZER_CBID_DRIVER_API_cuModuleLoadData:
+  case SANITIZER_CBID_DRIVER_API_cuModuleLoadDataEx:
+  case SANITIZER_CBID_DRIVER_API_cuModuleLoadFatBinary:
+    break;
+  default:
+    return;
+  }
+  // Each of their parameter blocks (generated_cuda_meta.h: cuLibraryLoadData_params,
+  // cuModuleLoadData(Ex)_params, cuModuleLoadFatBinary_params) starts with the handle out
+  // pointer, then the image.
+  struct LoadParams {
+    void *handle;
+    const void *image;
+  };
+  const void **image = &static_cast<LoadParams *>(const_cast<void *>(d.functionParams))->image;
+  // The GPU it is for: the current context's, else (a library loaded before any context) the
+  // first traced one's, else device 0's.
+  int sm = 0;
+  if (auto it = a.contexts.find(d.context); it != a.contexts.end())
+    sm = it->second->sm;
+  else if (!d.context)
+    sm = a.contexts.empty() ? device_sm(0) : a.contexts.begin()->second->sm;
+  if (!sm)
+    return;
+  Substitution sub = a.images->substitute(*image, sm, a.max_isa);
+  if (sub.image) {
+    *image = sub.image->ptx.c_str();
+    if (a.config.verbose)
+      std::fprintf(stderr, "gpubt: %s: %zu kernel(s) instrumented in PTX (%s)\n", d.functionName,
+                   sub.image->kernels.size(), sub.image->symbol.c_str());
+  } else if (!sub.why.empty() && a.config.verbose) {
+    std::fprintf(stderr, "gpubt: %s: no PTX backend for this module: %s\n", d.functionName,
+                 sub.why.c_str());
+  }
+}
+
 void finish_context(Agent &a, CUcontext ctx) {
   auto it = a.contexts.find(ctx);
   if (it == a.contexts.end())
@@ -244,6 +360,8 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
               const void *cbdata) {
   Agent &a = *static_cast<Agent *>(userdata);
   std::lock_guard<std::recursive_mutex> lock(a.mu);
+  if (domain == SANITIZER_CB_DOMAIN_DRIVER_API)
+    return on_module_load_call(a, cbid, *static_cast<const Sanitizer_CallbackData *>(cbdata));
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
     return on_launch(a, *static_cast<const Sanitizer_LaunchData *>(cbdata));
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_END) {
@@ -323,6 +441,15 @@ int start() {
   if (a->config.events_fd >= 0)
     sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
                             SANITIZER_CBID_LAUNCH_END);
+  if (a->config.backend != abi::GpuBackend::Sass) {
+    a->images = std::make_unique<PtxImages>(a->config);
+    a->max_isa = driver_ptx_isa();
+    for (auto cbid : {SANITIZER_CBID_DRIVER_API_cuLibraryLoadData,
+                      SANITIZER_CBID_DRIVER_API_cuModuleLoadData,
+                      SANITIZER_CBID_DRIVER_API_cuModuleLoadDataEx,
+                      SANITIZER_CBID_DRIVER_API_cuModuleLoadFatBinary})
+      sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
+  }
   g_agent = a;
   std::atexit(at_exit);
   if (a->config.verbose)

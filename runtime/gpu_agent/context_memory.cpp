@@ -137,16 +137,25 @@ void *ContextMemory::kernel_ctx(const std::string &kernel_name, uint64_t mask) {
   void *dev = nullptr;
   if (sanitizerAlloc(ctx_, &dev, sizeof c) != SANITIZER_SUCCESS)
     return nullptr;
-  auto *stage = static_cast<uint8_t *>(staging_) + kStagingBytes / 2;
-  std::memcpy(stage, &c, sizeof c);
-  if (sanitizerMemcpyHostToDeviceAsync(dev, stage, sizeof c, nullptr) != SANITIZER_SUCCESS ||
-      sanitizerMemcpyDeviceToHost(static_cast<uint8_t *>(staging_) + kStagingBytes - 8, dev, 8,
-                                  nullptr) != SANITIZER_SUCCESS) {
+  if (!copy_in(dev, &c, sizeof c)) {
     sanitizerFree(ctx_, dev);
     return nullptr;
   }
   kernel_ctxs_[key] = dev;
   return dev;
+}
+
+bool ContextMemory::copy_in(void *dev, const void *bytes, size_t size) {
+  // Through the second half of the pinned staging buffer; the read back waits for the copy.
+  auto *stage = static_cast<uint8_t *>(staging_) + kStagingBytes / 2;
+  std::memcpy(stage, bytes, size);
+  return sanitizerMemcpyHostToDeviceAsync(dev, stage, size, nullptr) == SANITIZER_SUCCESS &&
+         sanitizerMemcpyDeviceToHost(static_cast<uint8_t *>(staging_) + kStagingBytes - 8, dev, 8,
+                                     nullptr) == SANITIZER_SUCCESS;
+}
+
+bool ContextMemory::store_u64(uint64_t address, uint64_t value) {
+  return copy_in(reinterpret_cast<void *>(address), &value, sizeof value);
 }
 
 abi::DeviceImage ContextMemory::read_back(int device) const {

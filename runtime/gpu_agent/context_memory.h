@@ -22,6 +22,9 @@ public:
   // that runs no probe, for the other kernels of a patched module). nullptr on failure.
   void *kernel_ctx(const std::string &kernel_name, uint64_t mask);
 
+  // Writes VALUE to device memory at ADDRESS and waits for it (callable in a launch callback).
+  bool store_u64(uint64_t address, uint64_t value);
+
   // Appends the ring's committed records to OUT and frees their space on the device (waits for
   // the work on the NULL stream: call where a sync is acceptable). Returns false on failure.
   bool drain_ring(std::vector<uint8_t> &out);
@@ -31,6 +34,7 @@ public:
   void release(); // frees everything (not in the destructor: contexts may be gone at exit)
 
 private:
+  bool copy_in(void *dev, const void *bytes, size_t size); // at most kStagingBytes / 2 - 8
   CUcontext ctx_ = nullptr;
   std::vector<void *> maps_;
   std::vector<uint64_t> map_sizes_;

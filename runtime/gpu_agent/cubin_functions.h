@@ -1,5 +1,6 @@
-// The functions a loaded module holds, read from its cubin's section names (".text.<name>"), so
-// the agent patches only modules with a matching kernel.
+// What a loaded module's cubin holds: its functions (section names ".text.<name>"), so the agent
+// patches only modules with a matching kernel, and its symbols (a PTX-backend image is known by
+// its userdata array's name).
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -10,5 +11,8 @@ namespace gpubt::agent {
 
 // nullopt when the image is not a 64-bit ELF cubin (the caller then patches regardless).
 std::optional<std::vector<std::string>> cubin_functions(const void *image, size_t size);
+
+// The names in the cubin's symbol table; nullopt when it is not a 64-bit ELF.
+std::optional<std::vector<std::string>> cubin_symbols(const void *image, size_t size);
 
 } // namespace gpubt::agent
