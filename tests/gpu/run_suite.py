@@ -191,10 +191,10 @@ def agent_timings(a, tmp):
 
 # --- gpubt end to end ---------------------------------------------------------------------------
 
-def gpubt_case(a, name, script, command, check, plain=None):
+def gpubt_case(a, name, script, command, check, plain=None, opts=()):
     env = dict(os.environ)
     env['GPUBT_AGENT_PATH'] = a.agent
-    p, secs = run([a.gpubt, '-e', script, '-c', command], env=env)
+    p, secs = run([a.gpubt, *opts, '-e', script, '-c', command], env=env)
     ok, detail = check(p)
     if ok and plain is not None and checksum(p.stdout) != plain:
         ok, detail = False, f'checksum {checksum(p.stdout)} != plain {plain}'
@@ -206,16 +206,26 @@ def keyed_counts(stdout):
     return {m.group(1): int(m.group(2)) for m in re.finditer(r'^@\[([^\]]*)\]: (\d+)$', stdout, re.M)}
 
 
+def per_tid(threads, launches):
+    """Check: @[tid] counted LAUNCHES for each of THREADS tids."""
+    def check(p):
+        c = keyed_counts(p.stdout)
+        good = c == {str(i): launches for i in range(threads)}
+        return good, f'exit {p.returncode}, {len(c)} keys (want {threads}), ' \
+                     f'{sum(v != launches for v in c.values())} wrong counts'
+    return check
+
+
+def two_contexts(p):
+    """Check: multi_ctx's scale<<<2, 128>>> once in each of two contexts, merged."""
+    c = keyed_counts(p.stdout)
+    gpus = re.search(r'devices (\d)', p.stdout)
+    return c == {str(i): 2 for i in range(256)}, \
+        f'{len(c)} keys, values {set(c.values())}, GPUs used: {gpus.group(1) if gpus else "?"}'
+
+
 def gpubt_cases(a, plain):
     b = a.bin
-
-    def per_tid(threads, launches):
-        def check(p):
-            c = keyed_counts(p.stdout)
-            good = c == {str(i): launches for i in range(threads)}
-            return good, f'exit {p.returncode}, {len(c)} keys (want {threads}), ' \
-                         f'{sum(v != launches for v in c.values())} wrong counts'
-        return check
 
     gpubt_case(a, 'gpubt: mission example @[tid] = count() on vectorAdd x3',
                'gpu:kretprobe:vectorAdd < @[tid] = count(); >', f'{b}/vectorAdd 50000 3',
@@ -252,11 +262,6 @@ def gpubt_cases(a, plain):
                'gpu:kretprobe:grid3d < @[bdim_x, bdim_y, bdim_z, gdim_x, gdim_y] = count(); >',
                f'{b}/grid3d', dims, plain['grid3d'])
 
-    def two_contexts(p):
-        c = keyed_counts(p.stdout)
-        gpus = re.search(r'devices (\d)', p.stdout)
-        return c == {str(i): 2 for i in range(256)}, \
-            f'{len(c)} keys, values {set(c.values())}, GPUs used: {gpus.group(1) if gpus else "?"}'
     gpubt_case(a, 'gpubt: two CUDA contexts (one per GPU where there are two) merged',
                'gpu:kretprobe:scale < @[tid] = count(); >', f'{b}/multi_ctx {b}/scale.cubin',
                two_contexts, plain['multi_ctx'])
@@ -322,6 +327,109 @@ def gpubt_cases(a, plain):
                    f'python3 {a.src}/tests/gpu/torch_matmul.py', gemm, plain.get('torch'))
 
 
+# The agent's -v line, once per traced kernel at its first traced launch.
+BACKEND_LINE = re.compile(r'^gpubt: kernel (.+): (ptx|sass) backend, probe mask (?:0x[0-9a-f]+|0)$',
+                          re.M)
+
+
+def backends(stderr, kernel):
+    """Backend of each kernel whose demangled signature is KERNEL or KERNEL(...)."""
+    return {m.group(1): m.group(2) for m in BACKEND_LINE.finditer(stderr)
+            if m.group(1) == kernel or m.group(1).startswith(kernel + '(')}
+
+
+def total_count(want):
+    """Check: the unkeyed @ = count() printed WANT."""
+    def check(p):
+        c = re.search(r'^@: (\d+)$', p.stdout, re.M)
+        return bool(c) and int(c.group(1)) == want, \
+            f'exit {p.returncode}, {c.group(0) if c else "no @ line"} (want {want})'
+    return check
+
+
+def backend_case(a, name, backend, kernel, want, script, command, check, plain):
+    """A gpubt case under --gpu-backend=BACKEND -v whose KERNEL must report backend WANT."""
+    def checked(p):
+        ok, detail = check(p)
+        got = backends(p.stderr, kernel)
+        good = bool(got) and set(got.values()) == {want}
+        return ok and good, f'{detail}; backends {got or "none reported"} (want {want})'
+    gpubt_case(a, name, script, command, checked, plain,
+               opts=(f'--gpu-backend={backend}', '-v'))
+
+
+def backend_cases(a, plain):
+    """Issue 5: the PTX backend (module image replaced at load) on every way a kernel gets loaded
+    and launched, the SASS backend forced, and auto's choice."""
+    b = a.bin
+    tid_count = 'gpu:kretprobe:{} < @[tid] = count(); >'
+    backend_case(a, 'gpubt ptx: mission example @[tid] = count() on vectorAdd x3 (static cudart)',
+                 'ptx', 'vectorAdd', 'ptx', tid_count.format('vectorAdd'),
+                 f'{b}/vectorAdd 50000 3', per_tid(50176, 3), plain['vectorAdd'])
+    backend_case(a, 'gpubt ptx: @ = count() on vectorAdd = threads x launches', 'ptx',
+                 'vectorAdd', 'ptx', 'gpu:kretprobe:vectorAdd < @ = count(); >',
+                 f'{b}/vectorAdd 50000 3', total_count(50176 * 3), plain['vectorAdd'])
+    backend_case(a, 'gpubt ptx: kprobe (kernel entry) @ = count() on vectorAdd', 'ptx',
+                 'vectorAdd', 'ptx', 'gpu:kprobe:vectorAdd < @ = count(); >',
+                 f'{b}/vectorAdd 50000 3', total_count(50176 * 3), plain['vectorAdd'])
+    backend_case(a, 'gpubt ptx: shared-cudart vectorAdd', 'ptx', 'vectorAdd', 'ptx',
+                 tid_count.format('vectorAdd'), f'{b}/vectorAdd_shared 50000 3',
+                 per_tid(50176, 3), plain['vectorAdd_shared'])
+    backend_case(a, 'gpubt ptx: nvrtc PTX loaded with cuModuleLoadData (saxpy)', 'ptx', 'saxpy',
+                 'ptx', tid_count.format('saxpy'), f'{b}/nvrtc_module 50000 3 data',
+                 per_tid(50176, 3), plain['nvrtc_module'])
+    backend_case(a, 'gpubt ptx: nvrtc PTX loaded with cuModuleLoadDataEx (saxpy)', 'ptx', 'saxpy',
+                 'ptx', tid_count.format('saxpy'), f'{b}/nvrtc_module 50000 3 ex',
+                 per_tid(50176, 3), plain['nvrtc_module_ex'])
+    backend_case(a, 'gpubt ptx: CUDA graphs, stream-captured and built (capAdd x9)', 'ptx',
+                 'capAdd', 'ptx', tid_count.format('capAdd'), f'{b}/graph_capture',
+                 per_tid(4096, 9), plain['graph_capture'])
+    backend_case(a, 'gpubt ptx: __device__ globals written by cudaMemcpyToSymbol', 'ptx',
+                 'scaleByGlobal', 'ptx', tid_count.format('scaleByGlobal'), f'{b}/device_global',
+                 per_tid(50176, 3), plain['device_global'])
+    backend_case(a, 'gpubt ptx: cudaLaunchKernelEx, cuLaunchKernelEx, cooperative (exAdd x3)',
+                 'ptx', 'exAdd', 'ptx', tid_count.format('exAdd'), f'{b}/launch_ex',
+                 per_tid(4096, 3), plain['launch_ex'])
+    backend_case(a, 'gpubt ptx: cooperative launch with a grid sync (coopShift)', 'ptx',
+                 'coopShift', 'ptx', tid_count.format('coopShift'), f'{b}/launch_ex',
+                 per_tid(4096, 1), plain['launch_ex'])
+    backend_case(a, 'gpubt ptx: two CUDA contexts (two GPUs where present), PTX module file',
+                 'ptx', 'scale', 'ptx', tid_count.format('scale'),
+                 f'{b}/multi_ctx {b}/scale.ptx', two_contexts, plain['multi_ctx_ptx'])
+    backend_case(a, 'gpubt sass: forced on vectorAdd (PTX+SASS build)', 'sass', 'vectorAdd',
+                 'sass', tid_count.format('vectorAdd'), f'{b}/vectorAdd 50000 3',
+                 per_tid(50176, 3), plain['vectorAdd'])
+    backend_case(a, 'gpubt auto: SASS-only vectorAdd_sass -> sass', 'auto', 'vectorAdd', 'sass',
+                 tid_count.format('vectorAdd'), f'{b}/vectorAdd_sass 50000 3',
+                 per_tid(50176, 3), plain['vectorAdd_sass'])
+    backend_case(a, 'gpubt auto: PTX-only vectorAdd_ptx -> ptx', 'auto', 'vectorAdd', 'ptx',
+                 tid_count.format('vectorAdd'), f'{b}/vectorAdd_ptx 50000 2',
+                 per_tid(50176, 2), plain['vectorAdd_ptx'])
+
+    # PTX forced where there is none: the program runs uninstrumented and gpubt says so (no -v,
+    # so the mention is the warning, not the verbose log).
+    def uninstrumented(p):
+        return p.returncode == 0 and 'gpubt' in p.stderr and ': ptx backend' not in p.stderr, \
+            f'exit {p.returncode}'
+    gpubt_case(a, 'gpubt ptx: forced on SASS-only vectorAdd_sass -> uninstrumented, a warning',
+               tid_count.format('vectorAdd'), f'{b}/vectorAdd_sass 50000 3', uninstrumented,
+               plain['vectorAdd_sass'], opts=('--gpu-backend=ptx',))
+
+
+def counted_baseline(a, plain):
+    """vectorAdd_counted (the benchmark's hand-written counting) counts exactly and computes
+    what vectorAdd does, in each variant."""
+    details, ok = [], True
+    for variant, want in [('none', 0), ('count', 50176 * 3), ('tid1024', 50176 * 3),
+                          ('hist', 50176 * 3)]:
+        p, _ = run([f'{a.bin}/vectorAdd_counted', '50000', '3', variant])
+        m = re.search(r'counted (\d+)', p.stdout)
+        got = int(m.group(1)) if m else None
+        ok &= p.returncode == 0 and got == want and checksum(p.stdout) == plain['vectorAdd']
+        details.append(f'{variant} {got} (want {want}) checksum {checksum(p.stdout)}')
+    row('plain run vectorAdd_counted (hand-written counting)', ok, ', '.join(details))
+
+
 def gpubt_timings(a):
     """bench/gpu: the issue's benchmark, through gpubt: vectorAdd over 2^26 floats and a cuBLAS
     4096^2 GEMM, plain vs gpu:kretprobe scripts. Prints TIMING lines and a markdown table."""
@@ -367,12 +475,22 @@ def main():
     ap.add_argument('--timings', action='store_true')
     a = ap.parse_args()
     plain = {}
-    for prog, args in [('vectorAdd', ['50000', '3']), ('vectorAdd_sass', ['50000', '3']),
-                       ('vectorAdd_ptx', ['50000', '2']), ('grid3d', []),
-                       ('multi_ctx', [f'{a.bin}/scale.cubin']), ('graph_add', [])]:
+    for key, prog, args in [
+            ('vectorAdd', 'vectorAdd', ['50000', '3']),
+            ('vectorAdd_sass', 'vectorAdd_sass', ['50000', '3']),
+            ('vectorAdd_ptx', 'vectorAdd_ptx', ['50000', '2']), ('grid3d', 'grid3d', []),
+            ('multi_ctx', 'multi_ctx', [f'{a.bin}/scale.cubin']), ('graph_add', 'graph_add', []),
+            ('vectorAdd_shared', 'vectorAdd_shared', ['50000', '3']),
+            ('nvrtc_module', 'nvrtc_module', ['50000', '3', 'data']),
+            ('nvrtc_module_ex', 'nvrtc_module', ['50000', '3', 'ex']),
+            ('graph_capture', 'graph_capture', []), ('device_global', 'device_global', []),
+            ('launch_ex', 'launch_ex', []),
+            ('multi_ctx_ptx', 'multi_ctx', [f'{a.bin}/scale.ptx'])]:
         p, _ = run([f'{a.bin}/{prog}'] + args)
-        plain[prog] = checksum(p.stdout)
-        row(f'plain run {prog}', p.returncode == 0 and plain[prog] is not None, p.stdout.strip())
+        plain[key] = checksum(p.stdout)
+        row(f'plain run {key}', p.returncode == 0 and plain[key] is not None,
+            p.stdout.strip() + p.stderr.strip()[-200:])
+    counted_baseline(a, plain)
     if a.torch:
         p, _ = run(['python3', f'{a.src}/tests/gpu/torch_matmul.py'])
         plain['torch'] = checksum(p.stdout)
@@ -384,6 +502,7 @@ def main():
             agent_timings(a, tmp)
     if a.gpubt:
         gpubt_cases(a, plain)
+        backend_cases(a, plain)
         if a.timings:
             gpubt_timings(a)
     else:

@@ -1,0 +1,124 @@
+// The benchmark's hand-written baseline: vectorAdd with, in its own source, the counting a
+// gpu:kretprobe:vectorAdd probe does at the kernel's exit (every thread, also those with i >= n;
+// warp-aggregated as gpubt's device maps are). Usage: vectorAdd_counted [N] [LAUNCHES] [VARIANT]
+// VARIANT: none | count (@ = count()) | tid1024 (@[tid % 1024] = count()) | hist (@h = hist(clock))
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cuda_runtime.h>
+
+enum Variant { kNone, kCount, kTid1024, kHist };
+
+__device__ unsigned long long gCount;
+__device__ unsigned long long gPerTid[1024];
+__device__ unsigned long long gHist[65];
+
+template <int V> __global__ void vectorAddCounted(const float *a, const float *b, float *c, int n) {
+  int i = blockDim.x * blockIdx.x + threadIdx.x;
+  if (i < n)
+    c[i] = a[i] + b[i];
+  unsigned lane = threadIdx.x & 31; // 1-D blocks of a multiple of 32 threads
+  if (V == kCount) { // one atomic per warp: the lowest active lane adds the warp's count
+    unsigned mask = __activemask();
+    if (lane == __ffs(mask) - 1)
+      atomicAdd(&gCount, (unsigned long long)__popc(mask));
+  } else if (V == kTid1024) { // 32 distinct keys per warp: nothing to aggregate
+    atomicAdd(&gPerTid[i & 1023], 1ull);
+  } else if (V == kHist) { // log2 bucket of the clock; lanes of one bucket add once
+    unsigned long long t = clock64();
+    int bucket = t ? 64 - __clzll(t) : 0;
+    unsigned mask = __activemask();
+    unsigned group = __match_any_sync(mask, bucket);
+    if (lane == __ffs(group) - 1)
+      atomicAdd(&gHist[bucket], (unsigned long long)__popc(group));
+  }
+}
+
+#define CHECK(x)                                                                                   \
+  do {                                                                                             \
+    cudaError_t e = (x);                                                                           \
+    if (e != cudaSuccess) {                                                                        \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));                                 \
+      return 1;                                                                                    \
+    }                                                                                              \
+  } while (0)
+
+// Events counted so far by the variant's counters (each must end at threads x launches).
+static int counted(Variant v, unsigned long long &total) {
+  static unsigned long long words[1024];
+  total = 0;
+  if (v == kCount) {
+    CHECK(cudaMemcpyFromSymbol(&total, gCount, sizeof total));
+  } else if (v != kNone) {
+    size_t n = v == kTid1024 ? 1024 : 65;
+    if (v == kTid1024)
+      CHECK(cudaMemcpyFromSymbol(words, gPerTid, n * 8));
+    else
+      CHECK(cudaMemcpyFromSymbol(words, gHist, n * 8));
+    for (size_t i = 0; i < n; ++i)
+      total += words[i];
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int n = argc > 1 ? std::atoi(argv[1]) : 50000;
+  int launches = argc > 2 ? std::atoi(argv[2]) : 1;
+  const char *names[] = {"none", "count", "tid1024", "hist"};
+  Variant v = kNone;
+  for (int i = 0; i < 4; ++i)
+    if (argc > 3 && std::strcmp(argv[3], names[i]) == 0)
+      v = Variant(i);
+  if (argc > 3 && std::strcmp(argv[3], names[v]) != 0) {
+    std::fprintf(stderr, "unknown variant %s (none, count, tid1024, hist)\n", argv[3]);
+    return 2;
+  }
+  void (*kernels[])(const float *, const float *, float *, int) = {
+      vectorAddCounted<kNone>, vectorAddCounted<kCount>, vectorAddCounted<kTid1024>,
+      vectorAddCounted<kHist>};
+  auto kernel = kernels[v];
+
+  size_t bytes = size_t(n) * sizeof(float);
+  float *ha = (float *)std::malloc(bytes), *hb = (float *)std::malloc(bytes),
+        *hc = (float *)std::malloc(bytes);
+  for (int i = 0; i < n; ++i) {
+    ha[i] = float(i % 1000) * 0.5f;
+    hb[i] = float(i % 77) * 0.25f;
+  }
+  float *a, *b, *c;
+  CHECK(cudaMalloc(&a, bytes));
+  CHECK(cudaMalloc(&b, bytes));
+  CHECK(cudaMalloc(&c, bytes));
+  CHECK(cudaMemcpy(a, ha, bytes, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(b, hb, bytes, cudaMemcpyHostToDevice));
+  int threads = 256, blocks = (n + threads - 1) / threads;
+  kernel<<<blocks, threads>>>(a, b, c, n); // warm-up, as in vector_add.cu
+  CHECK(cudaDeviceSynchronize());
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  CHECK(cudaEventRecord(start));
+  for (int l = 1; l < launches; ++l)
+    kernel<<<blocks, threads>>>(a, b, c, n);
+  CHECK(cudaEventRecord(stop));
+  CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, start, stop));
+  CHECK(cudaMemcpy(hc, c, bytes, cudaMemcpyDeviceToHost));
+  uint64_t sum = 1469598103934665603ull; // FNV-1a over C's bytes, as vector_add.cu
+  for (size_t i = 0; i < bytes; ++i)
+    sum = (sum ^ ((unsigned char *)hc)[i]) * 1099511628211ull;
+  unsigned long long total = 0;
+  if (counted(v, total))
+    return 1;
+  std::printf("threads %d launches %d checksum %016llx\n", blocks * threads, launches,
+              (unsigned long long)sum);
+  std::printf("variant %s counted %llu\n", names[v], total);
+  if (launches > 1)
+    std::printf("kernel_us %.3f\n", 1000.0 * ms / (launches - 1));
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  return 0;
+}
