@@ -3,8 +3,14 @@
 # ptxas, the Compute Sanitizer SDK): builds libgpubt_agent.so and the test programs there, runs
 # tests/gpu/run_suite.py and prints a pass/fail table. gpubt itself needs LLVM/libbpf: pass a
 # prebuilt one (scripts/gpu-pack.sh stages a static one in .carry/) or the gpubt cases are skipped.
-# Usage: scripts/gpu-e2e.sh [--timings] [--torch]    (env: GPUBT=path, WORK=build folder)
+# Usage: scripts/gpu-e2e.sh [--timings] [--torch] [--ptx-bench]   (env: GPUBT=path, WORK=build folder)
+# --ptx-bench: after the suite, bench/gpu/ptx_bench.sh (issue 5's PTX vs SASS vs hand-written table).
 set -uo pipefail
+PTX_BENCH=0
+SUITE_ARGS=()
+for arg in "$@"; do
+  if [ "$arg" = --ptx-bench ]; then PTX_BENCH=1; else SUITE_ARGS+=("$arg"); fi
+done
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "[SKIP] no GPU"
   exit 0
@@ -30,6 +36,15 @@ nvcc -O2 -arch=$ARCH "$T/grid3d.cu" -o "$B/grid3d" &
 nvcc -O2 -arch=$ARCH "$T/multi_ctx.cu" -lcuda -o "$B/multi_ctx" &
 nvcc -O2 -arch=$ARCH "$T/graph_add.cu" -o "$B/graph_add" &
 nvcc -O2 -arch=$ARCH -cubin "$T/multi_ctx.cu" -o "$B/scale.cubin" &
+nvcc -O2 -arch=$ARCH -ptx "$T/multi_ctx.cu" -o "$B/scale.ptx" &
+nvcc -O2 -arch=$ARCH -cudart shared -Xlinker -rpath,"$CUDA/lib64" "$T/vector_add.cu" \
+  -o "$B/vectorAdd_shared" &
+nvcc -O2 -arch=$ARCH "$T/nvrtc_module.cu" -lcuda -lnvrtc -Xlinker -rpath,"$CUDA/lib64" \
+  -o "$B/nvrtc_module" &
+nvcc -O2 -arch=$ARCH "$T/graph_capture.cu" -o "$B/graph_capture" &
+nvcc -O2 -arch=$ARCH "$T/device_global.cu" -o "$B/device_global" &
+nvcc -O2 -arch=$ARCH "$T/launch_ex.cu" -lcuda -o "$B/launch_ex" &
+nvcc -O2 -arch=$ARCH "$T/vector_add_counted.cu" -o "$B/vectorAdd_counted" &
 nvcc -arch=$ARCH -ptx -rdc=true -I"$ROOT" "$T/selftest_patch.cu" -o "$B/selftest.ptx"
 ptxas -arch=$ARCH --compile-as-tools-patch "$B/selftest.ptx" -o "$B/selftest.cubin"
 wait
@@ -43,10 +58,15 @@ if [ -z "$GPUBT" ] && [ -x "$ROOT/.carry/gpubt/gpubt" ]; then
   GPUBT=$ROOT/.carry/gpubt/gpubt
   export LD_LIBRARY_PATH=$ROOT/.carry/gpubt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-ARGS=(--bin "$B" --agent "$AGENT" --selftest-cubin "$B/selftest.cubin" "$@")
+ARGS=(--bin "$B" --agent "$AGENT" --selftest-cubin "$B/selftest.cubin" ${SUITE_ARGS[@]+"${SUITE_ARGS[@]}"})
 if [ -n "$GPUBT" ] && "$GPUBT" --version >/dev/null 2>&1; then
   ARGS+=(--gpubt "$GPUBT")
 else
   echo "no runnable gpubt (${GPUBT:-none}): the gpubt cases are skipped"
 fi
 python3 "$T/run_suite.py" "${ARGS[@]}"
+RC=$?
+if [ "$PTX_BENCH" = 1 ]; then
+  GPUBT=$GPUBT GPUBT_AGENT_PATH=$AGENT WORK=$WORK "$ROOT/bench/gpu/ptx_bench.sh"
+fi
+exit $RC
