@@ -1,11 +1,10 @@
 // A kernel that reads a __device__ global the host writes with cudaMemcpyToSymbol (3 scales, one
 // launch each) and counts its launches in another the host reads back: the checksum holds only
 // if the kernels that run see the program's own globals. Usage: device_global [N=50000]
-#include <cstdint>
-#include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
+
+#include "check.cuh"
 
 __device__ float gScale;
 __device__ unsigned long long gLaunches;
@@ -17,15 +16,6 @@ __global__ void scaleByGlobal(const float *x, float *y, int n) {
   if (i == 0)
     atomicAdd(&gLaunches, 1ull);
 }
-
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    cudaError_t e = (x);                                                                           \
-    if (e != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));                                 \
-      return 1;                                                                                    \
-    }                                                                                              \
-  } while (0)
 
 int main(int argc, char **argv) {
   int n = argc > 1 ? std::atoi(argv[1]) : 50000;
@@ -39,17 +29,16 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(x, hx.data(), bytes, cudaMemcpyHostToDevice));
   const float scales[] = {3.0f, 5.0f, 0.25f};
   const int launches = 3, threads = 256, blocks = (n + threads - 1) / threads;
-  uint64_t sum = 1469598103934665603ull; // FNV-1a over every launch's y
+  uint64_t sum = kFnvBasis; // over every launch's y
   for (float s : scales) {
     CHECK(cudaMemcpyToSymbol(gScale, &s, sizeof s));
     scaleByGlobal<<<blocks, threads>>>(x, y, n);
     CHECK(cudaMemcpy(hy.data(), y, bytes, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < bytes; ++i)
-      sum = (sum ^ ((unsigned char *)hy.data())[i]) * 1099511628211ull;
+    sum = fnv1a(hy.data(), bytes, sum);
   }
   unsigned long long counted = 0;
   CHECK(cudaMemcpyFromSymbol(&counted, gLaunches, sizeof counted));
-  sum = (sum ^ counted) * 1099511628211ull;
+  sum = fnv1a(&counted, sizeof counted, sum);
   std::printf("threads %d launches %d device_launches %llu checksum %016llx\n", blocks * threads,
               launches, counted, (unsigned long long)sum);
   cudaFree(x);

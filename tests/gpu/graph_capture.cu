@@ -1,9 +1,7 @@
 // Kernels that run only inside CUDA graphs: one captured from a stream (capAdd twice, capScale,
 // a memset node), one built node by node (capAdd), each instantiated and launched 3 times.
 // capAdd runs 3 x 2 + 3 x 1 = 9 times over 4096 threads; the checksum covers both graphs' output.
-#include <cstdint>
-#include <cstdio>
-#include <cuda_runtime.h>
+#include "check.cuh"
 
 __global__ void capAdd(float *c, const float *a, int n) {
   int i = blockDim.x * blockIdx.x + threadIdx.x;
@@ -16,15 +14,6 @@ __global__ void capScale(float *c, int n) {
   if (i < n)
     c[i] *= 0.5f;
 }
-
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    cudaError_t e = (x);                                                                           \
-    if (e != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));                                 \
-      return 1;                                                                                    \
-    }                                                                                              \
-  } while (0)
 
 int main() {
   const int n = 4096, threads = 256, blocks = n / threads, launches = 3;
@@ -71,11 +60,10 @@ int main() {
     CHECK(cudaGraphLaunch(built_exec, s));
   }
   CHECK(cudaStreamSynchronize(s));
-  uint64_t sum = 1469598103934665603ull; // FNV-1a over c's and d's bytes
+  uint64_t sum = kFnvBasis; // over c's and d's bytes
   for (float *dev : {c, d}) {
     CHECK(cudaMemcpy(h, dev, sizeof h, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < sizeof h; ++i)
-      sum = (sum ^ ((unsigned char *)h)[i]) * 1099511628211ull;
+    sum = fnv1a(h, sizeof h, sum);
   }
   std::printf("threads %d launches %d checksum %016llx\n", n, launches, (unsigned long long)sum);
   cudaGraphExecDestroy(captured_exec);

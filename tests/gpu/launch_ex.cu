@@ -2,10 +2,8 @@
 // cudaLaunchKernelEx (with a launch attribute), cuLaunchKernelEx and cudaLaunchCooperativeKernel,
 // once each over 4096 threads, then coopShift (a grid-wide sync) cooperatively once.
 #include <cooperative_groups.h>
-#include <cstdint>
-#include <cstdio>
-#include <cuda.h>
-#include <cuda_runtime.h>
+
+#include "check.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -24,26 +22,6 @@ __global__ void coopShift(const float *c, float *tmp, float *out, int n) {
   if (i < n)
     out[i] = tmp[(i + 1) % n] + tmp[i];
 }
-
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    cudaError_t e = (x);                                                                           \
-    if (e != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));                                 \
-      return 1;                                                                                    \
-    }                                                                                              \
-  } while (0)
-
-#define CHECK_CU(x)                                                                                \
-  do {                                                                                             \
-    CUresult r = (x);                                                                              \
-    if (r != CUDA_SUCCESS) {                                                                       \
-      const char *s = "?";                                                                         \
-      cuGetErrorString(r, &s);                                                                     \
-      std::fprintf(stderr, "%s: %s\n", #x, s);                                                     \
-      return 1;                                                                                    \
-    }                                                                                              \
-  } while (0)
 
 int main() {
   const int n = 4096, threads = 256, blocks = n / threads;
@@ -96,9 +74,7 @@ int main() {
   CHECK(cudaDeviceSynchronize());
 
   CHECK(cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost));
-  uint64_t sum = 1469598103934665603ull; // FNV-1a over out's bytes
-  for (size_t i = 0; i < sizeof h; ++i)
-    sum = (sum ^ ((unsigned char *)h)[i]) * 1099511628211ull;
+  uint64_t sum = fnv1a(h, sizeof h); // over out's bytes
   std::printf("threads %d launches 3 checksum %016llx\n", n, (unsigned long long)sum);
   cudaFree(a);
   cudaFree(c);

@@ -1,14 +1,13 @@
 // A driver-API module from PTX that NVRTC compiles at run time (as nvrtc, Triton and CuPy users
 // do): loaded with cuModuleLoadData (or cuModuleLoadDataEx with JIT options: MODE "ex"), then
 // saxpy launched LAUNCHES times with cuLaunchKernel. Usage: nvrtc_module [N=50000] [LAUNCHES=3] [data|ex]
-#include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cuda.h>
 #include <nvrtc.h>
 #include <string>
 #include <vector>
+
+#include "check.cuh"
 
 static const char *kSource = R"(
 extern "C" __global__ void saxpy(float a, const float *x, float *y, int n) {
@@ -17,17 +16,6 @@ extern "C" __global__ void saxpy(float a, const float *x, float *y, int n) {
     y[i] = a * x[i] + y[i];
 }
 )";
-
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    CUresult r = (x);                                                                              \
-    if (r != CUDA_SUCCESS) {                                                                       \
-      const char *s = "?";                                                                         \
-      cuGetErrorString(r, &s);                                                                     \
-      std::fprintf(stderr, "%s: %s\n", #x, s);                                                     \
-      return 1;                                                                                    \
-    }                                                                                              \
-  } while (0)
 
 #define NVRTC(x)                                                                                   \
   do {                                                                                             \
@@ -76,30 +64,30 @@ int main(int argc, char **argv) {
   int n = argc > 1 ? std::atoi(argv[1]) : 50000;
   int launches = argc > 2 ? std::atoi(argv[2]) : 3;
   bool ex = argc > 3 && std::strcmp(argv[3], "ex") == 0;
-  CHECK(cuInit(0));
+  CHECK_CU(cuInit(0));
   CUdevice dev;
-  CHECK(cuDeviceGet(&dev, 0));
+  CHECK_CU(cuDeviceGet(&dev, 0));
   int major = 0, minor = 0;
-  CHECK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
-  CHECK(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+  CHECK_CU(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+  CHECK_CU(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
   std::string ptx;
   if (compile_ptx(major * 10 + minor, ptx))
     return 1;
   CUcontext ctx;
-  CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CHECK(cuCtxSetCurrent(ctx));
+  CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
+  CHECK_CU(cuCtxSetCurrent(ctx));
   CUmodule mod;
   if (ex) {
     char log[4096] = "";
     CUjit_option keys[] = {CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_INFO_LOG_BUFFER,
                            CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
     void *values[] = {(void *)(uintptr_t)4, log, (void *)(uintptr_t)sizeof log};
-    CHECK(cuModuleLoadDataEx(&mod, ptx.c_str(), 3, keys, values));
+    CHECK_CU(cuModuleLoadDataEx(&mod, ptx.c_str(), 3, keys, values));
   } else {
-    CHECK(cuModuleLoadData(&mod, ptx.c_str()));
+    CHECK_CU(cuModuleLoadData(&mod, ptx.c_str()));
   }
   CUfunction fn;
-  CHECK(cuModuleGetFunction(&fn, mod, "saxpy"));
+  CHECK_CU(cuModuleGetFunction(&fn, mod, "saxpy"));
 
   size_t bytes = size_t(n) * sizeof(float);
   std::vector<float> hx(n), hy(n);
@@ -108,24 +96,22 @@ int main(int argc, char **argv) {
     hy[i] = float(i % 77) * 0.25f;
   }
   CUdeviceptr x, y;
-  CHECK(cuMemAlloc(&x, bytes));
-  CHECK(cuMemAlloc(&y, bytes));
-  CHECK(cuMemcpyHtoD(x, hx.data(), bytes));
-  CHECK(cuMemcpyHtoD(y, hy.data(), bytes));
+  CHECK_CU(cuMemAlloc(&x, bytes));
+  CHECK_CU(cuMemAlloc(&y, bytes));
+  CHECK_CU(cuMemcpyHtoD(x, hx.data(), bytes));
+  CHECK_CU(cuMemcpyHtoD(y, hy.data(), bytes));
   float a = 2.0f;
   void *args[] = {&a, &x, &y, &n};
   int threads = 256, blocks = (n + threads - 1) / threads;
   for (int l = 0; l < launches; ++l)
-    CHECK(cuLaunchKernel(fn, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
-  CHECK(cuMemcpyDtoH(hy.data(), y, bytes));
-  uint64_t sum = 1469598103934665603ull; // FNV-1a over y's bytes
-  for (size_t i = 0; i < bytes; ++i)
-    sum = (sum ^ ((unsigned char *)hy.data())[i]) * 1099511628211ull;
+    CHECK_CU(cuLaunchKernel(fn, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
+  CHECK_CU(cuMemcpyDtoH(hy.data(), y, bytes));
+  uint64_t sum = fnv1a(hy.data(), bytes); // over y's bytes
   std::printf("threads %d launches %d checksum %016llx\n", blocks * threads, launches,
               (unsigned long long)sum);
-  CHECK(cuMemFree(x));
-  CHECK(cuMemFree(y));
-  CHECK(cuModuleUnload(mod));
-  CHECK(cuDevicePrimaryCtxRelease(dev));
+  CHECK_CU(cuMemFree(x));
+  CHECK_CU(cuMemFree(y));
+  CHECK_CU(cuModuleUnload(mod));
+  CHECK_CU(cuDevicePrimaryCtxRelease(dev));
   return 0;
 }

@@ -2,11 +2,10 @@
 // gpu:kretprobe:vectorAdd probe does at the kernel's exit (every thread, also those with i >= n;
 // warp-aggregated as gpubt's device maps are). Usage: vectorAdd_counted [N] [LAUNCHES] [VARIANT]
 // VARIANT: none | count (@ = count()) | tid1024 (@[tid % 1024] = count()) | hist (@h = hist(clock))
-#include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cuda_runtime.h>
+
+#include "check.cuh"
 
 enum Variant { kNone, kCount, kTid1024, kHist };
 
@@ -34,15 +33,6 @@ template <int V> __global__ void vectorAddCounted(const float *a, const float *b
       atomicAdd(&gHist[bucket], (unsigned long long)__popc(group));
   }
 }
-
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    cudaError_t e = (x);                                                                           \
-    if (e != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));                                 \
-      return 1;                                                                                    \
-    }                                                                                              \
-  } while (0)
 
 // Events counted so far by the variant's counters (each must end at threads x launches).
 static int counted(Variant v, unsigned long long &total) {
@@ -106,9 +96,7 @@ int main(int argc, char **argv) {
   float ms = 0;
   CHECK(cudaEventElapsedTime(&ms, start, stop));
   CHECK(cudaMemcpy(hc, c, bytes, cudaMemcpyDeviceToHost));
-  uint64_t sum = 1469598103934665603ull; // FNV-1a over C's bytes, as vector_add.cu
-  for (size_t i = 0; i < bytes; ++i)
-    sum = (sum ^ ((unsigned char *)hc)[i]) * 1099511628211ull;
+  uint64_t sum = fnv1a(hc, bytes); // over C's bytes, the same value as vector_add.cu's
   unsigned long long total = 0;
   if (counted(v, total))
     return 1;
