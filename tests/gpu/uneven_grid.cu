@@ -11,19 +11,12 @@
 #include <vector>
 #include <cuda_runtime.h>
 
+#include "check.cuh"
+
 __global__ void gridStride(unsigned *x, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     x[i] = x[i] * 31u + unsigned(i);
 }
-
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    cudaError_t e = (x);                                                                           \
-    if (e != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));                                 \
-      return 1;                                                                                    \
-    }                                                                                              \
-  } while (0)
 
 int main(int argc, char **argv) {
   int n = argc > 1 ? std::atoi(argv[1]) : 1000;
@@ -41,9 +34,7 @@ int main(int argc, char **argv) {
   CHECK(cudaDeviceSynchronize());
   std::vector<unsigned> h(n);
   CHECK(cudaMemcpy(h.data(), d, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
-  uint64_t sum = 1469598103934665603ull; // FNV-1a over the outputs
-  for (unsigned v : h)
-    sum = (sum ^ v) * 1099511628211ull;
+  uint64_t sum = fnv1a(h.data(), n * sizeof(unsigned));
 
   // Thread t runs in every launch of more than t threads: counts fall at each launch's size.
   std::vector<int> sizes;
