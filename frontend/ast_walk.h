@@ -71,6 +71,19 @@ template <class F> void for_each_expr(const Stmt &s, F &&f) {
   }
 }
 
+// Visits every statement (blocks' and ifs' own statements included), each before its children.
+template <class F> void for_each_stmt(const Stmt &s, F &&f) {
+  f(s);
+  if (s.kind == StmtKind::If) {
+    for_each_stmt(*s.as<IfStmt>().then_block, f);
+    if (s.as<IfStmt>().else_block)
+      for_each_stmt(*s.as<IfStmt>().else_block, f);
+  } else if (s.kind == StmtKind::Block) {
+    for (const auto &st : s.as<BlockStmt>().stmts)
+      for_each_stmt(*st, f);
+  }
+}
+
 template <class F> void for_each_expr(const Probe &probe, F &&f) {
   if (probe.predicate)
     for_each_expr(*probe.predicate, f);

@@ -16,6 +16,7 @@ namespace gpubt::codegen::device {
 // A map as the device sees it: slot in gpubt_device_ctx::maps, layout, types.
 struct DeviceMap {
   uint32_t slot = 0;
+  uint32_t stripe_step = 0; // striped scalar aggregation: an SM's entry is at smid * stripe_step
   abi::DeviceMapSpec layout;
   const frontend::MapInfo *info = nullptr;
 };

@@ -85,6 +85,9 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
   llvm::Value *base = map_base(c, dm);
   uint64_t mask = L.capacity - 1;
   llvm::Value *start = words.empty() ? b.getInt64(0) : hash_words(c, words);
+  if (dm.stripe_step)
+    start = b.CreateMul(b.CreateZExt(c.target.special(b, Special::SmId), b.getInt64Ty()),
+                        b.getInt64(dm.stripe_step));
   // The sequence reaches every slot: an update is dropped only when the table is full.
   uint32_t limit = L.capacity;
 

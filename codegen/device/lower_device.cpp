@@ -9,6 +9,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "codegen/device/device_context.h"
+#include "frontend/ast_walk.h"
 
 namespace gpubt::codegen::device {
 
@@ -16,72 +17,22 @@ using namespace frontend;
 
 namespace {
 
-// Every map named in EXPR / STMT (reads, writes, aggregations, map arguments).
-void maps_in(const Expr *e, std::set<std::string> &out);
-void maps_in(const Stmt &s, std::set<std::string> &out) {
-  switch (s.kind) {
-  case StmtKind::Expr:
-    maps_in(s.as<ExprStmt>().expr.get(), out);
-    break;
-  case StmtKind::MapAssign:
-    maps_in(s.as<MapAssignStmt>().map.get(), out);
-    maps_in(s.as<MapAssignStmt>().value.get(), out);
-    break;
-  case StmtKind::VarAssign:
-    maps_in(s.as<VarAssignStmt>().value.get(), out);
-    break;
-  case StmtKind::If: {
-    const auto &i = s.as<IfStmt>();
-    maps_in(i.cond.get(), out);
-    maps_in(*i.then_block, out);
-    if (i.else_block)
-      maps_in(*i.else_block, out);
-    break;
-  }
-  case StmtKind::Block:
-    for (const auto &x : s.as<BlockStmt>().stmts)
-      maps_in(*x, out);
-    break;
-  }
-}
-void maps_in(const Expr *e, std::set<std::string> &out) {
-  if (!e)
-    return;
-  switch (e->kind) {
-  case ExprKind::Map:
-    out.insert(e->as<MapExpr>().name);
-    for (const auto &k : e->as<MapExpr>().keys)
-      maps_in(k.get(), out);
-    break;
-  case ExprKind::Call:
-    for (const auto &a : e->as<CallExpr>().args)
-      maps_in(a.get(), out);
-    break;
-  case ExprKind::Binary:
-    maps_in(e->as<BinaryExpr>().lhs.get(), out);
-    maps_in(e->as<BinaryExpr>().rhs.get(), out);
-    break;
-  case ExprKind::Unary:
-    maps_in(e->as<UnaryExpr>().operand.get(), out);
-    break;
-  case ExprKind::Ternary:
-    maps_in(e->as<TernaryExpr>().cond.get(), out);
-    maps_in(e->as<TernaryExpr>().then_expr.get(), out);
-    maps_in(e->as<TernaryExpr>().else_expr.get(), out);
-    break;
-  case ExprKind::Cast:
-    maps_in(e->as<CastExpr>().operand.get(), out);
-    break;
-  case ExprKind::Field:
-    maps_in(e->as<FieldExpr>().base.get(), out);
-    break;
-  case ExprKind::Tuple:
-    for (const auto &x : e->as<TupleExpr>().elems)
-      maps_in(x.get(), out);
-    break;
-  default:
-    break;
-  }
+// The maps a probe names (reads, writes, aggregations, map arguments) into ALL, and those it
+// reads (named other than as an assignment's target, or by a compound assignment) into READ.
+void maps_used(const Probe &p, std::set<std::string> &all, std::set<std::string> &read) {
+  std::set<const Expr *> targets;
+  if (p.body)
+    for_each_stmt(static_cast<const Stmt &>(*p.body), [&](const Stmt &s) {
+      if (s.kind == StmtKind::MapAssign && !s.as<MapAssignStmt>().compound)
+        targets.insert(s.as<MapAssignStmt>().map.get());
+    });
+  for_each_expr(p, [&](const Expr &e) {
+    if (e.kind != ExprKind::Map)
+      return;
+    all.insert(e.as<MapExpr>().name);
+    if (!targets.count(&e))
+      read.insert(e.as<MapExpr>().name);
+  });
 }
 
 bool is_gpu_probe(const Probe &p) {
@@ -129,18 +80,26 @@ abi::DeviceMapSpec layout_of(const MapInfo &info, int map_index, uint32_t capaci
   return l;
 }
 
+// A scalar aggregation every thread of a grid updates would put all its atomics on one address
+// (a 2^26-thread vectorAdd counting warps: 2M atomics on one word, 15x the kernel's time on the
+// H100). Each SM gets an entry of its own instead, a cache line apart, merged on the host like
+// per-CPU values. Only for maps no gpu probe reads (a read would see one SM's part).
+void stripe(DeviceMap &dm) {
+  constexpr uint32_t kStripes = 256, kLine = 128; // SM ids (132 on an H100) fit 256
+  dm.stripe_step = 1;
+  while (dm.stripe_step * dm.layout.entry_size < kLine)
+    dm.stripe_step *= 2;
+  dm.layout.capacity = kStripes * dm.stripe_step;
+}
+
 // The device maps: every map a gpu probe names, refused if a host probe names it too.
 Result<std::map<std::string, DeviceMap>> device_maps(const Program &program,
                                                      const SemanticInfo &sema,
                                                      const DeviceCodegenOptions &opts,
                                                      abi::ProgramSpec &spec) {
-  std::set<std::string> host, gpu;
-  for (const auto &p : program.probes) {
-    auto &set = is_gpu_probe(*p) ? gpu : host;
-    maps_in(p->predicate.get(), set);
-    if (p->body)
-      maps_in(*p->body, set);
-  }
+  std::set<std::string> host, gpu, read_on_gpu, read_on_host;
+  for (const auto &p : program.probes)
+    maps_used(*p, is_gpu_probe(*p) ? gpu : host, is_gpu_probe(*p) ? read_on_gpu : read_on_host);
   std::map<std::string, DeviceMap> out;
   for (const auto &name : gpu) {
     if (host.count(name))
@@ -161,6 +120,8 @@ Result<std::map<std::string, DeviceMap>> device_maps(const Program &program,
     dm.slot = out.size();
     dm.info = &info->second;
     dm.layout = layout_of(info->second, index, opts.map_capacity);
+    if (dm.layout.key_size == 0 && info->second.value.is_aggregate() && !read_on_gpu.count(name))
+      stripe(dm);
     spec.device.maps.push_back(dm.layout);
     out[name] = dm;
   }

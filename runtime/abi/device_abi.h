@@ -54,7 +54,8 @@ struct gpubt_device_ctx {
  *   uint64_t state;           GPUBT_SLOT_EMPTY / _BUSY (key being written) / _READY
  *   uint8_t  key[key_size];   the user key as the host map lays it out (integer of its size,
  *                             tuple at tuple offsets, string bytes), zero-padded to 8 bytes;
- *                             key_size 0 for a scalar map (capacity 1, entry 0)
+ *                             key_size 0 for a scalar map (capacity 1, entry 0; a scalar
+ *                             aggregation no probe reads: an entry per SM, all of the one key)
  *   uint8_t  value[value_size]:
  *     Count, Sum       int64/uint64                      atom.add
  *     Min, Max         struct { int64 value; uint64 is_set; }  atom.min/max; the claimer

@@ -122,7 +122,8 @@ struct DeviceProbeSpec {
 // A map used by gpu probes: lives in device memory (gpubt_device_ctx::maps[i] for maps[i]).
 struct DeviceMapSpec {
   int map_index = -1;       // into ProgramSpec::maps (name, agg, types, printing)
-  uint32_t capacity = 0;    // entries, a power of two; 1 for a scalar map
+  uint32_t capacity = 0;    // entries, a power of two; 1 for a scalar map, or one entry per SM
+                            // (a scalar aggregation: entries of one key, merged like per-CPU)
   uint32_t key_size = 0;    // device key bytes (user key padded to 8); 0 for a scalar map
   uint32_t value_size = 0;  // device value bytes (multiple of 8)
   uint32_t entry_size = 0;  // 8 + key_size + value_size

@@ -5,11 +5,13 @@
 // the results file.
 // Any failure leaves the program running uninstrumented, with a "gpubt:" line on stderr.
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -55,6 +57,7 @@ struct Agent {
   pid_t pid = getpid();      // the process that loaded the agent
   std::unique_ptr<PtxImages> images;
   int max_isa = 0; // the highest PTX ISA the driver takes
+  std::map<std::string, std::string> ptx_files; // instrumented images written for file loads
 };
 
 Agent *g_agent = nullptr;
@@ -297,12 +300,42 @@ void on_launch_end(Agent &a, const Sanitizer_LaunchData &d) {
   }
 }
 
-// Before the driver loads a module image: hand it the instrumented PTX instead, by rewriting the
-// call's image argument in place (the driver reads its arguments from this block).
+// A module file's bytes, NUL-terminated (PTX text), 8-aligned (a fatbin's headers).
+bool read_module_file(const char *path, std::vector<uint64_t> &out) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof())
+    return false;
+  out.assign(bytes.size() / 8 + 1, 0);
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return !bytes.empty();
+}
+
+// Where an instrumented image goes for a driver call that takes a file name.
+const char *ptx_file(Agent &a, const PtxImage &image) {
+  auto [it, fresh] = a.ptx_files.emplace(image.symbol, "");
+  if (fresh) {
+    std::string dir = a.config.results_path.substr(0, a.config.results_path.rfind('/') + 1);
+    std::string path = dir + image.symbol + "." + std::to_string(getpid()) + ".ptx";
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << image.ptx;
+    if (out.close(), out)
+      it->second = path;
+  }
+  return it->second.empty() ? nullptr : it->second.c_str();
+}
+
+// Before the driver loads a module: hand it the instrumented PTX instead, by rewriting the call's
+// image (or file name) argument in place (the driver reads its arguments from this block).
 void on_module_load_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_CallbackData &d) {
   if (d.callbackSite != SANITIZER_API_ENTER || !a.images)
     return;
+  bool from_file = false;
   switch (cbid) {
+  case SANITIZER_CBID_DRIVER_API_cuModuleLoad:
+  case SANITIZER_CBID_DRIVER_API_cuLibraryLoadFromFile:
+    from_file = true;
+    break;
   case SANITIZER_CBID_DRIVER_API_cuLibraryLoadData:
   case SANITIZER_CBID_DRIVER_API_cuModuleLoadData:
   case SANITIZER_CBID_DRIVER_API_cuModuleLoadDataEx:
@@ -311,9 +344,9 @@ void on_module_load_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_Ca
   default:
     return;
   }
-  // Each of their parameter blocks (generated_cuda_meta.h: cuLibraryLoadData_params,
-  // cuModuleLoadData(Ex)_params, cuModuleLoadFatBinary_params) starts with the handle out
-  // pointer, then the image.
+  // Each of their parameter blocks (generated_cuda_meta.h: cuModuleLoad_params,
+  // cuLibraryLoadFromFile_params, cuLibraryLoadData_params, cuModuleLoadData(Ex)_params,
+  // cuModuleLoadFatBinary_params) starts with the handle out pointer, then the image or path.
   struct LoadParams {
     void *handle;
     const void *image;
@@ -326,14 +359,25 @@ void on_module_load_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_Ca
     sm = it->second->sm;
   else if (!d.context)
     sm = a.contexts.empty() ? device_sm(0) : a.contexts.begin()->second->sm;
-  if (!sm)
+  std::vector<uint64_t> file;
+  if (!sm || !*image ||
+      (from_file && !read_module_file(static_cast<const char *>(*image), file)))
     return;
-  Substitution sub = a.images->substitute(*image, sm, a.max_isa);
-  if (sub.image) {
-    *image = sub.image->ptx.c_str();
+  auto start = std::chrono::steady_clock::now();
+  Substitution sub = a.images->substitute(from_file ? file.data() : *image, sm, a.max_isa);
+  const char *replacement = !sub.image ? nullptr
+                            : from_file ? ptx_file(a, *sub.image)
+                                        : sub.image->ptx.c_str();
+  if (replacement) {
+    *image = replacement;
+    std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
     if (a.config.verbose)
-      std::fprintf(stderr, "gpubt: %s: %zu kernel(s) instrumented in PTX (%s)\n", d.functionName,
-                   sub.image->kernels.size(), sub.image->symbol.c_str());
+      std::fprintf(stderr, "gpubt: %s: %zu kernel(s) instrumented in PTX (%s) in %.1f ms\n",
+                   d.functionName, sub.image->kernels.size(), sub.image->symbol.c_str(),
+                   ms.count());
+  } else if (sub.image) {
+    say(a, std::string(d.functionName) + ": cannot write the instrumented PTX next to " +
+               a.config.results_path + ": the module is patched in SASS instead");
   } else if (!sub.why.empty() && a.config.verbose) {
     std::fprintf(stderr, "gpubt: %s: no PTX backend for this module: %s\n", d.functionName,
                  sub.why.c_str());
@@ -445,6 +489,8 @@ int start() {
     a->images = std::make_unique<PtxImages>(a->config);
     a->max_isa = driver_ptx_isa();
     for (auto cbid : {SANITIZER_CBID_DRIVER_API_cuLibraryLoadData,
+                      SANITIZER_CBID_DRIVER_API_cuLibraryLoadFromFile,
+                      SANITIZER_CBID_DRIVER_API_cuModuleLoad,
                       SANITIZER_CBID_DRIVER_API_cuModuleLoadData,
                       SANITIZER_CBID_DRIVER_API_cuModuleLoadDataEx,
                       SANITIZER_CBID_DRIVER_API_cuModuleLoadFatBinary})

@@ -74,6 +74,24 @@ TEST(DeviceMaps, ScalarCount) {
   EXPECT_EQ(printed(m, data), printed(m, {entry(scalar_key(), {u64(4096)})}));
 }
 
+// A striped scalar aggregation (an entry per SM, codegen/device/lower_device.cpp): the entries
+// of SMs that ran the probe merge into the one value; a hist's buckets add up per bucket.
+TEST(DeviceMaps, StripedScalarsMergeAcrossSms) {
+  auto m = map_spec("@", AggKind::Count, {}, uint_t());
+  Image img(layout(2048, 0, 8));
+  img.put(0, {}, u64(4000));
+  img.put(8 * 131, {}, u64(96));
+  img.put(8 * 7, {}, u64(5), GPUBT_SLOT_BUSY);
+  EXPECT_EQ(printed(m, read(m, img)), "@: 4096\n");
+
+  auto h = map_spec("@h", AggKind::Hist, {}, uint_t());
+  Image hist(layout(256, 0, 8 * GPUBT_HIST_BUCKETS, GPUBT_HIST_BUCKETS));
+  hist.put(3, {}, buckets(GPUBT_HIST_BUCKETS, {{1, 2}, {5, 7}}));
+  hist.put(200, {}, buckets(GPUBT_HIST_BUCKETS, {{5, 3}}));
+  EXPECT_EQ(printed(h, read(h, hist)),
+            printed(h, {bucket({}, 1, 2), entry(bucket({}, 5, 0).key, {u64(7), u64(3)})}));
+}
+
 // gpu:kretprobe:vectorAdd < @[tid] = count(); >: only READY slots are entries.
 TEST(DeviceMaps, KeyedCountSkipsEmptyAndBusySlots) {
   auto m = map_spec("@", AggKind::Count, uint_t(), uint_t());

@@ -100,7 +100,7 @@ TEST(GpuInject, AssemblesProbesAndWritesConfig) {
   auto spec = count_by_key_spec();
   std::string dir;
   {
-    auto run = runtime::prepare_gpu_run(spec, abi::GpuBackend::Auto, false);
+    auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
     ASSERT_TRUE(run) << run.error();
     dir = run->dir;
     std::ifstream in(run->config_path);
@@ -132,7 +132,7 @@ TEST(GpuInject, PtxasErrorIsReported) {
   Env env;
   auto spec = count_by_key_spec();
   spec.device.ptx = "this is not PTX";
-  auto run = runtime::prepare_gpu_run(spec, abi::GpuBackend::Auto, false);
+  auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
   ASSERT_FALSE(run);
   EXPECT_NE(run.error().find("assembling the gpu probes for sm_90"), std::string::npos)
       << run.error();
@@ -140,7 +140,7 @@ TEST(GpuInject, PtxasErrorIsReported) {
 
 TEST(GpuInject, NoAgentIsAUserError) {
   setenv("GPUBT_AGENT_PATH", "/nonexistent/libgpubt_agent.so", 1);
-  auto run = runtime::prepare_gpu_run(count_by_key_spec(), abi::GpuBackend::Auto, false);
+  auto run = runtime::prepare_gpu_run(count_by_key_spec(), gpubt::abi::GpuBackend::Auto, false);
   unsetenv("GPUBT_AGENT_PATH");
   ASSERT_FALSE(run);
   EXPECT_NE(run.error().find("GPUBT_AGENT_PATH"), std::string::npos);
@@ -151,7 +151,7 @@ TEST(GpuResults, ContextsMergeAndDropsWarn) {
     GTEST_SKIP() << "no ptxas";
   Env env;
   auto spec = count_by_key_spec();
-  auto run = runtime::prepare_gpu_run(spec, abi::GpuBackend::Auto, false);
+  auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
   ASSERT_TRUE(run) << run.error();
   EXPECT_FALSE(runtime::collect_gpu_results(spec, *run)) << "no results file yet";
   gpubt::abi::AgentResults r;
@@ -191,7 +191,7 @@ TEST(GpuResults, NoLaunchMatchedIsAWarning) {
     GTEST_SKIP() << "no ptxas";
   Env env;
   auto spec = count_by_key_spec();
-  auto run = runtime::prepare_gpu_run(spec, abi::GpuBackend::Auto, false);
+  auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
   ASSERT_TRUE(run) << run.error();
   gpubt::abi::AgentResults r;
   gpubt::abi::DeviceImage a;
@@ -221,7 +221,7 @@ TEST(GpuInject, ProbesSharingAPointGetADispatcher) {
   spec.device.probes = {{"gpu:kretprobe:a", "a", true, "gpubt_probe_0"},
                         {"gpu:kprobe:b", "b", false, "gpubt_probe_1"},
                         {"gpu:kretprobe:c", "c", true, "gpubt_probe_2"}};
-  auto run = runtime::prepare_gpu_run(spec, abi::GpuBackend::Auto, false);
+  auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
   ASSERT_TRUE(run) << run.error(); // ptxas accepted the dispatcher
   std::ifstream in(run->config_path);
   std::stringstream text;

@@ -224,13 +224,27 @@ TEST(PtxTarget, DeviceMapLayouts) {
     EXPECT_EQ(m.buckets, buckets);
     EXPECT_EQ(m.entry_size, 8 + key + value);
   };
-  expect("@c", 1, 0, 8, 0);
+  // Scalar aggregations: an entry per SM (256), a 128-byte line apart (16-byte entries: 8).
+  expect("@c", 256 * 8, 0, 8, 0);
   expect("@", 1024, 8, 8, 0);
   expect("@h", 1024, 8, 8 * GPUBT_HIST_BUCKETS, GPUBT_HIST_BUCKETS);
-  expect("@l", 1, 0, 8 * 10, 10);
+  expect("@l", 256 * 2, 0, 8 * 10, 10);
   expect("@m", 1024, 16, 16, 0);
   expect("@v", 1024, 8, 72, 0);
   EXPECT_EQ(c.spec.device.ring_capacity, GPUBT_DEFAULT_RING_BYTES);
+}
+
+// Scalar aggregations are striped (the language cannot read them back in a probe); plain scalar
+// values, which probes read and overwrite, keep one entry.
+TEST(PtxTarget, OnlyScalarAggregationsAreStriped) {
+  auto c = compile_gpu_script("gpu:kretprobe:k { @c = count(); @x = 5; @y = sum(@x); @z += 1; }");
+  ASSERT_EQ(c.error, "");
+  std::map<std::string, uint32_t> capacity;
+  for (const auto &m : c.spec.device.maps)
+    capacity[c.spec.maps[m.map_index].name] = m.capacity;
+  EXPECT_EQ(capacity,
+            (std::map<std::string, uint32_t>{{"@c", 2048}, {"@x", 1}, {"@y", 2048}, {"@z", 1}}));
+  EXPECT_NE(c.spec.device.ptx.find("%smid"), std::string::npos);
 }
 
 // By default a keyed map gets GPUBT_DEFAULT_MAP_CAPACITY slots, fewer when they would need more
