@@ -121,7 +121,8 @@ void launch_samples(Gpu &g, int n, int gap_us, std::vector<Sample> &out) {
   }
 }
 
-// N round trips with a resident kernel; false if it never answered (then nothing is added).
+// N round trips with a resident kernel; false if an answer took over 2 s (the kernel is then
+// told to stop; the samples before it are kept).
 bool pingpong_samples(Gpu &g, int n, int gap_us, std::vector<Sample> &out) {
   *g.req = 0;
   g.ans[0] = 0;

@@ -155,6 +155,11 @@ def gpubt_nsecs_case(a, gpubt_case, row, stamps=50):
 def issue6_cases(a, plain, gpubt_case, row):
     """Adds issue 6's rows. `plain` is run_suite's dict of plain checksums (this fills in its
     own programs'); gpubt_case and row are run_suite's."""
+    missing = [p for p in ('uneven_grid', 'late_lane', 'clock_align')
+               if not os.access(f'{a.bin}/{p}', os.X_OK)]
+    if missing:
+        return row('issue6 programs built (scripts/gpu-build-issue6.sh)', False,
+                   f'missing in {a.bin}: {" ".join(missing)}')
     for prog, args in [('uneven_grid', [str(N), str(BLOCK), ','.join(map(str, GRIDS))]),
                        ('late_lane', [str(LATE['blocks']), str(LATE['threads']),
                                       str(LATE['spin_us']), '1'])]:
