@@ -47,6 +47,7 @@ nvcc -O2 -arch=$ARCH "$T/launch_ex.cu" -lcuda -o "$B/launch_ex" &
 nvcc -O2 -arch=$ARCH "$T/vector_add_counted.cu" -o "$B/vectorAdd_counted" &
 nvcc -arch=$ARCH -ptx -rdc=true -I"$ROOT" "$T/selftest_patch.cu" -o "$B/selftest.ptx"
 ptxas -arch=$ARCH --compile-as-tools-patch "$B/selftest.ptx" -o "$B/selftest.cubin"
+ARCH=$ARCH B=$B "$ROOT/scripts/gpu-build-issue6.sh"
 wait
 set +e
 # Objects built without PTX must have none (and the PTX-only one no SASS), or the case is moot.

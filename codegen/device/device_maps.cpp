@@ -85,7 +85,7 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
   llvm::Value *base = map_base(c, dm);
   uint64_t mask = L.capacity - 1;
   llvm::Value *start = words.empty() ? b.getInt64(0) : hash_words(c, words);
-  if (dm.stripe_step)
+  if (dm.stripe_step) // Min/Max start from the type's far end: claimed like any slot
     start = b.CreateMul(b.CreateZExt(c.target.special(b, Special::SmId), b.getInt64Ty()),
                         b.getInt64(dm.stripe_step));
   // The sequence reaches every slot: an update is dropped only when the table is full.
@@ -169,6 +169,17 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
   add(compare, true);
   add(full, false);
   return {e, found};
+}
+
+// A striped map's entry for this thread's SM.
+llvm::Value *stripe_entry(DevCtx &c, const DeviceMap &dm) {
+  auto &b = c.b;
+  auto *sm = b.CreateZExt(c.target.special(b, Special::SmId), b.getInt64Ty());
+  auto *index = b.CreateAnd(b.CreateMul(sm, b.getInt64(dm.stripe_step)),
+                            b.getInt64(dm.layout.capacity - 1));
+  auto *offset =
+      b.CreateAdd(b.getInt64(kHeaderSize), b.CreateMul(index, b.getInt64(dm.layout.entry_size)));
+  return b.CreateGEP(b.getInt8Ty(), map_base(c, dm), offset);
 }
 
 llvm::Value *value_ptr(DevCtx &c, const DeviceMap &dm, llvm::Value *entry, uint32_t word) {
@@ -333,8 +344,11 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
     break;
   }
 
+  // A striped aggregation that starts at zero needs no claim: the SM's entry is updated, then
+  // marked READY (a store nothing waits for, instead of the claim's load on the exit path).
+  bool unclaimed = dm->stripe_step && !initial_word0(c, vt);
   when(c, b.CreateICmpEQ(lane, leader), [&] {
-    Slot s = find_slot(c, *dm, words, true);
+    Slot s = unclaimed ? Slot{stripe_entry(c, *dm), b.getTrue()} : find_slot(c, *dm, words, true);
     when(c, s.found, [&] {
       auto word = [&](uint32_t i) { return value_ptr(c, *dm, s.entry, i); };
       switch (vt.kind) {
@@ -364,6 +378,8 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
       default:
         set_error(c, "BUG: aggregation update on map " + m.name + " of type " + to_string(vt));
       }
+      if (unclaimed)
+        store_u64(c, s.entry, b.getInt64(GPUBT_SLOT_READY));
     });
   });
 }

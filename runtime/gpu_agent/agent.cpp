@@ -20,6 +20,7 @@
 #include <sstream>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <utility>
 
 #include <cuda.h>
 #include <sanitizer.h>
@@ -203,29 +204,37 @@ void on_module_unload(Agent &a, const Sanitizer_ResourceModuleData &d) {
   it->second->masks.clear();
 }
 
-// Points kernel NAMES' slot of a PTX-backend module's userdata array at USERDATA.
+// The device address of IMAGE's userdata array in MODULE (of the current context); 0 if none.
+CUdeviceptr userdata_array(CUmodule module, const PtxImage &image) {
+  static auto get_global =
+      driver_function<CUresult (*)(CUdeviceptr *, size_t *, CUmodule, const char *)>(
+          "cuModuleGetGlobal_v2");
+  CUdeviceptr address = 0;
+  size_t bytes = 0;
+  if (!get_global || get_global(&address, &bytes, module, image.symbol.c_str()) != CUDA_SUCCESS ||
+      bytes < 8 * image.kernels.size())
+    return 0;
+  return address;
+}
+
+// Points kernel NAMES' slot of a PTX-backend module's userdata array at USERDATA. Looking the
+// array up is a driver call, which a graph launch callback must not make (it hangs the launch on
+// the H100): there the address must be known from the module's load (on_module_load_call).
 bool set_ptx_userdata(Context &c, CUmodule module, const PtxImage &image, const KernelNames &names,
-                      void *userdata) {
+                      void *userdata, bool may_call_driver) {
   size_t slot = 0;
   while (slot < image.kernels.size() && kernel_names(image.kernels[slot]).mangled != names.mangled)
     ++slot;
   if (slot == image.kernels.size())
     return true; // not instrumented: nothing reads a slot
-  auto [it, fresh] = c.userdata.emplace(module, 0);
-  if (fresh) {
-    static auto get_global =
-        driver_function<CUresult (*)(CUdeviceptr *, size_t *, CUmodule, const char *)>(
-            "cuModuleGetGlobal_v2");
-    size_t bytes = 0;
-    if (!get_global || get_global(&it->second, &bytes, module, image.symbol.c_str()) !=
-                           CUDA_SUCCESS || bytes < 8 * image.kernels.size())
-      it->second = 0;
-  }
-  return it->second &&
+  auto it = c.userdata.find(module);
+  if (it == c.userdata.end() && may_call_driver)
+    it = c.userdata.emplace(module, userdata_array(module, image)).first;
+  return it != c.userdata.end() && it->second &&
          c.memory->store_u64(it->second + 8 * slot, reinterpret_cast<uint64_t>(userdata));
 }
 
-void on_launch(Agent &a, const Sanitizer_LaunchData &d) {
+void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
   auto it = a.contexts.find(d.context);
   if (it == a.contexts.end())
     return;
@@ -253,7 +262,7 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d) {
     } else if (!userdata) {
       say(a, "cannot set up the probes of kernel " + names.base + ": it runs uninstrumented");
       mask = 0;
-    } else if (by_ptx ? !set_ptx_userdata(c, d.module, *ptx->second, names, userdata)
+    } else if (by_ptx ? !set_ptx_userdata(c, d.module, *ptx->second, names, userdata, !from_graph)
                       : sanitizerSetCallbackData(d.function, userdata) != SANITIZER_SUCCESS) {
       say(a, std::string(by_ptx ? "setting the userdata" : "sanitizerSetCallbackData") +
                  " failed for kernel " + names.base + ": it runs uninstrumented");
@@ -327,7 +336,36 @@ const char *ptx_file(Agent &a, const PtxImage &image) {
 
 // Before the driver loads a module: hand it the instrumented PTX instead, by rewriting the call's
 // image (or file name) argument in place (the driver reads its arguments from this block).
+// After a load of an instrumented image succeeded: its userdata array's address in the current
+// context, looked up now, while a driver call is safe.
+void on_module_loaded_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_CallbackData &d,
+                           const PtxImage &image) {
+  auto it = a.contexts.find(d.context);
+  void *handle = *static_cast<void *const *>(d.functionParams); // the CUmodule* / CUlibrary*
+  if (it == a.contexts.end() || !handle ||
+      *static_cast<const CUresult *>(d.functionReturnValue) != CUDA_SUCCESS)
+    return;
+  CUmodule module = nullptr;
+  if (cbid == SANITIZER_CBID_DRIVER_API_cuLibraryLoadData ||
+      cbid == SANITIZER_CBID_DRIVER_API_cuLibraryLoadFromFile) {
+    static auto get_module =
+        driver_function<CUresult (*)(CUmodule *, CUlibrary)>("cuLibraryGetModule");
+    if (!get_module || get_module(&module, *static_cast<CUlibrary *>(handle)) != CUDA_SUCCESS)
+      return;
+  } else {
+    module = *static_cast<CUmodule *>(handle);
+  }
+  if (CUdeviceptr address = module ? userdata_array(module, image) : 0)
+    it->second->userdata[module] = address;
+}
+
 void on_module_load_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_CallbackData &d) {
+  // The image substituted at this thread's API_ENTER, for its API_EXIT.
+  static thread_local const PtxImage *substituted = nullptr;
+  if (d.callbackSite == SANITIZER_API_EXIT && substituted) {
+    const PtxImage *image = std::exchange(substituted, nullptr);
+    return on_module_loaded_call(a, cbid, d, *image);
+  }
   if (d.callbackSite != SANITIZER_API_ENTER || !a.images)
     return;
   bool from_file = false;
@@ -370,6 +408,7 @@ void on_module_load_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_Ca
                                         : sub.image->ptx.c_str();
   if (replacement) {
     *image = replacement;
+    substituted = sub.image;
     std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
     if (a.config.verbose)
       std::fprintf(stderr, "gpubt: %s: %zu kernel(s) instrumented in PTX (%s) in %.1f ms\n",
@@ -407,7 +446,7 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
   if (domain == SANITIZER_CB_DOMAIN_DRIVER_API)
     return on_module_load_call(a, cbid, *static_cast<const Sanitizer_CallbackData *>(cbdata));
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
-    return on_launch(a, *static_cast<const Sanitizer_LaunchData *>(cbdata));
+    return on_launch(a, *static_cast<const Sanitizer_LaunchData *>(cbdata), false);
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_END) {
     if (a.config.events_fd >= 0)
       on_launch_end(a, *static_cast<const Sanitizer_LaunchData *>(cbdata));
@@ -417,7 +456,7 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
     // Kernels launched only from CUDA graphs never pass LAUNCH_BEGIN.
     const auto &node = *static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata);
     if (node.nodeType == CU_GRAPH_NODE_TYPE_KERNEL && !node.isGraphUpload)
-      on_launch(a, node.launchData);
+      on_launch(a, node.launchData, true);
     return;
   }
   if (domain != SANITIZER_CB_DOMAIN_RESOURCE)

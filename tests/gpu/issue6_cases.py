@@ -86,8 +86,10 @@ def kernelretsnoop_case(a, gpubt_case, row, plain):
         return ok, (f'exit {p.returncode}, {lines} exit lines (want {threads}), {late}/{warps} '
                     f'warps with lane 31 >= {LATE_MIN_NS} ns late; lane 31 - median lane: '
                     f'{spread}; {lost.group(0) if lost else "none lost"}')
-    gpubt_case(a, f'issue6: kernelretsnoop.bt shows lane 31 exiting {s} us late',
-               _tool(a, 'kernelretsnoop.bt'), f'{a.bin}/late_lane {b} {t} {s} 1', check, plain)
+    for backend in ('ptx', 'sass'):
+        gpubt_case(a, f'issue6: kernelretsnoop.bt shows lane 31 exiting {s} us late ({backend})',
+                   _tool(a, 'kernelretsnoop.bt'), f'{a.bin}/late_lane {b} {t} {s} 1', check, plain,
+                   opts=(f'--gpu-backend={backend}',))
 
 
 def clock_summary(stdout):

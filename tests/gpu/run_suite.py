@@ -4,6 +4,8 @@ hand-written probe module (selftest_patch.cu), then gpubt end to end, then timin
 PASS/FAIL/SKIP row per case and exits 1 if any failed."""
 import argparse, glob, os, re, struct, subprocess, sys, tempfile, time
 
+from issue6_cases import issue6_cases
+
 NEVER = '-'  # a kernel pattern no kernel name matches
 SLOT_READY = 2
 rows = []
@@ -15,9 +17,15 @@ def row(name, ok, detail=''):
     print(f'[{status}] {name}: {detail}', flush=True)
 
 
-def run(cmd, env=None, timeout=300):
+def run(cmd, env=None, timeout=120):
+    """A hung run is a failed case (exit -9, 'timed out' on stderr), not the end of the suite."""
     t0 = time.time()
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        out = lambda b: b.decode(errors='replace') if isinstance(b, bytes) else (b or '')
+        p = subprocess.CompletedProcess(cmd, -9, out(e.stdout),
+                                        out(e.stderr) + f'\ntimed out after {timeout} s')
     return p, time.time() - t0
 
 
@@ -500,6 +508,7 @@ def main():
         agent_cases(a, tmp, plain)
         if a.timings:
             agent_timings(a, tmp)
+    issue6_cases(a, plain, gpubt_case, row)
     if a.gpubt:
         gpubt_cases(a, plain)
         backend_cases(a, plain)
