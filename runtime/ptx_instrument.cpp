@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/ptx_inline.h"
 #include "runtime/ptx_scan.h"
 
 namespace gpubt::runtime {
@@ -93,7 +94,9 @@ Header find_header(const std::vector<TopItem> &items) {
 struct Probes {
   std::map<std::string, std::string> functions; // requested name -> name in the output
   std::string prototypes;                       // one `.func (...) name(...);` per function
-  std::string body; // everything but the header directives, `.visible` dropped
+  std::string globals; // their variables: declared up front, as pasted probes use them
+  std::string body;    // their functions, `.visible` dropped
+  std::map<std::string, ptx::InlineFunction> inlines; // by output name: pasted at call sites
   int version = -1, sm = -1;
 };
 
@@ -144,9 +147,11 @@ Result<Probes> prepare_probes(std::string_view module, const std::string &probe_
         while (!proto.empty() && std::isspace(static_cast<unsigned char>(proto.back())))
           proto.pop_back();
         p.prototypes += ptx::rename_tokens(proto, renames) + ";\n";
+        if (auto f = ptx::prepare_inline(ptx::rename_tokens(item, renames)))
+          p.inlines[p.functions[i.name]] = std::move(*f);
       }
     }
-    p.body += ptx::rename_tokens(item, renames) + "\n\n";
+    (i.is_function ? p.body : p.globals) += ptx::rename_tokens(item, renames) + "\n\n";
   }
   return p;
 }
@@ -159,25 +164,35 @@ size_t line_start(std::string_view text, size_t at) {
   return b == 0 || text[b - 1] == '\n' ? b : at;
 }
 
-// The call sequence to PROBE with gpubt_userdata[INDEX], under PREDICATE (may be empty).
-std::string probe_call(const std::string &probe, const std::string &userdata, size_t index,
-                       const std::string &predicate, const char *what) {
+// The kernel's userdata (gpubt_userdata[INDEX]), loaded once at its entry into %gpubt_ud, so the
+// load is off the exit path. One line, at the kernel's top level. Markers that code may follow on
+// their line are block comments.
+std::string userdata_load(const std::string &userdata, size_t index) {
+  return ".reg .b64 %gpubt_ud; ld.global.u64 %gpubt_ud, [" + userdata + "+" +
+         std::to_string(8 * index) + "]; /* gpubt: userdata */";
+}
+
+// PROBE with the kernel's userdata, under PREDICATE (may be empty): its body pasted (SITE makes
+// its names unique), or a call where it could not be prepared for that.
+std::string probe_call(const Probes &probes, const std::string &probe, const std::string &predicate,
+                       const char *what, size_t site) {
+  std::string open = std::string("{ // gpubt: ") + what + " probe\n";
+  if (auto f = probes.inlines.find(probe); f != probes.inlines.end())
+    return open +
+           ptx::inline_call(f->second, {"%gpubt_ud", "0"}, "gpubt" + std::to_string(site) + "_",
+                            predicate) +
+           "\n\t} /* gpubt */";
   std::string pred = predicate.empty() ? "" : predicate + " ";
-  return std::string("{ // gpubt: ") + what +
-         " probe\n"
-         "\t.reg .b64 %gpubt_ud;\n"
+  return open +
          "\t.param .b64 gpubt_arg0;\n"
          "\t.param .b64 gpubt_arg1;\n"
          "\t.param .b32 gpubt_ret;\n"
-         "\tld.global.u64 %gpubt_ud, [" +
-         userdata + "+" + std::to_string(8 * index) +
-         "];\n"
          "\tst.param.b64 [gpubt_arg0], %gpubt_ud;\n"
          "\tst.param.b64 [gpubt_arg1], 0;\n"
          "\t" +
          pred + "call (gpubt_ret), " + probe +
          ", (gpubt_arg0, gpubt_arg1);\n"
-         "\t} // gpubt";
+         "\t} /* gpubt */";
 }
 
 // Before the statement at AT: a line of its own when AT starts its line (after blanks).
@@ -205,20 +220,22 @@ bool declaration(const Statement &s) {
 }
 
 Status instrument_kernel(std::string_view text, const TopItem &kernel, const PtxKernelProbes &p,
-                         const std::string &userdata, size_t index, std::vector<Edit> &edits) {
+                         const Probes &probes, const std::string &userdata, size_t index,
+                         size_t &sites, std::vector<Edit> &edits) {
   auto body = ptx::scan_body(text, kernel.body_open, kernel.body_close);
   if (!body)
     return Error{"kernel " + kernel.name + ": " + body.error()};
   const auto &stmts = *body;
-  if (!p.entry_probe.empty()) {
-    size_t at = kernel.body_close;
-    for (const Statement &s : stmts)
-      if (s.depth > 1 || !declaration(s)) {
-        at = s.begin;
-        break;
-      }
-    edits.push_back(insert_before(text, at, probe_call(p.entry_probe, userdata, index, "", "entry")));
-  }
+  size_t entry = kernel.body_close;
+  for (const Statement &s : stmts)
+    if (s.depth > 1 || !declaration(s)) {
+      entry = s.begin;
+      break;
+    }
+  edits.push_back(insert_before(text, entry, userdata_load(userdata, index)));
+  if (!p.entry_probe.empty())
+    edits.push_back(
+        insert_before(text, entry, probe_call(probes, p.entry_probe, "", "entry", sites++)));
   if (!p.exit_probe.empty()) {
     const Statement *last = nullptr;
     for (const Statement &s : stmts) {
@@ -226,11 +243,11 @@ Status instrument_kernel(std::string_view text, const TopItem &kernel, const Ptx
         last = &s;
       if (is_exit(s))
         edits.push_back(
-            insert_before(text, s.begin, probe_call(p.exit_probe, userdata, index, s.predicate, "exit")));
+            insert_before(text, s.begin, probe_call(probes, p.exit_probe, s.predicate, "exit", sites++)));
     }
     if (!last || !ends_flow(*last)) // falling off the end returns too
       edits.push_back(
-          insert_before(text, kernel.body_close, probe_call(p.exit_probe, userdata, index, "", "exit")));
+          insert_before(text, kernel.body_close, probe_call(probes, p.exit_probe, "", "exit", sites++)));
   }
   return Ok{};
 }
@@ -255,6 +272,7 @@ Result<std::string> instrument_ptx(std::string_view module, const PtxInstrumentO
 
   std::vector<Edit> edits;
   std::set<std::string> seen;
+  size_t sites = 0;
   for (size_t k = 0; k < options.kernels.size(); ++k) {
     const PtxKernelProbes &p = options.kernels[k];
     auto it = kernels.find(p.kernel);
@@ -271,7 +289,8 @@ Result<std::string> instrument_ptx(std::string_view module, const PtxInstrumentO
         return make_error("probe function " + *f + " is not in the probe PTX");
       *f = fn->second;
     }
-    if (auto st = instrument_kernel(module, *it->second, named, options.userdata_symbol, k, edits); !st)
+    if (auto st = instrument_kernel(module, *it->second, named, *probes, options.userdata_symbol, k,
+                                    sites, edits); !st)
       return Error{st.error()};
   }
 
@@ -307,7 +326,7 @@ Result<std::string> instrument_ptx(std::string_view module, const PtxInstrumentO
   std::string decls = "\n// gpubt: begin declarations\n.visible .global .align 8 .u64 " +
                       options.userdata_symbol + "[" +
                       std::to_string(std::max<size_t>(1, options.kernels.size())) + "];\n" +
-                      probes->prototypes + "// gpubt: end declarations\n";
+                      probes->globals + probes->prototypes + "// gpubt: end declarations\n";
   edits.push_back({last_header->end, 0, decls});
   std::string tail = std::string(module.empty() || module.back() == '\n' ? "" : "\n") +
                      "\n// gpubt: begin probes\n" + probes->body + "// gpubt: end probes\n";

@@ -410,9 +410,11 @@ void on_module_load_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_Ca
     *image = replacement;
     substituted = sub.image;
     std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
+    // -v also leaves the instrumented PTX in gpubt's run folder (kept with GPUBT_KEEP_TEMP).
+    const char *kept = a.config.verbose ? ptx_file(a, *sub.image) : nullptr;
     if (a.config.verbose)
       std::fprintf(stderr, "gpubt: %s: %zu kernel(s) instrumented in PTX (%s) in %.1f ms\n",
-                   d.functionName, sub.image->kernels.size(), sub.image->symbol.c_str(),
+                   d.functionName, sub.image->kernels.size(), kept ? kept : "",
                    ms.count());
   } else if (sub.image) {
     say(a, std::string(d.functionName) + ": cannot write the instrumented PTX next to " +

@@ -2,16 +2,19 @@
 // gpu:kretprobe:vectorAdd probe does at the kernel's exit (every thread, also those with i >= n;
 // warp-aggregated as gpubt's device maps are). Usage: vectorAdd_counted [N] [LAUNCHES] [VARIANT]
 // VARIANT: none | count (@ = count()) | tid1024 (@[tid % 1024] = count()) | hist (@h = hist(clock))
+//          | count_sm (count, one counter per SM, 128 B apart: what gpubt's striped map does)
+//          | count_smwarp (one per SM and warp slot % 8, 32 B apart)
 #include <cstdlib>
 #include <cstring>
 
 #include "check.cuh"
 
-enum Variant { kNone, kCount, kTid1024, kHist };
+enum Variant { kNone, kCount, kTid1024, kHist, kCountSm, kCountSmWarp };
 
 __device__ unsigned long long gCount;
 __device__ unsigned long long gPerTid[1024];
 __device__ unsigned long long gHist[65];
+__device__ unsigned long long gStripes[256 * 16]; // 256 SMs x 16 words (128 B)
 
 template <int V> __global__ void vectorAddCounted(const float *a, const float *b, float *c, int n) {
   int i = blockDim.x * blockIdx.x + threadIdx.x;
@@ -22,6 +25,13 @@ template <int V> __global__ void vectorAddCounted(const float *a, const float *b
     unsigned mask = __activemask();
     if (lane == __ffs(mask) - 1)
       atomicAdd(&gCount, (unsigned long long)__popc(mask));
+  } else if (V == kCountSm || V == kCountSmWarp) {
+    unsigned mask = __activemask(), sm, warp;
+    asm("mov.u32 %0, %%smid;" : "=r"(sm));
+    asm("mov.u32 %0, %%warpid;" : "=r"(warp));
+    unsigned slot = V == kCountSm ? sm * 16 : sm * 16 + (warp & 7) * 2;
+    if (lane == __ffs(mask) - 1)
+      atomicAdd(&gStripes[slot & (256 * 16 - 1)], (unsigned long long)__popc(mask));
   } else if (V == kTid1024) { // 32 distinct keys per warp: nothing to aggregate
     atomicAdd(&gPerTid[i & 1023], 1ull);
   } else if (V == kHist) { // log2 bucket of the clock; lanes of one bucket add once
@@ -40,6 +50,11 @@ static int counted(Variant v, unsigned long long &total) {
   total = 0;
   if (v == kCount) {
     CHECK(cudaMemcpyFromSymbol(&total, gCount, sizeof total));
+  } else if (v == kCountSm || v == kCountSmWarp) {
+    static unsigned long long stripes[256 * 16];
+    CHECK(cudaMemcpyFromSymbol(stripes, gStripes, sizeof stripes));
+    for (unsigned long long w : stripes)
+      total += w;
   } else if (v != kNone) {
     size_t n = v == kTid1024 ? 1024 : 65;
     if (v == kTid1024)
@@ -55,9 +70,9 @@ static int counted(Variant v, unsigned long long &total) {
 int main(int argc, char **argv) {
   int n = argc > 1 ? std::atoi(argv[1]) : 50000;
   int launches = argc > 2 ? std::atoi(argv[2]) : 1;
-  const char *names[] = {"none", "count", "tid1024", "hist"};
+  const char *names[] = {"none", "count", "tid1024", "hist", "count_sm", "count_smwarp"};
   Variant v = kNone;
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 6; ++i)
     if (argc > 3 && std::strcmp(argv[3], names[i]) == 0)
       v = Variant(i);
   if (argc > 3 && std::strcmp(argv[3], names[v]) != 0) {
@@ -66,7 +81,7 @@ int main(int argc, char **argv) {
   }
   void (*kernels[])(const float *, const float *, float *, int) = {
       vectorAddCounted<kNone>, vectorAddCounted<kCount>, vectorAddCounted<kTid1024>,
-      vectorAddCounted<kHist>};
+      vectorAddCounted<kHist>, vectorAddCounted<kCountSm>, vectorAddCounted<kCountSmWarp>};
   auto kernel = kernels[v];
 
   size_t bytes = size_t(n) * sizeof(float);

@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -38,9 +39,14 @@ std::string strip_inserted(const std::string &out) {
   static const std::regex decls(
       "\n// gpubt: begin declarations\n[\\s\\S]*?// gpubt: end declarations\n");
   static const std::regex probes("\n\n// gpubt: begin probes\n[\\s\\S]*?// gpubt: end probes\n");
-  static const std::regex line_call("\t\\{ // gpubt: \\w+ probe\n[\\s\\S]*?\t\\} // gpubt\n");
-  static const std::regex inline_call("\\{ // gpubt: \\w+ probe\n[\\s\\S]*?\t\\} // gpubt ");
+  static const std::regex line_call(
+      "\t\\{ // gpubt: \\w+ probe\n[\\s\\S]*?\t\\} /\\* gpubt \\*/\n");
+  static const std::regex inline_call(
+      "\\{ // gpubt: \\w+ probe\n[\\s\\S]*?\t\\} /\\* gpubt \\*/ ");
+  static const std::regex userdata("\t?\\.reg \\.b64 %gpubt_ud; ld\\.global\\.u64 %gpubt_ud, "
+                                   "\\[\\w+\\+\\d+\\]; /\\* gpubt: userdata \\*/(\n| )");
   std::string s = std::regex_replace(out, decls, "");
+  s = std::regex_replace(s, userdata, "");
   s = std::regex_replace(s, probes, "\n");
   s = std::regex_replace(s, line_call, "");
   return std::regex_replace(s, inline_call, "");
@@ -153,9 +159,9 @@ TEST_F(PtxInstrumentTest, EverythingElseIsByteIdentical) {
   }
 }
 
-// Lines of KERNEL's body that are ret/exit, with the two lines before each.
+// Each ret/exit line of KERNEL with the probe block right before it.
 struct ExitSite {
-  std::string exit, call, close;
+  std::string exit, block, close;
 };
 std::vector<ExitSite> exit_sites(const std::string &kernel) {
   static const std::regex exit_line("^\\s*(@!?%?\\w+\\s+)?(ret|exit);$");
@@ -164,9 +170,14 @@ std::vector<ExitSite> exit_sites(const std::string &kernel) {
   for (std::string l; std::getline(ss, l);)
     lines.push_back(l);
   std::vector<ExitSite> out;
-  for (size_t i = 0; i < lines.size(); ++i)
-    if (std::regex_match(lines[i], exit_line) && i >= 2)
-      out.push_back({lines[i], lines[i - 2], lines[i - 1]});
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (!std::regex_match(lines[i], exit_line))
+      continue;
+    std::string block;
+    for (size_t j = i - 1; j > 0 && lines[j].find("// gpubt: exit probe") == std::string::npos;)
+      block = lines[--j] + "\n" + block;
+    out.push_back({lines[i], block, lines[i - 1]});
+  }
   return out;
 }
 
@@ -176,28 +187,44 @@ std::string predicate_of(const std::string &line) {
   return std::regex_search(line, m, pred) ? m[1].str() : "";
 }
 
-TEST_F(PtxInstrumentTest, EveryExitCallsTheExitProbeUnderItsPredicate) {
+std::string negated(const std::string &pred) {
+  return pred[1] == '!' ? "@" + pred.substr(2) : "@!" + pred.substr(1);
+}
+
+// The exit probe's body is pasted before every exit: its registers and labels renamed per site,
+// its userdata argument the kernel's %gpubt_ud, skipped unless the exit's predicate holds.
+TEST_F(PtxInstrumentTest, EveryExitRunsTheExitProbeUnderItsPredicate) {
   for (const std::string arch : {"sm_90", "sm_75"}) {
     std::string out = instrument(arch, probes90_);
     std::map<std::string, size_t> want_exits = {{kEarly, 1}, {kScaleD, 1}, {kTrap, 4}};
+    std::set<std::string> prefixes;
     for (const auto &[k, n] : want_exits) {
       auto sites = exit_sites(kernel_text(out, k));
       EXPECT_EQ(sites.size(), n) << arch << " " << k << "\n" << kernel_text(out, k);
       for (const auto &s : sites) {
-        EXPECT_EQ(s.close, "\t} // gpubt") << k << ": " << s.exit;
+        EXPECT_EQ(s.close, "\t} /* gpubt */") << k << ": " << s.exit;
+        std::smatch m;
+        ASSERT_TRUE(std::regex_search(s.block, m, std::regex("\\$(gpubt\\d+_)L__BB1_3")))
+            << k << ": the exit probe (gpubt_probe_1) is not pasted:\n" << s.block;
+        prefixes.insert(m[1]);
+        EXPECT_NE(s.block.find("mov.b64 %" + m[1].str() + "rd4, %gpubt_ud;"), std::string::npos)
+            << s.block;
+        EXPECT_EQ(s.block.find("call"), std::string::npos) << s.block;
         std::string pred = predicate_of(s.exit);
-        EXPECT_EQ(s.call, "\t" + (pred.empty() ? "" : pred + " ") +
-                              "call (gpubt_ret), gpubt_probe_1, (gpubt_arg0, gpubt_arg1);")
-            << k << ": " << s.exit;
+        if (!pred.empty())
+          EXPECT_NE(s.block.find("\t" + negated(pred) + " bra $" + m[1].str() + "done;"),
+                    std::string::npos)
+              << k << ": " << s.exit << "\n" << s.block;
       }
     }
+    EXPECT_EQ(prefixes.size(), 6u) << "each site's names are its own";
     // The predicated forms nvcc keeps from inline asm, and the branches around them.
     std::string trap = kernel_text(out, kTrap);
-    EXPECT_NE(trap.find("\t@p call (gpubt_ret), gpubt_probe_1"), std::string::npos);
-    EXPECT_NE(trap.find("\t@q call (gpubt_ret), gpubt_probe_1"), std::string::npos);
+    EXPECT_NE(trap.find("\t@!p bra $gpubt"), std::string::npos);
+    EXPECT_NE(trap.find("\t@!q bra $gpubt"), std::string::npos);
     EXPECT_NE(trap.find("@!q bra.uni skip;"), std::string::npos);
     // `say` has only an entry probe: its ret is untouched.
-    EXPECT_EQ(kernel_text(out, kSay).find("gpubt_probe_1"), std::string::npos);
+    EXPECT_EQ(kernel_text(out, kSay).find("L__BB1_"), std::string::npos);
   }
 }
 
@@ -238,7 +265,8 @@ TEST_F(PtxInstrumentTest, ClashingProbeFunctionNamesAndReinstrumenting) {
   std::string in = ptx_["sm_90"] + "\n.func gpubt_probe_1() { ret; }\n";
   auto r = instrument_ptx(in, standard_options(probes90_));
   ASSERT_TRUE(r.ok()) << r.error();
-  EXPECT_NE(r->find("call (gpubt_ret), gpubt_probe_1_gpubt,"), std::string::npos);
+  EXPECT_NE(r->find(".func  (.param .b32 func_retval0) gpubt_probe_1_gpubt("), std::string::npos);
+  EXPECT_EQ(r->find("call (gpubt_ret), gpubt_probe_1,"), std::string::npos);
   EXPECT_EQ(assemble(*r, "sm_90"), "");
   auto again = instrument_ptx(*r, standard_options(probes90_));
   ASSERT_FALSE(again.ok());
@@ -392,18 +420,19 @@ TEST_F(PtxInstrumentTest, HandWrittenTrickyModule) {
   EXPECT_NE(out.find(".visible .entry untouched(.param .u64 p0) { ret; }\n"), std::string::npos);
   // The label stays first, so branches to it run the probe too; predicates carry over.
   EXPECT_NE(out.find("$L__again: { // gpubt: exit probe\n"), std::string::npos);
-  EXPECT_NE(out.find("\t@%p2 call (gpubt_ret), gpubt_probe_1"), std::string::npos);
-  EXPECT_NE(out.find("\t@!%p3 call (gpubt_ret), gpubt_probe_1"), std::string::npos);
-  EXPECT_NE(out.find("\t@%p1 call (gpubt_ret), gpubt_probe_1"), std::string::npos);
+  EXPECT_NE(out.find("\t@!%p2 bra $gpubt"), std::string::npos);
+  EXPECT_NE(out.find("\t@%p3 bra $gpubt"), std::string::npos);
+  EXPECT_NE(out.find("\t@!%p1 bra $gpubt"), std::string::npos);
   // The entry probe precedes the first label (a loop head may branch back to it otherwise).
   EXPECT_LT(out.find("gpubt: entry probe"), out.find("$L__start:"));
   // Falling off the end after $L__out: is an exit too.
   EXPECT_NE(out.find("$L__out:\n\t{ // gpubt: exit probe"), std::string::npos);
-  size_t calls = 0;
-  for (size_t at = 0; (at = out.find("call (gpubt_ret), gpubt_probe_1", at)) != std::string::npos;
+  size_t pasted = 0;
+  for (size_t at = 0; (at = out.find("// gpubt: exit probe\n\t{\n", at)) != std::string::npos;
        ++at)
-    ++calls;
-  EXPECT_EQ(calls, 4u);
+    ++pasted;
+  EXPECT_EQ(pasted, 4u);
+  EXPECT_EQ(out.find("call (gpubt_ret)"), std::string::npos);
 }
 
 TEST(PtxInstrument, MalformedModulesAreErrors) {
