@@ -2,6 +2,7 @@
 // on the device; the host layout has one entry per (key, bucket) with a non-zero count.
 #include "runtime/device_maps.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/abi/device_abi.h"
@@ -85,6 +86,8 @@ Status add_device_map_image(const abi::MapSpec &map, const abi::DeviceMapSpec &l
     if (L.key_size)
       std::memcpy(key.data(), e + 8, user_key);
     const uint8_t *value = e + 8 + L.key_size;
+    if (L.prefilled && std::all_of(value, value + L.value_size, [](uint8_t b) { return !b; }))
+      continue; // never updated
     if (!bucketed) {
       add_row(into, std::move(key), value, value_size);
       continue;

@@ -344,9 +344,8 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
     break;
   }
 
-  // A striped aggregation that starts at zero needs no claim: the SM's entry is updated, then
-  // marked READY (a store nothing waits for, instead of the claim's load on the exit path).
-  bool unclaimed = dm->stripe_step && !initial_word0(c, vt);
+  // A prefilled (striped) map needs no claim: the SM's entry is READY from the start.
+  bool unclaimed = dm->layout.prefilled;
   when(c, b.CreateICmpEQ(lane, leader), [&] {
     Slot s = unclaimed ? Slot{stripe_entry(c, *dm), b.getTrue()} : find_slot(c, *dm, words, true);
     when(c, s.found, [&] {
@@ -378,8 +377,6 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
       default:
         set_error(c, "BUG: aggregation update on map " + m.name + " of type " + to_string(vt));
       }
-      if (unclaimed)
-        store_u64(c, s.entry, b.getInt64(GPUBT_SLOT_READY));
     });
   });
 }

@@ -92,7 +92,7 @@ std::string write_agent_config(const AgentConfig &c) {
       << p.kernel << "\n";
   for (const auto &m : c.maps)
     o << "map\t" << m.capacity << "\t" << m.key_size << "\t" << m.value_size << "\t" << m.entry_size
-      << "\t" << m.buckets << "\n";
+      << "\t" << m.buckets << (m.prefilled ? "\tprefilled" : "") << "\n";
   if (c.events_fd >= 0)
     o << "events\t" << c.events_fd << "\n";
   if (c.verbose)
@@ -122,11 +122,12 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
       ok = parse_backend(f[1], c.backend);
     else if (d == "probe" && f.size() == 5 && (f[1] == "enter" || f[1] == "exit"))
       c.probes.push_back({f[3], f[4], f[1] == "exit", f[2]});
-    else if (d == "map" && f.size() == 6) {
+    else if (d == "map" && (f.size() == 6 || (f.size() == 7 && f[6] == "prefilled"))) {
       DeviceMapSpec m;
       ok = to_uint(f[1], m.capacity) && to_uint(f[2], m.key_size) && to_uint(f[3], m.value_size) &&
            to_uint(f[4], m.entry_size) && to_uint(f[5], m.buckets) &&
            m.entry_size >= 8 + m.key_size + m.value_size;
+      m.prefilled = f.size() == 7;
       c.maps.push_back(m);
     } else if (d == "events" && f.size() == 2)
       ok = to_uint(f[1], c.events_fd);

@@ -18,6 +18,9 @@
  * `ptxas -arch=sm_XX --compile-as-tools-patch` (no -c). */
 #define GPUBT_DEVICE_ABI_VERSION 1u
 #define GPUBT_PROBE_FUNCTION_PREFIX "gpubt_probe_"
+/* gpubt_probe_N_direct: probe N without the probe_mask test, for the PTX backend, which pastes it
+ * only into kernels that probe N matches (where it alone is at that point). */
+#define GPUBT_PROBE_DIRECT_SUFFIX "_direct"
 #define GPUBT_PATCH_SUCCESS 0
 
 #define GPUBT_MAX_DEVICE_MAPS 64u

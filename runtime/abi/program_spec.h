@@ -128,6 +128,9 @@ struct DeviceMapSpec {
   uint32_t value_size = 0;  // device value bytes (multiple of 8)
   uint32_t entry_size = 0;  // 8 + key_size + value_size
   uint32_t buckets = 0;     // Hist/Lhist: uint64 buckets per value
+  // Every slot is READY (key 0, value 0) from the start and probes never claim: striped scalar
+  // aggregations that start at zero. The host skips the slots still all zero.
+  bool prefilled = false;
   uint64_t storage_size() const { return 32 + uint64_t(capacity) * entry_size; }
 };
 

@@ -59,6 +59,28 @@ uint64_t take_records(const uint8_t *raw, uint32_t capacity, std::vector<uint8_t
   return pos;
 }
 
+// Every entry of a prefilled map READY (key and value zero), written from a pinned image.
+SanitizerResult prefill(CUcontext ctx, void *map, const abi::DeviceMapSpec &spec) {
+  void *image = nullptr;
+  uint64_t size = spec.storage_size();
+  SanitizerResult r = sanitizerAllocHost(ctx, &image, size);
+  if (r != SANITIZER_SUCCESS)
+    return r;
+  auto *bytes = static_cast<uint8_t *>(image);
+  std::memset(bytes, 0, size);
+  gpubt_device_map_header h{spec.capacity, spec.key_size, spec.value_size, spec.entry_size, 0, 0};
+  std::memcpy(bytes, &h, sizeof h);
+  for (uint64_t i = 0; i < spec.capacity; ++i) {
+    uint64_t ready = GPUBT_SLOT_READY;
+    std::memcpy(bytes + sizeof h + i * spec.entry_size, &ready, 8);
+  }
+  r = sanitizerMemcpyHostToDeviceAsync(map, image, size, nullptr);
+  if (r == SANITIZER_SUCCESS) // waits for the copy before the image goes
+    r = sanitizerMemcpyDeviceToHost(bytes, map, 8, nullptr);
+  sanitizerFreeHost(ctx, image);
+  return r;
+}
+
 } // namespace
 
 Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfig &config) {
@@ -83,6 +105,8 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
     m.map_sizes_.push_back(size);
     if ((r = sanitizerMemset(p, 0, size, nullptr)) != SANITIZER_SUCCESS)
       return fail("sanitizerMemset", r);
+    if (spec.prefilled && (r = prefill(ctx, p, spec)) != SANITIZER_SUCCESS)
+      return fail("marking a striped map's entries", r);
     if (staged + sizeof(gpubt_device_map_header) > kStagingBytes / 2)
       return fail("too many device maps", SANITIZER_ERROR_INVALID_PARAMETER);
     gpubt_device_map_header h{spec.capacity, spec.key_size, spec.value_size, spec.entry_size, 0, 0};

@@ -119,14 +119,17 @@ Substitution PtxImages::substitute(const void *image, int sm, int max_isa) {
       continue;
     KernelNames names = kernel_names(item.name);
     runtime::PtxKernelProbes k{item.name, "", ""};
-    // One matching probe at a point is called directly; several share the dispatcher.
+    // One matching probe at a point runs without its probe_mask test; several share the
+    // dispatcher, which calls each one's tested form.
     int matches[2] = {0, 0};
     for (size_t i = 0; i < config_.probes.size() && i < 64; ++i) {
       const auto &p = config_.probes[i];
       if (!kernel_matches(p.kernel, names))
         continue;
       std::string &slot = p.exit ? k.exit_probe : k.entry_probe;
-      slot = ++matches[p.exit] == 1 ? GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(i) : p.function;
+      slot = ++matches[p.exit] == 1
+                 ? GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(i) + GPUBT_PROBE_DIRECT_SUFFIX
+                 : p.function;
     }
     if (matches[0] || matches[1]) {
       options.kernels.push_back(k);

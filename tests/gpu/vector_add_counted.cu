@@ -4,17 +4,22 @@
 // VARIANT: none | count (@ = count()) | tid1024 (@[tid % 1024] = count()) | hist (@h = hist(clock))
 //          | count_sm (count, one counter per SM, 128 B apart: what gpubt's striped map does)
 //          | count_smwarp (one per SM and warp slot % 8, 32 B apart)
+//          | count_sm_store (count_sm plus a store per warp to the counter's line: a READY mark)
+//          | count_sm_loads (count_sm behind a userdata slot, a ctx probe mask and map pointer)
 #include <cstdlib>
 #include <cstring>
 
 #include "check.cuh"
 
-enum Variant { kNone, kCount, kTid1024, kHist, kCountSm, kCountSmWarp };
+enum Variant { kNone, kCount, kTid1024, kHist, kCountSm, kCountSmWarp, kCountSmStore, kCountSmLoads };
 
 __device__ unsigned long long gCount;
 __device__ unsigned long long gPerTid[1024];
 __device__ unsigned long long gHist[65];
 __device__ unsigned long long gStripes[256 * 16]; // 256 SMs x 16 words (128 B)
+struct Ctx { unsigned long long pad[12]; unsigned long long *map; unsigned long long more[64]; unsigned long long mask; };
+__device__ Ctx gCtx;
+__device__ Ctx *gUserdata[1];
 
 template <int V> __global__ void vectorAddCounted(const float *a, const float *b, float *c, int n) {
   int i = blockDim.x * blockIdx.x + threadIdx.x;
@@ -25,6 +30,21 @@ template <int V> __global__ void vectorAddCounted(const float *a, const float *b
     unsigned mask = __activemask();
     if (lane == __ffs(mask) - 1)
       atomicAdd(&gCount, (unsigned long long)__popc(mask));
+  } else if (V == kCountSmStore || V == kCountSmLoads) { // what gpubt's probe adds: a READY store; the ctx loads
+    unsigned mask = __activemask(), sm;
+    asm("mov.u32 %0, %%smid;" : "=r"(sm));
+    unsigned long long *stripes = gStripes;
+    bool on = true;
+    if (V == kCountSmLoads) {
+      Ctx *ctx = gUserdata[0];
+      on = ctx && (ctx->mask & 1);
+      stripes = on ? ctx->map : nullptr;
+    }
+    if (on && lane == __ffs(mask) - 1) {
+      atomicAdd(&stripes[(sm * 16 + 1) & (256 * 16 - 1)], (unsigned long long)__popc(mask));
+      if (V == kCountSmStore)
+        stripes[(sm * 16) & (256 * 16 - 1)] = 2;
+    }
   } else if (V == kCountSm || V == kCountSmWarp) {
     unsigned mask = __activemask(), sm, warp;
     asm("mov.u32 %0, %%smid;" : "=r"(sm));
@@ -50,11 +70,11 @@ static int counted(Variant v, unsigned long long &total) {
   total = 0;
   if (v == kCount) {
     CHECK(cudaMemcpyFromSymbol(&total, gCount, sizeof total));
-  } else if (v == kCountSm || v == kCountSmWarp) {
+  } else if (v == kCountSm || v == kCountSmWarp || v == kCountSmStore || v == kCountSmLoads) {
     static unsigned long long stripes[256 * 16];
     CHECK(cudaMemcpyFromSymbol(stripes, gStripes, sizeof stripes));
-    for (unsigned long long w : stripes)
-      total += w;
+    for (int i = 0; i < 256 * 16; ++i)
+      total += v == kCountSmStore ? (i % 16 == 1 ? stripes[i] : 0) : stripes[i];
   } else if (v != kNone) {
     size_t n = v == kTid1024 ? 1024 : 65;
     if (v == kTid1024)
@@ -70,9 +90,10 @@ static int counted(Variant v, unsigned long long &total) {
 int main(int argc, char **argv) {
   int n = argc > 1 ? std::atoi(argv[1]) : 50000;
   int launches = argc > 2 ? std::atoi(argv[2]) : 1;
-  const char *names[] = {"none", "count", "tid1024", "hist", "count_sm", "count_smwarp"};
+  const char *names[] = {"none",     "count",        "tid1024",       "hist",
+                         "count_sm", "count_smwarp", "count_sm_store", "count_sm_loads"};
   Variant v = kNone;
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < 8; ++i)
     if (argc > 3 && std::strcmp(argv[3], names[i]) == 0)
       v = Variant(i);
   if (argc > 3 && std::strcmp(argv[3], names[v]) != 0) {
@@ -81,7 +102,19 @@ int main(int argc, char **argv) {
   }
   void (*kernels[])(const float *, const float *, float *, int) = {
       vectorAddCounted<kNone>, vectorAddCounted<kCount>, vectorAddCounted<kTid1024>,
-      vectorAddCounted<kHist>, vectorAddCounted<kCountSm>, vectorAddCounted<kCountSmWarp>};
+      vectorAddCounted<kHist>,      vectorAddCounted<kCountSm>,      vectorAddCounted<kCountSmWarp>,
+      vectorAddCounted<kCountSmStore>, vectorAddCounted<kCountSmLoads>};
+  if (v == kCountSmLoads) { // a ctx like gpubt's: map pointer and probe mask behind a userdata slot
+    Ctx host{};
+    unsigned long long *stripes;
+    CHECK(cudaGetSymbolAddress((void **)&stripes, gStripes));
+    host.map = stripes;
+    host.mask = 1;
+    Ctx *dev;
+    CHECK(cudaGetSymbolAddress((void **)&dev, gCtx));
+    CHECK(cudaMemcpyToSymbol(gCtx, &host, sizeof host));
+    CHECK(cudaMemcpyToSymbol(gUserdata, &dev, sizeof dev));
+  }
   auto kernel = kernels[v];
 
   size_t bytes = size_t(n) * sizeof(float);

@@ -92,7 +92,10 @@ TEST(AgentProtocol, ConfigRoundTrip) {
   m.key_size = 8;
   m.value_size = 8;
   m.entry_size = 24;
-  c.maps = {m};
+  gpubt::abi::DeviceMapSpec striped = m;
+  striped.key_size = 0;
+  striped.prefilled = true;
+  c.maps = {m, striped};
   c.ring_capacity = 1 << 20;
   c.results_path = "/tmp/x/results.bin";
   c.verbose = true;
@@ -107,8 +110,10 @@ TEST(AgentProtocol, ConfigRoundTrip) {
   EXPECT_FALSE(back->probes[1].exit);
   EXPECT_TRUE(back->probes[0].exit);
   EXPECT_EQ(back->probes[0].function, "gpubt_probe_0");
-  ASSERT_EQ(back->maps.size(), 1u);
+  ASSERT_EQ(back->maps.size(), 2u);
   EXPECT_EQ(back->maps[0].storage_size(), m.storage_size());
+  EXPECT_FALSE(back->maps[0].prefilled);
+  EXPECT_TRUE(back->maps[1].prefilled);
   EXPECT_EQ(back->ring_capacity, 1u << 20);
   EXPECT_EQ(back->results_path, c.results_path);
   EXPECT_TRUE(back->verbose);

@@ -37,7 +37,8 @@ protected:
     if (!have_cuda_tools())
       GTEST_SKIP() << "no nvcc";
     ASSERT_EQ(errors_, "");
-    config_.cubins = {{"sm_90", "/nonexistent.cubin", kPtxSources + "count_probes_sm90.ptx"}};
+    config_.cubins = {
+        {"sm_90", "/nonexistent.cubin", kPtxSources + "count_probes_direct_sm90.ptx"}};
     config_.probes = {{"gpu:kretprobe:vector_add", "vector_add", true, "gpubt_probe_1"},
                       {"gpu:kprobe:scale", "scale", false, "gpubt_probe_0"}};
   }

@@ -92,6 +92,21 @@ TEST(DeviceMaps, StripedScalarsMergeAcrossSms) {
             printed(h, {bucket({}, 1, 2), entry(bucket({}, 5, 0).key, {u64(7), u64(3)})}));
 }
 
+// A prefilled map's entries are all READY: those still zero were never updated.
+TEST(DeviceMaps, PrefilledEntriesStillZeroAreNotValues) {
+  auto m = map_spec("@", AggKind::Count, {}, uint_t());
+  auto l = layout(16, 0, 8);
+  l.prefilled = true;
+  Image img(l);
+  for (uint32_t i = 0; i < 16; ++i)
+    img.put(i, {}, u64(i == 3 ? 40 : i == 9 ? 2 : 0));
+  EXPECT_EQ(printed(m, read(m, img)), "@: 42\n");
+  Image untouched(l);
+  for (uint32_t i = 0; i < 16; ++i)
+    untouched.put(i, {}, u64(0));
+  EXPECT_TRUE(read(m, untouched).empty());
+}
+
 // gpu:kretprobe:vectorAdd < @[tid] = count(); >: only READY slots are entries.
 TEST(DeviceMaps, KeyedCountSkipsEmptyAndBusySlots) {
   auto m = map_spec("@", AggKind::Count, uint_t(), uint_t());

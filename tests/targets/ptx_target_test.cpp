@@ -13,6 +13,13 @@
 namespace gpubt::targets::testing {
 namespace {
 
+// One function of a PTX module, from its `.func` line through its closing brace.
+std::string function_text(const std::string &ptx, const std::string &name) {
+  size_t b = ptx.find(".func  (.param .b32 func_retval0) " + name + "(");
+  size_t e = ptx.find("\n}\n", b);
+  return b == std::string::npos || e == std::string::npos ? "" : ptx.substr(b, e + 3 - b);
+}
+
 size_t count_of(const std::string &text, const std::string &what) {
   size_t n = 0;
   for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1))
@@ -142,19 +149,24 @@ TEST(PtxTarget, PatchFunctionSignature) {
   EXPECT_TRUE(d.probes[1].exit);
   EXPECT_NE(d.ptx.find(".target sm_90"), std::string::npos);
   EXPECT_NE(d.ptx.find(".version 8.0"), std::string::npos);
-  for (const char *fn : {"gpubt_probe_0(", "gpubt_probe_1("})
-    EXPECT_NE(d.ptx.find(std::string(".visible .func  (.param .b32 func_retval0) ") + fn),
+  std::string mask = "+" + std::to_string(offsetof(gpubt_device_ctx, probe_mask)) + "]";
+  for (const std::string fn : {"gpubt_probe_0", "gpubt_probe_1"}) {
+    // The patch runs only where the agent set its bit in probe_mask; the direct variant (what
+    // the PTX backend pastes into a matching kernel) does not test it.
+    std::string checked = function_text(d.ptx, fn), direct = function_text(d.ptx, fn + "_direct");
+    EXPECT_NE(d.ptx.find(".visible .func  (.param .b32 func_retval0) " + fn + "("),
               std::string::npos)
         << fn;
-  // Each probe runs only where the agent set its bit in probe_mask.
-  EXPECT_NE(d.ptx.find("[%rd1+" + std::to_string(offsetof(gpubt_device_ctx, probe_mask)) + "]"),
-            std::string::npos);
+    EXPECT_NE(checked.find(mask), std::string::npos) << checked;
+    ASSERT_NE(direct, "") << fn;
+    EXPECT_EQ(direct.find(mask), std::string::npos) << direct;
+  }
 }
 
 TEST(PtxTarget, ScalarCountIsOneAtomicPerWarp) {
   auto c = compile_gpu_script("gpu:kretprobe:vectorAdd { @ = count(); }");
   ASSERT_EQ(c.error, "");
-  const auto &ptx = c.spec.device.ptx;
+  std::string ptx = function_text(c.spec.device.ptx, "gpubt_probe_0_direct");
   EXPECT_NE(ptx.find("activemask.b32"), std::string::npos);
   EXPECT_NE(ptx.find("popc.b32"), std::string::npos);
   EXPECT_EQ(ptx.find("match.any.sync"), std::string::npos); // no key: the whole warp is a group
@@ -177,7 +189,8 @@ TEST(PtxTarget, TupleKeysMatchEveryWord) {
   auto c = compile_gpu_script("gpu:kretprobe:k { @[bid_x, kernel] = count(); }");
   ASSERT_EQ(c.error, "");
   // 8 bytes of bid_x then 64 of kernel: one match per key word.
-  EXPECT_EQ(count_of(c.spec.device.ptx, "match.any.sync.b64"), 9u);
+  EXPECT_EQ(count_of(function_text(c.spec.device.ptx, "gpubt_probe_0_direct"), "match.any.sync.b64"),
+            9u);
 }
 
 TEST(PtxTarget, SumAndMinReduceAcrossTheGroup) {
@@ -245,6 +258,8 @@ TEST(PtxTarget, OnlyScalarAggregationsAreStriped) {
   EXPECT_EQ(capacity,
             (std::map<std::string, uint32_t>{{"@c", 2048}, {"@x", 1}, {"@y", 2048}, {"@z", 1}}));
   EXPECT_NE(c.spec.device.ptx.find("%smid"), std::string::npos);
+  for (const auto &m : c.spec.device.maps) // striped sums start at zero: no claims
+    EXPECT_EQ(m.prefilled, m.capacity == 2048) << c.spec.maps[m.map_index].name;
 }
 
 // By default a keyed map gets GPUBT_DEFAULT_MAP_CAPACITY slots, fewer when they would need more
