@@ -59,10 +59,17 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
          return {c.b.CreateAdd(c.b.CreateMul(linear_block(c), threads_per_block(c)),
                                linear_thread_in_block(c))};
        }},
+      // The agent's model of the GPU clock against CLOCK_MONOTONIC: offset plus drift.
       {BuiltinId::Nsecs,
        [](DevCtx &c) -> DVal {
-         return {c.b.CreateAdd(c.target.special(c.b, Special::GlobalTimer),
-                               ctx_field(c, offsetof(gpubt_device_ctx, clock_offset_ns), 8))};
+         auto &b = c.b;
+         llvm::Value *t = c.target.special(b, Special::GlobalTimer);
+         auto *since = b.CreateSub(t, ctx_field(c, offsetof(gpubt_device_ctx, clock_base), 8));
+         auto *drift = b.CreateAShr(
+             b.CreateMul(since, ctx_field(c, offsetof(gpubt_device_ctx, clock_rate), 8)), 32);
+         return {b.CreateAdd(b.CreateAdd(t, ctx_field(c, offsetof(gpubt_device_ctx,
+                                                                  clock_offset_ns), 8)),
+                             drift)};
        }},
       {BuiltinId::TidX, dim(&T::thread_index, Dim::X)},
       {BuiltinId::TidY, dim(&T::thread_index, Dim::Y)},

@@ -39,7 +39,9 @@ extern "C" {
 struct gpubt_device_ctx {
   uint32_t abi_version;     /* GPUBT_DEVICE_ABI_VERSION */
   uint32_t pid;             /* `pid`: the traced process */
-  int64_t clock_offset_ns;  /* `nsecs` = %globaltimer + clock_offset_ns (CLOCK_MONOTONIC) */
+  int64_t clock_offset_ns;  /* `nsecs` (CLOCK_MONOTONIC) = t + clock_offset_ns +
+                               ((int64_t)(t - clock_base) * clock_rate >> 32), t = %globaltimer:
+                               the agent measures the GPU clock (gpu_agent/gpu_clock.h) */
   uint64_t ring;            /* device address of a struct gpubt_device_ring */
   uint32_t kernel_index;    /* the agent's own index of the kernel (not read by the probes) */
   uint32_t num_maps;        /* entries of maps[] in use (DeviceProgramSpec::maps.size()) */
@@ -50,6 +52,8 @@ struct gpubt_device_ctx {
                           Sanitizer patches a whole module, so probe N's code also runs in the
                           module's other kernels: it must return at once when bit N (N < 64) is
                           clear, and when userdata is NULL (a kernel the agent gave no ctx). */
+  int64_t clock_rate;  /* the GPU clock's drift against the host's, Q32 (see clock_offset_ns) */
+  uint64_t clock_base; /* the %globaltimer the drift is counted from */
 };
 
 /* A device map's storage: this header, then `capacity` entries of `entry_size` bytes:
@@ -110,7 +114,7 @@ struct gpubt_ring_record {
 
 #ifdef __cplusplus
 } /* extern "C" */
-static_assert(sizeof(gpubt_device_ctx) == 104 + 8 * GPUBT_MAX_DEVICE_MAPS, "device ABI");
+static_assert(sizeof(gpubt_device_ctx) == 120 + 8 * GPUBT_MAX_DEVICE_MAPS, "device ABI");
 static_assert(sizeof(gpubt_device_map_header) == 32, "device ABI");
 static_assert(sizeof(gpubt_device_ring) == 32, "device ABI");
 #endif

@@ -28,6 +28,8 @@
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/gpu_agent/context_memory.h"
 #include "runtime/gpu_agent/cubin_functions.h"
+#include "runtime/gpu_agent/driver_api.h"
+#include "runtime/gpu_agent/gpu_clock.h"
 #include "runtime/gpu_agent/kernel_match.h"
 #include "runtime/gpu_agent/ptx_images.h"
 #include "runtime/ptx_instrument.h"
@@ -57,6 +59,7 @@ struct Agent {
   abi::AgentResults results; // finished contexts and messages
   pid_t pid = getpid();      // the process that loaded the agent
   std::unique_ptr<PtxImages> images;
+  std::unique_ptr<ClockService> clock; // measures each context's GPU clock
   int max_isa = 0; // the highest PTX ISA the driver takes
   std::map<std::string, std::string> ptx_files; // instrumented images written for file loads
 };
@@ -72,13 +75,6 @@ std::string result_text(SanitizerResult r) {
   const char *s = nullptr;
   sanitizerGetResultString(r, &s);
   return s ? s : "error " + std::to_string(int(r));
-}
-
-// A CUDA driver function. libcuda is loaded (it loaded us), but privately: look it up by name,
-// without loading it.
-template <class F> F driver_function(const char *name) {
-  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  return reinterpret_cast<F>(dlsym(cuda ? cuda : RTLD_DEFAULT, name));
 }
 
 int device_sm(CUdevice dev) {
@@ -130,6 +126,8 @@ void on_context_created(Agent &a, const Sanitizer_ResourceContextData &d) {
   c->sm = sm;
   c->launches.assign(a.config.probes.size(), 0);
   a.contexts[d.context] = std::move(c);
+  if (a.clock)
+    a.clock->watch(d.context);
   if (a.config.verbose)
     std::fprintf(stderr, "gpubt: probe code %s loaded on %s\n", cubin->path.c_str(), where.c_str());
 }
@@ -248,7 +246,10 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
     KernelNames names = kernel_names(d.functionName ? d.functionName : "");
     uint64_t mask = probe_mask(a.config.probes, names);
     if (!c.memory && !c.memory_failed) {
-      auto memory = ContextMemory::create(d.context, a.config);
+      // The clock's first measurement is under way since the context was made.
+      auto clock = a.clock ? a.clock->model(d.context, std::chrono::milliseconds(200))
+                           : std::nullopt;
+      auto memory = ContextMemory::create(d.context, a.config, clock);
       if (memory)
         c.memory = std::move(*memory);
       else
@@ -441,9 +442,36 @@ void finish_context(Agent &a, CUcontext ctx) {
   a.contexts.erase(it);
 }
 
+// A context's GPU clock, measured (on the clock service's thread, the context current): new
+// kernel ctxs get the model, the ones made already are updated.
+void on_clock(Agent &a, CUcontext ctx, const ClockModel *model, const std::string &error,
+              ClockProbe *probe) {
+  std::lock_guard<std::recursive_mutex> lock(a.mu);
+  auto it = a.contexts.find(ctx);
+  if (it == a.contexts.end())
+    return;
+  Context &c = *it->second;
+  if (!model)
+    return say(a, "measuring the GPU clock of device " + std::to_string(c.device) + " failed (" +
+                      error + "): gpu nsecs may be off host time by a few ms");
+  if (c.memory && !c.memory->set_clock(*model, [probe](uint64_t at, const void *b, size_t n) {
+        return probe->write(at, b, n);
+      }))
+    say(a, "updating the GPU clock model of device " + std::to_string(c.device) + " failed");
+  if (a.config.verbose && probe)
+    std::fprintf(stderr, "gpubt: device %d clock: offset %lld ns, drift %.2f ppm\n", c.device,
+                 static_cast<long long>(model->offset_ns), model->rate_q32 / 4294.967296);
+}
+
 void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
               const void *cbdata) {
   Agent &a = *static_cast<Agent *>(userdata);
+  if (ClockService::on_service_thread())
+    return; // the agent's own clock kernel
+  // Before a.mu: the clock service may be waiting for it while it measures this context.
+  if (domain == SANITIZER_CB_DOMAIN_RESOURCE &&
+      cbid == SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && a.clock)
+    a.clock->forget(static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context);
   std::lock_guard<std::recursive_mutex> lock(a.mu);
   if (domain == SANITIZER_CB_DOMAIN_DRIVER_API)
     return on_module_load_call(a, cbid, *static_cast<const Sanitizer_CallbackData *>(cbdata));
@@ -480,9 +508,10 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
 
 void at_exit() {
   Agent &a = *g_agent;
-  std::lock_guard<std::recursive_mutex> lock(a.mu);
   if (getpid() != a.pid)
     return; // a fork()ed copy: the contexts are its parent's
+  a.clock.reset(); // stops its thread, which may be waiting for a.mu
+  std::lock_guard<std::recursive_mutex> lock(a.mu);
   while (!a.contexts.empty())
     finish_context(a, a.contexts.begin()->first);
   write_results(a);
@@ -537,6 +566,10 @@ int start() {
                       SANITIZER_CBID_DRIVER_API_cuModuleLoadFatBinary})
       sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
   }
+  a->clock = std::make_unique<ClockService>(
+      [a](CUcontext ctx, const ClockModel *model, const std::string &error, ClockProbe *probe) {
+        on_clock(*a, ctx, model, error, probe);
+      });
   g_agent = a;
   std::atexit(at_exit);
   if (a->config.verbose)

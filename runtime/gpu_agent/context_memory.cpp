@@ -25,8 +25,8 @@ std::string why(const char *what, SanitizerResult r) {
   return std::string(what) + " failed: " + (s ? s : "error " + std::to_string(int(r)));
 }
 
-int64_t clock_offset_ns() {
-  // %globaltimer counts ns of CLOCK_REALTIME; probes add this to get CLOCK_MONOTONIC.
+// Until the clock is measured: %globaltimer taken for CLOCK_REALTIME (true to a few ms).
+int64_t realtime_offset_ns() {
   timespec mono, real;
   clock_gettime(CLOCK_MONOTONIC, &mono);
   clock_gettime(CLOCK_REALTIME, &real);
@@ -83,9 +83,14 @@ SanitizerResult prefill(CUcontext ctx, void *map, const abi::DeviceMapSpec &spec
 
 } // namespace
 
-Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfig &config) {
+Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfig &config,
+                                            const std::optional<ClockModel> &clock) {
   ContextMemory m;
   m.ctx_ = ctx;
+  if (clock)
+    m.clock_ = *clock;
+  else
+    m.clock_.offset_ns = realtime_offset_ns();
   auto fail = [&](const char *what, SanitizerResult r) {
     m.release();
     return make_error(why(what, r));
@@ -149,7 +154,9 @@ void *ContextMemory::kernel_ctx(const std::string &kernel_name, uint64_t mask) {
   std::memset(&c, 0, sizeof c);
   c.abi_version = GPUBT_DEVICE_ABI_VERSION;
   c.pid = static_cast<uint32_t>(getpid());
-  c.clock_offset_ns = clock_offset_ns();
+  c.clock_offset_ns = clock_.offset_ns;
+  c.clock_rate = clock_.rate_q32;
+  c.clock_base = clock_.base;
   c.ring = reinterpret_cast<uint64_t>(ring_);
   c.kernel_index = next_kernel_index_++;
   c.num_maps = static_cast<uint32_t>(std::min<size_t>(maps_.size(), GPUBT_MAX_DEVICE_MAPS));
@@ -167,6 +174,18 @@ void *ContextMemory::kernel_ctx(const std::string &kernel_name, uint64_t mask) {
   }
   kernel_ctxs_[key] = dev;
   return dev;
+}
+
+bool ContextMemory::set_clock(const ClockModel &clock, const Writer &write) {
+  clock_ = clock;
+  const uint64_t drift[2] = {uint64_t(clock.rate_q32), clock.base};
+  bool ok = true;
+  for (auto &[key, dev] : kernel_ctxs_) {
+    auto at = reinterpret_cast<uint64_t>(dev);
+    ok = write(at + offsetof(gpubt_device_ctx, clock_offset_ns), &clock.offset_ns, 8) &&
+         write(at + offsetof(gpubt_device_ctx, clock_rate), drift, sizeof drift) && ok;
+  }
+  return ok;
 }
 
 bool ContextMemory::copy_in(void *dev, const void *bytes, size_t size) {

@@ -2,13 +2,16 @@
 // and one gpubt_device_ctx per traced kernel (its name and probe mask), all from sanitizerAlloc.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <cuda.h>
 
 #include "runtime/abi/agent_protocol.h"
+#include "runtime/gpu_agent/gpu_clock.h"
 
 namespace gpubt::agent {
 
@@ -16,7 +19,13 @@ class ContextMemory {
 public:
   // Allocates and zeroes the maps and the ring, writes their headers (callable in a launch
   // callback: host copies go through pinned memory). Error: a message.
-  static Result<ContextMemory> create(CUcontext ctx, const abi::AgentConfig &config);
+  // CLOCK: the GPU clock's model (none yet: %globaltimer taken for CLOCK_REALTIME).
+  static Result<ContextMemory> create(CUcontext ctx, const abi::AgentConfig &config,
+                                      const std::optional<ClockModel> &clock);
+
+  // A new clock model for every kernel's ctx, written with WRITE (device address, bytes).
+  using Writer = std::function<bool(uint64_t, const void *, size_t)>;
+  bool set_clock(const ClockModel &clock, const Writer &write);
 
   // The userdata for kernels with this name and probe mask, made on first use (mask 0: a ctx
   // that runs no probe, for the other kernels of a patched module). nullptr on failure.
@@ -44,6 +53,7 @@ private:
   void *staging_ = nullptr;   // pinned host memory: launch callbacks may copy only from/to it
   std::map<std::pair<std::string, uint64_t>, void *> kernel_ctxs_;
   uint32_t next_kernel_index_ = 0;
+  ClockModel clock_;
 };
 
 } // namespace gpubt::agent

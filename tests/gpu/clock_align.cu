@@ -1,12 +1,13 @@
-// How far gpubt's GPU `nsecs` is from host CLOCK_MONOTONIC. gpubt maps a GPU time as
-// %globaltimer + (CLOCK_MONOTONIC - CLOCK_REALTIME), the offset sampled once when the agent makes
-// a kernel's context (runtime/gpu_agent/context_memory.cpp); this program applies the same map
-// and brackets each GPU read between two host CLOCK_MONOTONIC reads.
+// How %globaltimer relates to host CLOCK_MONOTONIC, and how far gpubt's GPU `nsecs` is from
+// it. The first mode measures the old assumption (%globaltimer counts CLOCK_REALTIME: an offset
+// of CLOCK_MONOTONIC - CLOCK_REALTIME, sampled once) and the GPU clock's drift; gpubt's agent now
+// measures the GPU clock itself (runtime/gpu_agent/gpu_clock.h).
 //
 // Usage: clock_align [SAMPLES=200] [DRIFT_S=30] [GAP_US=2000]
-//        clock_align --stamps K    K launches of stamp<<<1,1>>>, each printed as
-//                                  "stamp I T0 T1 GLOBALTIMER MONO_MINUS_REAL", to compare with
-//                                  what a gpubt `gpu:kprobe:stamp` probe prints as nsecs.
+//        clock_align --stamps K [GAP_MS=1]  K launches of stamp<<<1,1>>>, each printed as
+//                                  "stamp I T0 T1 GLOBALTIMER MONO_MINUS_REAL MEASURED" (MEASURED:
+//                                  CLOCK_MONOTONIC - %globaltimer by pingpong right after), to
+//                                  compare with what a gpubt `gpu:kprobe:stamp` prints as nsecs.
 // Two brackets: "launch" (t0, stamp<<<1,1>>>, cudaDeviceSynchronize, t1: what a traced program
 // looks like, microseconds wide) and "pingpong" (a resident one-thread kernel answers requests
 // through mapped host memory: one PCIe round trip wide). The error of one sample is
@@ -185,11 +186,19 @@ const Sample &best(const std::vector<Sample> &s) {
   });
 }
 
-int stamps(Gpu &g, int k) {
+// K stamp launches, each followed by the program's own measurement of the GPU clock (the
+// narrowest of 5 pingpong round trips): CLOCK_MONOTONIC - %globaltimer, good to ~1.5 us.
+int stamps(Gpu &g, int k, int gap_ms) {
   for (int i = 0; i < k; ++i) {
-    usleep(1000);
+    usleep(1000 * gap_ms);
     Sample s = launch_sample(g);
-    std::printf("stamp %d %lld %lld %llu %lld\n", i, s.t0, s.t1, s.gt, s.offset);
+    std::vector<Sample> ping;
+    i64 measured = 0;
+    if (pingpong_samples(g, 5, 0, ping) && !ping.empty()) {
+      const Sample &b = best(ping);
+      measured = (b.t0 + b.t1) / 2 - i64(b.gt);
+    }
+    std::printf("stamp %d %lld %lld %llu %lld %lld\n", i, s.t0, s.t1, s.gt, s.offset, measured);
   }
   return 0;
 }
@@ -210,7 +219,7 @@ int main(int argc, char **argv) {
   launch_sample(g); // warm-up: module load, first-launch costs
 
   if (argc > 2 && std::strcmp(argv[1], "--stamps") == 0)
-    return stamps(g, std::atoi(argv[2]));
+    return stamps(g, std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 1);
   int samples = argc > 1 ? std::atoi(argv[1]) : 200;
   int drift_s = argc > 2 ? std::atoi(argv[2]) : 30;
   int gap_us = argc > 3 ? std::atoi(argv[3]) : 2000;
