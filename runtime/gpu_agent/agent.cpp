@@ -26,6 +26,7 @@
 #include <sanitizer.h>
 
 #include "runtime/abi/agent_protocol.h"
+#include "runtime/abi/device_abi.h"
 #include "runtime/gpu_agent/context_memory.h"
 #include "runtime/gpu_agent/cubin_functions.h"
 #include "runtime/gpu_agent/driver_api.h"
@@ -247,7 +248,7 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
     uint64_t mask = probe_mask(a.config.probes, names);
     if (!c.memory && !c.memory_failed) {
       // The clock's first measurement is under way since the context was made.
-      auto clock = a.clock ? a.clock->model(d.context, std::chrono::milliseconds(200))
+      auto clock = a.clock ? a.clock->model(d.context, std::chrono::milliseconds(20))
                            : std::nullopt;
       auto memory = ContextMemory::create(d.context, a.config, clock);
       if (memory)
@@ -443,23 +444,36 @@ void finish_context(Agent &a, CUcontext ctx) {
 }
 
 // A context's GPU clock, measured (on the clock service's thread, the context current): new
-// kernel ctxs get the model, the ones made already are updated.
+// kernel ctxs get the model, the ones made already are updated. The writes are made without
+// a.mu: an application thread may hold the Compute Sanitizer's callback lock waiting for a.mu.
+// The context's memory stays: its destruction waits for the clock service (forget()).
 void on_clock(Agent &a, CUcontext ctx, const ClockModel *model, const std::string &error,
               ClockProbe *probe) {
+  std::vector<uint64_t> kernel_ctxs;
+  int device = -1;
+  {
+    std::lock_guard<std::recursive_mutex> lock(a.mu);
+    auto it = a.contexts.find(ctx);
+    if (it == a.contexts.end())
+      return;
+    Context &c = *it->second;
+    device = c.device;
+    if (!model)
+      return say(a, "measuring the GPU clock of device " + std::to_string(device) + " failed (" +
+                        error + "): gpu nsecs may be off host time by a few ms");
+    if (c.memory)
+      kernel_ctxs = c.memory->set_clock(*model);
+  }
+  const uint64_t drift[2] = {uint64_t(model->rate_q32), model->base};
+  bool ok = true;
+  for (uint64_t at : kernel_ctxs)
+    ok = probe->write(at + offsetof(gpubt_device_ctx, clock_offset_ns), &model->offset_ns, 8) &&
+         probe->write(at + offsetof(gpubt_device_ctx, clock_rate), drift, sizeof drift) && ok;
   std::lock_guard<std::recursive_mutex> lock(a.mu);
-  auto it = a.contexts.find(ctx);
-  if (it == a.contexts.end())
-    return;
-  Context &c = *it->second;
-  if (!model)
-    return say(a, "measuring the GPU clock of device " + std::to_string(c.device) + " failed (" +
-                      error + "): gpu nsecs may be off host time by a few ms");
-  if (c.memory && !c.memory->set_clock(*model, [probe](uint64_t at, const void *b, size_t n) {
-        return probe->write(at, b, n);
-      }))
-    say(a, "updating the GPU clock model of device " + std::to_string(c.device) + " failed");
-  if (a.config.verbose && probe)
-    std::fprintf(stderr, "gpubt: device %d clock: offset %lld ns, drift %.2f ppm\n", c.device,
+  if (!ok)
+    say(a, "updating the GPU clock model of device " + std::to_string(device) + " failed");
+  if (a.config.verbose)
+    std::fprintf(stderr, "gpubt: device %d clock: offset %lld ns, drift %.2f ppm\n", device,
                  static_cast<long long>(model->offset_ns), model->rate_q32 / 4294.967296);
 }
 

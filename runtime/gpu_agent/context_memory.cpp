@@ -176,16 +176,12 @@ void *ContextMemory::kernel_ctx(const std::string &kernel_name, uint64_t mask) {
   return dev;
 }
 
-bool ContextMemory::set_clock(const ClockModel &clock, const Writer &write) {
+std::vector<uint64_t> ContextMemory::set_clock(const ClockModel &clock) {
   clock_ = clock;
-  const uint64_t drift[2] = {uint64_t(clock.rate_q32), clock.base};
-  bool ok = true;
-  for (auto &[key, dev] : kernel_ctxs_) {
-    auto at = reinterpret_cast<uint64_t>(dev);
-    ok = write(at + offsetof(gpubt_device_ctx, clock_offset_ns), &clock.offset_ns, 8) &&
-         write(at + offsetof(gpubt_device_ctx, clock_rate), drift, sizeof drift) && ok;
-  }
-  return ok;
+  std::vector<uint64_t> out;
+  for (auto &[key, dev] : kernel_ctxs_)
+    out.push_back(reinterpret_cast<uint64_t>(dev));
+  return out;
 }
 
 bool ContextMemory::copy_in(void *dev, const void *bytes, size_t size) {

@@ -2,7 +2,6 @@
 // and one gpubt_device_ctx per traced kernel (its name and probe mask), all from sanitizerAlloc.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,9 +22,9 @@ public:
   static Result<ContextMemory> create(CUcontext ctx, const abi::AgentConfig &config,
                                       const std::optional<ClockModel> &clock);
 
-  // A new clock model for every kernel's ctx, written with WRITE (device address, bytes).
-  using Writer = std::function<bool(uint64_t, const void *, size_t)>;
-  bool set_clock(const ClockModel &clock, const Writer &write);
+  // The clock model kernel ctxs made from now on get; returns the device addresses of those
+  // made already, whose clock fields the caller updates (write_clock).
+  std::vector<uint64_t> set_clock(const ClockModel &clock);
 
   // The userdata for kernels with this name and probe mask, made on first use (mask 0: a ctx
   // that runs no probe, for the other kernels of a patched module). nullptr on failure.

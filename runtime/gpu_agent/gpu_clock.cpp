@@ -3,7 +3,10 @@
 #include "runtime/gpu_agent/gpu_clock.h"
 
 #include <atomic>
+#include <cstring>
 #include <ctime>
+
+#include <sanitizer.h>
 
 #include "runtime/gpu_agent/driver_api.h"
 
@@ -11,6 +14,7 @@ namespace gpubt::agent {
 namespace {
 
 constexpr uint32_t kRounds = 8;
+constexpr size_t kStaging = 64; // pinned bytes after the answers, for write()
 constexpr uint64_t kAbort = ~0ull;
 constexpr std::chrono::milliseconds kFirstAfter(100), kEvery(1000);
 constexpr size_t kKeep = 128;           // samples kept per context
@@ -75,7 +79,7 @@ std::string failed(const char *what, CUresult r) {
 
 } // namespace
 
-Result<std::unique_ptr<ClockProbe>> ClockProbe::create(CUcontext) {
+Result<std::unique_ptr<ClockProbe>> ClockProbe::create(CUcontext ctx) {
   auto p = std::make_unique<ClockProbe>();
   CUresult r = GPUBT_DRIVER(cuModuleLoadData)(&p->module_, kClockPtx);
   if (r != CUDA_SUCCESS)
@@ -86,13 +90,16 @@ Result<std::unique_ptr<ClockProbe>> ClockProbe::create(CUcontext) {
   if ((r = GPUBT_DRIVER(cuStreamCreate)(&p->stream_, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
     return make_error(failed("cuStreamCreate", r));
   void *host = nullptr;
-  if ((r = GPUBT_DRIVER(cuMemHostAlloc)(&host, 8 * (kRounds + 1),
+  if ((r = GPUBT_DRIVER(cuMemHostAlloc)(&host, 8 * (kRounds + 1) + kStaging,
                                         CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE)) !=
       CUDA_SUCCESS)
     return make_error(failed("cuMemHostAlloc", r));
   p->shared_ = static_cast<volatile uint64_t *>(host);
   if ((r = GPUBT_DRIVER(cuMemHostGetDevicePointer)(&p->device_shared_, host, 0)) != CUDA_SUCCESS)
     return make_error(failed("cuMemHostGetDevicePointer", r));
+  // The agent's device memory comes from sanitizerAlloc, which driver copies do not take.
+  if (sanitizerGetStreamHandle(ctx, p->stream_, &p->sanitizer_stream_) != SANITIZER_SUCCESS)
+    return make_error("sanitizerGetStreamHandle failed");
   return p;
 }
 
@@ -127,8 +134,13 @@ Result<ClockSample> ClockProbe::measure() {
 }
 
 bool ClockProbe::write(uint64_t dst, const void *bytes, size_t size) {
-  return GPUBT_DRIVER(cuMemcpyHtoDAsync)(dst, bytes, size, stream_) == CUDA_SUCCESS &&
-         GPUBT_DRIVER(cuStreamSynchronize)(stream_) == CUDA_SUCCESS;
+  if (size > kStaging)
+    return false;
+  auto *staging = const_cast<uint64_t *>(shared_ + kRounds + 1);
+  std::memcpy(staging, bytes, size);
+  return sanitizerMemcpyHostToDeviceAsync(reinterpret_cast<void *>(dst), staging, size,
+                                          sanitizer_stream_) == SANITIZER_SUCCESS &&
+         sanitizerStreamSynchronize(sanitizer_stream_) == SANITIZER_SUCCESS;
 }
 
 ClockService::ClockService(Publish publish)

@@ -19,6 +19,8 @@
 
 #include <cuda.h>
 
+struct Sanitizer_Stream_st; // sanitizer.h's Sanitizer_StreamHandle points at one
+
 #include "runtime/abi/result.h"
 #include "runtime/gpu_agent/clock_model.h"
 
@@ -36,8 +38,9 @@ private:
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
   CUstream stream_ = nullptr;
-  volatile uint64_t *shared_ = nullptr; // [0] request, [1..] answers
+  volatile uint64_t *shared_ = nullptr; // [0] request, [1..] answers, then staging for write()
   CUdeviceptr device_shared_ = 0;
+  ::Sanitizer_Stream_st *sanitizer_stream_ = nullptr; // stream_, for sanitizer copies
 };
 
 // Measures every watched context at once and then every second, and hands each new model to
