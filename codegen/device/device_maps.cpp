@@ -39,7 +39,9 @@ std::vector<llvm::Value *> key_words(DevCtx &c, const frontend::MapExpr &m, cons
 }
 
 // MurmurHash3's 64-bit finalizer over the words: consecutive integer keys (tids) spread over
-// the table instead of forming one long run for linear probing to walk.
+// the table instead of forming one long run for linear probing to walk. Part of the device ABI:
+// gpubt_key_hash (runtime/abi/device_abi.h) computes the same on the host, where the agent
+// places a host map's entries; change both together.
 llvm::Value *hash_words(DevCtx &c, const std::vector<llvm::Value *> &words) {
   auto &b = c.b;
   auto fmix = [&](llvm::Value *h) {

@@ -74,14 +74,43 @@ struct gpubt_device_ctx {
  * The agent allocates sizeof(header) + capacity * entry_size bytes, zeroes them and writes the
  * header from DeviceMapSpec. A thread claims an empty slot with atomicCAS(state, EMPTY, BUSY),
  * writes key and initial value, fences, then stores READY; a thread that finds BUSY waits for
- * READY. Slots are found by open addressing (linear probing over every slot from a hash of the
- * key words; the hash is private to codegen: readers scan every slot). When no slot is free the
- * update is dropped and `drops` incremented: the probe sequence must be able to reach every slot
- * (on the H100 the mission example, 50176 tids in 65536 slots, lost 6-9 updates to a 128-slot
- * limit). */
+ * READY. Slots are found by open addressing: a key of n = key_size / 8 words w[0..n) starts at
+ * start = gpubt_key_hash(w, n) & (capacity - 1) (0 for a scalar map) and probes
+ * (start + i) & (capacity - 1) for i = 0 .. capacity - 1, stopping at an EMPTY slot (not there)
+ * or a READY one whose key words all equal w (BUSY: wait for READY). Readers that scan every
+ * slot need not know the hash; the agent does, to write a host map's entries (a BPF map gpu
+ * probes read) where the probes look for them. When no slot is free the update is dropped and
+ * `drops` incremented: the probe sequence must be able to reach every slot (on the H100 the
+ * mission example, 50176 tids in 65536 slots, lost 6-9 updates to a 128-slot limit).
+ * Striped scalar aggregations (one entry per SM) start at the SM's entry instead. */
 #define GPUBT_SLOT_EMPTY 0u
 #define GPUBT_SLOT_BUSY 1u
 #define GPUBT_SLOT_READY 2u
+
+#if defined(__CUDACC__)
+#define GPUBT_ABI_INLINE static inline __host__ __device__
+#else
+#define GPUBT_ABI_INLINE static inline
+#endif
+
+/* MurmurHash3's 64-bit finalizer: consecutive integer keys (tids) spread over the table. */
+GPUBT_ABI_INLINE uint64_t gpubt_fmix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+/* The hash of a key's N 64-bit words (the key bytes zero-padded to 8, read as little-endian
+ * words), exactly as the probes compute it (codegen/device/device_maps.cpp, hash_words). */
+GPUBT_ABI_INLINE uint64_t gpubt_key_hash(const uint64_t *words, uint32_t n) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (uint32_t i = 0; i < n; ++i)
+    h = gpubt_fmix64(h * 31u + words[i]);
+  return h;
+}
 
 struct gpubt_device_map_header {
   uint32_t capacity;   /* entries, a power of two; 1 for scalar maps */

@@ -1,0 +1,232 @@
+// Reads a BPF map with BPF_MAP_LOOKUP_BATCH (GET_NEXT_KEY + LOOKUP_ELEM where the map type has
+// no batch ops) into per-thread scratch, and places each entry as the device search expects.
+#include "runtime/gpu_agent/host_map_snapshot.h"
+
+#include <linux/bpf.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "runtime/abi/device_abi.h"
+
+namespace gpubt::agent {
+namespace {
+
+constexpr uint32_t kBatchEntries = 1024; // entries per LOOKUP_BATCH call (at most)
+
+long sys_bpf(int cmd, union bpf_attr &attr) {
+  return syscall(__NR_bpf, cmd, &attr, sizeof(attr));
+}
+
+uint64_t ptr(const void *p) { return reinterpret_cast<uintptr_t>(p); }
+
+Error bpf_error(int fd, const char *what) {
+  return make_error("host map (fd " + std::to_string(fd) + "): " + what + ": " +
+                    std::strerror(errno));
+}
+
+// Kept per thread so that a snapshot before every launch allocates nothing once grown.
+struct Scratch {
+  std::vector<uint8_t> keys, values, batch_in, batch_out;
+};
+thread_local Scratch scratch;
+
+bool is_percpu(uint32_t type) {
+  switch (type) {
+  case BPF_MAP_TYPE_PERCPU_HASH:
+  case BPF_MAP_TYPE_PERCPU_ARRAY:
+  case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+  case BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE:
+    return true;
+  default:
+    return false;
+  }
+}
+
+Result<bpf_map_info> map_info(int fd) {
+  bpf_map_info info{};
+  union bpf_attr attr {};
+  attr.info.bpf_fd = fd;
+  attr.info.info_len = sizeof(info);
+  attr.info.info = ptr(&info);
+  if (fd < 0 || sys_bpf(BPF_OBJ_GET_INFO_BY_FD, attr) != 0)
+    return bpf_error(fd, "not a BPF map");
+  return info;
+}
+
+Status check_layout(int fd, const HostMapLayout &l, const bpf_map_info &info) {
+  const auto &d = l.device;
+  auto fail = [&](const std::string &why) {
+    return make_error("host map (fd " + std::to_string(fd) + "): " + why);
+  };
+  if (is_percpu(info.type))
+    return fail("a per-CPU map cannot be copied to the GPU");
+  if (info.key_size != l.host_key_size || info.value_size != l.host_value_size)
+    return fail("key/value size " + std::to_string(info.key_size) + "/" +
+                std::to_string(info.value_size) + ", expected " +
+                std::to_string(l.host_key_size) + "/" + std::to_string(l.host_value_size));
+  bool sizes = d.key_size % 8 == 0 && d.value_size % 8 == 0 &&
+               d.entry_size == 8 + d.key_size + d.value_size &&
+               (d.key_size == 0 || d.key_size >= l.host_key_size) &&
+               d.value_size >= l.host_value_size;
+  if (d.capacity == 0 || (d.capacity & (d.capacity - 1)) != 0 || !sizes)
+    return fail("bad device layout (capacity " + std::to_string(d.capacity) + ", key " +
+                std::to_string(d.key_size) + ", value " + std::to_string(d.value_size) +
+                ", entry " + std::to_string(d.entry_size) + ")");
+  return Ok{};
+}
+
+// Places entries in the image exactly where the probes' search (device_abi.h) finds them.
+class Placer {
+public:
+  Placer(const HostMapLayout &l, std::vector<uint8_t> &image)
+      : l_(l), base_(image.data() + sizeof(gpubt_device_map_header)) {}
+
+  void place(const uint8_t *key, const uint8_t *value) {
+    const auto &d = l_.device;
+    uint32_t mask = d.capacity - 1;
+    bool keyed = d.key_size != 0;
+    if (keyed && used_ == d.capacity) {
+      ++drops_;
+      return;
+    }
+    uint64_t start = keyed ? hash(key) : 0;
+    for (uint32_t i = 0; i < d.capacity; ++i) {
+      uint8_t *entry = base_ + uint64_t((start + i) & mask) * d.entry_size;
+      uint64_t state;
+      std::memcpy(&state, entry, 8);
+      if (state == GPUBT_SLOT_EMPTY) {
+        state = GPUBT_SLOT_READY;
+        std::memcpy(entry, &state, 8);
+        if (keyed)
+          std::memcpy(entry + 8, key, l_.host_key_size);
+        std::memcpy(entry + 8 + d.key_size, value, l_.host_value_size);
+        ++used_;
+        return;
+      }
+      if (!keyed || std::memcmp(entry + 8, key, l_.host_key_size) == 0) { // seen again
+        std::memcpy(entry + 8 + d.key_size, value, l_.host_value_size);
+        return;
+      }
+    }
+    ++drops_;
+  }
+
+  uint64_t entries() const { return used_ + drops_; }
+  uint64_t drops() const { return drops_; }
+
+private:
+  // gpubt_key_hash over the key zero-padded to device key_size, without copying it.
+  uint64_t hash(const uint8_t *key) const {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (uint32_t off = 0; off < l_.device.key_size; off += 8) {
+      uint64_t w = 0;
+      if (off < l_.host_key_size)
+        std::memcpy(&w, key + off, std::min<uint32_t>(8, l_.host_key_size - off));
+      h = gpubt_fmix64(h * 31u + w);
+    }
+    return h;
+  }
+
+  const HostMapLayout &l_;
+  uint8_t *base_;
+  uint64_t used_ = 0, drops_ = 0;
+};
+
+void grow(std::vector<uint8_t> &v, size_t n) {
+  if (v.size() < n)
+    v.resize(n);
+}
+
+// -1: the map type has no batch lookup (nothing read yet); 0: done; else an error.
+int read_batched(int fd, const HostMapLayout &l, const bpf_map_info &info, Placer &placer) {
+  uint32_t chunk = std::clamp<uint32_t>(info.max_entries, 1, kBatchEntries);
+  size_t token = std::max<size_t>(8, info.key_size);
+  grow(scratch.batch_in, token);
+  grow(scratch.batch_out, token);
+  for (bool first = true;;) {
+    grow(scratch.keys, size_t(chunk) * l.host_key_size);
+    grow(scratch.values, size_t(chunk) * l.host_value_size);
+    union bpf_attr attr {};
+    attr.batch.in_batch = first ? 0 : ptr(scratch.batch_in.data());
+    attr.batch.out_batch = ptr(scratch.batch_out.data());
+    attr.batch.keys = ptr(scratch.keys.data());
+    attr.batch.values = ptr(scratch.values.data());
+    attr.batch.count = chunk;
+    attr.batch.map_fd = fd;
+    long rc = sys_bpf(BPF_MAP_LOOKUP_BATCH, attr);
+    int err = rc == 0 ? 0 : errno;
+    if (err == ENOSPC && attr.batch.count == 0 && chunk < (1u << 24)) {
+      chunk *= 2; // one bucket holds more than CHUNK entries
+      continue;
+    }
+    if (first && (err == EINVAL || err == EOPNOTSUPP || err == ENOTSUP || err == 524 /*ENOTSUPP*/))
+      return -1;
+    if (err != 0 && err != ENOENT)
+      return err;
+    for (uint32_t i = 0; i < attr.batch.count; ++i)
+      placer.place(scratch.keys.data() + size_t(i) * l.host_key_size,
+                   scratch.values.data() + size_t(i) * l.host_value_size);
+    if (err == ENOENT)
+      return 0;
+    std::swap(scratch.batch_in, scratch.batch_out);
+    first = false;
+  }
+}
+
+int read_one_by_one(int fd, const HostMapLayout &l, const bpf_map_info &info, Placer &placer) {
+  grow(scratch.keys, 2 * size_t(l.host_key_size));
+  grow(scratch.values, l.host_value_size);
+  uint8_t *cur = scratch.keys.data(), *next = cur + l.host_key_size;
+  // A deleted current key restarts the walk: bound it so that a churning map still ends.
+  uint64_t limit = 4 * uint64_t(info.max_entries) + 16;
+  for (bool first = true; limit-- > 0; first = false) {
+    union bpf_attr attr {};
+    attr.map_fd = fd;
+    attr.key = first ? 0 : ptr(cur);
+    attr.next_key = ptr(next);
+    if (sys_bpf(BPF_MAP_GET_NEXT_KEY, attr) != 0)
+      return errno == ENOENT ? 0 : errno;
+    std::swap(cur, next);
+    attr = {};
+    attr.map_fd = fd;
+    attr.key = ptr(cur);
+    attr.value = ptr(scratch.values.data());
+    if (sys_bpf(BPF_MAP_LOOKUP_ELEM, attr) == 0)
+      placer.place(cur, scratch.values.data());
+    else if (errno != ENOENT) // deleted since: skip it
+      return errno;
+  }
+  return 0;
+}
+
+} // namespace
+
+Result<uint64_t> snapshot_host_map(int bpf_map_fd, const HostMapLayout &layout,
+                                   std::vector<uint8_t> &image) {
+  auto info = map_info(bpf_map_fd);
+  if (!info)
+    return Error{info.error()};
+  if (auto st = check_layout(bpf_map_fd, layout, *info); !st)
+    return Error{st.error()};
+  const auto &d = layout.device;
+  image.assign(d.storage_size(), 0);
+  Placer placer(layout, image);
+  int err = read_batched(bpf_map_fd, layout, *info, placer);
+  if (err < 0)
+    err = read_one_by_one(bpf_map_fd, layout, *info, placer);
+  if (err > 0) {
+    errno = err;
+    return bpf_error(bpf_map_fd, "reading entries");
+  }
+  gpubt_device_map_header h{d.capacity, d.key_size, d.value_size, d.entry_size, placer.drops(),
+                            0};
+  std::memcpy(image.data(), &h, sizeof(h));
+  return placer.entries();
+}
+
+} // namespace gpubt::agent
