@@ -9,6 +9,7 @@
 
 #include "runtime/abi/device_abi.h"
 #include "runtime/child_process.h"
+#include "runtime/device_maps.h"
 #include "runtime/format_printf.h"
 #include "runtime/output_events.h"
 #include "runtime/print_map.h"
@@ -114,9 +115,7 @@ void finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
     runtime::print_lost_events(out, outcome->ring_drops, options.format);
   for (const auto &w : outcome->warnings)
     err << "WARNING: " << w << "\n";
-  for (const auto &m : spec.device.maps)
-    if (m.map_index >= 0 && size_t(m.map_index) < maps.size())
-      maps[m.map_index] = std::move(outcome->maps[m.map_index]);
+  runtime::merge_device_maps(spec, outcome->maps, maps);
 }
 
 int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime::GpuRun *run,

@@ -22,7 +22,8 @@ std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, con
                                                std::ostream &err);
 
 // After the child exited: prints the device printf records and lost-event counts, writes
-// warnings to ERR, and stores each device map into MAPS (indexed like spec.maps).
+// warnings to ERR, and adds each device map's rows to MAPS (the host maps' rows, indexed like
+// spec.maps: runtime::merge_device_maps).
 void finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
                     const Options &options, std::vector<runtime::MapData> &maps, std::ostream &out,
                     std::ostream &err);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
@@ -27,6 +28,13 @@ Status add_device_map_image(const abi::MapSpec &map, const abi::DeviceMapSpec &l
 // One image alone.
 Result<DeviceMapSnapshot> read_device_map(const abi::MapSpec &map, const abi::DeviceMapSpec &layout,
                                           const uint8_t *image, size_t size);
+
+// Adds DEVICE's rows (one map's, from its images) to MAPS[index] (the host map's): a key in both
+// gets the device's values as more per-CPU values, so an aggregation host and gpu probes both
+// update prints as one map. Each from_host map keeps the host's rows alone (its device table is
+// a copy of them). DEVICE and MAPS are indexed like spec.maps.
+void merge_device_maps(const abi::ProgramSpec &spec, std::vector<MapData> &device,
+                       std::vector<MapData> &maps);
 
 // The warning printed with a map whose updates were dropped ("" when none were).
 std::string device_map_drops_message(const abi::MapSpec &map, const abi::DeviceMapSpec &layout,

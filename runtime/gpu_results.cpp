@@ -55,8 +55,10 @@ Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRu
   std::vector<DeviceMapSnapshot> merged(layouts.size());
   GpuOutcome out;
   out.maps.resize(spec.maps.size());
+  // A from_host map's device table is the host's copy: the host map prints.
   auto valid = [&](size_t j) {
-    return layouts[j].map_index >= 0 && size_t(layouts[j].map_index) < spec.maps.size();
+    return !layouts[j].from_host && layouts[j].map_index >= 0 &&
+           size_t(layouts[j].map_index) < spec.maps.size();
   };
   for (const auto &img : results->images) {
     for (size_t j = 0; j < layouts.size() && j < img.maps.size(); ++j) {

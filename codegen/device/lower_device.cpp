@@ -3,37 +3,18 @@
 #include "codegen/device/lower_device.h"
 
 #include <functional>
-#include <set>
 
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include "codegen/device/device_context.h"
-#include "frontend/ast_walk.h"
+#include "frontend/passes/map_sharing.h"
 
 namespace gpubt::codegen::device {
 
 using namespace frontend;
 
 namespace {
-
-// The maps a probe names (reads, writes, aggregations, map arguments) into ALL, and those it
-// reads (named other than as an assignment's target, or by a compound assignment) into READ.
-void maps_used(const Probe &p, std::set<std::string> &all, std::set<std::string> &read) {
-  std::set<const Expr *> targets;
-  if (p.body)
-    for_each_stmt(static_cast<const Stmt &>(*p.body), [&](const Stmt &s) {
-      if (s.kind == StmtKind::MapAssign && !s.as<MapAssignStmt>().compound)
-        targets.insert(s.as<MapAssignStmt>().map.get());
-    });
-  for_each_expr(p, [&](const Expr &e) {
-    if (e.kind != ExprKind::Map)
-      return;
-    all.insert(e.as<MapExpr>().name);
-    if (!targets.count(&e))
-      read.insert(e.as<MapExpr>().name);
-  });
-}
 
 bool is_gpu_probe(const Probe &p) {
   return !p.attach_points.empty() && is_gpu(p.attach_points[0].provider);
@@ -95,20 +76,28 @@ void stripe(DeviceMap &dm) {
   dm.layout.prefilled = dm.info->value.kind != TypeKind::Min && dm.info->value.kind != TypeKind::Max;
 }
 
-// The device maps: every map a gpu probe names, refused if a host probe names it too.
+// A table host probes fill (the agent copies the BPF map in before each traced launch) holds at
+// most the BPF map's entries: a power of two, and small, since it is rewritten per launch.
+uint32_t from_host_capacity(const abi::MapSpec &host) {
+  constexpr uint32_t kMax = 4096;
+  uint32_t n = 1;
+  while (n < host.max_entries && n < kMax)
+    n *= 2;
+  return n;
+}
+
+// The device maps: every map a gpu probe names. Shared maps are checked by
+// frontend::check_map_sharing; one it refuses is refused here too.
 Result<std::map<std::string, DeviceMap>> device_maps(const Program &program,
                                                      const SemanticInfo &sema,
                                                      const DeviceCodegenOptions &opts,
                                                      abi::ProgramSpec &spec) {
-  std::set<std::string> host, gpu, read_on_gpu, read_on_host;
-  for (const auto &p : program.probes)
-    maps_used(*p, is_gpu_probe(*p) ? gpu : host, is_gpu_probe(*p) ? read_on_gpu : read_on_host);
   std::map<std::string, DeviceMap> out;
-  for (const auto &name : gpu) {
-    if (host.count(name))
-      return make_error("map " + name +
-                        " is used by both host and gpu probes: maps shared across host and GPU "
-                        "are not yet supported");
+  for (const auto &[name, sides] : frontend::map_sharing(program, sema)) {
+    if (!sides.gpu_use)
+      continue;
+    if (std::string why = frontend::map_sharing_error(name, sides); !why.empty())
+      return make_error(why);
     auto info = sema.maps.find(name);
     int index = -1;
     for (size_t i = 0; i < spec.maps.size(); ++i)
@@ -122,8 +111,11 @@ Result<std::map<std::string, DeviceMap>> device_maps(const Program &program,
     DeviceMap dm;
     dm.slot = out.size();
     dm.info = &info->second;
-    dm.layout = layout_of(info->second, index, opts.map_capacity);
-    if (dm.layout.key_size == 0 && info->second.value.is_aggregate() && !read_on_gpu.count(name))
+    bool from_host = sides.sharing == frontend::MapSharing::FromHost;
+    dm.layout = layout_of(info->second, index,
+                          from_host ? from_host_capacity(spec.maps[index]) : opts.map_capacity);
+    dm.layout.from_host = from_host;
+    if (dm.layout.key_size == 0 && info->second.value.is_aggregate() && !sides.gpu_read)
       stripe(dm);
     spec.device.maps.push_back(dm.layout);
     out[name] = dm;

@@ -25,8 +25,9 @@ bool has_gpu_probes(const frontend::Program &program);
 
 // Lowers every gpu probe into spec.device (probes, map layouts, PTX), appending printf formats
 // to spec.formats and probe names to spec.probe_names. spec.maps must already list every map
-// (codegen::bpf::lower_to_bpf does). A map used by both host and gpu probes is refused (not
-// yet supported). LLVM_IR, if given, receives the optimized module.
+// (codegen::bpf::lower_to_bpf does). A map used by both host and gpu probes follows
+// frontend/passes/map_sharing.h: a refused one is an error here too. LLVM_IR, if given, receives
+// the optimized module.
 Status lower_device_probes(const frontend::Program &program, const frontend::SemanticInfo &sema,
                            const DeviceTarget &target, const DeviceCodegenOptions &opts,
                            abi::ProgramSpec &spec, std::string *llvm_ir = nullptr);

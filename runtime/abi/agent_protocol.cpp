@@ -33,6 +33,33 @@ template <class T> bool to_uint(const std::string &s, T &v) {
   return *end == 0 && static_cast<unsigned long long>(v) == x;
 }
 
+bool to_int(const std::string &s, int &v) {
+  if (s.empty())
+    return false;
+  char *end = nullptr;
+  long x = std::strtol(s.c_str(), &end, 10);
+  v = static_cast<int>(x);
+  return *end == 0 && v == x;
+}
+
+// Each hostmap line names a device map whose slots hold the BPF map's key and value.
+Status link_host_maps(AgentConfig &c) {
+  for (const auto &h : c.host_maps) {
+    if (h.device_map >= c.maps.size())
+      return make_error("agent config: hostmap names device map " + std::to_string(h.device_map) +
+                        " of " + std::to_string(c.maps.size()));
+    DeviceMapSpec &m = c.maps[h.device_map];
+    if (m.from_host)
+      return make_error("agent config: two hostmap lines for device map " +
+                        std::to_string(h.device_map));
+    if ((m.key_size && h.key_size > m.key_size) || h.value_size > m.value_size)
+      return make_error("agent config: hostmap " + std::to_string(h.device_map) +
+                        " does not fit its device map's slots");
+    m.from_host = true;
+  }
+  return Ok{};
+}
+
 void put_u64(std::string &out, uint64_t v) {
   for (int i = 0; i < 8; ++i)
     out += static_cast<char>(v >> (8 * i) & 0xff);
@@ -80,6 +107,18 @@ bool parse_backend(const std::string &name, GpuBackend &out) {
   return false;
 }
 
+std::vector<AgentConfig::HostMap> host_maps_of(const ProgramSpec &spec) {
+  std::vector<AgentConfig::HostMap> out;
+  for (size_t i = 0; i < spec.device.maps.size(); ++i) {
+    const auto &d = spec.device.maps[i];
+    if (!d.from_host || d.map_index < 0 || size_t(d.map_index) >= spec.maps.size())
+      continue;
+    const auto &host = spec.maps[d.map_index];
+    out.push_back({uint32_t(i), host.key_size, host.value_size, -1});
+  }
+  return out;
+}
+
 std::string write_agent_config(const AgentConfig &c) {
   std::ostringstream o;
   o << "results\t" << c.results_path << "\n";
@@ -93,6 +132,9 @@ std::string write_agent_config(const AgentConfig &c) {
   for (const auto &m : c.maps)
     o << "map\t" << m.capacity << "\t" << m.key_size << "\t" << m.value_size << "\t" << m.entry_size
       << "\t" << m.buckets << (m.prefilled ? "\tprefilled" : "") << "\n";
+  for (const auto &h : c.host_maps)
+    o << "hostmap\t" << h.device_map << "\t" << h.key_size << "\t" << h.value_size << "\t" << h.fd
+      << "\n";
   if (c.events_fd >= 0)
     o << "events\t" << c.events_fd << "\n";
   if (c.verbose)
@@ -129,6 +171,11 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
            m.entry_size >= 8 + m.key_size + m.value_size;
       m.prefilled = f.size() == 7;
       c.maps.push_back(m);
+    } else if (d == "hostmap" && f.size() == 5) {
+      AgentConfig::HostMap h;
+      ok = to_uint(f[1], h.device_map) && to_uint(f[2], h.key_size) &&
+           to_uint(f[3], h.value_size) && to_int(f[4], h.fd) && h.fd >= -1;
+      c.host_maps.push_back(h);
     } else if (d == "events" && f.size() == 2)
       ok = to_uint(f[1], c.events_fd);
     else if (d == "verbose" && f.size() == 1)
@@ -139,6 +186,8 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
       return make_error("agent config line " + std::to_string(lineno) + ": cannot parse '" + line +
                         "'");
   }
+  if (auto st = link_host_maps(c); !st)
+    return make_error(st.error());
   return c;
 }
 

@@ -25,7 +25,16 @@ bool parse_backend(const std::string &name, GpuBackend &out);
 struct AgentConfig {
   std::vector<AgentCubin> cubins;
   std::vector<DeviceProbeSpec> probes; // probe N's code is DeviceProbeSpec::function
-  std::vector<DeviceMapSpec> maps;     // map_index is not sent (the agent needs only sizes)
+  std::vector<DeviceMapSpec> maps;     // map_index is not sent (the agent needs only sizes);
+                                       // from_host is set from host_maps when parsed
+  // One per DeviceMapSpec::from_host map: the BPF map the agent copies into it before each
+  // traced launch. Line: hostmap <device map> <key size> <value size> <fd>.
+  struct HostMap {
+    uint32_t device_map = 0;               // index into maps
+    uint32_t key_size = 0, value_size = 0; // the BPF map's (a scalar map's key is a u64 0)
+    int fd = -1;                           // the BPF map in the traced process; -1: unknown
+  };
+  std::vector<HostMap> host_maps;
   uint32_t ring_capacity = 0;          // 0: no printf ring
   std::string results_path;
   int events_fd = -1;   // >= 0: after each traced launch the printf ring is drained to this
@@ -35,6 +44,9 @@ struct AgentConfig {
   // patched in SASS; Ptx / Sass: only that way (a module it cannot do runs uninstrumented).
   GpuBackend backend = GpuBackend::Auto;
 };
+
+// SPEC's from_host device maps with their BPF maps' sizes (fd -1: gpubt fills it at run time).
+std::vector<AgentConfig::HostMap> host_maps_of(const ProgramSpec &spec);
 
 std::string write_agent_config(const AgentConfig &config);
 Result<AgentConfig> parse_agent_config(const std::string &text);

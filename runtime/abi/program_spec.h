@@ -131,6 +131,11 @@ struct DeviceMapSpec {
   // Every slot is READY (key 0, value 0) from the start and probes never claim: striped scalar
   // aggregations that start at zero. The host skips the slots still all zero.
   bool prefilled = false;
+  // A plain map host probes write and gpu probes only read: the agent fills the device table from
+  // the BPF map (ProgramSpec::maps[map_index]) before each traced launch, so a kernel sees the
+  // host's values as of its launch. gpu probes never write it; it is not printed from the device.
+  // Capacity: the BPF map's max_entries rounded up to a power of two, at most 4096.
+  bool from_host = false;
   uint64_t storage_size() const { return 32 + uint64_t(capacity) * entry_size; }
 };
 

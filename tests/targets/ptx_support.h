@@ -13,6 +13,7 @@
 #include "frontend/diagnostics.h"
 #include "frontend/parse/parse.h"
 #include "frontend/passes/check_types.h"
+#include "frontend/passes/map_sharing.h"
 #include "frontend/passes/resolve_types.h"
 #include "targets/ptx/ptx_target.h"
 
@@ -25,8 +26,14 @@ struct DeviceCompiled {
   abi::ProgramSpec spec;
 };
 
+struct HostOptions {
+  bool check_sharing = true; // false: as if the driver skipped check_map_sharing
+  codegen::bpf::BpfCodegenOptions bpf;
+};
+
 inline DeviceCompiled compile_gpu_script(const std::string &script,
-                                         codegen::device::DeviceCodegenOptions opts = {}) {
+                                         codegen::device::DeviceCodegenOptions opts = {},
+                                         const HostOptions &host = {}) {
   DeviceCompiled out;
   frontend::SourceFile file("stdin", script);
   frontend::Diagnostics diags;
@@ -38,11 +45,13 @@ inline DeviceCompiled compile_gpu_script(const std::string &script,
   frontend::SemanticOptions so;
   auto sema = frontend::resolve_types(*prog, so);
   frontend::check_types(*prog, sema, so, diags);
+  if (!diags.has_errors() && host.check_sharing)
+    frontend::check_map_sharing(*prog, sema, diags);
   if (diags.has_errors()) {
     out.error = diags.render(file);
     return out;
   }
-  auto art = codegen::bpf::lower_to_bpf(*prog, sema, {});
+  auto art = codegen::bpf::lower_to_bpf(*prog, sema, host.bpf);
   if (!art) {
     out.error = art.error();
     return out;

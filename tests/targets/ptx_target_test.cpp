@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <linux/bpf.h>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -64,6 +65,10 @@ const char *const kScripts[] = {
     "gpu:kretprobe:k { @t[tid_x] = (bid_x, kernel); @u = (1, 2); }",
     R"(gpu:kretprobe:k { @c[lane] = lane * 2; printf("%d %d\n", @c[lane], @c[0] + 1); })",
     "uprobe:/bin/sh:main { @host = count(); } gpu:kretprobe:k { @dev = count(); }",
+    // Shared: an aggregation both sides update, plain maps host probes write and gpu probes read.
+    R"(uprobe:/bin/sh:main { @c[pid] = count(); @s[tid] = nsecs; @n = "host"; @t = (1, "a"); }
+       gpu:kretprobe:k { @c[tid] = count(); @l = hist(nsecs - @s[tid]);
+                         printf("%s\n", @n); @u = @t; })",
 };
 
 TEST(PtxTarget, EveryScriptAssemblesWithPtxas) {
@@ -292,11 +297,82 @@ TEST(PtxTarget, PrintfFormatsJoinTheHostTable) {
   EXPECT_NE(c.spec.device.ptx.find("atom.global.add.u64"), std::string::npos); // ring drops
 }
 
-TEST(PtxTarget, MapsSharedWithHostProbesAreRefused) {
-  auto c =
-      compile_gpu_script("uprobe:/bin/sh:main { @x = count(); } gpu:kretprobe:k { @x = count(); }");
-  EXPECT_EQ(c.error, "map @x is used by both host and gpu probes: maps shared across host and "
-                     "GPU are not yet supported");
+std::map<std::string, abi::DeviceMapSpec> device_maps_by_name(const abi::ProgramSpec &spec) {
+  std::map<std::string, abi::DeviceMapSpec> out;
+  for (const auto &m : spec.device.maps)
+    out[spec.maps[m.map_index].name] = m;
+  return out;
+}
+
+// An aggregation host and gpu probes both update: the device keeps its part as if the map were
+// the GPU's alone (a scalar one striped), the host its per-CPU BPF map; they print merged.
+TEST(PtxTarget, AggregationsSharedWithHostProbes) {
+  auto c = compile_gpu_script("uprobe:/bin/sh:main { @c = count(); @h[pid] = hist(1); } "
+                              "gpu:kretprobe:k { @c = count(); @h[tid] = hist(clock); }");
+  ASSERT_EQ(c.error, "");
+  auto maps = device_maps_by_name(c.spec);
+  ASSERT_EQ(maps.size(), 2u);
+  EXPECT_EQ(maps["@c"].capacity, 2048u);
+  EXPECT_TRUE(maps["@c"].prefilled);
+  EXPECT_EQ(maps["@h"].capacity, 65536u);
+  for (const auto &[name, m] : maps) {
+    EXPECT_FALSE(m.from_host) << name;
+    EXPECT_EQ(c.spec.maps[m.map_index].bpf_type, uint32_t(BPF_MAP_TYPE_PERCPU_HASH)) << name;
+  }
+}
+
+// A plain map host probes write and gpu probes only read: its device table is the host's copy,
+// as big as the BPF map (rounded up to a power of two, at most 4096), and the probes only look
+// entries up: nothing in the PTX claims a slot.
+TEST(PtxTarget, MapsHostProbesWriteAndGpuProbesRead) {
+  const char *script = R"(uprobe:/bin/sh:main { @start[tid] = nsecs; @on = 1; @who[tid] = comm; }
+      gpu:kprobe:k / @on / { @lat = hist(nsecs - @start[tid]); printf("%s\n", @who[tid]); })";
+  for (auto [max_entries, capacity] : {std::pair{4096u, 4096u}, {1000u, 1024u}, {100000u, 4096u},
+                                       {1u, 1u}}) {
+    SCOPED_TRACE(max_entries);
+    auto c = compile_gpu_script(script, {}, {.bpf = {.map_max_entries = max_entries}});
+    ASSERT_EQ(c.error, "");
+    auto maps = device_maps_by_name(c.spec);
+    ASSERT_EQ(maps.size(), 4u);
+    for (const char *name : {"@start", "@on", "@who"}) {
+      const auto &m = maps[name];
+      EXPECT_TRUE(m.from_host) << name;
+      EXPECT_FALSE(m.prefilled) << name;
+      EXPECT_EQ(c.spec.maps[m.map_index].bpf_type, uint32_t(BPF_MAP_TYPE_HASH)) << name;
+      EXPECT_EQ(m.entry_size, 8 + m.key_size + m.value_size) << name;
+    }
+    EXPECT_EQ(maps["@start"].capacity, capacity);
+    EXPECT_EQ(maps["@start"].key_size, 8u);
+    EXPECT_EQ(maps["@start"].value_size, 8u);
+    EXPECT_EQ(maps["@on"].capacity, 1u); // scalar
+    EXPECT_EQ(maps["@on"].key_size, 0u);
+    EXPECT_EQ(maps["@who"].capacity, capacity);
+    EXPECT_EQ(maps["@who"].value_size, 16u);
+    EXPECT_FALSE(maps["@lat"].from_host);
+    EXPECT_EQ(maps["@lat"].capacity, 256u); // striped: entries of 66 buckets pass 128 bytes
+    EXPECT_EQ(c.spec.device.ptx.find("atom.global.cas"), std::string::npos);
+  }
+  if (!have_ptxas())
+    GTEST_SKIP() << "no " << kPtxas;
+  std::string log;
+  EXPECT_EQ(run_ptxas(compile_gpu_script(script).spec.device.ptx, &log), 0) << log;
+}
+
+// Sharing check_map_sharing refuses is refused by the device lowering too, in the same words.
+TEST(PtxTarget, RefusedSharingIsRefusedByCodegenToo) {
+  const std::string written = "map @x is written by gpu probes and used by host probes: only "
+                              "aggregations and maps host probes write and gpu probes read can "
+                              "be shared yet";
+  const char *script = "uprobe:/bin/sh:main { @x = 1; } gpu:kretprobe:k { @x = 2; }";
+  EXPECT_EQ(compile_gpu_script(script, {}, {.check_sharing = false}).error, written);
+  EXPECT_NE(compile_gpu_script(script).error.find("stdin:1:51-53: ERROR: " + written),
+            std::string::npos);
+  auto read = compile_gpu_script("uprobe:/bin/sh:main { @c = count(); } "
+                                 "gpu:kretprobe:k { @c = count(); @v = @c; }",
+                                 {}, {.check_sharing = false});
+  EXPECT_EQ(read.error.rfind("map @c is an aggregation updated by both host and gpu probes: ", 0),
+            0u)
+      << read.error;
 }
 
 TEST(PtxTarget, CapacitiesMustBePowersOfTwo) {

@@ -1,0 +1,124 @@
+// Which side names, reads and writes each map (see map_sharing.h), and the refusals as a table.
+#include "frontend/passes/map_sharing.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "frontend/ast_walk.h"
+
+namespace gpubt::frontend {
+namespace {
+
+// A host BPF map and a device table are two stores: a plain value written on the GPU would never
+// reach the host's copy, and a read of a shared aggregation would see one side's part only.
+struct Refusal {
+  MapSharing sharing;
+  const char *format; // {0}: the map's name
+};
+constexpr Refusal kRefusals[] = {
+    {MapSharing::GpuWritten,
+     "map {0} is written by gpu probes and used by host probes: only aggregations and maps host "
+     "probes write and gpu probes read can be shared yet"},
+    {MapSharing::AggregationRead,
+     "map {0} is an aggregation updated by both host and gpu probes: probes cannot read, print, "
+     "clear or delete from it yet (each side holds its own part; they print merged at the end)"},
+};
+
+struct Sides {
+  bool host = false, gpu = false;
+};
+
+// A probe with host and gpu attach points runs on both sides.
+Sides sides_of(const Probe &p) {
+  Sides s;
+  for (const auto &ap : p.attach_points)
+    (is_gpu(ap.provider) ? s.gpu : s.host) = true;
+  return s;
+}
+
+void first(const Node *&slot, const Node *n) {
+  if (!slot)
+    slot = n;
+}
+
+void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
+  Sides sides = sides_of(p);
+  std::set<const Expr *> targets, writes; // updated without being read / written at all
+  if (p.body)
+    for_each_stmt(static_cast<const Stmt &>(*p.body), [&](const Stmt &s) {
+      if (s.kind != StmtKind::MapAssign)
+        return;
+      const auto &a = s.as<MapAssignStmt>();
+      writes.insert(a.map.get());
+      if (!a.compound)
+        targets.insert(a.map.get());
+    });
+  for_each_expr(p, [&](const Expr &e) {
+    if (e.kind == ExprKind::Unary && e.as<UnaryExpr>().operand->kind == ExprKind::Map) {
+      UnaryOp op = e.as<UnaryExpr>().op;
+      if (op == UnaryOp::PreInc || op == UnaryOp::PreDec || op == UnaryOp::PostInc ||
+          op == UnaryOp::PostDec)
+        writes.insert(e.as<UnaryExpr>().operand.get());
+    }
+  });
+  for_each_expr(p, [&](const Expr &e) {
+    if (e.kind != ExprKind::Map)
+      return;
+    MapSides &m = out[e.as<MapExpr>().name];
+    if (sides.host)
+      first(m.host_use, &e);
+    if (sides.gpu) {
+      first(m.gpu_use, &e);
+      if (writes.count(&e))
+        first(m.gpu_write, &e);
+    }
+    if (!targets.count(&e)) {
+      first(m.read, &e);
+      if (sides.gpu)
+        first(m.gpu_read, &e);
+    }
+  });
+}
+
+MapSharing classify(const MapSides &m, bool aggregate) {
+  if (!m.gpu_use)
+    return MapSharing::HostOnly;
+  if (!m.host_use)
+    return MapSharing::GpuOnly;
+  if (aggregate)
+    return m.read ? MapSharing::AggregationRead : MapSharing::Aggregation;
+  return m.gpu_write ? MapSharing::GpuWritten : MapSharing::FromHost;
+}
+
+} // namespace
+
+std::map<std::string, MapSides> map_sharing(const Program &program, const SemanticInfo &info) {
+  std::map<std::string, MapSides> out;
+  for (const auto &p : program.probes)
+    scan_probe(*p, out);
+  for (auto &[name, m] : out) {
+    auto it = info.maps.find(name);
+    m.sharing = classify(m, it != info.maps.end() && it->second.value.is_aggregate());
+  }
+  return out;
+}
+
+std::string map_sharing_error(const std::string &map, const MapSides &sides) {
+  for (const auto &r : kRefusals)
+    if (r.sharing == sides.sharing)
+      return fmt::format(fmt::runtime(r.format), map);
+  return "";
+}
+
+void check_map_sharing(const Program &program, const SemanticInfo &info, Diagnostics &diags) {
+  for (const auto &[name, m] : map_sharing(program, info)) {
+    std::string msg = map_sharing_error(name, m);
+    if (msg.empty())
+      continue;
+    const Node *at = m.sharing == MapSharing::GpuWritten ? m.gpu_write : m.read;
+    diags.error(at->span, msg);
+  }
+}
+
+} // namespace gpubt::frontend

@@ -1,0 +1,42 @@
+// Maps named by both host and gpu probes and how they are shared: an aggregation both sides
+// update (each keeps its own part; the parts print as one map, merged like per-CPU values), or a
+// plain map host probes write and gpu probes only read (the agent copies it to the device).
+#pragma once
+#include <map>
+#include <string>
+
+#include "frontend/ast.h"
+#include "frontend/diagnostics.h"
+#include "frontend/passes/semantic_info.h"
+
+namespace gpubt::frontend {
+
+enum class MapSharing {
+  HostOnly,
+  GpuOnly,
+  Aggregation, // updated on both sides, read on neither
+  FromHost,    // plain; host probes write (and read), gpu probes only read
+  // Refused:
+  GpuWritten,      // plain, written by gpu probes and named by host probes
+  AggregationRead, // an Aggregation some probe reads, prints, clears or deletes from
+};
+
+struct MapSides {
+  MapSharing sharing = MapSharing::HostOnly;
+  const Node *host_use = nullptr;  // first mention in a host probe
+  const Node *gpu_use = nullptr;   // first mention in a gpu probe
+  const Node *gpu_write = nullptr; // first gpu assignment target or ++/-- operand
+  const Node *read = nullptr;      // first mention, either side, that is not an update's target
+  const Node *gpu_read = nullptr;  // the same in a gpu probe
+};
+
+// Every map a probe names, by name. No errors: check_map_sharing reports the refused ones.
+std::map<std::string, MapSides> map_sharing(const Program &program, const SemanticInfo &info);
+
+// Why SIDES cannot be shared, "" when it can.
+std::string map_sharing_error(const std::string &map, const MapSides &sides);
+
+// Reports each refused map once, at the use that makes it refused.
+void check_map_sharing(const Program &program, const SemanticInfo &info, Diagnostics &diags);
+
+} // namespace gpubt::frontend

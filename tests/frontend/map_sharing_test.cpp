@@ -1,0 +1,122 @@
+// Maps shared by host and gpu probes: how each is classified, and the refusals verbatim (the
+// message table of frontend/passes/map_sharing.cpp) at the use that makes them refused.
+#include <gtest/gtest.h>
+
+#include "frontend/diagnostics.h"
+#include "frontend/parse/parse.h"
+#include "frontend/passes/check_types.h"
+#include "frontend/passes/map_sharing.h"
+#include "frontend/passes/resolve_types.h"
+
+namespace gpubt::frontend {
+namespace {
+
+struct Shared {
+  std::map<std::string, MapSharing> sharing;
+  std::string diags; // check_types', then (if none) check_map_sharing's
+};
+
+Shared analyse(const std::string &text) {
+  SourceFile file("stdin", text);
+  Diagnostics diags;
+  Shared out;
+  auto program = parse_program(file, diags);
+  if (!program)
+    return {{}, "PARSE FAILED:\n" + diags.render(file)};
+  SemanticOptions options;
+  auto info = resolve_types(*program, options);
+  check_types(*program, info, options, diags);
+  if (!diags.has_errors())
+    check_map_sharing(*program, info, diags);
+  for (const auto &[name, sides] : map_sharing(*program, info))
+    out.sharing[name] = sides.sharing;
+  out.diags = diags.render(file);
+  return out;
+}
+
+std::string diag(const std::string &text, int col, int end, const std::string &msg) {
+  return "stdin:1:" + std::to_string(col) + "-" + std::to_string(end) + ": ERROR: " + msg + "\n" +
+         text + "\n" + std::string(col - 1, ' ') + std::string(end - col, '~') + "\n";
+}
+
+const std::string kGpuWritten = " is written by gpu probes and used by host probes: only "
+                                "aggregations and maps host probes write and gpu probes read can "
+                                "be shared yet";
+const std::string kAggregationRead =
+    " is an aggregation updated by both host and gpu probes: probes cannot read, print, clear or "
+    "delete from it yet (each side holds its own part; they print merged at the end)";
+
+TEST(MapSharing, OneSideOnly) {
+  auto s = analyse("uprobe:/bin/sh:main { @h = count(); } gpu:kretprobe:k { @g[tid] = 1; }");
+  EXPECT_EQ(s.diags, "");
+  EXPECT_EQ(s.sharing["@h"], MapSharing::HostOnly);
+  EXPECT_EQ(s.sharing["@g"], MapSharing::GpuOnly);
+}
+
+// Every aggregation both sides update: each keeps its own part.
+TEST(MapSharing, AggregationsUpdatedOnBothSides) {
+  for (const char *agg : {"count()", "sum(1)", "min(2)", "max(3)", "avg(4)", "stats(5)", "hist(6)",
+                          "lhist(7, 0, 100, 10)"}) {
+    std::string a = agg;
+    auto s = analyse("uprobe:/bin/sh:main { @c[1] = " + a + "; } gpu:kretprobe:k { @c[tid] = " +
+                     a + "; } END { @other = 1; }");
+    EXPECT_EQ(s.diags, "") << agg;
+    EXPECT_EQ(s.sharing["@c"], MapSharing::Aggregation) << agg;
+  }
+}
+
+// Host probes write (and read, delete, clear); gpu probes only read: copied to the device.
+TEST(MapSharing, PlainMapsHostProbesWriteAndGpuProbesRead) {
+  auto s = analyse("uprobe:/bin/sh:main { @start[tid] = nsecs; @n = @start[tid] + 1; } "
+                   "uprobe:/bin/sh:exit { delete(@start[tid]); clear(@n); } "
+                   "gpu:kprobe:k / @n > 0 / { @lat[tid] = hist(nsecs - @start[tid]); }");
+  EXPECT_EQ(s.diags, "");
+  EXPECT_EQ(s.sharing["@start"], MapSharing::FromHost);
+  EXPECT_EQ(s.sharing["@n"], MapSharing::FromHost);
+  EXPECT_EQ(s.sharing["@lat"], MapSharing::GpuOnly);
+}
+
+// A probe with a host and a gpu attach point is on both sides.
+TEST(MapSharing, MixedProbeIsOnBothSides) {
+  auto s = analyse("uprobe:/bin/sh:main, gpu:kprobe:k { @c = count(); }");
+  EXPECT_EQ(s.sharing["@c"], MapSharing::Aggregation);
+}
+
+TEST(MapSharing, GpuWritesToASharedPlainMapAreRefused) {
+  const std::string assign = "uprobe:/bin/sh:main { @x = 1; } gpu:kretprobe:k { @x = 2; }";
+  EXPECT_EQ(analyse(assign).diags, diag(assign, 51, 53, "map @x" + kGpuWritten));
+  EXPECT_EQ(analyse(assign).sharing["@x"], MapSharing::GpuWritten);
+  const std::string read_on_host =
+      "END { printf(\"%d\\n\", @x[0]); } gpu:kretprobe:k { @x[tid_x] += 2; }";
+  EXPECT_EQ(analyse(read_on_host).diags, diag(read_on_host, 50, 59, "map @x" + kGpuWritten));
+  const std::string incr = "uprobe:/bin/sh:main { @x[1] = 1; } gpu:kretprobe:k { @x[tid]++; }";
+  EXPECT_EQ(analyse(incr).diags, diag(incr, 54, 61, "map @x" + kGpuWritten));
+}
+
+// A read (either side), print, clear, zero or delete would see one side's part only.
+TEST(MapSharing, ReadsOfASharedAggregationAreRefused) {
+  const std::string gpu_read =
+      "uprobe:/bin/sh:main { @c = count(); } gpu:kretprobe:k { @c = count(); @v = @c; }";
+  EXPECT_EQ(analyse(gpu_read).diags, diag(gpu_read, 76, 78, "map @c" + kAggregationRead));
+  EXPECT_EQ(analyse(gpu_read).sharing["@c"], MapSharing::AggregationRead);
+  const std::string print =
+      "interval:s:1 { print(@c); } uprobe:/bin/sh:main { @c = count(); } "
+      "gpu:kretprobe:k { @c = count(); }";
+  EXPECT_EQ(analyse(print).diags, diag(print, 22, 24, "map @c" + kAggregationRead));
+  const std::string clear = "END { clear(@c); } gpu:kretprobe:k { @c = sum(tid); }";
+  EXPECT_EQ(analyse(clear).diags, diag(clear, 13, 15, "map @c" + kAggregationRead));
+}
+
+// Maps are typed once for the whole program: host and gpu probes cannot disagree on a key.
+TEST(MapSharing, KeyTypesMustAgreeAcrossSides) {
+  auto s = analyse("uprobe:/bin/sh:main { @c[\"a\"] = count(); } gpu:kretprobe:k { @c[tid] = "
+                   "count(); }");
+  EXPECT_NE(s.diags.find("ERROR: Argument mismatch for @c: trying to access with arguments: "),
+            std::string::npos)
+      << s.diags;
+  s = analyse("uprobe:/bin/sh:main { @c = count(); } gpu:kretprobe:k { @c = sum(tid); }");
+  EXPECT_NE(s.diags.find("ERROR: Type mismatch for @c"), std::string::npos) << s.diags;
+}
+
+} // namespace
+} // namespace gpubt::frontend

@@ -1,0 +1,102 @@
+// The agent config's hostmap lines (maps host probes write and gpu probes read): written from a
+// ProgramSpec, parsed back with from_host set on their device maps, and the malformed ones refused.
+#include "runtime/abi/agent_protocol.h"
+
+#include <gtest/gtest.h>
+#include <linux/bpf.h>
+
+namespace gpubt::abi {
+namespace {
+
+DeviceMapSpec device_map(int index, uint32_t capacity, uint32_t key, uint32_t value) {
+  DeviceMapSpec m;
+  m.map_index = index;
+  m.capacity = capacity;
+  m.key_size = key;
+  m.value_size = value;
+  m.entry_size = 8 + key + value;
+  return m;
+}
+
+// @c (count, gpu only), @start[tid] = nsecs and @on = 1 (host -> GPU), as codegen lays them out.
+ProgramSpec shared_spec() {
+  ProgramSpec spec;
+  spec.maps.resize(3);
+  spec.maps[0] = {.name = "@c", .agg = AggKind::Count, .bpf_type = BPF_MAP_TYPE_PERCPU_HASH,
+                  .key_size = 8, .value_size = 8, .max_entries = 4096};
+  spec.maps[1] = {.name = "@on", .bpf_type = BPF_MAP_TYPE_HASH, .key_size = 8, .value_size = 8,
+                  .max_entries = 4096};
+  spec.maps[2] = {.name = "@start", .bpf_type = BPF_MAP_TYPE_HASH, .key_size = 4,
+                  .value_size = 8, .max_entries = 4096};
+  spec.device.maps = {device_map(0, 2048, 0, 8), device_map(1, 1, 0, 8),
+                      device_map(2, 4096, 8, 8)};
+  spec.device.maps[0].prefilled = true;
+  spec.device.maps[1].from_host = spec.device.maps[2].from_host = true;
+  return spec;
+}
+
+TEST(AgentProtocol, HostMapsOfASpec) {
+  auto h = host_maps_of(shared_spec());
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].device_map, 1u);
+  EXPECT_EQ(h[0].key_size, 8u); // a scalar BPF map's key is a u64 0
+  EXPECT_EQ(h[0].value_size, 8u);
+  EXPECT_EQ(h[0].fd, -1);
+  EXPECT_EQ(h[1].device_map, 2u);
+  EXPECT_EQ(h[1].key_size, 4u);
+  EXPECT_TRUE(host_maps_of(ProgramSpec{}).empty());
+}
+
+TEST(AgentProtocol, HostMapLinesRoundTrip) {
+  auto spec = shared_spec();
+  AgentConfig c;
+  c.maps = spec.device.maps;
+  c.host_maps = host_maps_of(spec);
+  c.host_maps[1].fd = 12;
+  std::string text = write_agent_config(c);
+  EXPECT_NE(text.find("map\t4096\t8\t8\t24\t0\n"), std::string::npos) << text; // unchanged
+  EXPECT_NE(text.find("hostmap\t1\t8\t8\t-1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("hostmap\t2\t4\t8\t12\n"), std::string::npos) << text;
+  auto back = parse_agent_config(text);
+  ASSERT_TRUE(back) << back.error();
+  ASSERT_EQ(back->maps.size(), 3u);
+  EXPECT_FALSE(back->maps[0].from_host);
+  EXPECT_TRUE(back->maps[0].prefilled);
+  EXPECT_TRUE(back->maps[1].from_host);
+  EXPECT_TRUE(back->maps[2].from_host);
+  ASSERT_EQ(back->host_maps.size(), 2u);
+  EXPECT_EQ(back->host_maps[0].fd, -1);
+  EXPECT_EQ(back->host_maps[1].device_map, 2u);
+  EXPECT_EQ(back->host_maps[1].key_size, 4u);
+  EXPECT_EQ(back->host_maps[1].value_size, 8u);
+  EXPECT_EQ(back->host_maps[1].fd, 12);
+  // A config without hostmap lines (every config before them) parses as before.
+  AgentConfig plain;
+  plain.maps = spec.device.maps;
+  auto old = parse_agent_config(write_agent_config(plain));
+  ASSERT_TRUE(old) << old.error();
+  EXPECT_TRUE(old->host_maps.empty());
+  EXPECT_FALSE(old->maps[1].from_host);
+}
+
+TEST(AgentProtocol, BadHostMapLines) {
+  const std::string map = "map\t16\t8\t8\t24\t0\n";
+  auto error = [&](const std::string &line) {
+    auto r = parse_agent_config(map + line);
+    return r ? std::string("parsed") : r.error();
+  };
+  EXPECT_EQ(error("hostmap\t0\t8\t8\t-1\n"), "parsed");
+  EXPECT_EQ(error("hostmap\t1\t8\t8\t-1\n"), "agent config: hostmap names device map 1 of 1");
+  EXPECT_EQ(error("hostmap\t0\t8\t8\t3\nhostmap\t0\t8\t8\t4\n"),
+            "agent config: two hostmap lines for device map 0");
+  EXPECT_EQ(error("hostmap\t0\t16\t8\t-1\n"),
+            "agent config: hostmap 0 does not fit its device map's slots");
+  EXPECT_EQ(error("hostmap\t0\t8\t8\n"), "agent config line 2: cannot parse 'hostmap\t0\t8\t8'");
+  EXPECT_EQ(error("hostmap\t0\t8\t8\t-2\n"),
+            "agent config line 2: cannot parse 'hostmap\t0\t8\t8\t-2'");
+  EXPECT_EQ(error("hostmap\t0\t8\t8\tx\n"),
+            "agent config line 2: cannot parse 'hostmap\t0\t8\t8\tx'");
+}
+
+} // namespace
+} // namespace gpubt::abi
