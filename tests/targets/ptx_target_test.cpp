@@ -350,8 +350,16 @@ TEST(PtxTarget, MapsHostProbesWriteAndGpuProbesRead) {
     EXPECT_EQ(maps["@who"].value_size, 16u);
     EXPECT_FALSE(maps["@lat"].from_host);
     EXPECT_EQ(maps["@lat"].capacity, 256u); // striped: entries of 66 buckets pass 128 bytes
-    EXPECT_EQ(c.spec.device.ptx.find("atom.global.cas"), std::string::npos);
   }
+  // Without printf (its ring reservation is a CAS), no CAS: reads never claim; a map gpu probes
+  // write does (atom.acq_rel.gpu.global.cas.b64).
+  auto reads = compile_gpu_script("uprobe:/bin/sh:main { @start[tid] = nsecs; @on = 1; } "
+                                  "gpu:kprobe:k / @on && @start[tid] > 0 / { "
+                                  "@lat = hist(nsecs - @start[tid]); }");
+  ASSERT_EQ(reads.error, "");
+  EXPECT_EQ(reads.spec.device.ptx.find(".global.cas."), std::string::npos);
+  auto claims = compile_gpu_script("gpu:kretprobe:k { @[tid] = count(); }");
+  EXPECT_NE(claims.spec.device.ptx.find(".global.cas."), std::string::npos);
   if (!have_ptxas())
     GTEST_SKIP() << "no " << kPtxas;
   std::string log;
