@@ -186,6 +186,30 @@ TEST(GpuResults, ContextsMergeAndDropsWarn) {
   EXPECT_NE(out->warnings[0].find("Lost 8"), std::string::npos) << out->warnings[0];
 }
 
+// A from_host map's device table is the host's copy (the agent fills it from the BPF map): its
+// images give no rows and no warnings; the host map prints.
+TEST(GpuResults, FromHostMapsAreNotReadBack) {
+  if (ptxas().empty())
+    GTEST_SKIP() << "no ptxas";
+  Env env;
+  auto spec = count_by_key_spec();
+  spec.maps[0].agg = gpubt::abi::AggKind::None;
+  spec.device.maps[0].from_host = true;
+  auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
+  ASSERT_TRUE(run) << run.error();
+  gpubt::abi::AgentResults r;
+  gpubt::abi::DeviceImage a;
+  a.probe_launches = {1};
+  a.maps = {image({{5, 2}}, 3)};
+  r.images = {a};
+  std::ofstream(run->results_path + ".1", std::ios::binary) << gpubt::abi::write_agent_results(r);
+  auto out = runtime::collect_gpu_results(spec, *run);
+  ASSERT_TRUE(out) << out.error();
+  ASSERT_EQ(out->maps.size(), 1u);
+  EXPECT_TRUE(out->maps[0].empty());
+  EXPECT_TRUE(out->warnings.empty());
+}
+
 TEST(GpuResults, NoLaunchMatchedIsAWarning) {
   if (ptxas().empty())
     GTEST_SKIP() << "no ptxas";
