@@ -96,12 +96,18 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   so.pid = options.pid;
   so.command = options.child_command;
   so.verbose = options.verbose;
+  if (gpu) // maps host probes write and gpu probes read: the agent in the child reads them
+    for (const auto &h : gpu->config.host_maps)
+      so.inherited_maps.push_back(spec.device.maps.at(h.device_map).map_index);
   auto session = runtime::Session::create(spec, so);
   if (!session) {
     err << "ERROR: " << session.error() << "\n";
     return 1;
   }
   auto &s = **session;
+  if (gpu && !gpu->config.host_maps.empty())
+    if (auto st = gpu->set_host_map_fds(spec, s.inherited_fds()); !st)
+      err << "WARNING: " << st.error() << ": gpu probes see no host values\n";
   std::optional<GpuEventThread> gpu_events; // the child exists now: only it keeps the agent's end
   if (gpu) {
     gpu->close_child_end();

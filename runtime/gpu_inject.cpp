@@ -132,7 +132,7 @@ std::string retarget_ptx(const std::string &ptx, const std::string &arch) {
 GpuRun::GpuRun(GpuRun &&o) noexcept
     : dir(std::move(o.dir)), config_path(std::move(o.config_path)),
       results_path(std::move(o.results_path)), env(std::move(o.env)), events(std::move(o.events)),
-      child_events(std::move(o.child_events)) {
+      child_events(std::move(o.child_events)), config(std::move(o.config)) {
   o.dir.clear();
 }
 
@@ -180,6 +180,7 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   config.results_path = run.results_path;
   config.verbose = verbose;
   config.backend = backend;
+  config.host_maps = abi::host_maps_of(spec);
   if (!spec.formats.empty()) { // printf somewhere: stream the device's records as they come
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
@@ -190,8 +191,22 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
     }
   }
   std::ofstream(run.config_path) << abi::write_agent_config(config);
+  run.config = std::move(config);
   run.env = {{"CUDA_INJECTION64_PATH", *agent}, {"GPUBT_AGENT_CONFIG", run.config_path}};
   return run;
+}
+
+Status GpuRun::set_host_map_fds(const abi::ProgramSpec &spec, const std::map<int, int> &fds) {
+  for (auto &h : config.host_maps) {
+    auto fd = fds.find(spec.device.maps.at(h.device_map).map_index);
+    h.fd = fd == fds.end() ? -1 : fd->second;
+  }
+  std::ofstream out(config_path, std::ios::trunc);
+  out << abi::write_agent_config(config);
+  out.close();
+  if (!out)
+    return make_error("cannot write the GPU agent's config " + config_path);
+  return Ok{};
 }
 
 void export_gpu_env(const GpuRun &run) {

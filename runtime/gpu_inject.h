@@ -3,6 +3,7 @@
 // after the child exits, what the agent wrote: device maps as MapData, printf records, warnings.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct GpuRun {
   // end stays open (and inheritable) until close_child_end(), called once the child is forked.
   UniqueFd events, child_events;
   void close_child_end() { child_events.reset(); }
+  abi::AgentConfig config; // as written to config_path
+  // The fds the child has of the BPF maps behind from_host device maps (spec map index -> fd),
+  // once the session made them: the config is written again, before the child starts.
+  Status set_host_map_fds(const abi::ProgramSpec &spec, const std::map<int, int> &fds);
   GpuRun() = default;
   GpuRun(GpuRun &&other) noexcept;
   GpuRun &operator=(GpuRun &&) = delete;

@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <sys/epoll.h>
 
 namespace gpubt::runtime {
@@ -108,16 +109,25 @@ Status Session::setup() {
       return make_error(fd.error());
     target_pidfd_ = std::move(*fd);
   }
+  auto maps = create_maps(spec_);
+  if (!maps)
+    return make_error(maps.error());
+  maps_ = std::move(*maps);
   if (!options_.command.empty()) {
+    // Maps the child's GPU agent reads: fds without close-on-exec while it is forked.
+    std::vector<UniqueFd> shared;
+    for (int index : options_.inherited_maps) {
+      shared.emplace_back(fcntl(maps_.at(index).get(), F_DUPFD, 3));
+      if (shared.back().get() < 0)
+        return make_error(std::string("cannot share map ") + spec_.maps[index].name +
+                          " with the traced program: " + strerror(errno));
+      inherited_fds_[index] = shared.back().get();
+    }
     auto child = ChildProcess::spawn(options_.command);
     if (!child)
       return make_error(child.error());
     child_ = std::move(*child);
   }
-  auto maps = create_maps(spec_);
-  if (!maps)
-    return make_error(maps.error());
-  maps_ = std::move(*maps);
   if (spec_.globals_map >= 0) {
     int pid = child_ ? child_->pid() : 0;
     if (auto st = write_globals(maps_[spec_.globals_map].get(), spec_.maps[spec_.globals_map],

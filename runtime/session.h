@@ -9,6 +9,7 @@
 #include "runtime/dlopen_watch.h"
 #include "runtime/map_data.h"
 #include "runtime/unique_fd.h"
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -22,6 +23,9 @@ struct SessionOptions {
   int pid = -1;        // -p PID: uprobes filtered to it; the session ends when it exits
   std::string command; // -c CMD: spawned held back, started by run(); its exit ends the session
   bool verbose = false; // -v: probes attached late (see attach()) say so on stderr
+  // Maps (indexes into spec.maps) the -c child inherits an fd of: the GPU agent in it reads
+  // them. The fds are made before the child is forked; inherited_fds() says their numbers.
+  std::vector<int> inherited_maps;
 };
 
 // What the event loop hands out. Payloads point into the ring buffer: copy to keep them.
@@ -71,6 +75,8 @@ public:
   void clear_map(int map_index);
   void zero_map(int map_index);
   int map_fd(int map_index) const { return maps_.at(map_index).get(); }
+  // SessionOptions::inherited_maps -> the fd number each has in the child.
+  const std::map<int, int> &inherited_fds() const { return inherited_fds_; }
 
   int child_pid() const { return child_ ? child_->pid() : -1; }
   int target_pid() const;        // -p or -c pid, else -1
@@ -93,6 +99,7 @@ private:
   std::unique_ptr<ChildProcess> child_;
   UniqueFd target_pidfd_; // -p
   std::vector<UniqueFd> maps_;
+  std::map<int, int> inherited_fds_; // map index -> its fd number in the child
   std::vector<UniqueFd> progs_; // one per spec probe
   std::vector<UniqueFd> events_;
   std::vector<std::string> unmatched_, skipped_;

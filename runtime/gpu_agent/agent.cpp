@@ -50,6 +50,7 @@ struct Context {
   std::map<CUfunction, uint64_t> masks; // functions whose userdata is set
   std::map<CUmodule, const PtxImage *> ptx_modules; // loaded from an instrumented image
   std::map<CUmodule, CUdeviceptr> userdata;         // their userdata arrays
+  bool host_maps_failed = false;
 };
 
 struct Agent {
@@ -279,6 +280,12 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
   for (size_t i = 0; i < c.launches.size() && i < 64; ++i)
     if (known->second >> i & 1)
       ++c.launches[i];
+  if (known->second && c.memory && !a.config.host_maps.empty() && !c.host_maps_failed)
+    if (auto st = c.memory->refresh_host_maps(a.config, d.hStream); !st) {
+      c.host_maps_failed = true; // said once; the kernels see the values copied before
+      say(a, "reading the maps host probes write failed (" + st.error() +
+                 "): gpu probes no longer see new host values");
+    }
 }
 
 // A traced launch is over (as far as the API goes): wait for it and pass its printf records

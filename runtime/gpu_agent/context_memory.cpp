@@ -12,6 +12,7 @@
 #include <sanitizer.h>
 
 #include "runtime/abi/device_abi.h"
+#include "runtime/gpu_agent/host_map_snapshot.h"
 
 namespace gpubt::agent {
 namespace {
@@ -137,6 +138,13 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
       return fail("sanitizerMemcpyHostToDeviceAsync", r);
     staged += sizeof h;
   }
+  uint64_t staging = 0;
+  for (const auto &h : config.host_maps) {
+    m.host_map_offsets_.push_back(staging);
+    staging += uint64_t(kHostMapSlots) * config.maps.at(h.device_map).storage_size();
+  }
+  if (staging && (r = sanitizerAllocHost(ctx, &m.host_map_staging_, staging)) != SANITIZER_SUCCESS)
+    return fail("sanitizerAllocHost (host maps)", r);
   if (!m.maps_.empty() || m.ring_) {
     void *any = m.ring_ ? m.ring_ : m.maps_[0];
     if ((r = sanitizerMemcpyDeviceToHost(stage + kStagingBytes - 8, any, 8, nullptr)) !=
@@ -182,6 +190,25 @@ std::vector<uint64_t> ContextMemory::set_clock(const ClockModel &clock) {
   for (auto &[key, dev] : kernel_ctxs_)
     out.push_back(reinterpret_cast<uint64_t>(dev));
   return out;
+}
+
+Status ContextMemory::refresh_host_maps(const abi::AgentConfig &config,
+                                        Sanitizer_StreamHandle stream) {
+  uint64_t slot = host_map_launches_++ % kHostMapSlots;
+  for (size_t i = 0; i < config.host_maps.size(); ++i) {
+    const auto &h = config.host_maps[i];
+    const abi::DeviceMapSpec &spec = config.maps.at(h.device_map);
+    auto n = snapshot_host_map(h.fd, {h.key_size, h.value_size, spec}, host_map_image_);
+    if (!n)
+      return Error{n.error()};
+    auto *image = static_cast<uint8_t *>(host_map_staging_) + host_map_offsets_[i] +
+                  slot * spec.storage_size();
+    std::memcpy(image, host_map_image_.data(), spec.storage_size());
+    if (sanitizerMemcpyHostToDeviceAsync(maps_.at(h.device_map), image, spec.storage_size(),
+                                         stream) != SANITIZER_SUCCESS)
+      return make_error("copying a host map to the GPU failed");
+  }
+  return Ok{};
 }
 
 bool ContextMemory::copy_in(void *dev, const void *bytes, size_t size) {
@@ -261,6 +288,9 @@ void ContextMemory::release() {
   if (staging_)
     sanitizerFreeHost(ctx_, staging_);
   staging_ = nullptr;
+  if (host_map_staging_)
+    sanitizerFreeHost(ctx_, host_map_staging_);
+  host_map_staging_ = nullptr;
 }
 
 } // namespace gpubt::agent

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <cuda.h>
+#include <sanitizer.h>
 
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/gpu_agent/gpu_clock.h"
@@ -33,6 +34,13 @@ public:
   // Writes VALUE to device memory at ADDRESS and waits for it (callable in a launch callback).
   bool store_u64(uint64_t address, uint64_t value);
 
+  // Copies every host map (config.host_maps: BPF maps host probes write) into its device map,
+  // on STREAM ahead of the launch about to be made there: that kernel sees the host's values as
+  // they are now. Staged through a pinned ring of kHostMapSlots images per map: a slot is
+  // reused after that many traced launches, which must have started by then.
+  Status refresh_host_maps(const abi::AgentConfig &config, Sanitizer_StreamHandle stream);
+  static constexpr uint32_t kHostMapSlots = 64;
+
   // Appends the ring's committed records to OUT and frees their space on the device (waits for
   // the work on the NULL stream: call where a sync is acceptable). Returns false on failure.
   bool drain_ring(std::vector<uint8_t> &out);
@@ -53,6 +61,10 @@ private:
   std::map<std::pair<std::string, uint64_t>, void *> kernel_ctxs_;
   uint32_t next_kernel_index_ = 0;
   ClockModel clock_;
+  void *host_map_staging_ = nullptr; // pinned: kHostMapSlots images of each host map
+  std::vector<uint64_t> host_map_offsets_; // per config.host_maps: its images' start
+  uint64_t host_map_launches_ = 0;
+  std::vector<uint8_t> host_map_image_;
 };
 
 } // namespace gpubt::agent

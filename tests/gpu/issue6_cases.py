@@ -149,15 +149,38 @@ def gpubt_nsecs_case(a, gpubt_case, row, stamps=50, gap_ms=1):
                f'{a.bin}/clock_align --stamps {stamps} {gap_ms}', check)
 
 
+def launchlate_case(a, gpubt_case, row, plain, spin_us=5000, rounds=5):
+    """tools/launchlate.bt on launch_queue: tinyQueued waits behind a SPIN_US kernel on its
+    stream (latency >= SPIN_US), tinyIdle starts on an idle stream (< 100 us)."""
+    def check(p):
+        hists = {}
+        for name, body in re.findall(r'^@launch_to_start_us\[(\w+)\]:\n((?:\[.*\n)+)', p.stdout,
+                                      re.M):
+            rows = re.findall(r'^\[(\d+)([KM]?), (\d+)([KM]?)\)\s+(\d+)', body, re.M)
+            unit = {'': 1, 'K': 1024, 'M': 1024 * 1024}
+            hists[name] = [(int(lo) * unit[lu], int(hi) * unit[hu], int(n))
+                           for lo, lu, hi, hu, n in rows]
+        q, i = hists.get('tinyQueued', []), hists.get('tinyIdle', [])
+        nq, ni = sum(n for *_, n in q), sum(n for *_, n in i)
+        queued_ok = nq == rounds and all(lo >= spin_us * 0.9 for lo, _, n in q if n)
+        idle_ok = ni == rounds and all(hi <= 128 for _, hi, n in i if n)
+        return (p.returncode == 0 and queued_ok and idle_ok,
+                f'exit {p.returncode}; tinyQueued {q} ({nq} launches, want >= {spin_us} us); '
+                f'tinyIdle {i} ({ni} launches, want < 100 us)')
+    gpubt_case(a, f'issue6: launchlate.bt: queued behind {spin_us} us >= {spin_us} us, idle < 100 us',
+               _tool(a, 'launchlate.bt'), f'{a.bin}/launch_queue {spin_us} {rounds}', check, plain)
+
+
 def issue6_cases(a, plain, gpubt_case, row):
     """Adds issue 6's rows. `plain` is run_suite's dict of plain checksums (this fills in its
     own programs'); gpubt_case and row are run_suite's."""
-    missing = [p for p in ('uneven_grid', 'late_lane', 'clock_align')
+    missing = [p for p in ('uneven_grid', 'late_lane', 'clock_align', 'launch_queue')
                if not os.access(f'{a.bin}/{p}', os.X_OK)]
     if missing:
         return row('issue6 programs built (scripts/gpu-build-issue6.sh)', False,
                    f'missing in {a.bin}: {" ".join(missing)}')
-    for prog, args in [('uneven_grid', [str(N), str(BLOCK), ','.join(map(str, GRIDS))]),
+    for prog, args in [('launch_queue', ['5000', '5']),
+                       ('uneven_grid', [str(N), str(BLOCK), ','.join(map(str, GRIDS))]),
                        ('late_lane', [str(LATE['blocks']), str(LATE['threads']),
                                       str(LATE['spin_us']), '1'])]:
         p = _run([f'{a.bin}/{prog}'] + args)
@@ -168,6 +191,7 @@ def issue6_cases(a, plain, gpubt_case, row):
     if not getattr(a, 'gpubt', None):
         return row('issue6 gpubt cases', None, 'no gpubt binary given')
     threadhist_case(a, gpubt_case, row, plain['uneven_grid'])
+    launchlate_case(a, gpubt_case, row, plain['launch_queue'])
     kernelretsnoop_case(a, gpubt_case, row, plain['late_lane'])
     gpubt_nsecs_case(a, gpubt_case, row)
     # Over a longer run the GPU clock drifts (tens of us a second on the H100): still aligned.

@@ -1,0 +1,46 @@
+// Known truth for launchlate: tinyQueued is launched right behind spin (busy for SPIN_US on
+// %globaltimer) on the same stream, so it starts at least SPIN_US after its launch call;
+// tinyIdle is launched on an idle stream and starts within microseconds. ROUNDS of each.
+// Usage: launch_queue [SPIN_US=5000] [ROUNDS=5]. Prints the spin and a checksum.
+#include <cstdlib>
+
+#include "check.cuh"
+
+__device__ __forceinline__ uint64_t globaltimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void spin(uint64_t ns, unsigned *out) {
+  uint64_t until = globaltimer() + ns;
+  unsigned n = 0;
+  while (globaltimer() < until)
+    ++n;
+  out[0] = n != 0;
+}
+
+__global__ void tinyQueued(unsigned *out) { out[1] += 1; }
+__global__ void tinyIdle(unsigned *out) { out[2] += 1; }
+
+int main(int argc, char **argv) {
+  int spin_us = argc > 1 ? std::atoi(argv[1]) : 5000;
+  int rounds = argc > 2 ? std::atoi(argv[2]) : 5;
+  unsigned *d;
+  CHECK(cudaMalloc(&d, 3 * sizeof(unsigned)));
+  CHECK(cudaMemset(d, 0, 3 * sizeof(unsigned)));
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (int r = 0; r < rounds; ++r) {
+    spin<<<1, 1, 0, s>>>(uint64_t(spin_us) * 1000, d);
+    tinyQueued<<<1, 32, 0, s>>>(d);
+    CHECK(cudaStreamSynchronize(s));
+    tinyIdle<<<1, 32, 0, s>>>(d);
+    CHECK(cudaStreamSynchronize(s));
+  }
+  unsigned h[3];
+  CHECK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+  std::printf("spin_us %d rounds %d checksum %016llx\n", spin_us, rounds,
+              (unsigned long long)fnv1a(h, sizeof h));
+  return 0;
+}
