@@ -59,8 +59,9 @@ Result<Options> parse_options(int argc, char **argv) {
   bool have_e = false;
   optind = 1;
   int c;
-  // '+': stop at the first non-option (the script file), as bpftrace does.
-  while ((c = getopt_long(argc, argv, "+e:c:p:lo:f:vhV", long_opts, nullptr)) != -1) {
+  // Options may follow the script file (`gpubt tools/launchlate.bt -c ./app`), as in bpftrace,
+  // whose getopt permutes too.
+  while ((c = getopt_long(argc, argv, "e:c:p:lo:f:vhV", long_opts, nullptr)) != -1) {
     switch (c) {
     case 'e':
       o.program_text = optarg;

@@ -151,24 +151,39 @@ def gpubt_nsecs_case(a, gpubt_case, row, stamps=50, gap_ms=1):
 
 def launchlate_case(a, gpubt_case, row, plain, spin_us=5000, rounds=5):
     """tools/launchlate.bt on launch_queue: tinyQueued waits behind a SPIN_US kernel on its
-    stream (latency >= SPIN_US), tinyIdle starts on an idle stream (< 100 us)."""
-    def check(p):
+    stream (latency >= SPIN_US), tinyIdle starts on an idle stream (< 100 us). The histogram's
+    shape, then the same measurement printed exactly (launchlate's probes with a printf)."""
+    def hist_check(p):
         hists = {}
-        for name, body in re.findall(r'^@launch_to_start_us\[(\w+)\]:\n((?:\[.*\n)+)', p.stdout,
-                                      re.M):
-            rows = re.findall(r'^\[(\d+)([KM]?), (\d+)([KM]?)\)\s+(\d+)', body, re.M)
+        for name, body in re.findall(r'^@launch_to_start_us\[(\w+)\]: ?\n((?:\[.*\n)+)',
+                                      p.stdout, re.M):
             unit = {'': 1, 'K': 1024, 'M': 1024 * 1024}
-            hists[name] = [(int(lo) * unit[lu], int(hi) * unit[hu], int(n))
-                           for lo, lu, hi, hu, n in rows]
+            hists[name] = [(int(lo) * unit[lu], int(hi) * unit[hu], int(n)) for lo, lu, hi, hu, n
+                           in re.findall(r'^\[(\d+)([KM]?), (\d+)([KM]?)\)\s+(\d+)', body, re.M)]
         q, i = hists.get('tinyQueued', []), hists.get('tinyIdle', [])
         nq, ni = sum(n for *_, n in q), sum(n for *_, n in i)
-        queued_ok = nq == rounds and all(lo >= spin_us * 0.9 for lo, _, n in q if n)
-        idle_ok = ni == rounds and all(hi <= 128 for _, hi, n in i if n)
-        return (p.returncode == 0 and queued_ok and idle_ok,
-                f'exit {p.returncode}; tinyQueued {q} ({nq} launches, want >= {spin_us} us); '
-                f'tinyIdle {i} ({ni} launches, want < 100 us)')
-    gpubt_case(a, f'issue6: launchlate.bt: queued behind {spin_us} us >= {spin_us} us, idle < 100 us',
-               _tool(a, 'launchlate.bt'), f'{a.bin}/launch_queue {spin_us} {rounds}', check, plain)
+        ok = nq == rounds and ni == rounds and all(hi > spin_us for _, hi, n in q if n) and \
+            all(lo < 100 for lo, _, n in i if n)
+        return (p.returncode == 0 and ok,
+                f'exit {p.returncode}; tinyQueued {[x for x in q if x[2]]}; '
+                f'tinyIdle {[x for x in i if x[2]]} (buckets in us: [lo, hi), count)')
+    gpubt_case(a, 'issue6: launchlate.bt histograms: tinyQueued past 5 ms, tinyIdle under 100 us',
+               _tool(a, 'launchlate.bt'), f'{a.bin}/launch_queue {spin_us} {rounds}', hist_check,
+               plain)
+
+    def exact_check(p):
+        lat = {}
+        for name, us in re.findall(r'^lat (\w+) (\d+)$', p.stdout, re.M):
+            lat.setdefault(name, []).append(int(us))
+        q, i = lat.get('tinyQueued', []), lat.get('tinyIdle', [])
+        ok = len(q) == rounds and len(i) == rounds and min(q) >= spin_us and max(i) < 100
+        return p.returncode == 0 and ok, f'tinyQueued {q} us (want >= {spin_us}), ' \
+            f'tinyIdle {i} us (want < 100)'
+    gpubt_case(a, f'issue6: launch -> first thread: queued >= {spin_us} us, idle < 100 us (exact)',
+               'uprobe:cuda:cuLaunchKernel* { @launch_ns = nsecs; } '
+               'gpu:kprobe:tiny* /tid == 0/ < printf("lat %s %d\\n", kernel, '
+               '(nsecs - @launch_ns) / 1000); >',
+               f'{a.bin}/launch_queue {spin_us} {rounds}', exact_check, plain)
 
 
 def issue6_cases(a, plain, gpubt_case, row):

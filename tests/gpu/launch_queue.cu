@@ -31,6 +31,11 @@ int main(int argc, char **argv) {
   CHECK(cudaMemset(d, 0, 3 * sizeof(unsigned)));
   cudaStream_t s;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  // Loaded now, not at their first launch (lazy loading would add to that launch's wait).
+  cudaFuncAttributes attr;
+  CHECK(cudaFuncGetAttributes(&attr, spin));
+  CHECK(cudaFuncGetAttributes(&attr, tinyQueued));
+  CHECK(cudaFuncGetAttributes(&attr, tinyIdle));
   for (int r = 0; r < rounds; ++r) {
     spin<<<1, 1, 0, s>>>(uint64_t(spin_us) * 1000, d);
     tinyQueued<<<1, 32, 0, s>>>(d);
