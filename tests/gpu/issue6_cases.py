@@ -149,10 +149,12 @@ def gpubt_nsecs_case(a, gpubt_case, row, stamps=50, gap_ms=1):
                f'{a.bin}/clock_align --stamps {stamps} {gap_ms}', check)
 
 
-def launchlate_case(a, gpubt_case, row, plain, spin_us=5000, rounds=5):
+def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
     """tools/launchlate.bt on launch_queue: tinyQueued waits behind a SPIN_US kernel on its
-    stream (latency >= SPIN_US), tinyIdle starts on an idle stream (< 100 us). The histogram's
-    shape, then the same measurement printed exactly (launchlate's probes with a printf)."""
+    stream (latency >= 5 ms), tinyIdle starts on an idle stream (< 100 us). launch_queue runs a
+    first round and ROUNDS more; the first launch of each kernel also carries gpubt's one-time
+    set-up of that kernel (its ctx and userdata, ~70 us on the H100), so for tinyIdle the first
+    is allowed over 100 us. The histogram's shape, then the same measurement printed exactly."""
     def hist_check(p):
         hists = {}
         for name, body in re.findall(r'^@launch_to_start_us\[(\w+)\]: ?\n((?:\[.*\n)+)',
@@ -162,8 +164,9 @@ def launchlate_case(a, gpubt_case, row, plain, spin_us=5000, rounds=5):
                            in re.findall(r'^\[(\d+)([KM]?), (\d+)([KM]?)\)\s+(\d+)', body, re.M)]
         q, i = hists.get('tinyQueued', []), hists.get('tinyIdle', [])
         nq, ni = sum(n for *_, n in q), sum(n for *_, n in i)
-        ok = nq == rounds and ni == rounds and all(hi > spin_us for _, hi, n in q if n) and \
-            all(lo < 100 for lo, _, n in i if n)
+        slow_idle = sum(n for lo, _, n in i if lo >= 100)
+        ok = nq == rounds + 1 and ni == rounds + 1 and \
+            all(hi > 5000 for _, hi, n in q if n) and slow_idle <= 1
         return (p.returncode == 0 and ok,
                 f'exit {p.returncode}; tinyQueued {[x for x in q if x[2]]}; '
                 f'tinyIdle {[x for x in i if x[2]]} (buckets in us: [lo, hi), count)')
@@ -176,10 +179,11 @@ def launchlate_case(a, gpubt_case, row, plain, spin_us=5000, rounds=5):
         for name, us in re.findall(r'^lat (\w+) (\d+)$', p.stdout, re.M):
             lat.setdefault(name, []).append(int(us))
         q, i = lat.get('tinyQueued', []), lat.get('tinyIdle', [])
-        ok = len(q) == rounds and len(i) == rounds and min(q) >= spin_us and max(i) < 100
-        return p.returncode == 0 and ok, f'tinyQueued {q} us (want >= {spin_us}), ' \
-            f'tinyIdle {i} us (want < 100)'
-    gpubt_case(a, f'issue6: launch -> first thread: queued >= {spin_us} us, idle < 100 us (exact)',
+        ok = len(q) == rounds + 1 and len(i) == rounds + 1 and min(q) >= 5000 and \
+            max(i[1:]) < 100
+        return p.returncode == 0 and ok, f'tinyQueued {q} us (want >= 5000), ' \
+            f'tinyIdle {i} us (want < 100 after the first)'
+    gpubt_case(a, 'issue6: launch -> first thread: queued >= 5000 us, idle < 100 us (exact)',
                'uprobe:cuda:cuLaunchKernel* { @launch_ns = nsecs; } '
                'gpu:kprobe:tiny* /tid == 0/ < printf("lat %s %d\\n", kernel, '
                '(nsecs - @launch_ns) / 1000); >',
@@ -194,7 +198,7 @@ def issue6_cases(a, plain, gpubt_case, row):
     if missing:
         return row('issue6 programs built (scripts/gpu-build-issue6.sh)', False,
                    f'missing in {a.bin}: {" ".join(missing)}')
-    for prog, args in [('launch_queue', ['5000', '5']),
+    for prog, args in [('launch_queue', ['5200', '5']),
                        ('uneven_grid', [str(N), str(BLOCK), ','.join(map(str, GRIDS))]),
                        ('late_lane', [str(LATE['blocks']), str(LATE['threads']),
                                       str(LATE['spin_us']), '1'])]:

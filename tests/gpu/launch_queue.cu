@@ -1,7 +1,8 @@
 // Known truth for launchlate: tinyQueued is launched right behind spin (busy for SPIN_US on
-// %globaltimer) on the same stream, so it starts at least SPIN_US after its launch call;
-// tinyIdle is launched on an idle stream and starts within microseconds. ROUNDS of each.
-// Usage: launch_queue [SPIN_US=5000] [ROUNDS=5]. Prints the spin and a checksum.
+// %globaltimer) on the same stream, so it starts about SPIN_US after its launch call (less the
+// few microseconds between spin's start and tinyQueued's launch call); tinyIdle is launched on
+// an idle stream and starts within microseconds. A first round, then ROUNDS more.
+// Usage: launch_queue [SPIN_US=5200] [ROUNDS=5]. Prints the spin and a checksum.
 #include <cstdlib>
 
 #include "check.cuh"
@@ -20,11 +21,11 @@ __global__ void spin(uint64_t ns, unsigned *out) {
   out[0] = n != 0;
 }
 
-__global__ void tinyQueued(unsigned *out) { out[1] += 1; }
-__global__ void tinyIdle(unsigned *out) { out[2] += 1; }
+__global__ void tinyQueued(unsigned *out) { atomicAdd(&out[1], 1u); }
+__global__ void tinyIdle(unsigned *out) { atomicAdd(&out[2], 1u); }
 
 int main(int argc, char **argv) {
-  int spin_us = argc > 1 ? std::atoi(argv[1]) : 5000;
+  int spin_us = argc > 1 ? std::atoi(argv[1]) : 5200;
   int rounds = argc > 2 ? std::atoi(argv[2]) : 5;
   unsigned *d;
   CHECK(cudaMalloc(&d, 3 * sizeof(unsigned)));
@@ -36,7 +37,7 @@ int main(int argc, char **argv) {
   CHECK(cudaFuncGetAttributes(&attr, spin));
   CHECK(cudaFuncGetAttributes(&attr, tinyQueued));
   CHECK(cudaFuncGetAttributes(&attr, tinyIdle));
-  for (int r = 0; r < rounds; ++r) {
+  for (int r = 0; r <= rounds; ++r) {
     spin<<<1, 1, 0, s>>>(uint64_t(spin_us) * 1000, d);
     tinyQueued<<<1, 32, 0, s>>>(d);
     CHECK(cudaStreamSynchronize(s));
