@@ -181,6 +181,7 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   config.verbose = verbose;
   config.backend = backend;
   config.host_maps = abi::host_maps_of(spec);
+  config.launch_state = spec.device.launch_state;
   if (!spec.formats.empty()) { // printf somewhere: stream the device's records as they come
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {

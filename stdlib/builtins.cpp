@@ -61,6 +61,11 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     GPU_U64("lane", Lane), GPU_U64("warp", Warp), GPU_U64("sm", Sm), GPU_U64("clock", Clock),
     // The instrumented kernel's name: a constant per instrumented kernel.
     {"kernel", BuiltinId::Kernel, TypeKind::String, 64, false, kGpu, kGpuOnly},
+    // Per launch: the first thread's entry `nsecs`; 1 in the launch's last thread to exit.
+    U64("launch_start", LaunchStart, bit(Provider::GpuKretprobe),
+        "{name} is only available in gpu:kretprobe probes"),
+    U64("last_thread", LastThread, bit(Provider::GpuKretprobe),
+        "{name} is only available in gpu:kretprobe probes"),
 });
 
 #undef GPU_U64

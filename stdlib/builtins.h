@@ -18,6 +18,7 @@ enum class BuiltinId {
   // gpu only
   TidX, TidY, TidZ, BidX, BidY, BidZ, BdimX, BdimY, BdimZ, GdimX, GdimY, GdimZ,
   Lane, Warp, Sm, Clock, Kernel,
+  LaunchStart, LastThread, // gpu:kretprobe only: per launch (device_abi.h launch_start)
 };
 
 // One bit per frontend::Provider.

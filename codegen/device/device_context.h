@@ -43,6 +43,7 @@ struct DevCtx {
   abi::ProgramSpec *spec = nullptr;
   const std::map<std::string, DeviceMap> *maps = nullptr;
   std::map<std::string, llvm::Value *> vars; // alloca of 8 bytes or type.size bytes
+  llvm::Value *last_thread = nullptr; // i64 0/1, counted once at the probe's start if used
   std::string error; // first error met; lowering goes on but the result is discarded
 };
 
@@ -75,6 +76,7 @@ std::pair<llvm::Value *, llvm::Value *> compare_exchange(DevCtx &c, llvm::Value 
 
 // device_expr.cpp
 DVal lower_expr(DevCtx &c, const frontend::Expr &e);
+llvm::Value *device_nsecs(DevCtx &c); // `nsecs`: %globaltimer on the host's clock
 llvm::Value *truthy(DevCtx &c, DVal v);
 void lower_block(DevCtx &c, const frontend::BlockStmt &block);
 

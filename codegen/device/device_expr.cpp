@@ -59,18 +59,7 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
          return {c.b.CreateAdd(c.b.CreateMul(linear_block(c), threads_per_block(c)),
                                linear_thread_in_block(c))};
        }},
-      // The agent's model of the GPU clock against CLOCK_MONOTONIC: offset plus drift.
-      {BuiltinId::Nsecs,
-       [](DevCtx &c) -> DVal {
-         auto &b = c.b;
-         llvm::Value *t = c.target.special(b, Special::GlobalTimer);
-         auto *since = b.CreateSub(t, ctx_field(c, offsetof(gpubt_device_ctx, clock_base), 8));
-         auto *drift = b.CreateAShr(
-             b.CreateMul(since, ctx_field(c, offsetof(gpubt_device_ctx, clock_rate), 8)), 32);
-         return {b.CreateAdd(b.CreateAdd(t, ctx_field(c, offsetof(gpubt_device_ctx,
-                                                                  clock_offset_ns), 8)),
-                             drift)};
-       }},
+      {BuiltinId::Nsecs, [](DevCtx &c) -> DVal { return {device_nsecs(c)}; }},
       {BuiltinId::TidX, dim(&T::thread_index, Dim::X)},
       {BuiltinId::TidY, dim(&T::thread_index, Dim::Y)},
       {BuiltinId::TidZ, dim(&T::thread_index, Dim::Z)},
@@ -95,6 +84,16 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
          return {byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, kernel_name))};
        }},
       {BuiltinId::Probe, [](DevCtx &c) -> DVal { return {c.b.getInt64(c.probe_name_index)}; }},
+      {BuiltinId::LaunchStart,
+       [](DevCtx &c) -> DVal {
+         return {ctx_field(c, offsetof(gpubt_device_ctx, launch_start), 8)};
+       }},
+      {BuiltinId::LastThread,
+       [](DevCtx &c) -> DVal {
+         if (!c.last_thread)
+           set_error(c, "BUG: last_thread was not counted at the probe's start");
+         return {c.last_thread ? c.last_thread : c.b.getInt64(0)};
+       }},
   };
   return table;
 }
@@ -351,6 +350,17 @@ void lower_block(DevCtx &c, const BlockStmt &block) {
       break;
     }
   }
+}
+
+// The agent's model of the GPU clock against CLOCK_MONOTONIC: offset plus drift.
+llvm::Value *device_nsecs(DevCtx &c) {
+  auto &b = c.b;
+  llvm::Value *t = c.target.special(b, Special::GlobalTimer);
+  auto *since = b.CreateSub(t, ctx_field(c, offsetof(gpubt_device_ctx, clock_base), 8));
+  auto *drift = b.CreateAShr(
+      b.CreateMul(since, ctx_field(c, offsetof(gpubt_device_ctx, clock_rate), 8)), 32);
+  return b.CreateAdd(b.CreateAdd(t, ctx_field(c, offsetof(gpubt_device_ctx, clock_offset_ns), 8)),
+                     drift);
 }
 
 } // namespace gpubt::codegen::device

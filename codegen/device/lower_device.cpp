@@ -2,13 +2,17 @@
 // per (gpu probe, attach point), optimization and PTX emission.
 #include "codegen/device/lower_device.h"
 
+#include <algorithm>
 #include <functional>
 
+#include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include "codegen/device/device_context.h"
+#include "frontend/ast_walk.h"
 #include "frontend/passes/map_sharing.h"
+#include "stdlib/builtins.h"
 
 namespace gpubt::codegen::device {
 
@@ -123,9 +127,21 @@ Result<std::map<std::string, DeviceMap>> device_maps(const Program &program,
   return out;
 }
 
-// Two functions per probe: NAME_direct runs the probe (given a ctx), NAME tests the probe's bit
-// in the ctx first (a Compute Sanitizer patch runs in every kernel of its module) and calls it.
-void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit) {
+bool uses_builtin(const Probe &p, stdlib::BuiltinId id) {
+  bool found = false;
+  for_each_expr(p, [&](const Expr &e) {
+    if (e.kind == ExprKind::Builtin) {
+      auto use = stdlib::find_builtin(e.as<BuiltinExpr>().name);
+      found = found || (use.info && use.info->id == id);
+    }
+  });
+  return found;
+}
+
+// Two functions per probe: NAME_direct runs BODY (given a ctx), NAME tests the probe's bit in
+// the ctx first (a Compute Sanitizer patch runs in every kernel of its module) and calls it.
+void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bit,
+                           const std::function<void(llvm::BasicBlock *out)> &body) {
   auto &b = c.b;
   auto *fty = llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy(), b.getInt64Ty()}, false);
   auto *direct = llvm::Function::Create(fty, llvm::Function::ExternalLinkage,
@@ -133,33 +149,27 @@ void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit
   direct->addFnAttr(llvm::Attribute::NoUnwind);
   c.fn = direct;
   auto *entry = llvm::BasicBlock::Create(c.ctx, "entry", c.fn);
-  auto *body = llvm::BasicBlock::Create(c.ctx, "body", c.fn);
+  auto *start = llvm::BasicBlock::Create(c.ctx, "body", c.fn);
   auto *out = llvm::BasicBlock::Create(c.ctx, "out", c.fn);
   b.SetInsertPoint(out);
   b.CreateRet(b.getInt32(GPUBT_PATCH_SUCCESS));
   b.SetInsertPoint(entry);
   llvm::Value *ud = c.fn->getArg(0);
-  b.CreateCondBr(b.CreateIsNull(ud), out, body);
-  b.SetInsertPoint(body);
+  b.CreateCondBr(b.CreateIsNull(ud), out, start);
+  b.SetInsertPoint(start);
   c.userdata = b.CreateAddrSpaceCast(ud, b.getPtrTy(1));
-  if (c.probe->predicate) {
-    auto *pass = llvm::BasicBlock::Create(c.ctx, "pred.pass", c.fn);
-    b.CreateCondBr(truthy(c, lower_expr(c, *c.probe->predicate)), pass, out);
-    b.SetInsertPoint(pass);
-  }
-  if (c.probe->body)
-    lower_block(c, *c.probe->body);
+  body(out);
   b.CreateBr(out);
 
   auto *checked = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, c.mod);
   checked->addFnAttr(llvm::Attribute::NoInline);
   checked->addFnAttr(llvm::Attribute::NoUnwind);
-  auto *start = llvm::BasicBlock::Create(c.ctx, "entry", checked);
+  auto *first = llvm::BasicBlock::Create(c.ctx, "entry", checked);
   auto *run = llvm::BasicBlock::Create(c.ctx, "run", checked);
   auto *skip = llvm::BasicBlock::Create(c.ctx, "skip", checked);
   b.SetInsertPoint(skip);
   b.CreateRet(b.getInt32(GPUBT_PATCH_SUCCESS));
-  b.SetInsertPoint(start);
+  b.SetInsertPoint(first);
   llvm::Value *arg = checked->getArg(0);
   auto *check = llvm::BasicBlock::Create(c.ctx, "check", checked);
   b.CreateCondBr(b.CreateIsNull(arg), skip, check);
@@ -175,6 +185,77 @@ void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit
   b.CreateRet(b.CreateCall(direct, {arg, checked->getArg(1)}));
 }
 
+// `last_thread`: every thread leaving counts itself in the launch's launch_exited (one atomic
+// per warp, by its lowest active lane); the lane that brings the count to the grid's threads
+// is the last. i64 0/1.
+llvm::Value *count_exit(DevCtx &c) {
+  auto &b = c.b;
+  llvm::Value *mask = b.CreateTrunc(c.target.special(b, Special::ActiveMask), b.getInt32Ty());
+  auto *lane = b.CreateTrunc(c.target.special(b, Special::LaneId), b.getInt32Ty());
+  auto *leader = b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {mask, b.getTrue()});
+  auto *n = b.CreateZExt(b.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, mask), b.getInt64Ty());
+  auto *is_leader = b.CreateICmpEQ(lane, leader);
+  auto *pre = b.GetInsertBlock();
+  auto *add = llvm::BasicBlock::Create(c.ctx, "exit.count", c.fn);
+  auto *join = llvm::BasicBlock::Create(c.ctx, "exit.counted", c.fn);
+  b.CreateCondBr(is_leader, add, join);
+  b.SetInsertPoint(add);
+  auto *exited = b.CreateGEP(b.getInt8Ty(), c.userdata,
+                             b.getInt64(offsetof(gpubt_device_ctx, launch_exited)));
+  auto *before = atomic_rmw(c, llvm::AtomicRMWInst::Add, exited, n);
+  b.CreateBr(join);
+  b.SetInsertPoint(join);
+  auto *old = b.CreatePHI(b.getInt64Ty(), 2);
+  old->addIncoming(b.getInt64(0), pre);
+  old->addIncoming(before, add);
+  llvm::Value *total = b.getInt64(1);
+  for (Dim d : {Dim::X, Dim::Y, Dim::Z})
+    total = b.CreateMul(b.CreateMul(total, c.target.grid_dim(b, d)), c.target.block_dim(b, d));
+  auto *last = b.CreateAnd(is_leader, b.CreateICmpEQ(b.CreateAdd(old, n), total));
+  return b.CreateZExt(last, b.getInt64Ty());
+}
+
+void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit) {
+  lower_probe_functions(c, name, probe_bit, [&](llvm::BasicBlock *out) {
+    // Counted before the predicate: every thread leaving counts, whether the probe runs or not.
+    if (uses_builtin(*c.probe, stdlib::BuiltinId::LastThread))
+      c.last_thread = count_exit(c);
+    if (c.probe->predicate) {
+      auto *pass = llvm::BasicBlock::Create(c.ctx, "pred.pass", c.fn);
+      c.b.CreateCondBr(truthy(c, lower_expr(c, *c.probe->predicate)), pass, out);
+      c.b.SetInsertPoint(pass);
+    }
+    if (c.probe->body)
+      lower_block(c, *c.probe->body);
+  });
+}
+
+// `launch_start`'s hidden entry probe: the launch's earliest thread entry time, by an atomic
+// min from each warp's lowest lane, skipped once the value there is already earlier (so after
+// the first warps only a load).
+void lower_launch_start_function(DevCtx &c, const std::string &name, uint32_t probe_bit) {
+  lower_probe_functions(c, name, probe_bit, [&](llvm::BasicBlock *) {
+    auto &b = c.b;
+    llvm::Value *mask = b.CreateTrunc(c.target.special(b, Special::ActiveMask), b.getInt32Ty());
+    auto *lane = b.CreateTrunc(c.target.special(b, Special::LaneId), b.getInt32Ty());
+    auto *leader =
+        b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {mask, b.getTrue()});
+    auto *now = device_nsecs(c);
+    auto *slot = b.CreateGEP(b.getInt8Ty(), c.userdata,
+                             b.getInt64(offsetof(gpubt_device_ctx, launch_start)));
+    auto *seen = b.CreateAlignedLoad(b.getInt64Ty(), slot, llvm::Align(8));
+    seen->setAtomic(llvm::AtomicOrdering::Monotonic);
+    auto *update = llvm::BasicBlock::Create(c.ctx, "start.update", c.fn);
+    auto *done = llvm::BasicBlock::Create(c.ctx, "start.done", c.fn);
+    b.CreateCondBr(b.CreateAnd(b.CreateICmpEQ(lane, leader), b.CreateICmpULT(now, seen)), update,
+                   done);
+    b.SetInsertPoint(update);
+    atomic_rmw(c, llvm::AtomicRMWInst::UMin, slot, now);
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+  });
+}
+
 } // namespace
 
 bool has_gpu_probes(const Program &program) {
@@ -182,6 +263,43 @@ bool has_gpu_probes(const Program &program) {
     if (is_gpu_probe(*p))
       return true;
   return false;
+}
+
+// launch_start / last_thread: per-launch state the agent resets (DeviceProgramSpec::
+// launch_state), and for launch_start a hidden entry probe on each kernel pattern using it.
+Status add_launch_state(const Program &program, llvm::Module &mod, const DeviceTarget &target,
+                        abi::ProgramSpec &spec) {
+  std::vector<std::string> patterns;
+  int counting = 0;
+  for (const auto &probe : program.probes) {
+    if (!is_gpu_probe(*probe))
+      continue;
+    bool start = uses_builtin(*probe, stdlib::BuiltinId::LaunchStart);
+    bool last = uses_builtin(*probe, stdlib::BuiltinId::LastThread);
+    counting += last ? int(probe->attach_points.size()) : 0;
+    spec.device.launch_state = spec.device.launch_state || start || last;
+    for (const auto &ap : probe->attach_points)
+      if (start && std::find(patterns.begin(), patterns.end(), ap.func) == patterns.end())
+        patterns.push_back(ap.func);
+  }
+  if (counting > 1) // each would count the same threads again
+    return make_error("last_thread can be used in one gpu probe (with one attach point) only");
+  for (const auto &pattern : patterns) {
+    uint32_t n = spec.device.probes.size();
+    if (n == 64)
+      return make_error("more than 64 gpu probes");
+    abi::DeviceProbeSpec ps;
+    ps.name = "gpu:kprobe:" + pattern;
+    ps.kernel = pattern;
+    ps.function = GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(n);
+    DevCtx c(mod, target);
+    c.spec = &spec;
+    lower_launch_start_function(c, ps.function, n);
+    if (!c.error.empty())
+      return make_error("launch_start: " + c.error);
+    spec.device.probes.push_back(std::move(ps));
+  }
+  return Ok{};
 }
 
 Status lower_device_probes(const Program &program, const SemanticInfo &sema,
@@ -226,6 +344,8 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
       spec.device.probes.push_back(std::move(ps));
     }
   }
+  if (auto st = add_launch_state(program, mod, target, spec); !st)
+    return st;
   std::string verify_msg;
   llvm::raw_string_ostream vos(verify_msg);
   if (llvm::verifyModule(mod, &vos))

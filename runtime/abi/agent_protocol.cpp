@@ -139,6 +139,8 @@ std::string write_agent_config(const AgentConfig &c) {
     o << "events\t" << c.events_fd << "\n";
   if (c.verbose)
     o << "verbose\n";
+  if (c.launch_state)
+    o << "launchstate\n";
   return o.str();
 }
 
@@ -180,6 +182,8 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
       ok = to_uint(f[1], c.events_fd);
     else if (d == "verbose" && f.size() == 1)
       c.verbose = true;
+    else if (d == "launchstate" && f.size() == 1)
+      c.launch_state = true;
     else
       ok = false;
     if (!ok)

@@ -43,6 +43,7 @@ struct AgentConfig {
   // Auto: a module with PTX the GPU can JIT gets the probes compiled into its PTX, others are
   // patched in SASS; Ptx / Sass: only that way (a module it cannot do runs uninstrumented).
   GpuBackend backend = GpuBackend::Auto;
+  bool launch_state = false; // DeviceProgramSpec::launch_state: reset before each traced launch
 };
 
 // SPEC's from_host device maps with their BPF maps' sizes (fd -1: gpubt fills it at run time).

@@ -48,6 +48,7 @@ struct Context {
   std::vector<uint64_t> launches;       // per probe
   std::set<CUmodule> patched;           // modules with probe code in them
   std::map<CUfunction, uint64_t> masks; // functions whose userdata is set
+  std::map<CUfunction, void *> kernel_ctxs; // their userdata (mask != 0)
   std::map<CUmodule, const PtxImage *> ptx_modules; // loaded from an instrumented image
   std::map<CUmodule, CUdeviceptr> userdata;         // their userdata arrays
   bool host_maps_failed = false;
@@ -202,6 +203,7 @@ void on_module_unload(Agent &a, const Sanitizer_ResourceModuleData &d) {
   it->second->userdata.erase(d.module);
   // Function handles of the module may be reused by a later module: forget them.
   it->second->masks.clear();
+  it->second->kernel_ctxs.clear();
 }
 
 // The device address of IMAGE's userdata array in MODULE (of the current context); 0 if none.
@@ -276,10 +278,15 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
                    names.demangled.c_str(), by_ptx ? "ptx" : "sass",
                    static_cast<unsigned long long>(mask));
     known = c.masks.emplace(d.function, mask).first;
+    if (mask)
+      c.kernel_ctxs[d.function] = userdata;
   }
   for (size_t i = 0; i < c.launches.size() && i < 64; ++i)
     if (known->second >> i & 1)
       ++c.launches[i];
+  if (known->second && c.memory && a.config.launch_state &&
+      !c.memory->reset_launch_state(c.kernel_ctxs[d.function], d.hStream))
+    say(a, "resetting the launch state of a kernel failed: launch_start/last_thread are wrong");
   if (known->second && c.memory && !a.config.host_maps.empty() && !c.host_maps_failed)
     if (auto st = c.memory->refresh_host_maps(a.config, d.hStream); !st) {
       c.host_maps_failed = true; // said once; the kernels see the values copied before

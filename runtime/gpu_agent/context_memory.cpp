@@ -145,6 +145,12 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
   }
   if (staging && (r = sanitizerAllocHost(ctx, &m.host_map_staging_, staging)) != SANITIZER_SUCCESS)
     return fail("sanitizerAllocHost (host maps)", r);
+  if (config.launch_state) {
+    if ((r = sanitizerAllocHost(ctx, &m.launch_reset_, 16)) != SANITIZER_SUCCESS)
+      return fail("sanitizerAllocHost (launch state)", r);
+    const uint64_t reset[2] = {UINT64_MAX, 0};
+    std::memcpy(m.launch_reset_, reset, sizeof reset);
+  }
   if (!m.maps_.empty() || m.ring_) {
     void *any = m.ring_ ? m.ring_ : m.maps_[0];
     if ((r = sanitizerMemcpyDeviceToHost(stage + kStagingBytes - 8, any, 8, nullptr)) !=
@@ -209,6 +215,14 @@ Status ContextMemory::refresh_host_maps(const abi::AgentConfig &config,
       return make_error("copying a host map to the GPU failed");
   }
   return Ok{};
+}
+
+bool ContextMemory::reset_launch_state(void *kernel_ctx, Sanitizer_StreamHandle stream) {
+  static_assert(offsetof(gpubt_device_ctx, launch_exited) ==
+                offsetof(gpubt_device_ctx, launch_start) + 8);
+  auto *at = static_cast<uint8_t *>(kernel_ctx) + offsetof(gpubt_device_ctx, launch_start);
+  return launch_reset_ &&
+         sanitizerMemcpyHostToDeviceAsync(at, launch_reset_, 16, stream) == SANITIZER_SUCCESS;
 }
 
 bool ContextMemory::copy_in(void *dev, const void *bytes, size_t size) {
@@ -291,6 +305,9 @@ void ContextMemory::release() {
   if (host_map_staging_)
     sanitizerFreeHost(ctx_, host_map_staging_);
   host_map_staging_ = nullptr;
+  if (launch_reset_)
+    sanitizerFreeHost(ctx_, launch_reset_);
+  launch_reset_ = nullptr;
 }
 
 } // namespace gpubt::agent

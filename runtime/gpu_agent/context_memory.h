@@ -41,6 +41,10 @@ public:
   Status refresh_host_maps(const abi::AgentConfig &config, Sanitizer_StreamHandle stream);
   static constexpr uint32_t kHostMapSlots = 64;
 
+  // Resets KERNEL_CTX's per-launch state (launch_start, launch_exited) on STREAM, ahead of the
+  // launch about to be made there.
+  bool reset_launch_state(void *kernel_ctx, Sanitizer_StreamHandle stream);
+
   // Appends the ring's committed records to OUT and frees their space on the device (waits for
   // the work on the NULL stream: call where a sync is acceptable). Returns false on failure.
   bool drain_ring(std::vector<uint8_t> &out);
@@ -62,6 +66,7 @@ private:
   uint32_t next_kernel_index_ = 0;
   ClockModel clock_;
   void *host_map_staging_ = nullptr; // pinned: kHostMapSlots images of each host map
+  void *launch_reset_ = nullptr;     // pinned: {UINT64_MAX, 0}, copied before each launch
   std::vector<uint64_t> host_map_offsets_; // per config.host_maps: its images' start
   uint64_t host_map_launches_ = 0;
   std::vector<uint8_t> host_map_image_;

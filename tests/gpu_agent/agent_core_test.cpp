@@ -99,6 +99,7 @@ TEST(AgentProtocol, ConfigRoundTrip) {
   c.ring_capacity = 1 << 20;
   c.results_path = "/tmp/x/results.bin";
   c.verbose = true;
+  c.launch_state = true;
   c.events_fd = 7;
   auto back = gpubt::abi::parse_agent_config(gpubt::abi::write_agent_config(c));
   ASSERT_TRUE(back) << back.error();
@@ -117,6 +118,7 @@ TEST(AgentProtocol, ConfigRoundTrip) {
   EXPECT_EQ(back->ring_capacity, 1u << 20);
   EXPECT_EQ(back->results_path, c.results_path);
   EXPECT_TRUE(back->verbose);
+  EXPECT_TRUE(back->launch_state);
   EXPECT_EQ(back->events_fd, 7);
   EXPECT_EQ(gpubt::abi::parse_agent_config("")->events_fd, -1);
 }

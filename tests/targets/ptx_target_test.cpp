@@ -400,5 +400,33 @@ TEST(PtxTarget, HostOnlyBuiltinsAreDiagnosed) {
   EXPECT_NE(c.error.find("exit() is not available in gpu probes"), std::string::npos) << c.error;
 }
 
+// launch_start / last_thread: a hidden entry probe per kernel pattern takes the launch's earliest
+// entry time; the exit probe counts the threads leaving, once per warp.
+TEST(PtxTarget, LaunchStateBuiltins) {
+  auto c = compile_gpu_script(
+      "gpu:kretprobe:busy* /last_thread/ { @us[kernel] = hist((nsecs - launch_start) / 1000); }");
+  ASSERT_EQ(c.error, "");
+  const auto &d = c.spec.device;
+  EXPECT_TRUE(d.launch_state);
+  ASSERT_EQ(d.probes.size(), 2u);
+  EXPECT_EQ(d.probes[1].name, "gpu:kprobe:busy*");
+  EXPECT_FALSE(d.probes[1].exit);
+  std::string start = function_text(d.ptx, "gpubt_probe_1_direct");
+  EXPECT_NE(start.find("atom.global.min.u64"), std::string::npos) << start;
+  EXPECT_NE(start.find("+" + std::to_string(offsetof(gpubt_device_ctx, launch_start)) + "]"),
+            std::string::npos);
+  std::string exit = function_text(d.ptx, "gpubt_probe_0_direct");
+  EXPECT_NE(exit.find("atom.global.add.u64"), std::string::npos);
+  EXPECT_NE(exit.find("+" + std::to_string(offsetof(gpubt_device_ctx, launch_exited)) + "]"),
+            std::string::npos);
+  EXPECT_EQ(compile_gpu_script("gpu:kretprobe:k { @x = count(); }").spec.device.launch_state,
+            false);
+  EXPECT_EQ(compile_gpu_script("gpu:kretprobe:a,gpu:kretprobe:b { @x = last_thread; }").error,
+            "last_thread can be used in one gpu probe (with one attach point) only");
+  EXPECT_NE(compile_gpu_script("gpu:kprobe:k { @x = last_thread; }")
+                .error.find("last_thread is only available in gpu:kretprobe probes"),
+            std::string::npos);
+}
+
 } // namespace
 } // namespace gpubt::targets::testing
