@@ -1,6 +1,6 @@
 #!/bin/bash
-# Builds the issue 6 GPU programs (clock alignment, late lane, uneven grid, launch queue) for the
-# GPU suite.
+# Builds the issue 6 GPU programs (clock alignment, late lane, uneven grid, launch queue, kernel
+# time) for the GPU suite.
 # Called by scripts/gpu-e2e.sh with ARCH (sm_XX) and B (the bin folder) set; runs standalone too:
 #   ARCH=sm_90 B=/tmp/bin scripts/gpu-build-issue6.sh
 set -euo pipefail
@@ -8,7 +8,7 @@ set -euo pipefail
 T=$(cd "$(dirname "$0")/../tests/gpu" && pwd)
 mkdir -p "$B"
 pids=()
-for prog in clock_align late_lane uneven_grid launch_queue; do
+for prog in clock_align late_lane uneven_grid launch_queue kernel_time; do
   nvcc -O2 -arch="$ARCH" "$T/$prog.cu" -o "$B/$prog" &
   pids+=($!)
 done
