@@ -287,27 +287,25 @@ bool ContextMemory::drain_ring(std::vector<uint8_t> &out) {
 }
 
 void ContextMemory::release() {
-  for (void *p : maps_)
-    sanitizerFree(ctx_, p);
+  auto free_device = [&](void *&p) {
+    if (p)
+      sanitizerFree(ctx_, p);
+    p = nullptr;
+  };
+  auto free_host = [&](void *&p) {
+    if (p)
+      sanitizerFreeHost(ctx_, p);
+    p = nullptr;
+  };
+  for (void *&p : maps_)
+    free_device(p);
   maps_.clear();
-  if (ring_)
-    sanitizerFree(ctx_, ring_);
-  ring_ = nullptr;
+  free_device(ring_);
   for (auto &[key, p] : kernel_ctxs_)
-    sanitizerFree(ctx_, p);
+    free_device(p);
   kernel_ctxs_.clear();
-  if (ring_host_)
-    sanitizerFreeHost(ctx_, ring_host_);
-  ring_host_ = nullptr;
-  if (staging_)
-    sanitizerFreeHost(ctx_, staging_);
-  staging_ = nullptr;
-  if (host_map_staging_)
-    sanitizerFreeHost(ctx_, host_map_staging_);
-  host_map_staging_ = nullptr;
-  if (launch_reset_)
-    sanitizerFreeHost(ctx_, launch_reset_);
-  launch_reset_ = nullptr;
+  for (void **p : {&ring_host_, &staging_, &host_map_staging_, &launch_reset_})
+    free_host(*p);
 }
 
 } // namespace gpubt::agent

@@ -6,20 +6,13 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
+#include "check.cuh"
+
 __global__ void vectorAdd(const float *a, const float *b, float *c, int n) {
   int i = blockDim.x * blockIdx.x + threadIdx.x;
   if (i < n)
     c[i] = a[i] + b[i];
 }
-
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    cudaError_t e = (x);                                                                           \
-    if (e != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));                                 \
-      return 1;                                                                                    \
-    }                                                                                              \
-  } while (0)
 
 int main(int argc, char **argv) {
   int n = argc > 1 ? std::atoi(argv[1]) : 50000;
