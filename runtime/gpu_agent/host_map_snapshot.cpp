@@ -2,10 +2,6 @@
 // no batch ops) into per-thread scratch, and places each entry as the device search expects.
 #include "runtime/gpu_agent/host_map_snapshot.h"
 
-#include <linux/bpf.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -18,67 +14,11 @@ namespace {
 
 constexpr uint32_t kBatchEntries = 1024; // entries per LOOKUP_BATCH call (at most)
 
-long sys_bpf(int cmd, union bpf_attr &attr) {
-  return syscall(__NR_bpf, cmd, &attr, sizeof(attr));
-}
-
-uint64_t ptr(const void *p) { return reinterpret_cast<uintptr_t>(p); }
-
-Error bpf_error(int fd, const char *what) {
-  return make_error("host map (fd " + std::to_string(fd) + "): " + what + ": " +
-                    std::strerror(errno));
-}
-
 // Kept per thread so that a snapshot before every launch allocates nothing once grown.
 struct Scratch {
   std::vector<uint8_t> keys, values, batch_in, batch_out;
 };
 thread_local Scratch scratch;
-
-bool is_percpu(uint32_t type) {
-  switch (type) {
-  case BPF_MAP_TYPE_PERCPU_HASH:
-  case BPF_MAP_TYPE_PERCPU_ARRAY:
-  case BPF_MAP_TYPE_LRU_PERCPU_HASH:
-  case BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE:
-    return true;
-  default:
-    return false;
-  }
-}
-
-Result<bpf_map_info> map_info(int fd) {
-  bpf_map_info info{};
-  union bpf_attr attr {};
-  attr.info.bpf_fd = fd;
-  attr.info.info_len = sizeof(info);
-  attr.info.info = ptr(&info);
-  if (fd < 0 || sys_bpf(BPF_OBJ_GET_INFO_BY_FD, attr) != 0)
-    return bpf_error(fd, "not a BPF map");
-  return info;
-}
-
-Status check_layout(int fd, const HostMapLayout &l, const bpf_map_info &info) {
-  const auto &d = l.device;
-  auto fail = [&](const std::string &why) {
-    return make_error("host map (fd " + std::to_string(fd) + "): " + why);
-  };
-  if (is_percpu(info.type))
-    return fail("a per-CPU map cannot be copied to the GPU");
-  if (info.key_size != l.host_key_size || info.value_size != l.host_value_size)
-    return fail("key/value size " + std::to_string(info.key_size) + "/" +
-                std::to_string(info.value_size) + ", expected " +
-                std::to_string(l.host_key_size) + "/" + std::to_string(l.host_value_size));
-  bool sizes = d.key_size % 8 == 0 && d.value_size % 8 == 0 &&
-               d.entry_size == 8 + d.key_size + d.value_size &&
-               (d.key_size == 0 || d.key_size >= l.host_key_size) &&
-               d.value_size >= l.host_value_size;
-  if (d.capacity == 0 || (d.capacity & (d.capacity - 1)) != 0 || !sizes)
-    return fail("bad device layout (capacity " + std::to_string(d.capacity) + ", key " +
-                std::to_string(d.key_size) + ", value " + std::to_string(d.value_size) +
-                ", entry " + std::to_string(d.entry_size) + ")");
-  return Ok{};
-}
 
 // Places entries in the image exactly where the probes' search (device_abi.h) finds them.
 class Placer {
@@ -152,10 +92,10 @@ int read_batched(int fd, const HostMapLayout &l, const bpf_map_info &info, Place
     grow(scratch.keys, size_t(chunk) * l.host_key_size);
     grow(scratch.values, size_t(chunk) * l.host_value_size);
     union bpf_attr attr {};
-    attr.batch.in_batch = first ? 0 : ptr(scratch.batch_in.data());
-    attr.batch.out_batch = ptr(scratch.batch_out.data());
-    attr.batch.keys = ptr(scratch.keys.data());
-    attr.batch.values = ptr(scratch.values.data());
+    attr.batch.in_batch = first ? 0 : bpf_ptr(scratch.batch_in.data());
+    attr.batch.out_batch = bpf_ptr(scratch.batch_out.data());
+    attr.batch.keys = bpf_ptr(scratch.keys.data());
+    attr.batch.values = bpf_ptr(scratch.values.data());
     attr.batch.count = chunk;
     attr.batch.map_fd = fd;
     long rc = sys_bpf(BPF_MAP_LOOKUP_BATCH, attr);
@@ -187,15 +127,15 @@ int read_one_by_one(int fd, const HostMapLayout &l, const bpf_map_info &info, Pl
   for (bool first = true; limit-- > 0; first = false) {
     union bpf_attr attr {};
     attr.map_fd = fd;
-    attr.key = first ? 0 : ptr(cur);
-    attr.next_key = ptr(next);
+    attr.key = first ? 0 : bpf_ptr(cur);
+    attr.next_key = bpf_ptr(next);
     if (sys_bpf(BPF_MAP_GET_NEXT_KEY, attr) != 0)
       return errno == ENOENT ? 0 : errno;
     std::swap(cur, next);
     attr = {};
     attr.map_fd = fd;
-    attr.key = ptr(cur);
-    attr.value = ptr(scratch.values.data());
+    attr.key = bpf_ptr(cur);
+    attr.value = bpf_ptr(scratch.values.data());
     if (sys_bpf(BPF_MAP_LOOKUP_ELEM, attr) == 0)
       placer.place(cur, scratch.values.data());
     else if (errno != ENOENT) // deleted since: skip it
@@ -224,11 +164,9 @@ static int read_scalar(int fd, const HostMapLayout &l, Placer &placer) {
 
 Result<uint64_t> snapshot_host_map(int bpf_map_fd, const HostMapLayout &layout,
                                    std::vector<uint8_t> &image) {
-  auto info = map_info(bpf_map_fd);
+  auto info = checked_map_info(bpf_map_fd, layout);
   if (!info)
     return Error{info.error()};
-  if (auto st = check_layout(bpf_map_fd, layout, *info); !st)
-    return Error{st.error()};
   const auto &d = layout.device;
   image.assign(d.storage_size(), 0);
   Placer placer(layout, image);

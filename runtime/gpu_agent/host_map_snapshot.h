@@ -5,15 +5,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
+#include "runtime/gpu_agent/host_map_bpf.h"
+#include "runtime/gpu_agent/host_map_writeback.h" // the inverse: callers of one use both
 
 namespace gpubt::agent {
-
-struct HostMapLayout {
-  uint32_t host_key_size = 0, host_value_size = 0; // the BPF map's (a scalar map's key: u64 0)
-  abi::DeviceMapSpec device; // key_size >= host_key_size (0: scalar), value_size >= host's
-};
 
 // Fills IMAGE (resized to layout.device.storage_size(), zeroed) with the header and every entry
 // of the BPF map BPF_MAP_FD, READY, keys and values zero-padded; entries that find no free slot

@@ -1,11 +1,7 @@
 // Real BPF maps copied into device map images: every key is found again by a search written
 // here from device_abi.h's description (gpubt_key_hash, linear probing), with its value.
 #include <fcntl.h>
-#include <gtest/gtest.h>
-#include <linux/bpf.h>
 #include <net/if.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -14,67 +10,13 @@
 
 #include "runtime/abi/device_abi.h"
 #include "runtime/gpu_agent/host_map_snapshot.h"
+#include "tests/gpu_agent/bpf_test_map.h"
 
 using gpubt::agent::HostMapLayout;
 using gpubt::agent::snapshot_host_map;
-using Bytes = std::vector<uint8_t>;
+using namespace gpubt::agent::test;
 
 namespace {
-
-long sys_bpf(int cmd, union bpf_attr &attr) {
-  return syscall(__NR_bpf, cmd, &attr, sizeof(attr));
-}
-
-class MapFd {
-public:
-  MapFd(uint32_t type, uint32_t key_size, uint32_t value_size, uint32_t max_entries,
-        uint32_t flags = 0) {
-    union bpf_attr attr {};
-    attr.map_type = type;
-    attr.key_size = key_size;
-    attr.value_size = value_size;
-    attr.max_entries = max_entries;
-    attr.map_flags = flags;
-    fd_ = int(sys_bpf(BPF_MAP_CREATE, attr));
-  }
-  MapFd(const MapFd &) = delete;
-  MapFd &operator=(const MapFd &) = delete;
-  ~MapFd() {
-    if (fd_ >= 0)
-      close(fd_);
-  }
-  int fd() const { return fd_; }
-  void put(const Bytes &key, const Bytes &value) const {
-    union bpf_attr attr {};
-    attr.map_fd = fd_;
-    attr.key = uintptr_t(key.data());
-    attr.value = uintptr_t(value.data());
-    ASSERT_EQ(sys_bpf(BPF_MAP_UPDATE_ELEM, attr), 0) << strerror(errno);
-  }
-
-private:
-  int fd_ = -1;
-};
-
-template <class T> Bytes bytes_of(const T &v) {
-  Bytes b(sizeof(T));
-  std::memcpy(b.data(), &v, sizeof(T));
-  return b;
-}
-
-uint32_t round8(uint32_t n) { return (n + 7) / 8 * 8; }
-
-HostMapLayout layout(uint32_t key_size, uint32_t value_size, uint32_t capacity,
-                     bool scalar = false) {
-  HostMapLayout l;
-  l.host_key_size = key_size;
-  l.host_value_size = value_size;
-  l.device.capacity = capacity;
-  l.device.key_size = scalar ? 0 : round8(key_size);
-  l.device.value_size = round8(value_size);
-  l.device.entry_size = 8 + l.device.key_size + l.device.value_size;
-  return l;
-}
 
 gpubt_device_map_header header_of(const Bytes &image) {
   gpubt_device_map_header h;
@@ -141,8 +83,6 @@ void expect_image(const Bytes &image, const HostMapLayout &l, const std::map<Byt
   }
   EXPECT_EQ(found, expected.size() - drops);
 }
-
-using Entries = std::map<Bytes, Bytes>;
 
 // Puts ENTRIES into M, snapshots it with L into IMAGE and checks every entry is found.
 void check_snapshot(const MapFd &m, const HostMapLayout &l, const Entries &entries, Bytes &image,
@@ -214,18 +154,10 @@ TEST(HostMapSnapshot, StringKeys) {
 }
 
 TEST(HostMapSnapshot, TupleKeys) {
-  struct Key {
-    uint64_t pid;
-    int32_t cpu;
-    uint32_t pad;
-  };
-  struct Value {
-    int64_t a, b;
-  };
-  static_assert(sizeof(Key) == 16);
   Entries entries;
   for (int i = 0; i < 200; ++i)
-    entries[bytes_of(Key{uint64_t(1000 + i / 8), i % 8 - 2, 0})] = bytes_of(Value{-i, i * 1000});
+    entries[bytes_of(TupleKey{uint64_t(1000 + i / 8), i % 8 - 2, 0})] =
+        bytes_of(PairValue{-i, i * 1000});
   Bytes image;
   check_snapshot(MapFd(BPF_MAP_TYPE_HASH, 16, 16, 256), layout(16, 16, 256), entries, image);
 }
