@@ -117,7 +117,8 @@ void merge_device_maps(const abi::ProgramSpec &spec, std::vector<MapData> &devic
                        std::vector<MapData> &maps) {
   for (const auto &layout : spec.device.maps) {
     size_t i = layout.map_index;
-    if (layout.from_host || layout.map_index < 0 || i >= maps.size() || i >= device.size())
+    if (layout.from_host || layout.to_host || layout.map_index < 0 || i >= maps.size() ||
+        i >= device.size())
       continue;
     MapData &into = maps[i];
     std::map<std::vector<uint8_t>, size_t> rows;

@@ -31,8 +31,8 @@ Result<DeviceMapSnapshot> read_device_map(const abi::MapSpec &map, const abi::De
 
 // Adds DEVICE's rows (one map's, from its images) to MAPS[index] (the host map's): a key in both
 // gets the device's values as more per-CPU values, so an aggregation host and gpu probes both
-// update prints as one map. Each from_host map keeps the host's rows alone (its device table is
-// a copy of them). DEVICE and MAPS are indexed like spec.maps.
+// update prints as one map. Each from_host or to_host map keeps the host's rows alone (its
+// device table is a copy of them, or they of it). DEVICE and MAPS are indexed like spec.maps.
 void merge_device_maps(const abi::ProgramSpec &spec, std::vector<MapData> &device,
                        std::vector<MapData> &maps);
 

@@ -55,7 +55,8 @@ Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRu
   std::vector<DeviceMapSnapshot> merged(layouts.size());
   GpuOutcome out;
   out.maps.resize(spec.maps.size());
-  // A from_host map's device table is the host's copy: the host map prints.
+  // A from_host map's device table is the host's copy: the host map prints. A to_host map's is
+  // read for its drops only: the agent copied it into the BPF map, which prints.
   auto valid = [&](size_t j) {
     return !layouts[j].from_host && layouts[j].map_index >= 0 &&
            size_t(layouts[j].map_index) < spec.maps.size();
@@ -85,7 +86,8 @@ Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRu
     if (!valid(j))
       continue;
     int index = layouts[j].map_index;
-    out.maps[index] = std::move(merged[j].data);
+    if (!layouts[j].to_host)
+      out.maps[index] = std::move(merged[j].data);
     std::string warning = device_map_drops_message(spec.maps[index], layouts[j], merged[j].drops);
     if (!warning.empty())
       out.warnings.push_back(warning);

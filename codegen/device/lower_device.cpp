@@ -80,9 +80,10 @@ void stripe(DeviceMap &dm) {
   dm.layout.prefilled = dm.info->value.kind != TypeKind::Min && dm.info->value.kind != TypeKind::Max;
 }
 
-// A table host probes fill (the agent copies the BPF map in before each traced launch) holds at
-// most the BPF map's entries: a power of two, and small, since it is rewritten per launch.
-uint32_t from_host_capacity(const abi::MapSpec &host) {
+// A table copied from or to a BPF map (by the agent, before each traced launch or at each
+// synchronization) holds at most the BPF map's entries: a power of two, and small, since it is
+// copied whole each time.
+uint32_t host_copy_capacity(const abi::MapSpec &host) {
   constexpr uint32_t kMax = 4096;
   uint32_t n = 1;
   while (n < host.max_entries && n < kMax)
@@ -116,9 +117,12 @@ Result<std::map<std::string, DeviceMap>> device_maps(const Program &program,
     dm.slot = out.size();
     dm.info = &info->second;
     bool from_host = sides.sharing == frontend::MapSharing::FromHost;
+    bool to_host = sides.sharing == frontend::MapSharing::ToHost;
     dm.layout = layout_of(info->second, index,
-                          from_host ? from_host_capacity(spec.maps[index]) : opts.map_capacity);
+                          from_host || to_host ? host_copy_capacity(spec.maps[index])
+                                               : opts.map_capacity);
     dm.layout.from_host = from_host;
+    dm.layout.to_host = to_host;
     if (dm.layout.key_size == 0 && info->second.value.is_aggregate() && !sides.gpu_read)
       stripe(dm);
     spec.device.maps.push_back(dm.layout);

@@ -10,8 +10,9 @@
 namespace gpubt::frontend {
 namespace {
 
-// A host BPF map and a device table are two stores: a plain value written on the GPU would never
-// reach the host's copy, and a read of a shared aggregation would see one side's part only.
+// A host BPF map and a device table are two stores, each copied one way only: a plain value both
+// sides write would be lost on one of them, a host delete would be undone by the next copy from
+// the GPU, and a read of a shared aggregation would see one side's part only.
 struct Refusal {
   MapSharing sharing;
   const char *format; // {0}: the map's name
@@ -20,6 +21,9 @@ constexpr Refusal kRefusals[] = {
     {MapSharing::GpuWritten,
      "map {0} is written by gpu probes and used by host probes: only aggregations and maps host "
      "probes write and gpu probes read can be shared yet"},
+    {MapSharing::ToHostCleared,
+     "map {0} is written by gpu probes: host probes can read and print it but not delete from, "
+     "clear or zero it (the GPU's table is copied over the host's at each synchronization)"},
     {MapSharing::AggregationRead,
      "map {0} is an aggregation updated by both host and gpu probes: probes cannot read, print, "
      "clear or delete from it yet (each side holds its own part; they print merged at the end)"},
@@ -42,9 +46,20 @@ void first(const Node *&slot, const Node *n) {
     slot = n;
 }
 
+// The builtins that remove a map's entries or zero its values.
+constexpr const char *kDeleters[] = {"delete", "clear", "zero"};
+
+bool is_deleter(const std::string &call) {
+  for (const char *d : kDeleters)
+    if (call == d)
+      return true;
+  return false;
+}
+
 void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
   Sides sides = sides_of(p);
   std::set<const Expr *> targets, writes; // updated without being read / written at all
+  std::set<const Expr *> deletes;         // a deleter's map argument
   if (p.body)
     for_each_stmt(static_cast<const Stmt &>(*p.body), [&](const Stmt &s) {
       if (s.kind != StmtKind::MapAssign)
@@ -61,13 +76,21 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
           op == UnaryOp::PostDec)
         writes.insert(e.as<UnaryExpr>().operand.get());
     }
+    if (e.kind == ExprKind::Call && is_deleter(e.as<CallExpr>().name) &&
+        !e.as<CallExpr>().args.empty())
+      deletes.insert(e.as<CallExpr>().args[0].get());
   });
   for_each_expr(p, [&](const Expr &e) {
     if (e.kind != ExprKind::Map)
       return;
     MapSides &m = out[e.as<MapExpr>().name];
-    if (sides.host)
+    if (sides.host) {
       first(m.host_use, &e);
+      if (writes.count(&e))
+        first(m.host_write, &e);
+      if (deletes.count(&e))
+        first(m.host_delete, &e);
+    }
     if (sides.gpu) {
       first(m.gpu_use, &e);
       if (writes.count(&e))
@@ -88,7 +111,11 @@ MapSharing classify(const MapSides &m, bool aggregate) {
     return MapSharing::GpuOnly;
   if (aggregate)
     return m.read ? MapSharing::AggregationRead : MapSharing::Aggregation;
-  return m.gpu_write ? MapSharing::GpuWritten : MapSharing::FromHost;
+  if (!m.gpu_write)
+    return MapSharing::FromHost;
+  if (m.host_write)
+    return MapSharing::GpuWritten;
+  return m.host_delete ? MapSharing::ToHostCleared : MapSharing::ToHost;
 }
 
 } // namespace
@@ -116,7 +143,9 @@ void check_map_sharing(const Program &program, const SemanticInfo &info, Diagnos
     std::string msg = map_sharing_error(name, m);
     if (msg.empty())
       continue;
-    const Node *at = m.sharing == MapSharing::GpuWritten ? m.gpu_write : m.read;
+    const Node *at = m.sharing == MapSharing::GpuWritten      ? m.gpu_write
+                     : m.sharing == MapSharing::ToHostCleared ? m.host_delete
+                                                              : m.read;
     diags.error(at->span, msg);
   }
 }

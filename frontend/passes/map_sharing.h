@@ -1,6 +1,6 @@
 // Maps named by both host and gpu probes and how they are shared: an aggregation both sides
 // update (each keeps its own part; the parts print as one map, merged like per-CPU values), or a
-// plain map host probes write and gpu probes only read (the agent copies it to the device).
+// plain map one side writes and the other only reads (the agent copies it across).
 #pragma once
 #include <map>
 #include <string>
@@ -16,8 +16,10 @@ enum class MapSharing {
   GpuOnly,
   Aggregation, // updated on both sides, read on neither
   FromHost,    // plain; host probes write (and read), gpu probes only read
+  ToHost,      // plain; gpu probes write (and read), host probes only read and print
   // Refused:
-  GpuWritten,      // plain, written by gpu probes and named by host probes
+  GpuWritten,      // plain, written by both gpu and host probes
+  ToHostCleared,   // a ToHost map host probes delete from, clear or zero
   AggregationRead, // an Aggregation some probe reads, prints, clears or deletes from
 };
 
@@ -26,6 +28,8 @@ struct MapSides {
   const Node *host_use = nullptr;  // first mention in a host probe
   const Node *gpu_use = nullptr;   // first mention in a gpu probe
   const Node *gpu_write = nullptr; // first gpu assignment target or ++/-- operand
+  const Node *host_write = nullptr;  // the same in a host probe
+  const Node *host_delete = nullptr; // first host delete(), clear() or zero() of it
   const Node *read = nullptr;      // first mention, either side, that is not an update's target
   const Node *gpu_read = nullptr;  // the same in a gpu probe
 };

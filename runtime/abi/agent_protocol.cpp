@@ -49,13 +49,13 @@ Status link_host_maps(AgentConfig &c) {
       return make_error("agent config: hostmap names device map " + std::to_string(h.device_map) +
                         " of " + std::to_string(c.maps.size()));
     DeviceMapSpec &m = c.maps[h.device_map];
-    if (m.from_host)
+    if (m.from_host || m.to_host)
       return make_error("agent config: two hostmap lines for device map " +
                         std::to_string(h.device_map));
     if ((m.key_size && h.key_size > m.key_size) || h.value_size > m.value_size)
       return make_error("agent config: hostmap " + std::to_string(h.device_map) +
                         " does not fit its device map's slots");
-    m.from_host = true;
+    (h.to_host ? m.to_host : m.from_host) = true;
   }
   return Ok{};
 }
@@ -111,10 +111,10 @@ std::vector<AgentConfig::HostMap> host_maps_of(const ProgramSpec &spec) {
   std::vector<AgentConfig::HostMap> out;
   for (size_t i = 0; i < spec.device.maps.size(); ++i) {
     const auto &d = spec.device.maps[i];
-    if (!d.from_host || d.map_index < 0 || size_t(d.map_index) >= spec.maps.size())
+    if (!(d.from_host || d.to_host) || d.map_index < 0 || size_t(d.map_index) >= spec.maps.size())
       continue;
     const auto &host = spec.maps[d.map_index];
-    out.push_back({uint32_t(i), host.key_size, host.value_size, -1});
+    out.push_back({uint32_t(i), host.key_size, host.value_size, -1, d.to_host});
   }
   return out;
 }
@@ -134,7 +134,7 @@ std::string write_agent_config(const AgentConfig &c) {
       << "\t" << m.buckets << (m.prefilled ? "\tprefilled" : "") << "\n";
   for (const auto &h : c.host_maps)
     o << "hostmap\t" << h.device_map << "\t" << h.key_size << "\t" << h.value_size << "\t" << h.fd
-      << "\n";
+      << (h.to_host ? "\tto_host" : "") << "\n";
   if (c.events_fd >= 0)
     o << "events\t" << c.events_fd << "\n";
   if (c.verbose)
@@ -173,8 +173,9 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
            m.entry_size >= 8 + m.key_size + m.value_size;
       m.prefilled = f.size() == 7;
       c.maps.push_back(m);
-    } else if (d == "hostmap" && f.size() == 5) {
+    } else if (d == "hostmap" && (f.size() == 5 || (f.size() == 6 && f[5] == "to_host"))) {
       AgentConfig::HostMap h;
+      h.to_host = f.size() == 6;
       ok = to_uint(f[1], h.device_map) && to_uint(f[2], h.key_size) &&
            to_uint(f[3], h.value_size) && to_int(f[4], h.fd) && h.fd >= -1;
       c.host_maps.push_back(h);

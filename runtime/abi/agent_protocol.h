@@ -26,13 +26,16 @@ struct AgentConfig {
   std::vector<AgentCubin> cubins;
   std::vector<DeviceProbeSpec> probes; // probe N's code is DeviceProbeSpec::function
   std::vector<DeviceMapSpec> maps;     // map_index is not sent (the agent needs only sizes);
-                                       // from_host is set from host_maps when parsed
-  // One per DeviceMapSpec::from_host map: the BPF map the agent copies into it before each
-  // traced launch. Line: hostmap <device map> <key size> <value size> <fd>.
+                                       // from_host / to_host are set from host_maps
+                                       // when parsed
+  // One per DeviceMapSpec::from_host map (the BPF map the agent copies into it before each traced
+  // launch) or to_host map (the BPF map the agent copies it into at each synchronization).
+  // Line: hostmap <device map> <key size> <value size> <fd> [to_host] (absent: from_host).
   struct HostMap {
     uint32_t device_map = 0;               // index into maps
     uint32_t key_size = 0, value_size = 0; // the BPF map's (a scalar map's key is a u64 0)
     int fd = -1;                           // the BPF map in the traced process; -1: unknown
+    bool to_host = false;                  // the copy's direction: false host -> GPU
   };
   std::vector<HostMap> host_maps;
   uint32_t ring_capacity = 0;          // 0: no printf ring
@@ -46,7 +49,8 @@ struct AgentConfig {
   bool launch_state = false; // DeviceProgramSpec::launch_state: reset before each traced launch
 };
 
-// SPEC's from_host device maps with their BPF maps' sizes (fd -1: gpubt fills it at run time).
+// SPEC's from_host and to_host device maps with their BPF maps' sizes (fd -1: gpubt fills it at
+// run time).
 std::vector<AgentConfig::HostMap> host_maps_of(const ProgramSpec &spec);
 
 std::string write_agent_config(const AgentConfig &config);

@@ -136,6 +136,12 @@ struct DeviceMapSpec {
   // host's values as of its launch. gpu probes never write it; it is not printed from the device.
   // Capacity: the BPF map's max_entries rounded up to a power of two, at most 4096.
   bool from_host = false;
+  // A plain map gpu probes write and host probes only read: the agent writes the table's READY
+  // entries into the BPF map whenever the program synchronizes with the GPU (stream or context
+  // synchronize) and at its end, so host probes and END see the GPU's values as of the last
+  // synchronization. It is not printed from the device (the BPF map prints). Capacity: as
+  // from_host's.
+  bool to_host = false;
   uint64_t storage_size() const { return 32 + uint64_t(capacity) * entry_size; }
 };
 

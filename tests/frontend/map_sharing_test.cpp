@@ -42,6 +42,9 @@ std::string diag(const std::string &text, int col, int end, const std::string &m
 const std::string kGpuWritten = " is written by gpu probes and used by host probes: only "
                                 "aggregations and maps host probes write and gpu probes read can "
                                 "be shared yet";
+const std::string kToHostCleared =
+    " is written by gpu probes: host probes can read and print it but not delete from, clear or "
+    "zero it (the GPU's table is copied over the host's at each synchronization)";
 const std::string kAggregationRead =
     " is an aggregation updated by both host and gpu probes: probes cannot read, print, clear or "
     "delete from it yet (each side holds its own part; they print merged at the end)";
@@ -76,19 +79,54 @@ TEST(MapSharing, PlainMapsHostProbesWriteAndGpuProbesRead) {
   EXPECT_EQ(s.sharing["@lat"], MapSharing::GpuOnly);
 }
 
+// gpu probes write (assign, compound, ++/--) and read; host probes only read and print: the agent
+// copies the device table into the BPF map.
+TEST(MapSharing, PlainMapsGpuProbesWriteAndHostProbesRead) {
+  auto s = analyse("gpu:kretprobe:k / tid == 0 / { @grid = gdim_x; @n[tid] += 2; @i++; "
+                   "@g[tid] = @grid; } "
+                   "uprobe:/bin/sh:main { printf(\"%d %d\\n\", @grid, @n[1]); @h = @i; } "
+                   "END { print(@g); }");
+  EXPECT_EQ(s.diags, "");
+  EXPECT_EQ(s.sharing["@grid"], MapSharing::ToHost);
+  EXPECT_EQ(s.sharing["@n"], MapSharing::ToHost);
+  EXPECT_EQ(s.sharing["@i"], MapSharing::ToHost);
+  EXPECT_EQ(s.sharing["@g"], MapSharing::ToHost);
+  EXPECT_EQ(s.sharing["@h"], MapSharing::HostOnly);
+  const std::string read_on_host =
+      "END { printf(\"%d\\n\", @x[0]); } gpu:kretprobe:k { @x[tid_x] += 2; }";
+  EXPECT_EQ(analyse(read_on_host).diags, "");
+  EXPECT_EQ(analyse(read_on_host).sharing["@x"], MapSharing::ToHost);
+}
+
+// A host delete, clear or zero would be undone by the next copy from the GPU.
+TEST(MapSharing, HostDeletesOfAMapGpuProbesWriteAreRefused) {
+  const std::string del =
+      "gpu:kretprobe:k { @x[tid] = 1; } uprobe:/bin/sh:main { delete(@x[1]); }";
+  EXPECT_EQ(analyse(del).diags, diag(del, 63, 68, "map @x" + kToHostCleared));
+  EXPECT_EQ(analyse(del).sharing["@x"], MapSharing::ToHostCleared);
+  const std::string clear = "gpu:kretprobe:k { @x = 1; } END { print(@x); clear(@x); }";
+  EXPECT_EQ(analyse(clear).diags, diag(clear, 52, 54, "map @x" + kToHostCleared));
+  const std::string zero = "gpu:kretprobe:k { @x++; } END { zero(@x); }";
+  EXPECT_EQ(analyse(zero).diags, diag(zero, 38, 40, "map @x" + kToHostCleared));
+}
+
 // A probe with a host and a gpu attach point is on both sides.
 TEST(MapSharing, MixedProbeIsOnBothSides) {
   auto s = analyse("uprobe:/bin/sh:main, gpu:kprobe:k { @c = count(); }");
   EXPECT_EQ(s.sharing["@c"], MapSharing::Aggregation);
 }
 
+// Written by both sides: one side's writes would be lost.
 TEST(MapSharing, GpuWritesToASharedPlainMapAreRefused) {
   const std::string assign = "uprobe:/bin/sh:main { @x = 1; } gpu:kretprobe:k { @x = 2; }";
   EXPECT_EQ(analyse(assign).diags, diag(assign, 51, 53, "map @x" + kGpuWritten));
   EXPECT_EQ(analyse(assign).sharing["@x"], MapSharing::GpuWritten);
-  const std::string read_on_host =
-      "END { printf(\"%d\\n\", @x[0]); } gpu:kretprobe:k { @x[tid_x] += 2; }";
-  EXPECT_EQ(analyse(read_on_host).diags, diag(read_on_host, 50, 59, "map @x" + kGpuWritten));
+  const std::string compound_on_host =
+      "END { @x[0] += 1; } gpu:kretprobe:k { @x[tid_x] += 2; }";
+  EXPECT_EQ(analyse(compound_on_host).diags,
+            diag(compound_on_host, 39, 48, "map @x" + kGpuWritten));
+  const std::string both = "uprobe:/bin/sh:main, gpu:kretprobe:k { @x = 1; }";
+  EXPECT_EQ(analyse(both).sharing["@x"], MapSharing::GpuWritten);
   const std::string incr = "uprobe:/bin/sh:main { @x[1] = 1; } gpu:kretprobe:k { @x[tid]++; }";
   EXPECT_EQ(analyse(incr).diags, diag(incr, 54, 61, "map @x" + kGpuWritten));
 }

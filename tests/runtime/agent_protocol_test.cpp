@@ -1,5 +1,6 @@
-// The agent config's hostmap lines (maps host probes write and gpu probes read): written from a
-// ProgramSpec, parsed back with from_host set on their device maps, and the malformed ones refused.
+// The agent config's hostmap lines (maps host probes write and gpu probes read, or the other way
+// round): written from a ProgramSpec, parsed back with from_host or to_host set on their device
+// maps, and the malformed ones refused.
 #include "runtime/abi/agent_protocol.h"
 
 #include <gtest/gtest.h>
@@ -79,6 +80,43 @@ TEST(AgentProtocol, HostMapLinesRoundTrip) {
   EXPECT_FALSE(old->maps[1].from_host);
 }
 
+// @start is written by gpu probes and read by host probes instead: its line says to_host.
+TEST(AgentProtocol, ToHostMapLinesRoundTrip) {
+  auto spec = shared_spec();
+  spec.device.maps[2].from_host = false;
+  spec.device.maps[2].to_host = true;
+  auto h = host_maps_of(spec);
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_FALSE(h[0].to_host);
+  EXPECT_TRUE(h[1].to_host);
+  EXPECT_EQ(h[1].device_map, 2u);
+  EXPECT_EQ(h[1].key_size, 4u);
+  EXPECT_EQ(h[1].value_size, 8u);
+  AgentConfig c;
+  c.maps = spec.device.maps;
+  c.host_maps = h;
+  c.host_maps[1].fd = 7;
+  std::string text = write_agent_config(c);
+  EXPECT_NE(text.find("hostmap\t1\t8\t8\t-1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("hostmap\t2\t4\t8\t7\tto_host\n"), std::string::npos) << text;
+  auto back = parse_agent_config(text);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_TRUE(back->maps[1].from_host);
+  EXPECT_FALSE(back->maps[1].to_host);
+  EXPECT_FALSE(back->maps[2].from_host);
+  EXPECT_TRUE(back->maps[2].to_host);
+  ASSERT_EQ(back->host_maps.size(), 2u);
+  EXPECT_FALSE(back->host_maps[0].to_host);
+  EXPECT_TRUE(back->host_maps[1].to_host);
+  EXPECT_EQ(back->host_maps[1].fd, 7);
+  // A 5-field line (every config before to_host) is a from_host map.
+  auto old = parse_agent_config("map\t16\t8\t8\t24\t0\nhostmap\t0\t8\t8\t5\n");
+  ASSERT_TRUE(old) << old.error();
+  EXPECT_TRUE(old->maps[0].from_host);
+  EXPECT_FALSE(old->maps[0].to_host);
+  EXPECT_FALSE(old->host_maps[0].to_host);
+}
+
 TEST(AgentProtocol, BadHostMapLines) {
   const std::string map = "map\t16\t8\t8\t24\t0\n";
   auto error = [&](const std::string &line) {
@@ -96,6 +134,13 @@ TEST(AgentProtocol, BadHostMapLines) {
             "agent config line 2: cannot parse 'hostmap\t0\t8\t8\t-2'");
   EXPECT_EQ(error("hostmap\t0\t8\t8\tx\n"),
             "agent config line 2: cannot parse 'hostmap\t0\t8\t8\tx'");
+  EXPECT_EQ(error("hostmap\t0\t8\t8\t-1\tto_host\n"), "parsed");
+  EXPECT_EQ(error("hostmap\t0\t8\t8\t-1\tfrom_gpu\n"),
+            "agent config line 2: cannot parse 'hostmap\t0\t8\t8\t-1\tfrom_gpu'");
+  EXPECT_EQ(error("hostmap\t0\t8\t8\t3\nhostmap\t0\t8\t8\t4\tto_host\n"),
+            "agent config: two hostmap lines for device map 0");
+  EXPECT_EQ(error("hostmap\t0\t8\t16\t-1\tto_host\n"),
+            "agent config: hostmap 0 does not fit its device map's slots");
 }
 
 } // namespace

@@ -225,18 +225,20 @@ TEST(DeviceMaps, BadImagesAreErrors) {
 // A map host and gpu probes share: each device map's rows join the host map's as more per-CPU
 // values (@[1] = count() 3 times on two CPUs and 5 times on the GPU prints @[1]: 8); a key of one
 // side alone prints as it is; a from_host map prints the host's rows only (the device table is
-// their copy); a map only gpu probes use prints the device's rows (its host map is empty).
+// their copy), and so does a to_host map (the agent copied the device table into them); a map only gpu probes use prints the device's rows (its host map is empty).
 TEST(DeviceMaps, SharedMapsMergeWithTheHostMaps) {
   abi::ProgramSpec spec;
   spec.maps = {map_spec("@", AggKind::Count, uint_t(), uint_t()),
                map_spec("@s", AggKind::None, uint_t(), uint_t()),
                map_spec("@m", AggKind::Min, {}, int_t()),
                map_spec("@a", AggKind::Avg, {}, int_t()), map_spec("@g", AggKind::Sum, {}, int_t()),
-               map_spec("@host", AggKind::Count, {}, uint_t())};
-  for (int i = 0; i < 5; ++i) {
+               map_spec("@host", AggKind::Count, {}, uint_t()),
+               map_spec("@to", AggKind::None, uint_t(), uint_t())};
+  for (int i : {0, 1, 2, 3, 4, 6}) {
     auto l = layout(4, 8, 16);
     l.map_index = i;
     l.from_host = i == 1;
+    l.to_host = i == 6;
     spec.device.maps.push_back(l);
   }
   std::vector<MapData> device = {{entry(u64(1), {u64(5)}), entry(u64(9), {u64(4)})},
@@ -244,13 +246,15 @@ TEST(DeviceMaps, SharedMapsMergeWithTheHostMaps) {
                                  {entry(scalar_key(), {minmax(-9)})},
                                  {entry(scalar_key(), {avg_val(10, 1)})},
                                  {entry(scalar_key(), {i64(12)})},
-                                 {}};
+                                 {},
+                                 {entry(u64(3), {u64(30)})}};
   std::vector<MapData> maps = {{entry(u64(1), {u64(1), u64(2)}), entry(u64(2), {u64(0), u64(6)})},
                                {entry(u64(1), {u64(10)})},
                                {entry(scalar_key(), {minmax(-5), minmax(0, false)})},
                                {entry(scalar_key(), {avg_val(30, 3), avg_val(0, 0)})},
                                {},
-                               {entry(scalar_key(), {u64(3)})}};
+                               {entry(scalar_key(), {u64(3)})},
+                               {entry(u64(3), {u64(31)})}};
   merge_device_maps(spec, device, maps);
   auto print = [&](size_t i) {
     std::ostringstream out;
@@ -264,6 +268,7 @@ TEST(DeviceMaps, SharedMapsMergeWithTheHostMaps) {
   EXPECT_EQ(print(3), "@a: 10\n\n"); // (30 + 10) / (3 + 1), as bpftrace prints an avg
   EXPECT_EQ(print(4), "@g: 12\n");
   EXPECT_EQ(print(5), "@host: 3\n");
+  EXPECT_EQ(print(6), "@to[3]: 31\n");
 }
 
 } // namespace

@@ -210,6 +210,39 @@ TEST(GpuResults, FromHostMapsAreNotReadBack) {
   EXPECT_TRUE(out->warnings.empty());
 }
 
+// A to_host map's device table was copied into the BPF map by the agent: its images give no rows
+// (the BPF map prints) and no warning, unless the full table dropped GPU writes.
+TEST(GpuResults, ToHostMapsGiveOnlyTheirDrops) {
+  if (ptxas().empty())
+    GTEST_SKIP() << "no ptxas";
+  Env env;
+  auto spec = count_by_key_spec();
+  spec.maps[0].agg = gpubt::abi::AggKind::None;
+  spec.device.maps[0].to_host = true;
+  auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
+  ASSERT_TRUE(run) << run.error();
+  auto collect = [&](uint64_t drops) {
+    gpubt::abi::AgentResults r;
+    gpubt::abi::DeviceImage a;
+    a.probe_launches = {1};
+    a.maps = {image({{5, 2}}, drops)};
+    r.images = {a};
+    std::ofstream(run->results_path + ".1", std::ios::binary)
+        << gpubt::abi::write_agent_results(r);
+    return runtime::collect_gpu_results(spec, *run);
+  };
+  auto quiet = collect(0);
+  ASSERT_TRUE(quiet) << quiet.error();
+  ASSERT_EQ(quiet->maps.size(), 1u);
+  EXPECT_TRUE(quiet->maps[0].empty());
+  EXPECT_TRUE(quiet->warnings.empty());
+  auto lossy = collect(3);
+  ASSERT_TRUE(lossy) << lossy.error();
+  EXPECT_TRUE(lossy->maps[0].empty());
+  ASSERT_EQ(lossy->warnings.size(), 1u);
+  EXPECT_EQ(lossy->warnings[0].rfind("Lost 3 updates to ", 0), 0u) << lossy->warnings[0];
+}
+
 TEST(GpuResults, NoLaunchMatchedIsAWarning) {
   if (ptxas().empty())
     GTEST_SKIP() << "no ptxas";

@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/device_abi.h"
 #include "tests/targets/ptx_support.h"
 
@@ -366,6 +367,41 @@ TEST(PtxTarget, MapsHostProbesWriteAndGpuProbesRead) {
   EXPECT_EQ(run_ptxas(compile_gpu_script(script).spec.device.ptx, &log), 0) << log;
 }
 
+// A plain map gpu probes write and host probes only read: its device table is what the agent
+// copies into the BPF map, sized like a from_host one; gpu probes claim its slots as usual.
+TEST(PtxTarget, MapsGpuProbesWriteAndHostProbesRead) {
+  const char *script = R"(gpu:kretprobe:k / tid == 0 / { @grid = gdim_x; @n[tid] += 1; @c = count(); }
+      uprobe:/bin/sh:main { printf("%d %d\n", @grid, @n[1]); })";
+  for (auto [max_entries, capacity] : {std::pair{4096u, 4096u}, {1000u, 1024u}, {100000u, 4096u}}) {
+    SCOPED_TRACE(max_entries);
+    auto c = compile_gpu_script(script, {}, {.bpf = {.map_max_entries = max_entries}});
+    ASSERT_EQ(c.error, "");
+    auto maps = device_maps_by_name(c.spec);
+    ASSERT_EQ(maps.size(), 3u);
+    for (const char *name : {"@grid", "@n"}) {
+      const auto &m = maps[name];
+      EXPECT_TRUE(m.to_host) << name;
+      EXPECT_FALSE(m.from_host) << name;
+      EXPECT_FALSE(m.prefilled) << name;
+      EXPECT_EQ(c.spec.maps[m.map_index].bpf_type, uint32_t(BPF_MAP_TYPE_HASH)) << name;
+      EXPECT_EQ(m.entry_size, 8 + m.key_size + m.value_size) << name;
+    }
+    EXPECT_EQ(maps["@grid"].capacity, 1u); // scalar
+    EXPECT_EQ(maps["@n"].capacity, capacity);
+    EXPECT_EQ(maps["@n"].key_size, 8u);
+    EXPECT_FALSE(maps["@c"].to_host); // gpu only
+    EXPECT_NE(c.spec.device.ptx.find(".global.cas."), std::string::npos);
+    auto hosts = abi::host_maps_of(c.spec);
+    ASSERT_EQ(hosts.size(), 2u);
+    for (const auto &h : hosts)
+      EXPECT_TRUE(h.to_host);
+  }
+  if (!have_ptxas())
+    GTEST_SKIP() << "no " << kPtxas;
+  std::string log;
+  EXPECT_EQ(run_ptxas(compile_gpu_script(script).spec.device.ptx, &log), 0) << log;
+}
+
 // Sharing check_map_sharing refuses is refused by the device lowering too, in the same words.
 TEST(PtxTarget, RefusedSharingIsRefusedByCodegenToo) {
   const std::string written = "map @x is written by gpu probes and used by host probes: only "
@@ -381,6 +417,13 @@ TEST(PtxTarget, RefusedSharingIsRefusedByCodegenToo) {
   EXPECT_EQ(read.error.rfind("map @c is an aggregation updated by both host and gpu probes: ", 0),
             0u)
       << read.error;
+  auto cleared = compile_gpu_script("gpu:kretprobe:k { @x = 1; } END { clear(@x); }", {},
+                                    {.check_sharing = false});
+  EXPECT_EQ(cleared.error.rfind("map @x is written by gpu probes: host probes can read and print "
+                                "it but not delete from, ",
+                                0),
+            0u)
+      << cleared.error;
 }
 
 TEST(PtxTarget, CapacitiesMustBePowersOfTwo) {
