@@ -190,15 +190,101 @@ def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
                f'{a.bin}/launch_queue {spin_us} {rounds}', exact_check, plain)
 
 
+KT = dict(rounds=5, us={'busyA': 400, 'busyB': 1500, 'busyC': 3000})  # kernel_time
+KT_TOL = 0.05  # the issue's target: GPU-measured duration within 5% of CUDA events
+
+
+def kt_times(stdout, pattern):
+    """{kernel: [value, ...]} in launch order, from lines 'PATTERN KERNEL ... VALUE'."""
+    out = {}
+    for name, v in re.findall(pattern, stdout, re.M):
+        out.setdefault(name, []).append(float(v))
+    return out
+
+
+def kt_hists(stdout, map_name):
+    """{key: [(lo, hi, count), ...]} of a printed hist map keyed by one name (buckets in us)."""
+    unit = {'': 1, 'K': 1024, 'M': 1024 * 1024}
+    hists = {}
+    for name, body in re.findall(rf'^@{map_name}\[(\w+)\]: ?\n((?:\[.*\n)+)', stdout, re.M):
+        hists[name] = [(int(lo) * unit[lu], int(hi) * unit[hu], int(n)) for lo, lu, hi, hu, n
+                       in re.findall(r'^\[(\d+)([KM]?), (\d+)([KM]?)\)\s+(\d+)', body, re.M)]
+    return hists
+
+
+def kerneltime_case(a, gpubt_case, row, plain):
+    """Kernel duration on the GPU (first thread's entry to the last thread's exit, through
+    `launch_start` and `last_thread`) against CUDA events around the same launches, on
+    kernel_time: busyA/B/C spin every thread KT['us'] us, launch 0 of each is a warm-up (under
+    gpubt it also instruments the kernel), then KT['rounds'] more. The events time the GPU only
+    (a gate kernel holds the stream while the host launches), but gpubt's first-launch set-up
+    may outlast the gate, so the warm-up pair is listed, not judged. The exact values first,
+    then kerneltime.bt's histograms against the same run's events."""
+    rounds, us = KT['rounds'], KT['us']
+    cmd = f'{a.bin}/kernel_time {rounds} {us["busyA"]} {us["busyB"]} {us["busyC"]}'
+    launches = rounds + 1
+
+    def events(p):
+        return kt_times(p.stdout, r'^event_us (\w+) \d+ (\d+(?:\.\d+)?)$')
+
+    def exact_check(p):
+        ev = events(p)
+        gpu = {k: [ns / 1000 for ns in v]
+               for k, v in kt_times(p.stdout, r'^gpu_ns (\w+) (\d+)$').items()}
+        ok, parts, worst, gaps = p.returncode == 0, [], 0.0, []
+        for k in us:
+            e, g = ev.get(k, []), gpu.get(k, [])
+            if len(e) != launches or len(g) != launches:
+                ok = False
+                parts.append(f'{k}: {len(g)} gpu lines, {len(e)} event lines (want {launches}): '
+                             f'gpu {[round(x, 1) for x in g]} event {e}')
+                continue
+            errs = [abs(gi - ei) / ei if ei else 1.0 for gi, ei in zip(g[1:], e[1:])]
+            worst = max(worst, *errs)
+            gaps += [ei - gi for gi, ei in zip(g[1:], e[1:])]
+            ok = ok and max(errs) <= KT_TOL
+            parts.append(f'{k}: ' + ' '.join(f'{gi:.1f}/{ei:.1f}' for gi, ei in zip(g, e)) +
+                         f' (max err {max(errs):.1%})')
+        return ok, (f'exit {p.returncode}; worst |gpu - event| / event {worst:.1%} (want <= '
+                    f'{KT_TOL:.0%}, warm-up first and not judged); event - gpu median '
+                    f'{statistics.median(gaps) if gaps else float("nan"):.1f} us; gpu/event us: ' +
+                    '; '.join(parts))
+    gpubt_case(a, f'issue6: kernel duration (last_thread, launch_start) = CUDA events within 5%, '
+               f'busyA/B/C {us["busyA"]}/{us["busyB"]}/{us["busyC"]} us x{rounds}',
+               'gpu:kretprobe:busy* /last_thread/ < printf("gpu_ns %s %llu\\n", kernel, '
+               'nsecs - launch_start); >', cmd, exact_check, plain)
+
+    def hist_check(p):
+        ev, hists = events(p), kt_hists(p.stdout, 'kernel_us')
+        ok, parts = p.returncode == 0, []
+        for k in us:
+            e, h = ev.get(k, [])[1:], [b for b in hists.get(k, []) if b[2]]
+            n = sum(c for *_, c in h)
+            # A bucket [lo, hi) agrees when it meets the events' range widened by the tolerance.
+            lo_ok, hi_ok = (min(e) * (1 - KT_TOL), max(e) * (1 + KT_TOL)) if e else (0, -1)
+            stray = [b for b in h if not (b[0] <= hi_ok and b[1] > lo_ok)]
+            ok = ok and n == launches and len(e) == rounds and not stray
+            parts.append(f'{k}: {h} count {n} (want {launches}), events '
+                         f'{min(e, default=0):.1f}..{max(e, default=0):.1f} us'
+                         f'{", stray " + str(stray) if stray else ""}')
+        gate = sum(c for *_, c in hists.get('gate', []))
+        return ok, (f'exit {p.returncode}; ' + '; '.join(parts) +
+                    f'; gate count {gate} (buckets in us: [lo, hi), count)')
+    gpubt_case(a, 'issue6: kerneltime.bt histograms: one count per launch, in the events\' buckets',
+               _tool(a, 'kerneltime.bt'), cmd, hist_check, plain)
+
+
 def issue6_cases(a, plain, gpubt_case, row):
     """Adds issue 6's rows. `plain` is run_suite's dict of plain checksums (this fills in its
     own programs'); gpubt_case and row are run_suite's."""
-    missing = [p for p in ('uneven_grid', 'late_lane', 'clock_align', 'launch_queue')
+    missing = [p for p in ('uneven_grid', 'late_lane', 'clock_align', 'launch_queue',
+                           'kernel_time')
                if not os.access(f'{a.bin}/{p}', os.X_OK)]
     if missing:
         return row('issue6 programs built (scripts/gpu-build-issue6.sh)', False,
                    f'missing in {a.bin}: {" ".join(missing)}')
     for prog, args in [('launch_queue', ['5200', '5']),
+                       ('kernel_time', [str(KT['rounds'])] + list(map(str, KT['us'].values()))),
                        ('uneven_grid', [str(N), str(BLOCK), ','.join(map(str, GRIDS))]),
                        ('late_lane', [str(LATE['blocks']), str(LATE['threads']),
                                       str(LATE['spin_us']), '1'])]:
@@ -215,3 +301,4 @@ def issue6_cases(a, plain, gpubt_case, row):
     gpubt_nsecs_case(a, gpubt_case, row)
     # Over a longer run the GPU clock drifts (tens of us a second on the H100): still aligned.
     gpubt_nsecs_case(a, gpubt_case, row, stamps=15, gap_ms=1000)
+    kerneltime_case(a, gpubt_case, row, plain['kernel_time'])
