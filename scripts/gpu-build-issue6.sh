@@ -8,7 +8,7 @@ set -euo pipefail
 T=$(cd "$(dirname "$0")/../tests/gpu" && pwd)
 mkdir -p "$B"
 pids=()
-for prog in clock_align late_lane uneven_grid launch_queue kernel_time; do
+for prog in clock_align late_lane uneven_grid launch_queue kernel_time gpu_to_host; do
   nvcc -O2 -arch="$ARCH" "$T/$prog.cu" -o "$B/$prog" &
   pids+=($!)
 done

@@ -68,6 +68,7 @@ DVal load_value(DevCtx &c, llvm::Value *ptr, const frontend::Type &t);
 
 // Device-scope atomics (atom.*.gpu / ld.acquire.gpu / st.release.gpu).
 llvm::Value *atomic_rmw(DevCtx &c, llvm::AtomicRMWInst::BinOp op, llvm::Value *p, llvm::Value *v);
+llvm::Value *load_relaxed(DevCtx &c, llvm::Value *p); // a u64 other SMs update: no stale L1
 llvm::Value *load_acquire(DevCtx &c, llvm::Value *p);
 void store_release(DevCtx &c, llvm::Value *p, llvm::Value *v);
 // {old, success}

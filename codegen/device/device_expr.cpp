@@ -84,9 +84,10 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
          return {byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, kernel_name))};
        }},
       {BuiltinId::Probe, [](DevCtx &c) -> DVal { return {c.b.getInt64(c.probe_name_index)}; }},
+      // Written by other SMs' atomics: read at gpu scope, never from a stale L1 line.
       {BuiltinId::LaunchStart,
        [](DevCtx &c) -> DVal {
-         return {ctx_field(c, offsetof(gpubt_device_ctx, launch_start), 8)};
+         return {load_relaxed(c, byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, launch_start)))};
        }},
       {BuiltinId::LastThread,
        [](DevCtx &c) -> DVal {

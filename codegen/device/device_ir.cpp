@@ -121,6 +121,12 @@ llvm::Value *atomic_rmw(DevCtx &c, llvm::AtomicRMWInst::BinOp op, llvm::Value *p
                              device_scope(c));
 }
 
+llvm::Value *load_relaxed(DevCtx &c, llvm::Value *p) {
+  auto *l = c.b.CreateAlignedLoad(c.b.getInt64Ty(), p, llvm::Align(8));
+  l->setAtomic(llvm::AtomicOrdering::Monotonic, device_scope(c));
+  return l;
+}
+
 llvm::Value *load_acquire(DevCtx &c, llvm::Value *p) {
   auto *l = c.b.CreateAlignedLoad(c.b.getInt64Ty(), p, llvm::Align(8));
   l->setAtomic(llvm::AtomicOrdering::Acquire, device_scope(c));

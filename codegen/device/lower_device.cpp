@@ -247,8 +247,7 @@ void lower_launch_start_function(DevCtx &c, const std::string &name, uint32_t pr
     auto *now = device_nsecs(c);
     auto *slot = b.CreateGEP(b.getInt8Ty(), c.userdata,
                              b.getInt64(offsetof(gpubt_device_ctx, launch_start)));
-    auto *seen = b.CreateAlignedLoad(b.getInt64Ty(), slot, llvm::Align(8));
-    seen->setAtomic(llvm::AtomicOrdering::Monotonic);
+    auto *seen = load_relaxed(c, slot);
     auto *update = llvm::BasicBlock::Create(c.ctx, "start.update", c.fn);
     auto *done = llvm::BasicBlock::Create(c.ctx, "start.done", c.fn);
     b.CreateCondBr(b.CreateAnd(b.CreateICmpEQ(lane, leader), b.CreateICmpULT(now, seen)), update,

@@ -52,6 +52,7 @@ struct Context {
   std::map<CUmodule, const PtxImage *> ptx_modules; // loaded from an instrumented image
   std::map<CUmodule, CUdeviceptr> userdata;         // their userdata arrays
   bool host_maps_failed = false;
+  bool write_back_failed = false;
 };
 
 struct Agent {
@@ -441,11 +442,27 @@ void on_module_load_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_Ca
   }
 }
 
+// The program synchronized with the GPU: maps gpu probes write and host probes read are written
+// back, so host probes see the GPU's values from then on.
+void on_synchronized(Agent &a, const Sanitizer_SynchronizeData &d) {
+  auto it = a.contexts.find(d.context);
+  if (it == a.contexts.end() || !it->second->memory || it->second->write_back_failed)
+    return;
+  if (auto st = it->second->memory->write_back_host_maps(a.config, d.hStream); !st) {
+    it->second->write_back_failed = true;
+    say(a, "writing the GPU's values into the host's maps failed (" + st.error() +
+               "): host probes no longer see new GPU values");
+  }
+}
+
 void finish_context(Agent &a, CUcontext ctx) {
   auto it = a.contexts.find(ctx);
   if (it == a.contexts.end())
     return;
   Context &c = *it->second;
+  if (c.memory && !c.write_back_failed)
+    if (auto st = c.memory->write_back_host_maps(a.config, nullptr); !st)
+      say(a, "writing the GPU's values into the host's maps at the end failed: " + st.error());
   abi::DeviceImage img;
   img.device = c.device;
   if (c.memory) {
@@ -505,6 +522,8 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
     return on_module_load_call(a, cbid, *static_cast<const Sanitizer_CallbackData *>(cbdata));
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
     return on_launch(a, *static_cast<const Sanitizer_LaunchData *>(cbdata), false);
+  if (domain == SANITIZER_CB_DOMAIN_SYNCHRONIZE)
+    return on_synchronized(a, *static_cast<const Sanitizer_SynchronizeData *>(cbdata));
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_END) {
     if (a.config.events_fd >= 0)
       on_launch_end(a, *static_cast<const Sanitizer_LaunchData *>(cbdata));
@@ -583,6 +602,13 @@ int start() {
   if (a->config.events_fd >= 0)
     sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
                             SANITIZER_CBID_LAUNCH_END);
+  for (const auto &h : a->config.host_maps)
+    if (h.to_host) {
+      for (auto cbid : {SANITIZER_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED,
+                        SANITIZER_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED})
+        sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_SYNCHRONIZE, cbid);
+      break;
+    }
   if (a->config.backend != abi::GpuBackend::Sass) {
     a->images = std::make_unique<PtxImages>(a->config);
     a->max_isa = driver_ptx_isa();

@@ -13,6 +13,7 @@
 
 #include "runtime/abi/device_abi.h"
 #include "runtime/gpu_agent/host_map_snapshot.h"
+#include "runtime/gpu_agent/host_map_writeback.h"
 
 namespace gpubt::agent {
 namespace {
@@ -139,9 +140,9 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
     staged += sizeof h;
   }
   uint64_t staging = 0;
-  for (const auto &h : config.host_maps) {
+  for (const auto &h : config.host_maps) { // a ring for the host's values, one for the GPU's
     m.host_map_offsets_.push_back(staging);
-    staging += uint64_t(kHostMapSlots) * config.maps.at(h.device_map).storage_size();
+    staging += uint64_t(h.to_host ? 1 : kHostMapSlots) * config.maps.at(h.device_map).storage_size();
   }
   if (staging && (r = sanitizerAllocHost(ctx, &m.host_map_staging_, staging)) != SANITIZER_SUCCESS)
     return fail("sanitizerAllocHost (host maps)", r);
@@ -203,6 +204,8 @@ Status ContextMemory::refresh_host_maps(const abi::AgentConfig &config,
   uint64_t slot = host_map_launches_++ % kHostMapSlots;
   for (size_t i = 0; i < config.host_maps.size(); ++i) {
     const auto &h = config.host_maps[i];
+    if (h.to_host)
+      continue;
     const abi::DeviceMapSpec &spec = config.maps.at(h.device_map);
     auto n = snapshot_host_map(h.fd, {h.key_size, h.value_size, spec}, host_map_image_);
     if (!n)
@@ -213,6 +216,25 @@ Status ContextMemory::refresh_host_maps(const abi::AgentConfig &config,
     if (sanitizerMemcpyHostToDeviceAsync(maps_.at(h.device_map), image, spec.storage_size(),
                                          stream) != SANITIZER_SUCCESS)
       return make_error("copying a host map to the GPU failed");
+  }
+  return Ok{};
+}
+
+Status ContextMemory::write_back_host_maps(const abi::AgentConfig &config,
+                                           Sanitizer_StreamHandle stream) {
+  for (size_t i = 0; i < config.host_maps.size(); ++i) {
+    const auto &h = config.host_maps[i];
+    if (!h.to_host)
+      continue;
+    const abi::DeviceMapSpec &spec = config.maps.at(h.device_map);
+    auto *image = static_cast<uint8_t *>(host_map_staging_) + host_map_offsets_[i];
+    if (sanitizerMemcpyDeviceToHost(image, maps_.at(h.device_map), spec.storage_size(), stream) !=
+        SANITIZER_SUCCESS)
+      return make_error("copying a map the GPU writes back failed");
+    auto n = write_back_device_map(h.fd, {h.key_size, h.value_size, spec}, image,
+                                   spec.storage_size());
+    if (!n)
+      return Error{n.error()};
   }
   return Ok{};
 }

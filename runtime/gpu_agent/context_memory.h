@@ -41,6 +41,11 @@ public:
   Status refresh_host_maps(const abi::AgentConfig &config, Sanitizer_StreamHandle stream);
   static constexpr uint32_t kHostMapSlots = 64;
 
+  // Writes the maps the GPU writes and host probes read (config.host_maps, to_host) into their
+  // BPF maps: at a synchronization with the GPU (STREAM: the one synchronized, idle now; null:
+  // the whole context) and at the end.
+  Status write_back_host_maps(const abi::AgentConfig &config, Sanitizer_StreamHandle stream);
+
   // Resets KERNEL_CTX's per-launch state (launch_start, launch_exited) on STREAM, ahead of the
   // launch about to be made there.
   bool reset_launch_state(void *kernel_ctx, Sanitizer_StreamHandle stream);
