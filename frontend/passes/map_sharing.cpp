@@ -19,8 +19,8 @@ struct Refusal {
 };
 constexpr Refusal kRefusals[] = {
     {MapSharing::GpuWritten,
-     "map {0} is written by gpu probes and used by host probes: only aggregations and maps host "
-     "probes write and gpu probes read can be shared yet"},
+     "map {0} is written by both gpu and host probes: a plain map is written on one side, host "
+     "or GPU, and read on the other"},
     {MapSharing::ToHostCleared,
      "map {0} is written by gpu probes: host probes can read and print it but not delete from, "
      "clear or zero it (the GPU's table is copied over the host's at each synchronization)"},

@@ -39,9 +39,8 @@ std::string diag(const std::string &text, int col, int end, const std::string &m
          text + "\n" + std::string(col - 1, ' ') + std::string(end - col, '~') + "\n";
 }
 
-const std::string kGpuWritten = " is written by gpu probes and used by host probes: only "
-                                "aggregations and maps host probes write and gpu probes read can "
-                                "be shared yet";
+const std::string kGpuWritten = " is written by both gpu and host probes: a plain map is written "
+                                "on one side, host or GPU, and read on the other";
 const std::string kToHostCleared =
     " is written by gpu probes: host probes can read and print it but not delete from, clear or "
     "zero it (the GPU's table is copied over the host's at each synchronization)";

@@ -404,9 +404,8 @@ TEST(PtxTarget, MapsGpuProbesWriteAndHostProbesRead) {
 
 // Sharing check_map_sharing refuses is refused by the device lowering too, in the same words.
 TEST(PtxTarget, RefusedSharingIsRefusedByCodegenToo) {
-  const std::string written = "map @x is written by gpu probes and used by host probes: only "
-                              "aggregations and maps host probes write and gpu probes read can "
-                              "be shared yet";
+  const std::string written = "map @x is written by both gpu and host probes: a plain map is "
+                              "written on one side, host or GPU, and read on the other";
   const char *script = "uprobe:/bin/sh:main { @x = 1; } gpu:kretprobe:k { @x = 2; }";
   EXPECT_EQ(compile_gpu_script(script, {}, {.check_sharing = false}).error, written);
   EXPECT_NE(compile_gpu_script(script).error.find("stdin:1:51-53: ERROR: " + written),
