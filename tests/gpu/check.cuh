@@ -1,5 +1,5 @@
-// What the issue-5 test programs share: error checks that print the failing call and return 1
-// from main, and the FNV-1a checksum their output lines carry.
+// What the GPU test programs share: error checks that print the failing call and return 1 from
+// main, the FNV-1a checksum their output lines carry, and %globaltimer.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,4 +34,11 @@ inline uint64_t fnv1a(const void *p, size_t n, uint64_t h = kFnvBasis) {
   for (size_t i = 0; i < n; ++i)
     h = (h ^ static_cast<const unsigned char *>(p)[i]) * 1099511628211ull;
   return h;
+}
+
+// The GPU's nanosecond timer (what gpubt maps to the host's CLOCK_MONOTONIC).
+__device__ __forceinline__ uint64_t globaltimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
 }

@@ -23,14 +23,10 @@
 #include <vector>
 #include <cuda_runtime.h>
 
+#include "check.cuh"
+
 typedef unsigned long long u64;
 typedef long long i64;
-
-__device__ __forceinline__ u64 globaltimer() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __global__ void stamp(u64 *out) { out[0] = globaltimer(); }
 

@@ -12,12 +12,6 @@
 
 constexpr int kBlocks = 64, kThreads = 256;
 
-__device__ __forceinline__ uint64_t globaltimer() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 // Every thread spins NS from its own start; thread 0 of each block counts the block in *OUT.
 __device__ __forceinline__ void spin_for(uint64_t ns, unsigned *out) {
   uint64_t until = globaltimer() + ns;

@@ -8,12 +8,6 @@
 
 #include "check.cuh"
 
-__device__ __forceinline__ uint64_t globaltimer() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 __global__ void lateLane(unsigned *out, uint64_t spin_ns) {
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   out[i] = i * 2654435761u;

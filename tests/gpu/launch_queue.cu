@@ -7,12 +7,6 @@
 
 #include "check.cuh"
 
-__device__ __forceinline__ uint64_t globaltimer() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 __global__ void spin(uint64_t ns, unsigned *out) {
   uint64_t until = globaltimer() + ns;
   unsigned n = 0;
