@@ -11,10 +11,7 @@
 #include <vector>
 
 #include "codegen/bpf/lower_bpf.h"
-#include "frontend/diagnostics.h"
-#include "frontend/parse/parse.h"
-#include "frontend/passes/check_types.h"
-#include "frontend/passes/resolve_types.h"
+#include "tests/support/checked_script.h"
 
 namespace gpubt::codegen::bpf::testing {
 
@@ -27,24 +24,16 @@ struct Compiled {
 inline Compiled compile_script(const std::string &script, bool has_child = false,
                                BpfCodegenOptions opts = {}) {
   Compiled out;
-  frontend::SourceFile file("stdin", script);
-  frontend::Diagnostics diags;
-  auto prog = frontend::parse_program(file, diags);
-  if (!prog || diags.has_errors()) {
-    out.error = diags.render(file);
-    return out;
-  }
   frontend::SemanticOptions so;
   so.has_child = has_child;
   so.field_type = tracepoint_arg_type;
-  auto sema = frontend::resolve_types(*prog, so);
-  frontend::check_types(*prog, sema, so, diags);
-  if (diags.has_errors()) {
-    out.error = diags.render(file);
+  auto checked = gpubt::testing::check_script(script, so);
+  if (!checked.error.empty()) {
+    out.error = checked.error;
     return out;
   }
   opts.has_child = has_child;
-  auto art = lower_to_bpf(*prog, sema, opts);
+  auto art = lower_to_bpf(*checked.prog, checked.sema, opts);
   if (!art) {
     out.error = art.error();
     return out;

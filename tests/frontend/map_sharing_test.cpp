@@ -2,11 +2,8 @@
 // message table of frontend/passes/map_sharing.cpp) at the use that makes them refused.
 #include <gtest/gtest.h>
 
-#include "frontend/diagnostics.h"
-#include "frontend/parse/parse.h"
-#include "frontend/passes/check_types.h"
 #include "frontend/passes/map_sharing.h"
-#include "frontend/passes/resolve_types.h"
+#include "tests/support/checked_script.h"
 
 namespace gpubt::frontend {
 namespace {
@@ -17,20 +14,13 @@ struct Shared {
 };
 
 Shared analyse(const std::string &text) {
-  SourceFile file("stdin", text);
-  Diagnostics diags;
+  auto checked = gpubt::testing::check_script(text, {}, true);
+  if (!checked.prog)
+    return {{}, "PARSE FAILED:\n" + checked.error};
   Shared out;
-  auto program = parse_program(file, diags);
-  if (!program)
-    return {{}, "PARSE FAILED:\n" + diags.render(file)};
-  SemanticOptions options;
-  auto info = resolve_types(*program, options);
-  check_types(*program, info, options, diags);
-  if (!diags.has_errors())
-    check_map_sharing(*program, info, diags);
-  for (const auto &[name, sides] : map_sharing(*program, info))
+  for (const auto &[name, sides] : map_sharing(*checked.prog, checked.sema))
     out.sharing[name] = sides.sharing;
-  out.diags = diags.render(file);
+  out.diags = checked.error;
   return out;
 }
 

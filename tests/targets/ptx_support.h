@@ -10,12 +10,8 @@
 
 #include "codegen/bpf/lower_bpf.h"
 #include "codegen/device/lower_device.h"
-#include "frontend/diagnostics.h"
-#include "frontend/parse/parse.h"
-#include "frontend/passes/check_types.h"
-#include "frontend/passes/map_sharing.h"
-#include "frontend/passes/resolve_types.h"
 #include "targets/ptx/ptx_target.h"
+#include "tests/support/checked_script.h"
 
 namespace gpubt::targets::testing {
 
@@ -35,23 +31,14 @@ inline DeviceCompiled compile_gpu_script(const std::string &script,
                                          codegen::device::DeviceCodegenOptions opts = {},
                                          const HostOptions &host = {}) {
   DeviceCompiled out;
-  frontend::SourceFile file("stdin", script);
-  frontend::Diagnostics diags;
-  auto prog = frontend::parse_program(file, diags);
-  if (!prog || diags.has_errors()) {
-    out.error = diags.render(file);
+  auto checked = gpubt::testing::check_script(script, {}, host.check_sharing);
+  if (!checked.error.empty()) {
+    out.error = checked.error;
     return out;
   }
-  frontend::SemanticOptions so;
-  auto sema = frontend::resolve_types(*prog, so);
-  frontend::check_types(*prog, sema, so, diags);
-  if (!diags.has_errors() && host.check_sharing)
-    frontend::check_map_sharing(*prog, sema, diags);
-  if (diags.has_errors()) {
-    out.error = diags.render(file);
-    return out;
-  }
-  auto art = codegen::bpf::lower_to_bpf(*prog, sema, host.bpf);
+  const frontend::Program &prog = *checked.prog;
+  const frontend::SemanticInfo &sema = checked.sema;
+  auto art = codegen::bpf::lower_to_bpf(prog, sema, host.bpf);
   if (!art) {
     out.error = art.error();
     return out;
@@ -62,7 +49,7 @@ inline DeviceCompiled compile_gpu_script(const std::string &script,
     out.error = "no NVPTX target";
     return out;
   }
-  if (auto st = codegen::device::lower_device_probes(*prog, sema, *target, opts, out.spec); !st)
+  if (auto st = codegen::device::lower_device_probes(prog, sema, *target, opts, out.spec); !st)
     out.error = st.error();
   return out;
 }
