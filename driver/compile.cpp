@@ -3,6 +3,7 @@
 
 #include "frontend/parse/parse.h"
 #include "frontend/passes/check_types.h"
+#include "frontend/passes/launch_state.h"
 #include "frontend/passes/map_sharing.h"
 #include "frontend/passes/resolve_types.h"
 #include "codegen/device/lower_device.h"
@@ -51,8 +52,10 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   sema_opts.field_error = stdlib::api_arg_error;
   c.sema = frontend::resolve_types(*c.program, sema_opts);
   frontend::check_types(*c.program, c.sema, sema_opts, diags);
-  if (!diags.has_errors())
+  if (!diags.has_errors()) {
     frontend::check_map_sharing(*c.program, c.sema, diags);
+    frontend::check_launch_state(*c.program, diags);
+  }
   if (report())
     return std::nullopt;
   if (options.emit == EmitStage::Ast)

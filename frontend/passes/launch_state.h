@@ -1,0 +1,12 @@
+// Per-launch builtins across probes: `last_thread` counts the threads leaving a launch, so only
+// one gpu probe (with one attach point) may use it, or the same threads would be counted twice.
+#pragma once
+#include "frontend/ast.h"
+#include "frontend/diagnostics.h"
+
+namespace gpubt::frontend {
+
+// Reports a second use of last_thread (another probe, or a probe with several attach points).
+void check_launch_state(const Program &program, Diagnostics &diags);
+
+} // namespace gpubt::frontend
