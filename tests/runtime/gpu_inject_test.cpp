@@ -186,6 +186,18 @@ TEST(GpuResults, ContextsMergeAndDropsWarn) {
   EXPECT_NE(out->warnings[0].find("Lost 8"), std::string::npos) << out->warnings[0];
 }
 
+// What gpubt collects when the agent wrote one context's image with map IMAGE and one launch.
+Result<runtime::GpuOutcome> collect_one(const gpubt::abi::ProgramSpec &spec,
+                                        const runtime::GpuRun &run, std::vector<uint8_t> image) {
+  gpubt::abi::AgentResults r;
+  gpubt::abi::DeviceImage a;
+  a.probe_launches = {1};
+  a.maps = {std::move(image)};
+  r.images = {a};
+  std::ofstream(run.results_path + ".1", std::ios::binary) << gpubt::abi::write_agent_results(r);
+  return runtime::collect_gpu_results(spec, run);
+}
+
 // A from_host map's device table is the host's copy (the agent fills it from the BPF map): its
 // images give no rows and no warnings; the host map prints.
 TEST(GpuResults, FromHostMapsAreNotReadBack) {
@@ -197,13 +209,7 @@ TEST(GpuResults, FromHostMapsAreNotReadBack) {
   spec.device.maps[0].from_host = true;
   auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
   ASSERT_TRUE(run) << run.error();
-  gpubt::abi::AgentResults r;
-  gpubt::abi::DeviceImage a;
-  a.probe_launches = {1};
-  a.maps = {image({{5, 2}}, 3)};
-  r.images = {a};
-  std::ofstream(run->results_path + ".1", std::ios::binary) << gpubt::abi::write_agent_results(r);
-  auto out = runtime::collect_gpu_results(spec, *run);
+  auto out = collect_one(spec, *run, image({{5, 2}}, 3));
   ASSERT_TRUE(out) << out.error();
   ASSERT_EQ(out->maps.size(), 1u);
   EXPECT_TRUE(out->maps[0].empty());
@@ -221,16 +227,7 @@ TEST(GpuResults, ToHostMapsGiveOnlyTheirDrops) {
   spec.device.maps[0].to_host = true;
   auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
   ASSERT_TRUE(run) << run.error();
-  auto collect = [&](uint64_t drops) {
-    gpubt::abi::AgentResults r;
-    gpubt::abi::DeviceImage a;
-    a.probe_launches = {1};
-    a.maps = {image({{5, 2}}, drops)};
-    r.images = {a};
-    std::ofstream(run->results_path + ".1", std::ios::binary)
-        << gpubt::abi::write_agent_results(r);
-    return runtime::collect_gpu_results(spec, *run);
-  };
+  auto collect = [&](uint64_t drops) { return collect_one(spec, *run, image({{5, 2}}, drops)); };
   auto quiet = collect(0);
   ASSERT_TRUE(quiet) << quiet.error();
   ASSERT_EQ(quiet->maps.size(), 1u);
