@@ -9,6 +9,8 @@ namespace {
 
 constexpr int64_t kDriftBaseNs = 1000000000;
 
+constexpr std::chrono::milliseconds kUntilDriftKnown(100), kOnceDriftKnown(1000);
+
 } // namespace
 
 int64_t ClockModel::at(uint64_t t) const {
@@ -31,6 +33,12 @@ ClockModel fit_clock(const std::deque<ClockSample> &samples) {
     break;
   }
   return m;
+}
+
+std::chrono::milliseconds next_measurement(const std::deque<ClockSample> &samples) {
+  bool spans_base = samples.size() > 1 &&
+                    int64_t(samples.back().globaltimer - samples.front().globaltimer) >= kDriftBaseNs;
+  return spans_base ? kOnceDriftKnown : kUntilDriftKnown;
 }
 
 } // namespace gpubt::agent

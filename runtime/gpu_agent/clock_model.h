@@ -1,6 +1,7 @@
 // The agent's model of a GPU's %globaltimer against host CLOCK_MONOTONIC, fitted to measured
 // pairs (gpu_clock.h measures them). Plain C++: tested without a GPU.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <deque>
 
@@ -24,5 +25,9 @@ struct ClockSample {
 // Offset from the newest sample, drift from the oldest one at least a second older (none yet:
 // no drift). SAMPLES oldest first, not empty.
 ClockModel fit_clock(const std::deque<ClockSample> &samples);
+
+// How long until the next measurement: every 100 ms while the samples span less than the drift's
+// base (the offset alone then goes stale at up to ~23 us/s), every second after.
+std::chrono::milliseconds next_measurement(const std::deque<ClockSample> &samples);
 
 } // namespace gpubt::agent

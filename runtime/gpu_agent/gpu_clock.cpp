@@ -16,7 +16,6 @@ namespace {
 constexpr uint32_t kRounds = 8;
 constexpr size_t kStaging = 64; // pinned bytes after the answers, for write()
 constexpr uint64_t kAbort = ~0ull;
-constexpr std::chrono::milliseconds kFirstAfter(100), kEvery(1000);
 constexpr size_t kKeep = 128;           // samples kept per context
 
 // gpubt_clock(u64 *shared, u32 rounds): for r = 1..rounds, wait until shared[0] >= r, then
@@ -239,7 +238,7 @@ void ClockService::measure(CUcontext ctx, Watched &w) {
         w.samples.pop_front();
       model = w.model = fit_clock(w.samples);
     }
-    w.due = std::chrono::steady_clock::now() + (w.samples.size() == 1 ? kFirstAfter : kEvery);
+    w.due = std::chrono::steady_clock::now() + next_measurement(w.samples);
     w.failed = !w.model && !sample; // never measured, and this try failed too
   } else {
     std::lock_guard<std::mutex> lock(mu_);

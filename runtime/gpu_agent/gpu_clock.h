@@ -2,7 +2,8 @@
 // H100 it ran 0.4-2 ms apart from it and drifted 8-23 us/s. So the agent measures it against
 // CLOCK_MONOTONIC in each CUDA context, from a thread of its own: a one-thread kernel answers
 // host requests with %globaltimer through mapped host memory (a ~3 us round trip), and the
-// measurements give probes an offset and a drift rate, refreshed every second.
+// measurements give probes an offset and a drift rate: refreshed every 100 ms until a second of
+// measurements gives the drift, then every second.
 #pragma once
 #include <chrono>
 #include <condition_variable>
@@ -43,7 +44,7 @@ private:
   ::Sanitizer_Stream_st *sanitizer_stream_ = nullptr; // stream_, for sanitizer copies
 };
 
-// Measures every watched context at once and then every second, and hands each new model to
+// Measures every watched context at once and then on next_measurement's schedule, and hands each new model to
 // PUBLISH, on its own thread, with the context current and the probe to write with; or, when a
 // context cannot be measured at all, a null model and why.
 class ClockService {

@@ -46,4 +46,19 @@ TEST(ClockModel, NegativeDriftAndTimesBeforeTheBase) {
   EXPECT_EQ(m.at(1000000000 - 4096), 1000000000 - 4096 - 1000 + 1);
 }
 
+TEST(ClockModel, MeasuredEvery100msUntilTheDriftIsKnown) {
+  using std::chrono::milliseconds;
+  std::deque<ClockSample> s = {sample(1000000000)};
+  EXPECT_EQ(gpubt::agent::next_measurement(s), milliseconds(100));
+  for (int64_t t = 1100000000; t < 2000000000; t += 100000000) {
+    s.push_back(sample(t));
+    EXPECT_EQ(gpubt::agent::next_measurement(s), milliseconds(100)) << t;
+    EXPECT_EQ(fit_clock(s).rate_q32, 0);
+  }
+  s.push_back(sample(2000000000)); // the GPU clock is slower: its span is under a second yet
+  s.push_back(sample(2100000000));
+  EXPECT_EQ(gpubt::agent::next_measurement(s), milliseconds(1000));
+  EXPECT_NE(fit_clock(s).rate_q32, 0);
+}
+
 } // namespace
