@@ -109,11 +109,14 @@ std::string inline_call(const InlineFunction &f, const std::vector<std::string> 
     replace_all(body, kArg + std::to_string(k), k < args.size() ? args[k] : "0");
   std::string skip;
   if (!predicate.empty())
-    skip = "\t" + (predicate[1] == '!' ? "@" + predicate.substr(2) : "@!" + predicate.substr(1)) +
-           " bra " + kDone + ";\n";
+    skip = "\t" + negate_predicate(predicate) + " bra " + kDone + ";\n";
   std::string block = "\t{\n" + skip + body + "\n" + kDone + ":\n\t}";
   replace_all(block, kSite, prefix);
   return block;
+}
+
+std::string negate_predicate(const std::string &predicate) {
+  return predicate[1] == '!' ? "@" + predicate.substr(2) : "@!" + predicate.substr(1);
 }
 
 } // namespace gpubt::runtime::ptx

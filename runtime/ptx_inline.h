@@ -25,4 +25,7 @@ Result<InlineFunction> prepare_inline(std::string_view function);
 std::string inline_call(const InlineFunction &f, const std::vector<std::string> &args,
                         const std::string &prefix, const std::string &predicate);
 
+// "@%p1" -> "@!%p1", "@!%p2" -> "@%p2".
+std::string negate_predicate(const std::string &predicate);
+
 } // namespace gpubt::runtime::ptx

@@ -1,9 +1,11 @@
 // The PTX instrumenter: edits are insertions at offsets of the original text (header, probe calls,
-// the probes appended), so whatever it does not touch stays byte-identical.
+// the probes appended) and retargeted branches, so whatever it does not touch stays byte-identical.
 #include "runtime/ptx_instrument.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "runtime/ptx_inline.h"
@@ -213,6 +215,79 @@ bool ends_flow(const Statement &s) {
          (is_exit(s) || s.opcode == "bra" || s.opcode == "bra.uni" || s.opcode == "trap");
 }
 
+// A predicated `bra` (not bra.uni, which promises a uniform branch): its target and where it is.
+struct Branch {
+  size_t at = 0;
+  std::string target;
+};
+std::optional<Branch> predicated_branch(std::string_view text, const Statement &s) {
+  if (s.is_label || s.is_block || s.predicate.empty() || s.opcode != "bra")
+    return std::nullopt;
+  size_t at = ptx::skip_trivia(text, ptx::skip_trivia(text, s.begin + s.predicate.size()) + 3);
+  size_t end = at;
+  while (end < s.end && text[end] != ';' && !std::isspace(static_cast<unsigned char>(text[end])))
+    ++end;
+  return Branch{at, std::string(text.substr(at, end - at))};
+}
+
+bool plain_exit(const Statement &s) { return is_exit(s) && s.predicate.empty(); }
+
+// The first statement from I that is not a .loc line (nor a label, with LABELS).
+size_t next_code(const std::vector<Statement> &stmts, size_t i, bool labels) {
+  while (i < stmts.size() && (stmts[i].is_label ? labels : stmts[i].opcode == ".loc"))
+    ++i;
+  return i;
+}
+
+// A new label name for the exit a branch to LABEL reaches, past the exit probe pasted there.
+std::string past_probe_label(std::string_view text, const std::string &label) {
+  std::string name = label + "_gpubt_exit";
+  while (ptx::has_token(text, name))
+    name += "_gpubt";
+  return name;
+}
+
+struct HoistedExits {
+  std::set<size_t> decided; // exits whose probe runs only before their branch
+  std::map<size_t, std::set<std::string>> past_probe; // exit -> labels to put past its probe
+};
+
+// ptxas turns `@P bra L; exit` and `@P bra L` to a lone `L: ret` into a predicated EXIT, so the
+// leaving lanes go as soon as the branch decides it. A probe pasted before such an exit stands
+// behind a divergent branch instead, where those lanes may wait for the others and their exit
+// times come out wrong: so these probes go before the branch, under its condition.
+HoistedExits hoist_exit_probes(std::string_view text, const std::vector<Statement> &stmts,
+                               const std::function<std::string(const std::string &)> &probe,
+                               std::vector<Edit> &edits) {
+  std::map<std::string, size_t> exit_labels; // depth-1 label -> the plain exit it leads to
+  for (size_t i = 0; i < stmts.size(); ++i)
+    if (size_t j = next_code(stmts, i, true);
+        stmts[i].is_label && stmts[i].depth == 1 && j < stmts.size() && plain_exit(stmts[j]))
+      exit_labels[stmts[i].opcode] = j;
+  HoistedExits out;
+  for (size_t i = 0; i < stmts.size(); ++i) {
+    const Statement &s = stmts[i];
+    auto bra = predicated_branch(text, s);
+    if (!bra)
+      continue;
+    // `@P bra L; exit`: the lanes falling through leave, and nothing else reaches that exit.
+    if (size_t j = next_code(stmts, i + 1, false); j < stmts.size() && plain_exit(stmts[j])) {
+      edits.push_back(insert_before(text, s.begin, probe(ptx::negate_predicate(s.predicate))));
+      out.decided.insert(j);
+    }
+    // `@P bra L` to `L: ret`: the lanes branching leave; this branch goes past the probe pasted
+    // at L, which other paths to L still run.
+    auto exit = exit_labels.find(bra->target);
+    if (s.depth != 1 || exit == exit_labels.end())
+      continue;
+    std::string past = past_probe_label(text, bra->target);
+    edits.push_back(insert_before(text, s.begin, probe(s.predicate)));
+    edits.push_back({bra->at, bra->target.size(), past});
+    out.past_probe[exit->second].insert(past);
+  }
+  return out;
+}
+
 bool declaration(const Statement &s) {
   static const std::set<std::string> decls = {".reg",   ".local",  ".shared", ".param",
                                               ".const", ".pragma", ".loc",    ".file"};
@@ -237,17 +312,22 @@ Status instrument_kernel(std::string_view text, const TopItem &kernel, const Ptx
     edits.push_back(
         insert_before(text, entry, probe_call(probes, p.entry_probe, "", "entry", sites++)));
   if (!p.exit_probe.empty()) {
+    auto exit_probe = [&](const std::string &predicate) {
+      return probe_call(probes, p.exit_probe, predicate, "exit", sites++);
+    };
+    HoistedExits hoisted = hoist_exit_probes(text, stmts, exit_probe, edits);
     const Statement *last = nullptr;
-    for (const Statement &s : stmts) {
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      const Statement &s = stmts[i];
       if (s.depth == 1 && !(s.is_block || s.opcode == ".loc"))
         last = &s;
-      if (is_exit(s))
-        edits.push_back(
-            insert_before(text, s.begin, probe_call(probes, p.exit_probe, s.predicate, "exit", sites++)));
+      if (is_exit(s) && !hoisted.decided.count(i))
+        edits.push_back(insert_before(text, s.begin, exit_probe(s.predicate)));
+      for (const std::string &label : hoisted.past_probe[i])
+        edits.push_back(insert_before(text, s.begin, label + ":"));
     }
     if (!last || !ends_flow(*last)) // falling off the end returns too
-      edits.push_back(
-          insert_before(text, kernel.body_close, probe_call(probes, p.exit_probe, "", "exit", sites++)));
+      edits.push_back(insert_before(text, kernel.body_close, exit_probe("")));
   }
   return Ok{};
 }

@@ -1,5 +1,6 @@
 // Puts gpu probes into a module's own PTX: each chosen kernel calls its entry probe at its start
-// and its exit probe before every ret/exit; every other line of the module stays as it was.
+// and its exit probe before every ret/exit (or before the branch deciding it, retargeted past a
+// probe where needed); every other line of the module stays as it was.
 #pragma once
 #include <string>
 #include <string_view>
@@ -20,7 +21,7 @@ constexpr const char *kPtxUserdataSymbol = "gpubt_userdata";
 struct PtxKernelProbes {
   std::string kernel;      // the .entry name, mangled
   std::string entry_probe; // called by every thread at the kernel's start; empty: none
-  std::string exit_probe;  // called before every ret / exit, predicated like it; empty: none
+  std::string exit_probe;  // called once on every way out, as the way is decided; empty: none
 };
 
 struct PtxInstrumentOptions {

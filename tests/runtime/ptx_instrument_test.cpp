@@ -45,9 +45,14 @@ std::string strip_inserted(const std::string &out) {
       "\\{ // gpubt: \\w+ probe\n[\\s\\S]*?\t\\} /\\* gpubt \\*/ ");
   static const std::regex userdata("\t?\\.reg \\.b64 %gpubt_ud; ld\\.global\\.u64 %gpubt_ud, "
                                    "\\[\\w+\\+\\d+\\]; /\\* gpubt: userdata \\*/(\n| )");
+  // A branch to an exit goes past the probe pasted there: to L_gpubt_exit, right before the exit.
+  static const std::regex past_probe_label("\t?[\\w$]+_gpubt_exit:(\n| )");
+  static const std::regex past_probe_target("([\\w$]+)_gpubt_exit\\b");
   std::string s = std::regex_replace(out, decls, "");
   s = std::regex_replace(s, userdata, "");
   s = std::regex_replace(s, probes, "\n");
+  s = std::regex_replace(s, past_probe_label, "");
+  s = std::regex_replace(s, past_probe_target, "$1");
   s = std::regex_replace(s, line_call, "");
   return std::regex_replace(s, inline_call, "");
 }
@@ -159,28 +164,6 @@ TEST_F(PtxInstrumentTest, EverythingElseIsByteIdentical) {
   }
 }
 
-// Each ret/exit line of KERNEL with the probe block right before it.
-struct ExitSite {
-  std::string exit, block, close;
-};
-std::vector<ExitSite> exit_sites(const std::string &kernel) {
-  static const std::regex exit_line("^\\s*(@!?%?\\w+\\s+)?(ret|exit);$");
-  std::vector<std::string> lines;
-  std::stringstream ss(kernel);
-  for (std::string l; std::getline(ss, l);)
-    lines.push_back(l);
-  std::vector<ExitSite> out;
-  for (size_t i = 1; i < lines.size(); ++i) {
-    if (!std::regex_match(lines[i], exit_line))
-      continue;
-    std::string block;
-    for (size_t j = i - 1; j > 0 && lines[j].find("// gpubt: exit probe") == std::string::npos;)
-      block = lines[--j] + "\n" + block;
-    out.push_back({lines[i], block, lines[i - 1]});
-  }
-  return out;
-}
-
 std::string predicate_of(const std::string &line) {
   static const std::regex pred("^\\s*(@!?%?\\w+)\\s");
   std::smatch m;
@@ -191,8 +174,41 @@ std::string negated(const std::string &pred) {
   return pred[1] == '!' ? "@" + pred.substr(2) : "@!" + pred.substr(1);
 }
 
-// The exit probe's body is pasted before every exit: its registers and labels renamed per site,
-// its userdata argument the kernel's %gpubt_ud, skipped unless the exit's predicate holds.
+// Each ret/exit line of KERNEL with its probe block: right before it (past comments, and past the
+// label for branches that ran a probe already), or right before the `@P bra` just before it, which
+// the exiting lanes fall through. GUARD: the predicate the probe runs under (!P for the latter).
+struct ExitSite {
+  std::string exit, block, close, guard;
+};
+std::vector<ExitSite> exit_sites(const std::string &kernel) {
+  static const std::regex exit_line("^\\s*(@!?%?\\w+\\s+)?(ret|exit);$");
+  static const std::regex skipped("^\\s*(//.*|[\\w$]+_gpubt_exit:)?$");
+  static const std::regex branch("^\\s*@!?%?\\w+\\s+bra\\s.*");
+  std::vector<std::string> lines;
+  std::stringstream ss(kernel);
+  for (std::string l; std::getline(ss, l);)
+    lines.push_back(l);
+  std::vector<ExitSite> out;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (!std::regex_match(lines[i], exit_line))
+      continue;
+    size_t at = i - 1;
+    while (at > 0 && std::regex_match(lines[at], skipped))
+      --at;
+    std::string guard = predicate_of(lines[i]);
+    if (at > 0 && std::regex_match(lines[at], branch))
+      guard = negated(predicate_of(lines[at--]));
+    std::string block;
+    for (size_t j = at; j > 0 && lines[j].find("// gpubt: exit probe") == std::string::npos;)
+      block = lines[--j] + "\n" + block;
+    out.push_back({lines[i], block, lines[at], guard});
+  }
+  return out;
+}
+
+// The exit probe's body is pasted before every exit (or the branch deciding it): its registers and
+// labels renamed per site, its userdata argument the kernel's %gpubt_ud, skipped unless the
+// exit's predicate holds.
 TEST_F(PtxInstrumentTest, EveryExitRunsTheExitProbeUnderItsPredicate) {
   for (const std::string arch : {"sm_90", "sm_75"}) {
     std::string out = instrument(arch, probes90_);
@@ -210,9 +226,8 @@ TEST_F(PtxInstrumentTest, EveryExitRunsTheExitProbeUnderItsPredicate) {
         EXPECT_NE(s.block.find("mov.b64 %" + m[1].str() + "rd4, %gpubt_ud;"), std::string::npos)
             << s.block;
         EXPECT_EQ(s.block.find("call"), std::string::npos) << s.block;
-        std::string pred = predicate_of(s.exit);
-        if (!pred.empty())
-          EXPECT_NE(s.block.find("\t" + negated(pred) + " bra $" + m[1].str() + "done;"),
+        if (!s.guard.empty())
+          EXPECT_NE(s.block.find("\t" + negated(s.guard) + " bra $" + m[1].str() + "done;"),
                     std::string::npos)
               << k << ": " << s.exit << "\n" << s.block;
       }
@@ -433,6 +448,152 @@ TEST_F(PtxInstrumentTest, HandWrittenTrickyModule) {
     ++pasted;
   EXPECT_EQ(pasted, 4u);
   EXPECT_EQ(out.find("call (gpubt_ret)"), std::string::npos);
+}
+
+// The guard of the exit probe that ends right before LINE in TEXT: its predicate, "" when it
+// always runs, "no probe" when none ends there.
+std::string probe_guard_before(const std::string &text, const std::string &line) {
+  size_t end = text.find("\t} /* gpubt */\n" + line);
+  if (end == std::string::npos)
+    return "no probe";
+  std::string block = text.substr(text.rfind("{ // gpubt: exit probe", end));
+  block = block.substr(0, block.find("\t} /* gpubt */\n"));
+  std::smatch m;
+  static const std::regex skip("\t(@!?%?\\w+) bra \\$gpubt\\d+_done;");
+  return std::regex_search(block, m, skip) ? negated(m[1]) : "";
+}
+
+size_t count_of(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at)
+    ++n;
+  return n;
+}
+
+size_t exit_probes(const std::string &text) { return count_of(text, "// gpubt: exit probe"); }
+
+// tests/gpu/late_lane.cu: lanes 0-30 leave by `@%p bra L; exit` while lane 31 spins. ptxas makes
+// that a predicated EXIT; the probe runs before the branch, under the exit's condition, so the
+// early lanes record their exit before they leave, not after lane 31's spin.
+TEST_F(PtxInstrumentTest, ProbeForLanesFallingThroughToAnExitRunsBeforeTheBranch) {
+  std::string dir = make_temp_dir();
+  for (const auto &[arch, probes] : {std::pair{"sm_90", probes90_}, {"sm_75", probes75_}}) {
+    std::string log, path = dir + "/late_lane.ptx";
+    std::string cmd = std::string(kNvcc) + " -ptx -arch=" + arch +
+                      " -I" GPUBT_SOURCE_DIR "/tests/gpu -o " + path +
+                      " " GPUBT_SOURCE_DIR "/tests/gpu/late_lane.cu";
+    ASSERT_EQ(run_tool(cmd, &log), 0) << log;
+    std::string in = read_text(path);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        in, m, std::regex("\t(@!?%p\\d+) bra \t\\$L__\\w+;\n\n\t// begin inline asm\n\texit;\n")))
+        << in;
+    PtxInstrumentOptions o;
+    o.kernels = {{"_Z8lateLanePjm", "", "gpubt_probe_1"}};
+    o.probe_ptx = probes;
+    auto r = instrument_ptx(in, o);
+    ASSERT_TRUE(r.ok()) << r.error();
+    // The branch and the exit stay as nvcc wrote them, the probe right before them, none between.
+    EXPECT_EQ(probe_guard_before(*r, m[0]), negated(m[1])) << *r;
+    std::string kernel = kernel_text(*r, "_Z8lateLanePjm");
+    EXPECT_EQ(exit_probes(kernel), 2u) << kernel; // that one and the final ret's
+    EXPECT_EQ(probe_guard_before(kernel, "\tret;\n"), "") << kernel;
+    EXPECT_EQ(strip_inserted(*r), in);
+    EXPECT_EQ(assemble(*r, arch), "");
+  }
+  std::system(("rm -rf " + dir).c_str());
+}
+
+// Both shapes of an exit a predicated branch decides, and an exit behind a label that only falls
+// through reach.
+const char *kDecidedExits = R"(.version 7.0
+.target sm_75
+.address_size 64
+
+.visible .entry shapes(.param .u32 shapes_n)
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<4>;
+	ld.param.u32 %r1, [shapes_n];
+	mov.u32 %r2, %tid.x;
+	and.b32 %r3, %r2, 31;
+	setp.ne.u32 %p1, %r3, 31;
+	@!%p1 bra $L__late;
+	exit;
+$L__late:
+	setp.ge.u32 %p2, %r2, %r1;
+	@%p2 bra $L__done;
+$L__loop:
+	add.u32 %r2, %r2, 32;
+	setp.lt.u32 %p3, %r2, %r1;
+	@%p3 bra $L__loop;
+$L__done:
+	ret;
+}
+
+.visible .entry labelled(.param .u32 labelled_n)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<3>;
+	ld.param.u32 %r1, [labelled_n];
+	mov.u32 %r2, %tid.x;
+$L__loop:
+	add.u32 %r2, %r2, 32;
+	setp.lt.u32 %p1, %r2, %r1;
+	@%p1 bra $L__loop;
+$L__end:
+	ret;
+}
+)";
+
+// Each path to an exit runs one exit probe: lanes falling through `@!%p1 bra` run the one before
+// it (under %p1); lanes taking `@%p2 bra` run the one before it (under %p2) and branch past the
+// one at $L__done, which the lanes arriving from the loop run.
+TEST_F(PtxInstrumentTest, ProbeForLanesBranchingToAnExitRunsBeforeTheBranch) {
+  PtxInstrumentOptions o;
+  o.kernels = {{"shapes", "", "gpubt_probe_1"}, {"labelled", "", "gpubt_probe_1"}};
+  o.probe_ptx = probes75_;
+  auto r = instrument_ptx(kDecidedExits, o);
+  ASSERT_TRUE(r.ok()) << r.error();
+  std::string shapes = kernel_text(*r, "shapes"), labelled = kernel_text(*r, "labelled");
+  EXPECT_EQ(exit_probes(shapes), 3u) << shapes;
+  EXPECT_EQ(probe_guard_before(shapes, "\t@!%p1 bra $L__late;\n\texit;\n$L__late:\n"), "@%p1");
+  EXPECT_EQ(probe_guard_before(shapes, "\t@%p2 bra $L__done_gpubt_exit;\n$L__loop:\n"), "@%p2");
+  EXPECT_EQ(probe_guard_before(shapes, "\t$L__done_gpubt_exit:\n\tret;\n}"), "") << shapes;
+  EXPECT_NE(shapes.find("$L__done:\n\t{ // gpubt: exit probe\n"), std::string::npos);
+  EXPECT_NE(shapes.find("\t@%p3 bra $L__loop;\n$L__done:\n"), std::string::npos) << shapes;
+  // A label before the exit: the branches to it are not known to be the only way in.
+  EXPECT_EQ(exit_probes(labelled), 1u) << labelled;
+  EXPECT_NE(labelled.find("\t@%p1 bra $L__loop;\n$L__end:\n\t{ // gpubt: exit probe\n"),
+            std::string::npos)
+      << labelled;
+  EXPECT_EQ(probe_guard_before(labelled, "\tret;\n}"), "");
+  EXPECT_EQ(strip_inserted(*r), kDecidedExits);
+  EXPECT_EQ(assemble(*r, "sm_75"), "") << *r;
+  EXPECT_EQ(assemble(*r, "sm_90"), "") << *r;
+}
+
+// nvcc's `if (i >= n) return;` in early_exits: the exit block has other ways in (bra.uni, falling
+// through), which keep the probe pasted there; only the deciding branch is retargeted.
+TEST_F(PtxInstrumentTest, EarlyReturnBranchSkipsTheProbeAtItsTarget) {
+  for (const std::string arch : {"sm_90", "sm_75"}) {
+    const std::string &in = ptx_[arch];
+    std::string kernel_in = kernel_text(in, kEarly);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(kernel_in, m, std::regex("\t(@%p1) bra \t(\\$L__\\w+);\n")));
+    std::string pred = m[1], label = m[2];
+    ASSERT_NE(kernel_in.find(label + ":\n\tret;\n"), std::string::npos) << kernel_in;
+    std::string out = kernel_text(instrument(arch, probes90_), kEarly);
+    EXPECT_EQ(probe_guard_before(out, "\t" + pred + " bra \t" + label + "_gpubt_exit;\n"), pred)
+        << out;
+    EXPECT_NE(out.find(label + ":\n\t{ // gpubt: exit probe\n"), std::string::npos) << out;
+    EXPECT_EQ(probe_guard_before(out, "\t" + label + "_gpubt_exit:\n\tret;\n"), "") << out;
+    // The other ways in stay; the new label has the one branch and its definition.
+    std::string other = "\tbra.uni \t" + label + ";\n";
+    ASSERT_GT(count_of(kernel_in, other), 0u) << kernel_in;
+    EXPECT_EQ(count_of(out, other), count_of(kernel_in, other)) << out;
+    EXPECT_EQ(count_of(out, label + "_gpubt_exit"), 2u) << out;
+  }
 }
 
 TEST(PtxInstrument, MalformedModulesAreErrors) {
