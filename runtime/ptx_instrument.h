@@ -1,6 +1,6 @@
 // Puts gpu probes into a module's own PTX: each chosen kernel calls its entry probe at its start
-// and its exit probe before every ret/exit (or before the branch deciding it, retargeted past a
-// probe where needed); every other line of the module stays as it was.
+// and its exit probe before every ret/exit (an exit probe that reads a clock: before the branch
+// deciding an exit, retargeted past a probe where needed); every other line stays as it was.
 #pragma once
 #include <string>
 #include <string_view>

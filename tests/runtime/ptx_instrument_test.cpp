@@ -79,6 +79,16 @@ std::string replace_line(std::string s, const std::string &from, const std::stri
   return at == std::string::npos ? s : s.replace(at, from.size(), to);
 }
 
+// PROBES with gpubt_probe_1 also reading %globaltimer: an exit probe whose result may depend on
+// when it runs, the kind whose probe moves before a branch that decides an exit.
+std::string timed_exit_probe(std::string probes) {
+  size_t at = probes.find("ld.param", probes.find("gpubt_probe_1("));
+  at = probes.find('\n', at);
+  return at == std::string::npos
+             ? ""
+             : probes.insert(at + 1, "\t{ .reg .b64 %t; mov.u64 %t, %globaltimer; }\n");
+}
+
 PtxInstrumentOptions standard_options(const std::string &probes) {
   PtxInstrumentOptions o;
   o.kernels = {{kEarly, "gpubt_probe_0", "gpubt_probe_1"},
@@ -477,7 +487,8 @@ size_t exit_probes(const std::string &text) { return count_of(text, "// gpubt: e
 // early lanes record their exit before they leave, not after lane 31's spin.
 TEST_F(PtxInstrumentTest, ProbeForLanesFallingThroughToAnExitRunsBeforeTheBranch) {
   std::string dir = make_temp_dir();
-  for (const auto &[arch, probes] : {std::pair{"sm_90", probes90_}, {"sm_75", probes75_}}) {
+  for (const auto &[arch, counting] : {std::pair{"sm_90", probes90_}, {"sm_75", probes75_}}) {
+    std::string probes = timed_exit_probe(counting);
     std::string log, path = dir + "/late_lane.ptx";
     std::string cmd = std::string(kNvcc) + " -ptx -arch=" + arch +
                       " -I" GPUBT_SOURCE_DIR "/tests/gpu -o " + path +
@@ -552,7 +563,7 @@ $L__end:
 TEST_F(PtxInstrumentTest, ProbeForLanesBranchingToAnExitRunsBeforeTheBranch) {
   PtxInstrumentOptions o;
   o.kernels = {{"shapes", "", "gpubt_probe_1"}, {"labelled", "", "gpubt_probe_1"}};
-  o.probe_ptx = probes75_;
+  o.probe_ptx = timed_exit_probe(probes75_);
   auto r = instrument_ptx(kDecidedExits, o);
   ASSERT_TRUE(r.ok()) << r.error();
   std::string shapes = kernel_text(*r, "shapes"), labelled = kernel_text(*r, "labelled");
@@ -583,7 +594,7 @@ TEST_F(PtxInstrumentTest, EarlyReturnBranchSkipsTheProbeAtItsTarget) {
     ASSERT_TRUE(std::regex_search(kernel_in, m, std::regex("\t(@%p1) bra \t(\\$L__\\w+);\n")));
     std::string pred = m[1], label = m[2];
     ASSERT_NE(kernel_in.find(label + ":\n\tret;\n"), std::string::npos) << kernel_in;
-    std::string out = kernel_text(instrument(arch, probes90_), kEarly);
+    std::string out = kernel_text(instrument(arch, timed_exit_probe(probes90_)), kEarly);
     EXPECT_EQ(probe_guard_before(out, "\t" + pred + " bra \t" + label + "_gpubt_exit;\n"), pred)
         << out;
     EXPECT_NE(out.find(label + ":\n\t{ // gpubt: exit probe\n"), std::string::npos) << out;
@@ -594,6 +605,23 @@ TEST_F(PtxInstrumentTest, EarlyReturnBranchSkipsTheProbeAtItsTarget) {
     EXPECT_EQ(count_of(out, other), count_of(kernel_in, other)) << out;
     EXPECT_EQ(count_of(out, label + "_gpubt_exit"), 2u) << out;
   }
+}
+
+// A probe that only counts gives the same result wherever it runs: it stays before the exits
+// and no branch is retargeted (hoisting would cost the kernel's hot path).
+TEST_F(PtxInstrumentTest, ProbesThatReadNoClockStayAtTheExits) {
+  PtxInstrumentOptions o;
+  o.kernels = {{"shapes", "", "gpubt_probe_1"}};
+  o.probe_ptx = probes75_;
+  auto r = instrument_ptx(kDecidedExits, o);
+  ASSERT_TRUE(r.ok()) << r.error();
+  std::string shapes = kernel_text(*r, "shapes");
+  EXPECT_EQ(exit_probes(shapes), 2u) << shapes;
+  EXPECT_EQ(shapes.find("_gpubt_exit"), std::string::npos) << shapes;
+  EXPECT_NE(shapes.find("\t@!%p1 bra $L__late;\n\t{ // gpubt: exit probe\n"), std::string::npos)
+      << shapes;
+  EXPECT_EQ(strip_inserted(*r), kDecidedExits);
+  EXPECT_EQ(assemble(*r, "sm_75"), "") << *r;
 }
 
 TEST(PtxInstrument, MalformedModulesAreErrors) {
