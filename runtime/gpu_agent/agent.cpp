@@ -38,6 +38,14 @@
 namespace gpubt::agent {
 namespace {
 
+// A kernel's probe mask and userdata. ERROR: why it runs uninstrumented (empty when the
+// context's memory failed: said already).
+struct KernelSetup {
+  uint64_t mask = 0;
+  void *userdata = nullptr;
+  std::string error;
+};
+
 struct Context {
   int device = -1;
   int sm = 0; // compute capability, 90
@@ -51,7 +59,9 @@ struct Context {
   std::map<CUfunction, void *> kernel_ctxs; // their userdata (mask != 0)
   std::map<CUmodule, const PtxImage *> ptx_modules; // loaded from an instrumented image
   std::map<CUmodule, CUdeviceptr> userdata;         // their userdata arrays
-  bool host_maps_failed = false;
+  std::map<std::pair<CUmodule, std::string>, KernelSetup> prepared; // at load, by mangled name
+  bool before_launch_failed = false;
+  bool said_stream_writes = false;
   bool write_back_failed = false;
 };
 
@@ -148,6 +158,87 @@ const PtxImage *ptx_image_of(Agent &a, const Sanitizer_ResourceModuleData &d) {
   return nullptr;
 }
 
+// The device address of IMAGE's userdata array in MODULE (of the current context); 0 if none.
+CUdeviceptr userdata_array(CUmodule module, const PtxImage &image) {
+  static auto get_global =
+      driver_function<CUresult (*)(CUdeviceptr *, size_t *, CUmodule, const char *)>(
+          "cuModuleGetGlobal_v2");
+  CUdeviceptr address = 0;
+  size_t bytes = 0;
+  if (!get_global || get_global(&address, &bytes, module, image.symbol.c_str()) != CUDA_SUCCESS ||
+      bytes < 8 * image.kernels.size())
+    return 0;
+  return address;
+}
+
+// Points kernel NAMES' slot of a PTX-backend module's userdata array at USERDATA. Looking the
+// array up is a driver call, which a graph launch callback must not make (it hangs the launch on
+// the H100): there the address must be known from the module's load (on_module_load_call).
+bool set_ptx_userdata(Context &c, CUmodule module, const PtxImage &image, const KernelNames &names,
+                      void *userdata, bool may_call_driver) {
+  size_t slot = 0;
+  while (slot < image.kernels.size() && kernel_names(image.kernels[slot]).mangled != names.mangled)
+    ++slot;
+  if (slot == image.kernels.size())
+    return true; // not instrumented: nothing reads a slot
+  auto it = c.userdata.find(module);
+  if (it == c.userdata.end() && may_call_driver)
+    it = c.userdata.emplace(module, userdata_array(module, image)).first;
+  return it != c.userdata.end() && it->second &&
+         c.memory->store_u64(it->second + 8 * slot, reinterpret_cast<uint64_t>(userdata));
+}
+
+// The context's probe memory, made on first need. A failure at a module's load (FINAL false) is
+// tried again at the first launch; one there is final: the kernels run uninstrumented.
+bool ensure_memory(Agent &a, Context &c, CUcontext ctx, bool final) {
+  if (c.memory || c.memory_failed)
+    return bool(c.memory);
+  // The clock's first measurement is under way since the context was made.
+  auto clock = a.clock ? a.clock->model(ctx, std::chrono::milliseconds(20)) : std::nullopt;
+  auto memory = ContextMemory::create(ctx, a.config, clock);
+  if (memory) {
+    c.memory = std::move(*memory);
+  } else if (final) {
+    c.memory_failed = true;
+    say(a, memory.error() + " on device " + std::to_string(c.device) +
+               ": its kernels run uninstrumented");
+  }
+  return bool(c.memory);
+}
+
+// What one kernel of MODULE needs before it runs (setup_kernel): its probe mask and userdata (a
+// kernel ctx), and for the PTX backend (IMAGE) that userdata in the module's array.
+KernelSetup setup_kernel(Agent &a, Context &c, CUcontext ctx, CUmodule module,
+                         const KernelNames &names, const PtxImage *image, bool may_call_driver,
+                         bool final) {
+  KernelSetup k;
+  if (!ensure_memory(a, c, ctx, final))
+    return k; // the patches find NULL userdata and return at once
+  k.mask = probe_mask(a.config.probes, names);
+  k.userdata = c.memory->kernel_ctx(names.base, k.mask);
+  if (!k.userdata)
+    k.error = "cannot set up the probes of kernel " + names.base;
+  else if (image && !set_ptx_userdata(c, module, *image, names, k.userdata, may_call_driver))
+    k.error = "setting the userdata failed for kernel " + names.base;
+  if (!k.error.empty())
+    k.mask = 0;
+  return k;
+}
+
+// A module's traced kernels set up as it loads, so that their first launch only looks them up
+// (set up there, on the H100, it added ~70 us to that launch's start). Up to kPrepareAtLoad of
+// them: a library of thousands of matching kernels would pay for kernels it never launches.
+void prepare_kernels(Agent &a, Context &c, CUcontext ctx, CUmodule module,
+                     const std::vector<KernelNames> &kernels, const PtxImage *image) {
+  constexpr size_t kPrepareAtLoad = 64;
+  for (size_t i = 0; i < kernels.size() && i < kPrepareAtLoad; ++i) {
+    const KernelNames &names = kernels[i];
+    KernelSetup k = setup_kernel(a, c, ctx, module, names, image, true, false);
+    if (k.userdata && k.error.empty())
+      c.prepared[{module, names.mangled}] = k;
+  }
+}
+
 void on_module_loaded(Agent &a, const Sanitizer_ResourceModuleData &d) {
   auto it = a.contexts.find(d.context);
   if (it == a.contexts.end())
@@ -190,6 +281,7 @@ void on_module_loaded(Agent &a, const Sanitizer_ResourceModuleData &d) {
     return say(a, "sanitizerPatchModule failed (" + result_text(r) +
                       "): the module's kernels run uninstrumented");
   it->second->patched.insert(d.module);
+  prepare_kernels(a, *it->second, d.context, d.module, names, nullptr);
   if (a.config.verbose)
     std::fprintf(stderr, "gpubt: patched a module of %zu functions\n",
                  functions ? functions->size() : size_t(0));
@@ -202,39 +294,10 @@ void on_module_unload(Agent &a, const Sanitizer_ResourceModuleData &d) {
   it->second->patched.erase(d.module);
   it->second->ptx_modules.erase(d.module);
   it->second->userdata.erase(d.module);
+  std::erase_if(it->second->prepared, [&](const auto &p) { return p.first.first == d.module; });
   // Function handles of the module may be reused by a later module: forget them.
   it->second->masks.clear();
   it->second->kernel_ctxs.clear();
-}
-
-// The device address of IMAGE's userdata array in MODULE (of the current context); 0 if none.
-CUdeviceptr userdata_array(CUmodule module, const PtxImage &image) {
-  static auto get_global =
-      driver_function<CUresult (*)(CUdeviceptr *, size_t *, CUmodule, const char *)>(
-          "cuModuleGetGlobal_v2");
-  CUdeviceptr address = 0;
-  size_t bytes = 0;
-  if (!get_global || get_global(&address, &bytes, module, image.symbol.c_str()) != CUDA_SUCCESS ||
-      bytes < 8 * image.kernels.size())
-    return 0;
-  return address;
-}
-
-// Points kernel NAMES' slot of a PTX-backend module's userdata array at USERDATA. Looking the
-// array up is a driver call, which a graph launch callback must not make (it hangs the launch on
-// the H100): there the address must be known from the module's load (on_module_load_call).
-bool set_ptx_userdata(Context &c, CUmodule module, const PtxImage &image, const KernelNames &names,
-                      void *userdata, bool may_call_driver) {
-  size_t slot = 0;
-  while (slot < image.kernels.size() && kernel_names(image.kernels[slot]).mangled != names.mangled)
-    ++slot;
-  if (slot == image.kernels.size())
-    return true; // not instrumented: nothing reads a slot
-  auto it = c.userdata.find(module);
-  if (it == c.userdata.end() && may_call_driver)
-    it = c.userdata.emplace(module, userdata_array(module, image)).first;
-  return it != c.userdata.end() && it->second &&
-         c.memory->store_u64(it->second + 8 * slot, reinterpret_cast<uint64_t>(userdata));
 }
 
 void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
@@ -249,51 +312,41 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
     if (!by_ptx && !c.patched.count(d.module))
       return; // uninstrumented module: nothing runs, nothing to set
     KernelNames names = kernel_names(d.functionName ? d.functionName : "");
-    uint64_t mask = probe_mask(a.config.probes, names);
-    if (!c.memory && !c.memory_failed) {
-      // The clock's first measurement is under way since the context was made.
-      auto clock = a.clock ? a.clock->model(d.context, std::chrono::milliseconds(20))
-                           : std::nullopt;
-      auto memory = ContextMemory::create(d.context, a.config, clock);
-      if (memory)
-        c.memory = std::move(*memory);
-      else
-        say(a, memory.error() + " on device " + std::to_string(c.device) +
-                   ": its kernels run uninstrumented");
-      c.memory_failed = !memory;
-    }
-    void *userdata = c.memory ? c.memory->kernel_ctx(names.base, mask) : nullptr;
-    if (c.memory_failed) {
-      mask = 0; // the patches find NULL userdata and return at once
-    } else if (!userdata) {
-      say(a, "cannot set up the probes of kernel " + names.base + ": it runs uninstrumented");
-      mask = 0;
-    } else if (by_ptx ? !set_ptx_userdata(c, d.module, *ptx->second, names, userdata, !from_graph)
-                      : sanitizerSetCallbackData(d.function, userdata) != SANITIZER_SUCCESS) {
-      say(a, std::string(by_ptx ? "setting the userdata" : "sanitizerSetCallbackData") +
-                 " failed for kernel " + names.base + ": it runs uninstrumented");
-      mask = 0;
-    }
+    auto prepared = c.prepared.find({d.module, names.mangled});
+    KernelSetup k = prepared != c.prepared.end()
+                        ? prepared->second
+                        : setup_kernel(a, c, d.context, d.module, names,
+                                       by_ptx ? ptx->second : nullptr, !from_graph, true);
+    if (!by_ptx && k.userdata && sanitizerSetCallbackData(d.function, k.userdata) != SANITIZER_SUCCESS)
+      k = {0, nullptr, "sanitizerSetCallbackData failed for kernel " + names.base};
+    if (!k.error.empty())
+      say(a, k.error + ": it runs uninstrumented");
     if (a.config.verbose)
-      std::fprintf(stderr, "gpubt: kernel %s: %s backend, probe mask %#llx\n",
+      std::fprintf(stderr, "gpubt: kernel %s: %s backend, probe mask %#llx%s\n",
                    names.demangled.c_str(), by_ptx ? "ptx" : "sass",
-                   static_cast<unsigned long long>(mask));
-    known = c.masks.emplace(d.function, mask).first;
-    if (mask)
-      c.kernel_ctxs[d.function] = userdata;
+                   static_cast<unsigned long long>(k.mask),
+                   prepared != c.prepared.end() ? " (set up at load)" : "");
+    known = c.masks.emplace(d.function, k.mask).first;
+    if (k.mask)
+      c.kernel_ctxs[d.function] = k.userdata;
   }
   for (size_t i = 0; i < c.launches.size() && i < 64; ++i)
     if (known->second >> i & 1)
       ++c.launches[i];
-  if (known->second && c.memory && a.config.launch_state &&
-      !c.memory->reset_launch_state(c.kernel_ctxs[d.function], d.hStream))
-    say(a, "resetting the launch state of a kernel failed: launch_start/last_thread are wrong");
-  if (known->second && c.memory && !a.config.host_maps.empty() && !c.host_maps_failed)
-    if (auto st = c.memory->refresh_host_maps(a.config, d.hStream); !st) {
-      c.host_maps_failed = true; // said once; the kernels see the values copied before
-      say(a, "reading the maps host probes write failed (" + st.error() +
-                 "): gpu probes no longer see new host values");
+  if (known->second && c.memory && (a.config.launch_state || !a.config.host_maps.empty()) &&
+      !c.before_launch_failed) {
+    void *kernel_ctx = a.config.launch_state ? c.kernel_ctxs[d.function] : nullptr;
+    auto stream = from_graph ? std::nullopt : std::optional<CUstream>(d.stream);
+    if (auto st = c.memory->before_launch(a.config, kernel_ctx, d.hStream, stream); !st) {
+      c.before_launch_failed = true; // said once; the kernels see the values written before
+      say(a, "preparing a traced launch failed (" + st.error() +
+                 "): gpu probes no longer see new host map values, launch_start and "
+                 "last_thread are wrong");
     }
+    const std::string &refused = c.memory->stream_writes_refused();
+    if (a.config.verbose && !refused.empty() && !std::exchange(c.said_stream_writes, true))
+      std::fprintf(stderr, "gpubt: launches are prepared by copies: %s\n", refused.c_str());
+  }
 }
 
 // A traced launch is over (as far as the API goes): wait for it and pass its printf records
@@ -372,8 +425,14 @@ void on_module_loaded_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_
   } else {
     module = *static_cast<CUmodule *>(handle);
   }
-  if (CUdeviceptr address = module ? userdata_array(module, image) : 0)
-    it->second->userdata[module] = address;
+  CUdeviceptr address = module ? userdata_array(module, image) : 0;
+  if (!address)
+    return;
+  it->second->userdata[module] = address;
+  std::vector<KernelNames> kernels;
+  for (const auto &kernel : image.kernels)
+    kernels.push_back(kernel_names(kernel));
+  prepare_kernels(a, *it->second, d.context, module, kernels, &image);
 }
 
 void on_module_load_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_CallbackData &d) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <unistd.h>
@@ -20,6 +21,13 @@ namespace {
 
 constexpr size_t kStagingBytes = 4096;
 static_assert(sizeof(gpubt_device_ctx) <= kStagingBytes);
+// A traced launch's state starts over: launch_start = UINT64_MAX, launch_exited = 0.
+constexpr uint64_t kLaunchReset[2] = {UINT64_MAX, 0};
+constexpr size_t kLaunchStateOffset = offsetof(gpubt_device_ctx, launch_start);
+static_assert(offsetof(gpubt_device_ctx, launch_exited) == kLaunchStateOffset + 8);
+// Host maps up to this size go as stream writes (a scalar map is 48 bytes); bigger ones as copies.
+constexpr uint64_t kStreamWriteMapBytes = 256;
+constexpr uint64_t kMapFixedBytes = 16; // gpubt_device_map_header's capacity and sizes
 
 std::string why(const char *what, SanitizerResult r) {
   const char *s = nullptr;
@@ -89,6 +97,8 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
                                             const std::optional<ClockModel> &clock) {
   ContextMemory m;
   m.ctx_ = ctx;
+  if (std::getenv("GPUBT_AGENT_COPY_ONLY")) // to compare, or should a driver mishandle them
+    m.stream_writes_refused_ = "GPUBT_AGENT_COPY_ONLY is set";
   if (clock)
     m.clock_ = *clock;
   else
@@ -149,8 +159,7 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
   if (config.launch_state) {
     if ((r = sanitizerAllocHost(ctx, &m.launch_reset_, 16)) != SANITIZER_SUCCESS)
       return fail("sanitizerAllocHost (launch state)", r);
-    const uint64_t reset[2] = {UINT64_MAX, 0};
-    std::memcpy(m.launch_reset_, reset, sizeof reset);
+    std::memcpy(m.launch_reset_, kLaunchReset, sizeof kLaunchReset);
   }
   if (!m.maps_.empty() || m.ring_) {
     void *any = m.ring_ ? m.ring_ : m.maps_[0];
@@ -199,8 +208,50 @@ std::vector<uint64_t> ContextMemory::set_clock(const ClockModel &clock) {
   return out;
 }
 
-Status ContextMemory::refresh_host_maps(const abi::AgentConfig &config,
-                                        Sanitizer_StreamHandle stream) {
+Status ContextMemory::before_launch(const abi::AgentConfig &config, void *kernel_ctx,
+                                    Sanitizer_StreamHandle hstream,
+                                    std::optional<CUstream> stream) {
+  if (!stream || !stream_writes_refused_.empty())
+    return copy_before_launch(config, kernel_ctx, hstream);
+  if (kernel_ctx)
+    stream_writes_.add(reinterpret_cast<uint64_t>(kernel_ctx) + kLaunchStateOffset, kLaunchReset,
+                       sizeof kLaunchReset);
+  for (size_t i = 0; i < config.host_maps.size(); ++i) {
+    const auto &h = config.host_maps[i];
+    const abi::DeviceMapSpec &spec = config.maps.at(h.device_map);
+    if (h.to_host)
+      continue;
+    if (spec.storage_size() > kStreamWriteMapBytes) {
+      stream_writes_.clear();
+      return copy_before_launch(config, kernel_ctx, hstream);
+    }
+    auto n = snapshot_host_map(h.fd, {h.key_size, h.value_size, spec}, host_map_image_);
+    if (!n) {
+      stream_writes_.clear();
+      return Error{n.error()};
+    }
+    // The first words (capacity and sizes) never change.
+    stream_writes_.add(reinterpret_cast<uint64_t>(maps_.at(h.device_map)) + kMapFixedBytes,
+                       host_map_image_.data() + kMapFixedBytes,
+                       spec.storage_size() - kMapFixedBytes);
+  }
+  if (!stream_writes_.words())
+    return Ok{};
+  if (auto st = stream_writes_.issue(*stream); !st) {
+    stream_writes_refused_ = st.error();
+    return copy_before_launch(config, kernel_ctx, hstream);
+  }
+  return Ok{};
+}
+
+Status ContextMemory::copy_before_launch(const abi::AgentConfig &config, void *kernel_ctx,
+                                         Sanitizer_StreamHandle hstream) {
+  if (kernel_ctx &&
+      (!launch_reset_ ||
+       sanitizerMemcpyHostToDeviceAsync(static_cast<uint8_t *>(kernel_ctx) + kLaunchStateOffset,
+                                        launch_reset_, sizeof kLaunchReset,
+                                        hstream) != SANITIZER_SUCCESS))
+    return make_error("resetting a kernel's launch state failed");
   uint64_t slot = host_map_launches_++ % kHostMapSlots;
   for (size_t i = 0; i < config.host_maps.size(); ++i) {
     const auto &h = config.host_maps[i];
@@ -214,7 +265,7 @@ Status ContextMemory::refresh_host_maps(const abi::AgentConfig &config,
                   slot * spec.storage_size();
     std::memcpy(image, host_map_image_.data(), spec.storage_size());
     if (sanitizerMemcpyHostToDeviceAsync(maps_.at(h.device_map), image, spec.storage_size(),
-                                         stream) != SANITIZER_SUCCESS)
+                                         hstream) != SANITIZER_SUCCESS)
       return make_error("copying a host map to the GPU failed");
   }
   return Ok{};
@@ -237,14 +288,6 @@ Status ContextMemory::write_back_host_maps(const abi::AgentConfig &config,
       return Error{n.error()};
   }
   return Ok{};
-}
-
-bool ContextMemory::reset_launch_state(void *kernel_ctx, Sanitizer_StreamHandle stream) {
-  static_assert(offsetof(gpubt_device_ctx, launch_exited) ==
-                offsetof(gpubt_device_ctx, launch_start) + 8);
-  auto *at = static_cast<uint8_t *>(kernel_ctx) + offsetof(gpubt_device_ctx, launch_start);
-  return launch_reset_ &&
-         sanitizerMemcpyHostToDeviceAsync(at, launch_reset_, 16, stream) == SANITIZER_SUCCESS;
 }
 
 bool ContextMemory::copy_in(void *dev, const void *bytes, size_t size) {

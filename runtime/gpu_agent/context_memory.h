@@ -12,6 +12,7 @@
 
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/gpu_agent/gpu_clock.h"
+#include "runtime/gpu_agent/stream_writes.h"
 
 namespace gpubt::agent {
 
@@ -34,21 +35,23 @@ public:
   // Writes VALUE to device memory at ADDRESS and waits for it (callable in a launch callback).
   bool store_u64(uint64_t address, uint64_t value);
 
-  // Copies every host map (config.host_maps: BPF maps host probes write) into its device map,
-  // on STREAM ahead of the launch about to be made there: that kernel sees the host's values as
-  // they are now. Staged through a pinned ring of kHostMapSlots images per map: a slot is
-  // reused after that many traced launches, which must have started by then.
-  Status refresh_host_maps(const abi::AgentConfig &config, Sanitizer_StreamHandle stream);
+  // What a traced launch about to be made on a stream needs written there first: KERNEL_CTX's
+  // per-launch state reset (launch_start, launch_exited; null: none) and every host map
+  // (config.host_maps: BPF maps host probes write) as it is now, so that kernel sees the host's
+  // values of its own launch call. Small ones go as stream memory operations on STREAM (none: in
+  // a graph launch, where no driver call may be made) while the driver takes them; the rest are
+  // copied on HSTREAM from a pinned ring of kHostMapSlots images per map: a slot is reused after
+  // that many traced launches, which must have started by then.
+  Status before_launch(const abi::AgentConfig &config, void *kernel_ctx,
+                       Sanitizer_StreamHandle hstream, std::optional<CUstream> stream);
+  // Why stream memory operations are not used (empty while they are).
+  const std::string &stream_writes_refused() const { return stream_writes_refused_; }
   static constexpr uint32_t kHostMapSlots = 64;
 
   // Writes the maps the GPU writes and host probes read (config.host_maps, to_host) into their
   // BPF maps: at a synchronization with the GPU (STREAM: the one synchronized, idle now; null:
   // the whole context) and at the end.
   Status write_back_host_maps(const abi::AgentConfig &config, Sanitizer_StreamHandle stream);
-
-  // Resets KERNEL_CTX's per-launch state (launch_start, launch_exited) on STREAM, ahead of the
-  // launch about to be made there.
-  bool reset_launch_state(void *kernel_ctx, Sanitizer_StreamHandle stream);
 
   // Appends the ring's committed records to OUT and frees their space on the device (waits for
   // the work on the NULL stream: call where a sync is acceptable). Returns false on failure.
@@ -60,6 +63,8 @@ public:
 
 private:
   bool copy_in(void *dev, const void *bytes, size_t size); // at most kStagingBytes / 2 - 8
+  Status copy_before_launch(const abi::AgentConfig &config, void *kernel_ctx,
+                            Sanitizer_StreamHandle hstream);
   CUcontext ctx_ = nullptr;
   std::vector<void *> maps_;
   std::vector<uint64_t> map_sizes_;
@@ -75,6 +80,8 @@ private:
   std::vector<uint64_t> host_map_offsets_; // per config.host_maps: its images' start
   uint64_t host_map_launches_ = 0;
   std::vector<uint8_t> host_map_image_;
+  StreamWrites stream_writes_;
+  std::string stream_writes_refused_;
 };
 
 } // namespace gpubt::agent

@@ -335,9 +335,10 @@ def gpubt_cases(a, plain):
                    f'python3 {a.src}/tests/gpu/torch_matmul.py', gemm, plain.get('torch'))
 
 
-# The agent's -v line, once per traced kernel at its first traced launch.
-BACKEND_LINE = re.compile(r'^gpubt: kernel (.+): (ptx|sass) backend, probe mask (?:0x[0-9a-f]+|0)$',
-                          re.M)
+# The agent's -v line, once per traced kernel at its first traced launch ("(set up at load)" when
+# the module's load had set it up).
+BACKEND_LINE = re.compile(r'^gpubt: kernel (.+): (ptx|sass) backend, probe mask (?:0x[0-9a-f]+|0)'
+                          r'(?: \(set up at load\))?$', re.M)
 
 
 def backends(stderr, kernel):
