@@ -3,13 +3,19 @@
 # ptxas, the Compute Sanitizer SDK): builds libgpubt_agent.so and the test programs there, runs
 # tests/gpu/run_suite.py and prints a pass/fail table. gpubt itself needs LLVM/libbpf: pass a
 # prebuilt one (scripts/gpu-pack.sh stages a static one in .carry/) or the gpubt cases are skipped.
-# Usage: scripts/gpu-e2e.sh [--timings] [--torch] [--ptx-bench]   (env: GPUBT=path, WORK=build folder)
+# Usage: scripts/gpu-e2e.sh [--timings] [--torch] [--ptx-bench] [--latency-bench]
+#        (env: GPUBT=path, WORK=build folder)
 # --ptx-bench: after the suite, bench/gpu/ptx_bench.sh (issue 5's PTX vs SASS vs hand-written table).
+# --latency-bench: after the suite, bench/gpu/launch_latency.py (what gpubt adds to launch latency).
 set -uo pipefail
-PTX_BENCH=0
+PTX_BENCH=0 LATENCY_BENCH=0
 SUITE_ARGS=()
 for arg in "$@"; do
-  if [ "$arg" = --ptx-bench ]; then PTX_BENCH=1; else SUITE_ARGS+=("$arg"); fi
+  case "$arg" in
+  --ptx-bench) PTX_BENCH=1 ;;
+  --latency-bench) LATENCY_BENCH=1 ;;
+  *) SUITE_ARGS+=("$arg") ;;
+  esac
 done
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "[SKIP] no GPU"
@@ -69,5 +75,8 @@ python3 "$T/run_suite.py" "${ARGS[@]}"
 RC=$?
 if [ "$PTX_BENCH" = 1 ]; then
   GPUBT=$GPUBT GPUBT_AGENT_PATH=$AGENT WORK=$WORK "$ROOT/bench/gpu/ptx_bench.sh"
+fi
+if [ "$LATENCY_BENCH" = 1 ] && [ -n "$GPUBT" ]; then
+  python3 "$ROOT/bench/gpu/launch_latency.py" --bin "$B" --gpubt "$GPUBT" --agent "$AGENT"
 fi
 exit $RC

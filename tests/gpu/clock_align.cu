@@ -46,20 +46,6 @@ __global__ void resolution(u64 *out, int iters) {
   out[2] = prev - first;
 }
 
-// Answers request k (host writes req = k) with ans = {k, globaltimer}; req = ~0 stops it.
-__global__ void pingpong(volatile u64 *req, volatile u64 *ans, int n) {
-  for (u64 k = 1; k <= u64(n); ++k) {
-    u64 r;
-    while ((r = *req) < k) {
-    }
-    if (r == ~0ull)
-      return;
-    ans[1] = globaltimer();
-    __threadfence_system();
-    ans[0] = k;
-  }
-}
-
 // Not check.cuh's CHECK, which returns from main: these helpers are void.
 #define MUST(x) must((x), #x)
 void must(cudaError_t e, const char *what) {
@@ -123,7 +109,8 @@ void launch_samples(Gpu &g, int n, int gap_us, std::vector<Sample> &out) {
 bool pingpong_samples(Gpu &g, int n, int gap_us, std::vector<Sample> &out) {
   *g.req = 0;
   g.ans[0] = 0;
-  pingpong<<<1, 1, 0, g.stream>>>(g.dreq, g.dans, n);
+  pingpong<<<1, 1, 0, g.stream>>>(reinterpret_cast<uint64_t *>(g.dreq),
+                                  reinterpret_cast<uint64_t *>(g.dans), n);
   MUST(cudaGetLastError());
   bool ok = true;
   for (int k = 1; k <= n && ok; ++k) {
