@@ -536,7 +536,8 @@ void finish_context(Agent &a, CUcontext ctx) {
 // A context's GPU clock, measured (on the clock service's thread, the context current): new
 // kernel ctxs get the model, the ones made already are updated. The writes are made without
 // a.mu: an application thread may hold the Compute Sanitizer's callback lock waiting for a.mu.
-// The context's memory stays: its destruction waits for the clock service (forget()).
+// The context's memory stays: its destruction waits for the clock service (forget(), up to a
+// quarter second: a write blocked by the destruction then fails, which is not reported).
 void on_clock(Agent &a, CUcontext ctx, const ClockModel *model, const std::string &error,
               ClockProbe *probe) {
   std::vector<uint64_t> kernel_ctxs;
@@ -555,12 +556,14 @@ void on_clock(Agent &a, CUcontext ctx, const ClockModel *model, const std::strin
       kernel_ctxs = c.memory->set_clock(*model);
   }
   const uint64_t drift[2] = {uint64_t(model->rate_q32), model->base};
-  bool ok = true;
-  for (uint64_t at : kernel_ctxs)
-    ok = probe->write(at + offsetof(gpubt_device_ctx, clock_offset_ns), &model->offset_ns, 8) &&
-         probe->write(at + offsetof(gpubt_device_ctx, clock_rate), drift, sizeof drift) && ok;
+  StreamWrites writes;
+  for (uint64_t at : kernel_ctxs) {
+    writes.add(at + offsetof(gpubt_device_ctx, clock_offset_ns), &model->offset_ns, 8);
+    writes.add(at + offsetof(gpubt_device_ctx, clock_rate), drift, sizeof drift);
+  }
+  bool ok = kernel_ctxs.empty() || probe->write(writes).ok();
   std::lock_guard<std::recursive_mutex> lock(a.mu);
-  if (!ok)
+  if (!ok && a.contexts.count(ctx)) // not a context destroyed meanwhile
     say(a, "updating the GPU clock model of device " + std::to_string(device) + " failed");
   if (a.config.verbose)
     std::fprintf(stderr, "gpubt: device %d clock: offset %lld ns, drift %.2f ppm\n", device,

@@ -2,7 +2,9 @@
 // a few microseconds of measuring error make a small drift error.
 #include "runtime/gpu_agent/clock_model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace gpubt::agent {
 namespace {
@@ -10,6 +12,9 @@ namespace {
 constexpr int64_t kDriftBaseNs = 1000000000;
 
 constexpr std::chrono::milliseconds kUntilDriftKnown(100), kOnceDriftKnown(1000);
+constexpr size_t kRecent = 16;       // samples whose round trips make the median
+constexpr int64_t kSlackNs = 1000;   // a round trip may exceed twice the median by this
+constexpr int kMaxSkipped = 3;
 
 } // namespace
 
@@ -33,6 +38,16 @@ ClockModel fit_clock(const std::deque<ClockSample> &samples) {
     break;
   }
   return m;
+}
+
+bool usable_sample(const std::deque<ClockSample> &kept, const ClockSample &sample, int skipped) {
+  if (kept.empty() || skipped >= kMaxSkipped)
+    return true;
+  std::vector<int64_t> brackets;
+  for (size_t i = kept.size() - std::min(kept.size(), kRecent); i < kept.size(); ++i)
+    brackets.push_back(kept[i].bracket_ns);
+  std::nth_element(brackets.begin(), brackets.begin() + brackets.size() / 2, brackets.end());
+  return sample.bracket_ns <= 2 * brackets[brackets.size() / 2] + kSlackNs;
 }
 
 std::chrono::milliseconds next_measurement(const std::deque<ClockSample> &samples) {

@@ -26,6 +26,12 @@ struct ClockSample {
 // no drift). SAMPLES oldest first, not empty.
 ClockModel fit_clock(const std::deque<ClockSample> &samples);
 
+// Whether SAMPLE may become the newest (the offset comes from it alone): not when its round trip
+// is over twice the recent ones' median (+1 us), a sign that every round trip was slowed (the host
+// thread preempted, the bus busy) and its midpoint may be microseconds off; but after SKIPPED
+// such samples in a row, it is (the link may just have become slower).
+bool usable_sample(const std::deque<ClockSample> &kept, const ClockSample &sample, int skipped);
+
 // How long until the next measurement: every 100 ms while the samples span less than the drift's
 // base (the offset alone then goes stale at up to ~23 us/s), every second after.
 std::chrono::milliseconds next_measurement(const std::deque<ClockSample> &samples);

@@ -14,8 +14,8 @@ namespace gpubt::agent {
 namespace {
 
 constexpr uint32_t kRounds = 8;
-constexpr size_t kStaging = 64; // pinned bytes after the answers, for write()
 constexpr uint64_t kAbort = ~0ull;
+constexpr std::chrono::milliseconds kForgetWait(250), kStopWait(500);
 constexpr size_t kKeep = 128;           // samples kept per context
 
 // gpubt_clock(u64 *shared, u32 rounds): for r = 1..rounds, wait until shared[0] >= r, then
@@ -89,16 +89,13 @@ Result<std::unique_ptr<ClockProbe>> ClockProbe::create(CUcontext ctx) {
   if ((r = GPUBT_DRIVER(cuStreamCreate)(&p->stream_, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
     return make_error(failed("cuStreamCreate", r));
   void *host = nullptr;
-  if ((r = GPUBT_DRIVER(cuMemHostAlloc)(&host, 8 * (kRounds + 1) + kStaging,
+  if ((r = GPUBT_DRIVER(cuMemHostAlloc)(&host, 8 * (kRounds + 1),
                                         CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE)) !=
       CUDA_SUCCESS)
     return make_error(failed("cuMemHostAlloc", r));
   p->shared_ = static_cast<volatile uint64_t *>(host);
   if ((r = GPUBT_DRIVER(cuMemHostGetDevicePointer)(&p->device_shared_, host, 0)) != CUDA_SUCCESS)
     return make_error(failed("cuMemHostGetDevicePointer", r));
-  // The agent's device memory comes from sanitizerAlloc, which driver copies do not take.
-  if (sanitizerGetStreamHandle(ctx, p->stream_, &p->sanitizer_stream_) != SANITIZER_SUCCESS)
-    return make_error("sanitizerGetStreamHandle failed");
   return p;
 }
 
@@ -132,26 +129,21 @@ Result<ClockSample> ClockProbe::measure() {
   return *best;
 }
 
-bool ClockProbe::write(uint64_t dst, const void *bytes, size_t size) {
-  if (size > kStaging)
-    return false;
-  auto *staging = const_cast<uint64_t *>(shared_ + kRounds + 1);
-  std::memcpy(staging, bytes, size);
-  return sanitizerMemcpyHostToDeviceAsync(reinterpret_cast<void *>(dst), staging, size,
-                                          sanitizer_stream_) == SANITIZER_SUCCESS &&
-         sanitizerStreamSynchronize(sanitizer_stream_) == SANITIZER_SUCCESS;
-}
-
 ClockService::ClockService(Publish publish)
     : publish_(std::move(publish)), thread_([this] { run(); }) {}
 
 ClockService::~ClockService() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
+  std::unique_lock<std::mutex> lock(mu_);
+  stop_ = true;
   cv_.notify_all();
-  thread_.join();
+  // At exit the driver may be torn down under a measurement that then never returns: the
+  // thread is left to the process's end rather than waited for.
+  if (cv_.wait_for(lock, kStopWait, [&] { return finished_; })) {
+    lock.unlock();
+    thread_.join();
+  } else {
+    thread_.detach();
+  }
 }
 
 bool ClockService::on_service_thread() { return g_on_service_thread; }
@@ -159,15 +151,23 @@ bool ClockService::on_service_thread() { return g_on_service_thread; }
 void ClockService::watch(CUcontext ctx) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    watched_[ctx].due = std::chrono::steady_clock::now();
+    if (forgotten_.count(ctx))
+      rewatched_.insert(ctx);
+    else
+      watched_[ctx].due = std::chrono::steady_clock::now();
   }
   cv_.notify_all();
 }
 
 void ClockService::forget(CUcontext ctx) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return busy_ != ctx; });
-  watched_.erase(ctx);
+  // A measurement of CTX under way may be blocked in a driver call that waits for the context's
+  // destruction, which waits for this: after kForgetWait it is left to end on its own (run()
+  // drops the context then).
+  if (cv_.wait_for(lock, kForgetWait, [&] { return busy_ != ctx; }))
+    watched_.erase(ctx);
+  else
+    forgotten_.insert(ctx);
 }
 
 std::optional<ClockModel> ClockService::model(CUcontext ctx, std::chrono::milliseconds wait) {
@@ -210,8 +210,15 @@ void ClockService::run() {
     measure(next, w);
     lock.lock();
     busy_ = nullptr;
+    if (forgotten_.erase(next)) {
+      watched_.erase(next);
+      if (rewatched_.erase(next)) // a new context got the old one's handle meanwhile
+        watched_[next].due = std::chrono::steady_clock::now();
+    }
     cv_.notify_all();
   }
+  finished_ = true;
+  cv_.notify_all();
 }
 
 // Runs without mu_ (but with busy_ set, so W stays); takes it to store what it found.
@@ -232,13 +239,16 @@ void ClockService::measure(CUcontext ctx, Watched &w) {
     if (!sample)
       error = sample.error();
     std::lock_guard<std::mutex> lock(mu_);
-    if (sample) {
+    bool skip = sample && !usable_sample(w.samples, *sample, w.skipped);
+    w.skipped = skip ? w.skipped + 1 : 0;
+    if (sample && !skip) {
       w.samples.push_back(*sample);
       if (w.samples.size() > kKeep)
         w.samples.pop_front();
       model = w.model = fit_clock(w.samples);
     }
-    w.due = std::chrono::steady_clock::now() + next_measurement(w.samples);
+    w.due = std::chrono::steady_clock::now() +
+            (skip ? std::chrono::milliseconds(100) : next_measurement(w.samples));
     w.failed = !w.model && !sample; // never measured, and this try failed too
   } else {
     std::lock_guard<std::mutex> lock(mu_);

@@ -14,16 +14,16 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <cuda.h>
 
-struct Sanitizer_Stream_st; // sanitizer.h's Sanitizer_StreamHandle points at one
-
 #include "runtime/abi/result.h"
 #include "runtime/gpu_agent/clock_model.h"
+#include "runtime/gpu_agent/stream_writes.h"
 
 namespace gpubt::agent {
 
@@ -32,16 +32,16 @@ class ClockProbe {
 public:
   static Result<std::unique_ptr<ClockProbe>> create(CUcontext ctx);
   Result<ClockSample> measure(); // the narrowest of a few round trips
-  // Copies BYTES to device address DST through the probe's own (non-blocking) stream.
-  bool write(uint64_t dst, const void *bytes, size_t size);
+  // WRITES on the probe's own (non-blocking) stream: one command, so kernels never see half a
+  // model, and no Compute Sanitizer call (the program's launch callbacks wait for those).
+  Status write(StreamWrites &writes) { return writes.issue(stream_); }
 
 private:
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
   CUstream stream_ = nullptr;
-  volatile uint64_t *shared_ = nullptr; // [0] request, [1..] answers, then staging for write()
+  volatile uint64_t *shared_ = nullptr; // [0] request, [1..] answers
   CUdeviceptr device_shared_ = 0;
-  ::Sanitizer_Stream_st *sanitizer_stream_ = nullptr; // stream_, for sanitizer copies
 };
 
 // Measures every watched context at once and then on next_measurement's schedule, and hands each new model to
@@ -55,7 +55,7 @@ public:
   ~ClockService(); // stops the thread
 
   void watch(CUcontext ctx);
-  void forget(CUcontext ctx); // waits while the context is being measured
+  void forget(CUcontext ctx); // waits (a while) if the context is being measured
   // The context's model, waiting up to WAIT for its first measurement; nullopt if none.
   std::optional<ClockModel> model(CUcontext ctx, std::chrono::milliseconds wait);
   // True on the service's thread: the agent's callbacks ignore the driver calls made there.
@@ -66,6 +66,7 @@ private:
     std::unique_ptr<ClockProbe> probe;
     std::deque<ClockSample> samples;
     std::optional<ClockModel> model;
+    int skipped = 0; // samples not used in a row (usable_sample)
     std::chrono::steady_clock::time_point due;
     bool failed = false;
   };
@@ -77,6 +78,8 @@ private:
   std::condition_variable cv_;
   std::map<CUcontext, Watched> watched_;
   CUcontext busy_ = nullptr; // being measured (outside mu_)
+  std::set<CUcontext> forgotten_, rewatched_; // destroyed while busy_; made again meanwhile
+  bool finished_ = false;                      // the thread is done
   bool stop_ = false;
   std::thread thread_;
 };

@@ -1,11 +1,19 @@
-// One cuStreamBatchMemOp per launch, however many words: a batch is one command in the stream.
+// A batch is one command in the stream: a kernel running meanwhile could see part of it only
+// within the nanoseconds the GPU's front end takes for it. At most kMaxBatch writes a command (the
+// driver's limit is 256): a multiple of 3, so that the clock's three words per kernel stay in one.
 #include "runtime/gpu_agent/stream_writes.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/gpu_agent/driver_api.h"
 
 namespace gpubt::agent {
+namespace {
+
+constexpr size_t kMaxBatch = 255;
+
+} // namespace
 
 void StreamWrites::add(uint64_t address, const void *bytes, size_t size) {
   for (size_t off = 0; off + 8 <= size; off += 8) {
@@ -20,7 +28,9 @@ void StreamWrites::add(uint64_t address, const void *bytes, size_t size) {
 
 Status StreamWrites::issue(CUstream stream) {
   auto batch = GPUBT_DRIVER(cuStreamBatchMemOp);
-  CUresult r = batch ? batch(stream, unsigned(ops_.size()), ops_.data(), 0) : CUDA_ERROR_NOT_FOUND;
+  CUresult r = batch ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+  for (size_t at = 0; r == CUDA_SUCCESS && at < ops_.size(); at += kMaxBatch)
+    r = batch(stream, unsigned(std::min(kMaxBatch, ops_.size() - at)), ops_.data() + at, 0);
   ops_.clear();
   if (r == CUDA_SUCCESS)
     return Ok{};

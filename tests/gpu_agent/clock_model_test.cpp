@@ -61,4 +61,19 @@ TEST(ClockModel, MeasuredEvery100msUntilTheDriftIsKnown) {
   EXPECT_NE(fit_clock(s).rate_q32, 0);
 }
 
+TEST(ClockModel, ASampleWithASlowRoundTripIsSkippedUpToThreeTimes) {
+  using gpubt::agent::usable_sample;
+  std::deque<ClockSample> s;
+  ClockSample slow = sample(2000000000);
+  slow.bracket_ns = 12000;
+  EXPECT_TRUE(usable_sample(s, slow, 0)) << "the first sample is all there is";
+  for (int64_t t = 1000000000; t < 1500000000; t += 100000000)
+    s.push_back(sample(t)); // round trips of 3 us
+  EXPECT_FALSE(usable_sample(s, slow, 0));
+  EXPECT_FALSE(usable_sample(s, slow, 2));
+  EXPECT_TRUE(usable_sample(s, slow, 3)) << "then the link may just be slower now";
+  slow.bracket_ns = 7000; // twice the median and a microsecond
+  EXPECT_TRUE(usable_sample(s, slow, 0));
+}
+
 } // namespace
