@@ -154,10 +154,10 @@ def gpubt_nsecs_case(a, gpubt_case, row, stamps=50, gap_ms=1):
 def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
     """tools/launchlate.bt on launch_queue: tinyQueued waits behind a SPIN_US kernel on its
     stream (latency >= 5 ms), tinyIdle starts on an idle stream (< 100 us). launch_queue runs a
-    first round and ROUNDS more. What gpubt adds to each measured latency (the uprobe, the agent's
-    launch callback, the host map's copy on the stream: 30-100 us on the H100, and ~70 us more
-    at a kernel's first launch) is why tinyIdle is judged by its median. The histogram's shape,
-    then the same measurement printed exactly."""
+    first round and ROUNDS more. What gpubt adds to each latency (the uprobe, the agent's launch
+    callback, the host map's stream write: ~11 us on the H100, bench/gpu/launch_latency.py) is
+    in it. The histogram's shape, then the same measurement printed exactly and compared with
+    the program's own."""
     def hist_check(p):
         hists = {}
         for name, body in re.findall(r'^@launch_to_start_us\[(\w+)\]: ?\n((?:\[.*\n)+)',
@@ -167,13 +167,13 @@ def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
                            in re.findall(r'^\[(\d+)([KM]?), (\d+)([KM]?)\)\s+(\d+)', body, re.M)]
         q, i = hists.get('tinyQueued', []), hists.get('tinyIdle', [])
         nq, ni = sum(n for *_, n in q), sum(n for *_, n in i)
-        fast_idle = sum(n for lo, _, n in i if lo < 100)
+        fast_idle = sum(n for lo, _, n in i if lo < IDLE_MAX_US)
         ok = nq == rounds + 1 and ni == rounds + 1 and \
-            all(hi > 5000 for _, hi, n in q if n) and fast_idle > ni // 2
+            all(hi > 5000 for _, hi, n in q if n) and fast_idle == ni
         return (p.returncode == 0 and ok,
                 f'exit {p.returncode}; tinyQueued {[x for x in q if x[2]]}; '
                 f'tinyIdle {[x for x in i if x[2]]} (buckets in us: [lo, hi), count)')
-    gpubt_case(a, 'issue6: launchlate.bt histograms: tinyQueued past 5 ms, most tinyIdle under 100 us',
+    gpubt_case(a, 'issue6: launchlate.bt histograms: tinyQueued past 5 ms, every tinyIdle under 100 us',
                _tool(a, 'launchlate.bt'), f'{a.bin}/launch_queue {spin_us} {rounds}', hist_check,
                plain)
 
@@ -190,19 +190,27 @@ def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
                for g, t in zip(lat.get(n, []), truth.get(n, []))]
         ok = len(q) == rounds + 1 and len(i) == rounds + 1 and min(q) >= 5000 and \
             max(i) < IDLE_MAX_US and len(off) == 2 * (rounds + 1) and \
-            all(abs(x) <= AGREE_US for x in off)
+            all(-UPROBE_LAG_US <= x <= CLOCK_ERR_US for x in off)
+        calls = [round(int(c) / 1000, 1) for n, _, _, c in
+                 re.findall(r'^self (\w+) (\d+) (-?\d+) (\d+)$', p.stdout, re.M) if n == 'tinyIdle']
         return p.returncode == 0 and ok, f'tinyQueued {q} us (want >= 5000), ' \
             f'tinyIdle {i} us (want all < {IDLE_MAX_US}); gpubt minus the program\'s own ' \
-            f'measurement {[round(x, 1) for x in off]} us (want within {AGREE_US})'
+            f'measurement {[round(x, 1) for x in off]} us (want -{UPROBE_LAG_US}..' \
+            f'{CLOCK_ERR_US}: the uprobe fires inside the call the program timed from); the ' \
+            f'program\'s tinyIdle launch calls took {calls} us'
     gpubt_case(a, f'issue6: launch -> first thread: queued >= 5000 us, idle < {IDLE_MAX_US} us, '
-               f'gpubt = the program\'s own measurement to {AGREE_US} us',
+               'gpubt = the program\'s own measurement less the time to the uprobe',
                'uprobe:cuda:cuLaunchKernel* { @launch_ns = nsecs; } '
                'gpu:kprobe:tiny* /tid == 0/ < printf("lat %s %d\\n", kernel, '
                '(nsecs - @launch_ns) / 1000); >',
                f'{a.bin}/launch_queue {spin_us} {rounds}', exact_check, plain)
 
 
-IDLE_MAX_US, AGREE_US = 100, 10  # launch_queue's tinyIdle: the issue's bound; clock agreement
+IDLE_MAX_US = 100  # launch_queue's tinyIdle: the issue's bound
+# gpubt's launch latency against launch_queue's own: gpubt's starts at libcuda's cuLaunchKernel
+# (the uprobe), the program's before its cudaLaunchKernel call, so gpubt's is shorter by up to
+# UPROBE_LAG_US (H100: 4-16 us), and longer by no more than the clocks' alignment error.
+UPROBE_LAG_US, CLOCK_ERR_US = 30, 5
 KT = dict(rounds=5, us={'busyA': 400, 'busyB': 1500, 'busyC': 3000})  # kernel_time
 KT_TOL = 0.05  # the issue's target: GPU-measured duration within 5% of CUDA events
 
@@ -303,7 +311,10 @@ def issue6_cases(a, plain, gpubt_case, row):
                                       str(LATE['spin_us']), '1'])]:
         p = _run([f'{a.bin}/{prog}'] + args)
         plain[prog] = _checksum(p.stdout)
+        idle = [round(int(ns) / 1000, 1) for ns in
+                re.findall(r'^self tinyIdle \d+ (-?\d+) \d+$', p.stdout, re.M)]
         row(f'plain run {prog}', p.returncode == 0 and plain[prog] is not None,
+            (f'tinyIdle latency {idle} us; ' if idle else '') +
             (p.stdout + p.stderr).strip()[-300:])
     clock_align_case(a, row, drift_s=30 if getattr(a, 'timings', False) else 10)
     if not getattr(a, 'gpubt', None):
