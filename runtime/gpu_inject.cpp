@@ -19,6 +19,7 @@
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/binary_paths.h"
 #include "runtime/gpu_dispatch.h"
+#include "runtime/ptx_scan.h"
 
 namespace gpubt::runtime {
 namespace {
@@ -182,6 +183,8 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   config.backend = backend;
   config.host_maps = abi::host_maps_of(spec);
   config.launch_state = spec.device.launch_state;
+  // Without nsecs the clock's measuring kernel (every 100 ms, then every second) is not run.
+  config.clock = ptx::has_token(spec.device.ptx, "%globaltimer");
   if (!spec.formats.empty()) { // printf somewhere: stream the device's records as they come
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {

@@ -141,6 +141,8 @@ std::string write_agent_config(const AgentConfig &c) {
     o << "verbose\n";
   if (c.launch_state)
     o << "launchstate\n";
+  if (c.clock)
+    o << "clock\n";
   return o.str();
 }
 
@@ -185,6 +187,8 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
       c.verbose = true;
     else if (d == "launchstate" && f.size() == 1)
       c.launch_state = true;
+    else if (d == "clock" && f.size() == 1)
+      c.clock = true;
     else
       ok = false;
     if (!ok)

@@ -47,6 +47,7 @@ struct AgentConfig {
   // patched in SASS; Ptx / Sass: only that way (a module it cannot do runs uninstrumented).
   GpuBackend backend = GpuBackend::Auto;
   bool launch_state = false; // DeviceProgramSpec::launch_state: reset before each traced launch
+  bool clock = false; // a probe reads %globaltimer (nsecs): the agent measures the GPU clock
 };
 
 // SPEC's from_host and to_host device maps with their BPF maps' sizes (fd -1: gpubt fills it at

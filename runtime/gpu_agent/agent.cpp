@@ -682,7 +682,8 @@ int start() {
                       SANITIZER_CBID_DRIVER_API_cuModuleLoadFatBinary})
       sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
   }
-  a->clock = std::make_unique<ClockService>(
+  if (a->config.clock) // some probe reads nsecs
+    a->clock = std::make_unique<ClockService>(
       [a](CUcontext ctx, const ClockModel *model, const std::string &error, ClockProbe *probe) {
         on_clock(*a, ctx, model, error, probe);
       });

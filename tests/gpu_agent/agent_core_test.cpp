@@ -100,6 +100,7 @@ TEST(AgentProtocol, ConfigRoundTrip) {
   c.results_path = "/tmp/x/results.bin";
   c.verbose = true;
   c.launch_state = true;
+  c.clock = true;
   c.events_fd = 7;
   auto back = gpubt::abi::parse_agent_config(gpubt::abi::write_agent_config(c));
   ASSERT_TRUE(back) << back.error();
@@ -119,6 +120,7 @@ TEST(AgentProtocol, ConfigRoundTrip) {
   EXPECT_EQ(back->results_path, c.results_path);
   EXPECT_TRUE(back->verbose);
   EXPECT_TRUE(back->launch_state);
+  EXPECT_TRUE(back->clock);
   EXPECT_EQ(back->events_fd, 7);
   EXPECT_EQ(gpubt::abi::parse_agent_config("")->events_fd, -1);
 }

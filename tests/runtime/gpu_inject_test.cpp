@@ -116,6 +116,7 @@ TEST(GpuInject, AssemblesProbesAndWritesConfig) {
       EXPECT_EQ(stat(c.ptx.c_str(), &st), 0) << "the PTX backend's probe PTX: " << c.ptx;
     }
     EXPECT_EQ(config->backend, gpubt::abi::GpuBackend::Auto);
+    EXPECT_FALSE(config->clock) << "no probe reads nsecs: the agent need not measure the clock";
     EXPECT_EQ(config->probes.size(), 1u);
     EXPECT_EQ(config->maps.size(), 1u);
     EXPECT_EQ(config->results_path, run->results_path);
@@ -124,6 +125,26 @@ TEST(GpuInject, AssemblesProbesAndWritesConfig) {
     EXPECT_EQ(run->env[0].second, "/tmp/gpubt-test-agent.so");
   }
   EXPECT_NE(access(dir.c_str(), F_OK), 0) << "the run's folder is removed";
+}
+
+// A probe reading %globaltimer (nsecs, launch_start) turns the agent's clock measurement on.
+TEST(GpuInject, ProbesReadingTheClockAskForItsMeasurement) {
+  if (ptxas().empty())
+    GTEST_SKIP() << "no ptxas";
+  Env env;
+  auto spec = count_by_key_spec();
+  std::string ptx = spec.device.ptx;
+  ptx.insert(ptx.find("\tmov.u32 %r1, 0;"),
+             "\t.reg .b64 %rd<2>;\n\tmov.u64 %rd1, %globaltimer;\n");
+  spec.device.ptx = ptx;
+  auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
+  ASSERT_TRUE(run) << run.error();
+  std::ifstream in(run->config_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto config = gpubt::abi::parse_agent_config(text.str());
+  ASSERT_TRUE(config) << config.error();
+  EXPECT_TRUE(config->clock);
 }
 
 TEST(GpuInject, PtxasErrorIsReported) {
