@@ -151,8 +151,12 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
   }
   uint64_t staging = 0;
   for (const auto &h : config.host_maps) { // a ring for the host's values, one for the GPU's
+    uint64_t size = config.maps.at(h.device_map).storage_size();
     m.host_map_offsets_.push_back(staging);
-    staging += uint64_t(h.to_host ? 1 : kHostMapSlots) * config.maps.at(h.device_map).storage_size();
+    staging += uint64_t(h.to_host ? 1 : kHostMapSlots) * size;
+    if (!h.to_host && size > kStreamWriteMapBytes && m.stream_writes_refused_.empty())
+      m.stream_writes_refused_ = "a map host probes write is over " +
+                                 std::to_string(kStreamWriteMapBytes) + " bytes on the GPU";
   }
   if (staging && (r = sanitizerAllocHost(ctx, &m.host_map_staging_, staging)) != SANITIZER_SUCCESS)
     return fail("sanitizerAllocHost (host maps)", r);
@@ -208,6 +212,17 @@ std::vector<uint64_t> ContextMemory::set_clock(const ClockModel &clock) {
   return out;
 }
 
+Result<bool> ContextMemory::snapshot_host_map(const abi::AgentConfig &config, size_t i) {
+  const auto &h = config.host_maps[i];
+  if (h.to_host)
+    return false;
+  auto n = agent::snapshot_host_map(h.fd, {h.key_size, h.value_size, config.maps.at(h.device_map)},
+                                    host_map_image_);
+  if (!n)
+    return Error{n.error()};
+  return true;
+}
+
 Status ContextMemory::before_launch(const abi::AgentConfig &config, void *kernel_ctx,
                                     Sanitizer_StreamHandle hstream,
                                     std::optional<CUstream> stream) {
@@ -217,23 +232,18 @@ Status ContextMemory::before_launch(const abi::AgentConfig &config, void *kernel
     stream_writes_.add(reinterpret_cast<uint64_t>(kernel_ctx) + kLaunchStateOffset, kLaunchReset,
                        sizeof kLaunchReset);
   for (size_t i = 0; i < config.host_maps.size(); ++i) {
-    const auto &h = config.host_maps[i];
-    const abi::DeviceMapSpec &spec = config.maps.at(h.device_map);
-    if (h.to_host)
+    auto read = snapshot_host_map(config, i);
+    if (!read) {
+      stream_writes_.clear();
+      return Error{read.error()};
+    }
+    if (!*read)
       continue;
-    if (spec.storage_size() > kStreamWriteMapBytes) {
-      stream_writes_.clear();
-      return copy_before_launch(config, kernel_ctx, hstream);
-    }
-    auto n = snapshot_host_map(h.fd, {h.key_size, h.value_size, spec}, host_map_image_);
-    if (!n) {
-      stream_writes_.clear();
-      return Error{n.error()};
-    }
     // The first words (capacity and sizes) never change.
+    const auto &h = config.host_maps[i];
     stream_writes_.add(reinterpret_cast<uint64_t>(maps_.at(h.device_map)) + kMapFixedBytes,
                        host_map_image_.data() + kMapFixedBytes,
-                       spec.storage_size() - kMapFixedBytes);
+                       host_map_image_.size() - kMapFixedBytes);
   }
   if (!stream_writes_.words())
     return Ok{};
@@ -254,13 +264,13 @@ Status ContextMemory::copy_before_launch(const abi::AgentConfig &config, void *k
     return make_error("resetting a kernel's launch state failed");
   uint64_t slot = host_map_launches_++ % kHostMapSlots;
   for (size_t i = 0; i < config.host_maps.size(); ++i) {
-    const auto &h = config.host_maps[i];
-    if (h.to_host)
+    auto read = snapshot_host_map(config, i);
+    if (!read)
+      return Error{read.error()};
+    if (!*read)
       continue;
+    const auto &h = config.host_maps[i];
     const abi::DeviceMapSpec &spec = config.maps.at(h.device_map);
-    auto n = snapshot_host_map(h.fd, {h.key_size, h.value_size, spec}, host_map_image_);
-    if (!n)
-      return Error{n.error()};
     auto *image = static_cast<uint8_t *>(host_map_staging_) + host_map_offsets_[i] +
                   slot * spec.storage_size();
     std::memcpy(image, host_map_image_.data(), spec.storage_size());

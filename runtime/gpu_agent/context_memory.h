@@ -38,10 +38,10 @@ public:
   // What a traced launch about to be made on a stream needs written there first: KERNEL_CTX's
   // per-launch state reset (launch_start, launch_exited; null: none) and every host map
   // (config.host_maps: BPF maps host probes write) as it is now, so that kernel sees the host's
-  // values of its own launch call. Small ones go as stream memory operations on STREAM (none: in
-  // a graph launch, where no driver call may be made) while the driver takes them; the rest are
-  // copied on HSTREAM from a pinned ring of kHostMapSlots images per map: a slot is reused after
-  // that many traced launches, which must have started by then.
+  // values of its own launch call. All go as stream memory operations on STREAM (none: in a
+  // graph launch, where no driver call may be made) when every such map is small and while the
+  // driver takes them; else as copies on HSTREAM from a pinned ring of kHostMapSlots images per
+  // map: a slot is reused after that many traced launches, which must have started by then.
   Status before_launch(const abi::AgentConfig &config, void *kernel_ctx,
                        Sanitizer_StreamHandle hstream, std::optional<CUstream> stream);
   // Why stream memory operations are not used (empty while they are).
@@ -65,6 +65,9 @@ private:
   bool copy_in(void *dev, const void *bytes, size_t size); // at most kStagingBytes / 2 - 8
   Status copy_before_launch(const abi::AgentConfig &config, void *kernel_ctx,
                             Sanitizer_StreamHandle hstream);
+  // config.host_maps[I]'s BPF map as its device image, in host_map_image_; false for a map the
+  // GPU writes (nothing read).
+  Result<bool> snapshot_host_map(const abi::AgentConfig &config, size_t i);
   CUcontext ctx_ = nullptr;
   std::vector<void *> maps_;
   std::vector<uint64_t> map_sizes_;
