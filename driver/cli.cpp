@@ -10,7 +10,7 @@
 #include "driver/options.h"
 #include "driver/trace.h"
 #include "frontend/ast_dump.h"
-#include "runtime/list_probes.h"
+#include "runtime/bpf/list_probes.h"
 
 namespace gpubt::driver {
 

@@ -6,7 +6,7 @@
 
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/result.h"
-#include "runtime/map_data.h"
+#include "runtime/abi/map_data.h"
 
 namespace gpubt::driver {
 

@@ -5,10 +5,10 @@
 #include <ctime>
 #include <optional>
 
-#include "runtime/format_printf.h"
-#include "runtime/output_events.h"
-#include "runtime/print_map.h"
-#include "runtime/session.h"
+#include "runtime/output/format_printf.h"
+#include "runtime/output/output_events.h"
+#include "runtime/output/print_map.h"
+#include "runtime/bpf/session.h"
 
 namespace gpubt::driver {
 namespace {

@@ -8,11 +8,11 @@
 #include <sys/socket.h>
 
 #include "runtime/abi/device_abi.h"
-#include "runtime/child_process.h"
-#include "runtime/device_maps.h"
-#include "runtime/format_printf.h"
-#include "runtime/output_events.h"
-#include "runtime/print_map.h"
+#include "runtime/process/child_process.h"
+#include "runtime/gpu/device_maps.h"
+#include "runtime/output/format_printf.h"
+#include "runtime/output/output_events.h"
+#include "runtime/output/print_map.h"
 
 namespace gpubt::driver {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "driver/options.h"
 #include "runtime/abi/program_spec.h"
-#include "runtime/gpu_inject.h"
+#include "runtime/gpu/gpu_inject.h"
 
 namespace gpubt::driver {
 

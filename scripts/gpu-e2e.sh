@@ -31,9 +31,9 @@ ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | t
 NUM=${ARCH#sm_}
 
 set -e
-cmake -S "$ROOT/runtime/gpu_agent" -B "$WORK/agent" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S "$ROOT/runtime" -B "$WORK/agent" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$WORK/agent" -j >/dev/null
-AGENT=$WORK/agent/libgpubt_agent.so
+AGENT=$WORK/agent/agent/libgpubt_agent.so
 B=$WORK/bin T=$ROOT/tests/gpu
 nvcc -O2 -arch=$ARCH "$T/vector_add.cu" -o "$B/vectorAdd" &
 nvcc -O2 -gencode arch=compute_$NUM,code=$ARCH "$T/vector_add.cu" -o "$B/vectorAdd_sass" &

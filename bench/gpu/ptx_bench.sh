@@ -21,9 +21,9 @@ if [ -z "$GPUBT" ] || ! "$GPUBT" --version >/dev/null 2>&1; then
   echo "ptx_bench: no runnable gpubt (${GPUBT:-none}); set GPUBT or run scripts/gpu-pack.sh" >&2
   exit 1
 fi
-AGENT=${GPUBT_AGENT_PATH:-$WORK/agent/libgpubt_agent.so}
+AGENT=${GPUBT_AGENT_PATH:-$WORK/agent/agent/libgpubt_agent.so}
 if [ ! -f "$AGENT" ]; then
-  cmake -S "$ROOT/runtime/gpu_agent" -B "$WORK/agent" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+  cmake -S "$ROOT/runtime" -B "$WORK/agent" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
     cmake --build "$WORK/agent" -j >/dev/null || exit 1
 fi
 ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)

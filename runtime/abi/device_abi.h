@@ -1,5 +1,5 @@
 /* The device ABI between gpubt's PTX code (codegen/device, targets/ptx) and the in-process GPU
- * agent (runtime/gpu_agent): patch functions, the per-launch context they receive, and the
+ * agent (runtime/agent): patch functions, the per-launch context they receive, and the
  * byte layouts of device maps and of the printf ring buffer. C, so CUDA code can include it. */
 #pragma once
 #include <stdint.h>
@@ -41,7 +41,7 @@ struct gpubt_device_ctx {
   uint32_t pid;             /* `pid`: the traced process */
   int64_t clock_offset_ns;  /* `nsecs` (CLOCK_MONOTONIC) = t + clock_offset_ns +
                                ((int64_t)(t - clock_base) * clock_rate >> 32), t = %globaltimer:
-                               the agent measures the GPU clock (gpu_agent/gpu_clock.h) */
+                               the agent measures the GPU clock (agent/gpu_clock.h) */
   uint64_t ring;            /* device address of a struct gpubt_device_ring */
   uint32_t kernel_index;    /* the agent's own index of the kernel (not read by the probes) */
   uint32_t num_maps;        /* entries of maps[] in use (DeviceProgramSpec::maps.size()) */

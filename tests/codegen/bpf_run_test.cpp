@@ -7,8 +7,8 @@
 #include <fstream>
 #include <map>
 
-#include "runtime/elf_symbols.h"
-#include "runtime/session.h"
+#include "runtime/process/elf_symbols.h"
+#include "runtime/bpf/session.h"
 #include "tests/codegen/bpf_test_support.h"
 
 namespace gpubt::codegen::bpf::testing {

@@ -1,0 +1,706 @@
+// libgpubt_agent.so: loaded into the traced program through CUDA_INJECTION64_PATH. It puts
+// gpubt's probe functions into the modules that hold a matching kernel: compiled into the
+// module's PTX as it loads (the PTX backend) or patched into its SASS (the Compute Sanitizer),
+// gives each matching kernel its userdata at launch, and writes every context's device maps to
+// the results file.
+// Any failure leaves the program running uninstrumented, with a "gpubt:" line on stderr.
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <utility>
+
+#include <cuda.h>
+#include <sanitizer.h>
+
+#include "runtime/abi/agent_protocol.h"
+#include "runtime/abi/device_abi.h"
+#include "runtime/agent/context_memory.h"
+#include "runtime/agent/cubin_functions.h"
+#include "runtime/agent/driver_api.h"
+#include "runtime/agent/gpu_clock.h"
+#include "runtime/agent/kernel_match.h"
+#include "runtime/agent/ptx_images.h"
+#include "runtime/ptx/ptx_instrument.h"
+
+namespace gpubt::agent {
+namespace {
+
+// A kernel's probe mask and userdata. ERROR: why it runs uninstrumented (empty when the
+// context's memory failed: said already).
+struct KernelSetup {
+  uint64_t mask = 0;
+  void *userdata = nullptr;
+  std::string error;
+};
+
+struct Context {
+  int device = -1;
+  int sm = 0; // compute capability, 90
+  // Made at the first launch in a patched module: at creation, a context made with cuCtxCreate
+  // is not ready for memsets yet (SANITIZER_ERROR_NOT_READY on the H100).
+  std::optional<ContextMemory> memory;
+  bool memory_failed = false;
+  std::vector<uint64_t> launches;       // per probe
+  std::set<CUmodule> patched;           // modules with probe code in them
+  std::map<CUfunction, uint64_t> masks; // functions whose userdata is set
+  std::map<CUfunction, void *> kernel_ctxs; // their userdata (mask != 0)
+  std::map<CUmodule, const PtxImage *> ptx_modules; // loaded from an instrumented image
+  std::map<CUmodule, CUdeviceptr> userdata;         // their userdata arrays
+  std::map<std::pair<CUmodule, std::string>, KernelSetup> prepared; // at load, by mangled name
+  bool before_launch_failed = false;
+  bool said_stream_writes = false;
+  bool write_back_failed = false;
+};
+
+struct Agent {
+  abi::AgentConfig config;
+  Sanitizer_SubscriberHandle subscriber = nullptr;
+  std::recursive_mutex mu; // sanitizer calls made in a callback may call back
+  std::map<CUcontext, std::unique_ptr<Context>> contexts;
+  abi::AgentResults results; // finished contexts and messages
+  pid_t pid = getpid();      // the process that loaded the agent
+  std::unique_ptr<PtxImages> images;
+  std::unique_ptr<ClockService> clock; // measures each context's GPU clock
+  int max_isa = 0; // the highest PTX ISA the driver takes
+  std::map<std::string, std::string> ptx_files; // instrumented images written for file loads
+};
+
+Agent *g_agent = nullptr;
+
+void say(Agent &a, const std::string &msg) {
+  std::fprintf(stderr, "gpubt: %s\n", msg.c_str());
+  a.results.messages.push_back(msg);
+}
+
+std::string result_text(SanitizerResult r) {
+  const char *s = nullptr;
+  sanitizerGetResultString(r, &s);
+  return s ? s : "error " + std::to_string(int(r));
+}
+
+int device_sm(CUdevice dev) {
+  auto get = driver_function<CUresult (*)(int *, CUdevice_attribute, CUdevice)>(
+      "cuDeviceGetAttribute");
+  int major = 0, minor = 0;
+  if (!get || get(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) != CUDA_SUCCESS ||
+      get(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) != CUDA_SUCCESS)
+    return 0;
+  return major * 10 + minor;
+}
+
+int driver_ptx_isa() {
+  auto get = driver_function<CUresult (*)(int *)>("cuDriverGetVersion");
+  int version = 0;
+  return get && get(&version) == CUDA_SUCCESS ? runtime::ptx_isa_for_cuda(version) : 0;
+}
+
+// One file per process (RESULTS.PID): CUDA programs that start CUDA programs (torchrun's ranks)
+// inherit the agent and its config, and gpubt merges every file.
+void write_results(Agent &a) {
+  if (a.config.results_path.empty())
+    return;
+  std::string path = a.config.results_path + "." + std::to_string(getpid());
+  std::string tmp = path + ".tmp";
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  out << abi::write_agent_results(a.results);
+  out.close();
+  if (!out || std::rename(tmp.c_str(), path.c_str()) != 0)
+    std::fprintf(stderr, "gpubt: cannot write the GPU results to %s\n", path.c_str());
+}
+
+void on_context_created(Agent &a, const Sanitizer_ResourceContextData &d) {
+  int sm = device_sm(d.device);
+  std::string arch = sm ? "sm_" + std::to_string(sm) : "";
+  const abi::AgentCubin *cubin = nullptr;
+  for (const auto &c : a.config.cubins)
+    if (c.arch == arch || (a.config.cubins.size() == 1 && arch.empty()))
+      cubin = &c;
+  std::string where = "device " + std::to_string(d.device) + " (" + arch + ")";
+  if (!cubin)
+    return say(a, "no probe code for " + where + ": its kernels run uninstrumented");
+  SanitizerResult r = sanitizerAddPatchesFromFile(cubin->path.c_str(), d.context);
+  if (r != SANITIZER_SUCCESS)
+    return say(a, "loading the probe code " + cubin->path + " on " + where + " failed (" +
+                      result_text(r) + "): its kernels run uninstrumented");
+  auto c = std::make_unique<Context>();
+  c->device = d.device;
+  c->sm = sm;
+  c->launches.assign(a.config.probes.size(), 0);
+  a.contexts[d.context] = std::move(c);
+  if (a.clock)
+    a.clock->watch(d.context);
+  if (a.config.verbose)
+    std::fprintf(stderr, "gpubt: probe code %s loaded on %s\n", cubin->path.c_str(), where.c_str());
+}
+
+// A module the PTX backend instrumented: its cubin holds an image's userdata array.
+const PtxImage *ptx_image_of(Agent &a, const Sanitizer_ResourceModuleData &d) {
+  if (!a.images)
+    return nullptr;
+  auto symbols = cubin_symbols(d.pCubin, d.cubinSize);
+  for (const auto &s : symbols ? *symbols : std::vector<std::string>())
+    if (s.rfind(kUserdataPrefix, 0) == 0)
+      if (const PtxImage *image = a.images->by_symbol(s))
+        return image;
+  return nullptr;
+}
+
+// The device address of IMAGE's userdata array in MODULE (of the current context); 0 if none.
+CUdeviceptr userdata_array(CUmodule module, const PtxImage &image) {
+  static auto get_global =
+      driver_function<CUresult (*)(CUdeviceptr *, size_t *, CUmodule, const char *)>(
+          "cuModuleGetGlobal_v2");
+  CUdeviceptr address = 0;
+  size_t bytes = 0;
+  if (!get_global || get_global(&address, &bytes, module, image.symbol.c_str()) != CUDA_SUCCESS ||
+      bytes < 8 * image.kernels.size())
+    return 0;
+  return address;
+}
+
+// Points kernel NAMES' slot of a PTX-backend module's userdata array at USERDATA. Looking the
+// array up is a driver call, which a graph launch callback must not make (it hangs the launch on
+// the H100): there the address must be known from the module's load (on_module_load_call).
+bool set_ptx_userdata(Context &c, CUmodule module, const PtxImage &image, const KernelNames &names,
+                      void *userdata, bool may_call_driver) {
+  size_t slot = 0;
+  while (slot < image.kernels.size() && kernel_names(image.kernels[slot]).mangled != names.mangled)
+    ++slot;
+  if (slot == image.kernels.size())
+    return true; // not instrumented: nothing reads a slot
+  auto it = c.userdata.find(module);
+  if (it == c.userdata.end() && may_call_driver)
+    it = c.userdata.emplace(module, userdata_array(module, image)).first;
+  return it != c.userdata.end() && it->second &&
+         c.memory->store_u64(it->second + 8 * slot, reinterpret_cast<uint64_t>(userdata));
+}
+
+// The context's probe memory, made on first need. A failure at a module's load (FINAL false) is
+// tried again at the first launch; one there is final: the kernels run uninstrumented.
+bool ensure_memory(Agent &a, Context &c, CUcontext ctx, bool final) {
+  if (c.memory || c.memory_failed)
+    return bool(c.memory);
+  // The clock's first measurement is under way since the context was made.
+  auto clock = a.clock ? a.clock->model(ctx, std::chrono::milliseconds(20)) : std::nullopt;
+  auto memory = ContextMemory::create(ctx, a.config, clock);
+  if (memory) {
+    c.memory = std::move(*memory);
+  } else if (final) {
+    c.memory_failed = true;
+    say(a, memory.error() + " on device " + std::to_string(c.device) +
+               ": its kernels run uninstrumented");
+  }
+  return bool(c.memory);
+}
+
+// What one kernel of MODULE needs before it runs (setup_kernel): its probe mask and userdata (a
+// kernel ctx), and for the PTX backend (IMAGE) that userdata in the module's array.
+KernelSetup setup_kernel(Agent &a, Context &c, CUcontext ctx, CUmodule module,
+                         const KernelNames &names, const PtxImage *image, bool may_call_driver,
+                         bool final) {
+  KernelSetup k;
+  if (!ensure_memory(a, c, ctx, final))
+    return k; // the patches find NULL userdata and return at once
+  k.mask = probe_mask(a.config.probes, names);
+  k.userdata = c.memory->kernel_ctx(names.base, k.mask);
+  if (!k.userdata)
+    k.error = "cannot set up the probes of kernel " + names.base;
+  else if (image && !set_ptx_userdata(c, module, *image, names, k.userdata, may_call_driver))
+    k.error = "setting the userdata failed for kernel " + names.base;
+  if (!k.error.empty())
+    k.mask = 0;
+  return k;
+}
+
+// A module's traced kernels set up as it loads, so that their first launch only looks them up
+// (set up there, on the H100, it added ~70 us to that launch's start). Up to kPrepareAtLoad of
+// them: a library of thousands of matching kernels would pay for kernels it never launches.
+void prepare_kernels(Agent &a, Context &c, CUcontext ctx, CUmodule module,
+                     const std::vector<KernelNames> &kernels, const PtxImage *image) {
+  constexpr size_t kPrepareAtLoad = 64;
+  for (size_t i = 0; i < kernels.size() && i < kPrepareAtLoad; ++i) {
+    const KernelNames &names = kernels[i];
+    KernelSetup k = setup_kernel(a, c, ctx, module, names, image, true, false);
+    if (k.userdata && k.error.empty())
+      c.prepared[{module, names.mangled}] = k;
+  }
+}
+
+void on_module_loaded(Agent &a, const Sanitizer_ResourceModuleData &d) {
+  auto it = a.contexts.find(d.context);
+  if (it == a.contexts.end())
+    return;
+  if (const PtxImage *image = ptx_image_of(a, d)) {
+    it->second->ptx_modules[d.module] = image;
+    return;
+  }
+  auto functions = cubin_functions(d.pCubin, d.cubinSize);
+  std::vector<KernelNames> names;
+  if (functions)
+    for (const auto &f : *functions)
+      names.push_back(kernel_names(f));
+  bool patched = false;
+  std::set<std::pair<bool, std::string>> done; // probes sharing a dispatcher patch it once
+  for (const auto &probe : a.config.probes) {
+    bool wanted = !functions; // an image we cannot read: patch and let the launch filter
+    for (const auto &n : names)
+      wanted = wanted || kernel_matches(probe.kernel, n);
+    if (!wanted || !done.emplace(probe.exit, probe.function).second)
+      continue;
+    if (a.config.backend == abi::GpuBackend::Ptx) {
+      say(a, "a module with kernels for " + probe.name +
+                 " was not loaded from PTX gpubt could instrument: its kernels run "
+                 "uninstrumented (--gpu-backend=ptx)");
+      return;
+    }
+    auto point = probe.exit ? SANITIZER_INSTRUCTION_BLOCK_EXIT : SANITIZER_INSTRUCTION_BLOCK_ENTER;
+    SanitizerResult r = sanitizerPatchInstructions(point, d.module, probe.function.c_str());
+    if (r != SANITIZER_SUCCESS) {
+      say(a, probe.name + ": patching " + probe.function + " failed: " + result_text(r));
+      continue;
+    }
+    patched = true;
+  }
+  if (!patched)
+    return;
+  SanitizerResult r = sanitizerPatchModule(d.module);
+  if (r != SANITIZER_SUCCESS)
+    return say(a, "sanitizerPatchModule failed (" + result_text(r) +
+                      "): the module's kernels run uninstrumented");
+  it->second->patched.insert(d.module);
+  prepare_kernels(a, *it->second, d.context, d.module, names, nullptr);
+  if (a.config.verbose)
+    std::fprintf(stderr, "gpubt: patched a module of %zu functions\n",
+                 functions ? functions->size() : size_t(0));
+}
+
+void on_module_unload(Agent &a, const Sanitizer_ResourceModuleData &d) {
+  auto it = a.contexts.find(d.context);
+  if (it == a.contexts.end())
+    return;
+  it->second->patched.erase(d.module);
+  it->second->ptx_modules.erase(d.module);
+  it->second->userdata.erase(d.module);
+  std::erase_if(it->second->prepared, [&](const auto &p) { return p.first.first == d.module; });
+  // Function handles of the module may be reused by a later module: forget them.
+  it->second->masks.clear();
+  it->second->kernel_ctxs.clear();
+}
+
+void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
+  auto it = a.contexts.find(d.context);
+  if (it == a.contexts.end())
+    return;
+  Context &c = *it->second;
+  auto known = c.masks.find(d.function);
+  if (known == c.masks.end()) {
+    auto ptx = c.ptx_modules.find(d.module);
+    bool by_ptx = ptx != c.ptx_modules.end();
+    if (!by_ptx && !c.patched.count(d.module))
+      return; // uninstrumented module: nothing runs, nothing to set
+    KernelNames names = kernel_names(d.functionName ? d.functionName : "");
+    auto prepared = c.prepared.find({d.module, names.mangled});
+    KernelSetup k = prepared != c.prepared.end()
+                        ? prepared->second
+                        : setup_kernel(a, c, d.context, d.module, names,
+                                       by_ptx ? ptx->second : nullptr, !from_graph, true);
+    if (!by_ptx && k.userdata && sanitizerSetCallbackData(d.function, k.userdata) != SANITIZER_SUCCESS)
+      k = {0, nullptr, "sanitizerSetCallbackData failed for kernel " + names.base};
+    if (!k.error.empty())
+      say(a, k.error + ": it runs uninstrumented");
+    if (a.config.verbose)
+      std::fprintf(stderr, "gpubt: kernel %s: %s backend, probe mask %#llx%s\n",
+                   names.demangled.c_str(), by_ptx ? "ptx" : "sass",
+                   static_cast<unsigned long long>(k.mask),
+                   prepared != c.prepared.end() ? " (set up at load)" : "");
+    known = c.masks.emplace(d.function, k.mask).first;
+    if (k.mask)
+      c.kernel_ctxs[d.function] = k.userdata;
+  }
+  for (size_t i = 0; i < c.launches.size() && i < 64; ++i)
+    if (known->second >> i & 1)
+      ++c.launches[i];
+  if (known->second && c.memory && (a.config.launch_state || !a.config.host_maps.empty()) &&
+      !c.before_launch_failed) {
+    void *kernel_ctx = a.config.launch_state ? c.kernel_ctxs[d.function] : nullptr;
+    auto stream = from_graph ? std::nullopt : std::optional<CUstream>(d.stream);
+    if (auto st = c.memory->before_launch(a.config, kernel_ctx, d.hStream, stream); !st) {
+      c.before_launch_failed = true; // said once; the kernels see the values written before
+      say(a, "preparing a traced launch failed (" + st.error() +
+                 "): gpu probes no longer see new host map values, launch_start and "
+                 "last_thread are wrong");
+    }
+    const std::string &refused = c.memory->stream_writes_refused();
+    if (a.config.verbose && !refused.empty() && !std::exchange(c.said_stream_writes, true))
+      std::fprintf(stderr, "gpubt: launches are prepared by copies: %s\n", refused.c_str());
+  }
+}
+
+// A traced launch is over (as far as the API goes): wait for it and pass its printf records
+// on, so a long run prints as it goes and never fills the ring. Only with an events socket.
+void on_launch_end(Agent &a, const Sanitizer_LaunchData &d) {
+  auto it = a.contexts.find(d.context);
+  if (it == a.contexts.end() || !it->second->memory)
+    return;
+  Context &c = *it->second;
+  auto known = c.masks.find(d.function);
+  if (known == c.masks.end() || !known->second)
+    return;
+  std::vector<uint8_t> records;
+  if (!c.memory->drain_ring(records))
+    return; // the records stay in the ring and come back at the end
+  for (size_t done = 0; done < records.size();) {
+    // MSG_NOSIGNAL: gpubt gone must not kill the program with SIGPIPE.
+    ssize_t n =
+        send(a.config.events_fd, records.data() + done, records.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      say(a, "the printf event socket failed: " + std::string(strerror(errno)));
+      a.config.events_fd = -1;
+      sanitizerEnableCallback(0, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
+                              SANITIZER_CBID_LAUNCH_END);
+      return;
+    }
+    done += size_t(n);
+  }
+}
+
+// A module file's bytes, NUL-terminated (PTX text), 8-aligned (a fatbin's headers).
+bool read_module_file(const char *path, std::vector<uint64_t> &out) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof())
+    return false;
+  out.assign(bytes.size() / 8 + 1, 0);
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return !bytes.empty();
+}
+
+// Where an instrumented image goes for a driver call that takes a file name.
+const char *ptx_file(Agent &a, const PtxImage &image) {
+  auto [it, fresh] = a.ptx_files.emplace(image.symbol, "");
+  if (fresh) {
+    std::string dir = a.config.results_path.substr(0, a.config.results_path.rfind('/') + 1);
+    std::string path = dir + image.symbol + "." + std::to_string(getpid()) + ".ptx";
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << image.ptx;
+    if (out.close(), out)
+      it->second = path;
+  }
+  return it->second.empty() ? nullptr : it->second.c_str();
+}
+
+// Before the driver loads a module: hand it the instrumented PTX instead, by rewriting the call's
+// image (or file name) argument in place (the driver reads its arguments from this block).
+// After a load of an instrumented image succeeded: its userdata array's address in the current
+// context, looked up now, while a driver call is safe.
+void on_module_loaded_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_CallbackData &d,
+                           const PtxImage &image) {
+  auto it = a.contexts.find(d.context);
+  void *handle = *static_cast<void *const *>(d.functionParams); // the CUmodule* / CUlibrary*
+  if (it == a.contexts.end() || !handle ||
+      *static_cast<const CUresult *>(d.functionReturnValue) != CUDA_SUCCESS)
+    return;
+  CUmodule module = nullptr;
+  if (cbid == SANITIZER_CBID_DRIVER_API_cuLibraryLoadData ||
+      cbid == SANITIZER_CBID_DRIVER_API_cuLibraryLoadFromFile) {
+    static auto get_module =
+        driver_function<CUresult (*)(CUmodule *, CUlibrary)>("cuLibraryGetModule");
+    if (!get_module || get_module(&module, *static_cast<CUlibrary *>(handle)) != CUDA_SUCCESS)
+      return;
+  } else {
+    module = *static_cast<CUmodule *>(handle);
+  }
+  CUdeviceptr address = module ? userdata_array(module, image) : 0;
+  if (!address)
+    return;
+  it->second->userdata[module] = address;
+  std::vector<KernelNames> kernels;
+  for (const auto &kernel : image.kernels)
+    kernels.push_back(kernel_names(kernel));
+  prepare_kernels(a, *it->second, d.context, module, kernels, &image);
+}
+
+void on_module_load_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_CallbackData &d) {
+  // The image substituted at this thread's API_ENTER, for its API_EXIT.
+  static thread_local const PtxImage *substituted = nullptr;
+  if (d.callbackSite == SANITIZER_API_EXIT && substituted) {
+    const PtxImage *image = std::exchange(substituted, nullptr);
+    return on_module_loaded_call(a, cbid, d, *image);
+  }
+  if (d.callbackSite != SANITIZER_API_ENTER || !a.images)
+    return;
+  bool from_file = false;
+  switch (cbid) {
+  case SANITIZER_CBID_DRIVER_API_cuModuleLoad:
+  case SANITIZER_CBID_DRIVER_API_cuLibraryLoadFromFile:
+    from_file = true;
+    break;
+  case SANITIZER_CBID_DRIVER_API_cuLibraryLoadData:
+  case SANITIZER_CBID_DRIVER_API_cuModuleLoadData:
+  case SANITIZER_CBID_DRIVER_API_cuModuleLoadDataEx:
+  case SANITIZER_CBID_DRIVER_API_cuModuleLoadFatBinary:
+    break;
+  default:
+    return;
+  }
+  // Each of their parameter blocks (generated_cuda_meta.h: cuModuleLoad_params,
+  // cuLibraryLoadFromFile_params, cuLibraryLoadData_params, cuModuleLoadData(Ex)_params,
+  // cuModuleLoadFatBinary_params) starts with the handle out pointer, then the image or path.
+  struct LoadParams {
+    void *handle;
+    const void *image;
+  };
+  const void **image = &static_cast<LoadParams *>(const_cast<void *>(d.functionParams))->image;
+  // The GPU it is for: the current context's, else (a library loaded before any context) the
+  // first traced one's, else device 0's.
+  int sm = 0;
+  if (auto it = a.contexts.find(d.context); it != a.contexts.end())
+    sm = it->second->sm;
+  else if (!d.context)
+    sm = a.contexts.empty() ? device_sm(0) : a.contexts.begin()->second->sm;
+  std::vector<uint64_t> file;
+  if (!sm || !*image ||
+      (from_file && !read_module_file(static_cast<const char *>(*image), file)))
+    return;
+  auto start = std::chrono::steady_clock::now();
+  Substitution sub = a.images->substitute(from_file ? file.data() : *image, sm, a.max_isa);
+  const char *replacement = !sub.image ? nullptr
+                            : from_file ? ptx_file(a, *sub.image)
+                                        : sub.image->ptx.c_str();
+  if (replacement) {
+    *image = replacement;
+    substituted = sub.image;
+    std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
+    // -v also leaves the instrumented PTX in gpubt's run folder (kept with GPUBT_KEEP_TEMP).
+    const char *kept = a.config.verbose ? ptx_file(a, *sub.image) : nullptr;
+    if (a.config.verbose)
+      std::fprintf(stderr, "gpubt: %s: %zu kernel(s) instrumented in PTX (%s) in %.1f ms\n",
+                   d.functionName, sub.image->kernels.size(), kept ? kept : "",
+                   ms.count());
+  } else if (sub.image) {
+    say(a, std::string(d.functionName) + ": cannot write the instrumented PTX next to " +
+               a.config.results_path + ": the module is patched in SASS instead");
+  } else if (!sub.why.empty() && a.config.verbose) {
+    std::fprintf(stderr, "gpubt: %s: no PTX backend for this module: %s\n", d.functionName,
+                 sub.why.c_str());
+  }
+}
+
+// The program synchronized with the GPU: maps gpu probes write and host probes read are written
+// back, so host probes see the GPU's values from then on.
+void on_synchronized(Agent &a, const Sanitizer_SynchronizeData &d) {
+  auto it = a.contexts.find(d.context);
+  if (it == a.contexts.end() || !it->second->memory || it->second->write_back_failed)
+    return;
+  if (auto st = it->second->memory->write_back_host_maps(a.config, d.hStream); !st) {
+    it->second->write_back_failed = true;
+    say(a, "writing the GPU's values into the host's maps failed (" + st.error() +
+               "): host probes no longer see new GPU values");
+  }
+}
+
+void finish_context(Agent &a, CUcontext ctx) {
+  auto it = a.contexts.find(ctx);
+  if (it == a.contexts.end())
+    return;
+  Context &c = *it->second;
+  if (c.memory && !c.write_back_failed)
+    if (auto st = c.memory->write_back_host_maps(a.config, nullptr); !st)
+      say(a, "writing the GPU's values into the host's maps at the end failed: " + st.error());
+  abi::DeviceImage img;
+  img.device = c.device;
+  if (c.memory) {
+    img = c.memory->read_back(c.device);
+    c.memory->release();
+  }
+  img.probe_launches = c.launches;
+  a.results.images.push_back(std::move(img));
+  a.contexts.erase(it);
+}
+
+// A context's GPU clock, measured (on the clock service's thread, the context current): new
+// kernel ctxs get the model, the ones made already are updated. The writes are made without
+// a.mu: an application thread may hold the Compute Sanitizer's callback lock waiting for a.mu.
+// The context's memory stays: its destruction waits for the clock service (forget(), up to a
+// quarter second: a write blocked by the destruction then fails, which is not reported).
+void on_clock(Agent &a, CUcontext ctx, const ClockModel *model, const std::string &error,
+              ClockProbe *probe) {
+  std::vector<uint64_t> kernel_ctxs;
+  int device = -1;
+  {
+    std::lock_guard<std::recursive_mutex> lock(a.mu);
+    auto it = a.contexts.find(ctx);
+    if (it == a.contexts.end())
+      return;
+    Context &c = *it->second;
+    device = c.device;
+    if (!model)
+      return say(a, "measuring the GPU clock of device " + std::to_string(device) + " failed (" +
+                        error + "): gpu nsecs may be off host time by a few ms");
+    if (c.memory)
+      kernel_ctxs = c.memory->set_clock(*model);
+  }
+  const uint64_t drift[2] = {uint64_t(model->rate_q32), model->base};
+  StreamWrites writes;
+  for (uint64_t at : kernel_ctxs) {
+    writes.add(at + offsetof(gpubt_device_ctx, clock_offset_ns), &model->offset_ns, 8);
+    writes.add(at + offsetof(gpubt_device_ctx, clock_rate), drift, sizeof drift);
+  }
+  bool ok = kernel_ctxs.empty() || probe->write(writes).ok();
+  std::lock_guard<std::recursive_mutex> lock(a.mu);
+  if (!ok && a.contexts.count(ctx)) // not a context destroyed meanwhile
+    say(a, "updating the GPU clock model of device " + std::to_string(device) + " failed");
+  if (a.config.verbose)
+    std::fprintf(stderr, "gpubt: device %d clock: offset %lld ns, drift %.2f ppm\n", device,
+                 static_cast<long long>(model->offset_ns), model->rate_q32 / 4294.967296);
+}
+
+void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
+              const void *cbdata) {
+  Agent &a = *static_cast<Agent *>(userdata);
+  if (ClockService::on_service_thread())
+    return; // the agent's own clock kernel
+  // Before a.mu: the clock service may be waiting for it while it measures this context.
+  if (domain == SANITIZER_CB_DOMAIN_RESOURCE &&
+      cbid == SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && a.clock)
+    a.clock->forget(static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context);
+  std::lock_guard<std::recursive_mutex> lock(a.mu);
+  if (domain == SANITIZER_CB_DOMAIN_DRIVER_API)
+    return on_module_load_call(a, cbid, *static_cast<const Sanitizer_CallbackData *>(cbdata));
+  if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
+    return on_launch(a, *static_cast<const Sanitizer_LaunchData *>(cbdata), false);
+  if (domain == SANITIZER_CB_DOMAIN_SYNCHRONIZE)
+    return on_synchronized(a, *static_cast<const Sanitizer_SynchronizeData *>(cbdata));
+  if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_END) {
+    if (a.config.events_fd >= 0)
+      on_launch_end(a, *static_cast<const Sanitizer_LaunchData *>(cbdata));
+    return;
+  }
+  if (domain == SANITIZER_CB_DOMAIN_GRAPHS && cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN) {
+    // Kernels launched only from CUDA graphs never pass LAUNCH_BEGIN.
+    const auto &node = *static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata);
+    if (node.nodeType == CU_GRAPH_NODE_TYPE_KERNEL && !node.isGraphUpload)
+      on_launch(a, node.launchData, true);
+    return;
+  }
+  if (domain != SANITIZER_CB_DOMAIN_RESOURCE)
+    return;
+  switch (cbid) {
+  case SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED:
+    return on_context_created(a, *static_cast<const Sanitizer_ResourceContextData *>(cbdata));
+  case SANITIZER_CBID_RESOURCE_MODULE_LOADED:
+    return on_module_loaded(a, *static_cast<const Sanitizer_ResourceModuleData *>(cbdata));
+  case SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
+    return on_module_unload(a, *static_cast<const Sanitizer_ResourceModuleData *>(cbdata));
+  case SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+    finish_context(a, static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context);
+    return write_results(a);
+  default:
+    return;
+  }
+}
+
+void at_exit() {
+  Agent &a = *g_agent;
+  if (getpid() != a.pid)
+    return; // a fork()ed copy: the contexts are its parent's
+  a.clock.reset(); // stops its thread, which may be waiting for a.mu
+  std::lock_guard<std::recursive_mutex> lock(a.mu);
+  while (!a.contexts.empty())
+    finish_context(a, a.contexts.begin()->first);
+  write_results(a);
+  sanitizerUnsubscribe(a.subscriber);
+}
+
+int start() {
+  const char *path = std::getenv("GPUBT_AGENT_CONFIG");
+  if (!path) {
+    std::fprintf(stderr, "gpubt: GPUBT_AGENT_CONFIG is not set: nothing to trace\n");
+    return 1;
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto config = abi::parse_agent_config(text.str());
+  if (!in || !config) {
+    std::fprintf(stderr, "gpubt: cannot read the agent config %s: %s\n", path,
+                 config ? "unreadable" : config.error().c_str());
+    return 1;
+  }
+  auto *a = new Agent; // lives until exit: callbacks may come from any thread
+  a->config = std::move(*config);
+  if (std::getenv("GPUBT_AGENT_VERBOSE"))
+    a->config.verbose = true;
+  SanitizerResult r = sanitizerSubscribe(&a->subscriber, callback, a);
+  if (r != SANITIZER_SUCCESS) {
+    say(*a, "sanitizerSubscribe failed (" + result_text(r) + "): running uninstrumented");
+    write_results(*a);
+    return 1;
+  }
+  for (auto cbid :
+       {SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED, SANITIZER_CBID_RESOURCE_MODULE_LOADED,
+        SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
+        SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
+    sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_RESOURCE, cbid);
+  sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
+                          SANITIZER_CBID_LAUNCH_BEGIN);
+  sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_GRAPHS,
+                          SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN);
+  if (a->config.events_fd >= 0)
+    sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
+                            SANITIZER_CBID_LAUNCH_END);
+  for (const auto &h : a->config.host_maps)
+    if (h.to_host) {
+      for (auto cbid : {SANITIZER_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED,
+                        SANITIZER_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED})
+        sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_SYNCHRONIZE, cbid);
+      break;
+    }
+  if (a->config.backend != abi::GpuBackend::Sass) {
+    a->images = std::make_unique<PtxImages>(a->config);
+    a->max_isa = driver_ptx_isa();
+    for (auto cbid : {SANITIZER_CBID_DRIVER_API_cuLibraryLoadData,
+                      SANITIZER_CBID_DRIVER_API_cuLibraryLoadFromFile,
+                      SANITIZER_CBID_DRIVER_API_cuModuleLoad,
+                      SANITIZER_CBID_DRIVER_API_cuModuleLoadData,
+                      SANITIZER_CBID_DRIVER_API_cuModuleLoadDataEx,
+                      SANITIZER_CBID_DRIVER_API_cuModuleLoadFatBinary})
+      sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
+  }
+  if (a->config.clock) // some probe reads nsecs
+    a->clock = std::make_unique<ClockService>(
+      [a](CUcontext ctx, const ClockModel *model, const std::string &error, ClockProbe *probe) {
+        on_clock(*a, ctx, model, error, probe);
+      });
+  g_agent = a;
+  std::atexit(at_exit);
+  if (a->config.verbose)
+    std::fprintf(stderr, "gpubt: agent loaded, %zu gpu probes\n", a->config.probes.size());
+  return 1;
+}
+
+} // namespace
+} // namespace gpubt::agent
+
+// Called by the CUDA driver (CUDA_INJECTION64_PATH) during cuInit; 1 means loaded.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+  static std::once_flag once;
+  static int status = 1;
+  std::call_once(once, [] { status = gpubt::agent::start(); });
+  return status;
+}

@@ -1,0 +1,149 @@
+// One function per attach kind, picked from a table.
+#include "runtime/bpf/attach.h"
+#include "runtime/bpf/perf_events.h"
+#include "runtime/process/symbols.h"
+#include "runtime/bpf/tracefs.h"
+#include "runtime/bpf/uprobe_multi.h"
+#include <unistd.h>
+
+namespace gpubt::runtime {
+namespace {
+
+using Events = Attached;
+
+std::string errno_text(const std::string &msg) {
+  // ENOTSUPP (524) has no strerror text; the kernel uses it for instructions uprobes cannot
+  // single-step.
+  auto at = msg.find("Unknown error 524");
+  return at == std::string::npos ? msg
+                                 : msg.substr(0, at) + "instruction cannot be probed (ENOTSUPP)";
+}
+
+// Tries one link for targets [lo, hi); on failure splits the range to find the functions the
+// kernel refuses, which are skipped when the pattern was a wildcard.
+Status attach_multi_range(const std::vector<UprobeTarget> &t, size_t lo, size_t hi, bool ret,
+                          int prog_fd, int pid, bool wildcard, const std::string &probe_name,
+                          FunctionNames &names, Events &out) {
+  std::vector<uint64_t> offsets, cookies;
+  for (size_t i = lo; i < hi; ++i) {
+    offsets.push_back(t[i].offset);
+    uint64_t probe_index = names.probe_names->size();
+    names.probe_names->push_back(probe_name.substr(0, probe_name.rfind(':') + 1) + t[i].func);
+    cookies.push_back(abi::kFuncCookieTag | probe_index << 32 | names.funcs.size());
+    names.funcs.push_back(t[i].func);
+  }
+  auto link = attach_uprobe_multi(prog_fd, t[lo].path, offsets, ret, pid, cookies);
+  if (link) {
+    out.fds.push_back(std::move(*link));
+    out.count += hi - lo;
+    return Ok{};
+  }
+  if (hi - lo == 1) {
+    std::string why = t[lo].func + ": " + errno_text(link.error());
+    if (!wildcard)
+      return make_error("failed to attach " + probe_name + " (" + t[lo].path + ":" + why + ")");
+    out.skipped.push_back(why);
+    return Ok{};
+  }
+  size_t mid = lo + (hi - lo) / 2;
+  if (auto st = attach_multi_range(t, lo, mid, ret, prog_fd, pid, wildcard, probe_name, names, out);
+      !st)
+    return st;
+  return attach_multi_range(t, mid, hi, ret, prog_fd, pid, wildcard, probe_name, names, out);
+}
+
+Result<Events> attach_targets(const std::vector<UprobeTarget> &targets, bool ret, int prog_fd,
+                              int pid, const std::string &probe_name) {
+  Events out;
+  for (const auto &t : targets) {
+    auto ev = open_uprobe_event(t.path, t.offset, ret, pid);
+    if (!ev)
+      return make_error("failed to attach " + probe_name + " (" + t.path + ":" + t.func +
+                        "): " + errno_text(ev.error()));
+    if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
+      return make_error("failed to attach " + probe_name + ": " + st.error());
+    out.fds.push_back(std::move(*ev));
+    out.count++;
+  }
+  return out;
+}
+
+Result<Events> attach_uprobe(const abi::ProbeSpec &p, int prog_fd, int pid, FunctionNames &names) {
+  auto targets = resolve_uprobe_targets(p.target, p.func, pid);
+  if (!targets)
+    return make_error(targets.error());
+  bool ret = p.kind == abi::AttachKind::Uretprobe;
+  if (!uprobe_multi_supported())
+    return attach_targets(*targets, ret, prog_fd, pid, p.name);
+  Events out;
+  if (targets->empty())
+    return out;
+  if (auto st = attach_multi_range(*targets, 0, targets->size(), ret, prog_fd, pid,
+                                   has_wildcard(p.func), p.name, names, out);
+      !st)
+    return make_error(st.error());
+  return out;
+}
+
+// BEGIN/END attach to nothing: the session runs them once (triggers.h). They count as probes,
+// as in bpftrace's "Attaching N probes...".
+Result<Events> attach_trigger(const abi::ProbeSpec &, int, int, FunctionNames &) {
+  Events out;
+  out.count = 1;
+  return out;
+}
+
+Result<Events> attach_tracepoint(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
+  auto tps = match_tracepoints(p.target, p.func);
+  if (!tps)
+    return make_error(tps.error());
+  Events out;
+  for (const auto &tp : *tps) {
+    auto id = tracepoint_id(tp.category, tp.name);
+    if (!id)
+      return make_error(id.error());
+    auto ev = open_tracepoint_event(*id);
+    if (!ev)
+      return make_error("failed to attach " + p.name + ": " + ev.error());
+    if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
+      return make_error("failed to attach " + p.name + ": " + st.error());
+    out.fds.push_back(std::move(*ev));
+    out.count++;
+  }
+  return out;
+}
+
+Result<Events> attach_interval(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
+  auto ev = open_interval_event(p.interval_ns);
+  if (!ev)
+    return make_error("failed to attach " + p.name + ": " + ev.error());
+  if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
+    return make_error("failed to attach " + p.name + ": " + st.error());
+  Events out;
+  out.fds.push_back(std::move(*ev));
+  out.count = 1;
+  return out;
+}
+
+using AttachFn = Result<Events> (*)(const abi::ProbeSpec &, int, int, FunctionNames &);
+struct KindAttach {
+  abi::AttachKind kind;
+  AttachFn fn;
+};
+constexpr KindAttach attachers[] = {
+    {abi::AttachKind::Begin, attach_trigger},     {abi::AttachKind::End, attach_trigger},
+    {abi::AttachKind::Interval, attach_interval}, {abi::AttachKind::Uprobe, attach_uprobe},
+    {abi::AttachKind::Uretprobe, attach_uprobe},  {abi::AttachKind::Tracepoint, attach_tracepoint},
+};
+
+} // namespace
+
+Result<Attached> attach_probe(const abi::ProbeSpec &probe, int prog_fd, int pid,
+                              FunctionNames &names) {
+  for (const auto &a : attachers)
+    if (a.kind == probe.kind)
+      return a.fn(probe, prog_fd, pid, names);
+  return make_error("BUG: unknown attach kind for " + probe.name);
+}
+
+} // namespace gpubt::runtime

@@ -1,0 +1,24 @@
+// perf_event_open wrappers for the events BPF programs hang off: uprobes (through the uprobe
+// PMU, no tracefs needed), tracepoints and CPU-clock intervals.
+#pragma once
+#include "runtime/abi/result.h"
+#include "runtime/abi/unique_fd.h"
+#include <cstdint>
+#include <string>
+
+namespace gpubt::runtime {
+
+// A uprobe (or uretprobe) at file OFFSET of PATH; PID > 0 limits it to that process.
+Result<UniqueFd> open_uprobe_event(const std::string &path, uint64_t offset, bool retprobe,
+                                   int pid);
+
+// Tracepoint with perf id TP_ID, every process.
+Result<UniqueFd> open_tracepoint_event(int tp_id);
+
+// Fires every PERIOD_NS of CPU time on CPU 0 (bpftrace's interval).
+Result<UniqueFd> open_interval_event(uint64_t period_ns);
+
+// PERF_EVENT_IOC_SET_BPF then ENABLE.
+Status attach_bpf_to_event(int event_fd, int prog_fd);
+
+} // namespace gpubt::runtime

@@ -1,0 +1,433 @@
+// The run of one program: setup, attach, the ring buffer loop and the END/print phase.
+#include "runtime/bpf/session.h"
+#include "runtime/bpf/attach.h"
+#include "runtime/bpf/detach.h"
+#include "runtime/process/binary_paths.h"
+#include "runtime/bpf/exit_hold.h"
+#include "runtime/bpf/kernel_names.h"
+#include "runtime/bpf/loader.h"
+#include "runtime/bpf/map_ops.h"
+#include "runtime/process/symbolizer.h"
+#include "runtime/bpf/triggers.h"
+#include <cstdio>
+#include <bpf/libbpf.h>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <sys/epoll.h>
+
+namespace gpubt::runtime {
+namespace {
+
+volatile sig_atomic_t g_signalled = 0;
+void on_signal(int) { g_signalled = 1; }
+
+// Without SA_RESTART so epoll_wait returns at once with EINTR.
+struct SignalScope {
+  struct sigaction old_int {
+  }, old_term{};
+  SignalScope() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~SignalScope() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); // what bpf_ktime_get_ns counts
+  return uint64_t(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+bool has_user_addresses(const abi::ValueType &t) {
+  if (t.kind == abi::ValueType::KernelName || t.kind == abi::ValueType::UStack)
+    return true;
+  for (const auto &e : t.elems)
+    if (has_user_addresses(e))
+      return true;
+  return false;
+}
+
+bool prints_user_addresses(const abi::ProgramSpec &spec) {
+  for (const auto &m : spec.maps)
+    if (has_user_addresses(m.key) || has_user_addresses(m.value))
+      return true;
+  for (const auto &f : spec.formats)
+    for (const auto &a : f.args)
+      if (has_user_addresses(a.type))
+        return true;
+  return spec.kernel_names_map >= 0;
+}
+
+int ringbuf_callback(void *ctx, void *data, size_t size) {
+  return static_cast<Session *>(ctx)->handle_event_thunk(data, size);
+}
+
+} // namespace
+
+Session::Session(const abi::ProgramSpec &spec, SessionOptions options)
+    : spec_(spec), options_(std::move(options)) {
+  function_names_.probe_names = &spec_.probe_names;
+}
+
+Session::~Session() {
+  detach_all(events_);
+  // The process must not stay stopped at a library load (or at exit) once gpubt is gone (-p),
+  // nor ignore the SIGTERM that ends a -c child.
+  int pid = child_ && child_->exited() ? -1 : target_pid();
+  if (pid > 0 && (load_watch_ || !exit_hold_.empty())) {
+    bool loaded = load_watch_ && load_watch_->take_loads();
+    load_watch_.reset();
+    exit_hold_.clear();
+    if (wait_until_stopped(pid, loaded ? 100 : 0))
+      kill(pid, SIGCONT);
+  }
+  if (rb_)
+    ring_buffer__free(rb_);
+}
+
+Result<std::unique_ptr<Session>> Session::create(const abi::ProgramSpec &spec,
+                                                 SessionOptions options) {
+  std::unique_ptr<Session> s(new Session(spec, std::move(options)));
+  if (auto st = s->setup(); !st)
+    return make_error(st.error());
+  return s;
+}
+
+Status Session::setup() {
+  if (options_.pid > 0) {
+    auto fd = open_pidfd(options_.pid);
+    if (!fd)
+      return make_error(fd.error());
+    target_pidfd_ = std::move(*fd);
+  }
+  auto maps = create_maps(spec_);
+  if (!maps)
+    return make_error(maps.error());
+  maps_ = std::move(*maps);
+  if (!options_.command.empty()) {
+    // Maps the child's GPU agent reads: fds without close-on-exec while it is forked.
+    std::vector<UniqueFd> shared;
+    for (int index : options_.inherited_maps) {
+      shared.emplace_back(fcntl(maps_.at(index).get(), F_DUPFD, 3));
+      if (shared.back().get() < 0)
+        return make_error(std::string("cannot share map ") + spec_.maps[index].name +
+                          " with the traced program: " + strerror(errno));
+      inherited_fds_[index] = shared.back().get();
+    }
+    auto child = ChildProcess::spawn(options_.command);
+    if (!child)
+      return make_error(child.error());
+    child_ = std::move(*child);
+  }
+  if (spec_.globals_map >= 0) {
+    int pid = child_ ? child_->pid() : 0;
+    if (auto st = write_globals(maps_[spec_.globals_map].get(), spec_.maps[spec_.globals_map],
+                                monotonic_ns(), pid);
+        !st)
+      return st;
+  }
+  for (const auto &probe : spec_.probes) {
+    auto prog = load_program(probe, maps_);
+    if (!prog)
+      return make_error(prog.error());
+    progs_.push_back(std::move(*prog));
+  }
+  // kname() and ustack values are symbolized at the end, after a short-lived target exited: hold
+  // it at exit() until its mappings are saved (best effort: without it they print as addresses).
+  if (target_pid() > 0 && prints_user_addresses(spec_))
+    if (auto hold = hold_at_exit(target_pid()))
+      exit_hold_ = std::move(*hold);
+  if (spec_.ringbuf_map >= 0) {
+    rb_ = ring_buffer__new(maps_[spec_.ringbuf_map].get(), ringbuf_callback, this, nullptr);
+    if (!rb_)
+      return make_error(std::string("failed to open the ring buffer: ") + strerror(errno));
+  }
+  return Ok{};
+}
+
+int Session::target_pid() const {
+  if (child_)
+    return child_->pid();
+  return options_.pid > 0 ? options_.pid : -1;
+}
+
+Symbolizer Session::symbolizer() const {
+  auto process = with_kernel_names(make_process_symbolizer(target_pid()),
+                                   spec_.kernel_names_map >= 0 ? map_fd(spec_.kernel_names_map) : -1,
+                                   target_pid());
+  // By pointer: probes attached late (attach_loaded) add names while printers hold this.
+  return [process, names = &function_names_.funcs](uint64_t value) {
+    if (!(value & abi::kFuncCookieTag))
+      return process(value);
+    uint64_t index = value & abi::kCookieFuncMask;
+    return index < names->size() ? (*names)[index] : process(value);
+  };
+}
+
+Result<int> Session::attach() {
+  int attached = 0;
+  for (size_t i = 0; i < spec_.probes.size(); ++i) {
+    abi::ProbeSpec probe = spec_.probes[i];
+    // cudart/cuda/hip: the library the traced program really uses (-c: before its exec).
+    bool from_system = false;
+    auto lib = child_ ? resolve_gpu_library(probe.target, -1, child_->path(), &from_system)
+                      : resolve_gpu_library(probe.target, options_.pid, "", &from_system);
+    // Neither linked nor mapped yet: wait for the copy the program loads (PyTorch's own).
+    if (lib && (!*lib || from_system) && defer_until_loaded(i)) {
+      attached += probe.hidden ? 0 : 1;
+      continue;
+    }
+    // libcuda.so.1 comes with the driver: the system's is the one any program loads.
+    if (lib && *lib && from_system && target_pid() > 0 && !probe.hidden &&
+        probe.target != "cuda" && warned_aliases_.insert(probe.target).second)
+      skipped_.push_back(probe.name + ": the traced program neither links nor maps " +
+                         probe.target + "; probing " + **lib +
+                         " (a program that loads its own copy later, e.g. PyTorch, needs -p "
+                         "once loaded, or that library's path)");
+    if (lib && !*lib && !probe.hidden)
+      return make_error(probe.name + ": " + lib->error());
+    if (lib && *lib)
+      probe.target = **lib;
+    auto evs = lib && !*lib ? Result<Attached>(make_error(lib->error()))
+                            : attach_probe(probe, progs_[i].get(), target_pid(), function_names_);
+    if (probe.hidden) { // codegen's helpers: best effort, never counted or reported
+      if (evs)
+        for (auto &e : evs->fds)
+          events_.push_back(std::move(e));
+      continue;
+    }
+    if (!evs)
+      return make_error(evs.error());
+    if (evs->count == 0 && evs->skipped.empty())
+      unmatched_.push_back(probe.name);
+    for (auto &why : evs->skipped)
+      skipped_.push_back(probe.name + ": " + why);
+    attached += evs->count;
+    for (auto &e : evs->fds)
+      events_.push_back(std::move(e));
+  }
+  return attached;
+}
+
+bool Session::defer_until_loaded(size_t probe_index) {
+  if (target_pid() <= 0 || load_watch_failed_)
+    return false;
+  if (!load_watch_) {
+    auto watch = LoadWatch::start(target_pid(), child_ ? child_->path() : "");
+    load_watch_failed_ = !watch;
+    if (!watch)
+      return false; // attach() falls back to the system's copy, with a warning
+    load_watch_ = std::move(*watch);
+  }
+  const auto &probe = spec_.probes[probe_index];
+  pending_.push_back(probe_index);
+  if (!probe.hidden) {
+    never_loaded_.insert(probe.target);
+    pending_lines_.push_back(probe.name + " when the traced program loads " +
+                             gpu_library_prefix(probe.target) + "*");
+  }
+  return true;
+}
+
+void Session::attach_loaded() {
+  std::vector<size_t> still_pending;
+  for (size_t i : pending_) {
+    abi::ProbeSpec probe = spec_.probes[i];
+    auto files = mapped_files_with_prefix(target_pid(), gpu_library_prefix(probe.target));
+    if (files.empty())
+      still_pending.push_back(i);
+    else
+      never_loaded_.erase(probe.target);
+    for (const auto &file : files) {
+      probe.target = file;
+      auto evs = attach_probe(probe, progs_[i].get(), target_pid(), function_names_);
+      if (evs)
+        for (auto &e : evs->fds)
+          events_.push_back(std::move(e));
+      if (probe.hidden)
+        continue;
+      if (!evs) {
+        late_warnings_.push_back(evs.error());
+        continue;
+      }
+      if (evs->count == 0 && evs->skipped.empty())
+        late_warnings_.push_back(probe.name + ": no function matches '" + probe.func + "' in " +
+                                 file);
+      for (auto &why : evs->skipped)
+        late_warnings_.push_back(probe.name + ": " + why);
+      if (options_.verbose && evs->count > 0)
+        std::fprintf(stderr, "Attaching %s:%s:%s\n",
+                     probe.name.substr(0, probe.name.find(':')).c_str(), file.c_str(),
+                     probe.func.c_str());
+    }
+  }
+  pending_ = std::move(still_pending);
+  if (pending_.empty())
+    load_watch_.reset(); // while the process is stopped: no load can race the detach
+}
+
+void Session::continue_after_load(bool loaded) {
+  // With the exit hold on, a stop may be either: a load stop seen first is handled here, and
+  // release_held() lets the process go.
+  if (!loaded && exit_hold_.empty())
+    return;
+  if (!wait_until_stopped(target_pid(), loaded ? 100 : 0))
+    return;
+  attach_loaded();
+  if (exit_hold_.empty())
+    kill(target_pid(), SIGCONT);
+}
+
+std::vector<std::string> Session::load_warnings() const {
+  auto out = late_warnings_;
+  for (const auto &alias : never_loaded_)
+    out.push_back(alias + ": the traced program never loaded " + gpu_library_prefix(alias) +
+                  "; probes on it did not fire");
+  return out;
+}
+
+void Session::run_triggers(abi::AttachKind kind) {
+  for (size_t i = 0; i < spec_.probes.size(); ++i)
+    if (spec_.probes[i].kind == kind)
+      if (auto st = run_once(progs_[i].get()); !st)
+        std::fprintf(stderr, "ERROR: %s: %s\n", spec_.probes[i].name.c_str(), st.error().c_str());
+}
+
+void Session::run_begin() { run_triggers(abi::AttachKind::Begin); }
+
+int Session::handle_event_thunk(const void *data, size_t size) {
+  if (size < sizeof(abi::EventHeader) || !handler_)
+    return 0;
+  abi::EventHeader h;
+  memcpy(&h, data, sizeof(h));
+  auto *payload = static_cast<const uint8_t *>(data) + sizeof(h);
+  size_t psize = size - sizeof(h);
+  switch (static_cast<abi::EventKind>(h.kind)) {
+  case abi::EventKind::Printf:
+    handler_->on_printf(h.index, payload, psize);
+    break;
+  case abi::EventKind::PrintValue:
+    handler_->on_print_value(h.index, payload, psize);
+    break;
+  case abi::EventKind::PrintMap:
+    handler_->on_print_map(h.index);
+    break;
+  case abi::EventKind::ClearMap:
+    clear_map(h.index);
+    handler_->on_clear(h.index);
+    break;
+  case abi::EventKind::ZeroMap:
+    zero_map(h.index);
+    handler_->on_zero(h.index);
+    break;
+  case abi::EventKind::Time:
+    handler_->on_time(h.index);
+    break;
+  case abi::EventKind::Exit:
+    exit_requested_ = true;
+    handler_->on_exit();
+    return -1; // events after exit() are dropped
+  }
+  return 0;
+}
+
+void Session::consume(EventHandler &handler) {
+  if (!rb_ || exit_requested_)
+    return;
+  handler_ = &handler;
+  ring_buffer__consume(rb_);
+  handler_ = nullptr;
+}
+
+StopReason Session::run(EventHandler &handler) {
+  SignalScope signals;
+  g_signalled = 0;
+  if (child_)
+    (void)child_->start();
+
+  UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
+  auto watch = [&](int fd) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev);
+  };
+  if (rb_)
+    watch(ring_buffer__epoll_fd(rb_));
+  int exit_fd = child_ ? child_->pidfd() : target_pidfd_.get();
+  if (exit_fd >= 0)
+    watch(exit_fd);
+  if (load_watch_)
+    watch(load_watch_->epoll_fd());
+
+  while (true) {
+    consume(handler);
+    if (exit_requested_)
+      return StopReason::Exit;
+    if (g_signalled)
+      return StopReason::Signal;
+    if (child_ && child_->execed())
+      snapshot_process_maps(child_->pid()); // keep its mappings for symbolizing after exit
+    epoll_event evs[4];
+    int n = epoll_wait(ep.get(), evs, 4, 200);
+    if (load_watch_)
+      continue_after_load(load_watch_->take_loads());
+    if (!exit_hold_.empty())
+      release_held(target_pid());
+    for (int i = 0; i < n; ++i) {
+      if (evs[i].data.fd == exit_fd) {
+        consume(handler); // drain what the process produced before it exited
+        if (child_)
+          child_->exited();
+        return exit_requested_ ? StopReason::Exit : StopReason::ChildExited;
+      }
+    }
+  }
+}
+
+void Session::run_end(EventHandler &handler) {
+  // Events queued after exit() are dropped (no handler set), END's own events are delivered.
+  if (rb_ && exit_requested_)
+    ring_buffer__consume(rb_);
+  exit_requested_ = false;
+  run_triggers(abi::AttachKind::End);
+  consume(handler);
+}
+
+uint64_t Session::lost_events() const {
+  if (spec_.globals_map < 0)
+    return 0;
+  MapData globals = read_map(spec_.globals_map);
+  uint64_t lost = 0;
+  for (const auto &entry : globals)
+    for (const auto &words : entry.values)
+      if (words.size() >= 8 * (abi::GlobalLostEvents + 1)) {
+        uint64_t n;
+        std::memcpy(&n, words.data() + 8 * abi::GlobalLostEvents, 8);
+        lost += n;
+      }
+  return lost;
+}
+
+MapData Session::read_map(int map_index) const {
+  return runtime::read_map(maps_.at(map_index).get(), spec_.maps.at(map_index));
+}
+
+void Session::clear_map(int map_index) {
+  runtime::clear_map(maps_.at(map_index).get(), spec_.maps.at(map_index));
+}
+
+void Session::zero_map(int map_index) {
+  runtime::zero_map(maps_.at(map_index).get(), spec_.maps.at(map_index));
+}
+
+} // namespace gpubt::runtime

@@ -1,0 +1,119 @@
+// One tracing run: maps and programs in the kernel, probes attached, the event loop, END, and
+// map snapshots for the printers. The driver calls, in order:
+//   create -> attach -> run_begin -> run -> run_end -> read_map (printing)
+#pragma once
+#include "runtime/abi/program_spec.h"
+#include "runtime/abi/result.h"
+#include "runtime/bpf/attach.h"
+#include "runtime/process/child_process.h"
+#include "runtime/bpf/dlopen_watch.h"
+#include "runtime/abi/map_data.h"
+#include "runtime/abi/unique_fd.h"
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+struct ring_buffer;
+
+namespace gpubt::runtime {
+
+struct SessionOptions {
+  int pid = -1;        // -p PID: uprobes filtered to it; the session ends when it exits
+  std::string command; // -c CMD: spawned held back, started by run(); its exit ends the session
+  bool verbose = false; // -v: probes attached late (see attach()) say so on stderr
+  // Maps (indexes into spec.maps) the -c child inherits an fd of: the GPU agent in it reads
+  // them. The fds are made before the child is forked; inherited_fds() says their numbers.
+  std::vector<int> inherited_maps;
+};
+
+// What the event loop hands out. Payloads point into the ring buffer: copy to keep them.
+class EventHandler {
+public:
+  virtual ~EventHandler() = default;
+  virtual void on_printf(uint32_t format_index, const uint8_t *payload, size_t size) = 0;
+  virtual void on_print_value(uint32_t format_index, const uint8_t *payload, size_t size) {}
+  virtual void on_print_map(uint32_t map_index) = 0;
+  virtual void on_time(uint32_t time_format_index) {}
+  virtual void on_clear(uint32_t map_index) {} // the session has already cleared the map
+  virtual void on_zero(uint32_t map_index) {}  // the session has already zeroed the map
+  virtual void on_exit() {}
+};
+
+enum class StopReason { Exit, Signal, ChildExited };
+
+class Session {
+public:
+  // Creates maps, spawns the -c child (held back), writes the globals, loads every program.
+  static Result<std::unique_ptr<Session>> create(const abi::ProgramSpec &spec,
+                                                 SessionOptions options);
+  ~Session();
+
+  // Attaches every probe (BEGIN/END attach to nothing: run_begin/run_end run them once, see
+  // triggers.h, but they count). Returns how many events were attached, wildcards expanded, which
+  // is the N of bpftrace's "Attaching N probes...". A uprobe pattern that matches nothing is
+  // skipped, as bpftrace does, with a line in unmatched().
+  // With -c/-p, a probe on cudart/cuda/hip that the program neither links nor maps yet is
+  // pending: it is attached when the program loads a matching library (dlopen_watch.h), before
+  // that library's constructors run. N counts each pending probe once, as written (a wildcard is
+  // expanded only then); pending() lists them and load_warnings() says, at the end, which never
+  // fired because the library never came.
+  Result<int> attach();
+  const std::vector<std::string> &pending() const { return pending_lines_; }
+  std::vector<std::string> load_warnings() const;
+  const std::vector<std::string> &unmatched() const { return unmatched_; }
+  // Wildcard matches the kernel refused to probe, "PROBE: func: reason" (warnings).
+  const std::vector<std::string> &skipped() const { return skipped_; }
+
+  void run_begin();                      // fires BEGIN
+  StopReason run(EventHandler &handler); // starts the child, then the event loop
+  void run_end(EventHandler &handler);   // fires END and delivers its events
+
+  MapData read_map(int map_index) const;
+  uint64_t lost_events() const; // events dropped because the ring buffer was full
+  void clear_map(int map_index);
+  void zero_map(int map_index);
+  int map_fd(int map_index) const { return maps_.at(map_index).get(); }
+  // SessionOptions::inherited_maps -> the fd number each has in the child.
+  const std::map<int, int> &inherited_fds() const { return inherited_fds_; }
+
+  int child_pid() const { return child_ ? child_->pid() : -1; }
+  int target_pid() const;        // -p or -c pid, else -1
+  Symbolizer symbolizer() const; // for UserSym/func values of the target process
+  const abi::ProgramSpec &spec() const { return spec_; }
+
+  int handle_event_thunk(const void *data, size_t size); // the ring buffer callback; internal
+
+private:
+  Session(const abi::ProgramSpec &spec, SessionOptions options);
+  Status setup();
+  void consume(EventHandler &handler);
+  void run_triggers(abi::AttachKind kind); // BEGIN or END programs, once each
+  bool defer_until_loaded(size_t probe_index); // pending_ (starts the load watch)
+  void attach_loaded();                        // the process is stopped at a library load
+  void continue_after_load(bool loaded);       // attach_loaded() if stopped there, then SIGCONT
+
+  abi::ProgramSpec spec_;
+  SessionOptions options_;
+  std::unique_ptr<ChildProcess> child_;
+  UniqueFd target_pidfd_; // -p
+  std::vector<UniqueFd> maps_;
+  std::map<int, int> inherited_fds_; // map index -> its fd number in the child
+  std::vector<UniqueFd> progs_; // one per spec probe
+  std::vector<UniqueFd> events_;
+  std::vector<std::string> unmatched_, skipped_;
+  FunctionNames function_names_; // attach cookies index this (func)
+  ring_buffer *rb_ = nullptr;
+  EventHandler *handler_ = nullptr;
+  bool exit_requested_ = false;
+  std::vector<UniqueFd> exit_hold_; // kname(): the -c child stops at exit() (exit_hold.h)
+  std::set<std::string> warned_aliases_; // cudart/cuda/hip resolved from the system only
+  std::vector<size_t> pending_;          // spec probes waiting for their library (attach())
+  std::vector<std::string> pending_lines_, late_warnings_;
+  std::set<std::string> never_loaded_; // aliases that had pending probes, until one loads
+  std::unique_ptr<LoadWatch> load_watch_;
+  bool load_watch_failed_ = false;
+};
+
+} // namespace gpubt::runtime

@@ -1,0 +1,221 @@
+// The files and environment of a gpu run (see gpu_inject.h). ptxas and nvidia-smi run as
+// child processes with their output captured in the run's folder.
+#include "runtime/gpu/gpu_inject.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fstream>
+#include <limits.h>
+#include <sstream>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/abi/agent_protocol.h"
+#include "runtime/process/binary_paths.h"
+#include "runtime/gpu/gpu_dispatch.h"
+#include "runtime/ptx/ptx_scan.h"
+
+namespace gpubt::runtime {
+namespace {
+
+bool is_file(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string self_dir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0)
+    return ".";
+  std::string p(buf, n);
+  return p.substr(0, p.rfind('/'));
+}
+
+std::string read_file(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs ARGV with stdout+stderr into OUT_PATH; returns the exit status (-1: could not run).
+int run_tool(const std::vector<std::string> &argv, const std::string &out_path) {
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    FILE *f = std::freopen(out_path.c_str(), "w", stdout);
+    if (f)
+      dup2(fileno(stdout), 2);
+    std::vector<char *> args;
+    for (const auto &a : argv)
+      args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Result<std::string> find_agent() {
+  if (const char *p = std::getenv("GPUBT_AGENT_PATH"))
+    return is_file(p) ? Result<std::string>(p)
+                      : make_error(std::string("GPUBT_AGENT_PATH: no file ") + p);
+  std::string dir = self_dir();
+  for (const char *rel : {"/libgpubt_agent.so", "/../lib/gpubt/libgpubt_agent.so",
+                          "/runtime/agent/libgpubt_agent.so"})
+    if (is_file(dir + rel))
+      return dir + rel;
+  return make_error("gpu probes need libgpubt_agent.so (built where the CUDA Compute Sanitizer "
+                    "SDK is installed): put it next to gpubt or set GPUBT_AGENT_PATH");
+}
+
+std::string find_ptxas() {
+  if (const char *p = std::getenv("GPUBT_PTXAS"))
+    return p;
+  if (auto p = find_in_path("ptxas"))
+    return *p;
+  return "/usr/local/cuda/bin/ptxas";
+}
+
+// "sm_90" for each distinct GPU architecture of this machine.
+std::vector<std::string> gpu_archs(const abi::ProgramSpec &spec, const std::string &dir) {
+  std::vector<std::string> archs;
+  auto add = [&](std::string a) {
+    if (!a.empty() && std::find(archs.begin(), archs.end(), a) == archs.end())
+      archs.push_back(std::move(a));
+  };
+  if (const char *env = std::getenv("GPUBT_GPU_ARCH")) {
+    std::stringstream s(env);
+    for (std::string a; std::getline(s, a, ',');)
+      add(a);
+    return archs;
+  }
+  std::string out = dir + "/nvidia-smi.txt";
+  if (run_tool({"nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"}, out) == 0) {
+    std::stringstream s(read_file(out));
+    for (std::string line; std::getline(s, line);) {
+      std::string digits;
+      for (char c : line)
+        if (isdigit(static_cast<unsigned char>(c)))
+          digits += c;
+      if (!digits.empty())
+        add("sm_" + digits);
+    }
+  }
+  if (archs.empty())
+    add(spec.device.arch.empty() ? "sm_90" : spec.device.arch);
+  return archs;
+}
+
+// The PTX names the SM codegen assumed (".target sm_90"); each GPU gets it for its own SM, and
+// ptxas says so if a probe uses an instruction that SM lacks.
+std::string retarget_ptx(const std::string &ptx, const std::string &arch) {
+  size_t at = ptx.find(".target ");
+  if (at == std::string::npos)
+    return ptx;
+  size_t begin = at + 8, end = ptx.find_first_of(",\n", begin);
+  return ptx.substr(0, begin) + arch + ptx.substr(end == std::string::npos ? ptx.size() : end);
+}
+
+} // namespace
+
+GpuRun::GpuRun(GpuRun &&o) noexcept
+    : dir(std::move(o.dir)), config_path(std::move(o.config_path)),
+      results_path(std::move(o.results_path)), env(std::move(o.env)), events(std::move(o.events)),
+      child_events(std::move(o.child_events)), config(std::move(o.config)) {
+  o.dir.clear();
+}
+
+GpuRun::~GpuRun() {
+  if (dir.empty() || std::getenv("GPUBT_KEEP_TEMP"))
+    return;
+  if (auto *d = opendir(dir.c_str())) {
+    while (auto *e = readdir(d))
+      if (e->d_name[0] != '.')
+        unlink((dir + "/" + e->d_name).c_str());
+    closedir(d);
+  }
+  rmdir(dir.c_str());
+}
+
+Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
+                               bool verbose) {
+  auto agent = find_agent();
+  if (!agent)
+    return make_error(agent.error());
+  char tmpl[] = "/tmp/gpubt-gpu-XXXXXX";
+  if (!mkdtemp(tmpl))
+    return make_error(std::string("cannot create a temporary folder: ") + strerror(errno));
+  GpuRun run;
+  run.dir = tmpl;
+  run.config_path = run.dir + "/agent.cfg";
+  run.results_path = run.dir + "/results.bin";
+  abi::AgentConfig config;
+  config.probes = spec.device.probes;
+  std::string probes_ptx = add_dispatchers(spec.device.ptx, config.probes);
+  std::string ptxas = find_ptxas();
+  for (const auto &arch : gpu_archs(spec, run.dir)) {
+    std::string ptx = run.dir + "/probes." + arch + ".ptx";
+    std::ofstream(ptx) << retarget_ptx(probes_ptx, arch);
+    std::string cubin = run.dir + "/probes." + arch + ".cubin", log = run.dir + "/" + arch + ".log";
+    int st = run_tool({ptxas, "-arch=" + arch, "--compile-as-tools-patch", ptx, "-o", cubin}, log);
+    if (st != 0)
+      return make_error("assembling the gpu probes for " + arch + " with " + ptxas + " failed" +
+                        (st == 127 ? " (not found: set GPUBT_PTXAS)" : "") + ":\n" +
+                        read_file(log));
+    config.cubins.push_back({arch, cubin, ptx});
+  }
+  config.maps = spec.device.maps;
+  config.ring_capacity = spec.device.ring_capacity;
+  config.results_path = run.results_path;
+  config.verbose = verbose;
+  config.backend = backend;
+  config.host_maps = abi::host_maps_of(spec);
+  config.launch_state = spec.device.launch_state;
+  // Without nsecs the clock's measuring kernel (every 100 ms, then every second) is not run.
+  config.clock = ptx::has_token(spec.device.ptx, "%globaltimer");
+  if (!spec.formats.empty()) { // printf somewhere: stream the device's records as they come
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
+      run.events = UniqueFd(sv[0]);
+      run.child_events = UniqueFd(sv[1]);
+      fcntl(sv[1], F_SETFD, 0); // the child inherits this end
+      config.events_fd = sv[1];
+    }
+  }
+  std::ofstream(run.config_path) << abi::write_agent_config(config);
+  run.config = std::move(config);
+  run.env = {{"CUDA_INJECTION64_PATH", *agent}, {"GPUBT_AGENT_CONFIG", run.config_path}};
+  return run;
+}
+
+Status GpuRun::set_host_map_fds(const abi::ProgramSpec &spec, const std::map<int, int> &fds) {
+  for (auto &h : config.host_maps) {
+    auto fd = fds.find(spec.device.maps.at(h.device_map).map_index);
+    h.fd = fd == fds.end() ? -1 : fd->second;
+  }
+  std::ofstream out(config_path, std::ios::trunc);
+  out << abi::write_agent_config(config);
+  out.close();
+  if (!out)
+    return make_error("cannot write the GPU agent's config " + config_path);
+  return Ok{};
+}
+
+void export_gpu_env(const GpuRun &run) {
+  for (const auto &[k, v] : run.env)
+    setenv(k.c_str(), v.c_str(), 1);
+}
+
+} // namespace gpubt::runtime

@@ -1,0 +1,57 @@
+// gpu probes in a -c run, host side: the probe PTX assembled for this machine's GPUs, the agent
+// config, and the environment that loads libgpubt_agent.so into the child (CUDA_INJECTION64_PATH);
+// after the child exits, what the agent wrote: device maps as MapData, printf records, warnings.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/abi/agent_protocol.h"
+#include "runtime/abi/program_spec.h"
+#include "runtime/abi/result.h"
+#include "runtime/abi/map_data.h"
+#include "runtime/abi/unique_fd.h"
+
+namespace gpubt::runtime {
+
+struct GpuRun {
+  std::string dir; // private temporary folder: PTX, cubins, config, results
+  std::string config_path, results_path;
+  std::vector<std::pair<std::string, std::string>> env; // for the child
+  // When the probes printf: the agent sends records here after each traced launch. The child's
+  // end stays open (and inheritable) until close_child_end(), called once the child is forked.
+  UniqueFd events, child_events;
+  void close_child_end() { child_events.reset(); }
+  abi::AgentConfig config; // as written to config_path
+  // The fds the child has of the BPF maps behind from_host device maps (spec map index -> fd),
+  // once the session made them: the config is written again, before the child starts.
+  Status set_host_map_fds(const abi::ProgramSpec &spec, const std::map<int, int> &fds);
+  GpuRun() = default;
+  GpuRun(GpuRun &&other) noexcept;
+  GpuRun &operator=(GpuRun &&) = delete;
+  ~GpuRun(); // removes dir (kept when GPUBT_KEEP_TEMP is set)
+};
+
+// Finds the agent (GPUBT_AGENT_PATH, else next to gpubt), the GPUs' architectures
+// (GPUBT_GPU_ARCH="sm_90,...", else nvidia-smi, else spec.device.arch) and ptxas (GPUBT_PTXAS,
+// $PATH, /usr/local/cuda/bin), assembles spec.device.ptx with --compile-as-tools-patch for each
+// and writes the agent config. Errors are for the user (no agent, ptxas failed).
+Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
+                               bool verbose);
+
+// Sets run.env in this process, so that a child forked afterwards inherits it.
+void export_gpu_env(const GpuRun &run);
+
+struct GpuOutcome {
+  std::vector<MapData> maps;         // indexed like spec.maps; device maps merged over contexts
+  std::vector<uint8_t> ring_records; // printf records (device_abi.h gpubt_ring_record), in order
+  uint64_t ring_drops = 0;
+  std::vector<std::string> warnings; // dropped map updates, the agent's messages
+};
+
+// Reads what the agent wrote. Error: no results (the child died before exit handlers ran, or
+// the agent never loaded: no CUDA context was created).
+Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRun &run);
+
+} // namespace gpubt::runtime
