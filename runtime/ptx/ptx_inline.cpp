@@ -3,8 +3,8 @@
 // moves from the arguments, the return value's store goes, and `ret` becomes a branch to the end.
 #include "runtime/ptx/ptx_inline.h"
 
+#include <cctype>
 #include <map>
-#include <regex>
 
 #include "runtime/ptx/ptx_scan.h"
 
@@ -20,32 +20,110 @@ void replace_all(std::string &s, const std::string &from, const std::string &to)
     s.replace(at, from.size(), to);
 }
 
+// No std::regex here: this runs inside the traced program, and the agent's statically linked
+// libstdc++ regex crashed there (SIGSEGV compiling a `\w` class in PyTorch and JAX processes on
+// the H100; the program's own libstdc++ had interposed part of it).
+bool ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+}
+bool ident_char(char c) { return ident_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
+
+// The end of the identifier (or run of identifier characters) starting at AT.
+size_t run_end(std::string_view s, size_t at) {
+  while (at < s.size() && ident_char(s[at]))
+    ++at;
+  return at;
+}
+
+size_t skip_space(std::string_view s, size_t at) {
+  while (at < s.size() && std::isspace(static_cast<unsigned char>(s[at])))
+    ++at;
+  return at;
+}
+
+// Each `%name` or `%name<N>` of a `.reg` statement, with N (0 when absent).
+std::vector<std::pair<std::string, int>> declared_registers(std::string_view text) {
+  std::vector<std::pair<std::string, int>> out;
+  for (size_t at = text.find('%'); at != std::string_view::npos; at = text.find('%', at)) {
+    size_t end = at + 1 < text.size() && ident_start(text[at + 1]) ? run_end(text, at + 1) : at + 1;
+    if (end == at + 1) {
+      at = end;
+      continue;
+    }
+    int count = 0;
+    size_t next = end;
+    if (end < text.size() && text[end] == '<') {
+      size_t digits = end + 1;
+      while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
+        ++digits;
+      if (digits > end + 1 && digits < text.size() && text[digits] == '>') {
+        count = std::stoi(std::string(text.substr(end + 1, digits - end - 1)));
+        next = digits + 1;
+      }
+    }
+    out.emplace_back(std::string(text.substr(at, end - at)), count);
+    at = next;
+  }
+  return out;
+}
+
+// The name a `.local`/`.shared` statement declares: its first identifier followed by `[`, `;`
+// or `=` (`.local .align 8 .b8 __local_depot0[16];`); "" when none is.
+std::string declared_variable(std::string_view text) {
+  for (size_t at = 0; at < text.size();) {
+    if (!ident_char(text[at])) {
+      ++at;
+      continue;
+    }
+    size_t end = run_end(text, at);
+    size_t after = skip_space(text, end);
+    if (ident_start(text[at]) && after < text.size() &&
+        (text[after] == '[' || text[after] == ';' || text[after] == '='))
+      return std::string(text.substr(at, end - at));
+    at = end;
+  }
+  return "";
+}
+
+// Each `.param .TYPE NAME` of a function's head, with NAME's offset.
+std::vector<std::pair<size_t, std::string>> declared_params(std::string_view head) {
+  std::vector<std::pair<size_t, std::string>> out;
+  for (size_t at = head.find(".param"); at != std::string_view::npos;
+       at = head.find(".param", at + 1)) {
+    size_t type = skip_space(head, at + 6);
+    if (type == at + 6 || type >= head.size() || head[type] != '.')
+      continue;
+    size_t type_end = run_end(head, type + 1);
+    size_t name = skip_space(head, type_end);
+    if (type_end == type + 1 || name == type_end || name >= head.size() || !ident_start(head[name]))
+      continue;
+    out.emplace_back(name, std::string(head.substr(name, run_end(head, name) - name)));
+  }
+  return out;
+}
+
 // Renames for what a body declares: `.reg .b64 %rd<40>` (and %rd0..%rd39), `.reg .b64 %SP`,
 // `.local .b8 depot[16]`, and labels.
 std::map<std::string, std::string> declared_names(std::string_view body,
                                                   const std::vector<Statement> &stmts) {
-  static const std::regex reg(R"((%[A-Za-z_$][\w$]*)(?:<(\d+)>)?)");
-  static const std::regex local(R"(([A-Za-z_$][\w$]*)\s*(?:\[|;|=))");
   std::map<std::string, std::string> out;
   auto add = [&](const std::string &name) {
     bool sigil = name[0] == '%' || name[0] == '$';
     out[name] = (sigil ? name.substr(0, 1) : "") + kSite + (sigil ? name.substr(1) : name);
   };
   for (const Statement &s : stmts) {
-    std::string text(body.substr(s.begin, s.end - s.begin));
+    std::string_view text = body.substr(s.begin, s.end - s.begin);
     if (s.is_label) {
-      add(text.substr(0, text.find(':')));
+      add(std::string(text.substr(0, text.find(':'))));
     } else if (s.opcode == ".reg") {
-      for (std::sregex_iterator it(text.begin(), text.end(), reg), end; it != end; ++it) {
-        add((*it)[1]);
-        if ((*it)[2].matched)
-          for (int i = 0, n = std::stoi((*it)[2]); i < n; ++i)
-            add((*it)[1].str() + std::to_string(i));
+      for (const auto &[name, count] : declared_registers(text)) {
+        add(name);
+        for (int i = 0; i < count; ++i)
+          add(name + std::to_string(i));
       }
     } else if (s.opcode == ".local" || s.opcode == ".shared") {
-      std::smatch m;
-      if (std::regex_search(text, m, local))
-        add(m[1]);
+      if (std::string name = declared_variable(text); !name.empty())
+        add(name);
     }
   }
   return out;
@@ -59,11 +137,10 @@ Result<InlineFunction> prepare_inline(std::string_view function) {
     return make_error("not one function with a body");
   const TopItem &fn = (*items)[0];
   InlineFunction f;
-  static const std::regex param(R"(\.param\s+\.\w+\s+([A-Za-z_$][\w$]*))");
-  std::string head(function.substr(fn.begin, fn.body_open - fn.begin));
+  std::string_view head = function.substr(fn.begin, fn.body_open - fn.begin);
   size_t name_at = head.find(fn.name);
-  for (std::sregex_iterator it(head.begin(), head.end(), param), end; it != end; ++it)
-    (size_t(it->position()) < name_at ? f.retval : f.params.emplace_back()) = (*it)[1];
+  for (auto &[at, name] : declared_params(head))
+    (at < name_at ? f.retval : f.params.emplace_back()) = name;
 
   auto stmts = scan_body(function, fn.body_open, fn.body_close);
   if (!stmts)
@@ -85,9 +162,8 @@ Result<InlineFunction> prepare_inline(std::string_view function) {
         if (has_token(text, f.params[k])) {
           size_t dst = text.find_first_not_of(" \t", text.find(s.opcode) + s.opcode.size());
           size_t comma = text.find(',', dst);
-          rewrite(s, s.predicate + (s.predicate.empty() ? "" : " ") + "mov" +
-                         s.opcode.substr(8) + " " +
-                         rename_tokens(text.substr(dst, comma - dst), renames) + ", " + kArg +
+          rewrite(s, s.predicate + (s.predicate.empty() ? "" : " ") + "mov" + s.opcode.substr(8) +
+                         " " + rename_tokens(text.substr(dst, comma - dst), renames) + ", " + kArg +
                          std::to_string(k) + ";");
         }
     } else if (s.opcode.rfind("st.param.", 0) == 0 && !f.retval.empty() &&
