@@ -1,0 +1,23 @@
+// gpubt's exit statuses, one place for all of them (README.md "Exit status" says the same).
+// A wrapper script can tell "my program failed" from "the trace failed" from "no gpu probe ran".
+#pragma once
+
+namespace gpubt::driver {
+
+enum ExitCode : int {
+  ExitOk = 0,
+  // An error in the script or the options (parse, type and compile errors, a probe naming a
+  // function that does not exist, nothing to attach): bpftrace's 1.
+  ExitUserError = 1,
+  // The trace could not be set up or run: maps or programs the kernel refused, a probe that
+  // would not attach, a -p process that does not exist.
+  ExitTraceFailed = 2,
+  // The -c program failed: it could not be executed, exited non-zero or was killed by a
+  // signal (bpftrace exits 0 then). Wins over ExitGpuProbesDidNotRun: a crash explains that.
+  ExitChildFailed = 3,
+  // gpu probes were asked for and none ran: no agent or ptxas, the agent wrote no results, or
+  // no kernel launch matched any of them.
+  ExitGpuProbesDidNotRun = 4,
+};
+
+} // namespace gpubt::driver
