@@ -7,10 +7,10 @@
 #include <ctime>
 #include <optional>
 
-#include "runtime/bpf/session.h"
 #include "runtime/output/format_printf.h"
 #include "runtime/output/output_events.h"
 #include "runtime/output/print_map.h"
+#include "runtime/bpf/session.h"
 
 namespace gpubt::driver {
 namespace {

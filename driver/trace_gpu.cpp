@@ -10,11 +10,11 @@
 #include "driver/exit_codes.h"
 #include "driver/exit_report.h"
 #include "runtime/abi/device_abi.h"
+#include "runtime/process/child_process.h"
 #include "runtime/gpu/device_maps.h"
 #include "runtime/output/format_printf.h"
 #include "runtime/output/output_events.h"
 #include "runtime/output/print_map.h"
-#include "runtime/process/child_process.h"
 
 namespace gpubt::driver {
 namespace {

@@ -2,13 +2,13 @@
 // map snapshots for the printers. The driver calls, in order:
 //   create -> attach -> run_begin -> run -> run_end -> read_map (printing)
 #pragma once
-#include "runtime/abi/map_data.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
-#include "runtime/abi/unique_fd.h"
 #include "runtime/bpf/attach.h"
-#include "runtime/bpf/dlopen_watch.h"
 #include "runtime/process/child_process.h"
+#include "runtime/bpf/dlopen_watch.h"
+#include "runtime/abi/map_data.h"
+#include "runtime/abi/unique_fd.h"
 #include <map>
 #include <memory>
 #include <set>
@@ -20,8 +20,8 @@ struct ring_buffer;
 namespace gpubt::runtime {
 
 struct SessionOptions {
-  int pid = -1;         // -p PID: uprobes filtered to it; the session ends when it exits
-  std::string command;  // -c CMD: spawned held back, started by run(); its exit ends the session
+  int pid = -1;        // -p PID: uprobes filtered to it; the session ends when it exits
+  std::string command; // -c CMD: spawned held back, started by run(); its exit ends the session
   bool verbose = false; // -v: probes attached late (see attach()) say so on stderr
   // Maps (indexes into spec.maps) the -c child inherits an fd of: the GPU agent in it reads
   // them. The fds are made before the child is forked; inherited_fds() says their numbers.
@@ -93,7 +93,7 @@ private:
   Session(const abi::ProgramSpec &spec, SessionOptions options);
   Status setup();
   void consume(EventHandler &handler);
-  void run_triggers(abi::AttachKind kind);     // BEGIN or END programs, once each
+  void run_triggers(abi::AttachKind kind); // BEGIN or END programs, once each
   bool defer_until_loaded(size_t probe_index); // pending_ (starts the load watch)
   void attach_loaded();                        // the process is stopped at a library load
   void continue_after_load(bool loaded);       // attach_loaded() if stopped there, then SIGCONT
@@ -104,14 +104,14 @@ private:
   UniqueFd target_pidfd_; // -p
   std::vector<UniqueFd> maps_;
   std::map<int, int> inherited_fds_; // map index -> its fd number in the child
-  std::vector<UniqueFd> progs_;      // one per spec probe
+  std::vector<UniqueFd> progs_; // one per spec probe
   std::vector<UniqueFd> events_;
   std::vector<std::string> unmatched_, skipped_;
   FunctionNames function_names_; // attach cookies index this (func)
   ring_buffer *rb_ = nullptr;
   EventHandler *handler_ = nullptr;
   bool exit_requested_ = false;
-  std::vector<UniqueFd> exit_hold_;      // kname(): the -c child stops at exit() (exit_hold.h)
+  std::vector<UniqueFd> exit_hold_; // kname(): the -c child stops at exit() (exit_hold.h)
   std::set<std::string> warned_aliases_; // cudart/cuda/hip resolved from the system only
   std::vector<size_t> pending_;          // spec probes waiting for their library (attach())
   std::vector<std::string> pending_lines_, late_warnings_;

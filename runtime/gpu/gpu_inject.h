@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "runtime/abi/agent_protocol.h"
-#include "runtime/abi/map_data.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
+#include "runtime/abi/map_data.h"
 #include "runtime/abi/unique_fd.h"
 
 namespace gpubt::runtime {
@@ -37,7 +37,8 @@ struct GpuRun {
 // (GPUBT_GPU_ARCH="sm_90,...", else nvidia-smi, else spec.device.arch) and ptxas (GPUBT_PTXAS,
 // $PATH, /usr/local/cuda/bin), assembles spec.device.ptx with --compile-as-tools-patch for each
 // and writes the agent config. Errors are for the user (no agent, ptxas failed).
-Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend, bool verbose);
+Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
+                               bool verbose);
 
 // Sets run.env in this process, so that a child forked afterwards inherits it.
 void export_gpu_env(const GpuRun &run);
