@@ -7,10 +7,12 @@ namespace gpubt::driver {
 enum ExitCode : int {
   ExitOk = 0,
   // An error in the script or the options (parse, type and compile errors, a probe naming a
-  // function that does not exist, nothing to attach): bpftrace's 1.
+  // function, binary or tracepoint that does not exist, nothing to attach), or a probe the
+  // kernel would not load or attach: bpftrace's 1. The session's errors are messages that do not
+  // yet tell a missing tracepoint from a refused one, so both stay here.
   ExitUserError = 1,
-  // The trace could not be set up or run: maps or programs the kernel refused, a probe that
-  // would not attach, a -p process that does not exist.
+  // gpubt's own machinery failed once tracing was set up: the -c program could not be forked
+  // or started.
   ExitTraceFailed = 2,
   // The -c program failed: it could not be executed, exited non-zero or was killed by a
   // signal (bpftrace exits 0 then). Wins over ExitGpuProbesDidNotRun: a crash explains that.

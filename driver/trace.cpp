@@ -123,7 +123,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   auto session = runtime::Session::create(spec, so);
   if (!session) {
     err << "ERROR: " << session.error() << "\n";
-    return ExitTraceFailed;
+    return ExitUserError;
   }
   auto &s = **session;
   if (gpu && !gpu->config.host_maps.empty())
@@ -137,7 +137,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   auto attached = s.attach();
   if (!attached) {
     err << "ERROR: " << attached.error() << "\n";
-    return ExitTraceFailed;
+    return ExitUserError;
   }
   if (!report_unmatched(spec, s, err))
     return ExitUserError;
