@@ -1,5 +1,7 @@
 // Drives a runtime::Session and routes its events to the printers.
 #include "driver/trace.h"
+#include "driver/exit_codes.h"
+#include "driver/exit_report.h"
 #include "driver/trace_gpu.h"
 
 #include <ctime>
@@ -77,16 +79,35 @@ bool report_unmatched(const abi::ProgramSpec &spec, const runtime::Session &s, s
   return ok;
 }
 
+// A -c program or -p process that is not there is an error in the options, found before any
+// map or probe is made.
+bool check_target(const Options &options, std::ostream &err) {
+  if (!options.child_command.empty()) {
+    if (auto path = runtime::resolve_command(options.child_command); !path) {
+      err << "ERROR: " << path.error() << "\n";
+      return false;
+    }
+  } else if (options.pid > 0) {
+    if (auto fd = runtime::open_pidfd(options.pid); !fd) {
+      err << "ERROR: " << fd.error() << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
           std::ostream &err) {
+  if (!check_target(options, err))
+    return ExitUserError;
   std::unique_ptr<runtime::GpuRun> gpu; // before the child is forked: it inherits the agent
   if (has_gpu_probes(spec)) {
     if (options.child_command.empty()) {
       err << "ERROR: gpu probes need -c CMD: the GPU agent is loaded into the program as it "
              "starts\n";
-      return 1;
+      return ExitUserError;
     }
     gpu = start_gpu_run(spec, options, err);
     if (spec.probes.empty())
@@ -102,7 +123,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   auto session = runtime::Session::create(spec, so);
   if (!session) {
     err << "ERROR: " << session.error() << "\n";
-    return 1;
+    return ExitUserError;
   }
   auto &s = **session;
   if (gpu && !gpu->config.host_maps.empty())
@@ -116,15 +137,15 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   auto attached = s.attach();
   if (!attached) {
     err << "ERROR: " << attached.error() << "\n";
-    return 1;
+    return ExitUserError;
   }
   if (!report_unmatched(spec, s, err))
-    return 1;
+    return ExitUserError;
   for (const auto &line : s.skipped())
     err << "WARNING: " << line << "\n";
   if (*attached == 0 && !gpu) {
     out << "No probes to attach\n";
-    return 1;
+    return ExitUserError;
   }
   size_t gpu_probes = gpu ? spec.device.probes.size() : 0;
   runtime::print_attached_probes(out, *attached + gpu_probes, options.format);
@@ -135,7 +156,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
 
   PrintingHandler handler(s, out, options.format);
   s.run_begin();
-  s.run(handler);
+  auto stop = s.run(handler);
   s.run_end(handler);
   for (const auto &line : s.load_warnings())
     err << "WARNING: " << line << "\n";
@@ -146,14 +167,19 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   for (size_t i = 0; i < spec.maps.size(); ++i)
     if (!spec.maps[i].internal)
       maps[i] = s.read_map(static_cast<int>(i));
+  bool gpu_ran = false;
   if (gpu) {
     auto live = gpu_events->stop();
     print_gpu_records(spec, live, options.format, out);
-    finish_gpu_run(spec, *gpu, options, maps, out, err);
+    gpu_ran = finish_gpu_run(spec, *gpu, options, maps, out, err);
   }
   runtime::print_all_maps(out, s.spec(), maps, options.format, s.symbolizer());
   out.flush();
-  return 0;
+  // After exit() or Ctrl-C gpubt ends the child itself: only a child that ended the trace counts.
+  int child = report_child_exit(
+      stop == runtime::StopReason::ChildExited ? s.child_exit() : std::nullopt, err);
+  int gpu_status = has_gpu_probes(spec) ? report_gpu_probes_ran(gpu_ran, err) : ExitOk;
+  return child != ExitOk ? child : gpu_status;
 }
 
 } // namespace gpubt::driver

@@ -7,6 +7,8 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include "driver/exit_codes.h"
+#include "driver/exit_report.h"
 #include "runtime/abi/device_abi.h"
 #include "runtime/process/child_process.h"
 #include "runtime/gpu/device_maps.h"
@@ -32,6 +34,9 @@ bool read_some(int fd, std::vector<uint8_t> &into, bool wait) {
     into.insert(into.end(), buf, buf + n);
   return n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR));
 }
+
+volatile sig_atomic_t g_interrupted = 0;
+void note_interrupt(int) { g_interrupted = 1; }
 
 void drain_now(int fd, std::vector<uint8_t> &into) {
   while (fd >= 0) {
@@ -102,13 +107,13 @@ std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, con
   return std::make_unique<runtime::GpuRun>(std::move(*run));
 }
 
-void finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
+bool finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
                     const Options &options, std::vector<runtime::MapData> &maps, std::ostream &out,
                     std::ostream &err) {
   auto outcome = runtime::collect_gpu_results(spec, run);
   if (!outcome) {
     err << "WARNING: " << outcome.error() << "\n";
-    return;
+    return false;
   }
   print_gpu_records(spec, outcome->ring_records, options.format, out);
   if (outcome->ring_drops)
@@ -116,6 +121,7 @@ void finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
   for (const auto &w : outcome->warnings)
     err << "WARNING: " << w << "\n";
   runtime::merge_device_maps(spec, outcome->maps, maps);
+  return outcome->launches > 0;
 }
 
 int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime::GpuRun *run,
@@ -123,17 +129,18 @@ int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime
   auto child = runtime::ChildProcess::spawn(options.child_command);
   if (!child) {
     err << "ERROR: " << child.error() << "\n";
-    return 1;
+    return ExitTraceFailed;
   }
   if (run)
     run->close_child_end();
   runtime::print_attached_probes(out, run ? spec.device.probes.size() : 0, options.format);
   out.flush();
-  std::signal(SIGINT, SIG_IGN); // the child (forked already) gets Ctrl-C; we print after it
-  std::signal(SIGTERM, SIG_IGN);
+  // The child (forked already) gets Ctrl-C; we print after it, and its death by it is no failure.
+  std::signal(SIGINT, note_interrupt);
+  std::signal(SIGTERM, note_interrupt);
   if (auto st = (*child)->start(); !st) {
     err << "ERROR: " << st.error() << "\n";
-    return 1;
+    return ExitTraceFailed;
   }
   // Ctrl-C reaches the child too (same process group): wait for it to exit either way, and
   // print the device's printf records as the agent sends them.
@@ -150,11 +157,12 @@ int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime
   drain_now(events, pending);
   print_gpu_records(spec, pending, options.format, out);
   std::vector<runtime::MapData> maps(spec.maps.size());
-  if (run)
-    finish_gpu_run(spec, *run, options, maps, out, err);
+  bool ran = run && finish_gpu_run(spec, *run, options, maps, out, err);
   runtime::print_all_maps(out, spec, maps, options.format, no_symbol);
   out.flush();
-  return 0;
+  int status = report_child_exit(g_interrupted ? std::nullopt : (*child)->exit_info(), err);
+  int gpu_status = report_gpu_probes_ran(ran, err);
+  return status != ExitOk ? status : gpu_status;
 }
 
 } // namespace gpubt::driver

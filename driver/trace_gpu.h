@@ -23,8 +23,8 @@ std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, con
 
 // After the child exited: prints the device printf records and lost-event counts, writes
 // warnings to ERR, and adds each device map's rows to MAPS (the host maps' rows, indexed like
-// spec.maps: runtime::merge_device_maps).
-void finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
+// spec.maps: runtime::merge_device_maps). Returns whether any gpu probe ran.
+bool finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
                     const Options &options, std::vector<runtime::MapData> &maps, std::ostream &out,
                     std::ostream &err);
 
@@ -48,7 +48,7 @@ void print_gpu_records(const abi::ProgramSpec &spec, std::vector<uint8_t> &bytes
                        runtime::OutputFormat format, std::ostream &out);
 
 // A script whose only probes are gpu probes: no BPF at all, only the child and the agent
-// (RUN null: the child runs uninstrumented, the maps print empty).
+// (RUN null: the child runs uninstrumented, the maps print empty). Returns gpubt's exit status.
 int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime::GpuRun *run,
                    std::ostream &out, std::ostream &err);
 

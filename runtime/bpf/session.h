@@ -79,6 +79,10 @@ public:
   const std::map<int, int> &inherited_fds() const { return inherited_fds_; }
 
   int child_pid() const { return child_ ? child_->pid() : -1; }
+  // How the -c child ended, once run() returned ChildExited (see ChildProcess::exit_info).
+  std::optional<ChildExit> child_exit() const {
+    return child_ ? child_->exit_info() : std::nullopt;
+  }
   int target_pid() const;        // -p or -c pid, else -1
   Symbolizer symbolizer() const; // for UserSym/func values of the target process
   const abi::ProgramSpec &spec() const { return spec_; }

@@ -47,6 +47,7 @@ struct GpuOutcome {
   std::vector<MapData> maps;         // indexed like spec.maps; device maps merged over contexts
   std::vector<uint8_t> ring_records; // printf records (device_abi.h gpubt_ring_record), in order
   uint64_t ring_drops = 0;
+  uint64_t launches = 0;             // kernel launches any gpu probe ran in, all probes together
   std::vector<std::string> warnings; // dropped map updates, the agent's messages
 };
 

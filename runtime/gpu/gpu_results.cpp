@@ -78,10 +78,12 @@ Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRu
   for (const auto &img : results->images)
     for (size_t i = 0; i < img.probe_launches.size() && i < launches.size(); ++i)
       launches[i] += img.probe_launches[i];
-  for (size_t i = 0; i < launches.size(); ++i)
+  for (size_t i = 0; i < launches.size(); ++i) {
+    out.launches += launches[i];
     if (!launches[i])
       out.warnings.push_back(spec.device.probes[i].name + ": no kernel launch matched '" +
                              spec.device.probes[i].kernel + "'");
+  }
   for (size_t j = 0; j < layouts.size(); ++j) {
     if (!valid(j))
       continue;

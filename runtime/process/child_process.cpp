@@ -57,7 +57,7 @@ Result<UniqueFd> open_pidfd(int pid) {
   return UniqueFd(fd);
 }
 
-Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const std::string &command) {
+Result<std::string> resolve_command(const std::string &command) {
   auto args = split_command(command);
   if (args.empty())
     return make_error("Failed to fork child: empty command");
@@ -65,9 +65,23 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const std::string &com
   if (!path)
     return make_error("Failed to fork child: path '" + args[0] +
                       "' does not exist or is not executable");
-  int fds[2];
+  return *path;
+}
+
+Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const std::string &command) {
+  auto path = resolve_command(command);
+  if (!path)
+    return make_error(path.error());
+  auto args = split_command(command);
+  int fds[2], errs[2];
   if (pipe2(fds, O_CLOEXEC) < 0)
     return make_error(std::string("Failed to fork child: pipe: ") + strerror(errno));
+  // Closed by a successful exec; a failed one leaves its errno in it for exit_info().
+  if (pipe2(errs, O_CLOEXEC) < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return make_error(std::string("Failed to fork child: pipe: ") + strerror(errno));
+  }
   std::vector<char *> argv;
   for (auto &a : args)
     argv.push_back(a.data());
@@ -75,12 +89,13 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const std::string &com
 
   pid_t pid = fork();
   if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
+    for (int fd : {fds[0], fds[1], errs[0], errs[1]})
+      close(fd);
     return make_error(std::string("Failed to fork child: ") + strerror(errno));
   }
   if (pid == 0) {
     close(fds[1]);
+    close(errs[0]);
     char go = 0;
     ssize_t n;
     while ((n = read(fds[0], &go, 1)) < 0 && errno == EINTR) {
@@ -88,13 +103,18 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const std::string &com
     if (n != 1)
       _exit(0); // the tracer went away before starting us
     execv(path->c_str(), argv.data());
-    fprintf(stderr, "ERROR: failed to exec '%s': %s\n", path->c_str(), strerror(errno));
+    int err = errno;
+    (void)!write(errs[1], &err, sizeof err);
     _exit(127);
   }
   close(fds[0]);
+  close(errs[1]);
+  fcntl(errs[0], F_SETFL, O_NONBLOCK); // another fork of gpubt may hold the write end too
   std::unique_ptr<ChildProcess> child(new ChildProcess());
   child->pid_ = pid;
   child->path_ = *path;
+  child->name_ = args[0].substr(args[0].rfind('/') + 1);
+  child->exec_error_ = UniqueFd(errs[0]);
   child->go_ = UniqueFd(fds[1]);
   auto pidfd = open_pidfd(pid);
   if (!pidfd)
@@ -121,8 +141,23 @@ bool ChildProcess::exited() {
   if (waitpid(pid_, &st, WNOHANG) == pid_) {
     reaped_ = true;
     status_ = st;
+    int err = 0;
+    if (read(exec_error_.get(), &err, sizeof err) == sizeof err)
+      exec_errno_ = err;
   }
   return reaped_;
+}
+
+std::optional<ChildExit> ChildProcess::exit_info() const {
+  if (!reaped_ || terminated_)
+    return std::nullopt;
+  ChildExit e{pid_, name_, path_, WIFEXITED(status_), 0, 0, 0};
+  if (e.exited)
+    e.status = WEXITSTATUS(status_);
+  else if (WIFSIGNALED(status_))
+    e.signal = WTERMSIG(status_);
+  e.exec_errno = exec_errno_;
+  return e;
 }
 
 bool ChildProcess::execed() {
@@ -143,6 +178,7 @@ ChildProcess::~ChildProcess() {
   go_.reset(); // an unstarted child reads EOF and exits
   if (pid_ <= 0 || exited())
     return;
+  terminated_ = true;
   if (started_)
     kill(pid_, SIGTERM);
   for (int i = 0; i < 100 && !exited(); ++i)

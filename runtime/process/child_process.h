@@ -4,6 +4,7 @@
 #include "runtime/abi/result.h"
 #include "runtime/abi/unique_fd.h"
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,20 @@ namespace gpubt::runtime {
 
 // Splits CMD as a shell would for simple cases: whitespace, '...' and "..." quotes, backslash.
 std::vector<std::string> split_command(const std::string &cmd);
+
+// The binary CMD's argv[0] names, through $PATH. Error: empty, not found, not executable.
+Result<std::string> resolve_command(const std::string &command);
+
+// How a child ended on its own; the driver words it and picks gpubt's exit status.
+struct ChildExit {
+  int pid = -1;
+  std::string name;    // the command's argv[0], without its folder
+  std::string path;    // the binary it was to run
+  bool exited = false; // it called exit(): STATUS is its exit code
+  int status = 0;
+  int signal = 0;     // it was killed by this signal
+  int exec_errno = 0; // the command could not be executed (execv's errno); it never ran
+};
 
 class ChildProcess {
 public:
@@ -26,6 +41,8 @@ public:
   bool exited(); // reaps without blocking
   bool execed(); // the child runs the command now (not still the pre-exec copy of gpubt)
   int exit_status() const { return status_; }
+  // Once reaped: how it ended. nullopt while it runs, or when gpubt terminated it.
+  std::optional<ChildExit> exit_info() const;
 
 private:
   ChildProcess() = default;
@@ -33,8 +50,10 @@ private:
   std::string path_;
   UniqueFd go_; // write end of the pipe the child waits on
   UniqueFd pidfd_;
-  bool started_ = false, reaped_ = false, execed_ = false;
-  int status_ = 0;
+  UniqueFd exec_error_; // read end: the child writes execv's errno here when it fails
+  std::string name_;
+  bool started_ = false, reaped_ = false, execed_ = false, terminated_ = false;
+  int status_ = 0, exec_errno_ = 0;
 };
 
 // pidfd for an existing process (-p), readable once it exits. Error: no such process.

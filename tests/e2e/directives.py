@@ -2,7 +2,8 @@
 
 Keys: NAME, PROG (the script, one line), ARGS (extra gpubt arguments), EXPECT (a line that must
 appear verbatim), EXPECT_REGEX, EXPECT_NONE (a line that must not appear), EXPECT_EXIT (status,
-default 0), STDERR (a line that must appear on stderr), STDERR_REGEX, TIMEOUT (seconds, default 10),
+default 0; gpubt's statuses are in driver/exit_codes.h), STDERR (a line that must appear on stderr),
+STDERR_REGEX, STDERR_REGEX_NONE (a regex no stderr line may match), TIMEOUT (seconds, default 10),
 SIGINT_AFTER (seconds after which gpubt gets SIGINT, as Ctrl-C would send),
 BACKGROUND (a command started before gpubt and killed after; `{bgpid}` is its pid),
 REQUIRES (a shell command that must succeed, else the test is skipped), ENV (KEY=VALUE set in
@@ -11,7 +12,8 @@ gpubt's environment, which a -c child inherits).
 """
 import re
 
-MULTI = {"EXPECT", "EXPECT_REGEX", "EXPECT_NONE", "STDERR", "STDERR_REGEX", "REQUIRES", "ENV"}
+MULTI = {"EXPECT", "EXPECT_REGEX", "EXPECT_NONE", "STDERR", "STDERR_REGEX", "STDERR_REGEX_NONE",
+         "REQUIRES", "ENV"}
 
 
 def parse_cases(path):

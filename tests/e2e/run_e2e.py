@@ -78,6 +78,9 @@ def run_gpubt(case, gpubt, sub):
     for e in case.get("STDERR_REGEX", []):
         if not any(re.fullmatch(sub(e), line) for line in err_lines):
             problems.append(f"no stderr line matches: {e!r}")
+    for e in case.get("STDERR_REGEX_NONE", []):
+        if any(re.fullmatch(sub(e), line) for line in err_lines):
+            problems.append(f"unexpected stderr line matches: {e!r}")
     if problems:
         return "FAIL", "\n".join(problems) + f"\ncommand: {shlex.join(cmd)}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
     return "PASS", ""

@@ -1,0 +1,45 @@
+// How the -c program ended and whether gpu probes ran, in words (see exit_report.h).
+#include "driver/exit_report.h"
+
+#include <cstring>
+#include <string>
+
+#include "driver/exit_codes.h"
+
+namespace gpubt::driver {
+namespace {
+
+std::string signal_name(int sig) {
+  if (const char *abbrev = sigabbrev_np(sig))
+    return std::string("SIG") + abbrev;
+  return "signal " + std::to_string(sig);
+}
+
+} // namespace
+
+int report_child_exit(const std::optional<runtime::ChildExit> &child, std::ostream &err) {
+  if (!child)
+    return ExitOk;
+  std::string who = child->name + " (pid " + std::to_string(child->pid) + ")";
+  if (child->exec_errno)
+    err << "ERROR: failed to exec '" << child->path << "': " << std::strerror(child->exec_errno)
+        << "\n";
+  else if (child->signal)
+    err << "gpubt: " << who << " was killed by " << signal_name(child->signal) << "\n";
+  else if (child->exited && child->status != 0)
+    err << "gpubt: " << who << " exited with status " << child->status << "\n";
+  else
+    return ExitOk;
+  err.flush();
+  return ExitChildFailed;
+}
+
+int report_gpu_probes_ran(bool ran, std::ostream &err) {
+  if (ran)
+    return ExitOk;
+  err << "gpubt: no gpu probe ran (see the warnings above)\n";
+  err.flush();
+  return ExitGpuProbesDidNotRun;
+}
+
+} // namespace gpubt::driver

@@ -1,0 +1,18 @@
+// Says on stderr, after the maps printed, how the -c program ended and whether gpu probes ran,
+// and what each makes gpubt's exit status (exit_codes.h).
+#pragma once
+#include <optional>
+#include <ostream>
+
+#include "runtime/process/child_process.h"
+
+namespace gpubt::driver {
+
+// "gpubt: NAME (pid N) was killed by SIGSEGV", "... exited with status 3", or the exec error.
+// Returns ExitChildFailed for those, ExitOk for a clean exit or no child (nothing is written).
+int report_child_exit(const std::optional<runtime::ChildExit> &child, std::ostream &err);
+
+// gpu probes were asked for: when none RAN, says so and returns ExitGpuProbesDidNotRun.
+int report_gpu_probes_ran(bool ran, std::ostream &err);
+
+} // namespace gpubt::driver
