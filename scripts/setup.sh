@@ -11,6 +11,7 @@ packages=(
   antlr4 libantlr4-runtime-dev default-jre-headless
   libfmt-dev googletest libgtest-dev
   bpftrace                             # the reference the differential tests compare against
+  systemtap-sdt-dev                    # sys/sdt.h: USDT probes in test programs (conformance harness)
   hipcc libamdhip64-dev                # a HIP test program (no AMD GPU needed to build or run it)
 )
 
