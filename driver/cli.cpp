@@ -6,7 +6,9 @@
 #include <iostream>
 
 #include "codegen/bpf/lower_bpf.h"
+#include "driver/bpftrace_flags.h"
 #include "driver/compile.h"
+#include "driver/output_setup.h"
 #include "driver/options.h"
 #include "driver/trace.h"
 #include "frontend/ast_dump.h"
@@ -53,6 +55,13 @@ int run_cli(int argc, char **argv) {
     std::puts("gpubt v0.1.0");
     return 0;
   }
+  if (o.bt.info) {
+    print_info(stdout);
+    return 0;
+  }
+  apply_buffering(o.bt.buffering);
+  WarningFilter no_warnings(std::cerr);
+  std::ostream &err = o.bt.no_warnings ? no_warnings.stream() : std::cerr;
 
   std::ofstream file_out;
   if (!o.output_path.empty()) {
@@ -73,14 +82,16 @@ int run_cli(int argc, char **argv) {
     return 0;
   }
 
-  auto compiled = compile(o, std::cerr);
+  auto compiled = compile(o, err);
   if (!compiled)
     return 1;
   if (o.emit != EmitStage::None)
     return emit(*compiled, o.emit, out);
+  if (o.bt.debug) // bpftrace's -d: a dry run that shows the program as parsed
+    return emit(*compiled, EmitStage::Ast, out);
   if (o.dry_run)
     return 0;
-  return trace(compiled->bpf->spec, o, out, std::cerr);
+  return trace(compiled->bpf->spec, o, out, err);
 }
 
 } // namespace gpubt::driver

@@ -13,6 +13,15 @@
 
 namespace gpubt::driver {
 
+// --no-warnings: the errors alone, in order.
+static frontend::Diagnostics without_warnings(const frontend::Diagnostics &all) {
+  frontend::Diagnostics errors;
+  for (const auto &d : all.all())
+    if (d.severity == frontend::Severity::Error)
+      errors.error(d.span, d.message);
+  return errors;
+}
+
 // gpu probes -> patch functions in PTX, into spec.device.
 static Status compile_device(const Compiled &c, const Options &options, abi::ProgramSpec &spec) {
   if (!codegen::device::has_gpu_probes(*c.program))
@@ -31,17 +40,21 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   frontend::SourceFile file(options.program_name, options.program_text);
   frontend::Diagnostics diags;
   auto report = [&] {
-    diags.render(err, file);
+    if (options.bt.no_warnings)
+      without_warnings(diags).render(err, file);
+    else
+      diags.render(err, file);
     return diags.has_errors();
   };
 
   Compiled c;
-  c.program = frontend::parse_program(file, diags);
+  c.program = frontend::parse_program(file, diags, options.params);
   if (report() || !c.program)
     return std::nullopt;
 
   frontend::SemanticOptions sema_opts;
   sema_opts.has_child = !options.child_command.empty();
+  sema_opts.strlen = static_cast<uint32_t>(options.env.strlen);
   // args.NAME: tracepoint formats, or the GPU API catalog for uprobes of catalogued functions.
   sema_opts.field_type = [](const frontend::AttachPoint &ap, std::string_view field) {
     return ap.provider == frontend::Provider::Tracepoint
@@ -63,6 +76,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
 
   codegen::bpf::BpfCodegenOptions cg_opts;
   cg_opts.has_child = sema_opts.has_child;
+  cg_opts.map_max_entries = static_cast<uint32_t>(options.env.map_keys_max);
   auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, cg_opts);
   if (!artifacts) {
     err << file.name() << ": ERROR: " << artifacts.error() << "\n";

@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <getopt.h>
+#include <iostream>
 #include <sstream>
+#include <vector>
 
 namespace gpubt::driver {
 
@@ -23,6 +25,15 @@ void print_usage(std::FILE *out) {
       "    -o file        write output to file instead of stdout\n"
       "    -f format      output format: text (default) or json\n"
       "    -v             verbose\n"
+      "    -q             keep messages quiet\n"
+      "    -B MODE        output buffering mode ('line', 'full', 'none')\n"
+      "    -I DIR         add the directory to the include search path\n"
+      "    --include FILE add an #include file before preprocessing\n"
+      "    --unsafe       allow unsafe builtin functions\n"
+      "    -k, -kk        warn when a bpf helper returns an error\n"
+      "    -d, -dd        (dry run) print the program's AST\n"
+      "    --no-warnings  disable all warning messages\n"
+      "    --info         print information about kernel BPF support\n"
       "    --dry-run      parse, check and compile; attach nothing\n"
       "    --emit=STAGE   print a stage and stop: ast, llvm (IR), bpf (ELF object) or ptx (gpu)\n"
       "    --gpu-map-capacity=N  slots per keyed map of gpu probes (a power of two; default 2^20,\n"
@@ -30,6 +41,8 @@ void print_usage(std::FILE *out) {
       "    --gpu-backend=B  how gpu probes get into kernels: auto (default: compiled into the\n"
       "                   module's PTX where it has PTX, else patched into its SASS), ptx, sass\n"
       "    -h, --help     show this help\n"
+      "    gpubt [options] - <stdin input>   read the program from standard input\n"
+      "    Words after the script are its positional parameters $1, $2, ... ($# counts them).\n"
       "    -V, --version  print the version\n"
       "\n"
       "EXAMPLES:\n"
@@ -38,30 +51,45 @@ void print_usage(std::FILE *out) {
       out);
 }
 
-static Result<std::string> read_file(const std::string &path) {
+// A script file, or standard input for "-" (bpftrace's `bpftrace -`).
+static Result<std::string> read_script(const std::string &path) {
+  std::ostringstream ss;
+  if (path == "-") {
+    ss << std::cin.rdbuf();
+    return ss.str();
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return make_error("failed to open file '" + path + "'");
-  std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
 
 Result<Options> parse_options(int argc, char **argv) {
   enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity, OptGpuBackend };
-  static const option long_opts[] = {
+  std::vector<option> long_opts = {
       {"help", no_argument, nullptr, 'h'},     {"version", no_argument, nullptr, 'V'},
       {"dry-run", no_argument, nullptr, OptDryRun}, {"emit", required_argument, nullptr, OptEmit},
       {"gpu-map-capacity", required_argument, nullptr, OptGpuMapCapacity},
-      {"gpu-backend", required_argument, nullptr, OptGpuBackend},
-      {nullptr, 0, nullptr, 0}};
+      {"gpu-backend", required_argument, nullptr, OptGpuBackend}};
+  for (const auto &opt : bpftrace_long_options())
+    long_opts.push_back(opt);
+  long_opts.push_back({nullptr, 0, nullptr, 0});
+  const std::string short_opts = std::string("e:c:p:lo:f:vhV") + kBpftraceShortOptions;
   Options o;
   bool have_e = false;
   optind = 1;
   int c;
   // Options may follow the script file (`gpubt tools/launchlate.bt -c ./app`), as in bpftrace,
   // whose getopt permutes too.
-  while ((c = getopt_long(argc, argv, "e:c:p:lo:f:vhV", long_opts, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, short_opts.c_str(), long_opts.data(), nullptr)) != -1) {
+    if (auto st = apply_bpftrace_flag(c, optarg, o.bt)) {
+      if (!*st)
+        return make_error(st->error());
+      if (o.bt.info)
+        return o;
+      continue;
+    }
     switch (c) {
     case 'e':
       o.program_text = optarg;
@@ -136,22 +164,32 @@ Result<Options> parse_options(int argc, char **argv) {
       return make_error("");
     }
   }
+  if (auto st = check_bpftrace_flags(o.bt, o.verbose); !st)
+    return make_error(st.error());
+  auto env = read_bpftrace_env();
+  if (!env)
+    return make_error(env.error());
+  o.env = *env;
   if (o.list) {
     if (optind < argc)
       o.list_pattern = argv[optind++];
+    if (optind < argc)
+      return make_error("");
     return o;
   }
   if (!have_e) {
     if (optind >= argc)
-      return make_error("");
-    o.program_name = argv[optind++];
-    auto text = read_file(o.program_name);
+      return make_error("USAGE: filename or -e 'program' required.");
+    std::string name = argv[optind++];
+    auto text = read_script(name);
     if (!text)
       return make_error(text.error());
+    o.program_name = name == "-" ? "stdin" : name;
     o.program_text = std::move(*text);
   }
-  if (optind < argc)
-    return make_error(std::string("unexpected argument '") + argv[optind] + "'");
+  // As in bpftrace, every word after the script is a positional parameter ($1, $2, ...).
+  while (optind < argc)
+    o.params.push_back(argv[optind++]);
   if (!o.child_command.empty() && o.pid > 0)
     return make_error("-c and -p cannot be used together");
   return o;

@@ -3,6 +3,10 @@
 #include <optional>
 #include <string>
 #include <sys/types.h>
+#include <vector>
+
+#include "driver/bpftrace_env.h"
+#include "driver/bpftrace_flags.h"
 
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/result.h"
@@ -27,6 +31,9 @@ struct Options {
   EmitStage emit = EmitStage::None;
   bool verbose = false;
   bool help = false, version = false;
+  BpftraceFlags bt;                // bpftrace's other flags (-q, --unsafe, -k, -B, -I, -d, ...)
+  BpftraceEnv env;                 // BPFTRACE_* environment variables
+  std::vector<std::string> params; // positional parameters: the words after the script
 };
 
 // Parses argv. Errors are user-facing messages (usage problems, unreadable script file).

@@ -4,6 +4,7 @@
 #include "driver/exit_report.h"
 #include "driver/trace_gpu.h"
 
+#include <cstdlib>
 #include <ctime>
 #include <optional>
 
@@ -148,8 +149,12 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     return ExitUserError;
   }
   size_t gpu_probes = gpu ? spec.device.probes.size() : 0;
-  runtime::print_attached_probes(out, *attached + gpu_probes, options.format);
+  if (!options.bt.quiet)
+    runtime::print_attached_probes(out, *attached + gpu_probes, options.format);
   out.flush();
+  // bpftrace's runtime tests wait for this line before starting their AFTER command.
+  if (std::getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED"))
+    err << "__BPFTRACE_NOTIFY_PROBES_ATTACHED" << std::endl;
   if (options.verbose) // bpftrace -v's "Attaching PROBE" lines; late ones come from the session
     for (const auto &line : s.pending())
       err << "Attaching " << line << "\n";

@@ -133,7 +133,8 @@ int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime
   }
   if (run)
     run->close_child_end();
-  runtime::print_attached_probes(out, run ? spec.device.probes.size() : 0, options.format);
+  if (!options.bt.quiet)
+    runtime::print_attached_probes(out, run ? spec.device.probes.size() : 0, options.format);
   out.flush();
   // The child (forked already) gets Ctrl-C; we print after it, and its death by it is no failure.
   std::signal(SIGINT, note_interrupt);

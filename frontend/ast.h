@@ -76,7 +76,7 @@ struct BinaryExpr : Expr {
   BinaryOp op = BinaryOp::Add;
   ExprPtr lhs, rhs;
 };
-enum class UnaryOp { Neg, Not, BitNot, PreInc, PreDec, PostInc, PostDec };
+enum class UnaryOp { Neg, Not, BitNot, Deref, PreInc, PreDec, PostInc, PostDec };
 struct UnaryExpr : Expr {
   UnaryExpr() : Expr(ExprKind::Unary) {}
   UnaryOp op = UnaryOp::Neg;
@@ -89,6 +89,7 @@ struct TernaryExpr : Expr {
 struct CastExpr : Expr {
   CastExpr() : Expr(ExprKind::Cast) {}
   std::string type_name; // as written: "uint32", "int8", ...
+  int pointer_depth = 0;  // the `*`s of (int8 *) or (uint16 **)
   ExprPtr operand;
 };
 struct FieldExpr : Expr {

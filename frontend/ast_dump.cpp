@@ -8,7 +8,7 @@ namespace {
 
 const char *const kBinaryText[] = {"+",  "-",  "*",  "/", "%",  "&", "|",  "^",  "<<",
                                    ">>", "==", "!=", "<", "<=", ">", ">=", "&&", "||"};
-const char *const kUnaryText[] = {"-", "!", "~", "pre++", "pre--", "post++", "post--"};
+const char *const kUnaryText[] = {"-", "!", "~", "*", "pre++", "pre--", "post++", "post--"};
 
 std::string quote(const std::string &s) {
   std::string out = "\"";
@@ -132,7 +132,8 @@ std::string dump_expr(const Expr &e) {
   }
   case ExprKind::Cast: {
     const auto &c = e.as<CastExpr>();
-    return "(cast " + c.type_name + " " + dump_expr(*c.operand) + ")";
+    return "(cast " + c.type_name + std::string(c.pointer_depth, '*') + " " +
+           dump_expr(*c.operand) + ")";
   }
   case ExprKind::Field: {
     const auto &f = e.as<FieldExpr>();

@@ -28,6 +28,14 @@ Type Type::tuple(std::vector<Type> elems) {
   return t;
 }
 
+Type Type::pointer(Type pointee) {
+  Type t;
+  t.kind = TypeKind::Pointer;
+  t.size = 8;
+  t.elems.push_back(std::move(pointee));
+  return t;
+}
+
 Type Type::aggregate(TypeKind kind, bool is_signed) {
   Type t;
   t.kind = kind;
@@ -44,6 +52,7 @@ bool Type::is_integer_like() const {
   case TypeKind::Probe:
   case TypeKind::Timestamp:
   case TypeKind::KernelName:
+  case TypeKind::Pointer:
     return true;
   default:
     return false;
@@ -110,6 +119,8 @@ std::string to_string(const Type &t) {
     return "kname";
   case TypeKind::UStack:
     return "ustack";
+  case TypeKind::Pointer:
+    return to_string(t.elems[0]) + " *";
   case TypeKind::Count:
     return "count";
   case TypeKind::Sum:

@@ -17,6 +17,7 @@ enum class TypeKind : uint8_t {
   Timestamp, // nsecs printed through strftime
   KernelName, // u64 kernel stub address or launch handle, printed demangled (kname())
   UStack,     // ustack: size/8 user return addresses (0-padded), printed one symbol a line
+  Pointer,    // an address (8 bytes) to elems[0]: (int8 *)arg0; arithmetic counts in elems[0]
   // Aggregations: values of maps only, produced by count(), sum(), ...
   Count, Sum, Min, Max, Avg, Stats, Hist, Lhist,
 };
@@ -34,6 +35,7 @@ struct Type {
   static Type string(uint32_t size);
   static Type tuple(std::vector<Type> elems);
   static Type aggregate(TypeKind kind, bool is_signed = true);
+  static Type pointer(Type pointee);
 
   bool is_none() const { return kind == TypeKind::None; }
   bool is_integer_like() const; // Integer, Enum, UserSym, Probe, Timestamp, KernelName

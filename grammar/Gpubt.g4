@@ -64,7 +64,20 @@ public:
                             stop, line, col);
   }
 
+  // `#!...` at the start of a line (the shebang of an executable script) is a comment, as
+  // bpftrace's `^"#!".*$` rule makes it.
+  std::unique_ptr<antlr4::Token> lex_shebang() {
+    size_t start = _input->index(), line = getLine();
+    while (_input->LA(1) != '\n' && _input->LA(1) != '\r' && _input->LA(1) != antlr4::Token::EOF)
+      _input->consume();
+    setCharPositionInLine(_input->index() - start);
+    return _factory->create({this, _input}, LINE_COMMENT, "", antlr4::Token::HIDDEN_CHANNEL,
+                            start, _input->index() - 1, line, 0);
+  }
+
   std::unique_ptr<antlr4::Token> nextToken() override {
+    if (getCharPositionInLine() == 0 && _input->LA(1) == '#' && _input->LA(2) == '!')
+      return lex_shebang();
     if (where_ == Where::Header && attach_start(_input->LA(1)))
       return lex_attach_point();
     auto t = antlr4::Lexer::nextToken();
@@ -122,9 +135,10 @@ block : LBRACE stmts RBRACE ;
 // A statement without its `;` must be the last one of its block. An action, not a predicate,
 // checks that: ANTLR would evaluate a predicate while predicting the end of the expression
 // before it, and report the error there, without bison's "expecting }".
-stmts : (ifStmt | stmt (SEMI | {if (!block_end()) throw antlr4::InputMismatchException(this);}))* ;
+stmts : (ifStmt | unrollStmt | stmt (SEMI | {if (!block_end()) throw antlr4::InputMismatchException(this);}))* ;
 
 ifStmt : IF LPAREN expr RPAREN block (ELSE (block | ifStmt))? ;
+unrollStmt : UNROLL LPAREN expr RPAREN block ;
 
 // The builder checks the left side of an assignment (a map, a variable, or a tuple element,
 // which is an error of its own).
@@ -138,8 +152,8 @@ assignOp
 expr
   : primary                                          # primaryExpr
   | expr op=(DOT | PTR) (IDENT | INT_TYPE | INT)     # fieldExpr
-  | op=(MINUS | LNOT | BNOT) expr                    # unaryExpr
-  | LPAREN INT_TYPE RPAREN expr                      # castExpr
+  | op=(MINUS | LNOT | BNOT | MUL) expr              # unaryExpr
+  | LPAREN INT_TYPE MUL* RPAREN expr                 # castExpr
   | expr op=(MUL | DIV | MOD) expr                   # binaryExpr
   | expr op=(PLUS | MINUS) expr                      # binaryExpr
   | expr op=(LEFT | RIGHT) expr                      # binaryExpr
@@ -159,13 +173,15 @@ primary
   | STRING                                                     # stringLit
   | (map | var) post=(INCREMENT | DECREMENT)?                  # lvalueExpr
   | pre=(INCREMENT | DECREMENT) (map | var | IDENT)            # preIncDec
+  | IDENT LPAREN INT_TYPE MUL* RPAREN                           # typeArgExpr
   | IDENT (call=LPAREN (expr (COMMA expr)*)? RPAREN | post=(INCREMENT | DECREMENT))? # identExpr
   | (PARAM | PARAMCOUNT)                                       # paramExpr
   | LPAREN expr (COMMA expr)* RPAREN                           # parenExpr
   ;
 
-map : MAP (LBRACKET expr (COMMA expr)* RBRACKET)? ;
-var : VAR ;
+// `@m[k][i]` and `$p[i]`: the indexes after the keys read through a pointer (*(p + i)).
+map : MAP (LBRACKET keys+=expr (COMMA keys+=expr)* RBRACKET (LBRACKET index+=expr RBRACKET)*)? ;
+var : VAR (LBRACKET index+=expr RBRACKET)* ;
 
 // ---- lexer -------------------------------------------------------------------------------------
 // ATTACH, ENDPRED and RANGLE are made by nextToken() above, from where the lexer is. Their rules
@@ -180,6 +196,7 @@ BLOCK_COMMENT : '/*' .*? '*/' -> channel(HIDDEN) ;
 
 IF : 'if' ;
 ELSE : 'else' ;
+UNROLL : 'unroll' ;
 INT_TYPE : 'u'? 'int' ('8' | '16' | '32' | '64') ;
 IDENT : [a-zA-Z_] [a-zA-Z0-9_]* ;
 MAP : '@' [a-zA-Z0-9_]* ;

@@ -47,6 +47,18 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     // holds in a uretprobe; 0 if unreadable.
     {"deref", FunctionId::Deref, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
      TypeKind::Integer, 8, kHostContext},
+    // reg("sp"): a register of the probed thread, from the probe's pt_regs.
+    {"reg", FunctionId::Reg, FunctionKind::Value, 1, 1, {A::StringLiteral, A::Any, A::Any, A::Any},
+     TypeKind::Integer, 8, kHostContext},
+    // bswap(n): n's bytes reversed, as an unsigned integer of n's size.
+    {"bswap", FunctionId::Bswap, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
+     TypeKind::Integer, 8, kHostContext},
+    // strncmp(a, b, n): 0 if the strings agree in their first n characters, else 1.
+    {"strncmp", FunctionId::Strncmp, FunctionKind::Value, 3, 3,
+     {A::String, A::String, A::IntegerLiteral, A::Any}, TypeKind::Integer, 8, kHostContext},
+    // sizeof(expr); sizeof(TYPE) is a literal the parser makes.
+    {"sizeof", FunctionId::Sizeof, FunctionKind::Value, 1, 1, {A::Any, A::Any, A::Any, A::Any},
+     TypeKind::Integer, 8, kHostContext},
 });
 
 #undef AGG

@@ -13,7 +13,7 @@ namespace gpubt::stdlib {
 enum class FunctionId {
   Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, // aggregations
   Printf, Print, Clear, Delete, Zero, Exit, Time, // statements
-  Str, Kname, Deref,                             // values
+  Str, Kname, Deref, Reg, Bswap, Strncmp, Sizeof, // values
 };
 
 enum class FunctionKind {
@@ -30,6 +30,7 @@ enum class ArgRule : uint8_t {
   StringLiteral, // time's format: the same message, checked with the types
   Map,           // "expects a map to be provided"
   IntOrPointer,  // str's source: "expects an integer or a pointer type as first argument ..."
+  String,        // strncmp's strings: "expects a string argument (integer provided)"
 };
 
 constexpr int kVariadic = 255;

@@ -2,6 +2,7 @@
 // place; printf/print/clear/zero/exit/time send ring buffer events; str reads user memory.
 #include <linux/bpf.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -10,6 +11,7 @@
 #include "codegen/bpf/lower_expr.h"
 #include "codegen/bpf/lower_maps.h"
 #include "stdlib/functions.h"
+#include "stdlib/registers.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -206,6 +208,35 @@ const std::map<FunctionId, CallFn> &call_table() {
          call_helper(c, BPF_FUNC_probe_read_user,
                      {slot, c.b.getInt32(8), c.b.CreateIntToPtr(addr, c.b.getPtrTy())});
          return {c.b.CreateLoad(c.b.getInt64Ty(), slot)};
+       }},
+      {FunctionId::Reg,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         auto off = stdlib::pt_regs_offset(call.args[0]->as<StringExpr>().value);
+         return {c.b.CreateAlignedLoad(c.b.getInt64Ty(), byte_ptr(c, c.regs, off.value_or(0)),
+                                       llvm::Align(8))};
+       }},
+      {FunctionId::Bswap,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         llvm::Value *v = lower_expr(c, *call.args[0]).v;
+         uint32_t bits = call.type.size * 8;
+         if (bits < 16) // one byte: nothing to swap
+           return {normalize(c, v, call.type)};
+         auto *narrow = c.b.CreateTrunc(v, c.b.getIntNTy(bits));
+         auto *swapped = c.b.CreateUnaryIntrinsic(llvm::Intrinsic::bswap, narrow);
+         return {c.b.CreateZExt(swapped, c.b.getInt64Ty())};
+       }},
+      {FunctionId::Strncmp,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         Val a = lower_expr(c, *call.args[0]), b = lower_expr(c, *call.args[1]);
+         int64_t n = call.args[2]->kind == ExprKind::Integer
+                         ? call.args[2]->as<IntegerExpr>().value : 0;
+         auto *eq = strings_equal(c, a, call.args[0]->type.size, b, call.args[1]->type.size,
+                                  static_cast<uint32_t>(std::max<int64_t>(n, 0)));
+         return {c.b.CreateZExt(c.b.CreateNot(eq), c.b.getInt64Ty())};
+       }},
+      {FunctionId::Sizeof,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         return {c.b.getInt64(call.args[0]->type.size)};
        }},
       {FunctionId::Kname,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {

@@ -8,6 +8,7 @@
 #include "codegen/int_ops.h"
 #include "codegen/ir_control.h"
 #include "codegen/bpf/lower_maps.h"
+#include "codegen/bpf/lower_pointer.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -49,12 +50,11 @@ llvm::Value *int_binop(LowerCtx &c, BinaryOp op, llvm::Value *l, llvm::Value *r,
   return codegen::int_binop(c.b, op, l, r, is_signed, result);
 }
 
-// bpftrace's string ==: bytes compared up to the shorter size or the first NUL. Straight-line
-// selects, no loop for the verifier to bound.
-static llvm::Value *strings_equal(LowerCtx &c, Val a, uint32_t na, Val b2, uint32_t nb) {
+// Straight-line selects, no loop for the verifier to bound.
+llvm::Value *strings_equal(LowerCtx &c, Val a, uint32_t na, Val b2, uint32_t nb, uint32_t limit) {
   auto &b = c.b;
   llvm::Value *eq = b.getTrue(), *done = b.getFalse();
-  for (uint32_t i = 0; i < std::min(na, nb); ++i) {
+  for (uint32_t i = 0; i < std::min({na, nb, limit}); ++i) {
     auto *ca = b.CreateLoad(b.getInt8Ty(), byte_ptr(c, a.v, i));
     auto *cb = b.CreateLoad(b.getInt8Ty(), byte_ptr(c, b2.v, i));
     auto *diff = b.CreateICmpNE(ca, cb);
@@ -88,6 +88,11 @@ static Val lower_binary(LowerCtx &c, const BinaryExpr &e) {
     return {c.b.getInt64(0)};
   }
   bool is_signed = e.lhs->type.is_signed && e.rhs->type.is_signed;
+  if (e.type.kind == TypeKind::Pointer) { // p + n, n + p, p - n: n counts pointees
+    bool left = e.lhs->type.kind == TypeKind::Pointer;
+    llvm::Value *step = c.b.getInt64(pointer_step(e.type));
+    (left ? r : l).v = c.b.CreateMul((left ? r : l).v, step);
+  }
   return {int_binop(c, e.op, l.v, r.v, is_signed, e.type)};
 }
 
@@ -96,7 +101,8 @@ static Val lower_incdec(LowerCtx &c, const UnaryExpr &e) {
   bool post = e.op == UnaryOp::PostInc || e.op == UnaryOp::PostDec;
   const Expr &target = *e.operand;
   llvm::Value *old = lower_expr(c, target).v;
-  auto *nv = normalize(c, c.b.CreateAdd(old, c.b.getInt64(inc ? 1 : -1)), target.type);
+  int64_t step = pointer_step(target.type);
+  auto *nv = normalize(c, c.b.CreateAdd(old, c.b.getInt64(inc ? step : -step)), target.type);
   if (target.kind == ExprKind::Map)
     write_map(c, target.as<MapExpr>(), {nv}, target.type);
   else if (target.kind == ExprKind::Variable)
@@ -114,6 +120,8 @@ static Val lower_unary(LowerCtx &c, const UnaryExpr &e) {
     return {to_i64(c, c.b.CreateNot(truthy(c, lower_expr(c, *e.operand))))};
   case UnaryOp::BitNot:
     return {normalize(c, c.b.CreateNot(lower_expr(c, *e.operand).v), e.type)};
+  case UnaryOp::Deref:
+    return lower_deref(c, e);
   default:
     return lower_incdec(c, e);
   }

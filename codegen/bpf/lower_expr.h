@@ -14,6 +14,10 @@ llvm::Value *int_binop(LowerCtx &c, frontend::BinaryOp op, llvm::Value *l, llvm:
 
 llvm::Value *truthy(LowerCtx &c, Val v); // i1
 
+// bpftrace's string ==: the first `limit` bytes, up to the shorter size or the first NUL (i1).
+llvm::Value *strings_equal(LowerCtx &c, Val a, uint32_t na, Val b, uint32_t nb,
+                           uint32_t limit = UINT32_MAX);
+
 // $variables: integers live in stack slots, strings and tuples in scratch slots.
 LowerCtx::Var &variable(LowerCtx &c, const std::string &name, const frontend::Type &type);
 void assign_variable(LowerCtx &c, const std::string &name, Val v, const frontend::Type &type);

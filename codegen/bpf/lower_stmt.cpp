@@ -3,6 +3,7 @@
 
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
+#include "codegen/bpf/lower_pointer.h"
 #include "codegen/bpf/lower_maps.h"
 #include "codegen/ir_control.h"
 
@@ -16,6 +17,8 @@ namespace {
 Val compound_value(LowerCtx &c, BinaryOp op, Val cur, const Type &cur_t, const Expr &rhs,
                    const Type &result_t) {
   Val r = lower_expr(c, rhs);
+  if (cur_t.kind == TypeKind::Pointer) // p += n moves n pointees
+    r.v = c.b.CreateMul(r.v, c.b.getInt64(pointer_step(cur_t)));
   bool is_signed = cur_t.is_signed && rhs.type.is_signed;
   return {int_binop(c, op, cur.v, r.v, is_signed, result_t)};
 }

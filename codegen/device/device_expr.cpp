@@ -170,6 +170,9 @@ DVal lower_unary(DevCtx &c, const UnaryExpr &e) {
     return {i64_of(c, c.b.CreateNot(truthy(c, lower_expr(c, *e.operand))))};
   case UnaryOp::BitNot:
     return {normalize_int(c.b, c.b.CreateNot(lower_expr(c, *e.operand).v), e.type)};
+  case UnaryOp::Deref:
+    set_error(c, "codegen: the * operator is not supported in gpu probes");
+    return {c.b.getInt64(0)};
   default:
     break;
   }

@@ -4,6 +4,7 @@
 
 #include "frontend/attach_point.h"
 #include "frontend/parse/literals.h"
+#include "frontend/parse/positional_params.h"
 #include "frontend/parse/syntax_errors.h"
 
 namespace gpubt::frontend::parse {
@@ -50,7 +51,10 @@ const struct {
 const struct {
   size_t token;
   UnaryOp op;
-} kUnaryOps[] = {{P::MINUS, UnaryOp::Neg}, {P::LNOT, UnaryOp::Not}, {P::BNOT, UnaryOp::BitNot}};
+} kUnaryOps[] = {{P::MINUS, UnaryOp::Neg},
+                 {P::LNOT, UnaryOp::Not},
+                 {P::BNOT, UnaryOp::BitNot},
+                 {P::MUL, UnaryOp::Deref}};
 
 BinaryOp binary_op(size_t token) {
   for (auto r : kBinaryOps)
@@ -61,8 +65,9 @@ BinaryOp binary_op(size_t token) {
 
 class Builder {
 public:
-  Builder(antlr4::BufferedTokenStream &tokens, const std::string &source, Diagnostics &diags)
-      : tokens_(tokens), source_(source), diags_(diags) {}
+  Builder(antlr4::BufferedTokenStream &tokens, const std::string &source,
+          const PositionalParams &params, Diagnostics &diags)
+      : tokens_(tokens), source_(source), params_(params), diags_(diags) {}
 
   std::unique_ptr<Program> program(P::ProgramContext *ctx) {
     auto prog = std::make_unique<Program>();
@@ -75,6 +80,7 @@ public:
 private:
   antlr4::BufferedTokenStream &tokens_;
   const std::string &source_;
+  const PositionalParams &params_;
   Diagnostics &diags_;
   int depth_ = 0;
   bool too_deep_ = false;
@@ -113,7 +119,7 @@ private:
     for (auto *a : ctx->attachPoint()) {
       AttachPoint ap;
       ap.span = span(a);
-      ap.raw = text(a->ATTACH());
+      ap.raw = params_.substitute(text(a->ATTACH()));
       parse_attach_point(ap, diags_);
       p->attach_points.push_back(std::move(ap));
     }
@@ -134,6 +140,8 @@ private:
     for (auto *child : ctx->children) {
       if (auto *i = dynamic_cast<P::IfStmtContext *>(child))
         b->stmts.push_back(if_stmt(i));
+      else if (auto *u = dynamic_cast<P::UnrollStmtContext *>(child))
+        b->stmts.push_back(unroll_stmt(u));
       else if (auto *st = dynamic_cast<P::StmtContext *>(child))
         if (auto built = stmt(st))
           b->stmts.push_back(std::move(built));
@@ -160,6 +168,26 @@ private:
     return s;
   }
 
+  // unroll (N) { ... }: the block N times over (N a literal or a positional parameter, 1..100).
+  std::unique_ptr<BlockStmt> unroll_stmt(P::UnrollStmtContext *ctx) {
+    auto b = std::make_unique<BlockStmt>();
+    b->span = span(ctx);
+    SourceSpan head = span(ctx->UNROLL()->getSymbol(), ctx->RPAREN()->getSymbol());
+    auto n = expr(ctx->expr());
+    if (n->kind != ExprKind::Integer) {
+      diags_.error(head, "invalid unroll value");
+      return b;
+    }
+    int64_t times = n->as<IntegerExpr>().value;
+    if (times > 100 || times < 1) {
+      diags_.error(head, times > 100 ? "unroll maximum value is 100" : "unroll minimum value is 1");
+      return b;
+    }
+    for (int64_t i = 0; i < times; ++i)
+      b->stmts.push_back(block(ctx->block()->stmts(), span(ctx->block())));
+    return b;
+  }
+
   StmtPtr stmt(P::StmtContext *ctx) {
     auto exprs = ctx->expr();
     if (!ctx->assignOp()) {
@@ -176,6 +204,11 @@ private:
     auto *prim = dynamic_cast<P::PrimaryExprContext *>(lhs);
     auto *lvalue = prim ? dynamic_cast<P::LvalueExprContext *>(prim->primary()) : nullptr;
     auto *field = dynamic_cast<P::FieldExprContext *>(lhs);
+    if (lvalue && !(lvalue->map() ? lvalue->map()->index : lvalue->var()->index).empty()) {
+      diags_.error(span(lhs), "Can not assign through a pointer: only maps and variables take "
+                              "assignments");
+      return nullptr;
+    }
     if (lvalue && !lvalue->post) {
       if (auto *m = lvalue->map()) {
         auto s = std::make_unique<MapAssignStmt>();
@@ -234,6 +267,7 @@ private:
     if (auto *c = dynamic_cast<P::CastExprContext *>(ctx)) {
       auto e = make<CastExpr>(span(ctx));
       e->type_name = text(c->INT_TYPE());
+      e->pointer_depth = static_cast<int>(c->MUL().size());
       e->operand = expr(c->expr());
       return e;
     }
@@ -294,6 +328,11 @@ private:
     }
     if (auto *c = dynamic_cast<P::LvalueExprContext *>(ctx)) {
       ExprPtr target = c->map() ? ExprPtr(map(c->map())) : ExprPtr(var(c->var()));
+      auto &index = c->map() ? c->map()->index : c->var()->index;
+      if (!index.empty() && c->post)
+        diags_.error(span(c), "The ++ and -- operators apply to maps and variables, not to p[i]");
+      if (!index.empty())
+        return indexed(std::move(target), index, span(c));
       if (!c->post)
         return target;
       auto e = make<UnaryExpr>(span(c));
@@ -316,11 +355,10 @@ private:
     }
     if (auto *c = dynamic_cast<P::IdentExprContext *>(ctx))
       return ident(c);
-    if (auto *c = dynamic_cast<P::ParamExprContext *>(ctx)) {
-      diags_.error(span(c), "positional parameters (" + text(c->getStart()) +
-                                ") are not supported by gpubt");
-      return make<IntegerExpr>(span(c));
-    }
+    if (auto *c = dynamic_cast<P::TypeArgExprContext *>(ctx))
+      return type_arg(c);
+    if (auto *c = dynamic_cast<P::ParamExprContext *>(ctx))
+      return param(c);
     auto *c = dynamic_cast<P::ParenExprContext *>(ctx);
     auto elems = c->expr();
     if (elems.size() == 1)
@@ -331,8 +369,67 @@ private:
     return e;
   }
 
+  // sizeof(uint16), sizeof(int8 *): a literal; no other function takes a type.
+  ExprPtr type_arg(P::TypeArgExprContext *c) {
+    auto e = make<IntegerExpr>(span(c));
+    std::string name = text(c->IDENT());
+    if (name != "sizeof") {
+      diags_.error(span(c->INT_TYPE()), name + "() does not take a type");
+      return e;
+    }
+    std::string type = text(c->INT_TYPE());
+    size_t digits = type.find_first_of("0123456789");
+    e->value = c->MUL().empty() ? std::stoi(type.substr(digits)) / 8 : 8;
+    return e;
+  }
+
+  // $N as a number, $# as the count; str($N) is handled by param_string.
+  ExprPtr param(P::ParamExprContext *c) {
+    auto e = make<IntegerExpr>(span(c));
+    if (c->PARAMCOUNT()) {
+      e->value = static_cast<int64_t>(params_.values.size());
+      return e;
+    }
+    std::string name = text(c->PARAM());
+    size_t n = std::strtoull(name.c_str() + 1, nullptr, 10);
+    if (n == 0) {
+      diags_.error(span(c), "param " + name + " is out of integer range [1, " +
+                                std::to_string(INT64_MAX) + "]");
+      return e;
+    }
+    if (auto v = params_.number(n))
+      e->value = *v;
+    else
+      diags_.error(span(c), name + " used numerically but given \"" + params_.get(n, false) +
+                                "\". Try using str(" + name + ").");
+    return e;
+  }
+
+  // str($N) and str($N, LEN) are the parameter's text, a string literal (as in bpftrace).
+  ExprPtr param_string(P::IdentExprContext *c) {
+    auto *arg = dynamic_cast<P::PrimaryExprContext *>(c->expr(0));
+    auto *p = arg ? dynamic_cast<P::ParamExprContext *>(arg->primary()) : nullptr;
+    if (!p)
+      return nullptr;
+    auto e = make<StringExpr>(span(c));
+    if (p->PARAMCOUNT()) {
+      diags_.error(span(c), "use $#, not str($#)");
+      return e;
+    }
+    e->value = params_.get(std::strtoull(text(p->PARAM()).c_str() + 1, nullptr, 10), true);
+    if (c->expr().size() == 2) {
+      auto len = expr(c->expr(1));
+      if (len->kind == ExprKind::Integer && len->as<IntegerExpr>().value > 0)
+        e->value = e->value.substr(0, len->as<IntegerExpr>().value - 1);
+    }
+    return e;
+  }
+
   ExprPtr ident(P::IdentExprContext *c) {
     std::string name = text(c->IDENT());
+    if (c->call && name == "str" && !c->expr().empty() && c->expr().size() <= 2)
+      if (auto e = param_string(c))
+        return e;
     if (c->call) {
       auto e = make<CallExpr>(span(c));
       e->name = name;
@@ -350,16 +447,33 @@ private:
     return e;
   }
 
+  // p[i][j]: *(*(p + i) + j).
+  ExprPtr indexed(ExprPtr base, const std::vector<P::ExprContext *> &index, SourceSpan s) {
+    for (auto *i : index) {
+      auto sum = make<BinaryExpr>(s);
+      sum->op = BinaryOp::Add;
+      sum->lhs = std::move(base);
+      sum->rhs = expr(i);
+      auto e = make<UnaryExpr>(s);
+      e->op = UnaryOp::Deref;
+      e->operand = std::move(sum);
+      base = std::move(e);
+    }
+    return base;
+  }
+
   std::unique_ptr<MapExpr> map(P::MapContext *c) {
     auto m = make<MapExpr>(span(c));
     m->name = text(c->MAP());
-    for (auto *k : c->expr())
+    if (!c->index.empty()) // the indexes are read through the value, not part of the map
+      m->span = span(c->MAP()->getSymbol(), c->RBRACKET(0)->getSymbol());
+    for (auto *k : c->keys)
       m->keys.push_back(expr(k));
     return m;
   }
 
   std::unique_ptr<VariableExpr> var(P::VarContext *c) {
-    auto v = make<VariableExpr>(span(c));
+    auto v = make<VariableExpr>(span(c->VAR()));
     v->name = text(c->VAR());
     return v;
   }
@@ -368,7 +482,8 @@ private:
 } // namespace
 
 std::unique_ptr<Program> build_ast(P::ProgramContext *tree, antlr4::BufferedTokenStream &tokens,
-                                   const std::string &source, Diagnostics &diags) {
+                                   const std::string &source, const PositionalParams &params,
+                                   Diagnostics &diags) {
   auto errors = [&] {
     size_t n = 0;
     for (const auto &d : diags.all())
@@ -376,7 +491,7 @@ std::unique_ptr<Program> build_ast(P::ProgramContext *tree, antlr4::BufferedToke
     return n;
   };
   size_t before = errors();
-  auto prog = Builder(tokens, source, diags).program(tree);
+  auto prog = Builder(tokens, source, params, diags).program(tree);
   return errors() == before ? std::move(prog) : nullptr;
 }
 

@@ -7,6 +7,7 @@
 #include "GpubtParser.h"
 #include "frontend/ast.h"
 #include "frontend/diagnostics.h"
+#include "frontend/parse/positional_params.h"
 
 namespace gpubt::frontend::parse {
 
@@ -16,6 +17,6 @@ constexpr int kMaxNesting = 1000;
 // Returns null if it reported errors.
 std::unique_ptr<Program> build_ast(gpubt_parse::GpubtParser::ProgramContext *tree,
                                    antlr4::BufferedTokenStream &tokens, const std::string &source,
-                                   Diagnostics &diags);
+                                   const PositionalParams &params, Diagnostics &diags);
 
 } // namespace gpubt::frontend::parse

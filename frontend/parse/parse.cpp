@@ -62,6 +62,7 @@ bool check_nesting(const SourceFile &file, Diagnostics &diags) {
 struct Job {
   const SourceFile &file;
   Diagnostics &diags;
+  parse::PositionalParams params;
   std::unique_ptr<Program> result;
 };
 
@@ -94,7 +95,7 @@ void parse_on_this_thread(Job &job) {
   }
   if (job.diags.has_errors())
     return;
-  job.result = parse::build_ast(tree, tokens, text, job.diags);
+  job.result = parse::build_ast(tree, tokens, text, job.params, job.diags);
 }
 
 void *parse_thread(void *arg) {
@@ -113,14 +114,15 @@ void *parse_thread(void *arg) {
 
 } // namespace
 
-std::unique_ptr<Program> parse_program(const SourceFile &file, Diagnostics &diags) {
+std::unique_ptr<Program> parse_program(const SourceFile &file, Diagnostics &diags,
+                                       const std::vector<std::string> &params) {
   Diagnostics local;
   if (!check_nesting(file, local)) {
     for (const auto &d : local.all())
       diags.error(d.span, d.message);
     return nullptr;
   }
-  Job job{file, local, nullptr};
+  Job job{file, local, {params}, nullptr};
   pthread_attr_t attr;
   pthread_t thread;
   bool threaded = pthread_attr_init(&attr) == 0 &&

@@ -1,6 +1,8 @@
 // Script text -> AST. Syntax errors become diagnostics in bpftrace's words; never throws.
 #pragma once
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "frontend/ast.h"
 #include "frontend/diagnostics.h"
@@ -9,6 +11,8 @@
 namespace gpubt::frontend {
 
 // Returns null only if errors were reported.
-std::unique_ptr<Program> parse_program(const SourceFile &file, Diagnostics &diags);
+// `params` are the positional parameters $1.. (the words after the script on the command line).
+std::unique_ptr<Program> parse_program(const SourceFile &file, Diagnostics &diags,
+                                       const std::vector<std::string> &params = {});
 
 } // namespace gpubt::frontend

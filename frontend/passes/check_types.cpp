@@ -10,6 +10,7 @@
 #include "stdlib/builtins.h"
 #include "stdlib/enums.h"
 #include "stdlib/functions.h"
+#include "stdlib/registers.h"
 
 namespace gpubt::frontend {
 namespace {
@@ -28,7 +29,7 @@ std::string_view op_text(BinaryOp op) {
 }
 
 std::string_view op_text(UnaryOp op) {
-  static constexpr std::string_view kText[] = {"-", "!", "~", "++", "--", "++", "--"};
+  static constexpr std::string_view kText[] = {"-", "!", "~", "*", "++", "--", "++", "--"};
   return kText[static_cast<int>(op)];
 }
 
@@ -40,6 +41,7 @@ std::string kind_name(const Type &t) {
   switch (t.kind) {
   case TypeKind::Integer:
   case TypeKind::Enum:
+  case TypeKind::Pointer: // printf("%lu", p) prints the address
     return "integer";
   case TypeKind::String:
     return "string";
@@ -315,7 +317,10 @@ private:
     const Type &have = m->value;
     const Type &got = value.type;
     if (!final_) {
-      if (!have.is_none() && !got.is_none() && got.kind != TypeKind::Tuple && !same_kind(have, got))
+      // `@p += n` on a pointer map adds n pointees: the result stays a pointer.
+      bool pointer_step = a.compound && have.kind == TypeKind::Pointer && got.is_integer_like();
+      if (!have.is_none() && !got.is_none() && got.kind != TypeKind::Tuple &&
+          !same_kind(have, got) && !pointer_step)
         error(a.map->span, "Type mismatch for " + a.map->name +
                                ": trying to assign value of type '" + type_name_in_messages(got) +
                                "' when map already contains a value of type '" +
@@ -562,6 +567,11 @@ private:
     const Type &t = u.operand->type;
     if (t.is_none() || t.is_integer_like())
       return;
+    if (u.op == UnaryOp::Deref && t.kind == TypeKind::Tuple) {
+      error(u.span, "Can not dereference struct/union of type '" + type_name_in_messages(t) +
+                        "'. It is not a pointer.");
+      return;
+    }
     std::string op(op_text(u.op));
     error(postfix || incdec ? u.span : prefix(u.span, op.size()),
           "The " + op + " operator can not be used on expressions of type '" +
@@ -616,6 +626,10 @@ private:
       check_lhist(c);
     if (final_ && f->id == stdlib::FunctionId::Printf)
       check_printf(c);
+    if (final_ && f->id == stdlib::FunctionId::Reg && c.args[0]->kind == ExprKind::String &&
+        !stdlib::pt_regs_offset(c.args[0]->as<StringExpr>().value))
+      error(c.span, "'" + c.args[0]->as<StringExpr>().value +
+                        "' is not a valid register on this architecture (x86_64)");
   }
 
   bool check_arg(const CallExpr &c, const stdlib::FunctionInfo &f, size_t i) {
@@ -648,6 +662,12 @@ private:
     case ArgRule::Map:
       if (!final_ && a.kind != ExprKind::Map) {
         error(c.span, name + "() expects a map to be provided");
+        return false;
+      }
+      return true;
+    case ArgRule::String:
+      if (final_ && !a.type.is_none() && a.type.kind != TypeKind::String) {
+        error(c.span, name + "() expects a string argument" + provided);
         return false;
       }
       return true;

@@ -11,7 +11,6 @@
 namespace gpubt::frontend {
 namespace {
 
-constexpr uint32_t kStrlen = 64; // BPFTRACE_STRLEN's default: str() and string ternaries
 
 bool is_comparison(BinaryOp op) {
   switch (op) {
@@ -180,6 +179,13 @@ private:
   }
 
   static Type binary_type(BinaryOp op, const Type &l, const Type &r) {
+    // Pointer arithmetic (p + n, n + p, p - n) keeps the pointer; codegen scales n.
+    if (l.kind == TypeKind::Pointer && r.is_integer_like() && r.kind != TypeKind::Pointer &&
+        (op == BinaryOp::Add || op == BinaryOp::Sub))
+      return l;
+    if (r.kind == TypeKind::Pointer && l.is_integer_like() && l.kind != TypeKind::Pointer &&
+        op == BinaryOp::Add)
+      return r;
     if (l.is_integer_like() && r.is_integer_like())
       return Type::integer(8, l.is_signed && r.is_signed);
     // bpftrace types string comparisons as unsigned int64.
@@ -247,7 +253,7 @@ private:
       if (then.is_integer_like())
         e.type = Type::integer(8, then.is_signed);
       else if (then.kind == TypeKind::String)
-        e.type = Type::string(kStrlen);
+        e.type = Type::string(options_.strlen); // BPFTRACE_STRLEN
       else
         e.type = then;
       break;
@@ -256,6 +262,8 @@ private:
       auto &c = e.as<CastExpr>();
       expr(*c.operand);
       e.type = cast_type(c.type_name);
+      for (int i = 0; i < c.pointer_depth && !e.type.is_none(); ++i)
+        e.type = Type::pointer(e.type);
       break;
     }
     case ExprKind::Field:
@@ -288,6 +296,9 @@ private:
     expr(*u.operand);
     if (is_incdec)
       u.type = u.operand->type;
+    else if (u.op == UnaryOp::Deref) // *p: p's pointee; *n on an integer reads a uint64
+      u.type = u.operand->type.kind == TypeKind::Pointer ? u.operand->type.elems[0]
+                                                         : Type::integer(8, false);
     else
       u.type = Type::integer(8, u.operand->type.is_none() || u.operand->type.is_signed);
   }
@@ -320,10 +331,12 @@ private:
       break;
     case stdlib::FunctionKind::Value:
       if (f->result == TypeKind::String) {
-        c.type = Type::string(f->result_size);
+        c.type = Type::string(f->id == stdlib::FunctionId::Str ? options_.strlen : f->result_size);
       } else if (f->result == TypeKind::KernelName) {
         c.type = Type::integer(8, false);
         c.type.kind = TypeKind::KernelName;
+      } else if (f->id == stdlib::FunctionId::Bswap && !c.args.empty()) {
+        c.type = Type::integer(c.args[0]->type.size ? c.args[0]->type.size : 8, false);
       } else {
         c.type = Type::integer();
       }

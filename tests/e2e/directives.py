@@ -7,13 +7,14 @@ STDERR_REGEX, STDERR_REGEX_NONE (a regex no stderr line may match), TIMEOUT (sec
 SIGINT_AFTER (seconds after which gpubt gets SIGINT, as Ctrl-C would send),
 BACKGROUND (a command started before gpubt and killed after; `{bgpid}` is its pid),
 REQUIRES (a shell command that must succeed, else the test is skipped), ENV (KEY=VALUE set in
-gpubt's environment, which a -c child inherits).
+gpubt's environment, which a -c child inherits), STDIN (a line fed to gpubt's standard input;
+several STDIN lines make several lines; without any stdin is /dev/null), PARAMS (words after the script: $1..).
 `{programs}` in PROG/ARGS/REQUIRES/ENV is the folder of the built test programs.
 """
 import re
 
 MULTI = {"EXPECT", "EXPECT_REGEX", "EXPECT_NONE", "STDERR", "STDERR_REGEX", "STDERR_REGEX_NONE",
-         "REQUIRES", "ENV"}
+         "REQUIRES", "ENV", "STDIN"}
 
 
 def parse_cases(path):
@@ -30,7 +31,8 @@ def parse_cases(path):
         key, _, value = line.partition(" ")
         if key in MULTI:
             cur.setdefault(key, []).append(value)
-        elif key in {"NAME", "PROG", "ARGS", "EXPECT_EXIT", "TIMEOUT", "SIGINT_AFTER", "BACKGROUND"}:
+        elif key in {"NAME", "PROG", "ARGS", "EXPECT_EXIT", "TIMEOUT", "SIGINT_AFTER", "BACKGROUND",
+                     "PARAMS"}:
             cur[key] = value
         else:
             raise SystemExit(f"{path}:{lineno}: unknown directive {key}")

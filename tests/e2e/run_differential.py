@@ -5,7 +5,8 @@ fails, so must gpubt, with the same diagnostics. Map entries whose values tie ma
 out in any order (bpftrace's order among ties follows its hash map), so ties compare as sets.
 
 `{programs}` in a script is replaced before it runs. A script's first lines may hold `// ARGS: ...` (gpubt/bpftrace arguments; {programs} is the
-folder of the built test programs) and `// TIMEOUT: seconds`.
+folder of the built test programs), `// PARAMS: ...` (words after the script: $1, $2, ...),
+`// ENV: KEY=VALUE ...` (set for both tools) and `// TIMEOUT: seconds`.
 """
 import argparse
 import glob
@@ -69,11 +70,13 @@ def errors(stderr):
     return [l for l in stderr.splitlines() if "RLIMIT_MEMLOCK" not in l]
 
 
-def run(tool, script, args, timeout):
-    cmd = [tool] + shlex.split(args) + [script]
+def run(tool, script, args, timeout, params="", env_vars=""):
+    cmd = [tool] + shlex.split(args) + [script] + shlex.split(params)
+    env = dict(os.environ)
+    env.update(kv.split("=", 1) for kv in shlex.split(env_vars))
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                           errors="replace", stdin=subprocess.DEVNULL)
+                           errors="replace", stdin=subprocess.DEVNULL, env=env)
         return p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         return "timeout", e.stdout or "", e.stderr or ""
@@ -93,8 +96,10 @@ def main():
         timeout = float(header(script, "TIMEOUT", "20"))
         with tempfile.NamedTemporaryFile("w", suffix=".bt", delete=False) as tmp:
             tmp.write(open(script, encoding="utf-8").read().replace("{programs}", a.programs))
-        want = run(a.bpftrace, tmp.name, args, timeout)
-        got = run(a.gpubt, tmp.name, args, timeout)
+        params = header(script, "PARAMS", "")
+        env_vars = header(script, "ENV", "")
+        want = run(a.bpftrace, tmp.name, args, timeout, params, env_vars)
+        got = run(a.gpubt, tmp.name, args, timeout, params, env_vars)
         os.unlink(tmp.name)
         same_errors = want[0] == 0 or errors(want[2]) == errors(got[2])
         if want[0] == got[0] and canonical(want[1]) == canonical(got[1]) and same_errors:

@@ -38,20 +38,23 @@ def run_gpubt(case, gpubt, sub):
     cmd = [gpubt] + shlex.split(sub(case.get("ARGS", "")))
     if "PROG" in case:
         cmd += ["-e", sub(case["PROG"])]
+    cmd += shlex.split(sub(case.get("PARAMS", "")))
     timeout = float(case.get("TIMEOUT", 10))
     env = dict(os.environ)
     for kv in case.get("ENV", []):
         key, _, value = sub(kv).partition("=")
         env[key] = value
+    stdin = "".join(line + "\n" for line in case["STDIN"]) if "STDIN" in case else None
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            errors="replace", stdin=subprocess.DEVNULL, env=env)
+                            errors="replace", env=env,
+                            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL)
     if "SIGINT_AFTER" in case:
         try:
             proc.wait(float(case["SIGINT_AFTER"]))
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGINT)
     try:
-        stdout, stderr = proc.communicate(timeout=timeout)
+        stdout, stderr = proc.communicate(input=stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         stdout, _ = proc.communicate()

@@ -387,10 +387,48 @@ TEST(ParserErrors, GrammarRulesBisonChecksInActions) {
             "tuple and assigning it instead.\n"
             "BEGIN { (1,2).0 = 1 }\n"
             "        ~~~~~~~~~~~\n");
-  EXPECT_EQ(error("BEGIN { @x = $1; }"),
-            "stdin:1:14-16: ERROR: positional parameters ($1) are not supported by gpubt\n"
+  EXPECT_EQ(error("BEGIN { @x = $0; }"),
+            "stdin:1:14-16: ERROR: param $0 is out of integer range [1, 9223372036854775807]\n"
+            "BEGIN { @x = $0; }\n"
+            "             ~~\n");
+}
+
+// The words after the script: $N a number or, inside str(), its text; $# their count.
+std::string parse_with(const std::string &text, const std::vector<std::string> &params) {
+  SourceFile file("stdin", text);
+  Diagnostics diags;
+  auto prog = parse_program(file, diags, params);
+  return prog ? dump_ast(*prog) : diags.render(file);
+}
+
+TEST(Parser, PositionalParameters) {
+  EXPECT_EQ(parse_with("BEGIN { @x = $1 + $#; @s = str($2); @m = $3; }", {"0x10", "hi"}),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  (= (map @x) (+ (int 16) (int 2)))\n"
+            "  (= (map @s) (string \"hi\"))\n"
+            "  (= (map @m) (int 0))\n");
+  EXPECT_EQ(parse_with("i:ms:$1 { }", {"5"}), "Program\n Probe interval:ms:5\n");
+  EXPECT_EQ(parse_with("BEGIN { @x = $1; }", {"hello"}),
+            "stdin:1:14-16: ERROR: $1 used numerically but given \"hello\". Try using str($1).\n"
             "BEGIN { @x = $1; }\n"
             "             ~~\n");
+}
+
+TEST(Parser, ShebangLines) {
+  EXPECT_EQ(parse("#!/usr/bin/env bpftrace\nBEGIN { }\n#! again\nEND { }"),
+            "Program\n Probe BEGIN\n Probe END\n");
+  EXPECT_EQ(error("BEGIN { } #!x"), "stdin:1:11-12: ERROR: invalid character '#'\n"
+                                    "BEGIN { } #!x\n"
+                                    "          ~\n");
+}
+
+TEST(Parser, PointerCastsAndDereference) {
+  EXPECT_EQ(parse("BEGIN { @x = *(uint16 *)(arg0 + 8); @y = **(int32**)arg0; }"),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  (= (map @x) (* (cast uint16* (+ (builtin arg0) (int 8)))))\n"
+            "  (= (map @y) (* (* (cast int32** (builtin arg0)))))\n");
 }
 
 TEST(ParserErrors, MissingBody) {
