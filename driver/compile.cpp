@@ -55,6 +55,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   frontend::SemanticOptions sema_opts;
   sema_opts.has_child = !options.child_command.empty();
   sema_opts.strlen = static_cast<uint32_t>(options.env.strlen);
+  sema_opts.unsafe = options.bt.unsafe;
   // args.NAME: tracepoint formats, or the GPU API catalog for uprobes of catalogued functions.
   sema_opts.field_type = [](const frontend::AttachPoint &ap, std::string_view field) {
     return ap.provider == frontend::Provider::Tracepoint

@@ -3,6 +3,7 @@
 #include "driver/exit_codes.h"
 #include "driver/exit_report.h"
 #include "driver/trace_gpu.h"
+#include "driver/user_actions.h"
 
 #include <cstdlib>
 #include <ctime>
@@ -18,8 +19,10 @@ namespace {
 
 class PrintingHandler : public runtime::EventHandler {
 public:
-  PrintingHandler(runtime::Session &s, std::ostream &out, runtime::OutputFormat f)
-      : session_(s), out_(out), format_(f), symbolize_(s.symbolizer()) {}
+  PrintingHandler(runtime::Session &s, std::ostream &out, std::ostream &err,
+                  runtime::OutputFormat f, size_t cat_bytes_max)
+      : session_(s), out_(out), err_(err), format_(f), symbolize_(s.symbolizer()),
+        cat_bytes_max_(cat_bytes_max) {}
 
   void on_printf(uint32_t index, const uint8_t *payload, size_t size) override {
     const auto &spec = session_.spec();
@@ -28,6 +31,25 @@ public:
     runtime::print_printf(
         out_, runtime::format_printf(spec.formats[index], payload, size, spec, symbolize_),
         format_);
+    out_.flush();
+  }
+  void on_system(uint32_t index, const uint8_t *payload, size_t size) override {
+    if (auto cmd = formatted(index, payload, size)) {
+      out_.flush();
+      runtime::print_command_output(out_, run_command(*cmd), format_);
+      out_.flush();
+    }
+  }
+  void on_cat(uint32_t index, const uint8_t *payload, size_t size) override {
+    auto path = formatted(index, payload, size);
+    if (!path)
+      return;
+    auto text = read_for_cat(*path, cat_bytes_max_);
+    if (!text) {
+      err_ << "ERROR: " << text.error() << "\n";
+      return;
+    }
+    runtime::print_cat(out_, *text, format_);
     out_.flush();
   }
   void on_print_value(uint32_t index, const uint8_t *payload, size_t size) override {
@@ -53,10 +75,19 @@ public:
   }
 
 private:
+  std::optional<std::string> formatted(uint32_t index, const uint8_t *payload, size_t size) {
+    const auto &spec = session_.spec();
+    if (index >= spec.formats.size())
+      return std::nullopt;
+    return runtime::format_printf(spec.formats[index], payload, size, spec, symbolize_);
+  }
+
   runtime::Session &session_;
   std::ostream &out_;
+  std::ostream &err_;
   runtime::OutputFormat format_;
   runtime::Symbolizer symbolize_;
+  size_t cat_bytes_max_;
 };
 
 // A misspelt function is an error (bpftrace 0.17 silently attaches nothing); a wildcard that
@@ -159,7 +190,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     for (const auto &line : s.pending())
       err << "Attaching " << line << "\n";
 
-  PrintingHandler handler(s, out, options.format);
+  PrintingHandler handler(s, out, err, options.format, options.env.cat_bytes_max);
   s.run_begin();
   auto stop = s.run(handler);
   s.run_end(handler);

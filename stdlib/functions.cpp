@@ -25,6 +25,11 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     AGG("lhist", Lhist, 4, A::Integer, Lhist), // lhist(value, min, max, step)
     {"printf", FunctionId::Printf, FunctionKind::Statement, 1, kVariadic,
      {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kBoth},
+    // system(fmt, ...) runs the formatted command (--unsafe only); cat(fmt, ...) prints a file.
+    {"system", FunctionId::System, FunctionKind::Statement, 1, kVariadic,
+     {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
+    {"cat", FunctionId::Cat, FunctionKind::Statement, 1, kVariadic,
+     {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
     {"print", FunctionId::Print, FunctionKind::Statement, 1, 3, {A::Any, A::Integer, A::Integer, A::Any},
      TypeKind::None, 0, kHostContext},
     {"clear", FunctionId::Clear, FunctionKind::Statement, 1, 1, {A::Map, A::Any, A::Any, A::Any},

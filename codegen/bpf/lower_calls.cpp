@@ -121,6 +121,17 @@ Val str(LowerCtx &c, const CallExpr &call) {
   return {buf, 8};
 }
 
+// printf, system and cat: the format's arguments, sent for user space to format.
+Val formatted_event(LowerCtx &c, const CallExpr &call, abi::EventKind kind) {
+  std::vector<const Expr *> args;
+  for (size_t i = 1; i < call.args.size(); ++i)
+    args.push_back(call.args[i].get());
+  std::string fmt =
+      call.args[0]->kind == ExprKind::String ? call.args[0]->as<StringExpr>().value : std::string();
+  send_values(c, kind, fmt, args);
+  return {nullptr};
+}
+
 using CallFn = std::function<Val(LowerCtx &, const CallExpr &, const MapExpr *target)>;
 
 Val aggregate(LowerCtx &c, const CallExpr &call, const MapExpr *target) {
@@ -146,14 +157,15 @@ const std::map<FunctionId, CallFn> &call_table() {
       {FunctionId::Lhist, aggregate},
       {FunctionId::Printf,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
-         std::vector<const Expr *> args;
-         for (size_t i = 1; i < call.args.size(); ++i)
-           args.push_back(call.args[i].get());
-         std::string fmt = call.args[0]->kind == ExprKind::String
-                               ? call.args[0]->as<StringExpr>().value
-                               : std::string();
-         send_values(c, abi::EventKind::Printf, fmt, args);
-         return none;
+         return formatted_event(c, call, abi::EventKind::Printf);
+       }},
+      {FunctionId::System,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         return formatted_event(c, call, abi::EventKind::System);
+       }},
+      {FunctionId::Cat,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         return formatted_event(c, call, abi::EventKind::Cat);
        }},
       {FunctionId::Print,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {

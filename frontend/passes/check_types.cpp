@@ -624,8 +624,12 @@ private:
         return;
     if (final_ && f->id == stdlib::FunctionId::Lhist)
       check_lhist(c);
-    if (final_ && f->id == stdlib::FunctionId::Printf)
+    bool formats = f->id == stdlib::FunctionId::Printf || f->id == stdlib::FunctionId::System ||
+                   f->id == stdlib::FunctionId::Cat;
+    if (final_ && formats)
       check_printf(c);
+    if (final_ && f->id == stdlib::FunctionId::System && !options_.unsafe)
+      error(c.span, "system() is an unsafe function being used in safe mode");
     if (final_ && f->id == stdlib::FunctionId::Reg && c.args[0]->kind == ExprKind::String &&
         !stdlib::pt_regs_offset(c.args[0]->as<StringExpr>().value))
       error(c.span, "'" + c.args[0]->as<StringExpr>().value +

@@ -24,6 +24,7 @@ using FieldErrorFn = std::function<std::string(const AttachPoint &ap, std::strin
 struct SemanticOptions {
   bool has_child = false;      // -c CMD given: cpid is usable
   uint32_t strlen = 64;        // BPFTRACE_STRLEN: the size of str()'s result
+  bool unsafe = false;         // --unsafe: system() is allowed
   FieldResolver field_type;    // may be empty: args fields stay TypeKind::None
   RetvalResolver retval_type;  // may be empty: retval is uint64
   FieldErrorFn field_error;    // may be empty: unknown args fields are not reported

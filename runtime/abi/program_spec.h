@@ -60,6 +60,8 @@ enum class EventKind : uint32_t {
   ZeroMap,    // index: map
   Time,       // index: into ProgramSpec::time_formats; payload: none (user space takes the time)
   PrintValue, // index: into ProgramSpec::formats (one arg, format unused)
+  System,     // index: into ProgramSpec::formats: the command, formatted as printf does
+  Cat,        // index: into ProgramSpec::formats: the file's path, formatted as printf does
 };
 struct EventHeader {
   uint32_t kind;

@@ -318,6 +318,12 @@ int Session::handle_event_thunk(const void *data, size_t size) {
   case abi::EventKind::PrintValue:
     handler_->on_print_value(h.index, payload, psize);
     break;
+  case abi::EventKind::System:
+    handler_->on_system(h.index, payload, psize);
+    break;
+  case abi::EventKind::Cat:
+    handler_->on_cat(h.index, payload, psize);
+    break;
   case abi::EventKind::PrintMap:
     handler_->on_print_map(h.index);
     break;

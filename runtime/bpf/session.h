@@ -34,6 +34,9 @@ public:
   virtual ~EventHandler() = default;
   virtual void on_printf(uint32_t format_index, const uint8_t *payload, size_t size) = 0;
   virtual void on_print_value(uint32_t format_index, const uint8_t *payload, size_t size) {}
+  // system() and cat(): their printf-style argument, for user space to run or read.
+  virtual void on_system(uint32_t format_index, const uint8_t *payload, size_t size) {}
+  virtual void on_cat(uint32_t format_index, const uint8_t *payload, size_t size) {}
   virtual void on_print_map(uint32_t map_index) = 0;
   virtual void on_time(uint32_t time_format_index) {}
   virtual void on_clear(uint32_t map_index) {} // the session has already cleared the map

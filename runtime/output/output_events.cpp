@@ -17,11 +17,25 @@ void json_count(std::ostream &out, const char *type, const char *field, uint64_t
 
 } // namespace
 
-void print_printf(std::ostream &out, const std::string &text, OutputFormat format) {
+
+static void print_message(std::ostream &out, const char *type, const std::string &text,
+                          OutputFormat format) {
   if (format == OutputFormat::Json)
-    json_message(out, "printf", text);
+    json_message(out, type, text);
   else
     out << text;
+}
+
+void print_printf(std::ostream &out, const std::string &text, OutputFormat format) {
+  print_message(out, "printf", text, format);
+}
+
+void print_command_output(std::ostream &out, const std::string &text, OutputFormat format) {
+  print_message(out, "syscall", text, format);
+}
+
+void print_cat(std::ostream &out, const std::string &text, OutputFormat format) {
+  print_message(out, "cat", text, format);
 }
 
 void print_time(std::ostream &out, const std::string &strftime_format, std::time_t when,

@@ -14,6 +14,11 @@ namespace gpubt::runtime {
 // Text: as is. JSON: {"type": "printf", "data": "..."}.
 void print_printf(std::ostream &out, const std::string &text, OutputFormat format);
 
+// The output of system() and the contents cat() read: text as is; JSON {"type": "syscall"
+// or "cat", "data": "..."} (bpftrace's names).
+void print_command_output(std::ostream &out, const std::string &text, OutputFormat format);
+void print_cat(std::ostream &out, const std::string &text, OutputFormat format);
+
 // time(fmt): strftime of `when` in local time (bpftrace's 64-byte buffer; an empty result
 // prints nothing). Text has no newline of its own.
 void print_time(std::ostream &out, const std::string &strftime_format, std::time_t when,
