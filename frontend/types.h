@@ -27,7 +27,7 @@ struct Type {
   uint32_t size = 0; // bytes, for Integer/Enum/String/Tuple (Tuple: sum of elems incl. padding)
   bool is_signed = false;
   std::vector<Type> elems;  // Tuple
-  std::string enum_name;    // Enum: catalog name, e.g. "cudaError_t"
+  std::string enum_name;    // Enum: catalog name, e.g. "cudaError_t"; Timestamp: strftime format
   int64_t lhist_min = 0, lhist_max = 0, lhist_step = 0; // Lhist
 
   static Type none() { return {}; }

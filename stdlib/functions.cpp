@@ -61,6 +61,9 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     // strncmp(a, b, n): 0 if the strings agree in their first n characters, else 1.
     {"strncmp", FunctionId::Strncmp, FunctionKind::Value, 3, 3,
      {A::String, A::String, A::IntegerLiteral, A::Any}, TypeKind::Integer, 8, kHostContext},
+    // strftime(fmt, nsecs): nsecs printed as local time through strftime (and %f: microseconds).
+    {"strftime", FunctionId::Strftime, FunctionKind::Value, 2, 2,
+     {A::StringLiteral, A::Integer, A::Any, A::Any}, TypeKind::Timestamp, 8, kHostContext},
     // sizeof(expr); sizeof(TYPE) is a literal the parser makes.
     {"sizeof", FunctionId::Sizeof, FunctionKind::Value, 1, 1, {A::Any, A::Any, A::Any, A::Any},
      TypeKind::Integer, 8, kHostContext},

@@ -13,7 +13,7 @@ namespace gpubt::stdlib {
 enum class FunctionId {
   Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, // aggregations
   Printf, Print, Clear, Delete, Zero, Exit, Time, System, Cat, // statements
-  Str, Kname, Deref, Reg, Bswap, Strncmp, Sizeof, // values
+  Str, Kname, Deref, Reg, Bswap, Strncmp, Sizeof, Strftime, // values
 };
 
 enum class FunctionKind {

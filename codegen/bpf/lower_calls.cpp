@@ -246,6 +246,10 @@ const std::map<FunctionId, CallFn> &call_table() {
                                   static_cast<uint32_t>(std::max<int64_t>(n, 0)));
          return {c.b.CreateZExt(c.b.CreateNot(eq), c.b.getInt64Ty())};
        }},
+      {FunctionId::Strftime,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         return lower_expr(c, *call.args[1]); // the time; the format travels in the type
+       }},
       {FunctionId::Sizeof,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
          return {c.b.getInt64(call.args[0]->type.size)};

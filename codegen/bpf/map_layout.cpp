@@ -50,6 +50,7 @@ abi::ValueType to_value_type(const Type &t) {
     break;
   case TypeKind::Timestamp:
     v.kind = abi::ValueType::Timestamp;
+    v.enum_name = t.enum_name; // strftime's format
     v.size = 8;
     break;
   case TypeKind::Count:

@@ -55,7 +55,7 @@ std::string kind_name(const Type &t) {
 // printf reads usym, probe and username through their string forms.
 std::string printf_kind_name(const Type &t) {
   if (t.kind == TypeKind::UserSym || t.kind == TypeKind::Probe || t.kind == TypeKind::KernelName ||
-      t.kind == TypeKind::UStack)
+      t.kind == TypeKind::UStack || t.kind == TypeKind::Timestamp)
     return "string";
   return kind_name(t);
 }

@@ -335,6 +335,11 @@ private:
       } else if (f->result == TypeKind::KernelName) {
         c.type = Type::integer(8, false);
         c.type.kind = TypeKind::KernelName;
+      } else if (f->result == TypeKind::Timestamp) {
+        c.type = Type::integer(8, false);
+        c.type.kind = TypeKind::Timestamp;
+        if (!c.args.empty() && c.args[0]->kind == ExprKind::String)
+          c.type.enum_name = c.args[0]->as<StringExpr>().value;
       } else if (f->id == stdlib::FunctionId::Bswap && !c.args.empty()) {
         c.type = Type::integer(c.args[0]->type.size ? c.args[0]->type.size : 8, false);
       } else {

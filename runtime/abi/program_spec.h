@@ -19,7 +19,7 @@ struct ValueType {
   uint32_t size = 0;               // bytes
   std::vector<ValueType> elems;    // Tuple
   std::vector<uint32_t> offsets;   // Tuple: byte offset of each elem
-  std::string enum_name;           // Enum: key into ProgramSpec::enums
+  std::string enum_name;           // Enum: key into ProgramSpec::enums; Timestamp: strftime format
   bool enum_signed = false;        // Enum: underlying integer is signed
 };
 

@@ -1,5 +1,6 @@
 // Renders one typed value as bpftrace 0.17 prints it (Output::value_to_str and friends).
 #include "runtime/output/value_format.h"
+#include "runtime/output/strftime_format.h"
 #include "runtime/process/demangle.h"
 
 #include <cstring>
@@ -128,9 +129,12 @@ std::string format_value(const ValueType &type, const uint8_t *data, const abi::
     return user_stack(type, data, symbolize);
   case ValueType::Probe:
     return probe_name(uint64_t(value_as_int(type, data)), spec);
+  case ValueType::Timestamp:
+    if (!type.enum_name.empty())
+      return format_strftime(type.enum_name, uint64_t(value_as_int(type, data)));
+    return number(type, data);
   case ValueType::Int:
   case ValueType::UInt:
-  case ValueType::Timestamp:
     return number(type, data);
   }
   return "";
