@@ -405,10 +405,25 @@ private:
     return e;
   }
 
-  // str($N) and str($N, LEN) are the parameter's text, a string literal (as in bpftrace).
+  static P::ParamExprContext *param_of(P::ExprContext *x) {
+    auto *prim = dynamic_cast<P::PrimaryExprContext *>(x);
+    return prim ? dynamic_cast<P::ParamExprContext *>(prim->primary()) : nullptr;
+  }
+
+  // str($N), str($N, LEN) and str($N + K) are the parameter's text (from its K-th character),
+  // a string literal, as in bpftrace.
   ExprPtr param_string(P::IdentExprContext *c) {
-    auto *arg = dynamic_cast<P::PrimaryExprContext *>(c->expr(0));
-    auto *p = arg ? dynamic_cast<P::ParamExprContext *>(arg->primary()) : nullptr;
+    P::ParamExprContext *p = param_of(c->expr(0));
+    int64_t skip = 0;
+    if (auto *sum = dynamic_cast<P::BinaryExprContext *>(c->expr(0)); sum && sum->PLUS()) {
+      for (int side = 0; side < 2 && !p; ++side)
+        if ((p = param_of(sum->expr(side)))) {
+          auto k = expr(sum->expr(1 - side));
+          if (k->kind != ExprKind::Integer)
+            return nullptr; // not a constant offset: str() of a number, as written
+          skip = k->as<IntegerExpr>().value;
+        }
+    }
     if (!p)
       return nullptr;
     auto e = make<StringExpr>(span(c));
@@ -417,6 +432,9 @@ private:
       return e;
     }
     e->value = params_.get(std::strtoull(text(p->PARAM()).c_str() + 1, nullptr, 10), true);
+    e->value = skip > 0 && size_t(skip) < e->value.size() ? e->value.substr(skip)
+               : skip > 0                                 ? ""
+                                                          : e->value;
     if (c->expr().size() == 2) {
       auto len = expr(c->expr(1));
       if (len->kind == ExprKind::Integer && len->as<IntegerExpr>().value > 0)
