@@ -5,7 +5,7 @@
 # prebuilt one (scripts/gpu-pack.sh stages a static one in .carry/) or the gpubt cases are skipped.
 # Usage: scripts/gpu-e2e.sh [--timings] [--torch] [--ml] [--no-suite] [--ptx-bench]
 #                           [--latency-bench] [--train-bench]
-#        (env: GPUBT=path, WORK=build folder, ML_ONLY=regex of ML workloads)
+#        (env: GPUBT=path, WORK=build folder, ML_ONLY=regex of ML workloads, ML_OUTPUTS=file)
 # --ptx-bench: after the suite, bench/gpu/ptx_bench.sh (issue 5's PTX vs SASS vs hand-written table).
 # --latency-bench: after the suite, bench/gpu/launch_latency.py (what gpubt adds to launch latency).
 # --ml: tests/gpu/ml_suite.py (PyTorch eager/compile/graphs, Triton, JAX, CuPy, cuBLAS, streams).
@@ -83,7 +83,8 @@ if [ "$SUITE" = 1 ]; then
   python3 "$T/run_suite.py" "${ARGS[@]}" || RC=1
 fi
 if [ "$ML" = 1 ] && [ -n "$GPUBT" ]; then
-  python3 "$T/ml_suite.py" --gpubt "$GPUBT" --agent "$AGENT" --only "${ML_ONLY:-}" || RC=1
+  python3 "$T/ml_suite.py" --gpubt "$GPUBT" --agent "$AGENT" --only "${ML_ONLY:-}" \
+    ${ML_OUTPUTS:+--outputs "$ML_OUTPUTS"} || RC=1
 fi
 if [ "$TRAIN_BENCH" = 1 ] && [ -n "$GPUBT" ]; then
   python3 "$ROOT/bench/gpu/train_cost.py" --gpubt "$GPUBT" --agent "$AGENT" \

@@ -9,7 +9,7 @@ count of cuLaunchKernel* calls in the same run (for CUDA graphs: the kernel node
 reports times the replays), thread counts equal to the grid arithmetic the host passed to
 cuLaunchKernel or the program printed. Under --gpu-backend=ptx a kernel without usable PTX runs
 uninstrumented: then the counts may fall short, and gpubt must say so.
-usage: ml_suite.py --gpubt PATH --agent PATH [--jobs N] [--only REGEX] [--log FILE]"""
+usage: ml_suite.py --gpubt PATH --agent PATH [--jobs N] [--only REGEX] [--outputs FILE]"""
 import argparse, concurrent.futures, os, re, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -64,7 +64,9 @@ def scalar(stdout, name):
 
 
 def hist_total(stdout):
-    return sum(int(m.group(1)) for m in re.finditer(r'^\[[^\]]*[\])]\s+(\d+) \|', stdout, re.M))
+    """The counts of every hist bucket line ('[32, 64)   39 |@@@|', '(..., 0)   1 |@|')."""
+    return sum(int(m.group(1))
+               for m in re.finditer(r'^[\[(][^\n]*?[\])]\s+(\d+) \|', stdout, re.M))
 
 
 def keyed(stdout, name):
@@ -128,6 +130,7 @@ def main():
     ap.add_argument('--jobs', type=int, default=6)
     ap.add_argument('--only', default='')
     ap.add_argument('--timeout', type=int, default=240)
+    ap.add_argument('--outputs', help='write every traced run\'s stdout and stderr here')
     a = ap.parse_args()
     # JAX takes 75% of the GPU's memory at start unless told not to: the cases run side by side.
     env = dict(os.environ, GPUBT_AGENT_PATH=a.agent, PYTHONUNBUFFERED='1',
@@ -159,11 +162,13 @@ def main():
                   flush=True)
             rows.append(ok)
             outputs[(w, s, b)] = (ok, out)
+            if a.outputs:
+                with open(a.outputs, 'a') as f:
+                    f.write(f'===== {w} {s} {b}: exit {rc}\n{out}\n----- stderr\n{err}\n')
     # kerneltime counts each launch once: as many as the launches case counted, same backend.
     for (w, s, b), (ok, out) in outputs.items():
         launches = outputs.get((w, 'launches', b))
-        if s != 'kerneltime' or not ok or not launches or not launches[0] or b == 'ptx' or \
-                picked[w][1]:
+        if s != 'kerneltime' or not ok or not launches or not launches[0] or b == 'ptx':
             continue
         got, want = hist_total(out), scalar(launches[1], 'gpu')
         rows.append(got == want)

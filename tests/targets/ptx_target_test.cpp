@@ -449,7 +449,7 @@ TEST(PtxTarget, LaunchStateBuiltins) {
       "gpu:kretprobe:busy* /last_thread/ { @us[kernel] = hist((nsecs - launch_start) / 1000); }");
   ASSERT_EQ(c.error, "");
   const auto &d = c.spec.device;
-  EXPECT_TRUE(d.launch_state);
+  EXPECT_FALSE(d.launch_state); // the last thread resets it: no reset by the agent per launch
   ASSERT_EQ(d.probes.size(), 2u);
   EXPECT_EQ(d.probes[1].name, "gpu:kprobe:busy*");
   EXPECT_FALSE(d.probes[1].exit);
@@ -461,8 +461,19 @@ TEST(PtxTarget, LaunchStateBuiltins) {
   EXPECT_NE(exit.find("atom.global.add.u64"), std::string::npos);
   EXPECT_NE(exit.find("+" + std::to_string(offsetof(gpubt_device_ctx, launch_exited)) + "]"),
             std::string::npos);
+  // The last lane sets launch_start back to UINT64_MAX and launch_exited to 0 for the next launch.
+  EXPECT_NE(exit.find("+" + std::to_string(offsetof(gpubt_device_ctx, launch_start)) + "], -1;"),
+            std::string::npos) << exit;
+  EXPECT_NE(exit.find("+" + std::to_string(offsetof(gpubt_device_ctx, launch_exited)) + "], 0;"),
+            std::string::npos) << exit;
   EXPECT_EQ(compile_gpu_script("gpu:kretprobe:k { @x = count(); }").spec.device.launch_state,
             false);
+  // launch_start without last_thread: nothing knows a launch's end, the agent resets per launch.
+  EXPECT_TRUE(compile_gpu_script("gpu:kretprobe:k { @x = nsecs - launch_start; }")
+                  .spec.device.launch_state);
+  EXPECT_TRUE(compile_gpu_script("gpu:kretprobe:k /last_thread/ { @x = count(); } "
+                                 "gpu:kretprobe:j { @y = nsecs - launch_start; }")
+                  .spec.device.launch_state);
   EXPECT_EQ(compile_gpu_script("gpu:kretprobe:a,gpu:kretprobe:b { @x = last_thread; }").error,
             "last_thread can be used in one gpu probe (with one attach point) only");
   EXPECT_NE(compile_gpu_script("gpu:kprobe:k { @x = last_thread; }")

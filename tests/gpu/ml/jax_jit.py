@@ -1,5 +1,9 @@
-"""A jax.jit function (XLA's fused kernels, cuBLAS for the matmul): prints a checksum."""
-import hashlib
+"""A jax.jit function (XLA's fused kernels, cuBLAS for the matmul): prints a checksum.
+XLA's autotuner picks GEMM algorithms by timing them, so results could change from run to run
+(seen on the H100 with several runs side by side): it is turned off, and ops made deterministic."""
+import hashlib, os
+os.environ['XLA_FLAGS'] = (os.environ.get('XLA_FLAGS', '') +
+                           ' --xla_gpu_autotune_level=0 --xla_gpu_deterministic_ops=true')
 import jax, jax.numpy as jnp
 import numpy as np
 
