@@ -10,6 +10,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "codegen/device/device_context.h"
+#include "codegen/device/probe_point.h"
 #include "frontend/ast_walk.h"
 #include "frontend/passes/map_sharing.h"
 #include "stdlib/builtins.h"
@@ -260,7 +261,8 @@ void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit
 
 // `launch_start`'s hidden entry probe: the launch's earliest thread entry time, by an atomic
 // min from each warp's lowest lane, skipped once the value there is already earlier (so after
-// the first warps only a load).
+// the first warps only a load). Only that lane reads the clock and the slot: a %globaltimer read
+// in every thread cost kerneltime.bt a third of its time on a PyTorch training step.
 void lower_launch_start_function(DevCtx &c, const std::string &name, uint32_t probe_bit) {
   lower_probe_functions(c, name, probe_bit, [&](llvm::BasicBlock *) {
     auto &b = c.b;
@@ -268,14 +270,16 @@ void lower_launch_start_function(DevCtx &c, const std::string &name, uint32_t pr
     auto *lane = b.CreateTrunc(c.target.special(b, Special::LaneId), b.getInt32Ty());
     auto *leader =
         b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {mask, b.getTrue()});
+    auto *lead = llvm::BasicBlock::Create(c.ctx, "start.lead", c.fn);
+    auto *update = llvm::BasicBlock::Create(c.ctx, "start.update", c.fn);
+    auto *done = llvm::BasicBlock::Create(c.ctx, "start.done", c.fn);
+    b.CreateCondBr(b.CreateICmpEQ(lane, leader), lead, done);
+    b.SetInsertPoint(lead);
     auto *now = device_nsecs(c);
     auto *slot = b.CreateGEP(b.getInt8Ty(), c.userdata,
                              b.getInt64(offsetof(gpubt_device_ctx, launch_start)));
     auto *seen = load_relaxed(c, slot);
-    auto *update = llvm::BasicBlock::Create(c.ctx, "start.update", c.fn);
-    auto *done = llvm::BasicBlock::Create(c.ctx, "start.done", c.fn);
-    b.CreateCondBr(b.CreateAnd(b.CreateICmpEQ(lane, leader), b.CreateICmpULT(now, seen)), update,
-                   done);
+    b.CreateCondBr(b.CreateICmpULT(now, seen), update, done);
     b.SetInsertPoint(update);
     atomic_rmw(c, llvm::AtomicRMWInst::UMin, slot, now);
     b.CreateBr(done);
@@ -362,7 +366,7 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
       abi::DeviceProbeSpec ps;
       ps.name = ap.name();
       ps.kernel = ap.func;
-      ps.exit = ap.provider == Provider::GpuKretprobe;
+      ps.exit = ap.provider == Provider::GpuKretprobe && !same_result_at_entry(*probe);
       ps.function = GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(n);
       DevCtx c(mod, target);
       c.sema = &sema;

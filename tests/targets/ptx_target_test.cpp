@@ -144,7 +144,7 @@ TEST(PtxTarget, TestSuiteScriptsAssembleWithPtxas) {
 }
 
 TEST(PtxTarget, PatchFunctionSignature) {
-  auto c = compile_gpu_script("gpu:kprobe:a { @x = count(); } gpu:kretprobe:b* { @y = count(); }");
+  auto c = compile_gpu_script("gpu:kprobe:a { @x = count(); } gpu:kretprobe:b* { @y = hist(nsecs); }");
   ASSERT_EQ(c.error, "");
   const auto &d = c.spec.device;
   ASSERT_EQ(d.probes.size(), 2u);
@@ -479,6 +479,29 @@ TEST(PtxTarget, LaunchStateBuiltins) {
   EXPECT_NE(compile_gpu_script("gpu:kprobe:k { @x = last_thread; }")
                 .error.find("last_thread is only available in gpu:kretprobe probes"),
             std::string::npos);
+}
+
+// A gpu:kretprobe that only aggregates what a thread's exit cannot change runs at its entry (the
+// Compute Sanitizer's entry patch is far cheaper); anything reading the clock, launch state, a
+// map, or printing stays at the exit.
+TEST(PtxTarget, ExitProbesThatReadNothingChangingRunAtEntry) {
+  auto exit_of = [](const std::string &script) {
+    auto c = compile_gpu_script(script);
+    EXPECT_EQ(c.error, "") << script;
+    return !c.spec.device.probes.empty() && c.spec.device.probes[0].exit;
+  };
+  EXPECT_FALSE(exit_of("gpu:kretprobe:k { @n = count(); }"));
+  EXPECT_FALSE(exit_of("gpu:kretprobe:k /tid == 0/ { @[kernel, bid_x] = count(); }"));
+  EXPECT_FALSE(exit_of("gpu:kretprobe:k { $t = tid % 4; @h[$t] = hist(bdim_x); }"));
+  EXPECT_TRUE(exit_of("gpu:kretprobe:k { @h = hist(nsecs); }"));
+  EXPECT_TRUE(exit_of("gpu:kretprobe:k /clock > 5/ { @n = count(); }"));
+  EXPECT_TRUE(exit_of("gpu:kretprobe:k { printf(\"%d\\n\", tid); }"));
+  EXPECT_TRUE(exit_of("gpu:kretprobe:k /last_thread/ { @n = count(); }"));
+  EXPECT_TRUE(exit_of("gpu:kretprobe:k { @n = count(); @m = @n; }"));
+  EXPECT_TRUE(exit_of("gpu:kretprobe:k { @x = tid; }"));
+  EXPECT_FALSE(exit_of("gpu:kprobe:k { @n = count(); }"));
+  EXPECT_EQ(compile_gpu_script("gpu:kretprobe:k { @n = count(); }").spec.device.probes[0].name,
+            "gpu:kretprobe:k");
 }
 
 } // namespace
