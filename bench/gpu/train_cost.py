@@ -18,7 +18,8 @@ CONFIGS = [
     ('gpu:kprobe:* /tid == 0/ { @n = count(); }',
      ['-e', 'gpu:kprobe:* /tid == 0/ { @n = count(); }']),
     ('gpu:kprobe:* { }', ['-e', 'gpu:kprobe:* { }']),
-    ('gpu:kretprobe:* { }', ['-e', 'gpu:kretprobe:* { }']),
+    # An exit probe that must stay at the exit (it reads the clock): what the exit patch costs.
+    ('gpu:kretprobe:* /clock == 0/ { }', ['-e', 'gpu:kretprobe:* /clock == 0/ { }']),
     ('gpu:kretprobe:*gemm* { @n = count(); }',
      ['-e', 'gpu:kretprobe:*gemm* { @n = count(); }']),
     ('gpu:kretprobe:* { @n = count(); }', ['-e', 'gpu:kretprobe:* { @n = count(); }']),
