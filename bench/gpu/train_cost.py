@@ -4,7 +4,8 @@
 CUDA events) plain and under each script, interleaved round by round so drift hits every
 configuration alike. Prints one row per configuration: every round's step time, the median and
 the ratio of medians to plain.
-usage: train_cost.py --gpubt PATH --agent PATH [--rounds N] [--compile] [--only REGEX]"""
+usage: train_cost.py --gpubt PATH --agent PATH [--rounds N] [--compile] [--only REGEX]
+                     [--extra SCRIPT]..."""
 import argparse, os, re, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -24,6 +25,10 @@ CONFIGS = [
      ['-e', 'gpu:kretprobe:*gemm* { @n = count(); }']),
     ('gpu:kretprobe:* { @n = count(); }', ['-e', 'gpu:kretprobe:* { @n = count(); }']),
     ('tools/kerneltime.bt', [f'{ROOT}/tools/kerneltime.bt']),
+    # kerneltime's parts: counting the threads that leave (one atomic per warp on one word per
+    # kernel), and launch_start's entry probe (with the agent's reset before each launch).
+    ('gpu:kretprobe:* /last_thread/ { }', ['-e', 'gpu:kretprobe:* /last_thread/ { }']),
+    ('gpu:kretprobe:* /launch_start == 0/ { }', ['-e', 'gpu:kretprobe:* /launch_start == 0/ { }']),
     ('tools/launchlate.bt', [f'{ROOT}/tools/launchlate.bt']),
 ]
 
@@ -44,11 +49,13 @@ def main():
     ap.add_argument('--rounds', type=int, default=3)
     ap.add_argument('--compile', action='store_true')
     ap.add_argument('--only', default='')
+    ap.add_argument('--extra', action='append', default=[], help='another script to time')
     a = ap.parse_args()
     env = dict(os.environ, GPUBT_AGENT_PATH=a.agent)
     prog = f'python3 {ROOT}/tests/gpu/ml/train_transformer.py --steps 1 --bench' + \
         (' --compile' if a.compile else '')
     configs = [c for c in CONFIGS if c[1] is None or re.search(a.only, c[0])]
+    configs += [(script, ['-e', script]) for script in a.extra]
     times = {name: [] for name, _ in configs}
     for r in range(a.rounds):
         for name, args in configs:
