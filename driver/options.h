@@ -6,7 +6,7 @@
 
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/result.h"
-#include "runtime/abi/map_data.h"
+#include "runtime/output/output.h"
 
 namespace gpubt::driver {
 
