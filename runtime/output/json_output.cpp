@@ -1,7 +1,7 @@
 // bpftrace 0.17's JsonOutput: the same events and maps as objects, one per line.
 #include "runtime/output/json_output.h"
 
-#include <cstdio>
+#include "runtime/output/escape.h"
 
 namespace gpubt::runtime {
 
@@ -106,39 +106,6 @@ private:
 
 std::unique_ptr<Output> make_json_output(std::ostream &out) {
   return std::make_unique<JsonOutput>(out);
-}
-
-std::string json_escape(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    signed char c = static_cast<signed char>(ch);
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (c <= 0x1f) { // bpftrace's char is signed: bytes >= 0x80 land here too
-        char buf[16];
-        std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(int(c)));
-        out += buf;
-      } else {
-        out += ch;
-      }
-    }
-  }
-  return out;
 }
 
 } // namespace gpubt::runtime
