@@ -70,7 +70,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
           std::ostream &err) {
   if (!check_target(options, err))
     return ExitUserError;
-  auto output = runtime::make_output(options.format, out);
+  auto output = runtime::make_output(options.format, out, {options.raw_strings});
   std::unique_ptr<runtime::GpuRun> gpu; // before the child is forked: it inherits the agent
   if (has_gpu_probes(spec)) {
     if (options.child_command.empty()) {

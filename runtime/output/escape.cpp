@@ -80,4 +80,32 @@ std::string json_escape(std::string_view s) {
   return out;
 }
 
+std::string escape_control(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t n = utf8_sequence_length(s, i);
+    bool c1 = n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0;
+    if (n > 1 && !c1) {
+      out.append(s, i, n);
+      i += n;
+      continue;
+    }
+    for (size_t k = 0; k < (c1 ? 2 : 1); k++, i++) {
+      unsigned char b = static_cast<unsigned char>(s[i]);
+      if (b == '\n')
+        out += "\\n";
+      else if (b == '\t')
+        out += "\\t";
+      else if (b == '\r')
+        out += "\\r";
+      else if (b < 0x20 || b >= 0x7f)
+        append_hex(out, "\\x%02x", b);
+      else
+        out += char(b);
+    }
+  }
+  return out;
+}
+
 } // namespace gpubt::runtime

@@ -1,4 +1,5 @@
-// Traced bytes made safe for each output: any byte string becomes valid JSON.
+// Traced bytes made safe for each output: any byte string becomes valid JSON, and text output
+// shows control characters as escapes instead of handing them to the terminal.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -15,5 +16,10 @@ size_t utf8_sequence_length(std::string_view s, size_t i);
 // Latin-1 gives that byte). bpftrace 0.17 writes bytes >= 0x80 as "\uffffffc3", which no JSON
 // parser accepts.
 std::string json_escape(std::string_view s);
+
+// For text output: C0 controls and DEL as \n, \t, \r or \xNN, C1 controls (U+0080-U+009F) and
+// bytes that are not well-formed UTF-8 as \xNN per byte; everything else (backslash included)
+// as is.
+std::string escape_control(std::string_view s);
 
 } // namespace gpubt::runtime

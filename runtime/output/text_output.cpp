@@ -1,9 +1,11 @@
 // bpftrace 0.17's TextOutput: message(), value(), map(), map_hist() and map_stats() laid out
-// byte for byte.
+// byte for byte, but with control characters in the traced program's strings escaped.
 #include "runtime/output/text_output.h"
 
 #include <iomanip>
 #include <sstream>
+
+#include "runtime/output/escape.h"
 
 namespace gpubt::runtime {
 
@@ -11,14 +13,15 @@ namespace {
 
 class TextOutput : public Output {
 public:
-  TextOutput(std::ostream &out, const OutputOptions &options) : out_(out), options_(options) {}
+  TextOutput(std::ostream &out, const OutputOptions &options)
+      : out_(out), escape_(options.raw_strings ? nullptr : escape_control) {}
 
   void printf(const Message &message) override {
     for (const Message::Piece &p : message.pieces)
-      out_ << p.text;
+      out_ << (p.traced && escape_ ? escape_(p.text) : p.text);
   }
   void time(const std::string &text) override { out_ << text; }
-  void value(const Value &value) override { out_ << value_text(value) << "\n"; }
+  void value(const Value &value) override { out_ << value_text(value, escape_) << "\n"; }
 
   void map(const MapView &map) override {
     for (size_t i = 0; i < map.rows.size(); i++)
@@ -39,7 +42,7 @@ private:
     if (map.keyed) {
       out += "[";
       for (size_t i = 0; i < row.key.size(); i++)
-        out += (i ? ", " : "") + value_text(row.key[i]);
+        out += (i ? ", " : "") + value_text(row.key[i], escape_);
       out += "]";
     }
     return out + ": " + (map.kind == MapView::Kind::Hist ? "\n" : "") + map_value(row.value);
@@ -53,7 +56,7 @@ private:
     case Value::Kind::Hist:
       return hist_table(v.hist);
     default:
-      return value_text(v);
+      return value_text(v, escape_);
     }
   }
 
@@ -69,7 +72,7 @@ private:
   }
 
   std::ostream &out_;
-  OutputOptions options_;
+  std::string (*escape_)(std::string_view); // the traced program's strings; null: raw
 };
 
 } // namespace

@@ -1,9 +1,11 @@
-// Output integrity: any byte a traced program hands us comes out as valid JSON.
+// Output integrity: any byte a traced program hands us comes out as valid JSON, and text
+// output keeps control characters away from the terminal unless asked for raw.
 #include "runtime/output/escape.h"
 
 #include <cstdlib>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sstream>
 
 #include "runtime/output/output.h"
 #include "runtime/output/print_map.h"
@@ -63,6 +65,32 @@ TEST(JsonEscape, PythonJsonReadsEveryByteBack) {
   std::string check = "python3 " GPUBT_SOURCE_DIR "/tests/runtime/output/check_json_lines.py " +
                       json_path + " " + hex_path;
   EXPECT_EQ(std::system(check.c_str()), 0) << check;
+}
+
+TEST(EscapeControl, ControlsAndBrokenUtf8AsEscapesTheRestAsIs) {
+  EXPECT_EQ(escape_control("\x1b[31mred\x1b[0m"), "\\x1b[31mred\\x1b[0m");
+  EXPECT_EQ(escape_control("a\nb\tc\rd\x7f\x01"), "a\\nb\\tc\\rd\\x7f\\x01");
+  EXPECT_EQ(escape_control("caf\xc3\xa9 C:\\dir"), "caf\xc3\xa9 C:\\dir");
+  EXPECT_EQ(escape_control("\xc2\x9b" "2J"), "\\xc2\\x9b2J"); // C1 CSI
+  EXPECT_EQ(escape_control("\xc2\xa0\xff\x9b"), "\xc2\xa0\\xff\\x9b");
+}
+
+// printf("<%s>\n", str), print(str), @[str] = count() on "\x1b[2J" in text output.
+TEST(TextOutput, EscapesTracedStringsUnlessRaw) {
+  abi::ProgramSpec spec;
+  spec.maps.push_back(map_spec("@", AggKind::Count, str_t(), uint_t()));
+  ValueType pair = tuple_t({int_t(), str_t(8)});
+  auto show = [&](bool raw) {
+    std::ostringstream text;
+    auto out = make_output(OutputFormat::Text, text, {raw});
+    out->printf(traced("\x1b[2J"));
+    out->value(make_value(str_t(), str("\x1b[2J").data(), spec, nullptr));
+    out->value(make_value(pair, cat({i64(1), str("\x1b", 8)}).data(), spec, nullptr));
+    print_map(*out, spec, 0, {entry(str("\x1b[2J\n"), {u64(1)})}, nullptr);
+    return text.str();
+  };
+  EXPECT_EQ(show(false), "<\\x1b[2J>\n\\x1b[2J\n(1, \\x1b)\n@[\\x1b[2J\\n]: 1\n");
+  EXPECT_EQ(show(true), "<\x1b[2J>\n\x1b[2J\n(1, \x1b)\n@[\x1b[2J\n]: 1\n");
 }
 
 } // namespace
