@@ -66,6 +66,10 @@ bool check_target(const Options &options, std::ostream &err) {
 
 } // namespace
 
+bool child_stdout_to_stderr(const Options &options) {
+  return options.format == runtime::OutputFormat::Json && options.output_path.empty();
+}
+
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
           std::ostream &err) {
   if (!check_target(options, err))
@@ -85,6 +89,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   runtime::SessionOptions so;
   so.pid = options.pid;
   so.command = options.child_command;
+  so.child_stdout_to_stderr = child_stdout_to_stderr(options);
   so.verbose = options.verbose;
   if (gpu) // maps host probes write and gpu probes read: the agent in the child reads them
     for (const auto &h : gpu->config.host_maps)

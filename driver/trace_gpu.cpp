@@ -9,6 +9,7 @@
 
 #include "driver/exit_codes.h"
 #include "driver/exit_report.h"
+#include "driver/trace.h"
 #include "runtime/abi/device_abi.h"
 #include "runtime/process/child_process.h"
 #include "runtime/gpu/device_maps.h"
@@ -94,7 +95,7 @@ bool finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
 
 int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime::GpuRun *run,
                    runtime::Output &out, std::ostream &err) {
-  auto child = runtime::ChildProcess::spawn(options.child_command);
+  auto child = runtime::ChildProcess::spawn(options.child_command, child_stdout_to_stderr(options));
   if (!child) {
     err << "ERROR: " << child.error() << "\n";
     return ExitTraceFailed;

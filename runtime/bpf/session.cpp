@@ -123,7 +123,7 @@ Status Session::setup() {
                           " with the traced program: " + strerror(errno));
       inherited_fds_[index] = shared.back().get();
     }
-    auto child = ChildProcess::spawn(options_.command);
+    auto child = ChildProcess::spawn(options_.command, options_.child_stdout_to_stderr);
     if (!child)
       return make_error(child.error());
     child_ = std::move(*child);

@@ -22,6 +22,7 @@ namespace gpubt::runtime {
 struct SessionOptions {
   int pid = -1;        // -p PID: uprobes filtered to it; the session ends when it exits
   std::string command; // -c CMD: spawned held back, started by run(); its exit ends the session
+  bool child_stdout_to_stderr = false; // CMD's stdout is our stderr (see ChildProcess::spawn)
   bool verbose = false; // -v: probes attached late (see attach()) say so on stderr
   // Maps (indexes into spec.maps) the -c child inherits an fd of: the GPU agent in it reads
   // them. The fds are made before the child is forked; inherited_fds() says their numbers.
