@@ -1,4 +1,5 @@
-// UTF-8 per RFC 3629 table 3-7 of Unicode (well-formed byte sequences).
+// Well-formed UTF-8 as RFC 3629 and Unicode 15 table 3-7 define it; both escapes walk it the
+// same way and differ only in what they keep and how they write a byte.
 #include "runtime/output/escape.h"
 
 #include <cstdio>
@@ -11,6 +12,36 @@ void append_hex(std::string &out, const char *format, unsigned char byte) {
   char buf[8];
   std::snprintf(buf, sizeof buf, format, unsigned(byte));
   out += buf;
+}
+
+const char *named_escape(unsigned char c) {
+  switch (c) {
+  case '\n':
+    return "\\n";
+  case '\r':
+    return "\\r";
+  case '\t':
+    return "\\t";
+  }
+  return nullptr;
+}
+
+// Copies the well-formed UTF-8 sequences of S that KEEP accepts; every other byte (a sequence
+// not kept, byte by byte) goes through ESCAPE(out, byte).
+template <class Keep, class Escape>
+std::string escape_bytes(std::string_view s, Keep keep, Escape escape) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    size_t n = utf8_sequence_length(s, i);
+    if (n > 1 && keep(s.substr(i, n))) {
+      out.append(s, i, n);
+      i += n;
+      continue;
+    }
+    for (size_t end = i + (n ? n : 1); i < end; i++)
+      escape(out, static_cast<unsigned char>(s[i]));
+  }
+  return out;
 }
 
 } // namespace
@@ -44,68 +75,33 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
 }
 
 std::string json_escape(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t n = utf8_sequence_length(s, i);
-    if (n > 1) {
-      out.append(s, i, n);
-      i += n;
-      continue;
-    }
-    i++;
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (c < 0x20 || c >= 0x80)
-        append_hex(out, "\\u%04x", c);
-      else
-        out += char(c);
-    }
-  }
-  return out;
+  return escape_bytes(
+      s, [](std::string_view) { return true; },
+      [](std::string &out, unsigned char c) {
+        if (c == '"' || c == '\\')
+          out += {'\\', char(c)};
+        else if (const char *named = named_escape(c))
+          out += named;
+        else if (c < 0x20 || c >= 0x80)
+          append_hex(out, "\\u%04x", c);
+        else
+          out += char(c);
+      });
 }
 
 std::string escape_control(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t n = utf8_sequence_length(s, i);
-    bool c1 = n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0;
-    if (n > 1 && !c1) {
-      out.append(s, i, n);
-      i += n;
-      continue;
-    }
-    for (size_t k = 0; k < (c1 ? 2 : 1); k++, i++) {
-      unsigned char b = static_cast<unsigned char>(s[i]);
-      if (b == '\n')
-        out += "\\n";
-      else if (b == '\t')
-        out += "\\t";
-      else if (b == '\r')
-        out += "\\r";
-      else if (b < 0x20 || b >= 0x7f)
-        append_hex(out, "\\x%02x", b);
-      else
-        out += char(b);
-    }
-  }
-  return out;
+  auto not_c1 = [](std::string_view seq) {
+    return !(seq.size() == 2 && static_cast<unsigned char>(seq[0]) == 0xc2 &&
+             static_cast<unsigned char>(seq[1]) < 0xa0);
+  };
+  return escape_bytes(s, not_c1, [](std::string &out, unsigned char c) {
+    if (const char *named = named_escape(c))
+      out += named;
+    else if (c < 0x20 || c >= 0x7f)
+      append_hex(out, "\\x%02x", c);
+    else
+      out += char(c);
+  });
 }
 
 } // namespace gpubt::runtime

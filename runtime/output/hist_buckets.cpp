@@ -72,8 +72,8 @@ Bucket lhist_bucket(int64_t i, int64_t steps, int64_t min, int64_t max, int64_t 
   if (i == steps + 1)
     return {"[" + lhist_index_label(max) + ", ...)", std::to_string(max), ""};
   int64_t low = (i - 1) * step + min, high = i * step + min;
-  return {"[" + lhist_index_label(low) + ", " + lhist_index_label(high) + ")",
-          std::to_string(low), std::to_string(high - 1)};
+  return {"[" + lhist_index_label(low) + ", " + lhist_index_label(high) + ")", std::to_string(low),
+          std::to_string(high - 1)};
 }
 
 } // namespace

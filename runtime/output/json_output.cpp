@@ -23,8 +23,9 @@ std::string json_value(const Value &v) {
     return out + "]";
   }
   case Value::Kind::Stats:
-    return "{\"count\": " + std::to_string(v.count) + ", \"average\": " +
-           std::to_string(v.average) + ", \"total\": " + std::to_string(v.total) + "}";
+    return "{\"count\": " + std::to_string(v.count) +
+           ", \"average\": " + std::to_string(v.average) +
+           ", \"total\": " + std::to_string(v.total) + "}";
   case Value::Kind::Hist: {
     std::string out = "[";
     for (size_t i = 0; i < v.hist.buckets.size(); i++) {

@@ -65,8 +65,8 @@ private:
     std::ostringstream out;
     for (const Bucket &b : hist.buckets) {
       int bar_width = int(b.raw / float(hist.max_value) * max_width);
-      out << std::setw(16) << std::left << b.label << std::setw(8) << std::right << b.count
-          << " |" << std::setw(max_width) << std::left << std::string(bar_width, '@') << "|\n";
+      out << std::setw(16) << std::left << b.label << std::setw(8) << std::right << b.count << " |"
+          << std::setw(max_width) << std::left << std::string(bar_width, '@') << "|\n";
     }
     return out.str();
   }

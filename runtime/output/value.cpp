@@ -99,8 +99,8 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
   case ValueType::Tuple: {
     Value v = Value::of(Value::Kind::Tuple);
     for (size_t i = 0; i < type.elems.size(); i++)
-      v.elems.push_back(make_value(type.elems[i], data + (i < type.offsets.size() ? type.offsets[i] : 0),
-                                   spec, symbolize));
+      v.elems.push_back(make_value(
+          type.elems[i], data + (i < type.offsets.size() ? type.offsets[i] : 0), spec, symbolize));
     return v;
   }
   case ValueType::Enum: {
@@ -123,8 +123,8 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
   return Value::number("");
 }
 
-std::vector<Value> make_key(const ValueType &key, const uint8_t *data,
-                            const abi::ProgramSpec &spec, const Symbolizer &symbolize) {
+std::vector<Value> make_key(const ValueType &key, const uint8_t *data, const abi::ProgramSpec &spec,
+                            const Symbolizer &symbolize) {
   auto arg = [&](const ValueType &t, const uint8_t *d) {
     if (t.kind == ValueType::UInt && t.size == 8) {
       ValueType as_signed = t;

@@ -23,10 +23,10 @@ TEST(JsonEscape, WellFormedUtf8AsIsOtherBytesAsLatin1CodePoints) {
             "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
   // bpftrace 0.17: "\uffffffff\uffffffff" (a sign-extended char), which parsers refuse.
   EXPECT_EQ(json_escape("\xff\xfe"), "\\u00ff\\u00fe");
-  EXPECT_EQ(json_escape("\xc0\xaf"), "\\u00c0\\u00af");         // overlong '/'
-  EXPECT_EQ(json_escape("\xed\xa0\x80"), "\\u00ed\\u00a0\\u0080"); // a surrogate
+  EXPECT_EQ(json_escape("\xc0\xaf"), "\\u00c0\\u00af");                       // overlong '/'
+  EXPECT_EQ(json_escape("\xed\xa0\x80"), "\\u00ed\\u00a0\\u0080");            // a surrogate
   EXPECT_EQ(json_escape("\xf4\x90\x80\x80"), "\\u00f4\\u0090\\u0080\\u0080"); // past U+10FFFF
-  EXPECT_EQ(json_escape("\xe2\x82"), "\\u00e2\\u0082");           // cut short
+  EXPECT_EQ(json_escape("\xe2\x82"), "\\u00e2\\u0082");                       // cut short
   EXPECT_EQ(json_escape("\xc3\xa9\xc3"), "\xc3\xa9\\u00c3");
   EXPECT_EQ(json_escape("\"\\\n\r\t\x01\x1b\x7f"), "\\\"\\\\\\n\\r\\t\\u0001\\u001b\x7f");
 }
@@ -35,8 +35,13 @@ TEST(JsonEscape, WellFormedUtf8AsIsOtherBytesAsLatin1CodePoints) {
 // back as stated (check_json_lines.py); bpftrace 0.17's "\uffffffc3" parses, as U+FFFF and
 // "ffc3", but reads back wrong.
 TEST(JsonEscape, PythonJsonReadsEveryByteBack) {
-  std::vector<std::string> inputs = {"caf\xc3\xa9", "\xe2\x82\xac\xf0\x9f\x98\x80", "\xc3\x28",
-                                     "\xed\xa0\x80", "\xe2\x82" "A", "\xf8\x88\x80\x80\x80"};
+  std::vector<std::string> inputs = {"caf\xc3\xa9",
+                                     "\xe2\x82\xac\xf0\x9f\x98\x80",
+                                     "\xc3\x28",
+                                     "\xed\xa0\x80",
+                                     "\xe2\x82"
+                                     "A",
+                                     "\xf8\x88\x80\x80\x80"};
   for (int b = 1; b < 256; b++)
     inputs.push_back(std::string(1, char(b)) + "x");
   std::srand(7);
@@ -71,7 +76,9 @@ TEST(EscapeControl, ControlsAndBrokenUtf8AsEscapesTheRestAsIs) {
   EXPECT_EQ(escape_control("\x1b[31mred\x1b[0m"), "\\x1b[31mred\\x1b[0m");
   EXPECT_EQ(escape_control("a\nb\tc\rd\x7f\x01"), "a\\nb\\tc\\rd\\x7f\\x01");
   EXPECT_EQ(escape_control("caf\xc3\xa9 C:\\dir"), "caf\xc3\xa9 C:\\dir");
-  EXPECT_EQ(escape_control("\xc2\x9b" "2J"), "\\xc2\\x9b2J"); // C1 CSI
+  EXPECT_EQ(escape_control("\xc2\x9b"
+                           "2J"),
+            "\\xc2\\x9b2J"); // C1 CSI
   EXPECT_EQ(escape_control("\xc2\xa0\xff\x9b"), "\xc2\xa0\\xff\\x9b");
 }
 

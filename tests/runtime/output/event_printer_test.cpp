@@ -23,9 +23,7 @@ abi::ProgramSpec spec_with_events() {
   return spec;
 }
 
-Bytes header(abi::EventKind kind, uint32_t index) {
-  return cat({le(uint32_t(kind)), le(index)});
-}
+Bytes header(abi::EventKind kind, uint32_t index) { return cat({le(uint32_t(kind)), le(index)}); }
 
 // A gpubt_ring_record frame around an event, padded to 8 bytes as the agent writes it.
 Bytes record(const Bytes &event) {
