@@ -67,7 +67,7 @@ bool check_target(const Options &options, std::ostream &err) {
 } // namespace
 
 bool child_stdout_to_stderr(const Options &options) {
-  return options.format == runtime::OutputFormat::Json && options.output_path.empty();
+  return runtime::is_machine_readable(options.format) && options.output_path.empty();
 }
 
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,

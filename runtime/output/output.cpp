@@ -13,6 +13,8 @@ std::string Message::joined() const {
   return out;
 }
 
+bool is_machine_readable(OutputFormat format) { return format != OutputFormat::Text; }
+
 std::unique_ptr<Output> make_output(OutputFormat format, std::ostream &out,
                                     const OutputOptions &options) {
   switch (format) {

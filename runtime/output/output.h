@@ -13,6 +13,10 @@ namespace gpubt::runtime {
 
 enum class OutputFormat { Text, Json };
 
+// A format whose stream is for programs (JSON: one object a line): nothing else may write into
+// it, so the -c program's stdout is sent elsewhere when it goes to stdout.
+bool is_machine_readable(OutputFormat format);
+
 struct OutputOptions {
   // Text output shows control characters in the traced program's strings as escapes
   // ("\x1b"); raw writes them as they are (--raw-strings).
