@@ -22,6 +22,8 @@ void print_usage(std::FILE *out) {
       "    -l [pattern]   list probes (tracepoints; uprobe:PATH:* lists a binary's functions)\n"
       "    -o file        write output to file instead of stdout\n"
       "    -f format      output format: text (default) or json\n"
+      "    --raw-strings  print the traced program's strings as they are (text output shows\n"
+      "                   their control characters as escapes such as \\x1b)\n"
       "    -v             verbose\n"
       "    --dry-run      parse, check and compile; attach nothing\n"
       "    --emit=STAGE   print a stage and stop: ast, llvm (IR), bpf (ELF object) or ptx (gpu)\n"
@@ -48,12 +50,13 @@ static Result<std::string> read_file(const std::string &path) {
 }
 
 Result<Options> parse_options(int argc, char **argv) {
-  enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity, OptGpuBackend };
+  enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity, OptGpuBackend, OptRawStrings };
   static const option long_opts[] = {
       {"help", no_argument, nullptr, 'h'},     {"version", no_argument, nullptr, 'V'},
       {"dry-run", no_argument, nullptr, OptDryRun}, {"emit", required_argument, nullptr, OptEmit},
       {"gpu-map-capacity", required_argument, nullptr, OptGpuMapCapacity},
       {"gpu-backend", required_argument, nullptr, OptGpuBackend},
+      {"raw-strings", no_argument, nullptr, OptRawStrings},
       {nullptr, 0, nullptr, 0}};
   Options o;
   bool have_e = false;
@@ -103,6 +106,9 @@ Result<Options> parse_options(int argc, char **argv) {
       return o;
     case OptDryRun:
       o.dry_run = true;
+      break;
+    case OptRawStrings:
+      o.raw_strings = true;
       break;
     case OptGpuMapCapacity: {
       char *end = nullptr;

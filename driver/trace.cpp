@@ -4,58 +4,26 @@
 #include "driver/exit_report.h"
 #include "driver/trace_gpu.h"
 
-#include <ctime>
 #include <optional>
 
-#include "runtime/output/format_printf.h"
-#include "runtime/output/output_events.h"
-#include "runtime/output/print_map.h"
 #include "runtime/bpf/session.h"
+#include "runtime/output/event_printer.h"
+#include "runtime/output/print_map.h"
 
 namespace gpubt::driver {
 namespace {
 
+// The session's events go to the same decoder as the GPU agent's.
 class PrintingHandler : public runtime::EventHandler {
 public:
-  PrintingHandler(runtime::Session &s, std::ostream &out, runtime::OutputFormat f)
-      : session_(s), out_(out), format_(f), symbolize_(s.symbolizer()) {}
-
-  void on_printf(uint32_t index, const uint8_t *payload, size_t size) override {
-    const auto &spec = session_.spec();
-    if (index >= spec.formats.size())
-      return;
-    runtime::print_printf(
-        out_, runtime::format_printf(spec.formats[index], payload, size, spec, symbolize_),
-        format_);
-    out_.flush();
-  }
-  void on_print_value(uint32_t index, const uint8_t *payload, size_t size) override {
-    const auto &spec = session_.spec();
-    if (index >= spec.formats.size() || spec.formats[index].args.empty())
-      return;
-    const auto &arg = spec.formats[index].args[0];
-    if (arg.offset + arg.type.size > size)
-      return;
-    runtime::print_value(out_, arg.type, payload + arg.offset, spec, symbolize_, format_);
-    out_.flush();
-  }
-  void on_print_map(uint32_t map_index) override {
-    runtime::print_map(out_, session_.spec(), map_index, session_.read_map(map_index), format_,
-                       symbolize_);
-    out_.flush();
-  }
-  void on_time(uint32_t index) override {
-    const auto &formats = session_.spec().time_formats;
-    if (index < formats.size())
-      runtime::print_time(out_, formats[index], std::time(nullptr), format_);
-    out_.flush();
+  explicit PrintingHandler(runtime::EventPrinter &printer) : printer_(printer) {}
+  void on_event(const abi::EventHeader &h, const uint8_t *payload, size_t size) override {
+    printer_.print(h, payload, size);
+    printer_.output().flush();
   }
 
 private:
-  runtime::Session &session_;
-  std::ostream &out_;
-  runtime::OutputFormat format_;
-  runtime::Symbolizer symbolize_;
+  runtime::EventPrinter &printer_;
 };
 
 // A misspelt function is an error (bpftrace 0.17 silently attaches nothing); a wildcard that
@@ -98,10 +66,15 @@ bool check_target(const Options &options, std::ostream &err) {
 
 } // namespace
 
+bool child_stdout_to_stderr(const Options &options) {
+  return runtime::is_machine_readable(options.format) && options.output_path.empty();
+}
+
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
           std::ostream &err) {
   if (!check_target(options, err))
     return ExitUserError;
+  auto output = runtime::make_output(options.format, out, {options.raw_strings});
   std::unique_ptr<runtime::GpuRun> gpu; // before the child is forked: it inherits the agent
   if (has_gpu_probes(spec)) {
     if (options.child_command.empty()) {
@@ -111,11 +84,12 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     }
     gpu = start_gpu_run(spec, options, err);
     if (spec.probes.empty())
-      return trace_gpu_only(spec, options, gpu.get(), out, err);
+      return trace_gpu_only(spec, options, gpu.get(), *output, err);
   }
   runtime::SessionOptions so;
   so.pid = options.pid;
   so.command = options.child_command;
+  so.child_stdout_to_stderr = child_stdout_to_stderr(options);
   so.verbose = options.verbose;
   if (gpu) // maps host probes write and gpu probes read: the agent in the child reads them
     for (const auto &h : gpu->config.host_maps)
@@ -148,20 +122,22 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     return ExitUserError;
   }
   size_t gpu_probes = gpu ? spec.device.probes.size() : 0;
-  runtime::print_attached_probes(out, *attached + gpu_probes, options.format);
-  out.flush();
+  output->attached_probes(*attached + gpu_probes);
+  output->flush();
   if (options.verbose) // bpftrace -v's "Attaching PROBE" lines; late ones come from the session
     for (const auto &line : s.pending())
       err << "Attaching " << line << "\n";
 
-  PrintingHandler handler(s, out, options.format);
+  runtime::EventPrinter printer(spec, *output, s.symbolizer(),
+                                [&s](int map) { return s.read_map(map); });
+  PrintingHandler handler(printer);
   s.run_begin();
   auto stop = s.run(handler);
   s.run_end(handler);
   for (const auto &line : s.load_warnings())
     err << "WARNING: " << line << "\n";
   if (uint64_t lost = s.lost_events())
-    runtime::print_lost_events(out, lost, options.format);
+    output->lost_events(lost);
 
   std::vector<runtime::MapData> maps(spec.maps.size());
   for (size_t i = 0; i < spec.maps.size(); ++i)
@@ -170,11 +146,12 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   bool gpu_ran = false;
   if (gpu) {
     auto live = gpu_events->stop();
-    print_gpu_records(spec, live, options.format, out);
-    gpu_ran = finish_gpu_run(spec, *gpu, options, maps, out, err);
+    runtime::EventPrinter gpu_printer(spec, *output, nullptr); // no host addresses
+    gpu_printer.print_ring_records(live);
+    gpu_ran = finish_gpu_run(spec, *gpu, gpu_printer, maps, err);
   }
-  runtime::print_all_maps(out, s.spec(), maps, options.format, s.symbolizer());
-  out.flush();
+  runtime::print_all_maps(*output, s.spec(), maps, s.symbolizer());
+  output->flush();
   // After exit() or Ctrl-C gpubt ends the child itself: only a child that ended the trace counts.
   int child = report_child_exit(
       stop == runtime::StopReason::ChildExited ? s.child_exit() : std::nullopt, err);

@@ -123,7 +123,7 @@ Status Session::setup() {
                           " with the traced program: " + strerror(errno));
       inherited_fds_[index] = shared.back().get();
     }
-    auto child = ChildProcess::spawn(options_.command);
+    auto child = ChildProcess::spawn(options_.command, options_.child_stdout_to_stderr);
     if (!child)
       return make_error(child.error());
     child_ = std::move(*child);
@@ -312,31 +312,20 @@ int Session::handle_event_thunk(const void *data, size_t size) {
   auto *payload = static_cast<const uint8_t *>(data) + sizeof(h);
   size_t psize = size - sizeof(h);
   switch (static_cast<abi::EventKind>(h.kind)) {
-  case abi::EventKind::Printf:
-    handler_->on_printf(h.index, payload, psize);
-    break;
-  case abi::EventKind::PrintValue:
-    handler_->on_print_value(h.index, payload, psize);
-    break;
-  case abi::EventKind::PrintMap:
-    handler_->on_print_map(h.index);
-    break;
   case abi::EventKind::ClearMap:
     clear_map(h.index);
-    handler_->on_clear(h.index);
     break;
   case abi::EventKind::ZeroMap:
     zero_map(h.index);
-    handler_->on_zero(h.index);
-    break;
-  case abi::EventKind::Time:
-    handler_->on_time(h.index);
     break;
   case abi::EventKind::Exit:
     exit_requested_ = true;
-    handler_->on_exit();
+    handler_->on_event(h, payload, psize);
     return -1; // events after exit() are dropped
+  default:
+    break;
   }
+  handler_->on_event(h, payload, psize);
   return 0;
 }
 

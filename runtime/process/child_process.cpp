@@ -68,7 +68,8 @@ Result<std::string> resolve_command(const std::string &command) {
   return *path;
 }
 
-Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const std::string &command) {
+Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const std::string &command,
+                                                          bool stdout_to_stderr) {
   auto path = resolve_command(command);
   if (!path)
     return make_error(path.error());
@@ -102,6 +103,8 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const std::string &com
     }
     if (n != 1)
       _exit(0); // the tracer went away before starting us
+    if (stdout_to_stderr)
+      dup2(STDERR_FILENO, STDOUT_FILENO);
     execv(path->c_str(), argv.data());
     int err = errno;
     (void)!write(errs[1], &err, sizeof err);
