@@ -4,12 +4,13 @@
 
 #include <algorithm>
 
-#include "runtime/agent/cubin_functions.h"
 #include "runtime/agent/ptx_images.h"
+#include "runtime/ptx/cubin_functions.h"
 #include "tests/support/nvcc_support.h"
 
 using namespace gpubt;
 using namespace gpubt::agent;
+using gpubt::runtime::ptx::cubin_symbols;
 using namespace gpubt::runtime::testing;
 
 namespace {
