@@ -32,13 +32,10 @@ __global__ void app_only_kernel(int *p) { *p = 7; }
 int main(int argc, char **) { if (argc > 1) sleep(60); return 0; }
 )";
 
-class ListGpuProbes : public ::testing::Test {
-protected:
-  static void SetUpTestSuite() {
-    if (!have_cuda_tools())
-      return;
-    dir_ = make_temp_dir();
-    std::ofstream(dir_ + "/app.cu") << kAppSource;
+class ListGpuProbes : public NvccSuite<ListGpuProbes> {
+public:
+  static void build(const std::string &dir, std::string &errors) {
+    std::ofstream(dir + "/app.cu") << kAppSource;
     std::string nvcc = kNvcc;
     const std::vector<std::pair<std::string, std::string>> builds = {
         {"sass90", "-gencode arch=compute_90,code=sm_90 -o {d}/sass90 " + kKernels},
@@ -56,22 +53,14 @@ protected:
         {"ptx", "-ptx -arch=compute_80 -o {d}/truth.ptx " + kKernels},
     };
     for (const auto &[name, args] : builds) {
-      std::string cmd = nvcc + " " + std::regex_replace(args, std::regex("\\{d\\}"), dir_);
+      std::string cmd = nvcc + " " + std::regex_replace(args, std::regex("\\{d\\}"), dir);
       std::string log;
       if (run_tool(cmd, &log) != 0)
-        errors_ += name + ": " + log;
+        errors += name + ": " + log;
     }
   }
-  static void TearDownTestSuite() {
-    if (!dir_.empty())
-      std::system(("rm -rf " + dir_).c_str());
-  }
-  void SetUp() override {
-    if (!have_cuda_tools())
-      GTEST_SKIP() << "no nvcc/ptxas in /usr/local/cuda/bin";
-    ASSERT_EQ(errors_, "");
-  }
 
+protected:
   static std::string run_shell(const std::string &cmd) {
     std::string log;
     EXPECT_EQ(run_tool(cmd, &log), 0) << cmd << ": " << log;
@@ -130,8 +119,6 @@ protected:
       return make_error(st.error());
     return out.str();
   }
-
-  static inline std::string dir_, errors_;
 };
 
 TEST_F(ListGpuProbes, TruthAgreesWithItself) {
