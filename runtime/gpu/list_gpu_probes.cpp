@@ -10,6 +10,7 @@
 
 #include "runtime/gpu/gpu_arch.h"
 #include "runtime/process/binary_paths.h"
+#include "runtime/process/child_process.h"
 #include "runtime/process/elf_section.h"
 #include "runtime/process/symbols.h"
 #include "runtime/ptx/fatbin_kernels.h"
@@ -91,8 +92,10 @@ Status files_to_list(const Pattern &p, const GpuListRequest &r, std::vector<std:
     return Ok{};
   }
   if (!r.command.empty()) {
-    std::string program = r.command.substr(0, r.command.find(' '));
-    auto exe = find_in_path(program);
+    auto args = split_command(r.command);
+    if (args.empty())
+      return make_error("-c: empty command");
+    auto exe = find_in_path(args[0]);
     if (!exe)
       return make_error(exe.error());
     files.push_back(*exe);

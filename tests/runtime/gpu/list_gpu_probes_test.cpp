@@ -1,7 +1,7 @@
-// -l 'gpu:...' on programs and libraries nvcc builds here with different -gencode sets, checked
-// against what the toolkit and binutils say independently: the kernels of `nvcc -cubin` (readelf's
-// defined FUNC symbols marked as entries, st_other 0x10) and of `nvcc -ptx` (its .entry lines),
-// demangled by c++filt.
+// -l 'gpu:...' on programs and libraries the test build makes with nvcc (tests/programs/cuda:
+// several -gencode sets), checked against what the toolkit and binutils say independently: the
+// kernels of `nvcc -cubin` (readelf's defined FUNC symbols marked as entries, st_other 0x10) and
+// of `nvcc -ptx` (its .entry lines), demangled by c++filt.
 #include "runtime/gpu/list_gpu_probes.h"
 
 #include <signal.h>
@@ -23,44 +23,21 @@ namespace {
 
 using namespace testing;
 
-const std::string kKernels = kPtxSources + "kernels.cu";
+// Built by tests/programs/cuda/CMakeLists.txt where nvcc is.
+const std::string kFatbins = GPUBT_BINARY_DIR "/tests/programs/fatbins";
 
-// A program with its own kernel that links libkernels.so and waits to be listed with -p.
-const char *kAppSource = R"(
-#include <unistd.h>
-__global__ void app_only_kernel(int *p) { *p = 7; }
-int main(int argc, char **) { if (argc > 1) sleep(60); return 0; }
-)";
-
-class ListGpuProbes : public NvccSuite<ListGpuProbes> {
-public:
-  static void build(const std::string &dir, std::string &errors) {
-    std::ofstream(dir + "/app.cu") << kAppSource;
-    std::string nvcc = kNvcc;
-    const std::vector<std::pair<std::string, std::string>> builds = {
-        {"sass90", "-gencode arch=compute_90,code=sm_90 -o {d}/sass90 " + kKernels},
-        {"ptx80", "-gencode arch=compute_80,code=compute_80 -o {d}/ptx80 " + kKernels},
-        {"both", "-gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 "
-                 "-o {d}/both " +
-                     kKernels},
-        {"rdc", "-rdc=true -arch=sm_90 -o {d}/rdc " + kKernels},
-        {"compressed", "-arch=sm_90 -Xfatbin -compress-all -o {d}/compressed " + kKernels},
-        {"uncompressed", "-arch=sm_90 --no-compress -o {d}/uncompressed " + kKernels},
-        {"lib", "-shared -Xcompiler -fPIC -arch=sm_90 -o {d}/libkernels.so " + kKernels},
-        {"app", "-arch=sm_90 -o {d}/app {d}/app.cu -L{d} -Xlinker --no-as-needed -lkernels "
-                "-Xlinker -rpath={d}"},
-        {"cubin", "-cubin -arch=sm_90 -o {d}/truth.cubin " + kKernels},
-        {"ptx", "-ptx -arch=compute_80 -o {d}/truth.ptx " + kKernels},
-    };
-    for (const auto &[name, args] : builds) {
-      std::string cmd = nvcc + " " + std::regex_replace(args, std::regex("\\{d\\}"), dir);
-      std::string log;
-      if (run_tool(cmd, &log) != 0)
-        errors += name + ": " + log;
-    }
+class ListGpuProbes : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() { tmp_ = make_temp_dir(); }
+  static void TearDownTestSuite() {
+    if (!tmp_.empty())
+      std::system(("rm -rf " + tmp_).c_str());
+  }
+  void SetUp() override {
+    if (access((dir_ + "/app").c_str(), X_OK) != 0)
+      GTEST_SKIP() << "no " << dir_ << ": nvcc was not found when the tests were built";
   }
 
-protected:
   static std::string run_shell(const std::string &cmd) {
     std::string log;
     EXPECT_EQ(run_tool(cmd, &log), 0) << cmd << ": " << log;
@@ -100,9 +77,9 @@ protected:
     std::string mangled;
     for (const auto &k : truth_cubin_kernels())
       mangled += k + "\n";
-    std::ofstream(dir_ + "/names.txt") << mangled;
+    std::ofstream(tmp_ + "/names.txt") << mangled;
     std::set<std::string> sigs;
-    for (const auto &d : lines(run_shell("c++filt < " + dir_ + "/names.txt")))
+    for (const auto &d : lines(run_shell("c++filt < " + tmp_ + "/names.txt")))
       sigs.insert(d);
     std::vector<std::string> out;
     for (const auto &s : sigs)
@@ -119,6 +96,9 @@ protected:
       return make_error(st.error());
     return out.str();
   }
+
+  static inline const std::string dir_ = kFatbins;
+  static inline std::string tmp_;
 };
 
 TEST_F(ListGpuProbes, TruthAgreesWithItself) {
@@ -232,9 +212,9 @@ TEST_F(ListGpuProbes, Errors) {
   auto err = [](Result<std::string> r) { return r.ok() ? "(listed) " + *r : r.error(); };
   EXPECT_EQ(err(list("gpu:kprobe:/nonexistent/app:*")),
             "cannot open '/nonexistent/app': No such file or directory");
-  std::ofstream(dir_ + "/text.so") << "not an ELF file\n";
-  EXPECT_EQ(err(list("gpu:kprobe:" + dir_ + "/text.so:*")),
-            "'" + dir_ + "/text.so' is not an ELF file");
+  std::ofstream(tmp_ + "/text.so") << "not an ELF file\n";
+  EXPECT_EQ(err(list("gpu:kprobe:" + tmp_ + "/text.so:*")),
+            "'" + tmp_ + "/text.so' is not an ELF file");
   const std::string calls = GPUBT_BINARY_DIR "/tests/programs/calls";
   EXPECT_EQ(err(list("gpu:kprobe:" + calls + ":*")),
             "'" + calls + "' has no CUDA fatbin (no .nv_fatbin section): it holds no GPU kernels");
@@ -255,6 +235,8 @@ TEST_F(ListGpuProbes, Errors) {
                 " maps has a CUDA fatbin: no GPU kernels to list (a library it has not loaded "
                 "yet can be named in the pattern)");
   EXPECT_EQ(err(list("gpu:*", "", false, "", 999999999)), "no process with pid 999999999");
+  EXPECT_EQ(err(list("gpu:*", "", false, "'/nonexistent/my app' --flag")),
+            "'/nonexistent/my app' does not exist or is not executable");
   EXPECT_EQ(err(list("gpu:*:" + dir_ + "/both", "compute_90")),
             "--gpu-arch takes an architecture such as sm_80 or sm_90, not 'compute_90'");
 }
