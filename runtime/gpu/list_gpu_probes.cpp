@@ -3,7 +3,7 @@
 #include "runtime/gpu/list_gpu_probes.h"
 
 #include <algorithm>
-#include <map>
+#include <optional>
 #include <set>
 #include <sys/stat.h>
 #include <vector>
