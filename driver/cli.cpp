@@ -11,6 +11,7 @@
 #include "driver/trace.h"
 #include "frontend/ast_dump.h"
 #include "runtime/bpf/list_probes.h"
+#include "runtime/gpu/list_gpu_probes.h"
 
 namespace gpubt::driver {
 
@@ -65,7 +66,11 @@ int run_cli(int argc, char **argv) {
   std::ostream &out = o.output_path.empty() ? std::cout : file_out;
 
   if (o.list) {
-    auto st = runtime::list_probes(o.list_pattern, out, o.pid);
+    auto st = runtime::is_gpu_pattern(o.list_pattern)
+                  ? runtime::list_gpu_probes({o.list_pattern, o.child_command, o.pid, o.gpu_arch,
+                                              o.verbose},
+                                             out)
+                  : runtime::list_probes(o.list_pattern, out, o.pid);
     if (!st) {
       std::cerr << "ERROR: " << st.error() << "\n";
       return 1;

@@ -7,6 +7,8 @@
 #include <getopt.h>
 #include <sstream>
 
+#include "runtime/gpu/gpu_arch.h"
+
 namespace gpubt::driver {
 
 void print_usage(std::FILE *out) {
@@ -19,7 +21,8 @@ void print_usage(std::FILE *out) {
       "    -e 'program'   execute this program\n"
       "    -c 'CMD'       run CMD and trace it; exit when it exits\n"
       "    -p PID         trace process PID (uprobes fire only in it)\n"
-      "    -l [pattern]   list probes (tracepoints; uprobe:PATH:* lists a binary's functions)\n"
+      "    -l [pattern]   list probes (tracepoints; uprobe:PATH:* lists a binary's functions;\n"
+      "                   gpu:*:PATH:* the kernels in its fatbins, or with -c CMD / -p PID)\n"
       "    -o file        write output to file instead of stdout\n"
       "    -f format      output format: text (default) or json\n"
       "    --raw-strings  print the traced program's strings as they are (text output shows\n"
@@ -31,6 +34,8 @@ void print_usage(std::FILE *out) {
       "                   fewer for maps of large values)\n"
       "    --gpu-backend=B  how gpu probes get into kernels: auto (default: compiled into the\n"
       "                   module's PTX where it has PTX, else patched into its SASS), ptx, sass\n"
+      "    --gpu-arch=sm_XX  the GPU -l -v 'gpu:...' says each kernel's backend for (default:\n"
+      "                   this machine's, from nvidia-smi, else sm_90)\n"
       "    -h, --help     show this help\n"
       "    -V, --version  print the version\n"
       "\n"
@@ -50,13 +55,14 @@ static Result<std::string> read_file(const std::string &path) {
 }
 
 Result<Options> parse_options(int argc, char **argv) {
-  enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity, OptGpuBackend, OptRawStrings };
+  enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity, OptGpuBackend, OptRawStrings, OptGpuArch };
   static const option long_opts[] = {
       {"help", no_argument, nullptr, 'h'},     {"version", no_argument, nullptr, 'V'},
       {"dry-run", no_argument, nullptr, OptDryRun}, {"emit", required_argument, nullptr, OptEmit},
       {"gpu-map-capacity", required_argument, nullptr, OptGpuMapCapacity},
       {"gpu-backend", required_argument, nullptr, OptGpuBackend},
       {"raw-strings", no_argument, nullptr, OptRawStrings},
+      {"gpu-arch", required_argument, nullptr, OptGpuArch},
       {nullptr, 0, nullptr, 0}};
   Options o;
   bool have_e = false;
@@ -123,6 +129,13 @@ Result<Options> parse_options(int argc, char **argv) {
       if (!abi::parse_backend(optarg, o.gpu_backend))
         return make_error(std::string("--gpu-backend takes auto, ptx or sass, not '") + optarg +
                           "'");
+      break;
+    case OptGpuArch:
+      if (!runtime::parse_sm_arch(optarg))
+        return make_error(std::string("--gpu-arch takes an architecture such as sm_80 or sm_90, "
+                                      "not '") +
+                          optarg + "'");
+      o.gpu_arch = optarg;
       break;
     case OptEmit: {
       std::string s = optarg;

@@ -25,6 +25,7 @@ struct Options {
   bool dry_run = false;
   uint32_t gpu_map_capacity = 0; // --gpu-map-capacity: slots per keyed gpu map (0: default)
   abi::GpuBackend gpu_backend = abi::GpuBackend::Auto; // --gpu-backend
+  std::string gpu_arch;       // --gpu-arch sm_XX: the GPU `-l 'gpu:...'` lists backends for
   EmitStage emit = EmitStage::None;
   bool verbose = false;
   bool help = false, version = false;

@@ -28,14 +28,22 @@
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/device_abi.h"
 #include "runtime/agent/context_memory.h"
-#include "runtime/agent/cubin_functions.h"
 #include "runtime/agent/driver_api.h"
 #include "runtime/agent/gpu_clock.h"
-#include "runtime/agent/kernel_match.h"
 #include "runtime/agent/ptx_images.h"
+#include "runtime/ptx/cubin_functions.h"
+#include "runtime/ptx/kernel_match.h"
 #include "runtime/ptx/ptx_instrument.h"
 
 namespace gpubt::agent {
+
+using runtime::ptx::cubin_functions;
+using runtime::ptx::cubin_symbols;
+using runtime::ptx::kernel_matches;
+using runtime::ptx::kernel_names;
+using runtime::ptx::KernelNames;
+using runtime::ptx::probe_mask;
+
 namespace {
 
 // A kernel's probe mask and userdata. ERROR: why it runs uninstrumented (empty when the

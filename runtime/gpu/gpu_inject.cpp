@@ -1,5 +1,5 @@
-// The files and environment of a gpu run (see gpu_inject.h). ptxas and nvidia-smi run as
-// child processes with their output captured in the run's folder.
+// The files and environment of a gpu run (see gpu_inject.h). ptxas runs as a child process with
+// its output captured in the run's folder.
 #include "runtime/gpu/gpu_inject.h"
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/process/binary_paths.h"
+#include "runtime/gpu/gpu_arch.h"
 #include "runtime/gpu/gpu_dispatch.h"
 #include "runtime/ptx/ptx_scan.h"
 
@@ -88,33 +89,11 @@ std::string find_ptxas() {
   return "/usr/local/cuda/bin/ptxas";
 }
 
-// "sm_90" for each distinct GPU architecture of this machine.
-std::vector<std::string> gpu_archs(const abi::ProgramSpec &spec, const std::string &dir) {
-  std::vector<std::string> archs;
-  auto add = [&](std::string a) {
-    if (!a.empty() && std::find(archs.begin(), archs.end(), a) == archs.end())
-      archs.push_back(std::move(a));
-  };
-  if (const char *env = std::getenv("GPUBT_GPU_ARCH")) {
-    std::stringstream s(env);
-    for (std::string a; std::getline(s, a, ',');)
-      add(a);
-    return archs;
-  }
-  std::string out = dir + "/nvidia-smi.txt";
-  if (run_tool({"nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"}, out) == 0) {
-    std::stringstream s(read_file(out));
-    for (std::string line; std::getline(s, line);) {
-      std::string digits;
-      for (char c : line)
-        if (isdigit(static_cast<unsigned char>(c)))
-          digits += c;
-      if (!digits.empty())
-        add("sm_" + digits);
-    }
-  }
+// "sm_90" for each distinct GPU architecture of this machine (else the one the probes name).
+std::vector<std::string> gpu_archs(const abi::ProgramSpec &spec) {
+  std::vector<std::string> archs = machine_gpu_archs().archs;
   if (archs.empty())
-    add(spec.device.arch.empty() ? "sm_90" : spec.device.arch);
+    archs.push_back(spec.device.arch.empty() ? "sm_90" : spec.device.arch);
   return archs;
 }
 
@@ -165,7 +144,7 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   config.probes = spec.device.probes;
   std::string probes_ptx = add_dispatchers(spec.device.ptx, config.probes);
   std::string ptxas = find_ptxas();
-  for (const auto &arch : gpu_archs(spec, run.dir)) {
+  for (const auto &arch : gpu_archs(spec)) {
     std::string ptx = run.dir + "/probes." + arch + ".ptx";
     std::ofstream(ptx) << retarget_ptx(probes_ptx, arch);
     std::string cubin = run.dir + "/probes." + arch + ".cubin", log = run.dir + "/" + arch + ".log";
