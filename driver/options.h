@@ -25,6 +25,7 @@ struct Options {
   uint32_t gpu_map_capacity = 0; // --gpu-map-capacity: slots per keyed gpu map (0: default)
   abi::GpuBackend gpu_backend = abi::GpuBackend::Auto; // --gpu-backend
   EmitStage emit = EmitStage::None;
+  uint64_t max_probes = 512; // BPFTRACE_MAX_PROBES, as bpftrace
   bool verbose = false;
   bool help = false, version = false;
 };
@@ -32,5 +33,7 @@ struct Options {
 // Parses argv. Errors are user-facing messages (usage problems, unreadable script file).
 Result<Options> parse_options(int argc, char **argv);
 void print_usage(std::FILE *out);
+// -p's value: a decimal pid in [1, 4194304]; errors worded as bpftrace's.
+Result<pid_t> parse_pid(const std::string &text);
 
 } // namespace gpubt::driver

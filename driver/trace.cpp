@@ -10,6 +10,7 @@
 #include "runtime/output/format_printf.h"
 #include "runtime/output/output_events.h"
 #include "runtime/output/print_map.h"
+#include "runtime/bpf/privileges.h"
 #include "runtime/bpf/session.h"
 
 namespace gpubt::driver {
@@ -50,6 +51,8 @@ public:
       runtime::print_time(out_, formats[index], std::time(nullptr), format_);
     out_.flush();
   }
+
+  bool output_failed() const override { return out_.bad(); }
 
 private:
   runtime::Session &session_;
@@ -96,11 +99,27 @@ bool check_target(const Options &options, std::ostream &err) {
   return true;
 }
 
+// bpftrace's cap: each probe costs an attach (10,000 BEGIN probes took 18 s) and kernel memory.
+// Checked on the script's probes, then again once wildcards have matched functions.
+bool check_probe_count(uint64_t count, const Options &options, std::ostream &err) {
+  if (count <= options.max_probes)
+    return true;
+  err << "ERROR: Can't attach to " << count << " probes because it exceeds the current limit of "
+      << options.max_probes << " probes.\nYou can increase the limit through the "
+      << "BPFTRACE_MAX_PROBES environment variable, but BE CAREFUL since a high number of probes "
+         "attached can cause your system to crash.\n";
+  return false;
+}
+
 } // namespace
 
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
           std::ostream &err) {
-  if (!check_target(options, err))
+  if (auto st = runtime::check_bpf_privileges(); !st) {
+    err << "ERROR: " << st.error() << "\n";
+    return ExitUserError;
+  }
+  if (!check_target(options, err) || !check_probe_count(spec.probes.size(), options, err))
     return ExitUserError;
   std::unique_ptr<runtime::GpuRun> gpu; // before the child is forked: it inherits the agent
   if (has_gpu_probes(spec)) {
@@ -139,7 +158,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     err << "ERROR: " << attached.error() << "\n";
     return ExitUserError;
   }
-  if (!report_unmatched(spec, s, err))
+  if (!report_unmatched(spec, s, err) || !check_probe_count(*attached, options, err))
     return ExitUserError;
   for (const auto &line : s.skipped())
     err << "WARNING: " << line << "\n";

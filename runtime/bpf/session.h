@@ -7,6 +7,7 @@
 #include "runtime/bpf/attach.h"
 #include "runtime/process/child_process.h"
 #include "runtime/bpf/dlopen_watch.h"
+#include "runtime/bpf/stop_guard.h"
 #include "runtime/abi/map_data.h"
 #include "runtime/abi/unique_fd.h"
 #include <map>
@@ -39,9 +40,10 @@ public:
   virtual void on_clear(uint32_t map_index) {} // the session has already cleared the map
   virtual void on_zero(uint32_t map_index) {}  // the session has already zeroed the map
   virtual void on_exit() {}
+  virtual bool output_failed() const { return false; } // ends the trace: its output is lost
 };
 
-enum class StopReason { Exit, Signal, ChildExited };
+enum class StopReason { Exit, Signal, ChildExited, OutputFailed };
 
 class Session {
 public:
@@ -117,6 +119,8 @@ private:
   std::vector<std::string> pending_lines_, late_warnings_;
   std::set<std::string> never_loaded_; // aliases that had pending probes, until one loads
   std::unique_ptr<LoadWatch> load_watch_;
+  std::unique_ptr<StopGuard> stop_guard_; // -p: before a hold is armed (stop_guard.h)
+  void guard_stops();
   bool load_watch_failed_ = false;
 };
 
