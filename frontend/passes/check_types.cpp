@@ -356,6 +356,8 @@ private:
                 "' when variable already contains a value of type '" +
                 type_name_in_messages(have) + "'");
     }
+    if (final_ && value.kind != ExprKind::Tuple) // a tuple literal was checked as one
+      check_built_size(value.span, "value of " + name, value.type.size);
     declared_.insert(name);
     if (it == var_types_.end())
       var_types_[name] = value.type;
