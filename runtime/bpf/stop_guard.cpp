@@ -60,6 +60,9 @@ void close_all_but(int a, int b) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP})
     signal(sig, SIG_IGN); // a Ctrl-C or Ctrl-Z to the terminal's group must leave it watching
   close_all_but(done, pidfd);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC); // nor gpubt's stdout: a reader awaits its EOF
+  for (int fd = 0; null >= 0 && fd < 3; ++fd)
+    dup2(null, fd);
   pollfd p{done, POLLIN, 0};
   while (true) {
     int n = poll(&p, 1, 100);
