@@ -88,7 +88,8 @@ Result<std::unique_ptr<OutputFile>> OutputFile::open(const std::string &path) {
 }
 
 bool same_file(const std::string &path, const std::string &script) {
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   return ::stat(path.c_str(), &a) == 0 && ::stat(script.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
          a.st_ino == b.st_ino;
 }

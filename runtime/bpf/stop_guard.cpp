@@ -7,11 +7,11 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
-#include <utility>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 
 namespace gpubt::runtime {
 namespace {
@@ -47,8 +47,8 @@ void continue_if_stopped(int pidfd, int pid) {
 void close_all_but(int a, int b) {
   if (a > b)
     std::swap(a, b);
-  unsigned ranges[3][2] = {{3, unsigned(a) - 1}, {unsigned(a) + 1, unsigned(b) - 1},
-                           {unsigned(b) + 1, ~0u}};
+  unsigned ranges[3][2] = {
+      {3, unsigned(a) - 1}, {unsigned(a) + 1, unsigned(b) - 1}, {unsigned(b) + 1, ~0u}};
   for (auto &r : ranges)
     if (r[0] <= r[1] && syscall(SYS_close_range, r[0], r[1], 0) != 0)
       for (unsigned fd = r[0]; fd <= r[1] && fd < 65536; ++fd)

@@ -36,9 +36,9 @@ TEST(OwnedTempDir, SweepRemovesOnlyAbandonedFolders) {
   struct stat st {};
   ASSERT_EQ(stat(live->path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
-  std::string dead = plain_dir(true, false);      // its gpubt was killed: the lock is free
-  std::string fresh = plain_dir(false, false);    // no lock yet: may be a gpubt starting up
-  std::string ancient = plain_dir(false, true);   // no lock, two hours old: an older gpubt's
+  std::string dead = plain_dir(true, false);    // its gpubt was killed: the lock is free
+  std::string fresh = plain_dir(false, false);  // no lock yet: may be a gpubt starting up
+  std::string ancient = plain_dir(false, true); // no lock, two hours old: an older gpubt's
   EXPECT_EQ(remove_abandoned_temp_dirs(kPrefix), 2);
   EXPECT_TRUE(fs::exists(live->path));
   EXPECT_FALSE(fs::exists(dead));
