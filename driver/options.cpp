@@ -1,6 +1,7 @@
 // Option parsing with getopt_long; flags and their spelling follow bpftrace.
 #include "driver/options.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -54,6 +55,38 @@ static Result<std::string> read_file(const std::string &path) {
   return ss.str();
 }
 
+// bpftrace's checks and words: a value that saturates strtol or wraps in pid_t must not become
+// pid -1 (every process) or 1 (init).
+Result<pid_t> parse_pid(const std::string &text) {
+  constexpr long pid_max = 4 * 1024 * 1024; // the kernel's PID_MAX_LIMIT
+  size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+');
+  if (text.size() == sign || text.find_first_not_of("0123456789", sign) != std::string::npos)
+    return make_error("pid '" + text + "' is not a valid decimal number");
+  errno = 0;
+  long v = std::strtol(text.c_str(), nullptr, 10);
+  if (errno == ERANGE)
+    return make_error("pid '" + text + "' outside of integer range");
+  if (v < 1 || v > pid_max)
+    return make_error("pid '" + text + "' out of valid pid range [1," + std::to_string(pid_max) +
+                      "]");
+  return static_cast<pid_t>(v);
+}
+
+// bpftrace's settings from the environment: a positive decimal, worded as bpftrace words it.
+static Status read_uint64_env(const char *name, uint64_t &value) {
+  const char *text = std::getenv(name);
+  if (!text)
+    return Ok{};
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  if (!*text || *end || errno == ERANGE || v == 0 || text[0] == '-')
+    return make_error(std::string("Env var '") + name +
+                      "' did not contain a valid uint64_t, or was zero-valued.");
+  value = v;
+  return Ok{};
+}
+
 Result<Options> parse_options(int argc, char **argv) {
   enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity, OptGpuBackend, OptRawStrings, OptGpuArch };
   static const option long_opts[] = {
@@ -81,11 +114,10 @@ Result<Options> parse_options(int argc, char **argv) {
       o.child_command = optarg;
       break;
     case 'p': {
-      char *end = nullptr;
-      long v = std::strtol(optarg, &end, 10);
-      if (!*optarg || *end || v <= 0)
-        return make_error(std::string("pid '") + optarg + "' is not a valid process id");
-      o.pid = static_cast<pid_t>(v);
+      auto pid = parse_pid(optarg);
+      if (!pid)
+        return make_error(pid.error());
+      o.pid = *pid;
       break;
     }
     case 'l':
@@ -173,6 +205,8 @@ Result<Options> parse_options(int argc, char **argv) {
     return make_error(std::string("unexpected argument '") + argv[optind] + "'");
   if (!o.child_command.empty() && o.pid > 0)
     return make_error("-c and -p cannot be used together");
+  if (auto st = read_uint64_env("BPFTRACE_MAX_PROBES", o.max_probes); !st)
+    return make_error(st.error());
   return o;
 }
 

@@ -27,6 +27,7 @@ struct Options {
   abi::GpuBackend gpu_backend = abi::GpuBackend::Auto; // --gpu-backend
   std::string gpu_arch;       // --gpu-arch sm_XX: the GPU `-l 'gpu:...'` lists backends for
   EmitStage emit = EmitStage::None;
+  uint64_t max_probes = 512; // BPFTRACE_MAX_PROBES, as bpftrace
   bool verbose = false;
   bool help = false, version = false;
 };
@@ -34,5 +35,7 @@ struct Options {
 // Parses argv. Errors are user-facing messages (usage problems, unreadable script file).
 Result<Options> parse_options(int argc, char **argv);
 void print_usage(std::FILE *out);
+// -p's value: a decimal pid in [1, 4194304]; errors worded as bpftrace's.
+Result<pid_t> parse_pid(const std::string &text);
 
 } // namespace gpubt::driver

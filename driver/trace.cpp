@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "runtime/bpf/privileges.h"
 #include "runtime/bpf/session.h"
 #include "runtime/output/event_printer.h"
 #include "runtime/output/print_map.h"
@@ -16,14 +17,18 @@ namespace {
 // The session's events go to the same decoder as the GPU agent's.
 class PrintingHandler : public runtime::EventHandler {
 public:
-  explicit PrintingHandler(runtime::EventPrinter &printer) : printer_(printer) {}
+  PrintingHandler(runtime::EventPrinter &printer, const std::ostream &out)
+      : printer_(printer), out_(out) {}
   void on_event(const abi::EventHeader &h, const uint8_t *payload, size_t size) override {
     printer_.print(h, payload, size);
     printer_.output().flush();
   }
 
+  bool output_failed() const override { return out_.bad(); }
+
 private:
   runtime::EventPrinter &printer_;
+  const std::ostream &out_;
 };
 
 // A misspelt function is an error (bpftrace 0.17 silently attaches nothing); a wildcard that
@@ -64,6 +69,18 @@ bool check_target(const Options &options, std::ostream &err) {
   return true;
 }
 
+// bpftrace's cap: each probe costs an attach (10,000 BEGIN probes took 18 s) and kernel memory.
+// Checked on the script's probes, then again once wildcards have matched functions.
+bool check_probe_count(uint64_t count, const Options &options, std::ostream &err) {
+  if (count <= options.max_probes)
+    return true;
+  err << "ERROR: Can't attach to " << count << " probes because it exceeds the current limit of "
+      << options.max_probes << " probes.\nYou can increase the limit through the "
+      << "BPFTRACE_MAX_PROBES environment variable, but BE CAREFUL since a high number of probes "
+         "attached can cause your system to crash.\n";
+  return false;
+}
+
 } // namespace
 
 bool child_stdout_to_stderr(const Options &options) {
@@ -72,7 +89,11 @@ bool child_stdout_to_stderr(const Options &options) {
 
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
           std::ostream &err) {
-  if (!check_target(options, err))
+  if (auto st = runtime::check_bpf_privileges(); !st) {
+    err << "ERROR: " << st.error() << "\n";
+    return ExitUserError;
+  }
+  if (!check_target(options, err) || !check_probe_count(spec.probes.size(), options, err))
     return ExitUserError;
   auto output = runtime::make_output(options.format, out, {options.raw_strings});
   std::unique_ptr<runtime::GpuRun> gpu; // before the child is forked: it inherits the agent
@@ -113,7 +134,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     err << "ERROR: " << attached.error() << "\n";
     return ExitUserError;
   }
-  if (!report_unmatched(spec, s, err))
+  if (!report_unmatched(spec, s, err) || !check_probe_count(*attached, options, err))
     return ExitUserError;
   for (const auto &line : s.skipped())
     err << "WARNING: " << line << "\n";
@@ -130,7 +151,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
 
   runtime::EventPrinter printer(spec, *output, s.symbolizer(),
                                 [&s](int map) { return s.read_map(map); });
-  PrintingHandler handler(printer);
+  PrintingHandler handler(printer, out);
   s.run_begin();
   auto stop = s.run(handler);
   s.run_end(handler);

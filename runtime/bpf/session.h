@@ -7,6 +7,7 @@
 #include "runtime/bpf/attach.h"
 #include "runtime/process/child_process.h"
 #include "runtime/bpf/dlopen_watch.h"
+#include "runtime/bpf/stop_guard.h"
 #include "runtime/abi/map_data.h"
 #include "runtime/abi/unique_fd.h"
 #include <map>
@@ -36,9 +37,10 @@ class EventHandler {
 public:
   virtual ~EventHandler() = default;
   virtual void on_event(const abi::EventHeader &header, const uint8_t *payload, size_t size) = 0;
+  virtual bool output_failed() const { return false; } // ends the trace: its output is lost
 };
 
-enum class StopReason { Exit, Signal, ChildExited };
+enum class StopReason { Exit, Signal, ChildExited, OutputFailed };
 
 class Session {
 public:
@@ -114,6 +116,8 @@ private:
   std::vector<std::string> pending_lines_, late_warnings_;
   std::set<std::string> never_loaded_; // aliases that had pending probes, until one loads
   std::unique_ptr<LoadWatch> load_watch_;
+  std::unique_ptr<StopGuard> stop_guard_; // -p: before a hold is armed (stop_guard.h)
+  void guard_stops();
   bool load_watch_failed_ = false;
 };
 

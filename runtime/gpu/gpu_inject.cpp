@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <limits.h>
 #include <sstream>
@@ -19,6 +19,7 @@
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/process/binary_paths.h"
 #include "runtime/gpu/gpu_arch.h"
+#include "runtime/process/owned_temp_dir.h"
 #include "runtime/gpu/gpu_dispatch.h"
 #include "runtime/ptx/ptx_scan.h"
 
@@ -110,34 +111,34 @@ std::string retarget_ptx(const std::string &ptx, const std::string &arch) {
 } // namespace
 
 GpuRun::GpuRun(GpuRun &&o) noexcept
-    : dir(std::move(o.dir)), config_path(std::move(o.config_path)),
+    : dir(std::move(o.dir)), dir_lock(std::move(o.dir_lock)), config_path(std::move(o.config_path)),
       results_path(std::move(o.results_path)), env(std::move(o.env)), events(std::move(o.events)),
       child_events(std::move(o.child_events)), config(std::move(o.config)) {
   o.dir.clear();
 }
 
 GpuRun::~GpuRun() {
-  if (dir.empty() || std::getenv("GPUBT_KEEP_TEMP"))
+  if (dir.empty())
     return;
-  if (auto *d = opendir(dir.c_str())) {
-    while (auto *e = readdir(d))
-      if (e->d_name[0] != '.')
-        unlink((dir + "/" + e->d_name).c_str());
-    closedir(d);
-  }
-  rmdir(dir.c_str());
+  std::error_code ec;
+  if (std::getenv("GPUBT_KEEP_TEMP"))
+    std::filesystem::remove(dir + "/.owner.lock", ec); // kept for an hour, see owned_temp_dir.h
+  else
+    std::filesystem::remove_all(dir, ec);
 }
 
 Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
                                bool verbose) {
+  remove_abandoned_temp_dirs("gpubt-gpu-"); // left by a gpubt that was killed
   auto agent = find_agent();
   if (!agent)
     return make_error(agent.error());
-  char tmpl[] = "/tmp/gpubt-gpu-XXXXXX";
-  if (!mkdtemp(tmpl))
-    return make_error(std::string("cannot create a temporary folder: ") + strerror(errno));
+  auto tmp = make_owned_temp_dir("gpubt-gpu-");
+  if (!tmp)
+    return make_error(tmp.error());
   GpuRun run;
-  run.dir = tmpl;
+  run.dir = tmp->path;
+  run.dir_lock = std::move(tmp->lock);
   run.config_path = run.dir + "/agent.cfg";
   run.results_path = run.dir + "/results.bin";
   abi::AgentConfig config;
