@@ -9,7 +9,7 @@ namespace gpubt::driver {
 struct BpftraceEnv {
   uint64_t strlen = 64;            // BPFTRACE_STRLEN: bytes per str() (at most 200)
   uint64_t map_keys_max = 4096;    // BPFTRACE_MAP_KEYS_MAX
-  uint64_t max_probes = 512;       // BPFTRACE_MAX_PROBES
+  uint64_t max_probes = 512;       // BPFTRACE_MAX_PROBES: check_probe_count in trace.cpp
   uint64_t max_bpf_progs = 512;    // BPFTRACE_MAX_BPF_PROGS
   uint64_t log_size = 1000000;     // BPFTRACE_LOG_SIZE: verifier log bytes
   uint64_t perf_rb_pages = 64;     // BPFTRACE_PERF_RB_PAGES

@@ -2,17 +2,21 @@
 #include "driver/cli.h"
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "codegen/bpf/lower_bpf.h"
 #include "driver/bpftrace_flags.h"
 #include "driver/compile.h"
-#include "driver/output_setup.h"
+#include "driver/exit_codes.h"
 #include "driver/options.h"
+#include "driver/output_file.h"
+#include "driver/output_setup.h"
 #include "driver/trace.h"
 #include "frontend/ast_dump.h"
 #include "runtime/bpf/list_probes.h"
+#include "runtime/gpu/list_gpu_probes.h"
+#include "runtime/process/fd_limit.h"
 
 namespace gpubt::driver {
 
@@ -44,9 +48,10 @@ int run_cli(int argc, char **argv) {
     if (!parsed.error().empty())
       std::fprintf(stderr, "ERROR: %s\n", parsed.error().c_str());
     print_usage(stderr);
-    return 1;
+    return ExitUserError;
   }
   Options &o = *parsed;
+  runtime::raise_fd_limit(); // a descriptor per probe and map
   if (o.help) {
     print_usage(stdout);
     return 0;
@@ -62,36 +67,50 @@ int run_cli(int argc, char **argv) {
   apply_buffering(o.bt.buffering);
   WarningFilter no_warnings(std::cerr);
   std::ostream &err = o.bt.no_warnings ? no_warnings.stream() : std::cerr;
+  if (o.bt.debug && o.emit == EmitStage::None) // bpftrace's -d: a dry run that shows the AST
+    o.emit = EmitStage::Ast;
 
-  std::ofstream file_out;
-  if (!o.output_path.empty()) {
-    file_out.open(o.output_path, std::ios::out | std::ios::trunc);
-    if (!file_out) {
-      std::fprintf(stderr, "ERROR: failed to open output file '%s'\n", o.output_path.c_str());
-      return 1;
-    }
+  if (!o.output_path.empty() && !o.list && o.program_name != "stdin" &&
+      same_file(o.output_path, o.program_name)) {
+    std::fprintf(stderr, "ERROR: output file '%s' is the script itself\n", o.output_path.c_str());
+    return ExitUserError;
   }
-  std::ostream &out = o.output_path.empty() ? std::cout : file_out;
-
+  // -o FILE is truncated only once the script has compiled: a typo must not cost the file.
+  std::optional<Compiled> compiled;
+  if (!o.list) {
+    compiled = compile(o, err);
+    if (!compiled)
+      return ExitUserError;
+    if (o.dry_run && o.emit == EmitStage::None)
+      return ExitOk;
+  }
+  auto file = OutputFile::open(o.output_path);
+  if (!file) {
+    std::fprintf(stderr, "ERROR: %s\n", file.error().c_str());
+    return ExitUserError;
+  }
+  std::ostream &out = (*file)->stream();
+  int status = ExitOk;
   if (o.list) {
-    auto st = runtime::list_probes(o.list_pattern, out, o.pid);
+    auto st = runtime::is_gpu_pattern(o.list_pattern)
+                  ? runtime::list_gpu_probes({o.list_pattern, o.child_command, o.pid, o.gpu_arch,
+                                              o.verbose},
+                                             out)
+                  : runtime::list_probes(o.list_pattern, out, o.pid);
     if (!st) {
       std::cerr << "ERROR: " << st.error() << "\n";
-      return 1;
+      status = ExitUserError;
     }
-    return 0;
+  } else if (o.emit != EmitStage::None) {
+    status = emit(*compiled, o.emit, out);
+  } else {
+    status = trace(compiled->bpf->spec, o, out, err);
   }
-
-  auto compiled = compile(o, err);
-  if (!compiled)
-    return 1;
-  if (o.emit != EmitStage::None)
-    return emit(*compiled, o.emit, out);
-  if (o.bt.debug) // bpftrace's -d: a dry run that shows the program as parsed
-    return emit(*compiled, EmitStage::Ast, out);
-  if (o.dry_run)
-    return 0;
-  return trace(compiled->bpf->spec, o, out, err);
+  if (auto failed = (*file)->write_error()) {
+    std::fprintf(stderr, "ERROR: %s\n", failed->c_str());
+    return status != ExitOk ? status : ExitTraceFailed;
+  }
+  return status;
 }
 
 } // namespace gpubt::driver

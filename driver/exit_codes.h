@@ -12,7 +12,7 @@ enum ExitCode : int {
   // yet tell a missing tracepoint from a refused one, so both stay here.
   ExitUserError = 1,
   // gpubt's own machinery failed once tracing was set up: the -c program could not be forked
-  // or started.
+  // or started, or the output (-o FILE or stdout) could not be written.
   ExitTraceFailed = 2,
   // The -c program failed: it could not be executed, exited non-zero or was killed by a
   // signal (bpftrace exits 0 then). Wins over ExitGpuProbesDidNotRun: a crash explains that.

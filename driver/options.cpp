@@ -1,6 +1,7 @@
 // Option parsing with getopt_long; flags and their spelling follow bpftrace.
 #include "driver/options.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -8,6 +9,8 @@
 #include <iostream>
 #include <sstream>
 #include <vector>
+
+#include "runtime/gpu/gpu_arch.h"
 
 namespace gpubt::driver {
 
@@ -21,9 +24,12 @@ void print_usage(std::FILE *out) {
       "    -e 'program'   execute this program\n"
       "    -c 'CMD'       run CMD and trace it; exit when it exits\n"
       "    -p PID         trace process PID (uprobes fire only in it)\n"
-      "    -l [pattern]   list probes (tracepoints; uprobe:PATH:* lists a binary's functions)\n"
+      "    -l [pattern]   list probes (tracepoints; uprobe:PATH:* lists a binary's functions;\n"
+      "                   gpu:*:PATH:* the kernels in its fatbins, or with -c CMD / -p PID)\n"
       "    -o file        write output to file instead of stdout\n"
       "    -f format      output format: text (default) or json\n"
+      "    --raw-strings  print the traced program's strings as they are (text output shows\n"
+      "                   their control characters as escapes such as \\x1b)\n"
       "    -v             verbose\n"
       "    -q             keep messages quiet\n"
       "    -B MODE        output buffering mode ('line', 'full', 'none')\n"
@@ -40,6 +46,8 @@ void print_usage(std::FILE *out) {
       "                   fewer for maps of large values)\n"
       "    --gpu-backend=B  how gpu probes get into kernels: auto (default: compiled into the\n"
       "                   module's PTX where it has PTX, else patched into its SASS), ptx, sass\n"
+      "    --gpu-arch=sm_XX  the GPU -l -v 'gpu:...' says each kernel's backend for (default:\n"
+      "                   this machine's, from nvidia-smi, else sm_90)\n"
       "    -h, --help     show this help\n"
       "    gpubt [options] - <stdin input>   read the program from standard input\n"
       "    Words after the script are its positional parameters $1, $2, ... ($# counts them).\n"
@@ -65,13 +73,32 @@ static Result<std::string> read_script(const std::string &path) {
   return ss.str();
 }
 
+// bpftrace's checks and words: a value that saturates strtol or wraps in pid_t must not become
+// pid -1 (every process) or 1 (init).
+Result<pid_t> parse_pid(const std::string &text) {
+  constexpr long pid_max = 4 * 1024 * 1024; // the kernel's PID_MAX_LIMIT
+  size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+');
+  if (text.size() == sign || text.find_first_not_of("0123456789", sign) != std::string::npos)
+    return make_error("pid '" + text + "' is not a valid decimal number");
+  errno = 0;
+  long v = std::strtol(text.c_str(), nullptr, 10);
+  if (errno == ERANGE)
+    return make_error("pid '" + text + "' outside of integer range");
+  if (v < 1 || v > pid_max)
+    return make_error("pid '" + text + "' out of valid pid range [1," + std::to_string(pid_max) +
+                      "]");
+  return static_cast<pid_t>(v);
+}
+
 Result<Options> parse_options(int argc, char **argv) {
-  enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity, OptGpuBackend };
+  enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity, OptGpuBackend, OptRawStrings, OptGpuArch };
   std::vector<option> long_opts = {
       {"help", no_argument, nullptr, 'h'},     {"version", no_argument, nullptr, 'V'},
       {"dry-run", no_argument, nullptr, OptDryRun}, {"emit", required_argument, nullptr, OptEmit},
       {"gpu-map-capacity", required_argument, nullptr, OptGpuMapCapacity},
-      {"gpu-backend", required_argument, nullptr, OptGpuBackend}};
+      {"gpu-backend", required_argument, nullptr, OptGpuBackend},
+      {"raw-strings", no_argument, nullptr, OptRawStrings},
+      {"gpu-arch", required_argument, nullptr, OptGpuArch}};
   for (const auto &opt : bpftrace_long_options())
     long_opts.push_back(opt);
   long_opts.push_back({nullptr, 0, nullptr, 0});
@@ -100,11 +127,10 @@ Result<Options> parse_options(int argc, char **argv) {
       o.child_command = optarg;
       break;
     case 'p': {
-      char *end = nullptr;
-      long v = std::strtol(optarg, &end, 10);
-      if (!*optarg || *end || v <= 0)
-        return make_error(std::string("pid '") + optarg + "' is not a valid process id");
-      o.pid = static_cast<pid_t>(v);
+      auto pid = parse_pid(optarg);
+      if (!pid)
+        return make_error(pid.error());
+      o.pid = *pid;
       break;
     }
     case 'l':
@@ -132,6 +158,9 @@ Result<Options> parse_options(int argc, char **argv) {
     case OptDryRun:
       o.dry_run = true;
       break;
+    case OptRawStrings:
+      o.raw_strings = true;
+      break;
     case OptGpuMapCapacity: {
       char *end = nullptr;
       unsigned long v = std::strtoul(optarg, &end, 10);
@@ -145,6 +174,13 @@ Result<Options> parse_options(int argc, char **argv) {
       if (!abi::parse_backend(optarg, o.gpu_backend))
         return make_error(std::string("--gpu-backend takes auto, ptx or sass, not '") + optarg +
                           "'");
+      break;
+    case OptGpuArch:
+      if (!runtime::parse_sm_arch(optarg))
+        return make_error(std::string("--gpu-arch takes an architecture such as sm_80 or sm_90, "
+                                      "not '") +
+                          optarg + "'");
+      o.gpu_arch = optarg;
       break;
     case OptEmit: {
       std::string s = optarg;

@@ -10,7 +10,7 @@
 
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/result.h"
-#include "runtime/abi/map_data.h"
+#include "runtime/output/output.h"
 
 namespace gpubt::driver {
 
@@ -25,9 +25,11 @@ struct Options {
   std::string list_pattern;   // -l PATTERN
   std::string output_path;    // -o
   runtime::OutputFormat format = runtime::OutputFormat::Text;
+  bool raw_strings = false;   // --raw-strings: text output leaves control characters as they are
   bool dry_run = false;
   uint32_t gpu_map_capacity = 0; // --gpu-map-capacity: slots per keyed gpu map (0: default)
   abi::GpuBackend gpu_backend = abi::GpuBackend::Auto; // --gpu-backend
+  std::string gpu_arch;       // --gpu-arch sm_XX: the GPU `-l 'gpu:...'` lists backends for
   EmitStage emit = EmitStage::None;
   bool verbose = false;
   bool help = false, version = false;
@@ -39,5 +41,7 @@ struct Options {
 // Parses argv. Errors are user-facing messages (usage problems, unreadable script file).
 Result<Options> parse_options(int argc, char **argv);
 void print_usage(std::FILE *out);
+// -p's value: a decimal pid in [1, 4194304]; errors worded as bpftrace's.
+Result<pid_t> parse_pid(const std::string &text);
 
 } // namespace gpubt::driver

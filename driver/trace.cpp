@@ -3,91 +3,33 @@
 #include "driver/exit_codes.h"
 #include "driver/exit_report.h"
 #include "driver/trace_gpu.h"
-#include "driver/user_actions.h"
 
 #include <cstdlib>
-#include <ctime>
 #include <optional>
 
-#include "runtime/output/format_printf.h"
-#include "runtime/output/output_events.h"
-#include "runtime/output/print_map.h"
+#include "runtime/bpf/privileges.h"
 #include "runtime/bpf/session.h"
+#include "runtime/output/event_printer.h"
+#include "runtime/output/print_map.h"
 
 namespace gpubt::driver {
 namespace {
 
+// The session's events go to the same decoder as the GPU agent's.
 class PrintingHandler : public runtime::EventHandler {
 public:
-  PrintingHandler(runtime::Session &s, std::ostream &out, std::ostream &err,
-                  runtime::OutputFormat f, size_t cat_bytes_max)
-      : session_(s), out_(out), err_(err), format_(f), symbolize_(s.symbolizer()),
-        cat_bytes_max_(cat_bytes_max) {}
+  PrintingHandler(runtime::EventPrinter &printer, const std::ostream &out)
+      : printer_(printer), out_(out) {}
+  void on_event(const abi::EventHeader &h, const uint8_t *payload, size_t size) override {
+    printer_.print(h, payload, size);
+    printer_.output().flush();
+  }
 
-  void on_printf(uint32_t index, const uint8_t *payload, size_t size) override {
-    const auto &spec = session_.spec();
-    if (index >= spec.formats.size())
-      return;
-    runtime::print_printf(
-        out_, runtime::format_printf(spec.formats[index], payload, size, spec, symbolize_),
-        format_);
-    out_.flush();
-  }
-  void on_system(uint32_t index, const uint8_t *payload, size_t size) override {
-    if (auto cmd = formatted(index, payload, size)) {
-      out_.flush();
-      runtime::print_command_output(out_, run_command(*cmd), format_);
-      out_.flush();
-    }
-  }
-  void on_cat(uint32_t index, const uint8_t *payload, size_t size) override {
-    auto path = formatted(index, payload, size);
-    if (!path)
-      return;
-    auto text = read_for_cat(*path, cat_bytes_max_);
-    if (!text) {
-      err_ << "ERROR: " << text.error() << "\n";
-      return;
-    }
-    runtime::print_cat(out_, *text, format_);
-    out_.flush();
-  }
-  void on_print_value(uint32_t index, const uint8_t *payload, size_t size) override {
-    const auto &spec = session_.spec();
-    if (index >= spec.formats.size() || spec.formats[index].args.empty())
-      return;
-    const auto &arg = spec.formats[index].args[0];
-    if (arg.offset + arg.type.size > size)
-      return;
-    runtime::print_value(out_, arg.type, payload + arg.offset, spec, symbolize_, format_);
-    out_.flush();
-  }
-  void on_print_map(uint32_t map_index) override {
-    runtime::print_map(out_, session_.spec(), map_index, session_.read_map(map_index), format_,
-                       symbolize_);
-    out_.flush();
-  }
-  void on_time(uint32_t index) override {
-    const auto &formats = session_.spec().time_formats;
-    if (index < formats.size())
-      runtime::print_time(out_, formats[index], std::time(nullptr), format_);
-    out_.flush();
-  }
+  bool output_failed() const override { return out_.bad(); }
 
 private:
-  std::optional<std::string> formatted(uint32_t index, const uint8_t *payload, size_t size) {
-    const auto &spec = session_.spec();
-    if (index >= spec.formats.size())
-      return std::nullopt;
-    return runtime::format_printf(spec.formats[index], payload, size, spec, symbolize_);
-  }
-
-  runtime::Session &session_;
-  std::ostream &out_;
-  std::ostream &err_;
-  runtime::OutputFormat format_;
-  runtime::Symbolizer symbolize_;
-  size_t cat_bytes_max_;
+  runtime::EventPrinter &printer_;
+  const std::ostream &out_;
 };
 
 // A misspelt function is an error (bpftrace 0.17 silently attaches nothing); a wildcard that
@@ -128,12 +70,33 @@ bool check_target(const Options &options, std::ostream &err) {
   return true;
 }
 
+// bpftrace's cap: each probe costs an attach (10,000 BEGIN probes took 18 s) and kernel memory.
+// Checked on the script's probes, then again once wildcards have matched functions.
+bool check_probe_count(uint64_t count, const Options &options, std::ostream &err) {
+  if (count <= options.env.max_probes)
+    return true;
+  err << "ERROR: Can't attach to " << count << " probes because it exceeds the current limit of "
+      << options.env.max_probes << " probes.\nYou can increase the limit through the "
+      << "BPFTRACE_MAX_PROBES environment variable, but BE CAREFUL since a high number of probes "
+         "attached can cause your system to crash.\n";
+  return false;
+}
+
 } // namespace
+
+bool child_stdout_to_stderr(const Options &options) {
+  return runtime::is_machine_readable(options.format) && options.output_path.empty();
+}
 
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
           std::ostream &err) {
-  if (!check_target(options, err))
+  if (auto st = runtime::check_bpf_privileges(); !st) {
+    err << "ERROR: " << st.error() << "\n";
     return ExitUserError;
+  }
+  if (!check_target(options, err) || !check_probe_count(spec.probes.size(), options, err))
+    return ExitUserError;
+  auto output = runtime::make_output(options.format, out, {options.raw_strings});
   std::unique_ptr<runtime::GpuRun> gpu; // before the child is forked: it inherits the agent
   if (has_gpu_probes(spec)) {
     if (options.child_command.empty()) {
@@ -143,11 +106,12 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     }
     gpu = start_gpu_run(spec, options, err);
     if (spec.probes.empty())
-      return trace_gpu_only(spec, options, gpu.get(), out, err);
+      return trace_gpu_only(spec, options, gpu.get(), *output, err);
   }
   runtime::SessionOptions so;
   so.pid = options.pid;
   so.command = options.child_command;
+  so.child_stdout_to_stderr = child_stdout_to_stderr(options);
   so.verbose = options.verbose;
   if (gpu) // maps host probes write and gpu probes read: the agent in the child reads them
     for (const auto &h : gpu->config.host_maps)
@@ -171,7 +135,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     err << "ERROR: " << attached.error() << "\n";
     return ExitUserError;
   }
-  if (!report_unmatched(spec, s, err))
+  if (!report_unmatched(spec, s, err) || !check_probe_count(*attached, options, err))
     return ExitUserError;
   for (const auto &line : s.skipped())
     err << "WARNING: " << line << "\n";
@@ -181,8 +145,8 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   }
   size_t gpu_probes = gpu ? spec.device.probes.size() : 0;
   if (!options.bt.quiet)
-    runtime::print_attached_probes(out, *attached + gpu_probes, options.format);
-  out.flush();
+    output->attached_probes(*attached + gpu_probes);
+  output->flush();
   // bpftrace's runtime tests wait for this line before starting their AFTER command.
   if (std::getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED"))
     err << "__BPFTRACE_NOTIFY_PROBES_ATTACHED" << std::endl;
@@ -190,14 +154,17 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     for (const auto &line : s.pending())
       err << "Attaching " << line << "\n";
 
-  PrintingHandler handler(s, out, err, options.format, options.env.cat_bytes_max);
+  runtime::EventPrinter printer(spec, *output, s.symbolizer(),
+                                [&s](int map) { return s.read_map(map); },
+                                {true, options.env.cat_bytes_max, &err});
+  PrintingHandler handler(printer, out);
   s.run_begin();
   auto stop = s.run(handler);
   s.run_end(handler);
   for (const auto &line : s.load_warnings())
     err << "WARNING: " << line << "\n";
   if (uint64_t lost = s.lost_events())
-    runtime::print_lost_events(out, lost, options.format);
+    output->lost_events(lost);
 
   std::vector<runtime::MapData> maps(spec.maps.size());
   for (size_t i = 0; i < spec.maps.size(); ++i)
@@ -206,11 +173,12 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   bool gpu_ran = false;
   if (gpu) {
     auto live = gpu_events->stop();
-    print_gpu_records(spec, live, options.format, out);
-    gpu_ran = finish_gpu_run(spec, *gpu, options, maps, out, err);
+    runtime::EventPrinter gpu_printer(spec, *output, nullptr); // no host addresses
+    gpu_printer.print_ring_records(live);
+    gpu_ran = finish_gpu_run(spec, *gpu, gpu_printer, maps, err);
   }
-  runtime::print_all_maps(out, s.spec(), maps, options.format, s.symbolizer());
-  out.flush();
+  runtime::print_all_maps(*output, s.spec(), maps, s.symbolizer());
+  output->flush();
   // After exit() or Ctrl-C gpubt ends the child itself: only a child that ended the trace counts.
   int child = report_child_exit(
       stop == runtime::StopReason::ChildExited ? s.child_exit() : std::nullopt, err);

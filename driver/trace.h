@@ -11,4 +11,9 @@ namespace gpubt::driver {
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
           std::ostream &err);
 
+// With -f json (a machine-readable format) on stdout, the -c program's stdout goes to gpubt's
+// stderr: stdout carries JSON lines only (`gpubt -f json -c ./app | jq` works). With -o FILE
+// it is left alone.
+bool child_stdout_to_stderr(const Options &options);
+
 } // namespace gpubt::driver

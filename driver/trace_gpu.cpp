@@ -9,22 +9,14 @@
 
 #include "driver/exit_codes.h"
 #include "driver/exit_report.h"
+#include "driver/trace.h"
 #include "runtime/abi/device_abi.h"
 #include "runtime/process/child_process.h"
 #include "runtime/gpu/device_maps.h"
-#include "runtime/output/format_printf.h"
-#include "runtime/output/output_events.h"
 #include "runtime/output/print_map.h"
 
 namespace gpubt::driver {
 namespace {
-
-// Device values carry no host addresses to symbolize.
-std::string no_symbol(uint64_t addr) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(addr));
-  return buf;
-}
 
 // Reads what is there now (blocking only when WAIT); false at EOF or error.
 bool read_some(int fd, std::vector<uint8_t> &into, bool wait) {
@@ -47,29 +39,6 @@ void drain_now(int fd, std::vector<uint8_t> &into) {
 }
 
 } // namespace
-
-void print_gpu_records(const abi::ProgramSpec &spec, std::vector<uint8_t> &bytes,
-                       runtime::OutputFormat format, std::ostream &out) {
-  constexpr size_t head = sizeof(gpubt_ring_record) + sizeof(abi::EventHeader);
-  size_t pos = 0;
-  while (pos + head <= bytes.size()) {
-    gpubt_ring_record r;
-    abi::EventHeader h;
-    std::memcpy(&r, bytes.data() + pos, sizeof r);
-    std::memcpy(&h, bytes.data() + pos + sizeof r, sizeof h);
-    if (r.size < head || pos + r.size > bytes.size())
-      break;
-    const uint8_t *payload = bytes.data() + pos + head;
-    if (h.kind == uint32_t(abi::EventKind::Printf) && h.index < spec.formats.size())
-      runtime::print_printf(
-          out,
-          runtime::format_printf(spec.formats[h.index], payload, r.size - head, spec, no_symbol),
-          format);
-    pos += r.size;
-  }
-  bytes.erase(bytes.begin(), bytes.begin() + pos);
-  out.flush();
-}
 
 GpuEventThread::GpuEventThread(runtime::GpuRun &run) : fd_(run.events.get()) {
   if (fd_ < 0)
@@ -108,16 +77,16 @@ std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, con
 }
 
 bool finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
-                    const Options &options, std::vector<runtime::MapData> &maps, std::ostream &out,
+                    runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
                     std::ostream &err) {
   auto outcome = runtime::collect_gpu_results(spec, run);
   if (!outcome) {
     err << "WARNING: " << outcome.error() << "\n";
     return false;
   }
-  print_gpu_records(spec, outcome->ring_records, options.format, out);
+  printer.print_ring_records(outcome->ring_records);
   if (outcome->ring_drops)
-    runtime::print_lost_events(out, outcome->ring_drops, options.format);
+    printer.output().lost_events(outcome->ring_drops);
   for (const auto &w : outcome->warnings)
     err << "WARNING: " << w << "\n";
   runtime::merge_device_maps(spec, outcome->maps, maps);
@@ -125,8 +94,8 @@ bool finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
 }
 
 int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime::GpuRun *run,
-                   std::ostream &out, std::ostream &err) {
-  auto child = runtime::ChildProcess::spawn(options.child_command);
+                   runtime::Output &out, std::ostream &err) {
+  auto child = runtime::ChildProcess::spawn(options.child_command, child_stdout_to_stderr(options));
   if (!child) {
     err << "ERROR: " << child.error() << "\n";
     return ExitTraceFailed;
@@ -134,7 +103,7 @@ int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime
   if (run)
     run->close_child_end();
   if (!options.bt.quiet)
-    runtime::print_attached_probes(out, run ? spec.device.probes.size() : 0, options.format);
+    out.attached_probes(run ? spec.device.probes.size() : 0);
   out.flush();
   // The child (forked already) gets Ctrl-C; we print after it, and its death by it is no failure.
   std::signal(SIGINT, note_interrupt);
@@ -146,20 +115,21 @@ int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime
   // Ctrl-C reaches the child too (same process group): wait for it to exit either way, and
   // print the device's printf records as the agent sends them.
   int events = run ? run->events.get() : -1;
+  runtime::EventPrinter printer(spec, out, nullptr); // device values carry no host addresses
   std::vector<uint8_t> pending;
   while (!(*child)->exited()) {
     pollfd p[2] = {{(*child)->pidfd(), POLLIN, 0}, {events, POLLIN, 0}};
     if (poll(p, events >= 0 ? 2 : 1, 200) > 0 && (p[1].revents & POLLIN)) {
       if (!read_some(events, pending, false))
         events = -1;
-      print_gpu_records(spec, pending, options.format, out);
+      printer.print_ring_records(pending);
     }
   }
   drain_now(events, pending);
-  print_gpu_records(spec, pending, options.format, out);
+  printer.print_ring_records(pending);
   std::vector<runtime::MapData> maps(spec.maps.size());
-  bool ran = run && finish_gpu_run(spec, *run, options, maps, out, err);
-  runtime::print_all_maps(out, spec, maps, options.format, no_symbol);
+  bool ran = run && finish_gpu_run(spec, *run, printer, maps, err);
+  runtime::print_all_maps(out, spec, maps, nullptr);
   out.flush();
   int status = report_child_exit(g_interrupted ? std::nullopt : (*child)->exit_info(), err);
   int gpu_status = report_gpu_probes_ran(ran, err);

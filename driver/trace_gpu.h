@@ -10,6 +10,7 @@
 #include "driver/options.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/gpu/gpu_inject.h"
+#include "runtime/output/event_printer.h"
 
 namespace gpubt::driver {
 
@@ -21,14 +22,14 @@ bool has_gpu_probes(const abi::ProgramSpec &spec);
 std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, const Options &options,
                                                std::ostream &err);
 
-// After the child exited: prints the device printf records and lost-event counts, writes
-// warnings to ERR, and adds each device map's rows to MAPS (the host maps' rows, indexed like
-// spec.maps: runtime::merge_device_maps). Returns whether any gpu probe ran.
+// After the child exited: prints the device printf records and lost-event counts through
+// PRINTER, writes warnings to ERR, and adds each device map's rows to MAPS (the host maps' rows,
+// indexed like spec.maps: runtime::merge_device_maps). Returns whether any gpu probe ran.
 bool finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
-                    const Options &options, std::vector<runtime::MapData> &maps, std::ostream &out,
+                    runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
                     std::ostream &err);
 
-// The agent's printf records, read on a thread while a Session runs (so the agent never
+// The agent's event records, read on a thread while a Session runs (so the agent never
 // blocks on a full socket); stop() returns what came. Nothing happens without an events socket.
 class GpuEventThread {
 public:
@@ -43,13 +44,9 @@ private:
   std::thread thread_;
 };
 
-// Prints the complete printf records at the front of BYTES and removes them.
-void print_gpu_records(const abi::ProgramSpec &spec, std::vector<uint8_t> &bytes,
-                       runtime::OutputFormat format, std::ostream &out);
-
 // A script whose only probes are gpu probes: no BPF at all, only the child and the agent
 // (RUN null: the child runs uninstrumented, the maps print empty). Returns gpubt's exit status.
 int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime::GpuRun *run,
-                   std::ostream &out, std::ostream &err);
+                   runtime::Output &out, std::ostream &err);
 
 } // namespace gpubt::driver

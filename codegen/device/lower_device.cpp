@@ -10,6 +10,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "codegen/device/device_context.h"
+#include "codegen/device/probe_point.h"
 #include "frontend/ast_walk.h"
 #include "frontend/passes/map_sharing.h"
 #include "stdlib/builtins.h"
@@ -219,24 +220,49 @@ llvm::Value *count_exit(DevCtx &c) {
   return b.CreateZExt(last, b.getInt64Ty());
 }
 
+// The launch is over once its last thread has run the probe: that thread sets launch_start and
+// launch_exited back for the kernel's next launch, which stream order (or a graph's edges) puts
+// after this one. So the agent need not reset them before every launch: that was a stream write
+// per traced launch, and in a CUDA graph it ran before the whole graph, not before each node.
+void reset_launch_state(DevCtx &c) {
+  auto &b = c.b;
+  auto *reset = llvm::BasicBlock::Create(c.ctx, "launch.reset", c.fn);
+  auto *done = llvm::BasicBlock::Create(c.ctx, "launch.next", c.fn);
+  b.CreateCondBr(b.CreateICmpNE(c.last_thread, b.getInt64(0)), reset, done);
+  b.SetInsertPoint(reset);
+  auto field = [&](size_t offset) { return b.CreateGEP(b.getInt8Ty(), c.userdata, b.getInt64(offset)); };
+  store_release(c, field(offsetof(gpubt_device_ctx, launch_start)), b.getInt64(UINT64_MAX));
+  store_release(c, field(offsetof(gpubt_device_ctx, launch_exited)), b.getInt64(0));
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+}
+
 void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit) {
   lower_probe_functions(c, name, probe_bit, [&](llvm::BasicBlock *out) {
     // Counted before the predicate: every thread leaving counts, whether the probe runs or not.
-    if (uses_builtin(*c.probe, stdlib::BuiltinId::LastThread))
+    bool counts = uses_builtin(*c.probe, stdlib::BuiltinId::LastThread);
+    if (counts)
       c.last_thread = count_exit(c);
+    auto *finished = counts ? llvm::BasicBlock::Create(c.ctx, "probe.done", c.fn) : out;
     if (c.probe->predicate) {
       auto *pass = llvm::BasicBlock::Create(c.ctx, "pred.pass", c.fn);
-      c.b.CreateCondBr(truthy(c, lower_expr(c, *c.probe->predicate)), pass, out);
+      c.b.CreateCondBr(truthy(c, lower_expr(c, *c.probe->predicate)), pass, finished);
       c.b.SetInsertPoint(pass);
     }
     if (c.probe->body)
       lower_block(c, *c.probe->body);
+    if (counts) {
+      c.b.CreateBr(finished);
+      c.b.SetInsertPoint(finished);
+      reset_launch_state(c);
+    }
   });
 }
 
 // `launch_start`'s hidden entry probe: the launch's earliest thread entry time, by an atomic
 // min from each warp's lowest lane, skipped once the value there is already earlier (so after
-// the first warps only a load).
+// the first warps only a load). Only that lane reads the clock and the slot: a %globaltimer read
+// in every thread cost kerneltime.bt a third of its time on a PyTorch training step.
 void lower_launch_start_function(DevCtx &c, const std::string &name, uint32_t probe_bit) {
   lower_probe_functions(c, name, probe_bit, [&](llvm::BasicBlock *) {
     auto &b = c.b;
@@ -244,14 +270,16 @@ void lower_launch_start_function(DevCtx &c, const std::string &name, uint32_t pr
     auto *lane = b.CreateTrunc(c.target.special(b, Special::LaneId), b.getInt32Ty());
     auto *leader =
         b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {mask, b.getTrue()});
+    auto *lead = llvm::BasicBlock::Create(c.ctx, "start.lead", c.fn);
+    auto *update = llvm::BasicBlock::Create(c.ctx, "start.update", c.fn);
+    auto *done = llvm::BasicBlock::Create(c.ctx, "start.done", c.fn);
+    b.CreateCondBr(b.CreateICmpEQ(lane, leader), lead, done);
+    b.SetInsertPoint(lead);
     auto *now = device_nsecs(c);
     auto *slot = b.CreateGEP(b.getInt8Ty(), c.userdata,
                              b.getInt64(offsetof(gpubt_device_ctx, launch_start)));
     auto *seen = load_relaxed(c, slot);
-    auto *update = llvm::BasicBlock::Create(c.ctx, "start.update", c.fn);
-    auto *done = llvm::BasicBlock::Create(c.ctx, "start.done", c.fn);
-    b.CreateCondBr(b.CreateAnd(b.CreateICmpEQ(lane, leader), b.CreateICmpULT(now, seen)), update,
-                   done);
+    b.CreateCondBr(b.CreateICmpULT(now, seen), update, done);
     b.SetInsertPoint(update);
     atomic_rmw(c, llvm::AtomicRMWInst::UMin, slot, now);
     b.CreateBr(done);
@@ -274,11 +302,13 @@ Status add_launch_state(const Program &program, llvm::Module &mod, const DeviceT
                         abi::ProgramSpec &spec) {
   std::vector<std::string> patterns;
   int counting = 0;
+  bool reads_start_elsewhere = false;
   for (const auto &probe : program.probes) {
     if (!is_gpu_probe(*probe))
       continue;
     bool start = uses_builtin(*probe, stdlib::BuiltinId::LaunchStart);
     bool last = uses_builtin(*probe, stdlib::BuiltinId::LastThread);
+    reads_start_elsewhere = reads_start_elsewhere || (start && !last);
     counting += last ? int(probe->attach_points.size()) : 0;
     spec.device.launch_state = spec.device.launch_state || start || last;
     for (const auto &ap : probe->attach_points)
@@ -287,6 +317,10 @@ Status add_launch_state(const Program &program, llvm::Module &mod, const DeviceT
   }
   if (counting > 1) // each would count the same threads again
     return make_error("last_thread can be used in one gpu probe (with one attach point) only");
+  // The probe counting last_thread resets the state at each launch's end (reset_launch_state);
+  // launch_start read elsewhere, on kernels that probe may not cover, still needs the agent.
+  if (counting == 1 && !reads_start_elsewhere)
+    spec.device.launch_state = false;
   for (const auto &pattern : patterns) {
     uint32_t n = spec.device.probes.size();
     if (n == 64)
@@ -332,7 +366,7 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
       abi::DeviceProbeSpec ps;
       ps.name = ap.name();
       ps.kernel = ap.func;
-      ps.exit = ap.provider == Provider::GpuKretprobe;
+      ps.exit = ap.provider == Provider::GpuKretprobe && !same_result_at_entry(*probe);
       ps.function = GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(n);
       DevCtx c(mod, target);
       c.sema = &sema;

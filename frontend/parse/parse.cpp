@@ -64,6 +64,48 @@ struct Job {
   Diagnostics &diags;
   parse::PositionalParams params;
   std::unique_ptr<Program> result;
+  size_t stack_budget; // bytes of stack ANTLR's recursive descent may use
+};
+
+struct TooDeep {
+  const antlr4::Token *at;
+};
+
+// The bracket pre-scan cannot see every recursion (`!!!...1`, `(int8)(int8)...1`, `a ? b : c ?
+// ...`, else-if chains), so every rule entry checks how much stack the descent has used and
+// stops with "nesting too deep" well before the stack ends. The AST builder's 1000-level limit
+// then gives the same error for anything shallower that later passes could not walk.
+class DepthGuardedParser : public gpubt_parse::GpubtParser {
+public:
+  DepthGuardedParser(antlr4::TokenStream *tokens, size_t budget)
+      : GpubtParser(tokens), base_(stack_position()), budget_(budget) {}
+
+  void enterRule(antlr4::ParserRuleContext *ctx, size_t state, size_t rule) override {
+    check_depth();
+    GpubtParser::enterRule(ctx, state, rule);
+  }
+  void enterRecursionRule(antlr4::ParserRuleContext *ctx, size_t rule) override {
+    check_depth();
+    GpubtParser::enterRecursionRule(ctx, rule);
+  }
+  void enterRecursionRule(antlr4::ParserRuleContext *ctx, size_t state, size_t rule,
+                          int precedence) override {
+    check_depth();
+    GpubtParser::enterRecursionRule(ctx, state, rule, precedence);
+  }
+
+private:
+  static uintptr_t stack_position() {
+    volatile char here = 0;
+    return reinterpret_cast<uintptr_t>(&here);
+  }
+  void check_depth() {
+    uintptr_t now = stack_position();
+    if (now < base_ && base_ - now > budget_)
+      throw TooDeep{getCurrentToken()};
+  }
+  uintptr_t base_;
+  size_t budget_;
 };
 
 void parse_on_this_thread(Job &job) {
@@ -72,7 +114,7 @@ void parse_on_this_thread(Job &job) {
   gpubt_parse::GpubtLexer lexer(&input);
   lexer.removeErrorListeners();
   antlr4::CommonTokenStream tokens(&lexer);
-  gpubt_parse::GpubtParser parser(&tokens);
+  DepthGuardedParser parser(&tokens, job.stack_budget);
   parser.removeErrorListeners();
   // Two stages, as ANTLR advises: SLL prediction is exact for almost every input and far
   // cheaper; only if it fails is the script parsed again with full LL, reporting the error.
@@ -81,17 +123,27 @@ void parse_on_this_thread(Job &job) {
   parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
   gpubt_parse::GpubtParser::ProgramContext *tree = nullptr;
   try {
-    tree = parser.program();
-  } catch (const antlr4::ParseCancellationException &) {
-    tokens.seek(0);
-    parser.reset();
-    interp->setPredictionMode(antlr4::atn::PredictionMode::LL);
-    parser.setErrorHandler(std::make_shared<parse::FirstErrorStrategy>(text, tokens, job.diags));
     try {
       tree = parser.program();
     } catch (const antlr4::ParseCancellationException &) {
-      return; // the strategy reported the error
+      tokens.seek(0);
+      parser.reset();
+      interp->setPredictionMode(antlr4::atn::PredictionMode::LL);
+      parser.setErrorHandler(
+          std::make_shared<parse::FirstErrorStrategy>(text, tokens, job.diags));
+      try {
+        tree = parser.program();
+      } catch (const antlr4::ParseCancellationException &) {
+        return; // the strategy reported the error
+      }
     }
+  } catch (const TooDeep &deep) {
+    uint32_t line = deep.at ? deep.at->getLine() : 1;
+    uint32_t col = deep.at ? deep.at->getCharPositionInLine() + 1 : 1;
+    job.diags.error({line, col, line, col + 1}, "nesting too deep (more than " +
+                                                    std::to_string(parse::kMaxNesting) +
+                                                    " levels)");
+    return;
   }
   if (job.diags.has_errors())
     return;
@@ -122,7 +174,9 @@ std::unique_ptr<Program> parse_program(const SourceFile &file, Diagnostics &diag
       diags.error(d.span, d.message);
     return nullptr;
   }
-  Job job{file, local, {params}, nullptr};
+  // 1000 AST levels take a few MiB of ANTLR frames at most (more under ASan); the rest of the
+  // thread's stack is headroom for ANTLR's own recursion over prediction contexts.
+  Job job{file, local, {params}, nullptr, kParserStack / 16};
   pthread_attr_t attr;
   pthread_t thread;
   bool threaded = pthread_attr_init(&attr) == 0 &&
@@ -131,8 +185,10 @@ std::unique_ptr<Program> parse_program(const SourceFile &file, Diagnostics &diag
   pthread_attr_destroy(&attr);
   if (threaded)
     pthread_join(thread, nullptr);
-  else
-    parse_thread(&job); // no thread to be had: parse here, with the caller's stack
+  else {
+    job.stack_budget = 1u << 20; // no thread to be had: parse here, with the caller's stack
+    parse_thread(&job);
+  }
   for (const auto &d : local.all()) {
     if (d.severity == Severity::Error)
       diags.error(d.span, d.message);

@@ -2,6 +2,7 @@
 // first walk reports what is wrong regardless of types, and the second (its "final pass"),
 // run only if the first found nothing, reports operand, printf and map-key errors.
 #include "frontend/passes/check_types.h"
+#include "frontend/passes/tuple_index.h"
 
 #include <algorithm>
 #include <set>
@@ -59,6 +60,13 @@ std::string printf_kind_name(const Type &t) {
     return "string";
   return kind_name(t);
 }
+
+// bpftrace's limit: more buckets cost memory and time in every process that prints the map.
+constexpr int64_t kMaxLhistBuckets = 1000;
+// One conversion must not write gigabytes per event (a terminal line is far narrower).
+constexpr int64_t kMaxPrintfWidth = 1024;
+// The largest key, value, tuple or printf record a probe may build (see check_built_size).
+constexpr uint64_t kMaxBuiltBytes = 1024;
 
 std::optional<int64_t> literal_value(const Expr &e) {
   if (e.kind == ExprKind::Integer)
@@ -353,6 +361,8 @@ private:
                 "' when variable already contains a value of type '" +
                 type_name_in_messages(have) + "'");
     }
+    if (final_ && value.kind != ExprKind::Tuple) // a tuple literal was checked as one
+      check_built_size(value.span, "value of " + name, value.type.size);
     declared_.insert(name);
     if (it == var_types_.end())
       var_types_[name] = value.type;
@@ -371,6 +381,10 @@ private:
     const MapInfo *info = map_info(m.name);
     if (!info || info->value.is_none())
       return;
+    if (oversized_maps_.insert(m.name).second) {
+      check_built_size(m.span, "key of " + m.name, info->key.size);
+      check_built_size(m.span, "value of " + m.name, info->value.size);
+    }
     std::vector<Type> expected;
     if (info->key.kind == TypeKind::Tuple && !info->key.elems.empty())
       expected = info->key.elems;
@@ -465,8 +479,18 @@ private:
     case ExprKind::Tuple:
       for (const auto &el : e.as<TupleExpr>().elems)
         expr(*el, Use::Value);
+      if (final_)
+        check_built_size(e.span, "tuple", e.type.size);
       break;
     }
+  }
+
+  // BPF has no memset or memcpy call: LLVM must unroll them, and refuses past 1 KiB with "A call
+  // to built-in function 'memset' is not supported" and no place in the script.
+  void check_built_size(const SourceSpan &span, const std::string &what, uint64_t size) {
+    if (size > kMaxBuiltBytes)
+      error(span, what + ": " + std::to_string(size) + " bytes, more than the " +
+                      std::to_string(kMaxBuiltBytes) + " a BPF program can build");
   }
 
   void builtin(const BuiltinExpr &b) {
@@ -513,7 +537,7 @@ private:
     if (base.kind != TypeKind::Tuple)
       error(f.span, "Can not access index " + f.field + " on expression of type '" +
                         type_name_in_messages(base) + "'");
-    else if (std::stoul(f.field) >= base.elems.size())
+    else if (tuple_index(f.field) >= base.elems.size())
       error(f.span, "Invalid tuple index: " + f.field + ". Found " +
                         std::to_string(base.elems.size()) + " elements in tuple.");
   }
@@ -700,6 +724,9 @@ private:
                         " and max " + std::to_string(*max) + ")");
     if (*step < 1)
       error(c.span, "lhist() step must be >= 1 (" + std::to_string(*step) + " provided)");
+    else if (*min >= 0 && *max >= *min && (*max - *min) / *step > kMaxLhistBuckets)
+      error(c.span, "lhist() too many buckets, must be <= " + std::to_string(kMaxLhistBuckets) +
+                        " (would need " + std::to_string((*max - *min) / *step) + ")");
     else if (*step > *max - *min)
       error(c.span, "lhist() step is too large for the given range (provided step " +
                         std::to_string(*step) + " for range " + std::to_string(*max - *min) +
@@ -721,6 +748,18 @@ private:
       error(c.span, "printf: Not enough arguments for format string" + counts);
       return;
     }
+    for (const auto &spec : specs)
+      if (spec.width > kMaxPrintfWidth || spec.precision > kMaxPrintfWidth) {
+        error(c.span, "printf: " + spec.text + ": field width and precision must be <= " +
+                          std::to_string(kMaxPrintfWidth));
+        return;
+      }
+    std::vector<Type> arg_types;
+    for (size_t i = 1; i < c.args.size(); ++i)
+      arg_types.push_back(c.args[i]->type);
+    uint32_t record = 0;
+    tuple_offsets(arg_types, &record);
+    check_built_size(c.span, "printf arguments", record + 8); // after the event's 8-byte header
     for (size_t i = 0; i < specs.size(); ++i) {
       std::string got = printf_kind_name(c.args[i + 1]->type);
       std::string want = specs[i].arg == FormatArg::Integer ? "integer" : "string";
@@ -744,6 +783,7 @@ private:
   const Probe *probe_ = nullptr;
   const std::map<std::string, Type> *probe_vars_ = nullptr;
   std::set<std::string> declared_;
+  std::set<std::string> oversized_maps_; // maps whose key and value sizes were checked
   std::map<std::string, Type> var_types_; // first assigned type, for mismatch errors
 };
 

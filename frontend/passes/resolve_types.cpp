@@ -1,6 +1,7 @@
 // Type resolution, bpftrace 0.17 style: passes over the whole program until map and variable
 // types stop changing, so a map read before its (textually later) assignment gets its type.
 #include "frontend/passes/resolve_types.h"
+#include "frontend/passes/tuple_index.h"
 
 #include <algorithm>
 
@@ -355,7 +356,7 @@ private:
     const Type &base = f.base->type;
     if (base.kind == TypeKind::Tuple && !f.field.empty() &&
         std::all_of(f.field.begin(), f.field.end(), ::isdigit)) {
-      size_t i = std::stoul(f.field);
+      size_t i = tuple_index(f.field);
       if (i < base.elems.size())
         f.type = base.elems[i];
       return;

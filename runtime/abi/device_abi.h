@@ -54,10 +54,12 @@ struct gpubt_device_ctx {
                           clear, and when userdata is NULL (a kernel the agent gave no ctx). */
   int64_t clock_rate;  /* the GPU clock's drift against the host's, Q32 (see clock_offset_ns) */
   uint64_t clock_base; /* the %globaltimer the drift is counted from */
-  /* Per launch, when the script uses `launch_start` / `last_thread` (DeviceProgramSpec::
-   * launch_state): the agent sets them to UINT64_MAX and 0 on the launch's stream just before
-   * it, a hidden entry probe takes the min of the threads' `nsecs`, and exit probes count the
-   * threads that left. Launches of one kernel running at once on several streams share them. */
+  /* Per launch, when the script uses `launch_start` / `last_thread`: they start at UINT64_MAX
+   * and 0, a hidden entry probe takes the min of the threads' `nsecs`, and exit probes count the
+   * threads that left. The launch's last thread sets them back after its probe ran; only where
+   * launch_start is read without last_thread (DeviceProgramSpec::launch_state) does the agent
+   * reset them on the launch's stream just before it. Launches of one kernel running at once on
+   * several streams share them. */
   uint64_t launch_start;  /* `launch_start`: the earliest entry `nsecs` of this launch */
   uint64_t launch_exited; /* threads that passed the exit probe (`last_thread`) */
 };

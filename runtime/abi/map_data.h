@@ -16,6 +16,4 @@ using MapData = std::vector<MapEntry>;
 // Turns a user-space address into "symbol" or "symbol+off" for UserSym values (func).
 using Symbolizer = std::function<std::string(uint64_t addr)>;
 
-enum class OutputFormat { Text, Json };
-
 } // namespace gpubt::runtime

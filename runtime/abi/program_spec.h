@@ -153,7 +153,7 @@ struct DeviceProgramSpec {
   std::string ptx;  // every patch function, for `ptxas --compile-as-tools-patch`
   std::string arch; // "sm_90"
   uint32_t ring_capacity = 0; // printf ring data bytes (power of two)
-  bool launch_state = false;  // probes use launch_start / last_thread: reset per launch
+  bool launch_state = false;  // launch_start read where no last_thread resets it: the agent resets per launch
 };
 
 constexpr uint32_t kKernelNameSize = 512; // PyTorch's mangled template kernels run past 300

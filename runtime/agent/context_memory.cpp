@@ -192,6 +192,8 @@ void *ContextMemory::kernel_ctx(const std::string &kernel_name, uint64_t mask) {
   for (uint32_t i = 0; i < c.num_maps; ++i)
     c.maps[i] = reinterpret_cast<uint64_t>(maps_[i]);
   c.probe_mask = mask;
+  c.launch_start = kLaunchReset[0]; // as a launch's last thread leaves it for the next one
+  c.launch_exited = kLaunchReset[1];
 
   void *dev = nullptr;
   if (sanitizerAlloc(ctx_, &dev, sizeof c) != SANITIZER_SUCCESS)

@@ -10,11 +10,16 @@
 
 #include "runtime/abi/device_abi.h"
 #include "runtime/ptx/fatbin.h"
-#include "runtime/agent/kernel_match.h"
+#include "runtime/ptx/kernel_match.h"
 #include "runtime/ptx/ptx_instrument.h"
 #include "runtime/ptx/ptx_scan.h"
 
 namespace gpubt::agent {
+
+using runtime::ptx::kernel_matches;
+using runtime::ptx::kernel_names;
+using runtime::ptx::KernelNames;
+
 namespace {
 
 constexpr size_t kMaxPtxText = size_t(1) << 30;

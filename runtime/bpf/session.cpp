@@ -4,6 +4,7 @@
 #include "runtime/bpf/detach.h"
 #include "runtime/process/binary_paths.h"
 #include "runtime/bpf/exit_hold.h"
+#include "runtime/bpf/stop_guard.h"
 #include "runtime/bpf/kernel_names.h"
 #include "runtime/bpf/loader.h"
 #include "runtime/bpf/map_ops.h"
@@ -123,7 +124,7 @@ Status Session::setup() {
                           " with the traced program: " + strerror(errno));
       inherited_fds_[index] = shared.back().get();
     }
-    auto child = ChildProcess::spawn(options_.command);
+    auto child = ChildProcess::spawn(options_.command, options_.child_stdout_to_stderr);
     if (!child)
       return make_error(child.error());
     child_ = std::move(*child);
@@ -143,9 +144,11 @@ Status Session::setup() {
   }
   // kname() and ustack values are symbolized at the end, after a short-lived target exited: hold
   // it at exit() until its mappings are saved (best effort: without it they print as addresses).
-  if (target_pid() > 0 && prints_user_addresses(spec_))
+  if (target_pid() > 0 && prints_user_addresses(spec_)) {
+    guard_stops();
     if (auto hold = hold_at_exit(target_pid()))
       exit_hold_ = std::move(*hold);
+  }
   if (spec_.ringbuf_map >= 0) {
     rb_ = ring_buffer__new(maps_[spec_.ringbuf_map].get(), ringbuf_callback, this, nullptr);
     if (!rb_)
@@ -222,6 +225,7 @@ bool Session::defer_until_loaded(size_t probe_index) {
   if (target_pid() <= 0 || load_watch_failed_)
     return false;
   if (!load_watch_) {
+    guard_stops();
     auto watch = LoadWatch::start(target_pid(), child_ ? child_->path() : "");
     load_watch_failed_ = !watch;
     if (!watch)
@@ -236,6 +240,17 @@ bool Session::defer_until_loaded(size_t probe_index) {
                              gpu_library_prefix(probe.target) + "*");
   }
   return true;
+}
+
+void Session::guard_stops() {
+  // A -c child needs no guard: it dies with gpubt (PR_SET_PDEATHSIG), stopped or not.
+  if (child_ || stop_guard_ || target_pid() <= 0)
+    return;
+  if (auto guard = StopGuard::start(target_pid()))
+    stop_guard_ = std::move(*guard);
+  else
+    late_warnings_.push_back("cannot guard process " + std::to_string(target_pid()) +
+                             " against staying stopped if gpubt dies: " + guard.error());
 }
 
 void Session::attach_loaded() {
@@ -312,37 +327,20 @@ int Session::handle_event_thunk(const void *data, size_t size) {
   auto *payload = static_cast<const uint8_t *>(data) + sizeof(h);
   size_t psize = size - sizeof(h);
   switch (static_cast<abi::EventKind>(h.kind)) {
-  case abi::EventKind::Printf:
-    handler_->on_printf(h.index, payload, psize);
-    break;
-  case abi::EventKind::PrintValue:
-    handler_->on_print_value(h.index, payload, psize);
-    break;
-  case abi::EventKind::System:
-    handler_->on_system(h.index, payload, psize);
-    break;
-  case abi::EventKind::Cat:
-    handler_->on_cat(h.index, payload, psize);
-    break;
-  case abi::EventKind::PrintMap:
-    handler_->on_print_map(h.index);
-    break;
   case abi::EventKind::ClearMap:
     clear_map(h.index);
-    handler_->on_clear(h.index);
     break;
   case abi::EventKind::ZeroMap:
     zero_map(h.index);
-    handler_->on_zero(h.index);
-    break;
-  case abi::EventKind::Time:
-    handler_->on_time(h.index);
     break;
   case abi::EventKind::Exit:
     exit_requested_ = true;
-    handler_->on_exit();
+    handler_->on_event(h, payload, psize);
     return -1; // events after exit() are dropped
+  default:
+    break;
   }
+  handler_->on_event(h, payload, psize);
   return 0;
 }
 
@@ -381,6 +379,8 @@ StopReason Session::run(EventHandler &handler) {
       return StopReason::Exit;
     if (g_signalled)
       return StopReason::Signal;
+    if (handler.output_failed())
+      return StopReason::OutputFailed;
     if (child_ && child_->execed())
       snapshot_process_maps(child_->pid()); // keep its mappings for symbolizing after exit
     epoll_event evs[4];

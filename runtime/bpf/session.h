@@ -7,6 +7,7 @@
 #include "runtime/bpf/attach.h"
 #include "runtime/process/child_process.h"
 #include "runtime/bpf/dlopen_watch.h"
+#include "runtime/bpf/stop_guard.h"
 #include "runtime/abi/map_data.h"
 #include "runtime/abi/unique_fd.h"
 #include <map>
@@ -22,29 +23,24 @@ namespace gpubt::runtime {
 struct SessionOptions {
   int pid = -1;        // -p PID: uprobes filtered to it; the session ends when it exits
   std::string command; // -c CMD: spawned held back, started by run(); its exit ends the session
+  bool child_stdout_to_stderr = false; // CMD's stdout is our stderr (see ChildProcess::spawn)
   bool verbose = false; // -v: probes attached late (see attach()) say so on stderr
   // Maps (indexes into spec.maps) the -c child inherits an fd of: the GPU agent in it reads
   // them. The fds are made before the child is forked; inherited_fds() says their numbers.
   std::vector<int> inherited_maps;
 };
 
-// What the event loop hands out. Payloads point into the ring buffer: copy to keep them.
+// What the event loop hands out: every event, after the session did its own part (a clear or
+// zero already done, exit() already ending the loop). Payloads point into the ring buffer: copy
+// to keep them. runtime/output's EventPrinter decodes the ones that print.
 class EventHandler {
 public:
   virtual ~EventHandler() = default;
-  virtual void on_printf(uint32_t format_index, const uint8_t *payload, size_t size) = 0;
-  virtual void on_print_value(uint32_t format_index, const uint8_t *payload, size_t size) {}
-  // system() and cat(): their printf-style argument, for user space to run or read.
-  virtual void on_system(uint32_t format_index, const uint8_t *payload, size_t size) {}
-  virtual void on_cat(uint32_t format_index, const uint8_t *payload, size_t size) {}
-  virtual void on_print_map(uint32_t map_index) = 0;
-  virtual void on_time(uint32_t time_format_index) {}
-  virtual void on_clear(uint32_t map_index) {} // the session has already cleared the map
-  virtual void on_zero(uint32_t map_index) {}  // the session has already zeroed the map
-  virtual void on_exit() {}
+  virtual void on_event(const abi::EventHeader &header, const uint8_t *payload, size_t size) = 0;
+  virtual bool output_failed() const { return false; } // ends the trace: its output is lost
 };
 
-enum class StopReason { Exit, Signal, ChildExited };
+enum class StopReason { Exit, Signal, ChildExited, OutputFailed };
 
 class Session {
 public:
@@ -120,6 +116,8 @@ private:
   std::vector<std::string> pending_lines_, late_warnings_;
   std::set<std::string> never_loaded_; // aliases that had pending probes, until one loads
   std::unique_ptr<LoadWatch> load_watch_;
+  std::unique_ptr<StopGuard> stop_guard_; // -p: before a hold is armed (stop_guard.h)
+  void guard_stops();
   bool load_watch_failed_ = false;
 };
 

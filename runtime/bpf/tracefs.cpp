@@ -2,6 +2,7 @@
 #include "runtime/bpf/tracefs.h"
 #include "runtime/process/symbols.h"
 #include <algorithm>
+#include <cerrno>
 #include <fstream>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -26,6 +27,10 @@ Result<std::string> tracefs_root() {
     return debug;
   if (mount("nodev", tracing.c_str(), "tracefs", 0, nullptr) == 0 && has_events(tracing))
     return tracing;
+  struct stat st;
+  if (stat((tracing + "/events").c_str(), &st) != 0 && errno == EACCES) // mounted, mode 0700
+    return make_error("cannot read tracefs at " + tracing +
+                      ": Permission denied (run gpubt as root)");
   return make_error("tracefs is not mounted at " + tracing +
                     "; mount it with: mount -t tracefs nodev " + tracing);
 }

@@ -1,13 +1,13 @@
-// The files and environment of a gpu run (see gpu_inject.h). ptxas and nvidia-smi run as
-// child processes with their output captured in the run's folder.
+// The files and environment of a gpu run (see gpu_inject.h). ptxas runs as a child process with
+// its output captured in the run's folder.
 #include "runtime/gpu/gpu_inject.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <limits.h>
 #include <sstream>
@@ -18,6 +18,8 @@
 
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/process/binary_paths.h"
+#include "runtime/gpu/gpu_arch.h"
+#include "runtime/process/owned_temp_dir.h"
 #include "runtime/gpu/gpu_dispatch.h"
 #include "runtime/ptx/ptx_scan.h"
 
@@ -88,33 +90,11 @@ std::string find_ptxas() {
   return "/usr/local/cuda/bin/ptxas";
 }
 
-// "sm_90" for each distinct GPU architecture of this machine.
-std::vector<std::string> gpu_archs(const abi::ProgramSpec &spec, const std::string &dir) {
-  std::vector<std::string> archs;
-  auto add = [&](std::string a) {
-    if (!a.empty() && std::find(archs.begin(), archs.end(), a) == archs.end())
-      archs.push_back(std::move(a));
-  };
-  if (const char *env = std::getenv("GPUBT_GPU_ARCH")) {
-    std::stringstream s(env);
-    for (std::string a; std::getline(s, a, ',');)
-      add(a);
-    return archs;
-  }
-  std::string out = dir + "/nvidia-smi.txt";
-  if (run_tool({"nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"}, out) == 0) {
-    std::stringstream s(read_file(out));
-    for (std::string line; std::getline(s, line);) {
-      std::string digits;
-      for (char c : line)
-        if (isdigit(static_cast<unsigned char>(c)))
-          digits += c;
-      if (!digits.empty())
-        add("sm_" + digits);
-    }
-  }
+// "sm_90" for each distinct GPU architecture of this machine (else the one the probes name).
+std::vector<std::string> gpu_archs(const abi::ProgramSpec &spec) {
+  std::vector<std::string> archs = machine_gpu_archs().archs;
   if (archs.empty())
-    add(spec.device.arch.empty() ? "sm_90" : spec.device.arch);
+    archs.push_back(spec.device.arch.empty() ? "sm_90" : spec.device.arch);
   return archs;
 }
 
@@ -131,41 +111,41 @@ std::string retarget_ptx(const std::string &ptx, const std::string &arch) {
 } // namespace
 
 GpuRun::GpuRun(GpuRun &&o) noexcept
-    : dir(std::move(o.dir)), config_path(std::move(o.config_path)),
+    : dir(std::move(o.dir)), dir_lock(std::move(o.dir_lock)), config_path(std::move(o.config_path)),
       results_path(std::move(o.results_path)), env(std::move(o.env)), events(std::move(o.events)),
       child_events(std::move(o.child_events)), config(std::move(o.config)) {
   o.dir.clear();
 }
 
 GpuRun::~GpuRun() {
-  if (dir.empty() || std::getenv("GPUBT_KEEP_TEMP"))
+  if (dir.empty())
     return;
-  if (auto *d = opendir(dir.c_str())) {
-    while (auto *e = readdir(d))
-      if (e->d_name[0] != '.')
-        unlink((dir + "/" + e->d_name).c_str());
-    closedir(d);
-  }
-  rmdir(dir.c_str());
+  std::error_code ec;
+  if (std::getenv("GPUBT_KEEP_TEMP"))
+    std::filesystem::remove(dir + "/.owner.lock", ec); // kept for an hour, see owned_temp_dir.h
+  else
+    std::filesystem::remove_all(dir, ec);
 }
 
 Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
                                bool verbose) {
+  remove_abandoned_temp_dirs("gpubt-gpu-"); // left by a gpubt that was killed
   auto agent = find_agent();
   if (!agent)
     return make_error(agent.error());
-  char tmpl[] = "/tmp/gpubt-gpu-XXXXXX";
-  if (!mkdtemp(tmpl))
-    return make_error(std::string("cannot create a temporary folder: ") + strerror(errno));
+  auto tmp = make_owned_temp_dir("gpubt-gpu-");
+  if (!tmp)
+    return make_error(tmp.error());
   GpuRun run;
-  run.dir = tmpl;
+  run.dir = tmp->path;
+  run.dir_lock = std::move(tmp->lock);
   run.config_path = run.dir + "/agent.cfg";
   run.results_path = run.dir + "/results.bin";
   abi::AgentConfig config;
   config.probes = spec.device.probes;
   std::string probes_ptx = add_dispatchers(spec.device.ptx, config.probes);
   std::string ptxas = find_ptxas();
-  for (const auto &arch : gpu_archs(spec, run.dir)) {
+  for (const auto &arch : gpu_archs(spec)) {
     std::string ptx = run.dir + "/probes." + arch + ".ptx";
     std::ofstream(ptx) << retarget_ptx(probes_ptx, arch);
     std::string cubin = run.dir + "/probes." + arch + ".cubin", log = run.dir + "/" + arch + ".log";

@@ -17,6 +17,7 @@ namespace gpubt::runtime {
 
 struct GpuRun {
   std::string dir; // private temporary folder: PTX, cubins, config, results
+  UniqueFd dir_lock; // held while it runs: a later gpubt removes the folder once it is free
   std::string config_path, results_path;
   std::vector<std::pair<std::string, std::string>> env; // for the child
   // When the probes printf: the agent sends records here after each traced launch. The child's
@@ -30,7 +31,7 @@ struct GpuRun {
   GpuRun() = default;
   GpuRun(GpuRun &&other) noexcept;
   GpuRun &operator=(GpuRun &&) = delete;
-  ~GpuRun(); // removes dir (kept when GPUBT_KEEP_TEMP is set)
+  ~GpuRun(); // removes dir (kept, unlocked, for an hour when GPUBT_KEEP_TEMP is set)
 };
 
 // Finds the agent (GPUBT_AGENT_PATH, else next to gpubt), the GPUs' architectures

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "runtime/output/value_format.h"
+#include "runtime/output/value.h"
 
 namespace gpubt::runtime {
 
@@ -92,9 +92,10 @@ int64_t int_arg(const ValueType &t, const uint8_t *data) {
 }
 
 // bpftrace passes every integer as a 64-bit vararg: %d reads its low 32 bits, %ld all 64.
-void append_conversion(std::string &out, const PrintfConversion &c, const ValueType &t,
+void append_conversion(Message &msg, const PrintfConversion &c, const ValueType &t,
                        const uint8_t *data, const abi::ProgramSpec &spec,
                        const Symbolizer &symbolize) {
+  std::string &out = msg.pieces.back().text;
   std::string s = "%";
   if (c.left)
     s += '-';
@@ -104,8 +105,16 @@ void append_conversion(std::string &out, const PrintfConversion &c, const ValueT
   int64_t v = int_arg(t, data);
   switch (c.conv) {
   case 's':
-  case 'r':
-    return append_snprintf(out, s + 's', format_value(t, data, spec, symbolize).c_str());
+  case 'r': {
+    Value value = make_value(t, data, spec, symbolize);
+    bool traced = t.kind == ValueType::String || t.kind == ValueType::Tuple;
+    if (traced)
+      msg.pieces.push_back({"", true});
+    append_snprintf(msg.pieces.back().text, s + 's', value_text(value).c_str());
+    if (traced)
+      msg.pieces.push_back({});
+    return;
+  }
   case 'c':
     return append_snprintf(out, s + 'c', int(v));
   case 'p':
@@ -138,11 +147,12 @@ std::vector<PrintfConversion> printf_conversions(const std::string &format) {
   return out;
 }
 
-std::string format_printf(const abi::FormatSpec &format, const uint8_t *payload, size_t size,
-                          const abi::ProgramSpec &spec, const Symbolizer &symbolize) {
+Message format_printf(const abi::FormatSpec &format, const uint8_t *payload, size_t size,
+                      const abi::ProgramSpec &spec, const Symbolizer &symbolize) {
   const std::string &f = format.format;
   std::vector<PrintfConversion> convs = printf_conversions(f);
-  std::string out;
+  Message msg;
+  msg.pieces.push_back({});
   size_t pos = 0, i = 0;
   for (; i < format.args.size() && i < convs.size(); i++) {
     const abi::FormatArg &arg = format.args[i];
@@ -151,15 +161,15 @@ std::string format_printf(const abi::FormatSpec &format, const uint8_t *payload,
     if (arg.offset < size)
       std::memcpy(bytes.data(), payload + arg.offset,
                   std::min<size_t>(arg.type.size, size - arg.offset));
-    append_literal(out, f, pos, convs[i].begin);
-    append_conversion(out, convs[i], arg.type, bytes.data(), spec, symbolize);
+    append_literal(msg.pieces.back().text, f, pos, convs[i].begin);
+    append_conversion(msg, convs[i], arg.type, bytes.data(), spec, symbolize);
     pos = convs[i].end;
   }
   // bpftrace writes the next piece raw: the tail, or (with too few args) up to and including
   // the next conversion.
   size_t end = i < convs.size() ? convs[i].end : f.size();
-  out.append(f, pos, end - pos);
-  return out;
+  msg.pieces.back().text.append(f, pos, end - pos);
+  return msg;
 }
 
 } // namespace gpubt::runtime

@@ -8,6 +8,7 @@
 
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/map_data.h"
+#include "runtime/output/output.h"
 
 namespace gpubt::runtime {
 
@@ -22,8 +23,9 @@ struct PrintfConversion {
 };
 std::vector<PrintfConversion> printf_conversions(const std::string &format);
 
-// The text of one printf event; payload holds the args at their FormatArg offsets.
-std::string format_printf(const abi::FormatSpec &format, const uint8_t *payload, size_t size,
-                          const abi::ProgramSpec &spec, const Symbolizer &symbolize);
+// The text of one printf event; payload holds the args at their FormatArg offsets. A %s of a
+// string (or a tuple) is a piece of its own, marked as the traced program's.
+Message format_printf(const abi::FormatSpec &format, const uint8_t *payload, size_t size,
+                      const abi::ProgramSpec &spec, const Symbolizer &symbolize);
 
 } // namespace gpubt::runtime

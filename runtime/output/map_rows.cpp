@@ -7,7 +7,7 @@
 #include <cstring>
 #include <map>
 
-#include "runtime/output/value_format.h"
+#include "runtime/output/value.h"
 
 namespace gpubt::runtime {
 

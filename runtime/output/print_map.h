@@ -1,11 +1,12 @@
-// Prints maps as bpftrace 0.17 does, for print(@m) and at exit, in text or -f json.
+// Maps decoded once (rows merged, ordered, trimmed, divided) and handed to an Output, for
+// print(@m) and at exit.
 #pragma once
 #include <cstdint>
-#include <ostream>
 #include <vector>
 
-#include "runtime/abi/program_spec.h"
 #include "runtime/abi/map_data.h"
+#include "runtime/abi/program_spec.h"
+#include "runtime/output/output.h"
 
 namespace gpubt::runtime {
 
@@ -15,14 +16,16 @@ struct PrintOptions {
   uint32_t div = 1;
 };
 
+MapView make_map_view(const abi::ProgramSpec &spec, int map_index, const MapData &data,
+                      const Symbolizer &symbolize, PrintOptions options = {});
+
 // One map. An empty map prints a blank line in text (two for avg/stats) and nothing in JSON.
-void print_map(std::ostream &out, const abi::ProgramSpec &spec, int map_index, const MapData &data,
-               OutputFormat format, const Symbolizer &symbolize, PrintOptions options = {});
+void print_map(Output &out, const abi::ProgramSpec &spec, int map_index, const MapData &data,
+               const Symbolizer &symbolize, PrintOptions options = {});
 
 // The exit printout: the two newlines bpftrace always writes, then each non-internal map in
 // name order. `maps` is indexed like spec.maps; a missing entry prints as an empty map.
-void print_all_maps(std::ostream &out, const abi::ProgramSpec &spec,
-                    const std::vector<MapData> &maps, OutputFormat format,
+void print_all_maps(Output &out, const abi::ProgramSpec &spec, const std::vector<MapData> &maps,
                     const Symbolizer &symbolize);
 
 } // namespace gpubt::runtime

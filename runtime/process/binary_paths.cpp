@@ -279,6 +279,26 @@ std::vector<std::string> mapped_files_with_prefix(int pid, const std::string &pr
   return files;
 }
 
+std::vector<std::string> linked_libraries(const std::string &exe) {
+  std::vector<std::string> found;
+  std::vector<std::string> seen_names;
+  std::vector<std::string> queue{exe};
+  for (size_t i = 0; i < queue.size(); ++i) {
+    DynamicInfo dyn = read_dynamic(queue[i]);
+    for (const auto &name : dyn.needed) {
+      if (std::find(seen_names.begin(), seen_names.end(), name) != seen_names.end())
+        continue;
+      seen_names.push_back(name);
+      // $ORIGIN in a library's RUNPATH is that library's folder, as ld.so reads it.
+      if (std::string p = find_library_file(name, queue[i], dyn); !p.empty()) {
+        found.push_back(p);
+        queue.push_back(p);
+      }
+    }
+  }
+  return found;
+}
+
 const char *gpu_library_prefix(const std::string &target) {
   for (const auto &g : kGpuAliases)
     if (target == g.alias)

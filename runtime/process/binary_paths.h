@@ -35,6 +35,10 @@ const char *gpu_library_prefix(const std::string &target);
 // The files process PID maps whose basename starts with PREFIX, each once, in map order.
 std::vector<std::string> mapped_files_with_prefix(int pid, const std::string &prefix);
 
+// The shared libraries EXE needs (DT_NEEDED, and what those need), found as ld.so would, each
+// once, in breadth-first order; names not found are left out.
+std::vector<std::string> linked_libraries(const std::string &exe);
+
 // EXE's program interpreter (PT_INTERP: "/lib64/ld-linux-x86-64.so.2"); empty for a static
 // executable, a script or an unreadable file.
 std::string program_interpreter(const std::string &exe);

@@ -29,8 +29,10 @@ struct ChildExit {
 
 class ChildProcess {
 public:
-  // Resolves argv[0] through $PATH and forks; the child blocks until start().
-  static Result<std::unique_ptr<ChildProcess>> spawn(const std::string &command);
+  // Resolves argv[0] through $PATH and forks; the child blocks until start(). With
+  // STDOUT_TO_STDERR the command's standard output is gpubt's standard error.
+  static Result<std::unique_ptr<ChildProcess>> spawn(const std::string &command,
+                                                     bool stdout_to_stderr = false);
   ~ChildProcess(); // a child still running is terminated (SIGTERM, then SIGKILL) and reaped
 
   int pid() const { return pid_; }

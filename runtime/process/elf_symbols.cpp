@@ -1,6 +1,7 @@
 // Reads function symbols through libelf and maps their addresses to file offsets through the
 // PT_LOAD program headers (a uprobe is placed by file offset, not by address).
 #include "runtime/process/elf_symbols.h"
+#include "runtime/process/fd_limit.h"
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -66,12 +67,20 @@ void read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr &sh, const std::vector<
   }
 }
 
+// Out of descriptors (many probes) says so, with the limit: not "not an ELF file".
+std::string open_error(const std::string &path, int err) {
+  std::string why = "cannot open '" + path + "': " + strerror(err);
+  if (out_of_fds(err))
+    why += " (the open-file limit is " + std::to_string(fd_limit()) + ")";
+  return why;
+}
+
 } // namespace
 
-bool is_elf_file(const std::string &path) {
+Result<bool> is_elf_file(const std::string &path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
+  if (fd < 0) // EMFILE with many probes must not read as "not an ELF file"
+    return make_error(open_error(path, errno));
   char magic[4] = {};
   bool ok = read(fd, magic, 4) == 4 && memcmp(magic, ELFMAG, SELFMAG) == 0;
   close(fd);
@@ -82,7 +91,7 @@ Result<std::vector<ElfSymbol>> read_elf_functions(const std::string &path) {
   elf_version(EV_CURRENT);
   FdGuard fd{open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (fd.fd < 0)
-    return make_error("cannot open '" + path + "': " + strerror(errno));
+    return make_error(open_error(path, errno));
   ElfGuard elf{elf_begin(fd.fd, ELF_C_READ_MMAP, nullptr)};
   if (!elf.elf || elf_kind(elf.elf) != ELF_K_ELF)
     return make_error("'" + path + "' is not an ELF file");

@@ -19,7 +19,7 @@ struct ElfSymbol {
 // Errors: the file cannot be opened, or is not an ELF file.
 Result<std::vector<ElfSymbol>> read_elf_functions(const std::string &path);
 
-// True when `path` is an ELF file (reads only the magic).
-bool is_elf_file(const std::string &path);
+// Whether `path` is an ELF file (reads only the magic); an error when it cannot be opened.
+Result<bool> is_elf_file(const std::string &path); // error: it cannot be opened
 
 } // namespace gpubt::runtime

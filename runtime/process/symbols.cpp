@@ -65,7 +65,10 @@ Result<std::vector<UprobeTarget>> resolve_uprobe_targets(const std::string &targ
   auto path = resolve_binary_path(target, pid);
   if (!path)
     return make_error(path.error());
-  if (!is_elf_file(*path))
+  auto elf = is_elf_file(*path);
+  if (!elf)
+    return make_error("uprobe target file " + elf.error());
+  if (!*elf)
     return make_error("uprobe target file '" + target + "' is not an ELF file");
   auto syms = cached_elf_functions(*path);
   if (!syms)

@@ -81,7 +81,8 @@ bool line_directive(std::string_view w) {
 
 size_t skip_trivia(std::string_view t, size_t at) {
   while (at < t.size()) {
-    if (std::isspace(static_cast<unsigned char>(t[at]))) {
+    // Not std::isspace: its locale lookup was 30% of scanning a large library's PTX (-l gpu:).
+    if (char c = t[at]; c == ' ' || (c >= '\t' && c <= '\r')) {
       ++at;
     } else if (t.compare(at, 2, "//") == 0) {
       at = skip_line(t, at);

@@ -17,11 +17,12 @@ namespace {
 struct Capture : runtime::EventHandler {
   std::vector<std::pair<uint32_t, std::vector<uint8_t>>> printfs;
   int exits = 0;
-  void on_printf(uint32_t index, const uint8_t *payload, size_t size) override {
-    printfs.push_back({index, std::vector<uint8_t>(payload, payload + size)});
+  void on_event(const abi::EventHeader &h, const uint8_t *payload, size_t size) override {
+    if (h.kind == uint32_t(abi::EventKind::Printf))
+      printfs.push_back({h.index, std::vector<uint8_t>(payload, payload + size)});
+    else if (h.kind == uint32_t(abi::EventKind::Exit))
+      ++exits;
   }
-  void on_print_map(uint32_t) override {}
-  void on_exit() override { ++exits; }
 };
 
 int64_t arg_int(const abi::ProgramSpec &spec, const std::pair<uint32_t, std::vector<uint8_t>> &ev,

@@ -523,6 +523,22 @@ TEST(ParserRobustness, DeepNesting) {
             std::string::npos);
 }
 
+// Issue 17: 3,000,000 unary operators overflowed the parser thread's 512 MiB stack (100,000 on an
+// ASan build); casts and else-if chains recurse without brackets the pre-scan could count.
+TEST(ParserRobustness, RecursionWithoutBracketsStopsCleanly) {
+  for (std::string unit : {"!", "-~", "(int8)", "1 ? 2 : ", "if (1) { } else "}) {
+    std::string body;
+    while (body.size() < 1'000'000)
+      body += unit;
+    std::string script = unit.starts_with("if") ? "BEGIN { " + body + "{ } }"
+                                                : "BEGIN { @x = " + body + "1; }";
+    std::string e = error(script);
+    EXPECT_NE(e.find("ERROR: nesting too deep (more than 1000 levels)"), std::string::npos)
+        << unit << ": " << e.substr(0, 200);
+    EXPECT_EQ(e.rfind("stdin:1:", 0), 0u) << unit << ": " << e.substr(0, 200);
+  }
+}
+
 TEST(ParserRobustness, ModeratelyDeepIsFine) {
   std::string s = "BEGIN { @x = " + std::string(200, '(') + "1" + std::string(200, ')') + "; }";
   EXPECT_EQ(parse(s), "Program\n Probe BEGIN\n  (= (map @x) (int 1))\n");

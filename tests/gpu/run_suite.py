@@ -323,7 +323,8 @@ def gpubt_cases(a, plain):
                f'{b}/vectorAdd 50000 3', two_probes, plain['vectorAdd'])
 
     def nomatch(p):
-        return p.returncode == 0 and 'noSuchKernel' in p.stderr, f'exit {p.returncode}'
+        # exit 4: gpu probes were asked for and none ran (driver/exit_codes.h)
+        return p.returncode == 4 and 'noSuchKernel' in p.stderr, f'exit {p.returncode}'
     gpubt_case(a, 'gpubt: kernel matching nothing', 'gpu:kretprobe:noSuchKernel < @ = count(); >',
                f'{b}/vectorAdd 50000 1', nomatch, plain['vectorAdd'])
     if a.torch:
@@ -418,7 +419,7 @@ def backend_cases(a, plain):
     # PTX forced where there is none: the program runs uninstrumented and gpubt says so (no -v,
     # so the mention is the warning, not the verbose log).
     def uninstrumented(p):
-        return p.returncode == 0 and 'gpubt' in p.stderr and ': ptx backend' not in p.stderr, \
+        return p.returncode == 4 and 'gpubt' in p.stderr and ': ptx backend' not in p.stderr, \
             f'exit {p.returncode}'
     gpubt_case(a, 'gpubt ptx: forced on SASS-only vectorAdd_sass -> uninstrumented, a warning',
                tid_count.format('vectorAdd'), f'{b}/vectorAdd_sass 50000 3', uninstrumented,

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace gpubt::runtime::testing {
 
 constexpr const char *kNvcc = "/usr/local/cuda/bin/nvcc";
@@ -42,5 +44,28 @@ inline std::string read_text(const std::string &path) {
   std::ifstream f(path);
   return {std::istreambuf_iterator<char>(f), {}};
 }
+
+// A test suite whose files nvcc builds once, into dir_, by SUITE::build(dir, errors) (which
+// appends each failed build's log to errors); each test skips without the toolkit and fails on
+// a build error.
+template <class Suite> class NvccSuite : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    if (!have_cuda_tools())
+      return;
+    dir_ = make_temp_dir();
+    Suite::build(dir_, errors_);
+  }
+  static void TearDownTestSuite() {
+    if (!dir_.empty())
+      std::system(("rm -rf " + dir_).c_str());
+  }
+  void SetUp() override {
+    if (!have_cuda_tools())
+      GTEST_SKIP() << "no nvcc/ptxas in /usr/local/cuda/bin";
+    ASSERT_EQ(errors_, "");
+  }
+  static inline std::string dir_, errors_;
+};
 
 } // namespace gpubt::runtime::testing

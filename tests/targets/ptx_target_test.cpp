@@ -144,7 +144,7 @@ TEST(PtxTarget, TestSuiteScriptsAssembleWithPtxas) {
 }
 
 TEST(PtxTarget, PatchFunctionSignature) {
-  auto c = compile_gpu_script("gpu:kprobe:a { @x = count(); } gpu:kretprobe:b* { @y = count(); }");
+  auto c = compile_gpu_script("gpu:kprobe:a { @x = count(); } gpu:kretprobe:b* { @y = hist(nsecs); }");
   ASSERT_EQ(c.error, "");
   const auto &d = c.spec.device;
   ASSERT_EQ(d.probes.size(), 2u);
@@ -449,7 +449,7 @@ TEST(PtxTarget, LaunchStateBuiltins) {
       "gpu:kretprobe:busy* /last_thread/ { @us[kernel] = hist((nsecs - launch_start) / 1000); }");
   ASSERT_EQ(c.error, "");
   const auto &d = c.spec.device;
-  EXPECT_TRUE(d.launch_state);
+  EXPECT_FALSE(d.launch_state); // the last thread resets it: no reset by the agent per launch
   ASSERT_EQ(d.probes.size(), 2u);
   EXPECT_EQ(d.probes[1].name, "gpu:kprobe:busy*");
   EXPECT_FALSE(d.probes[1].exit);
@@ -461,13 +461,47 @@ TEST(PtxTarget, LaunchStateBuiltins) {
   EXPECT_NE(exit.find("atom.global.add.u64"), std::string::npos);
   EXPECT_NE(exit.find("+" + std::to_string(offsetof(gpubt_device_ctx, launch_exited)) + "]"),
             std::string::npos);
+  // The last lane sets launch_start back to UINT64_MAX and launch_exited to 0 for the next launch.
+  EXPECT_NE(exit.find("+" + std::to_string(offsetof(gpubt_device_ctx, launch_start)) + "], -1;"),
+            std::string::npos) << exit;
+  EXPECT_NE(exit.find("+" + std::to_string(offsetof(gpubt_device_ctx, launch_exited)) + "], 0;"),
+            std::string::npos) << exit;
   EXPECT_EQ(compile_gpu_script("gpu:kretprobe:k { @x = count(); }").spec.device.launch_state,
             false);
+  // launch_start without last_thread: nothing knows a launch's end, the agent resets per launch.
+  EXPECT_TRUE(compile_gpu_script("gpu:kretprobe:k { @x = nsecs - launch_start; }")
+                  .spec.device.launch_state);
+  EXPECT_TRUE(compile_gpu_script("gpu:kretprobe:k /last_thread/ { @x = count(); } "
+                                 "gpu:kretprobe:j { @y = nsecs - launch_start; }")
+                  .spec.device.launch_state);
   EXPECT_EQ(compile_gpu_script("gpu:kretprobe:a,gpu:kretprobe:b { @x = last_thread; }").error,
             "last_thread can be used in one gpu probe (with one attach point) only");
   EXPECT_NE(compile_gpu_script("gpu:kprobe:k { @x = last_thread; }")
                 .error.find("last_thread is only available in gpu:kretprobe probes"),
             std::string::npos);
+}
+
+// A gpu:kretprobe that only aggregates what a thread's exit cannot change runs at its entry (the
+// Compute Sanitizer's entry patch is far cheaper); anything reading the clock, launch state, a
+// map, or printing stays at the exit.
+TEST(PtxTarget, ExitProbesThatReadNothingChangingRunAtEntry) {
+  auto exit_of = [](const std::string &script) {
+    auto c = compile_gpu_script(script);
+    EXPECT_EQ(c.error, "") << script;
+    return !c.spec.device.probes.empty() && c.spec.device.probes[0].exit;
+  };
+  EXPECT_FALSE(exit_of("gpu:kretprobe:k { @n = count(); }"));
+  EXPECT_FALSE(exit_of("gpu:kretprobe:k /tid == 0/ { @[kernel, bid_x] = count(); }"));
+  EXPECT_FALSE(exit_of("gpu:kretprobe:k { $t = tid % 4; @h[$t] = hist(bdim_x); }"));
+  EXPECT_TRUE(exit_of("gpu:kretprobe:k { @h = hist(nsecs); }"));
+  EXPECT_TRUE(exit_of("gpu:kretprobe:k /clock > 5/ { @n = count(); }"));
+  EXPECT_TRUE(exit_of("gpu:kretprobe:k { printf(\"%d\\n\", tid); }"));
+  EXPECT_TRUE(exit_of("gpu:kretprobe:k /last_thread/ { @n = count(); }"));
+  EXPECT_TRUE(exit_of("gpu:kretprobe:k { @n = count(); @m = @n; }"));
+  EXPECT_TRUE(exit_of("gpu:kretprobe:k { @x = tid; }"));
+  EXPECT_FALSE(exit_of("gpu:kprobe:k { @n = count(); }"));
+  EXPECT_EQ(compile_gpu_script("gpu:kretprobe:k { @n = count(); }").spec.device.probes[0].name,
+            "gpu:kretprobe:k");
 }
 
 } // namespace

@@ -4,39 +4,33 @@
 
 #include <algorithm>
 
-#include "runtime/agent/cubin_functions.h"
 #include "runtime/agent/ptx_images.h"
+#include "runtime/ptx/cubin_functions.h"
 #include "tests/support/nvcc_support.h"
 
 using namespace gpubt;
 using namespace gpubt::agent;
+using gpubt::runtime::ptx::cubin_symbols;
 using namespace gpubt::runtime::testing;
 
 namespace {
 
-class PtxImagesTest : public ::testing::Test {
-protected:
-  static void SetUpTestSuite() {
-    if (!have_cuda_tools())
-      return;
-    dir_ = make_temp_dir();
+class PtxImagesTest : public NvccSuite<PtxImagesTest> {
+public:
+  static void build(const std::string &dir, std::string &errors) {
     std::string src = kPtxSources + "kernels.cu", log;
     for (auto [flags, out] : {std::pair{"-fatbin -arch=sm_90", "k.fatbin"},
                               {"-fatbin -gencode arch=compute_75,code=compute_75", "k75.fatbin"},
                               {"-cubin -arch=sm_90", "k.cubin"},
                               {"-ptx -arch=sm_90", "k.ptx"}})
-      if (run_tool(std::string(kNvcc) + " " + flags + " -o " + dir_ + "/" + out + " " + src,
+      if (run_tool(std::string(kNvcc) + " " + flags + " -o " + dir + "/" + out + " " + src,
                    &log) != 0)
-        errors_ += log;
+        errors += log;
   }
-  static void TearDownTestSuite() {
-    if (!dir_.empty())
-      std::system(("rm -rf " + dir_).c_str());
-  }
+
+protected:
   void SetUp() override {
-    if (!have_cuda_tools())
-      GTEST_SKIP() << "no nvcc";
-    ASSERT_EQ(errors_, "");
+    NvccSuite::SetUp();
     config_.cubins = {
         {"sm_90", "/nonexistent.cubin", kPtxSources + "count_probes_direct_sm90.ptx"}};
     config_.probes = {{"gpu:kretprobe:vector_add", "vector_add", true, "gpubt_probe_1"},
@@ -50,7 +44,6 @@ protected:
                ? ""
                : log;
   }
-  static inline std::string dir_, errors_;
   gpubt::abi::AgentConfig config_;
 };
 

@@ -23,19 +23,30 @@ const std::string getpids = GPUBT_BINARY_DIR "/tests/programs/getpids";
 
 struct Recorder : EventHandler {
   std::vector<std::string> log;
-  void on_printf(uint32_t index, const uint8_t *payload, size_t size) override {
-    std::string s = "printf " + std::to_string(index);
-    if (size >= 8) {
-      uint64_t v;
-      memcpy(&v, payload, 8);
-      s += " " + std::to_string(v);
+  void on_event(const gabi::EventHeader &h, const uint8_t *payload, size_t size) override {
+    std::string index = std::to_string(h.index);
+    switch (static_cast<gabi::EventKind>(h.kind)) {
+    case gabi::EventKind::Printf: {
+      std::string s = "printf " + index;
+      if (size >= 8) {
+        uint64_t v;
+        memcpy(&v, payload, 8);
+        s += " " + std::to_string(v);
+      }
+      return log.push_back(s);
     }
-    log.push_back(s);
+    case gabi::EventKind::PrintMap:
+      return log.push_back("print " + index);
+    case gabi::EventKind::ClearMap:
+      return log.push_back("clear " + index);
+    case gabi::EventKind::ZeroMap:
+      return log.push_back("zero " + index);
+    case gabi::EventKind::Exit:
+      return log.push_back("exit");
+    default:
+      return;
+    }
   }
-  void on_print_map(uint32_t index) override { log.push_back("print " + std::to_string(index)); }
-  void on_clear(uint32_t index) override { log.push_back("clear " + std::to_string(index)); }
-  void on_zero(uint32_t index) override { log.push_back("zero " + std::to_string(index)); }
-  void on_exit() override { log.push_back("exit"); }
 };
 
 uint64_t sum_u64(const MapData &data) {

@@ -52,7 +52,7 @@ std::string printed(const abi::MapSpec &m, const MapData &data) {
   abi::ProgramSpec spec;
   spec.maps.push_back(m);
   std::ostringstream out;
-  print_map(out, spec, 0, data, OutputFormat::Text, nullptr);
+  print_map(*make_output(OutputFormat::Text, out), spec, 0, data, nullptr);
   return out.str();
 }
 
@@ -258,7 +258,7 @@ TEST(DeviceMaps, SharedMapsMergeWithTheHostMaps) {
   merge_device_maps(spec, device, maps);
   auto print = [&](size_t i) {
     std::ostringstream out;
-    print_map(out, spec, i, maps[i], OutputFormat::Text, nullptr);
+    print_map(*make_output(OutputFormat::Text, out), spec, i, maps[i], nullptr);
     return out.str();
   };
   EXPECT_EQ(print(0), "@[9]: 4\n@[2]: 6\n@[1]: 8\n");

@@ -25,7 +25,7 @@ struct Call {
   Call &i(int64_t v) { return arg(int_t(), i64(v)); }
   Call &s(const std::string &v) { return arg(str_t(), str(v)); }
   std::string run(const Symbolizer &sym = nullptr) const {
-    return format_printf(format, payload.data(), payload.size(), spec, sym);
+    return format_printf(format, payload.data(), payload.size(), spec, sym).joined();
   }
 };
 
@@ -104,7 +104,7 @@ TEST(FormatPrintf, EnumsAndSymbols) {
 TEST(FormatPrintf, StringArgsStopAtNulAndShortPayloadsReadZero) {
   Call c("[%s] [%d]\n");
   c.arg(str_t(8), Bytes{'a', 'b', 0, 'z', 'z', 0, 0, 0}).i(7);
-  EXPECT_EQ(format_printf(c.format, c.payload.data(), 8, c.spec, nullptr), "[ab] [0]\n");
+  EXPECT_EQ(format_printf(c.format, c.payload.data(), 8, c.spec, nullptr).joined(), "[ab] [0]\n");
 }
 
 // The conversions bpftrace counts (format_specifier_re); "%i", "%+d", "%hs" ... are text.

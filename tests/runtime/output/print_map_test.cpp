@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "tests/support/output_fixtures.h"
-#include "runtime/output/output_events.h"
-#include "runtime/output/value_format.h"
+#include "runtime/output/event_printer.h"
+#include "runtime/output/output.h"
 
 namespace gpubt::runtime {
 namespace {
@@ -23,7 +23,7 @@ struct Case {
   }
   std::string exit_output(OutputFormat format) const {
     std::ostringstream out;
-    print_all_maps(out, spec, data, format, nullptr);
+    print_all_maps(*make_output(format, out), spec, data, nullptr);
     return out.str();
   }
 };
@@ -360,14 +360,14 @@ TEST(PrintMap, HistLabelsUpTo2To63) {
   std::ostringstream out;
   abi::ProgramSpec spec;
   spec.maps.push_back(map_spec("@h", AggKind::Hist, kNone, uint_t()));
-  print_map(out, spec, 0, hist_of({}, {int64_t(1) << 40, INT64_MAX}), OutputFormat::Text, nullptr);
+  print_map(*make_output(OutputFormat::Text, out), spec, 0, hist_of({}, {int64_t(1) << 40, INT64_MAX}), nullptr);
   std::string text = out.str();
   EXPECT_EQ(
       text.substr(0, text.find('\n', 6) + 1),
       "@h: \n[1T, 2T)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n");
   EXPECT_NE(text.find("[4194304T, 8388608T)       1 |@@@@"), std::string::npos) << text;
   std::ostringstream json;
-  print_map(json, spec, 0, hist_of({}, {INT64_MAX}), OutputFormat::Json, nullptr);
+  print_map(*make_output(OutputFormat::Json, json), spec, 0, hist_of({}, {INT64_MAX}), nullptr);
   EXPECT_EQ(json.str(), "{\"type\": \"hist\", \"data\": {\"@h\": [{\"min\": 4611686018427387904, "
                         "\"max\": 9223372036854775807, \"count\": 1}]}}\n");
 }
@@ -458,12 +458,13 @@ TEST(PrintMap, PrintWithTopAndDiv) {
         {entry(i64(1), {avg_val(10, 1)}), entry(i64(2), {avg_val(20, 1)})});
   for (auto format : {OutputFormat::Text, OutputFormat::Json}) {
     std::ostringstream out;
-    print_attached_probes(out, 1, format);
-    print_map(out, c.spec, 0, c.data[0], format, nullptr, {2, 1});
-    print_map(out, c.spec, 0, c.data[0], format, nullptr, {2, 2});
-    print_map(out, c.spec, 1, c.data[1], format, nullptr, {0, 2});
-    print_map(out, c.spec, 2, c.data[2], format, nullptr, {1, 3});
-    print_map(out, c.spec, 3, c.data[3], format, nullptr, {1, 3});
+    auto o = make_output(format, out);
+    o->attached_probes(1);
+    print_map(*o, c.spec, 0, c.data[0], nullptr, {2, 1});
+    print_map(*o, c.spec, 0, c.data[0], nullptr, {2, 2});
+    print_map(*o, c.spec, 1, c.data[1], nullptr, {0, 2});
+    print_map(*o, c.spec, 2, c.data[2], nullptr, {1, 3});
+    print_map(*o, c.spec, 3, c.data[3], nullptr, {1, 3});
     Case cleared{c.spec, std::vector<MapData>(4)};
     out << cleared.exit_output(format);
     EXPECT_EQ(out.str(), format == OutputFormat::Text
@@ -519,7 +520,7 @@ TEST(PrintMap, EnumsSymbolsAndProbesAsKeysAndValues) {
   MapData f = {entry(u64(0x1004), {u64(1)})};
   auto show = [&](int map, const MapData &d, OutputFormat format) {
     std::ostringstream out;
-    print_map(out, spec, map, d, format, sym);
+    print_map(*make_output(format, out), spec, map, d, sym);
     return out.str();
   };
   EXPECT_EQ(show(0, e, OutputFormat::Text),
@@ -532,12 +533,13 @@ TEST(PrintMap, EnumsSymbolsAndProbesAsKeysAndValues) {
                                             "\"uprobe:/lib/libcudart.so:cudaMalloc\"}}}\n");
 }
 
-// BEGIN { printf("é\x7f\"\\\r\n"); ... } with -f json
-TEST(OutputEvents, JsonEscapingAsBpftrace) {
+// BEGIN { printf("é\x7f\"\\\r\n"); ... } with -f json: as bpftrace 0.17, except that "é" stays
+// UTF-8 where bpftrace writes the invalid "\uffffffc3\uffffffa9".
+TEST(OutputEvents, JsonEscapingAsBpftraceButValidUtf8) {
   std::ostringstream out;
-  print_printf(out, "\xc3\xa9\x7f\"\\\r\n", OutputFormat::Json);
-  print_printf(out, "5%|%6|\t\x01\n", OutputFormat::Json);
-  EXPECT_EQ(out.str(), R"BT({"type": "printf", "data": "\uffffffc3\uffffffa9)BT"
+  make_output(OutputFormat::Json, out)->printf({{{"\xc3\xa9\x7f\"\\\r\n"}}});
+  make_output(OutputFormat::Json, out)->printf({{{"5%|%6|\t\x01\n"}}});
+  EXPECT_EQ(out.str(), R"BT({"type": "printf", "data": "é)BT"
                        "\x7f"
                        R"BT(\"\\\r\n"}
 {"type": "printf", "data": "5%|%6|\t\u0001\n"}
@@ -549,14 +551,14 @@ TEST(OutputEvents, PrintValueAndCounters) {
   abi::ProgramSpec spec;
   std::ostringstream text, json;
   for (auto [out, format] : {std::pair{&text, OutputFormat::Text}, {&json, OutputFormat::Json}}) {
-    print_attached_probes(*out, 1, format);
-    print_value(*out, int_t(), i64(5).data(), spec, nullptr, format);
-    print_value(*out, str_t(), str("abc").data(), spec, nullptr, format);
-    print_value(*out, tuple_t({int_t(), str_t(2)}), cat({i64(1), str("x", 2)}).data(), spec,
-                nullptr, format);
-    print_value(*out, int_t(), i64(-3).data(), spec, nullptr, format);
-    print_lost_events(*out, 7, format);
-    print_attached_probes(*out, 2, format);
+    auto o = make_output(format, *out);
+    o->attached_probes(1);
+    o->value(make_value(int_t(), i64(5).data(), spec, nullptr));
+    o->value(make_value(str_t(), str("abc").data(), spec, nullptr));
+    o->value(make_value(tuple_t({int_t(), str_t(2)}), cat({i64(1), str("x", 2)}).data(), spec, nullptr));
+    o->value(make_value(int_t(), i64(-3).data(), spec, nullptr));
+    o->lost_events(7);
+    o->attached_probes(2);
   }
   EXPECT_EQ(text.str(),
             "Attaching 1 probe...\n5\nabc\n(1, x)\n-3\nLost 7 events\nAttaching 2 probes...\n");
@@ -574,9 +576,10 @@ TEST(OutputEvents, TimeUsesStrftimeAndNoNewlineOfItsOwn) {
   setenv("TZ", "UTC", 1);
   tzset();
   std::ostringstream text, json;
-  print_time(text, "%H:%M:%S\n", 3723, OutputFormat::Text);
-  print_time(json, "%H:%M:%S\n", 3723, OutputFormat::Json);
-  print_time(text, "%H", 3723, OutputFormat::Text);
+  make_output(OutputFormat::Text, text)->time(*format_time("%H:%M:%S\n", 3723));
+  make_output(OutputFormat::Json, json)->time(*format_time("%H:%M:%S\n", 3723));
+  make_output(OutputFormat::Text, text)->time(*format_time("%H", 3723));
+  EXPECT_FALSE(format_time("", 3723));
   EXPECT_EQ(text.str(), "01:02:03\n01");
   EXPECT_EQ(json.str(), "{\"type\": \"time\", \"data\": \"01:02:03\\n\"}\n");
 }

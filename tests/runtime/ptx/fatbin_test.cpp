@@ -22,12 +22,9 @@ namespace {
 using namespace testing;
 
 // Fatbins of tests/programs/ptx/kernels.cu, built once: name -> bytes.
-class FatbinTest : public ::testing::Test {
-protected:
-  static void SetUpTestSuite() {
-    if (!have_cuda_tools())
-      return;
-    dir_ = make_temp_dir();
+class FatbinTest : public NvccSuite<FatbinTest> {
+public:
+  static void build(const std::string &dir, std::string &errors) {
     std::string src = kPtxSources + "kernels.cu";
     const std::map<std::string, std::string> variants = {
         {"sm90", "-fatbin -arch=sm_90"},
@@ -39,22 +36,14 @@ protected:
         {"exe", "-arch=sm_90"},
     };
     for (const auto &[name, flags] : variants) {
-      std::string log, out = dir_ + "/" + name;
+      std::string log, out = dir + "/" + name;
       if (run_tool(std::string(kNvcc) + " " + flags + " -o " + out + " " + src, &log) != 0)
-        errors_ += name + ": " + log;
+        errors += name + ": " + log;
       files_[name] = read_bytes(out);
     }
   }
-  static void TearDownTestSuite() {
-    if (!dir_.empty())
-      std::system(("rm -rf " + dir_).c_str());
-  }
-  void SetUp() override {
-    if (!have_cuda_tools())
-      GTEST_SKIP() << "no nvcc/ptxas in /usr/local/cuda/bin";
-    ASSERT_EQ(errors_, "");
-  }
 
+protected:
   static std::vector<FatbinEntry> entries(const std::string &name) {
     auto r = read_fatbin(files_[name]);
     EXPECT_TRUE(r.ok()) << name << ": " << (r.ok() ? "" : r.error());
@@ -75,7 +64,6 @@ protected:
     return s.substr(0, s.find('\0')); // PTX is NUL-padded
   }
 
-  static inline std::string dir_, errors_;
   static inline std::map<std::string, std::vector<uint8_t>> files_;
 };
 

@@ -1,12 +1,15 @@
 // A bounds-checked walk of the ELF section headers and the symbol table; nothing else of the
 // cubin is read.
-#include "runtime/agent/cubin_functions.h"
+#include "runtime/ptx/cubin_functions.h"
 
 #include <cstring>
 #include <elf.h>
 
-namespace gpubt::agent {
+namespace gpubt::runtime::ptx {
 namespace {
+
+// st_other of a kernel (a __global__ function): what cuobjdump shows as STO_ENTRY.
+constexpr unsigned char kStoCudaEntry = 0x10;
 
 struct ElfView {
   const unsigned char *bytes;
@@ -38,6 +41,32 @@ struct ElfView {
   }
 };
 
+// The named symbols of every symbol table, in order, for which KEEP is true.
+template <class Keep>
+std::optional<std::vector<std::string>> symbol_names(const void *image, size_t size, Keep keep) {
+  ElfView elf{static_cast<const unsigned char *>(image), size, {}};
+  if (!elf.open())
+    return std::nullopt;
+  std::vector<std::string> out;
+  for (size_t i = 0; i < elf.eh.e_shnum; ++i) {
+    Elf64_Shdr symtab = elf.section(i);
+    if (symtab.sh_type != SHT_SYMTAB || symtab.sh_link >= elf.eh.e_shnum || !elf.inside(symtab))
+      continue;
+    Elf64_Shdr strtab = elf.section(symtab.sh_link);
+    if (!elf.inside(strtab))
+      continue;
+    for (size_t off = 0; off + sizeof(Elf64_Sym) <= symtab.sh_size; off += sizeof(Elf64_Sym)) {
+      Elf64_Sym sym;
+      std::memcpy(&sym, elf.bytes + symtab.sh_offset + off, sizeof sym);
+      if (!keep(sym))
+        continue;
+      if (std::string name = elf.string_at(strtab, sym.st_name); !name.empty())
+        out.push_back(std::move(name));
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 std::optional<std::vector<std::string>> cubin_functions(const void *image, size_t size) {
@@ -57,25 +86,14 @@ std::optional<std::vector<std::string>> cubin_functions(const void *image, size_
 }
 
 std::optional<std::vector<std::string>> cubin_symbols(const void *image, size_t size) {
-  ElfView elf{static_cast<const unsigned char *>(image), size, {}};
-  if (!elf.open())
-    return std::nullopt;
-  std::vector<std::string> out;
-  for (size_t i = 0; i < elf.eh.e_shnum; ++i) {
-    Elf64_Shdr symtab = elf.section(i);
-    if (symtab.sh_type != SHT_SYMTAB || symtab.sh_link >= elf.eh.e_shnum || !elf.inside(symtab))
-      continue;
-    Elf64_Shdr strtab = elf.section(symtab.sh_link);
-    if (!elf.inside(strtab))
-      continue;
-    for (size_t off = 0; off + sizeof(Elf64_Sym) <= symtab.sh_size; off += sizeof(Elf64_Sym)) {
-      Elf64_Sym sym;
-      std::memcpy(&sym, elf.bytes + symtab.sh_offset + off, sizeof sym);
-      if (std::string name = elf.string_at(strtab, sym.st_name); !name.empty())
-        out.push_back(std::move(name));
-    }
-  }
-  return out;
+  return symbol_names(image, size, [](const Elf64_Sym &) { return true; });
 }
 
-} // namespace gpubt::agent
+std::optional<std::vector<std::string>> cubin_kernels(const void *image, size_t size) {
+  return symbol_names(image, size, [](const Elf64_Sym &sym) {
+    return ELF64_ST_TYPE(sym.st_info) == STT_FUNC && (sym.st_other & kStoCudaEntry) &&
+           sym.st_shndx != SHN_UNDEF;
+  });
+}
+
+} // namespace gpubt::runtime::ptx

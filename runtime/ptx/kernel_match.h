@@ -7,7 +7,7 @@
 
 #include "runtime/abi/program_spec.h"
 
-namespace gpubt::agent {
+namespace gpubt::runtime::ptx {
 
 struct KernelNames {
   std::string mangled, demangled, base; // equal when the name is not mangled
@@ -18,4 +18,4 @@ bool kernel_matches(const std::string &pattern, const KernelNames &names);
 // Bit N set when probes[N] matches (probes beyond 64 are never selected).
 uint64_t probe_mask(const std::vector<abi::DeviceProbeSpec> &probes, const KernelNames &names);
 
-} // namespace gpubt::agent
+} // namespace gpubt::runtime::ptx

@@ -1,11 +1,11 @@
 // Demangling with the C++ ABI library and fnmatch against the three spellings of a kernel name.
-#include "runtime/agent/kernel_match.h"
+#include "runtime/ptx/kernel_match.h"
 
 #include <cstdlib>
 #include <cxxabi.h>
 #include <fnmatch.h>
 
-namespace gpubt::agent {
+namespace gpubt::runtime::ptx {
 namespace {
 
 // "void ns::k<int>(float*, int)" -> "k": drop the parameter list, the return type, the
@@ -65,4 +65,4 @@ uint64_t probe_mask(const std::vector<abi::DeviceProbeSpec> &probes, const Kerne
   return mask;
 }
 
-} // namespace gpubt::agent
+} // namespace gpubt::runtime::ptx

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace gpubt::agent {
+namespace gpubt::runtime::ptx {
 
 // nullopt when the image is not a 64-bit ELF cubin (the caller then patches regardless).
 std::optional<std::vector<std::string>> cubin_functions(const void *image, size_t size);
@@ -15,4 +15,8 @@ std::optional<std::vector<std::string>> cubin_functions(const void *image, size_
 // The names in the cubin's symbol table; nullopt when it is not a 64-bit ELF.
 std::optional<std::vector<std::string>> cubin_symbols(const void *image, size_t size);
 
-} // namespace gpubt::agent
+// The kernels (__global__ functions: defined STT_FUNC symbols marked as entries) of a cubin, in
+// symbol table order; nullopt when it is not a 64-bit ELF.
+std::optional<std::vector<std::string>> cubin_kernels(const void *image, size_t size);
+
+} // namespace gpubt::runtime::ptx

@@ -1,11 +1,11 @@
 // system() through popen, cat() through a plain read.
-#include "driver/user_actions.h"
+#include "runtime/process/user_actions.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
-namespace gpubt::driver {
+namespace gpubt::runtime {
 
 std::string run_command(const std::string &command) {
   std::string out;
@@ -31,4 +31,4 @@ Result<std::string> read_for_cat(const std::string &path, size_t max_bytes) {
   return out;
 }
 
-} // namespace gpubt::driver
+} // namespace gpubt::runtime

@@ -1,0 +1,62 @@
+// Which gpu:kretprobes may run at the kernel's entry instead (probe_point.h).
+#include "codegen/device/probe_point.h"
+
+#include "frontend/ast_walk.h"
+#include "stdlib/builtins.h"
+#include "stdlib/functions.h"
+
+namespace gpubt::codegen::device {
+
+using frontend::ExprKind;
+using frontend::StmtKind;
+
+namespace {
+
+// Builtins whose value at a thread's exit may differ from its entry's.
+bool changes_by_exit(stdlib::BuiltinId id) {
+  using B = stdlib::BuiltinId;
+  switch (id) {
+  case B::Nsecs: case B::Elapsed: case B::Clock: case B::Rand:
+  case B::LaunchStart: case B::LastThread:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool is_aggregation(const frontend::Expr &e) {
+  if (e.kind != ExprKind::Call)
+    return false;
+  const auto *f = stdlib::find_function(e.as<frontend::CallExpr>().name);
+  return f && f->kind == stdlib::FunctionKind::Aggregation;
+}
+
+} // namespace
+
+bool same_result_at_entry(const frontend::Probe &probe) {
+  bool ok = true;
+  size_t map_targets = 0, map_uses = 0;
+  if (probe.body)
+    frontend::for_each_stmt(*probe.body, [&](const frontend::Stmt &s) {
+      if (s.kind == StmtKind::Expr)
+        ok = false; // printf() and other statements: where they run is what they show
+      if (s.kind == StmtKind::MapAssign) {
+        const auto &assign = s.as<frontend::MapAssignStmt>();
+        ok = ok && !assign.compound && is_aggregation(*assign.value);
+        ++map_targets;
+      }
+    });
+  frontend::for_each_expr(probe, [&](const frontend::Expr &e) {
+    if (e.kind == ExprKind::Map)
+      ++map_uses;
+    if (e.kind == ExprKind::Builtin) {
+      auto use = stdlib::find_builtin(e.as<frontend::BuiltinExpr>().name);
+      ok = ok && use.info && !changes_by_exit(use.info->id);
+    }
+    if (e.kind == ExprKind::Call && !is_aggregation(e))
+      ok = false;
+  });
+  return ok && map_uses == map_targets; // any other map use reads a map
+}
+
+} // namespace gpubt::codegen::device

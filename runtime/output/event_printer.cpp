@@ -1,0 +1,90 @@
+// Event payloads as program_spec.h lays them out, decoded into Output calls.
+#include "runtime/output/event_printer.h"
+
+#include <cstring>
+
+#include "runtime/abi/device_abi.h"
+#include "runtime/output/format_printf.h"
+#include "runtime/output/print_map.h"
+#include "runtime/process/user_actions.h"
+
+namespace gpubt::runtime {
+
+std::optional<std::string> format_time(const std::string &strftime_format, std::time_t when) {
+  struct tm tm;
+  char buf[64]; // bpftrace's STRING_SIZE
+  if (!localtime_r(&when, &tm) || std::strftime(buf, sizeof buf, strftime_format.c_str(), &tm) == 0)
+    return std::nullopt;
+  return std::string(buf);
+}
+
+EventPrinter::EventPrinter(const abi::ProgramSpec &spec, Output &out, Symbolizer symbolize,
+                           MapReader read_map, UserActionOptions actions)
+    : spec_(spec), out_(out), symbolize_(std::move(symbolize)), read_map_(std::move(read_map)),
+      actions_(actions) {}
+
+void EventPrinter::print(const abi::EventHeader &h, const uint8_t *payload, size_t size) {
+  switch (static_cast<abi::EventKind>(h.kind)) {
+  case abi::EventKind::Printf:
+    if (h.index < spec_.formats.size())
+      out_.printf(format_printf(spec_.formats[h.index], payload, size, spec_, symbolize_));
+    break;
+  case abi::EventKind::PrintValue: {
+    if (h.index >= spec_.formats.size() || spec_.formats[h.index].args.empty())
+      break;
+    const auto &arg = spec_.formats[h.index].args[0];
+    if (arg.offset + arg.type.size <= size)
+      out_.value(make_value(arg.type, payload + arg.offset, spec_, symbolize_));
+    break;
+  }
+  case abi::EventKind::PrintMap:
+    if (read_map_ && h.index < spec_.maps.size())
+      print_map(out_, spec_, int(h.index), read_map_(int(h.index)), symbolize_);
+    break;
+  case abi::EventKind::Time:
+    if (h.index < spec_.time_formats.size())
+      if (auto text = format_time(spec_.time_formats[h.index], std::time(nullptr)))
+        out_.time(*text);
+    break;
+  case abi::EventKind::System:
+    if (actions_.enabled && h.index < spec_.formats.size()) {
+      std::string command =
+          format_printf(spec_.formats[h.index], payload, size, spec_, symbolize_).joined();
+      out_.flush(); // what printed before the command, before what it prints
+      out_.command_output(run_command(command));
+    }
+    break;
+  case abi::EventKind::Cat:
+    if (actions_.enabled && h.index < spec_.formats.size()) {
+      std::string path =
+          format_printf(spec_.formats[h.index], payload, size, spec_, symbolize_).joined();
+      auto text = read_for_cat(path, actions_.cat_bytes_max);
+      if (text)
+        out_.file_contents(*text);
+      else if (actions_.errors)
+        *actions_.errors << "ERROR: " << text.error() << "\n";
+    }
+    break;
+  default:
+    break;
+  }
+}
+
+void EventPrinter::print_ring_records(std::vector<uint8_t> &bytes) {
+  constexpr size_t head = sizeof(gpubt_ring_record) + sizeof(abi::EventHeader);
+  size_t pos = 0;
+  while (pos + head <= bytes.size()) {
+    gpubt_ring_record r;
+    abi::EventHeader h;
+    std::memcpy(&r, bytes.data() + pos, sizeof r);
+    std::memcpy(&h, bytes.data() + pos + sizeof r, sizeof h);
+    if (r.size < head || pos + r.size > bytes.size())
+      break;
+    print(h, bytes.data() + pos + head, r.size - head);
+    pos += r.size;
+  }
+  bytes.erase(bytes.begin(), bytes.begin() + pos);
+  out_.flush();
+}
+
+} // namespace gpubt::runtime

@@ -1,0 +1,114 @@
+// bpftrace 0.17's JsonOutput: the same events and maps as objects, one per line.
+#include "runtime/output/json_output.h"
+
+#include "runtime/output/escape.h"
+
+namespace gpubt::runtime {
+
+namespace {
+
+std::string quoted(std::string_view s) { return "\"" + json_escape(s) + "\""; }
+
+std::string json_value(const Value &v) {
+  switch (v.kind) {
+  case Value::Kind::Number:
+    return v.text;
+  case Value::Kind::String:
+  case Value::Kind::Name:
+    return quoted(v.text);
+  case Value::Kind::Tuple: {
+    std::string out = "[";
+    for (size_t i = 0; i < v.elems.size(); i++)
+      out += (i ? "," : "") + json_value(v.elems[i]);
+    return out + "]";
+  }
+  case Value::Kind::Stats:
+    return "{\"count\": " + std::to_string(v.count) +
+           ", \"average\": " + std::to_string(v.average) +
+           ", \"total\": " + std::to_string(v.total) + "}";
+  case Value::Kind::Hist: {
+    std::string out = "[";
+    for (size_t i = 0; i < v.hist.buckets.size(); i++) {
+      const Bucket &b = v.hist.buckets[i];
+      out += i ? ", {" : "{";
+      if (!b.min.empty())
+        out += "\"min\": " + b.min + ", ";
+      if (!b.max.empty())
+        out += "\"max\": " + b.max + ", ";
+      out += "\"count\": " + std::to_string(b.count) + "}";
+    }
+    return out + "]";
+  }
+  }
+  return "";
+}
+
+// A key is its arguments' text joined by "," (bpftrace's map key string), as one JSON string.
+std::string json_key(const std::vector<Value> &key) {
+  std::string text;
+  for (size_t i = 0; i < key.size(); i++)
+    text += (i ? "," : "") + value_text(key[i]);
+  return quoted(text);
+}
+
+const char *map_type(MapView::Kind kind) {
+  switch (kind) {
+  case MapView::Kind::Hist:
+    return "hist";
+  case MapView::Kind::Stats:
+    return "stats";
+  case MapView::Kind::Plain:
+    break;
+  }
+  return "map";
+}
+
+class JsonOutput : public Output {
+public:
+  explicit JsonOutput(std::ostream &out) : out_(out) {}
+
+  void printf(const Message &message) override { this->message("printf", message.joined()); }
+  void time(const std::string &text) override { message("time", text); }
+  void command_output(const std::string &text) override { message("syscall", text); }
+  void file_contents(const std::string &text) override { message("cat", text); }
+  void value(const Value &value) override {
+    out_ << "{\"type\": \"value\", \"data\": " << json_value(value) << "}\n";
+  }
+
+  // An empty map prints nothing.
+  void map(const MapView &map) override {
+    if (map.rows.empty())
+      return;
+    out_ << "{\"type\": \"" << map_type(map.kind) << "\", \"data\": {" << quoted(map.name) << ": "
+         << (map.keyed ? "{" : "");
+    for (size_t i = 0; i < map.rows.size(); i++) {
+      const MapView::Row &row = map.rows[i];
+      out_ << (i ? ", " : "") << (map.keyed ? json_key(row.key) + ": " : "")
+           << json_value(row.value);
+    }
+    out_ << (map.keyed ? "}" : "") << "}}\n";
+  }
+
+  void exit_maps_begin() override { out_ << "\n\n"; }
+  void attached_probes(uint64_t count) override { counter("attached_probes", "probes", count); }
+  void lost_events(uint64_t count) override { counter("lost_events", "events", count); }
+  void flush() override { out_.flush(); }
+
+private:
+  void message(const char *type, const std::string &text) {
+    out_ << "{\"type\": \"" << type << "\", \"data\": " << quoted(text) << "}\n";
+  }
+  void counter(const char *type, const char *field, uint64_t n) {
+    out_ << "{\"type\": \"" << type << "\", \"data\": {\"" << field << "\": " << n << "}}\n";
+  }
+
+  std::ostream &out_;
+};
+
+} // namespace
+
+std::unique_ptr<Output> make_json_output(std::ostream &out) {
+  return std::make_unique<JsonOutput>(out);
+}
+
+} // namespace gpubt::runtime

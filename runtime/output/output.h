@@ -1,0 +1,70 @@
+// What gpubt prints, as one interface with an implementation per format (bpftrace's Output):
+// callers decode events and maps into Values once; each format only lays them out.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "runtime/output/value.h"
+
+namespace gpubt::runtime {
+
+enum class OutputFormat { Text, Json };
+
+// A format whose stream is for programs (JSON: one object a line): nothing else may write into
+// it, so the -c program's stdout is sent elsewhere when it goes to stdout.
+bool is_machine_readable(OutputFormat format);
+
+struct OutputOptions {
+  // Text output shows control characters in the traced program's strings as escapes
+  // ("\x1b"); raw writes them as they are (--raw-strings).
+  bool raw_strings = false;
+};
+
+// A printf() result: the script's own text, and pieces that came from the traced program
+// (a %s argument), which text output escapes.
+struct Message {
+  struct Piece {
+    std::string text;
+    bool traced = false;
+  };
+  std::vector<Piece> pieces;
+  std::string joined() const;
+};
+
+// One map, decoded: rows already ordered, trimmed to `top` and divided by `div`.
+struct MapView {
+  enum class Kind { Plain, Stats, Hist }; // Stats: avg() and stats(); Hist: hist() and lhist()
+  std::string name;
+  Kind kind = Kind::Plain;
+  bool keyed = false;
+  struct Row {
+    std::vector<Value> key; // one Value per key argument
+    Value value;
+  };
+  std::vector<Row> rows;
+};
+
+class Output {
+public:
+  virtual ~Output() = default;
+  virtual void printf(const Message &message) = 0;
+  virtual void time(const std::string &text) = 0; // strftime's result, no newline of its own
+  virtual void value(const Value &value) = 0;     // print(expr) of a non-map value
+  // What system()'s command printed and the bytes cat() read, as they are (bpftrace's
+  // "syscall" and "cat" messages): text output does not escape them, as bpftrace does not.
+  virtual void command_output(const std::string &text) = 0;
+  virtual void file_contents(const std::string &text) = 0;
+  virtual void map(const MapView &map) = 0;
+  virtual void exit_maps_begin() = 0; // before the maps printed at exit
+  virtual void attached_probes(uint64_t count) = 0;
+  virtual void lost_events(uint64_t count) = 0;
+  virtual void flush() = 0;
+};
+
+std::unique_ptr<Output> make_output(OutputFormat format, std::ostream &out,
+                                    const OutputOptions &options = {});
+
+} // namespace gpubt::runtime

@@ -1,0 +1,165 @@
+// Decodes one typed value as bpftrace 0.17 reads it (Output::value_to_str and friends).
+#include "runtime/output/value.h"
+
+#include "runtime/output/strftime_format.h"
+#include "runtime/process/demangle.h"
+
+#include <cstring>
+#include <vector>
+
+namespace gpubt::runtime {
+
+using abi::ValueType;
+
+int64_t read_int(const uint8_t *data, uint32_t size, bool is_signed) {
+  switch (size) {
+  case 1: {
+    uint8_t v = data[0];
+    return is_signed ? int64_t(int8_t(v)) : int64_t(v);
+  }
+  case 2: {
+    uint16_t v;
+    std::memcpy(&v, data, 2);
+    return is_signed ? int64_t(int16_t(v)) : int64_t(v);
+  }
+  case 4: {
+    uint32_t v;
+    std::memcpy(&v, data, 4);
+    return is_signed ? int64_t(int32_t(v)) : int64_t(v);
+  }
+  default: {
+    int64_t v = 0;
+    std::memcpy(&v, data, size < 8 ? size : 8);
+    return v;
+  }
+  }
+}
+
+int64_t value_as_int(const ValueType &type, const uint8_t *data) {
+  bool is_signed =
+      type.kind == ValueType::Int || (type.kind == ValueType::Enum && type.enum_signed);
+  return read_int(data, type.size, is_signed);
+}
+
+namespace {
+
+std::string enum_name(const ValueType &type, int64_t v, const abi::ProgramSpec &spec) {
+  auto e = spec.enums.find(type.enum_name);
+  if (e == spec.enums.end())
+    return "";
+  auto n = e->second.find(v);
+  return n == e->second.end() ? "" : n->second;
+}
+
+std::string symbol(uint64_t addr, const Symbolizer &symbolize) {
+  if (symbolize)
+    return symbolize(addr);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)addr);
+  return buf;
+}
+
+// bpftrace's layout: a line per frame after a newline, so a map key reads "@[\n    main\n]";
+// C++ frames demangled.
+std::string user_stack(const ValueType &type, const uint8_t *data, const Symbolizer &symbolize) {
+  std::string out = "\n";
+  for (uint32_t off = 0; off + 8 <= type.size; off += 8) {
+    uint64_t addr;
+    std::memcpy(&addr, data + off, 8);
+    if (addr == 0)
+      break;
+    out += "    " + demangle_symbol(symbol(addr, symbolize)) + "\n"; // as bpftrace's ustack
+  }
+  return out;
+}
+
+std::string probe_name(uint64_t index, const abi::ProgramSpec &spec) {
+  return index < spec.probe_names.size() ? spec.probe_names[index] : std::to_string(index);
+}
+
+std::string number(const ValueType &type, const uint8_t *data) {
+  int64_t v = value_as_int(type, data);
+  bool is_signed =
+      type.kind == ValueType::Int || (type.kind == ValueType::Enum && type.enum_signed);
+  return is_signed ? std::to_string(v) : std::to_string(uint64_t(v));
+}
+
+Value named(std::string text) { return Value::of(Value::Kind::Name, std::move(text)); }
+
+} // namespace
+
+Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramSpec &spec,
+                 const Symbolizer &symbolize) {
+  switch (type.kind) {
+  case ValueType::None:
+    return Value::number("");
+  case ValueType::String: {
+    auto p = reinterpret_cast<const char *>(data);
+    return Value::of(Value::Kind::String, std::string(p, strnlen(p, type.size)));
+  }
+  case ValueType::Tuple: {
+    Value v = Value::of(Value::Kind::Tuple);
+    for (size_t i = 0; i < type.elems.size(); i++)
+      v.elems.push_back(make_value(
+          type.elems[i], data + (i < type.offsets.size() ? type.offsets[i] : 0), spec, symbolize));
+    return v;
+  }
+  case ValueType::Enum: {
+    std::string name = enum_name(type, value_as_int(type, data), spec);
+    return name.empty() ? Value::number(number(type, data)) : named(name);
+  }
+  case ValueType::UserSym:
+    return named(symbol(uint64_t(value_as_int(type, data)), symbolize));
+  case ValueType::KernelName:
+    return named(kernel_name(uint64_t(value_as_int(type, data)), symbolize));
+  case ValueType::UStack:
+    return named(user_stack(type, data, symbolize));
+  case ValueType::Probe:
+    return named(probe_name(uint64_t(value_as_int(type, data)), spec));
+  case ValueType::Timestamp: // strftime(): its format rides in the type
+    if (!type.enum_name.empty())
+      return named(format_strftime(type.enum_name, uint64_t(value_as_int(type, data))));
+    return Value::number(number(type, data));
+  case ValueType::Int:
+  case ValueType::UInt:
+    return Value::number(number(type, data));
+  }
+  return Value::number("");
+}
+
+std::vector<Value> make_key(const ValueType &key, const uint8_t *data, const abi::ProgramSpec &spec,
+                            const Symbolizer &symbolize) {
+  auto arg = [&](const ValueType &t, const uint8_t *d) {
+    if (t.kind == ValueType::UInt && t.size == 8) {
+      ValueType as_signed = t;
+      as_signed.kind = ValueType::Int;
+      return make_value(as_signed, d, spec, symbolize);
+    }
+    return make_value(t, d, spec, symbolize);
+  };
+  std::vector<Value> out;
+  if (key.kind == ValueType::Tuple) {
+    for (size_t i = 0; i < key.elems.size(); i++)
+      out.push_back(arg(key.elems[i], data + (i < key.offsets.size() ? key.offsets[i] : 0)));
+  } else if (key.kind != ValueType::None) {
+    out.push_back(arg(key, data));
+  }
+  return out;
+}
+
+std::string value_text(const Value &v, std::string (*escape)(std::string_view)) {
+  switch (v.kind) {
+  case Value::Kind::String:
+    return escape ? escape(v.text) : v.text;
+  case Value::Kind::Tuple: {
+    std::string out = "(";
+    for (size_t i = 0; i < v.elems.size(); i++)
+      out += (i ? ", " : "") + value_text(v.elems[i], escape);
+    return out + ")";
+  }
+  default:
+    return v.text;
+  }
+}
+
+} // namespace gpubt::runtime

@@ -1,0 +1,58 @@
+// A value as every output format sees it: decoded once from a map, a print() or a printf()
+// argument (the typed bytes and their spec), then laid out by each Output.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/abi/map_data.h"
+#include "runtime/abi/program_spec.h"
+#include "runtime/output/hist_buckets.h"
+
+namespace gpubt::runtime {
+
+struct Value {
+  enum class Kind {
+    Number, // text: the decimal digits ("" for a value missing from its map entry)
+    String, // text: bytes that came from the traced program (str(), comm), up to the NUL
+    Name,   // text: made by gpubt (a symbol, a stack, a probe or enum name)
+    Tuple,  // elems
+    Stats,  // count, average, total
+    Hist,   // hist: hist() and lhist() buckets, trimmed to the non-empty range
+  };
+  Kind kind = Kind::Number;
+  std::string text;
+  std::vector<Value> elems;
+  int64_t count = 0, average = 0, total = 0;
+  HistBuckets hist;
+
+  static Value of(Kind kind, std::string text = "") {
+    Value v;
+    v.kind = kind;
+    v.text = std::move(text);
+    return v;
+  }
+  static Value number(std::string digits) { return of(Kind::Number, std::move(digits)); }
+};
+
+// Reads an integer of `size` bytes (1, 2, 4 or 8), sign-extending when is_signed.
+int64_t read_int(const uint8_t *data, uint32_t size, bool is_signed);
+
+// The value as a 64-bit integer: Int and signed Enums sign-extend, the rest zero-extend.
+int64_t value_as_int(const abi::ValueType &type, const uint8_t *data);
+
+// Decodes the typed bytes: strings to their NUL, enums and probes by name, symbols resolved,
+// C++ frames of a stack demangled.
+Value make_value(const abi::ValueType &type, const uint8_t *data, const abi::ProgramSpec &spec,
+                 const Symbolizer &symbolize);
+
+// A map key, one Value per key argument (none for a scalar map). bpftrace 0.17 prints every
+// 8-byte integer key as signed: @x[(uint64)-1] is "@x[-1]".
+std::vector<Value> make_key(const abi::ValueType &key, const uint8_t *data,
+                            const abi::ProgramSpec &spec, const Symbolizer &symbolize);
+
+// bpftrace's text rendering of a value, as printf("%s") and text output show it: tuples
+// "(1, abc)", stats "count 1, average 2, total 2". ESCAPE is applied to String values.
+std::string value_text(const Value &v, std::string (*escape)(std::string_view) = nullptr);
+
+} // namespace gpubt::runtime

@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""Hardening cases the directive files cannot express (issue 17): killing or stopping gpubt at
+each point where it holds a process, -o files, huge generated scripts, a non-root user. Each
+case is bounded to a few seconds; the traced programs are the suite's own."""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+CASES = []
+
+
+def case(fn):
+    CASES.append(fn)
+    return fn
+
+
+def state(pid):
+    """The state letter of /proc/PID/stat, or None once it is gone (or a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            s = f.read()
+    except OSError:
+        return None
+    letter = s[s.rindex(")") + 2]
+    return None if letter in "ZX" else letter
+
+
+def wait_for(pred, timeout):
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+def start_gpubt(ctx, args, **kw):
+    return subprocess.Popen([ctx.gpubt] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, errors="replace", **kw)
+
+
+def wait_attached(p, timeout=10):
+    """Reads gpubt's stdout until its "Attaching N probes..." line."""
+    end = time.time() + timeout
+    while time.time() < end:
+        line = p.stdout.readline()
+        if not line:
+            return False
+        if line.startswith("Attaching"):
+            return True
+    return False
+
+
+def run(ctx, args, timeout=20, **kw):
+    return subprocess.run([ctx.gpubt] + args, capture_output=True, text=True, errors="replace",
+                          stdin=subprocess.DEVNULL, timeout=timeout, **kw)
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def killed(p):
+    if p.poll() is None:
+        p.kill()
+    p.wait()
+
+
+# --- item 7: the -c child ends with gpubt however gpubt ends
+
+def child_of(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def check_child_dies_with_gpubt(ctx, sig):
+    p = start_gpubt(ctx, ["-c", f"{ctx.programs}/spin 30", "-e",
+                          f"uprobe:{ctx.programs}/spin:tick {{ @n = count(); }}"])
+    try:
+        expect(wait_attached(p), "gpubt did not attach")
+        kids = child_of(p.pid)
+        expect(kids, "no -c child")
+        p.send_signal(sig)
+        p.wait(5)
+        expect(wait_for(lambda: all(state(k) is None for k in kids), 3),
+               f"the -c child {kids} still runs after gpubt got signal {sig}")
+    finally:
+        killed(p)
+
+
+@case
+def c_child_dies_with_gpubt_on_sigkill(ctx):
+    check_child_dies_with_gpubt(ctx, signal.SIGKILL)
+
+
+@case
+def c_child_dies_with_gpubt_on_sighup(ctx):
+    check_child_dies_with_gpubt(ctx, signal.SIGHUP)
+
+
+@case
+def stale_gpu_temp_folder_removed_at_start(ctx):
+    # A folder whose owner lock nobody holds (its gpubt was killed) goes at the next gpu run;
+    # one whose lock is held (a running gpubt) stays.
+    import fcntl
+    stale = tempfile.mkdtemp(prefix="gpubt-gpu-", dir="/tmp")
+    open(os.path.join(stale, ".owner.lock"), "w").close()
+    open(os.path.join(stale, "results.bin"), "w").close()
+    live = tempfile.mkdtemp(prefix="gpubt-gpu-", dir="/tmp")
+    lock = open(os.path.join(live, ".owner.lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        env = dict(os.environ, GPUBT_AGENT_PATH=f"{ctx.programs}/calls")  # any file will do
+        run(ctx, ["-c", f"{ctx.programs}/calls 1", "-e", "gpu:kretprobe:vectorAdd { @k = count(); }"],
+            env=env)
+        expect(not os.path.exists(stale), f"{stale} was not removed")
+        expect(os.path.exists(live), f"{live}, still locked, was removed")
+    finally:
+        lock.close()
+        subprocess.run(["rm", "-rf", stale, live])
+
+
+# --- item 2: a -p target is never left stopped
+
+def check_p_target_not_left_stopped(ctx, target, script, stop_gpubt_first):
+    t = subprocess.Popen(target, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = start_gpubt(ctx, ["-p", str(t.pid), "-e", script])
+    try:
+        expect(wait_attached(p), "gpubt did not attach")
+        if stop_gpubt_first:
+            p.send_signal(signal.SIGSTOP)  # gpubt cannot release the target now
+        # the target reaches its stop point (exit(), or a library load) while gpubt is stopped
+        ended = wait_for(lambda: t.poll() is not None, 6)
+        p.send_signal(signal.SIGKILL)
+        p.wait(5)
+        if not ended:
+            ended = wait_for(lambda: t.poll() is not None, 3)
+        expect(ended, f"the -p target is left in state {state(t.pid)}")
+    finally:
+        killed(p)
+        if t.poll() is None:
+            os.kill(t.pid, signal.SIGCONT)
+            t.kill()
+        t.wait()
+
+
+@case
+def p_target_held_at_exit_resumes_when_gpubt_is_stopped_then_killed(ctx):
+    check_p_target_not_left_stopped(
+        ctx, [f"{ctx.programs}/spin", "2"],
+        f"uprobe:{ctx.programs}/spin:tick {{ @[ustack] = count(); }}", True)
+
+
+@case
+def p_target_held_at_library_load_resumes_when_gpubt_is_stopped_then_killed(ctx):
+    lib = f"{ctx.programs}/fake-cudart/libcudart.so.13"
+    if not os.path.exists(lib):
+        return "SKIP"
+    check_p_target_not_left_stopped(
+        ctx, [f"{ctx.programs}/dlopen_calls", lib, "cudaMalloc", "3", "2"],
+        "host:uprobe:cudart:cudaMalloc { @ = count(); }", True)
+
+
+@case
+def p_target_held_at_exit_when_gpubt_is_killed(ctx):
+    check_p_target_not_left_stopped(
+        ctx, [f"{ctx.programs}/spin", "2"],
+        f"uprobe:{ctx.programs}/spin:tick {{ @[ustack] = count(); }}", False)
+
+
+# --- item 5: -o FILE
+
+@case
+def o_file_kept_when_the_script_does_not_compile(ctx):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.txt")
+        with open(out, "w") as f:
+            f.write("precious\n")
+        r = run(ctx, ["-o", out, "-e", "BEGIN { @x = ; }"])
+        expect(r.returncode == 1, f"exit {r.returncode}")
+        expect(open(out).read() == "precious\n", "-o FILE was truncated by a failed compile")
+
+
+@case
+def o_script_itself_is_refused(ctx):
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, "s.bt")
+        text = "BEGIN { printf(\"hi\\n\"); exit(); }\n"
+        with open(script, "w") as f:
+            f.write(text)
+        r = run(ctx, ["-o", script, script])
+        expect(r.returncode == 1, f"exit {r.returncode}")
+        expect(f"ERROR: output file '{script}' is the script itself" in r.stderr, r.stderr)
+        expect(open(script).read() == text, "the script was overwritten")
+
+
+@case
+def o_unwritable_file_ends_the_trace_with_an_error(ctx):
+    # /dev/full: every write fails with ENOSPC; the trace stops at the first and exits 2.
+    start = time.time()
+    r = run(ctx, ["-o", "/dev/full", "-e",
+                  "interval:ms:10 { printf(\"tick\\n\"); } interval:s:20 { exit(); }"], timeout=15)
+    expect(r.returncode == 2, f"exit {r.returncode}: {r.stderr}")
+    expect("ERROR: failed to write output file '/dev/full': No space left on device" in r.stderr,
+           r.stderr)
+    expect(time.time() - start < 10, "the trace went on after its output failed")
+
+
+# --- item 4: the parser's recursion is bounded for every recursive rule
+
+def check_too_deep(ctx, text):
+    with tempfile.NamedTemporaryFile("w", suffix=".bt") as f:
+        f.write(text)
+        f.flush()
+        r = run(ctx, ["--dry-run", f.name], timeout=60)
+    expect(r.returncode == 1, f"exit {r.returncode} (signal?): {r.stderr[-500:]}")
+    expect("nesting too deep" in r.stderr, r.stderr[-500:])
+
+
+DEEP_SCRIPTS = {
+    "3,000,000 unary operators (SIGSEGV before)": "BEGIN { @x = " + "!" * 3_000_000 + "1; exit(); }",
+    "unary operators and casts": "BEGIN { @x = " + "-~(int8)" * 300_000 + "1; }",
+    "a ?: chain": "BEGIN { @x = " + "1 ? 2 : " * 300_000 + "3; }",
+    "an else-if chain": "BEGIN { if (1) { } " + "else if (1) { } " * 200_000 + "}",
+    "a long operator chain": "BEGIN { @x = 1" + " + 1" * 500_000 + "; }",
+}
+
+
+@case
+def parser_recursion_is_bounded_for_every_rule(ctx):
+    for what, text in DEEP_SCRIPTS.items():
+        try:
+            check_too_deep(ctx, text + "\n")
+        except AssertionError as e:
+            raise AssertionError(f"{what}: {e}") from None
+
+
+# --- item 3: probe count cap
+
+@case
+def probe_count_capped_at_512(ctx):
+    start = time.time()
+    r = run(ctx, ["-e", " ".join(["BEGIN { @n = count(); }"] * 600) + " BEGIN { exit(); }"])
+    expect(r.returncode == 1, f"exit {r.returncode}")
+    expect("ERROR: Can't attach to 601 probes because it exceeds the current limit of 512 probes."
+           in r.stderr, r.stderr)
+    expect(time.time() - start < 10, "took too long")
+    r = run(ctx, ["-e", " ".join(["BEGIN { @n = count(); }"] * 600) + " BEGIN { exit(); }"],
+            env=dict(os.environ, BPFTRACE_MAX_PROBES="1000"))
+    expect(r.returncode == 0 and "@n: 600" in r.stdout, f"exit {r.returncode}: {r.stderr}")
+
+
+# --- item 6: misleading errors
+
+@case
+def non_root_is_told_what_it_needs(ctx):
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                        "--inh-caps=-all", ctx.gpubt, "-e", "BEGIN { exit(); }"],
+                       capture_output=True, text=True, timeout=20)
+    expect(r.returncode == 1, f"exit {r.returncode}: {r.stderr}")
+    expect("ERROR: gpubt needs to run as root, or with the CAP_BPF and CAP_PERFMON capabilities, "
+           "to load BPF programs and attach probes" in r.stderr, r.stderr)
+
+
+@case
+def out_of_descriptors_says_so(ctx):
+    # 1,100 uprobes under a hard limit of 200 descriptors: gpubt raises its soft limit to the
+    # hard one and, out of descriptors, says EMFILE, not "not an ELF file".
+    probes = " ".join(f"uprobe:{ctx.programs}/calls:tick {{ @a{i} = count(); }}"
+                      for i in range(300))
+    r = subprocess.run(["prlimit", "--nofile=200:200", ctx.gpubt, "--dry-run", "-e", probes],
+                       capture_output=True, text=True, timeout=30)
+    expect(r.returncode == 0, f"dry run: exit {r.returncode}: {r.stderr[-300:]}")
+    r = subprocess.run(["prlimit", "--nofile=200:200", ctx.gpubt, "-e", probes + " BEGIN { exit(); }"],
+                       capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, BPFTRACE_MAX_PROBES="2000"))
+    expect(r.returncode != 0, f"exit {r.returncode}")
+    expect("Too many open files" in r.stderr, r.stderr[-500:])
+    expect("not an ELF file" not in r.stderr, r.stderr[-500:])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpubt", required=True)
+    ap.add_argument("--programs", required=True)
+    ap.add_argument("--filter", default="")
+    ctx = ap.parse_args()
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    for fn in CASES:
+        if ctx.filter and ctx.filter not in fn.__name__:
+            continue
+        try:
+            status = fn(ctx) or "PASS"
+            detail = ""
+        except Exception as e:  # noqa: BLE001 - a failed case reports and the others run
+            status, detail = "FAIL", f"{type(e).__name__}: {e}"
+        counts[status] += 1
+        print(f"[{status}] {fn.__name__}" + (f"\n  {detail}" if detail else ""), flush=True)
+    print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
+    return 1 if counts["FAIL"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+// The one event decoder: host ring-buffer events and the GPU agent's framed records give the
+// same Output calls.
+#include "runtime/output/event_printer.h"
+
+#include <cstring>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+
+#include "runtime/abi/device_abi.h"
+#include "tests/support/output_fixtures.h"
+
+namespace gpubt::runtime {
+namespace {
+
+using namespace fx;
+
+// printf("n=%d s=%s\n", n, s) with s a str(8); print(n); @m = count(); print(@m).
+abi::ProgramSpec spec_with_events() {
+  abi::ProgramSpec spec;
+  spec.formats.push_back({"n=%d s=%s\n", {{int_t(), 0}, {str_t(8), 8}}});
+  spec.formats.push_back({"", {{int_t(), 0}}});
+  spec.maps.push_back(map_spec("@m", AggKind::Count, ValueType{}, uint_t()));
+  return spec;
+}
+
+Bytes header(abi::EventKind kind, uint32_t index) { return cat({le(uint32_t(kind)), le(index)}); }
+
+// A gpubt_ring_record frame around an event, padded to 8 bytes as the agent writes it.
+Bytes record(const Bytes &event) {
+  Bytes body = event;
+  body.resize((sizeof(gpubt_ring_record) + body.size() + 7) / 8 * 8 - sizeof(gpubt_ring_record));
+  uint32_t size = uint32_t(sizeof(gpubt_ring_record) + body.size());
+  return cat({le(size), le(uint32_t(1)), body});
+}
+
+TEST(EventPrinter, HostEventsAndGpuRecordsDecodeAlike) {
+  abi::ProgramSpec spec = spec_with_events();
+  Bytes printf_payload = cat({i64(5), str("ab", 8)});
+  Bytes value_payload = i64(-3);
+
+  std::ostringstream host;
+  auto host_out = make_output(OutputFormat::Text, host);
+  EventPrinter host_printer(spec, *host_out, nullptr,
+                            [](int) { return MapData{entry(scalar_key(), {u64(4)})}; });
+  host_printer.print({uint32_t(abi::EventKind::Printf), 0}, printf_payload.data(),
+                     printf_payload.size());
+  host_printer.print({uint32_t(abi::EventKind::PrintValue), 1}, value_payload.data(),
+                     value_payload.size());
+  host_printer.print({uint32_t(abi::EventKind::PrintMap), 0}, nullptr, 0);
+  host_printer.print({uint32_t(abi::EventKind::Exit), 0}, nullptr, 0);
+  EXPECT_EQ(host.str(), "n=5 s=ab\n-3\n@m: 4\n");
+
+  std::ostringstream gpu;
+  auto gpu_out = make_output(OutputFormat::Text, gpu);
+  EventPrinter gpu_printer(spec, *gpu_out, nullptr);
+  Bytes bytes = cat({record(cat({header(abi::EventKind::Printf, 0), printf_payload})),
+                     record(cat({header(abi::EventKind::PrintValue, 1), value_payload}))});
+  Bytes partial = record(cat({header(abi::EventKind::Printf, 0), printf_payload}));
+  partial.resize(partial.size() - 8); // the rest has not come yet
+  bytes.insert(bytes.end(), partial.begin(), partial.end());
+  gpu_printer.print_ring_records(bytes);
+  EXPECT_EQ(gpu.str(), "n=5 s=ab\n-3\n");
+  EXPECT_EQ(bytes, partial);
+}
+
+TEST(EventPrinter, OutOfRangeIndexesPrintNothing) {
+  abi::ProgramSpec spec = spec_with_events();
+  std::ostringstream text;
+  auto out = make_output(OutputFormat::Json, text);
+  EventPrinter printer(spec, *out, nullptr);
+  Bytes payload = i64(1);
+  printer.print({uint32_t(abi::EventKind::Printf), 9}, payload.data(), payload.size());
+  printer.print({uint32_t(abi::EventKind::PrintValue), 1}, payload.data(), 4); // cut short
+  printer.print({uint32_t(abi::EventKind::PrintMap), 0}, nullptr, 0);          // no reader
+  printer.print({uint32_t(abi::EventKind::Time), 3}, nullptr, 0);
+  EXPECT_EQ(text.str(), "");
+}
+
+// system("echo %s", s) and cat("%s", path): the command runs and the file is read as the event
+// is printed, after what printed before it; JSON names them "syscall" and "cat" as bpftrace does.
+TEST(EventPrinter, SystemRunsAndCatReadsInEventOrder) {
+  std::string path = ::testing::TempDir() + "event_printer_cat.txt";
+  std::ofstream(path) << "0123456789";
+  abi::ProgramSpec spec;
+  spec.formats.push_back({"echo %s", {{str_t(8), 0}}});
+  spec.formats.push_back({"%s", {{str_t(128), 0}}});
+  spec.formats.push_back({"before\n", {}});
+  Bytes word = str("hi", 8), file = str(path, 128), missing = str(path + ".none", 128);
+  auto events = [&](EventPrinter &p) {
+    p.print({uint32_t(abi::EventKind::Printf), 2}, nullptr, 0);
+    p.print({uint32_t(abi::EventKind::System), 0}, word.data(), word.size());
+    p.print({uint32_t(abi::EventKind::Cat), 1}, file.data(), file.size());
+    p.print({uint32_t(abi::EventKind::Cat), 1}, missing.data(), missing.size());
+  };
+
+  std::ostringstream text, errors;
+  auto text_out = make_output(OutputFormat::Text, text);
+  EventPrinter text_printer(spec, *text_out, nullptr, nullptr, {true, 4, &errors});
+  events(text_printer);
+  EXPECT_EQ(text.str(), "before\nhi\n0123");
+  EXPECT_EQ(errors.str(), "ERROR: failed to open file '" + path +
+                              ".none': No such file or directory\n");
+
+  std::ostringstream json;
+  auto json_out = make_output(OutputFormat::Json, json);
+  EventPrinter json_printer(spec, *json_out, nullptr, nullptr, {true, 4, nullptr});
+  events(json_printer);
+  EXPECT_EQ(json.str(), "{\"type\": \"printf\", \"data\": \"before\\n\"}\n"
+                        "{\"type\": \"syscall\", \"data\": \"hi\\n\"}\n"
+                        "{\"type\": \"cat\", \"data\": \"0123\"}\n");
+
+  std::ostringstream off; // a printer without user actions (the GPU's) runs nothing
+  auto off_out = make_output(OutputFormat::Text, off);
+  EventPrinter off_printer(spec, *off_out, nullptr);
+  off_printer.print({uint32_t(abi::EventKind::System), 0}, word.data(), word.size());
+  off_printer.print({uint32_t(abi::EventKind::Cat), 1}, file.data(), file.size());
+  EXPECT_EQ(off.str(), "");
+  std::remove(path.c_str());
+}
+
+} // namespace
+} // namespace gpubt::runtime
