@@ -230,9 +230,10 @@ void reset_launch_state(DevCtx &c) {
   auto *done = llvm::BasicBlock::Create(c.ctx, "launch.next", c.fn);
   b.CreateCondBr(b.CreateICmpNE(c.last_thread, b.getInt64(0)), reset, done);
   b.SetInsertPoint(reset);
-  auto field = [&](size_t offset) { return b.CreateGEP(b.getInt8Ty(), c.userdata, b.getInt64(offset)); };
-  store_release(c, field(offsetof(gpubt_device_ctx, launch_start)), b.getInt64(UINT64_MAX));
-  store_release(c, field(offsetof(gpubt_device_ctx, launch_exited)), b.getInt64(0));
+  store_release(c, byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, launch_start)),
+                b.getInt64(UINT64_MAX));
+  store_release(c, byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, launch_exited)),
+                b.getInt64(0));
   b.CreateBr(done);
   b.SetInsertPoint(done);
 }
