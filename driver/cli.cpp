@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "codegen/bpf/lower_bpf.h"
+#include "driver/agent_command.h"
 #include "driver/bpftrace_flags.h"
 #include "driver/compile.h"
 #include "driver/exit_codes.h"
@@ -43,6 +44,8 @@ static int emit(const Compiled &c, EmitStage stage, std::ostream &out) {
 }
 
 int run_cli(int argc, char **argv) {
+  if (argc >= 2 && std::string(argv[1]) == "agent")
+    return run_agent_command(argc, argv, stdout);
   auto parsed = parse_options(argc, argv);
   if (!parsed) {
     if (!parsed.error().empty())

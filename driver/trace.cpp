@@ -3,6 +3,7 @@
 #include "driver/exit_codes.h"
 #include "driver/exit_report.h"
 #include "driver/trace_gpu.h"
+#include "driver/trace_gpu_attach.h"
 
 #include <cstdlib>
 #include <optional>
@@ -90,20 +91,20 @@ bool child_stdout_to_stderr(const Options &options) {
 
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
           std::ostream &err) {
+  if (!check_target(options, err) || !check_probe_count(spec.probes.size(), options, err))
+    return ExitUserError;
+  auto output = runtime::make_output(options.format, out, {options.raw_strings});
+  // Without -c, gpu probes attach to the agents of processes already running: with no host
+  // probe, no BPF either (a user may attach to their own processes without CAP_BPF).
+  bool attach_gpu = has_gpu_probes(spec) && options.child_command.empty();
+  if (attach_gpu && spec.probes.empty())
+    return trace_gpu_attached(spec, options, *output, err);
   if (auto st = runtime::check_bpf_privileges(); !st) {
     err << "ERROR: " << st.error() << "\n";
     return ExitUserError;
   }
-  if (!check_target(options, err) || !check_probe_count(spec.probes.size(), options, err))
-    return ExitUserError;
-  auto output = runtime::make_output(options.format, out, {options.raw_strings});
   std::unique_ptr<runtime::GpuRun> gpu; // before the child is forked: it inherits the agent
-  if (has_gpu_probes(spec)) {
-    if (options.child_command.empty()) {
-      err << "ERROR: gpu probes need -c CMD: the GPU agent is loaded into the program as it "
-             "starts\n";
-      return ExitUserError;
-    }
+  if (has_gpu_probes(spec) && !attach_gpu) {
     gpu = start_gpu_run(spec, options, err);
     if (spec.probes.empty())
       return trace_gpu_only(spec, options, gpu.get(), *output, err);
@@ -137,13 +138,24 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   }
   if (!report_unmatched(spec, s, err) || !check_probe_count(*attached, options, err))
     return ExitUserError;
+  std::unique_ptr<runtime::GpuAttach> gpu_attach;
+  if (attach_gpu) {
+    std::map<int, int> shared; // maps host probes and gpu probes both use
+    for (const auto &h : abi::host_maps_of(spec)) {
+      int index = spec.device.maps.at(h.device_map).map_index;
+      shared[index] = s.map_fd(index);
+    }
+    gpu_attach = attach_gpu_probes(spec, options, shared, err);
+    if (!gpu_attach)
+      return ExitUserError;
+  }
   for (const auto &line : s.skipped())
     err << "WARNING: " << line << "\n";
-  if (*attached == 0 && !gpu) {
+  if (*attached == 0 && !gpu && !gpu_attach) {
     out << "No probes to attach\n";
     return ExitUserError;
   }
-  size_t gpu_probes = gpu ? spec.device.probes.size() : 0;
+  size_t gpu_probes = gpu || gpu_attach ? spec.device.probes.size() : 0;
   if (!options.bt.quiet)
     output->attached_probes(*attached + gpu_probes);
   output->flush();
@@ -176,6 +188,10 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     runtime::EventPrinter gpu_printer(spec, *output, nullptr); // no host addresses
     gpu_printer.print_ring_records(live);
     gpu_ran = finish_gpu_run(spec, *gpu, gpu_printer, maps, err);
+  }
+  if (gpu_attach) {
+    runtime::EventPrinter gpu_printer(spec, *output, nullptr); // no host addresses
+    gpu_ran = detach_gpu_probes(spec, *gpu_attach, gpu_printer, maps, err);
   }
   runtime::print_all_maps(*output, s.spec(), maps, s.symbolizer());
   output->flush();

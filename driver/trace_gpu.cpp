@@ -76,6 +76,18 @@ std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, con
   return std::make_unique<runtime::GpuRun>(std::move(*run));
 }
 
+bool apply_gpu_outcome(const abi::ProgramSpec &spec, runtime::GpuOutcome &outcome,
+                       runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
+                       std::ostream &err) {
+  printer.print_ring_records(outcome.ring_records);
+  if (outcome.ring_drops)
+    printer.output().lost_events(outcome.ring_drops);
+  for (const auto &w : outcome.warnings)
+    err << "WARNING: " << w << "\n";
+  runtime::merge_device_maps(spec, outcome.maps, maps);
+  return outcome.launches > 0;
+}
+
 bool finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
                     runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
                     std::ostream &err) {
@@ -84,13 +96,7 @@ bool finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
     err << "WARNING: " << outcome.error() << "\n";
     return false;
   }
-  printer.print_ring_records(outcome->ring_records);
-  if (outcome->ring_drops)
-    printer.output().lost_events(outcome->ring_drops);
-  for (const auto &w : outcome->warnings)
-    err << "WARNING: " << w << "\n";
-  runtime::merge_device_maps(spec, outcome->maps, maps);
-  return outcome->launches > 0;
+  return apply_gpu_outcome(spec, *outcome, printer, maps, err);
 }
 
 int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime::GpuRun *run,

@@ -25,6 +25,9 @@ std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, con
 // After the child exited: prints the device printf records and lost-event counts through
 // PRINTER, writes warnings to ERR, and adds each device map's rows to MAPS (the host maps' rows,
 // indexed like spec.maps: runtime::merge_device_maps). Returns whether any gpu probe ran.
+bool apply_gpu_outcome(const abi::ProgramSpec &spec, runtime::GpuOutcome &outcome,
+                       runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
+                       std::ostream &err);
 bool finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
                     runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
                     std::ostream &err);

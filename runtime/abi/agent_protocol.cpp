@@ -163,7 +163,7 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
     else if (d == "ring" && f.size() == 2)
       ok = to_uint(f[1], c.ring_capacity);
     else if (d == "cubin" && (f.size() == 3 || f.size() == 4))
-      c.cubins.push_back({f[1], f[2], f.size() == 4 ? f[3] : ""});
+      c.cubins.push_back({f[1], f[2], f.size() == 4 ? f[3] : "", ""});
     else if (d == "backend" && f.size() == 2)
       ok = parse_backend(f[1], c.backend);
     else if (d == "probe" && f.size() == 5 && (f[1] == "enter" || f[1] == "exit"))

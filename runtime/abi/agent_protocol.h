@@ -15,6 +15,7 @@ struct AgentCubin {
   std::string arch; // "sm_90"
   std::string path; // ptxas --compile-as-tools-patch output for that arch
   std::string ptx;  // the probe PTX for that arch (the PTX backend); empty: none
+  std::string bytes; // attaching: the cubin itself, sent with the config (not in its text)
 };
 
 // Which way gpu probes get into kernels (--gpu-backend).

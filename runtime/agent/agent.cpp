@@ -27,6 +27,7 @@
 
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/device_abi.h"
+#include "runtime/agent/agent_state.h"
 #include "runtime/agent/context_memory.h"
 #include "runtime/agent/driver_api.h"
 #include "runtime/agent/gpu_clock.h"
@@ -46,51 +47,13 @@ using runtime::ptx::probe_mask;
 
 namespace {
 
-// A kernel's probe mask and userdata. ERROR: why it runs uninstrumented (empty when the
-// context's memory failed: said already).
-struct KernelSetup {
-  uint64_t mask = 0;
-  void *userdata = nullptr;
-  std::string error;
-};
-
-struct Context {
-  int device = -1;
-  int sm = 0; // compute capability, 90
-  // Made at the first launch in a patched module: at creation, a context made with cuCtxCreate
-  // is not ready for memsets yet (SANITIZER_ERROR_NOT_READY on the H100).
-  std::optional<ContextMemory> memory;
-  bool memory_failed = false;
-  std::vector<uint64_t> launches;       // per probe
-  std::set<CUmodule> patched;           // modules with probe code in them
-  std::map<CUfunction, uint64_t> masks; // functions whose userdata is set
-  std::map<CUfunction, void *> kernel_ctxs; // their userdata (mask != 0)
-  std::map<CUmodule, const PtxImage *> ptx_modules; // loaded from an instrumented image
-  std::map<CUmodule, CUdeviceptr> userdata;         // their userdata arrays
-  std::map<std::pair<CUmodule, std::string>, KernelSetup> prepared; // at load, by mangled name
-  bool before_launch_failed = false;
-  bool said_stream_writes = false;
-  bool write_back_failed = false;
-};
-
-struct Agent {
-  abi::AgentConfig config;
-  Sanitizer_SubscriberHandle subscriber = nullptr;
-  std::recursive_mutex mu; // sanitizer calls made in a callback may call back
-  std::map<CUcontext, std::unique_ptr<Context>> contexts;
-  abi::AgentResults results; // finished contexts and messages
-  pid_t pid = getpid();      // the process that loaded the agent
-  std::unique_ptr<PtxImages> images;
-  std::unique_ptr<ClockService> clock; // measures each context's GPU clock
-  int max_isa = 0; // the highest PTX ISA the driver takes
-  std::map<std::string, std::string> ptx_files; // instrumented images written for file loads
-  bool launch_callbacks = false; // on once some module holds probe code
-};
-
 Agent *g_agent = nullptr;
 
+} // namespace
+
 void say(Agent &a, const std::string &msg) {
-  std::fprintf(stderr, "gpubt: %s\n", msg.c_str());
+  if (!a.attached) // attached, the message goes to gpubt only: not into the program's stderr
+    std::fprintf(stderr, "gpubt: %s\n", msg.c_str());
   a.results.messages.push_back(msg);
 }
 
@@ -98,15 +61,26 @@ void say(Agent &a, const std::string &msg) {
 // they are turned on only once a module with probe code in it is loaded, so a process whose
 // kernels match no probe runs at plain speed.
 void enable_launch_callbacks(Agent &a) {
-  if (std::exchange(a.launch_callbacks, true))
+  if (a.launch_callbacks.exchange(true))
     return;
   sanitizerEnableCallback(1, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
                           SANITIZER_CBID_LAUNCH_BEGIN);
   sanitizerEnableCallback(1, a.subscriber, SANITIZER_CB_DOMAIN_GRAPHS,
                           SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN);
-  if (a.config.events_fd >= 0)
+  if (a.config.events_fd >= 0 || (a.attached && a.config.ring_capacity))
     sanitizerEnableCallback(1, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
                             SANITIZER_CBID_LAUNCH_END);
+}
+
+void disable_launch_callbacks(Agent &a) {
+  if (!a.launch_callbacks.exchange(false))
+    return;
+  sanitizerEnableCallback(0, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
+                          SANITIZER_CBID_LAUNCH_BEGIN);
+  sanitizerEnableCallback(0, a.subscriber, SANITIZER_CB_DOMAIN_GRAPHS,
+                          SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN);
+  sanitizerEnableCallback(0, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
+                          SANITIZER_CBID_LAUNCH_END);
 }
 
 std::string result_text(SanitizerResult r) {
@@ -114,6 +88,8 @@ std::string result_text(SanitizerResult r) {
   sanitizerGetResultString(r, &s);
   return s ? s : "error " + std::to_string(int(r));
 }
+
+namespace {
 
 int device_sm(CUdevice dev) {
   auto get = driver_function<CUresult (*)(int *, CUdevice_attribute, CUdevice)>(
@@ -145,29 +121,49 @@ void write_results(Agent &a) {
     std::fprintf(stderr, "gpubt: cannot write the GPU results to %s\n", path.c_str());
 }
 
-void on_context_created(Agent &a, const Sanitizer_ResourceContextData &d) {
-  int sm = device_sm(d.device);
+} // namespace
+
+void trace_context(Agent &a, CUcontext ctx, const KnownContext &known) {
+  int sm = known.sm;
   std::string arch = sm ? "sm_" + std::to_string(sm) : "";
   const abi::AgentCubin *cubin = nullptr;
   for (const auto &c : a.config.cubins)
     if (c.arch == arch || (a.config.cubins.size() == 1 && arch.empty()))
       cubin = &c;
-  std::string where = "device " + std::to_string(d.device) + " (" + arch + ")";
+  std::string where = "device " + std::to_string(known.device) + " (" + arch + ")";
   if (!cubin)
     return say(a, "no probe code for " + where + ": its kernels run uninstrumented");
-  SanitizerResult r = sanitizerAddPatchesFromFile(cubin->path.c_str(), d.context);
+  SanitizerResult r;
+  {
+    std::lock_guard<std::mutex> lock(a.patch_mu);
+    r = cubin->bytes.empty() ? sanitizerAddPatchesFromFile(cubin->path.c_str(), ctx)
+                             : sanitizerAddPatches(cubin->bytes.data(), ctx);
+  }
+  std::string what = cubin->bytes.empty() ? cubin->path : "gpubt's probe code";
   if (r != SANITIZER_SUCCESS)
-    return say(a, "loading the probe code " + cubin->path + " on " + where + " failed (" +
-                      result_text(r) + "): its kernels run uninstrumented");
+    return say(a, "loading " + what + " on " + where + " failed (" + result_text(r) +
+                      "): its kernels run uninstrumented");
   auto c = std::make_unique<Context>();
-  c->device = d.device;
+  c->device = known.device;
   c->sm = sm;
   c->launches.assign(a.config.probes.size(), 0);
-  a.contexts[d.context] = std::move(c);
+  a.contexts[ctx] = std::move(c);
   if (a.clock)
-    a.clock->watch(d.context);
+    a.clock->watch(ctx);
   if (a.config.verbose)
-    std::fprintf(stderr, "gpubt: probe code %s loaded on %s\n", cubin->path.c_str(), where.c_str());
+    std::fprintf(stderr, "gpubt: probe code %s loaded on %s\n", what.c_str(), where.c_str());
+}
+
+namespace {
+
+void on_context_created(Agent &a, const Sanitizer_ResourceContextData &d) {
+  KnownContext known{int(d.device), device_sm(d.device)};
+  if (a.control) {
+    std::lock_guard<std::mutex> lock(a.known_mu);
+    a.known_contexts[d.context] = known;
+  }
+  if (a.tracing)
+    trace_context(a, d.context, known);
 }
 
 // A module the PTX backend instrumented: its cubin holds an image's userdata array.
@@ -263,26 +259,23 @@ void prepare_kernels(Agent &a, Context &c, CUcontext ctx, CUmodule module,
   }
 }
 
-void on_module_loaded(Agent &a, const Sanitizer_ResourceModuleData &d) {
-  auto it = a.contexts.find(d.context);
-  if (it == a.contexts.end())
+} // namespace
+
+void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &known,
+                  bool from_callback) {
+  auto it = a.contexts.find(ctx);
+  if (it == a.contexts.end() || it->second->patched.count(module))
     return;
-  if (const PtxImage *image = ptx_image_of(a, d)) {
-    it->second->ptx_modules[d.module] = image;
-    return enable_launch_callbacks(a);
-  }
-  auto functions = cubin_functions(d.pCubin, d.cubinSize);
   std::vector<KernelNames> names;
-  if (functions)
-    for (const auto &f : *functions)
-      names.push_back(kernel_names(f));
-  bool patched = false;
+  for (const auto &f : known.functions)
+    names.push_back(kernel_names(f));
+  std::vector<const abi::DeviceProbeSpec *> wanted;
   std::set<std::pair<bool, std::string>> done; // probes sharing a dispatcher patch it once
   for (const auto &probe : a.config.probes) {
-    bool wanted = !functions; // an image we cannot read: patch and let the launch filter
+    bool matches = !known.readable; // an image we cannot read: patch and let the launch filter
     for (const auto &n : names)
-      wanted = wanted || kernel_matches(probe.kernel, n);
-    if (!wanted || !done.emplace(probe.exit, probe.function).second)
+      matches = matches || kernel_matches(probe.kernel, n);
+    if (!matches || !done.emplace(probe.exit, probe.function).second)
       continue;
     if (a.config.backend == abi::GpuBackend::Ptx) {
       say(a, "a module with kernels for " + probe.name +
@@ -290,29 +283,91 @@ void on_module_loaded(Agent &a, const Sanitizer_ResourceModuleData &d) {
                  "uninstrumented (--gpu-backend=ptx)");
       return;
     }
-    auto point = probe.exit ? SANITIZER_INSTRUCTION_BLOCK_EXIT : SANITIZER_INSTRUCTION_BLOCK_ENTER;
-    SanitizerResult r = sanitizerPatchInstructions(point, d.module, probe.function.c_str());
+    wanted.push_back(&probe);
+  }
+  if (wanted.empty())
+    return;
+  std::unique_lock<std::mutex> lock(a.patch_mu, std::defer_lock);
+  if (!from_callback)
+    lock.lock();
+  else if (!lock.try_lock()) // gpubt is detaching: the module stays as loaded
+    return;
+  bool patched = false;
+  for (const auto *probe : wanted) {
+    auto point = probe->exit ? SANITIZER_INSTRUCTION_BLOCK_EXIT : SANITIZER_INSTRUCTION_BLOCK_ENTER;
+    SanitizerResult r = sanitizerPatchInstructions(point, module, probe->function.c_str());
     if (r != SANITIZER_SUCCESS) {
-      say(a, probe.name + ": patching " + probe.function + " failed: " + result_text(r));
+      say(a, probe->name + ": patching " + probe->function + " failed: " + result_text(r));
       continue;
     }
     patched = true;
   }
   if (!patched)
     return;
-  SanitizerResult r = sanitizerPatchModule(d.module);
+  SanitizerResult r = sanitizerPatchModule(module);
+  lock.unlock();
   if (r != SANITIZER_SUCCESS)
     return say(a, "sanitizerPatchModule failed (" + result_text(r) +
                       "): the module's kernels run uninstrumented");
-  it->second->patched.insert(d.module);
-  enable_launch_callbacks(a);
-  prepare_kernels(a, *it->second, d.context, d.module, names, nullptr);
-  if (a.config.verbose)
-    std::fprintf(stderr, "gpubt: patched a module of %zu functions\n",
-                 functions ? functions->size() : size_t(0));
+  it->second->patched.insert(module);
+  if (from_callback) // attaching turns them on once every module is patched
+    enable_launch_callbacks(a);
+  if (!a.attached) // set up at first launch instead: no device memory work off the app's threads
+    prepare_kernels(a, *it->second, ctx, module, names, nullptr);
+  if (a.config.verbose) {
+    std::string kernels;
+    size_t listed = 0, matched = 0;
+    for (const auto &n : names)
+      for (const auto *probe : wanted)
+        if (kernel_matches(probe->kernel, n)) {
+          if (++matched <= 8)
+            kernels += (listed++ ? ", " : "") + n.base;
+          break;
+        }
+    if (matched > listed)
+      kernels += " and " + std::to_string(matched - listed) + " more";
+    note(a, "patched a module of " + std::to_string(known.functions.size()) +
+                " functions (sass)" + (kernels.empty() ? "" : ": " + kernels));
+  }
+}
+
+namespace {
+
+// What a loaded module holds, read from its cubin in the callback (the image is gone after).
+KnownModule read_module(const Sanitizer_ResourceModuleData &d) {
+  KnownModule m;
+  m.context = d.context;
+  auto functions = cubin_functions(d.pCubin, d.cubinSize);
+  m.readable = bool(functions);
+  if (functions)
+    m.functions = std::move(*functions);
+  return m;
+}
+
+void forget_context(Agent &a, CUcontext ctx) {
+  if (!a.control)
+    return;
+  std::lock_guard<std::mutex> lock(a.known_mu);
+  a.known_contexts.erase(ctx);
+  std::erase_if(a.known_modules, [&](const auto &m) { return m.second.context == ctx; });
+}
+
+void on_module_loaded(Agent &a, const Sanitizer_ResourceModuleData &d, const KnownModule &known) {
+  auto it = a.contexts.find(d.context);
+  if (it == a.contexts.end())
+    return;
+  if (const PtxImage *image = ptx_image_of(a, d)) {
+    it->second->ptx_modules[d.module] = image;
+    return enable_launch_callbacks(a);
+  }
+  patch_module(a, d.context, d.module, known, true);
 }
 
 void on_module_unload(Agent &a, const Sanitizer_ResourceModuleData &d) {
+  if (a.control) {
+    std::lock_guard<std::mutex> lock(a.known_mu);
+    a.known_modules.erase(d.module);
+  }
   auto it = a.contexts.find(d.context);
   if (it == a.contexts.end())
     return;
@@ -346,11 +401,13 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
       k = {0, nullptr, "sanitizerSetCallbackData failed for kernel " + names.base};
     if (!k.error.empty())
       say(a, k.error + ": it runs uninstrumented");
-    if (a.config.verbose)
-      std::fprintf(stderr, "gpubt: kernel %s: %s backend, probe mask %#llx%s\n",
-                   names.demangled.c_str(), by_ptx ? "ptx" : "sass",
-                   static_cast<unsigned long long>(k.mask),
-                   prepared != c.prepared.end() ? " (set up at load)" : "");
+    if (a.config.verbose) {
+      char mask[32];
+      std::snprintf(mask, sizeof mask, "%#llx", static_cast<unsigned long long>(k.mask));
+      note(a, "kernel " + names.demangled + ": " + (by_ptx ? "ptx" : "sass") +
+                  " backend, probe mask " + mask +
+                  (prepared != c.prepared.end() ? " (set up at load)" : ""));
+    }
     known = c.masks.emplace(d.function, k.mask).first;
     if (k.mask)
       c.kernel_ctxs[d.function] = k.userdata;
@@ -387,6 +444,12 @@ void on_launch_end(Agent &a, const Sanitizer_LaunchData &d) {
   std::vector<uint8_t> records;
   if (!c.memory->drain_ring(records))
     return; // the records stay in the ring and come back at the end
+  if (a.attached) {
+    if (!a.control->send_events(std::string(records.begin(), records.end())))
+      sanitizerEnableCallback(0, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
+                              SANITIZER_CBID_LAUNCH_END); // gpubt is gone: detaching
+    return;
+  }
   for (size_t done = 0; done < records.size();) {
     // MSG_NOSIGNAL: gpubt gone must not kill the program with SIGPIPE.
     ssize_t n =
@@ -539,6 +602,21 @@ void on_synchronized(Agent &a, const Sanitizer_SynchronizeData &d) {
   }
 }
 
+} // namespace
+
+abi::DeviceImage close_context(Context &c) {
+  abi::DeviceImage img;
+  img.device = c.device;
+  if (c.memory) {
+    img = c.memory->read_back(c.device);
+    c.memory->release();
+  }
+  img.probe_launches = c.launches;
+  return img;
+}
+
+namespace {
+
 void finish_context(Agent &a, CUcontext ctx) {
   auto it = a.contexts.find(ctx);
   if (it == a.contexts.end())
@@ -547,14 +625,7 @@ void finish_context(Agent &a, CUcontext ctx) {
   if (c.memory && !c.write_back_failed)
     if (auto st = c.memory->write_back_host_maps(a.config, nullptr); !st)
       say(a, "writing the GPU's values into the host's maps at the end failed: " + st.error());
-  abi::DeviceImage img;
-  img.device = c.device;
-  if (c.memory) {
-    img = c.memory->read_back(c.device);
-    c.memory->release();
-  }
-  img.probe_launches = c.launches;
-  a.results.images.push_back(std::move(img));
+  a.results.images.push_back(close_context(c));
   a.contexts.erase(it);
 }
 
@@ -595,6 +666,22 @@ void on_clock(Agent &a, CUcontext ctx, const ClockModel *model, const std::strin
                  static_cast<long long>(model->offset_ns), model->rate_q32 / 4294.967296);
 }
 
+} // namespace
+
+std::unique_ptr<ClockService> make_clock_service(Agent &a) {
+  return std::make_unique<ClockService>(
+      [&a](CUcontext ctx, const ClockModel *model, const std::string &error, ClockProbe *probe) {
+        on_clock(a, ctx, model, error, probe);
+      });
+}
+
+void note(Agent &a, const std::string &line) {
+  if (!a.attached || !a.control->send_log(line))
+    std::fprintf(stderr, "gpubt: %s\n", line.c_str());
+}
+
+namespace {
+
 void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
               const void *cbdata) {
   Agent &a = *static_cast<Agent *>(userdata);
@@ -604,6 +691,19 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
   if (domain == SANITIZER_CB_DOMAIN_RESOURCE &&
       cbid == SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && a.clock)
     a.clock->forget(static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context);
+  KnownModule loaded;
+  if (domain == SANITIZER_CB_DOMAIN_RESOURCE && cbid == SANITIZER_CBID_RESOURCE_MODULE_LOADED) {
+    const auto &d = *static_cast<const Sanitizer_ResourceModuleData *>(cbdata);
+    loaded = read_module(d);
+    if (a.control) { // dormant-capable: remember it; while gpubt attaches, it patches it
+      std::lock_guard<std::mutex> lock(a.known_mu);
+      a.known_modules[d.module] = loaded;
+      if (a.attaching) {
+        a.deferred.push_back(d.module);
+        return;
+      }
+    }
+  }
   std::lock_guard<std::recursive_mutex> lock(a.mu);
   if (domain == SANITIZER_CB_DOMAIN_DRIVER_API)
     return on_module_load_call(a, cbid, *static_cast<const Sanitizer_CallbackData *>(cbdata));
@@ -612,7 +712,7 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
   if (domain == SANITIZER_CB_DOMAIN_SYNCHRONIZE)
     return on_synchronized(a, *static_cast<const Sanitizer_SynchronizeData *>(cbdata));
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_END) {
-    if (a.config.events_fd >= 0)
+    if (a.config.events_fd >= 0 || a.attached)
       on_launch_end(a, *static_cast<const Sanitizer_LaunchData *>(cbdata));
     return;
   }
@@ -629,12 +729,15 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
   case SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED:
     return on_context_created(a, *static_cast<const Sanitizer_ResourceContextData *>(cbdata));
   case SANITIZER_CBID_RESOURCE_MODULE_LOADED:
-    return on_module_loaded(a, *static_cast<const Sanitizer_ResourceModuleData *>(cbdata));
+    return on_module_loaded(a, *static_cast<const Sanitizer_ResourceModuleData *>(cbdata), loaded);
   case SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
     return on_module_unload(a, *static_cast<const Sanitizer_ResourceModuleData *>(cbdata));
-  case SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
-    finish_context(a, static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context);
+  case SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING: {
+    CUcontext ctx = static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context;
+    forget_context(a, ctx);
+    finish_context(a, ctx);
     return write_results(a);
+  }
   default:
     return;
   }
@@ -646,17 +749,47 @@ void at_exit() {
     return; // a fork()ed copy: the contexts are its parent's
   a.clock.reset(); // stops its thread, which may be waiting for a.mu
   std::lock_guard<std::recursive_mutex> lock(a.mu);
+  a.exiting = true;
   while (!a.contexts.empty())
     finish_context(a, a.contexts.begin()->first);
   write_results(a);
+  if (a.control) // an attached gpubt gets the results now
+    a.control->finish(a.attached ? abi::write_agent_results(a.results) : std::string());
   sanitizerUnsubscribe(a.subscriber);
+}
+
+// Without a config: only the resource callbacks that say what the process loads, and the
+// control socket gpubt attaches through.
+int start_dormant(Agent &a) {
+  a.subscriber = nullptr;
+  if (sanitizerSubscribe(&a.subscriber, callback, &a) != SANITIZER_SUCCESS)
+    return 1; // nothing traced, nothing said: the program is someone's production job
+  auto control = ControlServer::start(attach_handler(a));
+  if (!control) {
+    std::fprintf(stderr, "gpubt: the agent cannot take attach requests (%s): the program runs "
+                         "untraced\n", control.error().c_str());
+    sanitizerUnsubscribe(a.subscriber);
+    return 1;
+  }
+  a.control = std::move(*control);
+  for (auto cbid :
+       {SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED, SANITIZER_CBID_RESOURCE_MODULE_LOADED,
+        SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
+        SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
+    sanitizerEnableCallback(1, a.subscriber, SANITIZER_CB_DOMAIN_RESOURCE, cbid);
+  g_agent = &a;
+  std::atexit(at_exit);
+  if (a.config.verbose)
+    std::fprintf(stderr, "gpubt: agent dormant, listening on %s\n", a.control->path().c_str());
+  return 1;
 }
 
 int start() {
   const char *path = std::getenv("GPUBT_AGENT_CONFIG");
   if (!path) {
-    std::fprintf(stderr, "gpubt: GPUBT_AGENT_CONFIG is not set: nothing to trace\n");
-    return 1;
+    auto *a = new Agent; // lives until exit: callbacks may come from any thread
+    a->config.verbose = std::getenv("GPUBT_AGENT_VERBOSE") != nullptr;
+    return start_dormant(*a);
   }
   std::ifstream in(path);
   std::stringstream text;
@@ -669,6 +802,7 @@ int start() {
   }
   auto *a = new Agent; // lives until exit: callbacks may come from any thread
   a->config = std::move(*config);
+  a->tracing = true;
   if (std::getenv("GPUBT_AGENT_VERBOSE"))
     a->config.verbose = true;
   SanitizerResult r = sanitizerSubscribe(&a->subscriber, callback, a);
@@ -701,10 +835,7 @@ int start() {
       sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
   }
   if (a->config.clock) // some probe reads nsecs
-    a->clock = std::make_unique<ClockService>(
-      [a](CUcontext ctx, const ClockModel *model, const std::string &error, ClockProbe *probe) {
-        on_clock(*a, ctx, model, error, probe);
-      });
+    a->clock = make_clock_service(*a);
   g_agent = a;
   std::atexit(at_exit);
   if (a->config.verbose)

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "runtime/abi/agent_protocol.h"
+#include "runtime/abi/device_abi.h"
 #include "runtime/process/binary_paths.h"
 #include "runtime/gpu/gpu_arch.h"
 #include "runtime/process/owned_temp_dir.h"
@@ -69,7 +71,9 @@ int run_tool(const std::vector<std::string> &argv, const std::string &out_path) 
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-Result<std::string> find_agent() {
+} // namespace
+
+Result<std::string> find_agent_library() {
   if (const char *p = std::getenv("GPUBT_AGENT_PATH"))
     return is_file(p) ? Result<std::string>(p)
                       : make_error(std::string("GPUBT_AGENT_PATH: no file ") + p);
@@ -81,6 +85,8 @@ Result<std::string> find_agent() {
   return make_error("gpu probes need libgpubt_agent.so (built where the CUDA Compute Sanitizer "
                     "SDK is installed): put it next to gpubt or set GPUBT_AGENT_PATH");
 }
+
+namespace {
 
 std::string find_ptxas() {
   if (const char *p = std::getenv("GPUBT_PTXAS"))
@@ -108,7 +114,22 @@ std::string retarget_ptx(const std::string &ptx, const std::string &arch) {
   return ptx.substr(0, begin) + arch + ptx.substr(end == std::string::npos ? ptx.size() : end);
 }
 
+void replace_all(std::string &s, const std::string &from, const std::string &to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
 } // namespace
+
+void tag_probe_functions(std::string &ptx, std::vector<abi::DeviceProbeSpec> &probes,
+                         const std::string &tag) {
+  for (const char *prefix : {GPUBT_PROBE_FUNCTION_PREFIX, "gpubt_dispatch_"}) {
+    std::string tagged = std::string(prefix) + tag + "_";
+    replace_all(ptx, prefix, tagged);
+    for (auto &p : probes)
+      replace_all(p.function, prefix, tagged);
+  }
+}
 
 GpuRun::GpuRun(GpuRun &&o) noexcept
     : dir(std::move(o.dir)), dir_lock(std::move(o.dir_lock)), config_path(std::move(o.config_path)),
@@ -128,9 +149,9 @@ GpuRun::~GpuRun() {
 }
 
 Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
-                               bool verbose) {
+                               bool verbose, bool attach) {
   remove_abandoned_temp_dirs("gpubt-gpu-"); // left by a gpubt that was killed
-  auto agent = find_agent();
+  auto agent = find_agent_library();
   if (!agent)
     return make_error(agent.error());
   auto tmp = make_owned_temp_dir("gpubt-gpu-");
@@ -144,6 +165,9 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   abi::AgentConfig config;
   config.probes = spec.device.probes;
   std::string probes_ptx = add_dispatchers(spec.device.ptx, config.probes);
+  if (attach)
+    tag_probe_functions(probes_ptx, config.probes,
+                        "a" + std::to_string(getpid()) + "_" + std::to_string(time(nullptr)));
   std::string ptxas = find_ptxas();
   for (const auto &arch : gpu_archs(spec)) {
     std::string ptx = run.dir + "/probes." + arch + ".ptx";
@@ -154,7 +178,7 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
       return make_error("assembling the gpu probes for " + arch + " with " + ptxas + " failed" +
                         (st == 127 ? " (not found: set GPUBT_PTXAS)" : "") + ":\n" +
                         read_file(log));
-    config.cubins.push_back({arch, cubin, ptx});
+    config.cubins.push_back({arch, cubin, ptx, ""});
   }
   config.maps = spec.device.maps;
   config.ring_capacity = spec.device.ring_capacity;
@@ -165,7 +189,7 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   config.launch_state = spec.device.launch_state;
   // Without nsecs the clock's measuring kernel (every 100 ms, then every second) is not run.
   config.clock = ptx::has_token(spec.device.ptx, "%globaltimer");
-  if (!spec.formats.empty()) { // printf somewhere: stream the device's records as they come
+  if (!spec.formats.empty() && !attach) { // printf: stream the device's records as they come
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
       run.events = UniqueFd(sv[0]);

@@ -34,15 +34,26 @@ struct GpuRun {
   ~GpuRun(); // removes dir (kept, unlocked, for an hour when GPUBT_KEEP_TEMP is set)
 };
 
+// libgpubt_agent.so: GPUBT_AGENT_PATH, else next to gpubt (or ../lib/gpubt/ from it).
+Result<std::string> find_agent_library();
+
 // Finds the agent (GPUBT_AGENT_PATH, else next to gpubt), the GPUs' architectures
 // (GPUBT_GPU_ARCH="sm_90,...", else nvidia-smi, else spec.device.arch) and ptxas (GPUBT_PTXAS,
 // $PATH, /usr/local/cuda/bin), assembles spec.device.ptx with --compile-as-tools-patch for each
 // and writes the agent config. Errors are for the user (no agent, ptxas failed).
+// ATTACH: for agents already running (gpu_attach.h): the probe functions get names of this run's
+// own (a process keeps the probe code of every earlier session loaded), no events socket, no
+// results file.
 Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
-                               bool verbose);
+                               bool verbose, bool attach = false);
 
 // Sets run.env in this process, so that a child forked afterwards inherits it.
 void export_gpu_env(const GpuRun &run);
+
+// Renames the probe and dispatcher functions in PTX and PROBES: gpubt_probe_N ->
+// gpubt_probe_TAG_N.
+void tag_probe_functions(std::string &ptx, std::vector<abi::DeviceProbeSpec> &probes,
+                         const std::string &tag);
 
 struct GpuOutcome {
   std::vector<MapData> maps;         // indexed like spec.maps; device maps merged over contexts
@@ -55,5 +66,7 @@ struct GpuOutcome {
 // Reads what the agent wrote. Error: no results (the child died before exit handlers ran, or
 // the agent never loaded: no CUDA context was created).
 Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRun &run);
+// The same from results already read (an attached agent sent them).
+GpuOutcome gpu_outcome(const abi::ProgramSpec &spec, const abi::AgentResults &results);
 
 } // namespace gpubt::runtime

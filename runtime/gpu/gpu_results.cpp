@@ -50,6 +50,11 @@ Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRu
   auto results = read_all_results(run);
   if (!results)
     return make_error(results.error());
+  return gpu_outcome(spec, *results);
+}
+
+GpuOutcome gpu_outcome(const abi::ProgramSpec &spec, const abi::AgentResults &results) {
+  const abi::AgentResults *all = &results;
 
   const auto &layouts = spec.device.maps;
   std::vector<DeviceMapSnapshot> merged(layouts.size());
@@ -61,7 +66,7 @@ Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRu
     return !layouts[j].from_host && layouts[j].map_index >= 0 &&
            size_t(layouts[j].map_index) < spec.maps.size();
   };
-  for (const auto &img : results->images) {
+  for (const auto &img : all->images) {
     for (size_t j = 0; j < layouts.size() && j < img.maps.size(); ++j) {
       if (!valid(j) || img.maps[j].empty())
         continue;
@@ -75,7 +80,7 @@ Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRu
     out.ring_drops += img.ring_drops;
   }
   std::vector<uint64_t> launches(spec.device.probes.size());
-  for (const auto &img : results->images)
+  for (const auto &img : all->images)
     for (size_t i = 0; i < img.probe_launches.size() && i < launches.size(); ++i)
       launches[i] += img.probe_launches[i];
   for (size_t i = 0; i < launches.size(); ++i) {

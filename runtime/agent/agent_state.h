@@ -1,0 +1,118 @@
+// The agent's state, shared by its callbacks (agent.cpp) and by attaching to and detaching from
+// a running process (attach_session.cpp). Everything is guarded by Agent::mu.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <cuda.h>
+#include <sanitizer.h>
+
+#include "runtime/abi/agent_protocol.h"
+#include "runtime/agent/context_memory.h"
+#include "runtime/agent/control_server.h"
+#include "runtime/agent/gpu_clock.h"
+#include "runtime/agent/ptx_images.h"
+#include "runtime/ptx/kernel_match.h"
+
+namespace gpubt::agent {
+
+// A kernel's probe mask and userdata. ERROR: why it runs uninstrumented (empty when the
+// context's memory failed: said already).
+struct KernelSetup {
+  uint64_t mask = 0;
+  void *userdata = nullptr;
+  std::string error;
+};
+
+// A traced context.
+struct Context {
+  int device = -1;
+  int sm = 0; // compute capability, 90
+  // Made at the first launch in a patched module: at creation, a context made with cuCtxCreate
+  // is not ready for memsets yet (SANITIZER_ERROR_NOT_READY on the H100).
+  std::optional<ContextMemory> memory;
+  bool memory_failed = false;
+  std::vector<uint64_t> launches;       // per probe
+  std::set<CUmodule> patched;           // modules with probe code in them
+  std::map<CUfunction, uint64_t> masks; // functions whose userdata is set
+  std::map<CUfunction, void *> kernel_ctxs; // their userdata (mask != 0)
+  std::map<CUmodule, const PtxImage *> ptx_modules; // loaded from an instrumented image
+  std::map<CUmodule, CUdeviceptr> userdata;         // their userdata arrays
+  std::map<std::pair<CUmodule, std::string>, KernelSetup> prepared; // at load, by mangled name
+  bool before_launch_failed = false;
+  bool said_stream_writes = false;
+  bool write_back_failed = false;
+};
+
+// What a dormant agent knows of the process, to trace it when gpubt attaches.
+struct KnownContext {
+  int device = -1;
+  int sm = 0;
+};
+struct KnownModule {
+  CUcontext context = nullptr;
+  bool readable = false;              // its functions could be read from the cubin
+  std::vector<std::string> functions; // mangled names (the rest is derived when attaching)
+};
+
+struct Agent {
+  abi::AgentConfig config;
+  Sanitizer_SubscriberHandle subscriber = nullptr;
+  std::recursive_mutex mu; // sanitizer calls made in a callback may call back
+  std::map<CUcontext, std::unique_ptr<Context>> contexts;
+  abi::AgentResults results; // finished contexts and messages
+  pid_t pid = getpid();      // the process that loaded the agent
+  std::unique_ptr<PtxImages> images;
+  std::unique_ptr<ClockService> clock; // measures each context's GPU clock
+  int max_isa = 0; // the highest PTX ISA the driver takes
+  std::map<std::string, std::string> ptx_files; // instrumented images written for file loads
+  std::atomic<bool> launch_callbacks = false; // on once some module holds probe code
+
+  // Dormant (started without a config) until gpubt attaches over the control socket.
+  bool tracing = false;  // a config is in force: from the start (-c), or while attached
+  bool attached = false; // tracing for a gpubt attached over the control socket
+  bool exiting = false;  // at_exit ran: the process is ending
+  std::unique_ptr<ControlServer> control;
+  // What the process has loaded, kept (under known_mu, not mu) only by a dormant-capable agent.
+  // While gpubt attaches (attaching), a module loaded meanwhile is left in `deferred` for the
+  // attaching thread instead of waiting for mu in a callback.
+  std::mutex known_mu;
+  std::map<CUcontext, KnownContext> known_contexts;
+  std::map<CUmodule, KnownModule> known_modules;
+  bool attaching = false;
+  std::vector<CUmodule> deferred;
+  // The Compute Sanitizer's patching calls must be serialized (sanitizer_patching.h); callbacks
+  // only try it (held by a detaching gpubt: the module stays unpatched).
+  std::mutex patch_mu;
+  std::vector<int> received_fds; // BPF map fds gpubt sent, closed at detach
+};
+
+std::string result_text(SanitizerResult r);
+// A "gpubt:" line on stderr, also sent to gpubt with the results.
+void say(Agent &a, const std::string &msg);
+// A -v line: on stderr, or to the attached gpubt.
+void note(Agent &a, const std::string &line);
+std::unique_ptr<ClockService> make_clock_service(Agent &a);
+void enable_launch_callbacks(Agent &a);
+void disable_launch_callbacks(Agent &a);
+// Loads the probe code into CTX and starts tracing it (a.config in force).
+void trace_context(Agent &a, CUcontext ctx, const KnownContext &known);
+// Patches MODULE's kernels that match a probe (a.config in force, CTX traced). FROM_CALLBACK:
+// called in a Compute Sanitizer callback, where the patch lock is only tried (else deferred).
+void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &known,
+                  bool from_callback);
+// CTX's maps and counts, read back and released (its launches must be over).
+abi::DeviceImage close_context(Context &c);
+
+// Attaching (attach_session.cpp): the control socket's handler.
+ControlServer::Handler attach_handler(Agent &a);
+
+} // namespace gpubt::agent

@@ -1,0 +1,203 @@
+// gpubt attaching to a running process, and detaching, on the control socket's thread (see
+// agent_state.h). The Compute Sanitizer allows patching a loaded module from another thread and
+// unpatching it later: the launches in between run the probes, and only those.
+//
+// Locks: this thread takes mu for state, patch_mu around patching calls, and never waits for mu
+// while a callback might hold the Compute Sanitizer's own lock waiting for it: modules loaded
+// while attaching are left in `deferred` (under known_mu) rather than patched in their callback,
+// and launch callbacks are turned on only once every module is patched.
+#include <cstdio>
+#include <unistd.h>
+
+#include "runtime/agent/agent_state.h"
+#include "runtime/agent/driver_api.h"
+
+namespace gpubt::agent {
+namespace {
+
+void close_fds(std::vector<int> &fds) {
+  for (int fd : fds)
+    if (fd >= 0)
+      close(fd);
+  fds.clear();
+}
+
+// The config gpubt sent, the cubins and BPF map fds it names in place (a host map's fd in the
+// text is its index among the fds sent).
+Result<abi::AgentConfig> config_of(std::vector<std::string> &blobs, const std::vector<int> &fds) {
+  if (blobs.empty())
+    return make_error("no agent config");
+  auto config = abi::parse_agent_config(blobs[0]);
+  if (!config)
+    return make_error("a bad agent config: " + config.error());
+  if (blobs.size() != config->cubins.size() + 1)
+    return make_error("the probe code did not come with the config");
+  for (size_t i = 0; i < config->cubins.size(); ++i)
+    config->cubins[i].bytes = std::move(blobs[i + 1]);
+  for (auto &h : config->host_maps)
+    h.fd = h.fd >= 0 && size_t(h.fd) < fds.size() ? fds[h.fd] : -1;
+  config->results_path.clear();
+  config->events_fd = -1;
+  config->backend = abi::GpuBackend::Sass; // see the README: loaded modules are patched
+  return config;
+}
+
+void enable_sync_callbacks(Agent &a, bool on) {
+  for (auto cbid : {SANITIZER_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED,
+                    SANITIZER_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED})
+    sanitizerEnableCallback(on, a.subscriber, SANITIZER_CB_DOMAIN_SYNCHRONIZE, cbid);
+}
+
+bool writes_host_maps(const abi::AgentConfig &config) {
+  for (const auto &h : config.host_maps)
+    if (h.to_host)
+      return true;
+  return false;
+}
+
+// Patches the modules loaded while attaching, until none is left; then callbacks patch.
+void patch_deferred(Agent &a) {
+  for (;;) {
+    std::vector<CUmodule> modules;
+    {
+      std::lock_guard<std::mutex> lock(a.known_mu);
+      if (a.deferred.empty()) {
+        a.attaching = false;
+        return;
+      }
+      modules.swap(a.deferred);
+    }
+    for (CUmodule m : modules) {
+      KnownModule known;
+      {
+        std::lock_guard<std::mutex> lock(a.known_mu);
+        auto it = a.known_modules.find(m);
+        if (it == a.known_modules.end())
+          continue; // unloaded meanwhile
+        known = it->second;
+      }
+      std::lock_guard<std::recursive_mutex> lock(a.mu);
+      patch_module(a, known.context, m, known, false);
+    }
+  }
+}
+
+Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector<int> fds) {
+  auto config = config_of(blobs, fds);
+  if (!config) {
+    close_fds(fds);
+    return make_error(config.error());
+  }
+  {
+    std::lock_guard<std::recursive_mutex> lock(a.mu);
+    if (a.tracing || a.exiting) {
+      close_fds(fds);
+      return make_error(a.exiting ? "the process is exiting" : "the process is traced already");
+    }
+    a.config = std::move(*config);
+    a.results = {};
+    a.received_fds = std::move(fds);
+    a.tracing = a.attached = true;
+  }
+  if (a.config.clock)
+    a.clock = make_clock_service(a);
+  std::map<CUcontext, KnownContext> contexts;
+  std::vector<std::pair<CUmodule, KnownModule>> modules;
+  {
+    std::lock_guard<std::mutex> lock(a.known_mu);
+    a.attaching = true;
+    contexts = a.known_contexts;
+    modules.assign(a.known_modules.begin(), a.known_modules.end());
+  }
+  {
+    std::lock_guard<std::recursive_mutex> lock(a.mu);
+    for (const auto &[ctx, known] : contexts)
+      trace_context(a, ctx, known);
+  }
+  for (const auto &[module, known] : modules) {
+    std::lock_guard<std::recursive_mutex> lock(a.mu);
+    patch_module(a, known.context, module, known, false);
+  }
+  patch_deferred(a);
+  size_t patched = 0;
+  {
+    std::lock_guard<std::recursive_mutex> lock(a.mu);
+    for (const auto &[ctx, c] : a.contexts)
+      patched += c->patched.size();
+  }
+  if (writes_host_maps(a.config))
+    enable_sync_callbacks(a, true);
+  if (patched)
+    enable_launch_callbacks(a);
+  return "process " + std::to_string(getpid()) + ": " + std::to_string(patched) +
+         " module(s) patched in " + std::to_string(contexts.size()) + " CUDA context(s)";
+}
+
+// Waits for every launch made so far in CTX: the last patched kernels may still be running.
+void wait_for_context(CUcontext ctx) {
+  CUcontext popped = nullptr;
+  if (GPUBT_DRIVER(cuCtxPushCurrent)(ctx) != CUDA_SUCCESS)
+    return;
+  GPUBT_DRIVER(cuCtxSynchronize)();
+  GPUBT_DRIVER(cuCtxPopCurrent)(&popped);
+}
+
+std::string detach(Agent &a) {
+  std::vector<CUcontext> contexts;
+  {
+    std::lock_guard<std::recursive_mutex> lock(a.mu);
+    if (!a.attached || a.exiting)
+      return {};
+    for (const auto &[ctx, c] : a.contexts)
+      contexts.push_back(ctx);
+  }
+  disable_launch_callbacks(a);
+  if (writes_host_maps(a.config))
+    enable_sync_callbacks(a, false);
+  {
+    std::lock_guard<std::mutex> patching(a.patch_mu);
+    std::vector<CUmodule> modules;
+    {
+      std::lock_guard<std::recursive_mutex> lock(a.mu);
+      for (const auto &[ctx, c] : a.contexts)
+        modules.insert(modules.end(), c->patched.begin(), c->patched.end());
+    }
+    for (CUmodule m : modules)
+      if (SanitizerResult r = sanitizerUnpatchModule(m); r != SANITIZER_SUCCESS)
+        say(a, "unpatching a module failed (" + result_text(r) + ")");
+  }
+  for (CUcontext ctx : contexts)
+    wait_for_context(ctx);
+  a.clock.reset(); // its thread may wait for mu: not held here
+  std::map<CUcontext, std::unique_ptr<Context>> taken;
+  {
+    std::lock_guard<std::recursive_mutex> lock(a.mu);
+    taken.swap(a.contexts);
+  }
+  std::vector<abi::DeviceImage> images;
+  for (auto &[ctx, c] : taken) {
+    if (c->memory && !c->write_back_failed && writes_host_maps(a.config))
+      (void)c->memory->write_back_host_maps(a.config, nullptr);
+    images.push_back(close_context(*c));
+  }
+  std::lock_guard<std::recursive_mutex> lock(a.mu);
+  for (auto &img : images)
+    a.results.images.push_back(std::move(img));
+  std::string bytes = abi::write_agent_results(a.results);
+  a.results = {};
+  a.config = {};
+  a.tracing = a.attached = false;
+  close_fds(a.received_fds);
+  return bytes;
+}
+
+} // namespace
+
+ControlServer::Handler attach_handler(Agent &a) {
+  return {[&a](std::vector<std::string> blobs, std::vector<int> fds) {
+            return attach(a, std::move(blobs), std::move(fds));
+          },
+          [&a] { return detach(a); }};
+}
+
+} // namespace gpubt::agent

@@ -1,0 +1,263 @@
+// Attaching to running CUDA processes' agents (see gpu_attach.h).
+#include "runtime/gpu/gpu_attach.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <poll.h>
+#include <sstream>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "runtime/abi/agent_control.h"
+
+namespace gpubt::runtime {
+namespace {
+
+using abi::Frame;
+
+std::string read_file(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Result<UniqueFd> connect_to(const std::string &path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path)
+    return make_error("the socket path " + path + " is too long");
+  std::strcpy(addr.sun_path, path.c_str());
+  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid() || connect(fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0)
+    return make_error("cannot connect to " + path + ": " + strerror(errno));
+  return fd;
+}
+
+bool process_exists(pid_t pid) {
+  struct stat st;
+  return stat(("/proc/" + std::to_string(pid)).c_str(), &st) == 0;
+}
+
+void merge_results(abi::AgentResults &into, abi::AgentResults from, pid_t pid) {
+  for (auto &img : from.images)
+    into.images.push_back(std::move(img));
+  for (auto &m : from.messages)
+    into.messages.push_back("process " + std::to_string(pid) + ": " + m);
+}
+
+// PID as its own pid namespace numbers it (the last NSpid of /proc/PID/status): an agent in a
+// container names its socket by that number.
+pid_t innermost_pid(pid_t pid) {
+  std::istringstream status(read_file("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("NSpid:", 0) == 0) {
+      std::istringstream fields(line.substr(6));
+      pid_t last = pid;
+      for (pid_t p; fields >> p;)
+        last = p;
+      return last;
+    }
+  return pid;
+}
+
+} // namespace
+
+std::string no_agent_reason(pid_t pid) {
+  std::string proc = "/proc/" + std::to_string(pid);
+  struct stat st;
+  if (stat(proc.c_str(), &st) != 0)
+    return "no process " + std::to_string(pid);
+  if (geteuid() != 0 && st.st_uid != geteuid())
+    return "permission denied: process " + std::to_string(pid) + " belongs to uid " +
+           std::to_string(st.st_uid) + "; only root or that user may attach to it";
+  std::string env = read_file(proc + "/environ");
+  std::string key = "CUDA_INJECTION64_PATH=";
+  for (size_t at = 0; at < env.size();) {
+    size_t end = env.find('\0', at);
+    std::string var = env.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (var.rfind(key, 0) == 0 && var.find("gpubt_agent") != std::string::npos)
+      return "process " + std::to_string(pid) + " has gpubt's agent (" + var +
+             ") but no control socket in " + abi::agent_dir(st.st_uid) +
+             ": it has not initialized CUDA yet, was started by gpubt -c, or runs with another "
+             "GPUBT_AGENT_DIR";
+    if (end == std::string::npos)
+      break;
+    at = end + 1;
+  }
+  auto agent = find_agent_library();
+  return "process " + std::to_string(pid) + " was not started with gpubt's agent: start it with " +
+         "CUDA_INJECTION64_PATH=" + (agent ? *agent : std::string("/path/to/libgpubt_agent.so")) +
+         " in its environment (`gpubt agent env` prints the lines for a shell, a systemd unit "
+         "and a container)";
+}
+
+Result<std::unique_ptr<GpuAttach>> GpuAttach::start(const abi::ProgramSpec &spec, Options options,
+                                                    std::ostream &err) {
+  if (options.backend == abi::GpuBackend::Ptx)
+    return make_error("--gpu-backend=ptx needs -c: a running process's modules are loaded "
+                      "already, so gpubt patches them (sass)");
+  pid_t pid = options.pid;
+  auto sockets = abi::find_agent_sockets(pid);
+  if (pid > 0 && sockets.empty())
+    if (pid_t inner = innermost_pid(pid); inner != pid) // a process in a container
+      sockets = abi::find_agent_sockets(inner);
+  if (pid > 0 && sockets.empty())
+    return make_error(no_agent_reason(pid));
+  auto run = prepare_gpu_run(spec, abi::GpuBackend::Sass, options.verbose, true);
+  if (!run)
+    return make_error(run.error());
+  std::unique_ptr<GpuAttach> g(new GpuAttach(std::move(*run)));
+  g->options_ = std::move(options);
+  g->err_ = &err;
+  abi::AgentConfig config = g->run_.config;
+  for (auto &h : config.host_maps) {
+    auto fd = g->options_.host_map_fds.find(spec.device.maps.at(h.device_map).map_index);
+    h.fd = -1;
+    if (fd != g->options_.host_map_fds.end()) {
+      h.fd = int(g->fds_.size());
+      g->fds_.push_back(fd->second);
+    }
+  }
+  std::vector<std::string> blobs{abi::write_agent_config(config)};
+  for (const auto &c : config.cubins)
+    blobs.push_back(read_file(c.path));
+  g->attach_bytes_ = abi::pack_blobs(blobs);
+  if (pid > 0) {
+    if (auto st = g->attach(sockets.front()); !st)
+      return make_error("cannot attach to process " + std::to_string(pid) + ": " + st.error());
+  } else {
+    for (const auto &s : sockets)
+      if (auto st = g->attach(s); !st && process_exists(s.pid))
+        err << "WARNING: process " << s.pid << ": " << st.error() << "\n";
+    if (!g->attached_count_)
+      err << "WARNING: no CUDA process with gpubt's agent is running yet: gpu probes attach to "
+             "those that start (`gpubt agent env` says how to start one)\n";
+  }
+  g->thread_ = std::thread([p = g.get()] { p->loop(); });
+  return g;
+}
+
+GpuAttach::~GpuAttach() {
+  stop_ = true;
+  if (thread_.joinable())
+    thread_.join();
+}
+
+Status GpuAttach::attach(const abi::AgentSocket &socket) {
+  tried_.insert(socket.pid);
+  auto fd = connect_to(socket.path);
+  if (!fd)
+    return make_error(fd.error());
+  if (auto st = abi::send_frame(fd->get(), Frame::Attach, attach_bytes_, fds_); !st)
+    return st;
+  for (;;) {
+    auto f = abi::recv_frame(fd->get(), 30000);
+    if (!f)
+      return make_error("the agent did not answer (" + f.error() + ")");
+    for (int extra : f->fds)
+      close(extra);
+    if (f->type == Frame::Log) {
+      if (options_.verbose)
+        *err_ << "gpubt: [" << socket.pid << "] " << f->bytes << "\n";
+      continue;
+    }
+    if (f->type == Frame::Refused)
+      return make_error(f->bytes);
+    if (f->type != Frame::Attached)
+      return make_error("an unexpected answer from the agent");
+    if (options_.verbose)
+      *err_ << "gpubt: attached to " << f->bytes << "\n";
+    auto link = std::make_unique<Link>();
+    link->pid = socket.pid;
+    link->fd = std::move(*fd);
+    std::lock_guard<std::mutex> lock(mu_);
+    links_.push_back(std::move(link));
+    ++attached_count_;
+    return Ok{};
+  }
+}
+
+void GpuAttach::read_frame(Link &link) {
+  auto f = abi::recv_frame(link.fd.get(), 5000);
+  if (!f) {
+    link.done = true;
+    *err_ << "WARNING: process " << link.pid << " went away without sending its GPU maps\n";
+    return;
+  }
+  for (int extra : f->fds)
+    close(extra);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (f->type == Frame::Events) {
+    events_.insert(events_.end(), f->bytes.begin(), f->bytes.end());
+  } else if (f->type == Frame::Log) {
+    if (options_.verbose)
+      *err_ << "gpubt: [" << link.pid << "] " << f->bytes << "\n";
+  } else if (f->type == Frame::Results) {
+    link.done = true;
+    auto results = abi::parse_agent_results(f->bytes);
+    if (results)
+      merge_results(results_, std::move(*results), link.pid);
+    else
+      *err_ << "WARNING: process " << link.pid << ": " << results.error() << "\n";
+  }
+}
+
+void GpuAttach::loop() {
+  auto last_scan = std::chrono::steady_clock::now();
+  while (!stop_) {
+    std::vector<pollfd> fds;
+    std::vector<Link *> polled;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto &l : links_)
+        if (!l->done) {
+          fds.push_back({l->fd.get(), POLLIN, 0});
+          polled.push_back(l.get());
+        }
+    }
+    if (poll(fds.data(), fds.size(), 200) > 0)
+      for (size_t i = 0; i < fds.size(); ++i)
+        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR))
+          read_frame(*polled[i]);
+    auto now = std::chrono::steady_clock::now();
+    if (options_.pid == 0 && now - last_scan > std::chrono::milliseconds(250)) {
+      last_scan = now;
+      for (const auto &s : abi::find_agent_sockets(0))
+        if (!tried_.count(s.pid))
+          if (auto st = attach(s); !st && process_exists(s.pid))
+            *err_ << "WARNING: process " << s.pid << ": " << st.error() << "\n";
+    }
+  }
+}
+
+std::vector<uint8_t> GpuAttach::take_events() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(events_, {});
+}
+
+abi::AgentResults GpuAttach::finish(std::ostream &err) {
+  stop_ = true;
+  if (thread_.joinable())
+    thread_.join();
+  for (auto &l : links_)
+    if (!l->done && !abi::send_frame(l->fd.get(), Frame::Detach, ""))
+      l->done = true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (auto &l : links_)
+    while (!l->done) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        err << "WARNING: process " << l->pid << " did not send its GPU maps in time\n";
+        break;
+      }
+      read_frame(*l);
+    }
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(results_, {});
+}
+
+} // namespace gpubt::runtime

@@ -1,0 +1,79 @@
+// gpu probes in CUDA processes that are already running: gpubt attaches to their dormant agents
+// (started with CUDA_INJECTION64_PATH and no config; runtime/abi/agent_control.h), with -p to
+// one, else to every one this user may reach and every one that starts meanwhile. At the end
+// it detaches: each process is unpatched and sends back its maps.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <set>
+#include <string>
+#include <sys/types.h>
+#include <thread>
+#include <vector>
+
+#include "runtime/abi/agent_control.h"
+#include "runtime/abi/agent_protocol.h"
+#include "runtime/abi/program_spec.h"
+#include "runtime/abi/result.h"
+#include "runtime/abi/unique_fd.h"
+#include "runtime/gpu/gpu_inject.h"
+
+namespace gpubt::runtime {
+
+class GpuAttach {
+public:
+  struct Options {
+    abi::GpuBackend backend = abi::GpuBackend::Auto;
+    bool verbose = false;
+    pid_t pid = 0; // 0: every agent, now and later
+    // Spec map index -> gpubt's fd of the BPF map behind each host<->GPU map (Session's).
+    std::map<int, int> host_map_fds;
+  };
+  // Assembles the probes and attaches. Error (for the user): with a pid, that process could not
+  // be attached (no agent, another user's, refused).
+  static Result<std::unique_ptr<GpuAttach>> start(const abi::ProgramSpec &spec, Options options,
+                                                   std::ostream &err);
+  ~GpuAttach();
+
+  size_t attached() const { return attached_count_; }
+  // The printf records received so far (taken).
+  std::vector<uint8_t> take_events();
+  // Detaches from every process (waiting up to a few seconds for each one's results) and
+  // returns what they sent, merged; MESSAGES: what each agent said, prefixed by its pid.
+  abi::AgentResults finish(std::ostream &err);
+
+private:
+  struct Link {
+    pid_t pid = 0;
+    UniqueFd fd;
+    bool done = false; // its results came, or it went away
+  };
+  explicit GpuAttach(GpuRun run) : run_(std::move(run)) {}
+  // Connects to SOCKET's agent and sends the attach; error: why not.
+  Status attach(const abi::AgentSocket &socket);
+  void loop(); // new agents (no pid), frames from attached ones
+  void read_frame(Link &link);
+
+  Options options_;
+  GpuRun run_;
+  std::string attach_bytes_; // the Attach frame's blobs, the same for every process
+  std::vector<int> fds_;     // sent with it
+  std::ostream *err_ = nullptr;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Link>> links_;
+  std::set<pid_t> tried_; // processes seen (attached or refused): not tried again
+  std::vector<uint8_t> events_;
+  abi::AgentResults results_;
+  std::atomic<size_t> attached_count_ = 0;
+  std::atomic<bool> stop_ = false;
+  std::thread thread_;
+};
+
+// Why PID cannot be attached to when it has no agent socket this user can see.
+std::string no_agent_reason(pid_t pid);
+
+} // namespace gpubt::runtime
