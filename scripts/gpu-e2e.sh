@@ -4,21 +4,23 @@
 # tests/gpu/run_suite.py and prints a pass/fail table. gpubt itself needs LLVM/libbpf: pass a
 # prebuilt one (scripts/gpu-pack.sh stages a static one in .carry/) or the gpubt cases are skipped.
 # Usage: scripts/gpu-e2e.sh [--timings] [--torch] [--ml] [--no-suite] [--ptx-bench]
-#                           [--latency-bench] [--train-bench]
+#                           [--latency-bench] [--train-bench] [--attach]
 #        (env: GPUBT=path, WORK=build folder, ML_ONLY=regex of ML workloads, ML_OUTPUTS=file)
 # --ptx-bench: after the suite, bench/gpu/ptx_bench.sh (issue 5's PTX vs SASS vs hand-written table).
 # --latency-bench: after the suite, bench/gpu/launch_latency.py (what gpubt adds to launch latency).
 # --ml: tests/gpu/ml_suite.py (PyTorch eager/compile/graphs, Triton, JAX, CuPy, cuBLAS, streams).
 # --train-bench: bench/gpu/train_cost.py (a transformer training step plain vs traced).
+# --attach: tests/gpu/attach_suite.py (gpubt -p / system-wide on running trainers, issue 13).
 # --no-suite: skip tests/gpu/run_suite.py (with --ml or a bench).
 set -uo pipefail
-PTX_BENCH=0 LATENCY_BENCH=0 ML=0 TRAIN_BENCH=0 SUITE=1
+PTX_BENCH=0 LATENCY_BENCH=0 ML=0 TRAIN_BENCH=0 SUITE=1 ATTACH=0
 SUITE_ARGS=()
 for arg in "$@"; do
   case "$arg" in
   --ptx-bench) PTX_BENCH=1 ;;
   --latency-bench) LATENCY_BENCH=1 ;;
   --ml) ML=1 ;;
+  --attach) ATTACH=1 ;;
   --train-bench) TRAIN_BENCH=1 ;;
   --no-suite) SUITE=0 ;;
   *) SUITE_ARGS+=("$arg") ;;
@@ -85,6 +87,9 @@ fi
 if [ "$ML" = 1 ] && [ -n "$GPUBT" ]; then
   python3 "$T/ml_suite.py" --gpubt "$GPUBT" --agent "$AGENT" --only "${ML_ONLY:-}" \
     ${ML_OUTPUTS:+--outputs "$ML_OUTPUTS"} || RC=1
+fi
+if [ "$ATTACH" = 1 ] && [ -n "$GPUBT" ]; then
+  python3 "$T/attach_suite.py" --gpubt "$GPUBT" --agent "$AGENT" || RC=1
 fi
 if [ "$TRAIN_BENCH" = 1 ] && [ -n "$GPUBT" ]; then
   python3 "$ROOT/bench/gpu/train_cost.py" --gpubt "$GPUBT" --agent "$AGENT" \

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""gpubt attaching to a training job already running (issue 13), on a GPU machine.
+
+Three copies of tests/gpu/ml/train_service.py (a transformer training step, trained in bursts on
+command): P without the agent, D and D2 started with it (dormant). Every burst D or D2 runs is
+also run by P, so their loss sequences must stay bit-identical to P's whatever gpubt did. Checks:
+- dormant and after detach, D's step time is within 1% of P's (bursts interleaved, medians);
+- gpubt -p D, attached only while one burst runs: GPU launches == host cuLaunchKernel* calls of
+  that window, then again (thread exits == grid arithmetic of cuLaunchKernel), twice in a row;
+- a second gpubt while one is attached is refused ('busy'); a non-root user is refused
+  ('permission denied'); P (no agent) gets the message saying how to start one;
+- gpubt without -p attaches to D and to D2 started after it, maps keyed by pid, each equal to
+  that pid's host launch count;
+- the dormant agent's memory (VmRSS of D vs P).
+usage: attach_suite.py --gpubt PATH --agent PATH"""
+import argparse, os, re, signal, statistics, subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+THREADS = ('(uint64)args.gridDimX * args.gridDimY * args.gridDimZ * args.blockDimX * '
+           'args.blockDimY * args.blockDimZ')
+LAUNCHES = 'gpu:kprobe:* /tid == 0/ { @gpu = count(); } uprobe:cuda:cuLaunchKernel* { @host = count(); }'
+THREAD_EXITS = ('gpu:kretprobe:* { @gpu = count(); } '
+                f'uprobe:cuda:cuLaunchKernel {{ @host = sum({THREADS}); }} '
+                'uprobe:cuda:cuLaunchKernelEx, uprobe:cuda:cuLaunchCooperativeKernel '
+                '{ @other = count(); }')
+PER_PID = ('gpu:kprobe:* /tid == 0/ { @gpu[pid] = count(); } '
+           'uprobe:cuda:cuLaunchKernel* { @host[pid] = count(); }')
+results = []
+
+
+def check(name, ok, detail):
+    results.append(ok)
+    print(f'[{"PASS" if ok else "FAIL"}] {name}: {detail}', flush=True)
+
+
+class Trainer:
+    def __init__(self, env, log):
+        self.p = subprocess.Popen([sys.executable, f'{HERE}/ml/train_service.py'],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=open(log, 'w'), text=True, env=env)
+        line = self.p.stdout.readline()
+        if not line.startswith('ready'):
+            raise RuntimeError(f'trainer did not start: {line!r} {open(log).read()[-2000:]}')
+        self.pid = self.p.pid
+        self.log = log
+
+    def burst(self, n):
+        self.p.stdin.write(f'burst {n}\n')
+        self.p.stdin.flush()
+        m = re.match(r'burst \d+ ms ([0-9.]+) losses (\S+)', self.p.stdout.readline())
+        if not m:
+            raise RuntimeError(f'trainer {self.pid} failed: {open(self.log).read()[-2000:]}')
+        return float(m.group(1)), m.group(2).split(',')
+
+    def rss_kb(self):
+        for line in open(f'/proc/{self.pid}/status'):
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1])
+        return 0
+
+    def quit(self):
+        self.p.stdin.write('quit\n')
+        self.p.stdin.flush()
+        self.p.wait(timeout=60)
+
+
+class Gpubt:
+    """gpubt in the background until stop(); waits for its 'Attaching' line (and, with WAIT_FOR,
+    for -v's 'attached to process PID' lines)."""
+    def __init__(self, args, env, tmp, wait_for=()):
+        self.out = open(os.path.join(tmp, f'gpubt{time.time_ns()}.out'), 'w+')
+        self.err = open(os.path.join(tmp, f'gpubt{time.time_ns()}.err'), 'w+')
+        self.p = subprocess.Popen(args, stdout=self.out, stderr=self.err, env=env)
+        self.wait_text(lambda: 'Attaching' in self.text()[0], 120)
+        for pid in wait_for:
+            self.wait_text(lambda: f'attached to process {pid}:' in self.text()[1], 120)
+
+    def text(self):
+        return open(self.out.name).read(), open(self.err.name).read()
+
+    def wait_text(self, cond, timeout):
+        t = time.time()
+        while not cond():
+            if self.p.poll() is not None or time.time() - t > timeout:
+                out, err = self.text()
+                raise RuntimeError(f'gpubt: exit {self.p.poll()} {out[-1500:]!r} {err[-3000:]!r}')
+            time.sleep(0.05)
+
+    def stop(self):
+        self.p.send_signal(signal.SIGINT)
+        rc = self.p.wait(timeout=120)
+        out, err = self.text()
+        return rc, out, err
+
+
+def value(out, name):
+    m = re.search(rf'^@{name}: (\d+)$', out, re.M)
+    return int(m.group(1)) if m else None
+
+
+def keyed(out, name):
+    return {int(k): int(v) for k, v in re.findall(rf'^@{name}\[(\d+)\]: (\d+)$', out, re.M)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--gpubt', required=True)
+    ap.add_argument('--agent', required=True)
+    ap.add_argument('--rounds', type=int, default=5)
+    ap.add_argument('--steps', type=int, default=60)
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix='gpubt-attach-')
+    plain_env = {k: v for k, v in os.environ.items() if not k.startswith('GPUBT_')}
+    agent_env = dict(plain_env, CUDA_INJECTION64_PATH=a.agent)
+    gpubt_env = dict(os.environ, GPUBT_AGENT_PATH=a.agent)
+    P = Trainer(plain_env, f'{tmp}/P.log')
+    D = Trainer(agent_env, f'{tmp}/D.log')
+    plain_losses, traced_losses = [], []
+
+    def both(n):  # D's burst, mirrored by P so the loss sequences stay comparable
+        d_ms, d_loss = D.burst(n)
+        p_ms, p_loss = P.burst(n)
+        traced_losses.extend(d_loss)
+        plain_losses.extend(p_loss)
+        return d_ms, p_ms
+
+    def timing(label):
+        ratios = []
+        for _ in range(a.rounds):
+            d, p = both(a.steps)
+            ratios.append(d / p)
+        med = statistics.median(ratios)
+        check(f'{label}: step time vs no agent', med <= 1.01,
+              f'median ratio {med:.4f} over {a.rounds} rounds of {a.steps} steps '
+              f'({", ".join(f"{r:.3f}" for r in ratios)}); target <= 1.01')
+
+    both(10)  # warm-up
+    dormant_rss = D.rss_kb() - P.rss_kb()
+    timing('dormant')
+
+    for attempt in (1, 2):
+        g = Gpubt([a.gpubt, '-p', str(D.pid), '-e', LAUNCHES], gpubt_env, tmp)
+        if attempt == 1:  # a second session meanwhile
+            busy = subprocess.run([a.gpubt, '-p', str(D.pid), '-e', 'gpu:kprobe:* { @ = count(); }'],
+                                  env=gpubt_env, capture_output=True, text=True, timeout=120)
+            check('second gpubt while one is attached', busy.returncode != 0 and 'busy' in busy.stderr,
+                  f'exit {busy.returncode}, {busy.stderr.strip()[-300:]!r}')
+        d_ms, _ = both(20)
+        rc, out, err = g.stop()
+        gpu, host = value(out, 'gpu'), value(out, 'host')
+        check(f'attach {attempt}: -p launches', rc == 0 and gpu and gpu == host,
+              f'exit {rc}, gpu launches {gpu}, host cuLaunchKernel* {host} (20 steps, '
+              f'{d_ms:.3f} ms/step while attached) {err.strip()[-400:]!r}')
+    g = Gpubt([a.gpubt, '-p', str(D.pid), '-e', THREAD_EXITS], gpubt_env, tmp)
+    d_ms, p_ms = both(20)
+    rc, out, err = g.stop()
+    gpu, host, other = value(out, 'gpu'), value(out, 'host'), value(out, 'other')
+    check('attach 3: -p thread exits', rc == 0 and gpu and gpu == host and not other,
+          f'exit {rc}, gpu thread exits {gpu}, host grid arithmetic {host}, other launches '
+          f'{other}; {d_ms:.3f} ms/step attached vs {p_ms:.3f} plain {err.strip()[-400:]!r}')
+    timing('after detach')
+
+    # gpubt where user nobody may run it (the checkout may be in root's home).
+    shared = tempfile.mkdtemp(prefix='gpubt-nobody-')
+    os.chmod(shared, 0o755)
+    subprocess.run(['cp', '-r', os.path.dirname(os.path.abspath(a.gpubt)), f'{shared}/g'], check=True)
+    subprocess.run(['chmod', '-R', 'a+rX', shared], check=True)
+    nobody_env = dict(gpubt_env, LD_LIBRARY_PATH=f'{shared}/g/lib')
+    nobody = subprocess.run(['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups',
+                             f'{shared}/g/{os.path.basename(a.gpubt)}', '-p', str(D.pid), '-e',
+                             'gpu:kprobe:* { @ = count(); }'],
+                            env=nobody_env, capture_output=True, text=True, timeout=120)
+    check('non-root user attaching to root\'s process', nobody.returncode != 0 and
+          'permission denied' in nobody.stderr, f'exit {nobody.returncode}, {nobody.stderr.strip()!r}')
+    no_agent = subprocess.run([a.gpubt, '-p', str(P.pid), '-e', 'gpu:kprobe:* { @ = count(); }'],
+                              env=gpubt_env, capture_output=True, text=True, timeout=120)
+    check('process without the agent', no_agent.returncode != 0 and
+          'gpubt agent env' in no_agent.stderr, f'exit {no_agent.returncode}, {no_agent.stderr.strip()!r}')
+
+    # System-wide: D now, D2 started while gpubt runs.
+    g = Gpubt([a.gpubt, '-v', '-e', PER_PID], gpubt_env, tmp, wait_for=[D.pid])
+    D2 = Trainer(agent_env, f'{tmp}/D2.log')
+    g.wait_text(lambda: f'attached to process {D2.pid}:' in g.text()[1], 120)
+    _, d_loss = D.burst(10)
+    D2.burst(10)
+    rc, out, err = g.stop()
+    _, p_loss = P.burst(10)  # D's steps, mirrored
+    traced_losses.extend(d_loss)
+    plain_losses.extend(p_loss)
+    gpu, host = keyed(out, 'gpu'), keyed(out, 'host')
+    ok = rc == 0 and all(gpu.get(p) and gpu.get(p) == host.get(p) for p in (D.pid, D2.pid))
+    check('no -p: two trainers, one started after gpubt', ok,
+          f'exit {rc}, gpu launches by pid {gpu}, host by pid {host} {err.strip()[-300:]!r}')
+    D2.quit()
+    check('loss sequence bit-identical to the run without agent',
+          traced_losses == plain_losses and len(traced_losses) > 0,
+          f'{len(traced_losses)} steps compared')
+    check('dormant agent memory', dormant_rss < 64 * 1024,
+          f'VmRSS of D minus P after warm-up: {dormant_rss / 1024:.1f} MiB')
+    D.quit()
+    P.quit()
+    print(f'attach suite: {sum(results)}/{len(results)} passed')
+    return 0 if all(results) else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
