@@ -67,7 +67,7 @@ void enable_launch_callbacks(Agent &a) {
                           SANITIZER_CBID_LAUNCH_BEGIN);
   sanitizerEnableCallback(1, a.subscriber, SANITIZER_CB_DOMAIN_GRAPHS,
                           SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN);
-  if (a.config.events_fd >= 0 || (a.attached && a.config.ring_capacity))
+  if (a.config.events_fd >= 0 || a.stream_events)
     sanitizerEnableCallback(1, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
                             SANITIZER_CBID_LAUNCH_END);
 }
@@ -712,7 +712,7 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
   if (domain == SANITIZER_CB_DOMAIN_SYNCHRONIZE)
     return on_synchronized(a, *static_cast<const Sanitizer_SynchronizeData *>(cbdata));
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_END) {
-    if (a.config.events_fd >= 0 || a.attached)
+    if (a.config.events_fd >= 0 || a.stream_events)
       on_launch_end(a, *static_cast<const Sanitizer_LaunchData *>(cbdata));
     return;
   }

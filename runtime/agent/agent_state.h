@@ -80,6 +80,7 @@ struct Agent {
   bool tracing = false;  // a config is in force: from the start (-c), or while attached
   bool attached = false; // tracing for a gpubt attached over the control socket
   bool exiting = false;  // at_exit ran: the process is ending
+  bool stream_events = false; // attached, the probes printf: records go to gpubt per launch
   std::unique_ptr<ControlServer> control;
   // What the process has loaded, kept (under known_mu, not mu) only by a dormant-capable agent.
   // While gpubt attaches (attaching), a module loaded meanwhile is left in `deferred` for the

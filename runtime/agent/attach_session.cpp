@@ -7,6 +7,7 @@
 // while attaching are left in `deferred` (under known_mu) rather than patched in their callback,
 // and launch callbacks are turned on only once every module is patched.
 #include <cstdio>
+#include <utility>
 #include <unistd.h>
 
 #include "runtime/agent/agent_state.h"
@@ -37,7 +38,6 @@ Result<abi::AgentConfig> config_of(std::vector<std::string> &blobs, const std::v
   for (auto &h : config->host_maps)
     h.fd = h.fd >= 0 && size_t(h.fd) < fds.size() ? fds[h.fd] : -1;
   config->results_path.clear();
-  config->events_fd = -1;
   config->backend = abi::GpuBackend::Sass; // see the README: loaded modules are patched
   return config;
 }
@@ -95,6 +95,8 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
       return make_error(a.exiting ? "the process is exiting" : "the process is traced already");
     }
     a.config = std::move(*config);
+    // events_fd >= 0 from gpubt: the probes printf, records go to it as launches end.
+    a.stream_events = std::exchange(a.config.events_fd, -1) >= 0;
     a.results = {};
     a.received_fds = std::move(fds);
     a.tracing = a.attached = true;
@@ -133,14 +135,22 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
          " module(s) patched in " + std::to_string(contexts.size()) + " CUDA context(s)";
 }
 
-// Waits for every launch made so far in CTX: the last patched kernels may still be running.
-void wait_for_context(CUcontext ctx) {
-  CUcontext popped = nullptr;
-  if (GPUBT_DRIVER(cuCtxPushCurrent)(ctx) != CUDA_SUCCESS)
-    return;
-  GPUBT_DRIVER(cuCtxSynchronize)();
-  GPUBT_DRIVER(cuCtxPopCurrent)(&popped);
-}
+// CTX current on this thread while it lives (the attaching thread has none of its own).
+class CurrentContext {
+public:
+  explicit CurrentContext(CUcontext ctx)
+      : pushed_(GPUBT_DRIVER(cuCtxPushCurrent)(ctx) == CUDA_SUCCESS) {}
+  ~CurrentContext() {
+    CUcontext popped = nullptr;
+    if (pushed_)
+      GPUBT_DRIVER(cuCtxPopCurrent)(&popped);
+  }
+  CurrentContext(const CurrentContext &) = delete;
+  CurrentContext &operator=(const CurrentContext &) = delete;
+
+private:
+  bool pushed_;
+};
 
 std::string detach(Agent &a) {
   std::vector<CUcontext> contexts;
@@ -166,8 +176,10 @@ std::string detach(Agent &a) {
       if (SanitizerResult r = sanitizerUnpatchModule(m); r != SANITIZER_SUCCESS)
         say(a, "unpatching a module failed (" + result_text(r) + ")");
   }
-  for (CUcontext ctx : contexts)
-    wait_for_context(ctx);
+  for (CUcontext ctx : contexts) { // the last patched kernels may still be running
+    CurrentContext current(ctx);
+    GPUBT_DRIVER(cuCtxSynchronize)();
+  }
   a.clock.reset(); // its thread may wait for mu: not held here
   std::map<CUcontext, std::unique_ptr<Context>> taken;
   {
@@ -176,6 +188,7 @@ std::string detach(Agent &a) {
   }
   std::vector<abi::DeviceImage> images;
   for (auto &[ctx, c] : taken) {
+    CurrentContext current(ctx);
     if (c->memory && !c->write_back_failed && writes_host_maps(a.config))
       (void)c->memory->write_back_host_maps(a.config, nullptr);
     images.push_back(close_context(*c));
@@ -186,7 +199,7 @@ std::string detach(Agent &a) {
   std::string bytes = abi::write_agent_results(a.results);
   a.results = {};
   a.config = {};
-  a.tracing = a.attached = false;
+  a.tracing = a.attached = a.stream_events = false;
   close_fds(a.received_fds);
   return bytes;
 }
