@@ -1,11 +1,16 @@
 """The transformer training step of train_transformer.py as a long-lived job that gpubt attaches
 to: it trains only when told on stdin ('burst N': N steps; 'quit'), so a test knows which steps ran
-while gpubt was attached. Prints 'ready PID' once CUDA is up, then per burst
+while gpubt was attached. Prints 'ready PID' once CUDA is up (--hold: 'cuda PID' first, with CUDA initialized and nothing
+launched yet, then waits for a line), then per burst
 'burst I ms MEAN_STEP_MS losses HEX,...' (CUDA events; losses as float hex, bit-comparable)."""
 import os, sys
 os.environ.setdefault('CUBLAS_WORKSPACE_CONFIG', ':4096:8')
 import torch
 
+if '--hold' in sys.argv:  # CUDA up (the agent listening), nothing launched: wait for a line
+    torch.cuda.init()
+    print('cuda', os.getpid(), flush=True)
+    sys.stdin.readline()
 torch.manual_seed(0)
 torch.use_deterministic_algorithms(True)
 model = torch.nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048,
