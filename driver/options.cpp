@@ -47,7 +47,7 @@ void print_usage(std::FILE *out) {
       "    --gpu-backend=B  how gpu probes get into kernels: auto (default: compiled into the\n"
       "                   module's PTX where it has PTX, else patched into its SASS), ptx, sass\n"
       "    --gpu-arch=sm_XX  the GPU -l -v 'gpu:...' says each kernel's backend for (default:\n"
-      "                   this machine's, from nvidia-smi, else sm_90)\n"
+      "                   this machine's, from the CUDA driver, else sm_90)\n"
       "    -h, --help     show this help\n"
       "    gpubt [options] - <stdin input>   read the program from standard input\n"
       "    Words after the script are its positional parameters $1, $2, ... ($# counts them).\n"

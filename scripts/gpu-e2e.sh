@@ -89,7 +89,13 @@ if [ "$ML" = 1 ] && [ -n "$GPUBT" ]; then
     ${ML_OUTPUTS:+--outputs "$ML_OUTPUTS"} || RC=1
 fi
 if [ "$ATTACH" = 1 ] && [ -n "$GPUBT" ]; then
-  python3 "$T/attach_suite.py" --gpubt "$GPUBT" --agent "$AGENT" || RC=1
+  # From a node install (README "Deploy on GPU nodes"): the agent installed from its build, gpubt
+  # beside it, found by gpubt without GPUBT_AGENT_PATH.
+  PREFIX=$WORK/prefix
+  rm -rf "$PREFIX" && cmake --install "$WORK/agent" --prefix "$PREFIX" >/dev/null &&
+    install -D -m 755 "$GPUBT" "$PREFIX/bin/gpubt" || RC=1
+  python3 "$T/attach_suite.py" --gpubt "$PREFIX/bin/gpubt" \
+    --agent "$PREFIX/lib/gpubt/libgpubt_agent.so" || RC=1
 fi
 if [ "$TRAIN_BENCH" = 1 ] && [ -n "$GPUBT" ]; then
   python3 "$ROOT/bench/gpu/train_cost.py" --gpubt "$GPUBT" --agent "$AGENT" \

@@ -1,13 +1,48 @@
-// nvidia-smi prints one compute capability per GPU ("9.0"); its absence or failure is silent.
+// The CUDA driver, loaded with dlopen (gpubt links no CUDA), or nvidia-smi, which prints one
+// compute capability per GPU ("9.0"); their absence or failure is silent.
 #include "runtime/gpu/gpu_arch.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <sstream>
 
 namespace gpubt::runtime {
+namespace {
+
+// "sm_XY" for each GPU the driver sees. The driver is initialized without
+// CUDA_INJECTION64_PATH: a shell set up for dormant agents (`gpubt agent env`) must not load
+// one into gpubt itself.
+std::vector<std::string> driver_archs() {
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!cuda)
+    return {};
+  using Init = int (*)(unsigned);
+  using Count = int (*)(int *);
+  using Get = int (*)(int *, int, int);
+  auto init = reinterpret_cast<Init>(dlsym(cuda, "cuInit"));
+  auto count = reinterpret_cast<Count>(dlsym(cuda, "cuDeviceGetCount"));
+  auto get = reinterpret_cast<Get>(dlsym(cuda, "cuDeviceGetAttribute"));
+  const char *injection = std::getenv("CUDA_INJECTION64_PATH");
+  std::string saved = injection ? injection : "";
+  unsetenv("CUDA_INJECTION64_PATH");
+  std::vector<std::string> archs;
+  int n = 0;
+  constexpr int kMajor = 75, kMinor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR/MINOR
+  if (init && count && get && init(0) == 0 && count(&n) == 0)
+    for (int dev = 0; dev < n; ++dev) {
+      int major = 0, minor = 0;
+      if (get(&major, kMajor, dev) == 0 && get(&minor, kMinor, dev) == 0)
+        archs.push_back("sm_" + std::to_string(major * 10 + minor));
+    }
+  if (injection)
+    setenv("CUDA_INJECTION64_PATH", saved.c_str(), 1);
+  return archs; // the driver stays loaded: unloading an initialized driver is not supported
+}
+
+} // namespace
 
 GpuArchs machine_gpu_archs() {
   GpuArchs out;
@@ -20,6 +55,12 @@ GpuArchs machine_gpu_archs() {
     for (std::string a; std::getline(s, a, ',');)
       add(a);
     out.source = "GPUBT_GPU_ARCH";
+    return out;
+  }
+  for (auto &arch : driver_archs())
+    add(std::move(arch));
+  if (!out.archs.empty()) {
+    out.source = "the CUDA driver";
     return out;
   }
   FILE *p = popen("nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null", "r");

@@ -10,11 +10,11 @@ namespace gpubt::runtime {
 
 struct GpuArchs {
   std::vector<std::string> archs; // "sm_90", each once; empty when nothing said
-  std::string source;             // "GPUBT_GPU_ARCH" or "nvidia-smi"
+  std::string source;             // "GPUBT_GPU_ARCH", "the CUDA driver" or "nvidia-smi"
 };
 
-// GPUBT_GPU_ARCH ("sm_90,sm_80"), else nvidia-smi's compute capabilities; empty when neither
-// answers (no GPU, no driver).
+// GPUBT_GPU_ARCH ("sm_90,sm_80"), else the CUDA driver's compute capabilities (libcuda.so.1,
+// loaded in this process), else nvidia-smi's; empty when none answers (no GPU, no driver).
 GpuArchs machine_gpu_archs();
 
 // "sm_90" or "sm_90a" -> 90; nullopt for anything else.

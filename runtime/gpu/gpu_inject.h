@@ -38,7 +38,7 @@ struct GpuRun {
 Result<std::string> find_agent_library();
 
 // Finds the agent (GPUBT_AGENT_PATH, else next to gpubt), the GPUs' architectures
-// (GPUBT_GPU_ARCH="sm_90,...", else nvidia-smi, else spec.device.arch) and ptxas (GPUBT_PTXAS,
+// (GPUBT_GPU_ARCH="sm_90,...", else the CUDA driver or nvidia-smi, else spec.device.arch) and ptxas (GPUBT_PTXAS,
 // $PATH, /usr/local/cuda/bin), assembles spec.device.ptx with --compile-as-tools-patch for each
 // and writes the agent config. Errors are for the user (no agent, ptxas failed).
 // ATTACH: for agents already running (gpu_attach.h): the probe functions get names of this run's

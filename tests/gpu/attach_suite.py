@@ -131,8 +131,16 @@ def main():
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix='gpubt-attach-')
     plain_env = {k: v for k, v in os.environ.items() if not k.startswith('GPUBT_')}
+    # The agent as an installed gpubt finds it (lib/gpubt beside its bin/), and the way
+    # `gpubt agent env` says to start a job with it.
+    gpubt_env = dict(plain_env)
+    env_lines = subprocess.run([a.gpubt, 'agent', 'env'], env=gpubt_env, capture_output=True,
+                               text=True).stdout
+    m = re.search(r'^export CUDA_INJECTION64_PATH=(\S+)$', env_lines, re.M)
+    found = m.group(1) if m else None
+    check('gpubt agent env names the installed agent',
+          found and os.path.realpath(found) == os.path.realpath(a.agent), f'{found} (want {a.agent})')
     agent_env = dict(plain_env, CUDA_INJECTION64_PATH=a.agent)
-    gpubt_env = dict(os.environ, GPUBT_AGENT_PATH=a.agent)
     P = Trainer(plain_env, f'{tmp}/P.log')
     D = Trainer(agent_env, f'{tmp}/D.log')
     plain_losses, traced_losses = [], []
@@ -163,7 +171,8 @@ def main():
               f'{", ".join(f"{x / y:.3f}" for x, y in zip(d_times, p_times))}); target <= {target}')
         return d / p
 
-    both(10)  # warm-up
+    for _ in range(3):  # warm-up: clocks, cuBLAS's choices, the caching allocator
+        both(40)
     dormant_rss = D.rss_kb() - P.rss_kb()
     timing('dormant')
 
