@@ -6,7 +6,8 @@ command): P without the agent, D and D2 started with it (dormant). Every burst D
 also run by P, so their loss sequences must stay bit-identical to P's whatever gpubt did. Checks:
 - dormant and after detach, D's step time is within 1% of P's (bursts interleaved, medians);
 - gpubt -p D, attached only while one burst runs: GPU launches == host cuLaunchKernel* calls of
-  that window, then again (thread exits == grid arithmetic of cuLaunchKernel), twice in a row;
+  that window, twice in a row; then gpubt killed (-9) while attached, and attached again (thread
+  exits == grid arithmetic of cuLaunchKernel(Ex)): the agent had detached by itself;
 - a second gpubt while one is attached is refused ('busy'); a non-root user is refused
   ('permission denied'); P (no agent) gets the message saying how to start one;
 - gpubt without -p attaches to D and to D2 started after it, maps keyed by pid, each equal to
@@ -190,6 +191,12 @@ def main():
               f'exit {rc}, gpu launches {gpu}, host cuLaunchKernel* {host} (60 steps; while '
               f'attached {d_ms:.3f} ms/step, {d_ms / p_ms:.3f}x the run without agent) '
               f'{err.strip()[-400:]!r}')
+    # gpubt killed while attached: the agent sees its socket close and detaches by itself.
+    g = Gpubt([a.gpubt, '-p', str(D.pid), '-e', LAUNCHES], gpubt_env, tmp)
+    both(5)
+    g.p.kill()
+    g.p.wait()
+    time.sleep(1)
     g = Gpubt([a.gpubt, '-p', str(D.pid), '-e', THREAD_EXITS], gpubt_env, tmp)
     d_ms, p_ms = both(20)
     rc, out, err = g.stop()
