@@ -3,6 +3,7 @@
 #include "driver/exit_codes.h"
 #include "driver/exit_report.h"
 #include "driver/trace_gpu.h"
+#include "driver/trace_metrics.h"
 
 #include <cstdlib>
 #include <optional>
@@ -96,6 +97,9 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   }
   if (!check_target(options, err) || !check_probe_count(spec.probes.size(), options, err))
     return ExitUserError;
+  std::unique_ptr<runtime::MetricsEndpoint> metrics;
+  if (!listen_for_metrics(options, metrics, err))
+    return ExitUserError;
   auto output = runtime::make_output(options.format, out, {options.raw_strings});
   std::unique_ptr<runtime::GpuRun> gpu; // before the child is forked: it inherits the agent
   if (has_gpu_probes(spec)) {
@@ -105,8 +109,11 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
       return ExitUserError;
     }
     gpu = start_gpu_run(spec, options, err);
-    if (spec.probes.empty())
+    if (spec.probes.empty()) {
+      if (metrics)
+        serve_metrics(*metrics, spec, nullptr, options, gpu ? spec.device.probes.size() : 0);
       return trace_gpu_only(spec, options, gpu.get(), *output, err);
+    }
   }
   runtime::SessionOptions so;
   so.pid = options.pid;
@@ -147,6 +154,8 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   if (!options.bt.quiet)
     output->attached_probes(*attached + gpu_probes);
   output->flush();
+  if (metrics)
+    serve_metrics(*metrics, spec, &s, options, *attached + gpu_probes);
   // bpftrace's runtime tests wait for this line before starting their AFTER command.
   if (std::getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED"))
     err << "__BPFTRACE_NOTIFY_PROBES_ATTACHED" << std::endl;
@@ -161,6 +170,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   s.run_begin();
   auto stop = s.run(handler);
   s.run_end(handler);
+  metrics.reset(); // its scrapes read the session
   for (const auto &line : s.load_warnings())
     err << "WARNING: " << line << "\n";
   if (uint64_t lost = s.lost_events())
