@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -198,8 +199,31 @@ void write_histogram(Writer &w, const std::string &base, const std::vector<Serie
   }
 }
 
+std::string family_base(const MapView &map) {
+  return map.name == "@" ? "gpubt_map" : "gpubt_" + map.name.substr(1);
+}
+
+bool is_counter(const MapView &map) {
+  // count() only grows, as does a sum() of unsigned values; clear() is a counter reset.
+  return map.agg == AggKind::Count || (map.agg == AggKind::Sum && !map.is_signed);
+}
+
+// Every sample name a map's family writes (and those Prometheus reserves for its type).
+std::vector<std::string> sample_names(const MapView &map) {
+  std::string base = family_base(map);
+  switch (map.kind) {
+  case MapView::Kind::Hist:
+    return {base, base + "_bucket", base + "_count", base + "_sum"};
+  case MapView::Kind::Stats:
+    return {base, base + "_sum", base + "_count", base + "_average"};
+  case MapView::Kind::Plain:
+    break;
+  }
+  return {is_counter(map) ? base + "_total" : base};
+}
+
 void write_family(Writer &w, const MapView &map, const std::vector<Series> &series) {
-  std::string base = map.name == "@" ? "gpubt_map" : "gpubt_" + map.name.substr(1);
+  std::string base = family_base(map);
   std::string help = "gpubt map " + map.name + ": " + agg_name(map.agg);
   switch (map.kind) {
   case MapView::Kind::Hist:
@@ -219,8 +243,7 @@ void write_family(Writer &w, const MapView &map, const std::vector<Series> &seri
   case MapView::Kind::Plain:
     break;
   }
-  // count() only grows, as does a sum() of unsigned values; clear() is a counter reset.
-  bool counter = map.agg == AggKind::Count || (map.agg == AggKind::Sum && !map.is_signed);
+  bool counter = is_counter(map);
   std::string name = counter ? base + "_total" : base;
   w.family(name, counter ? "counter" : "gauge", help);
   for (const Series &s : series)
@@ -239,7 +262,16 @@ public:
   void file_contents(const std::string &) override {}
   void exit_maps_begin() override {}
 
+  // A name used twice would make Prometheus refuse the whole scrape (@x_count beside a
+  // hist() @x, @attached_probes beside the health gauge): the later map is left out, said why.
   void map(const MapView &map) override {
+    for (const std::string &name : sample_names(map))
+      if (taken_.count(name)) {
+        body_ << "# gpubt: " << map.name << " is left out: the name " << name << " is taken\n";
+        return;
+      }
+    for (const std::string &name : sample_names(map))
+      taken_.insert(name);
     Writer w(body_);
     write_family(w, map, capped_series(map, options_.max_series));
   }
@@ -271,6 +303,8 @@ private:
   std::ostream &out_;
   MetricsOptions options_;
   std::ostringstream body_;
+  std::set<std::string> taken_{"gpubt_attached_probes", "gpubt_attached_processes",
+                               "gpubt_lost_events_total", "gpubt_gpu_dropped_updates_total"};
   uint64_t probes_ = 0, lost_ = 0, dropped_ = 0, processes_ = 0;
 };
 

@@ -152,6 +152,23 @@ gpubt_mn{other="true"} -100
   EXPECT_NE(c.exposition(0).find("gpubt_c_total{key=\"2\"} 1\n"), std::string::npos);
 }
 
+// Prometheus refuses a whole scrape that names a series twice: such a map is left out.
+TEST(PrometheusOutput, AMapWhoseNameIsTakenIsLeftOut) {
+  Case c;
+  c.add(map_spec("@x", AggKind::Hist, kNone, uint_t()), hist_of(scalar_key(), {1}));
+  c.add(map_spec("@x_count", AggKind::None, kNone), {entry(scalar_key(), {i64(5)})});
+  c.add(map_spec("@attached_probes", AggKind::None, kNone), {entry(scalar_key(), {i64(5)})});
+  std::string text = c.exposition();
+  EXPECT_NE(text.find("# gpubt: @x_count is left out: the name gpubt_x_count is taken\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# gpubt: @attached_probes is left out: the name gpubt_attached_probes "
+                      "is taken\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("gpubt_x_count 1\n"), std::string::npos) << text;
+}
+
 TEST(PrometheusOutput, HealthFamiliesEndEveryScrape) {
   std::ostringstream out;
   auto output = make_prometheus_output(out, {});
