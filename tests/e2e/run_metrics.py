@@ -26,6 +26,9 @@ SCRIPT = """uprobe:{programs}/spin:tick {
   @ones = lhist(arg0 % 100, 0, 100, 10);
   @spread = stats(arg0 % 10);
   @last = max(arg0);
+  @mean_by_rest[arg0 % 3] = avg(arg0);
+  @down = sum(-1);
+  @who[arg0 % 2] = comm;
 }"""
 
 
@@ -88,6 +91,11 @@ def check_exposition(f, text, promtool):
     f.check(types.get("gpubt_spread") == "summary" and types.get("gpubt_spread_average") == "gauge",
             "stats() is a summary and an average gauge")
     f.check(types.get("gpubt_last") == "gauge", "max() is a gauge")
+    f.check(types.get("gpubt_mean_by_rest") == "summary" and
+            'gpubt_mean_by_rest_average{other="true"}' in s, "avg() is a summary, capped too", text)
+    f.check(types.get("gpubt_down") == "gauge" and s.get("gpubt_down", 0) < 0,
+            "a signed sum() is a gauge", text)
+    f.check(s.get('gpubt_who{key="0",value="spin"}') == 1, "a string value is a label", text)
     f.check('gpubt_comm_parity_total{key0="spin",key1="0"}' in s,
             "a tuple key is key0, key1 labels", text)
     rest = [k for k in s if k.startswith("gpubt_by_rest_total")]
