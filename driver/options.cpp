@@ -27,7 +27,12 @@ void print_usage(std::FILE *out) {
       "    -l [pattern]   list probes (tracepoints; uprobe:PATH:* lists a binary's functions;\n"
       "                   gpu:*:PATH:* the kernels in its fatbins, or with -c CMD / -p PID)\n"
       "    -o file        write output to file instead of stdout\n"
-      "    -f format      output format: text (default) or json\n"
+      "    -f format      output format: text (default), json (bpftrace's), or json-keys (json\n"
+      "                   with each map key a list of typed values)\n"
+      "    --metrics ADDR:PORT  serve the maps at http://ADDR:PORT/metrics for Prometheus while\n"
+      "                   tracing (:PORT: every address)\n"
+      "    --metrics-series N  series one map may expose there: the top N, the rest summed into\n"
+      "                   one other=\"true\" series (default 100; 0: no cap)\n"
       "    --raw-strings  print the traced program's strings as they are (text output shows\n"
       "                   their control characters as escapes such as \\x1b)\n"
       "    -v             verbose\n"
@@ -91,14 +96,17 @@ Result<pid_t> parse_pid(const std::string &text) {
 }
 
 Result<Options> parse_options(int argc, char **argv) {
-  enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity, OptGpuBackend, OptRawStrings, OptGpuArch };
+  enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity, OptGpuBackend, OptRawStrings, OptGpuArch,
+         OptMetrics, OptMetricsSeries };
   std::vector<option> long_opts = {
       {"help", no_argument, nullptr, 'h'},     {"version", no_argument, nullptr, 'V'},
       {"dry-run", no_argument, nullptr, OptDryRun}, {"emit", required_argument, nullptr, OptEmit},
       {"gpu-map-capacity", required_argument, nullptr, OptGpuMapCapacity},
       {"gpu-backend", required_argument, nullptr, OptGpuBackend},
       {"raw-strings", no_argument, nullptr, OptRawStrings},
-      {"gpu-arch", required_argument, nullptr, OptGpuArch}};
+      {"gpu-arch", required_argument, nullptr, OptGpuArch},
+      {"metrics", required_argument, nullptr, OptMetrics},
+      {"metrics-series", required_argument, nullptr, OptMetricsSeries}};
   for (const auto &opt : bpftrace_long_options())
     long_opts.push_back(opt);
   long_opts.push_back({nullptr, 0, nullptr, 0});
@@ -142,9 +150,11 @@ Result<Options> parse_options(int argc, char **argv) {
     case 'f':
       if (std::string(optarg) == "json")
         o.format = runtime::OutputFormat::Json;
+      else if (std::string(optarg) == "json-keys")
+        o.format = runtime::OutputFormat::JsonKeys;
       else if (std::string(optarg) != "text")
         return make_error(std::string("Invalid output format \"") + optarg +
-                          "\"\nValid formats: 'text', 'json'");
+                          "\"\nValid formats: 'text', 'json', 'json-keys'");
       break;
     case 'v':
       o.verbose = true;
@@ -168,6 +178,18 @@ Result<Options> parse_options(int argc, char **argv) {
         return make_error(std::string("--gpu-map-capacity takes a power of two up to 2^30, not '") +
                           optarg + "'");
       o.gpu_map_capacity = static_cast<uint32_t>(v);
+      break;
+    }
+    case OptMetrics:
+      o.metrics_address = optarg;
+      break;
+    case OptMetricsSeries: {
+      char *end = nullptr;
+      unsigned long v = std::strtoul(optarg, &end, 10);
+      if (!*optarg || *end || *optarg == '-' || v > 1000000)
+        return make_error(std::string("--metrics-series takes a number up to 1000000, not '") +
+                          optarg + "'");
+      o.metrics_series = static_cast<uint32_t>(v);
       break;
     }
     case OptGpuBackend:

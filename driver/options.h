@@ -26,6 +26,8 @@ struct Options {
   std::string output_path;    // -o
   runtime::OutputFormat format = runtime::OutputFormat::Text;
   bool raw_strings = false;   // --raw-strings: text output leaves control characters as they are
+  std::string metrics_address; // --metrics ADDR:PORT: serve the maps to Prometheus while tracing
+  uint32_t metrics_series = 100; // --metrics-series N: series per map (0: no cap)
   bool dry_run = false;
   uint32_t gpu_map_capacity = 0; // --gpu-map-capacity: slots per keyed gpu map (0: default)
   abi::GpuBackend gpu_backend = abi::GpuBackend::Auto; // --gpu-backend

@@ -4,6 +4,7 @@
 #include "driver/exit_report.h"
 #include "driver/trace_gpu.h"
 #include "driver/trace_gpu_attach.h"
+#include "driver/trace_metrics.h"
 
 #include <cstdlib>
 #include <optional>
@@ -93,12 +94,18 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
           std::ostream &err) {
   if (!check_target(options, err) || !check_probe_count(spec.probes.size(), options, err))
     return ExitUserError;
+  std::unique_ptr<runtime::MetricsEndpoint> metrics;
+  if (!listen_for_metrics(options, metrics, err))
+    return ExitUserError;
   auto output = runtime::make_output(options.format, out, {options.raw_strings});
   // Without -c, gpu probes attach to the agents of processes already running: with no host
   // probe, no BPF either (a user may attach to their own processes without CAP_BPF).
   bool attach_gpu = has_gpu_probes(spec) && options.child_command.empty();
-  if (attach_gpu && spec.probes.empty())
+  if (attach_gpu && spec.probes.empty()) {
+    if (metrics)
+      serve_metrics(*metrics, spec, nullptr, options, spec.device.probes.size());
     return trace_gpu_attached(spec, options, *output, err);
+  }
   if (auto st = runtime::check_bpf_privileges(); !st) {
     err << "ERROR: " << st.error() << "\n";
     return ExitUserError;
@@ -106,8 +113,11 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   std::unique_ptr<runtime::GpuRun> gpu; // before the child is forked: it inherits the agent
   if (has_gpu_probes(spec) && !attach_gpu) {
     gpu = start_gpu_run(spec, options, err);
-    if (spec.probes.empty())
+    if (spec.probes.empty()) {
+      if (metrics)
+        serve_metrics(*metrics, spec, nullptr, options, gpu ? spec.device.probes.size() : 0);
       return trace_gpu_only(spec, options, gpu.get(), *output, err);
+    }
   }
   runtime::SessionOptions so;
   so.pid = options.pid;
@@ -159,6 +169,8 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   if (!options.bt.quiet)
     output->attached_probes(*attached + gpu_probes);
   output->flush();
+  if (metrics)
+    serve_metrics(*metrics, spec, &s, options, *attached + gpu_probes);
   // bpftrace's runtime tests wait for this line before starting their AFTER command.
   if (std::getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED"))
     err << "__BPFTRACE_NOTIFY_PROBES_ATTACHED" << std::endl;
@@ -173,6 +185,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   s.run_begin();
   auto stop = s.run(handler);
   s.run_end(handler);
+  metrics.reset(); // its scrapes read the session
   for (const auto &line : s.load_warnings())
     err << "WARNING: " << line << "\n";
   if (uint64_t lost = s.lost_events())

@@ -13,6 +13,7 @@ packages=(
   bpftrace                             # the reference the differential tests compare against
   systemtap-sdt-dev                    # sys/sdt.h: USDT probes in test programs (conformance harness)
   hipcc libamdhip64-dev                # a HIP test program (no AMD GPU needed to build or run it)
+  prometheus                           # promtool and a server: the --metrics tests' consumers
 )
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

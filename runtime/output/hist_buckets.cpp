@@ -84,6 +84,9 @@ HistBuckets hist_buckets(const std::vector<uint64_t> &counts, uint32_t div) {
   out.max_value = r.max_value;
   for (int i = r.first; r.first != -1 && i <= r.last; i++) {
     Bucket b = hist_bucket(i);
+    // Bucket i > 0 holds [2^(i-2), 2^(i-1)); bucket 33's JSON bounds are bpftrace's overflow.
+    uint64_t high = i - 1 < 64 ? (1ULL << (i - 1)) - 1 : UINT64_MAX;
+    b.le = i == 0 ? "-1" : std::to_string(high);
     b.count = counts[i] / (div ? div : 1);
     b.raw = counts[i];
     out.buckets.push_back(std::move(b));
@@ -110,6 +113,7 @@ HistBuckets lhist_buckets(const std::vector<uint64_t> &counts, int64_t min, int6
   }
   for (int i = first == -1 ? 0 : first; i <= last; i++) {
     Bucket b = lhist_bucket(i, steps, min, max, step);
+    b.le = b.max;
     b.count = b.raw = counts[i];
     out.buckets.push_back(std::move(b));
   }

@@ -10,6 +10,7 @@ namespace gpubt::runtime {
 struct Bucket {
   std::string label;    // the text table's label: "[4, 8)", "(..., 0)", "[1K, ...)"
   std::string min, max; // the bounds as bpftrace's JSON gives them; "" for an open end
+  std::string le;       // the true inclusive upper bound (metrics' le); "" for +Inf
   uint64_t count = 0;   // as printed (hist: divided by div)
   uint64_t raw = 0;     // before div: the bar's length
 };

@@ -51,6 +51,17 @@ std::string json_key(const std::vector<Value> &key) {
   return quoted(text);
 }
 
+// -f json-keys: each key argument as its own JSON value (numbers as numbers).
+std::string typed_key(const std::vector<Value> &key) {
+  std::string out = "[";
+  for (size_t i = 0; i < key.size(); i++) {
+    const Value &v = key[i];
+    out += (i ? ", " : "") +
+           (v.kind == Value::Kind::Number && v.text.empty() ? "null" : json_value(v));
+  }
+  return out + "]";
+}
+
 const char *map_type(MapView::Kind kind) {
   switch (kind) {
   case MapView::Kind::Hist:
@@ -65,7 +76,7 @@ const char *map_type(MapView::Kind kind) {
 
 class JsonOutput : public Output {
 public:
-  explicit JsonOutput(std::ostream &out) : out_(out) {}
+  JsonOutput(std::ostream &out, JsonKeys keys) : out_(out), keys_(keys) {}
 
   void printf(const Message &message) override { this->message("printf", message.joined()); }
   void time(const std::string &text) override { message("time", text); }
@@ -79,14 +90,21 @@ public:
   void map(const MapView &map) override {
     if (map.rows.empty())
       return;
+    bool typed = map.keyed && keys_ == JsonKeys::Typed;
     out_ << "{\"type\": \"" << map_type(map.kind) << "\", \"data\": {" << quoted(map.name) << ": "
-         << (map.keyed ? "{" : "");
+         << (typed       ? "["
+             : map.keyed ? "{"
+                         : "");
     for (size_t i = 0; i < map.rows.size(); i++) {
       const MapView::Row &row = map.rows[i];
-      out_ << (i ? ", " : "") << (map.keyed ? json_key(row.key) + ": " : "")
-           << json_value(row.value);
+      out_ << (i ? ", " : "");
+      if (typed)
+        out_ << "{\"key\": " << typed_key(row.key) << ", \"value\": " << json_value(row.value)
+             << "}";
+      else
+        out_ << (map.keyed ? json_key(row.key) + ": " : "") << json_value(row.value);
     }
-    out_ << (map.keyed ? "}" : "") << "}}\n";
+    out_ << (typed ? "]" : map.keyed ? "}" : "") << "}}\n";
   }
 
   void exit_maps_begin() override { out_ << "\n\n"; }
@@ -103,12 +121,13 @@ private:
   }
 
   std::ostream &out_;
+  JsonKeys keys_;
 };
 
 } // namespace
 
-std::unique_ptr<Output> make_json_output(std::ostream &out) {
-  return std::make_unique<JsonOutput>(out);
+std::unique_ptr<Output> make_json_output(std::ostream &out, JsonKeys keys) {
+  return std::make_unique<JsonOutput>(out, keys);
 }
 
 } // namespace gpubt::runtime

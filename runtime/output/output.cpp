@@ -19,7 +19,9 @@ std::unique_ptr<Output> make_output(OutputFormat format, std::ostream &out,
                                     const OutputOptions &options) {
   switch (format) {
   case OutputFormat::Json:
-    return make_json_output(out);
+    return make_json_output(out, JsonKeys::Joined);
+  case OutputFormat::JsonKeys:
+    return make_json_output(out, JsonKeys::Typed);
   case OutputFormat::Text:
     break;
   }

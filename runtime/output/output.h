@@ -11,7 +11,9 @@
 
 namespace gpubt::runtime {
 
-enum class OutputFormat { Text, Json };
+// Json: bpftrace 0.17's -f json, byte for byte. JsonKeys (-f json-keys): the same, but a keyed
+// map is a list of {"key": [typed values], "value": ...} entries a program can take apart.
+enum class OutputFormat { Text, Json, JsonKeys };
 
 // A format whose stream is for programs (JSON: one object a line): nothing else may write into
 // it, so the -c program's stdout is sent elsewhere when it goes to stdout.
@@ -39,6 +41,8 @@ struct MapView {
   enum class Kind { Plain, Stats, Hist }; // Stats: avg() and stats(); Hist: hist() and lhist()
   std::string name;
   Kind kind = Kind::Plain;
+  abi::AggKind agg = abi::AggKind::None; // which function filled it (metrics: counter or gauge)
+  bool is_signed = false;                // Count, Sum, Min, Max, None: whether values may be < 0
   bool keyed = false;
   struct Row {
     std::vector<Value> key; // one Value per key argument
@@ -61,6 +65,10 @@ public:
   virtual void exit_maps_begin() = 0; // before the maps printed at exit
   virtual void attached_probes(uint64_t count) = 0;
   virtual void lost_events(uint64_t count) = 0;
+  // gpubt's health beyond bpftrace's messages, for formats that report it (metrics): gpu map
+  // updates dropped on a full table, and the processes traced (-c/-p target alive: 1).
+  virtual void dropped_gpu_updates(uint64_t) {}
+  virtual void attached_processes(uint64_t) {}
   virtual void flush() = 0;
 };
 

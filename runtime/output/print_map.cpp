@@ -39,8 +39,12 @@ struct Decoder {
     switch (map.agg) {
     case AggKind::None:
       return plain(r);
-    case AggKind::Avg:
-      return number(r.average(), true);
+    case AggKind::Avg: // its parts too, for formats that show them (metrics)
+      v = number(r.average(), true);
+      v.count = int64_t(r.count);
+      v.average = r.average();
+      v.total = r.num;
+      return v;
     case AggKind::Stats:
       v.kind = Value::Kind::Stats;
       v.count = int64_t(r.count);
@@ -83,6 +87,8 @@ MapView make_map_view(const abi::ProgramSpec &spec, int map_index, const MapData
   MapView view;
   view.name = map.name;
   view.kind = view_kind(map.agg);
+  view.agg = map.agg;
+  view.is_signed = map_value_signed(map);
   view.keyed = map.key.kind != ValueType::None;
   std::vector<MapRow> rows = map_rows(map, data);
   // `top` keeps the last rows; bpftrace's stats() printing ignores it.

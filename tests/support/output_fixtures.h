@@ -124,4 +124,14 @@ inline MapData join(std::initializer_list<MapData> parts) {
   return out;
 }
 
+// A program's maps with a snapshot of each, as print_all_maps() takes them.
+struct MapCase {
+  abi::ProgramSpec spec;
+  std::vector<MapData> data;
+  void add(abi::MapSpec m, MapData d) {
+    spec.maps.push_back(std::move(m));
+    data.push_back(std::move(d));
+  }
+};
+
 } // namespace gpubt::runtime::fx

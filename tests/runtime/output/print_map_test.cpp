@@ -14,13 +14,7 @@ namespace {
 
 using namespace fx;
 
-struct Case {
-  abi::ProgramSpec spec;
-  std::vector<MapData> data;
-  void add(abi::MapSpec m, MapData d) {
-    spec.maps.push_back(std::move(m));
-    data.push_back(std::move(d));
-  }
+struct Case : MapCase {
   std::string exit_output(OutputFormat format) const {
     std::ostringstream out;
     print_all_maps(*make_output(format, out), spec, data, nullptr);

@@ -1,0 +1,170 @@
+// The --metrics HTTP server: GET /metrics answers with the text the renderer makes, / with a
+// pointer to it, anything else 404 (405 for other methods).
+#include "runtime/output/metrics_endpoint.h"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+namespace gpubt::runtime {
+
+namespace {
+
+constexpr size_t kMaxRequest = 16384; // a scrape's request is a few hundred bytes
+
+void send_all(int fd, const std::string &bytes) {
+  for (size_t sent = 0; sent < bytes.size();) {
+    ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0 && errno != EINTR)
+      return;
+    sent += n > 0 ? size_t(n) : 0;
+  }
+}
+
+std::string response(const char *status, const char *type, const std::string &body, bool head) {
+  return std::string("HTTP/1.1 ") + status + "\r\nContent-Type: " + type +
+         "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
+         (head ? "" : body);
+}
+
+// A client that sends nothing or reads nothing cannot hold the endpoint for long.
+void set_timeouts(int fd) {
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+} // namespace
+
+bool split_host_port(const std::string &address, std::string &host, std::string &port) {
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos)
+    return false;
+  host = address.substr(0, colon);
+  port = address.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  else if (host.find(':') != std::string::npos) // an IPv6 address needs its brackets
+    return false;
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != port.npos ||
+      std::stoi(port) > 65535)
+    return false;
+  return true;
+}
+
+Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::listen_on(const std::string &address) {
+  std::string host, port;
+  if (!split_host_port(address, host, port))
+    return make_error("--metrics takes ADDR:PORT (127.0.0.1:9464, [::1]:9464 or :9464 for every "
+                      "address), not '" +
+                      address + "'");
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo *found = nullptr;
+  if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found))
+    return make_error("--metrics " + address + ": " + gai_strerror(rc));
+  std::string why = "no address";
+  UniqueFd fd;
+  // With no host, getaddrinfo lists 0.0.0.0 before ::, and :: would also take IPv4 on most
+  // systems: the first that binds is the one.
+  for (addrinfo *a = found; a && !fd.valid(); a = a->ai_next) {
+    UniqueFd s(socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+    int one = 1;
+    setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (s.valid() && bind(s.get(), a->ai_addr, a->ai_addrlen) == 0 && listen(s.get(), 16) == 0)
+      fd = std::move(s);
+    else
+      why = std::strerror(errno);
+  }
+  freeaddrinfo(found);
+  if (!fd.valid())
+    return make_error("--metrics " + address + ": cannot listen: " + why);
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  getsockname(fd.get(), reinterpret_cast<sockaddr *>(&bound), &len);
+  int bound_port =
+      ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6 *>(&bound)->sin6_port
+                                        : reinterpret_cast<sockaddr_in *>(&bound)->sin_port);
+  UniqueFd wake(eventfd(0, EFD_CLOEXEC));
+  return std::unique_ptr<MetricsEndpoint>(
+      new MetricsEndpoint(std::move(fd), std::move(wake), bound_port));
+}
+
+MetricsEndpoint::MetricsEndpoint(UniqueFd listener, UniqueFd wake, int port)
+    : listener_(std::move(listener)), wake_(std::move(wake)), port_(port) {}
+
+MetricsEndpoint::~MetricsEndpoint() {
+  uint64_t one = 1;
+  if (write(wake_.get(), &one, sizeof one) < 0) {
+    // The eventfd cannot be full after one write; nothing to recover.
+  }
+  if (thread_.joinable())
+    thread_.join();
+}
+
+void MetricsEndpoint::serve(std::function<std::string()> render) {
+  render_ = std::move(render);
+  thread_ = std::thread([this] { loop(); });
+}
+
+void MetricsEndpoint::loop() {
+  // Ctrl-C and SIGTERM must interrupt the session's epoll_wait on the main thread, not land here.
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  for (;;) {
+    pollfd p[2] = {{listener_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
+    if (poll(p, 2, -1) < 0 && errno != EINTR)
+      return;
+    if (p[1].revents)
+      return;
+    if (!(p[0].revents & POLLIN))
+      continue;
+    UniqueFd client(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (client.valid())
+      answer(client.get());
+  }
+}
+
+void MetricsEndpoint::answer(int client) {
+  set_timeouts(client);
+  std::string request;
+  char buf[4096];
+  while (request.find("\r\n\r\n") == std::string::npos && request.size() < kMaxRequest) {
+    ssize_t n = recv(client, buf, sizeof buf, 0);
+    if (n <= 0)
+      return;
+    request.append(buf, size_t(n));
+  }
+  // "GET /metrics?x HTTP/1.1": the method, then the path up to its query.
+  size_t sp1 = request.find(' '), sp2 = request.find(' ', sp1 + 1);
+  if (sp1 == std::string::npos || sp2 == std::string::npos) {
+    send_all(client, response("400 Bad Request", "text/plain", "bad request\n", false));
+    return;
+  }
+  std::string method = request.substr(0, sp1);
+  std::string path = request.substr(sp1 + 1, sp2 - sp1 - 1);
+  path = path.substr(0, path.find('?'));
+  bool head = method == "HEAD";
+  if (method != "GET" && !head)
+    send_all(client, response("405 Method Not Allowed", "text/plain", "GET only\n", false));
+  else if (path == "/metrics")
+    send_all(client,
+             response("200 OK", "text/plain; version=0.0.4; charset=utf-8", render_(), head));
+  else if (path == "/")
+    send_all(client, response("200 OK", "text/plain", "gpubt: metrics at /metrics\n", head));
+  else
+    send_all(client, response("404 Not Found", "text/plain", "not found\n", head));
+}
+
+} // namespace gpubt::runtime

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""--metrics against Prometheus' own tools (issue 16): gpubt traces a real process with real BPF
+programs and serves /metrics; `promtool check metrics` accepts what it serves, and a real
+Prometheus server (temporary config and storage, free ports, 1 s scrapes) scrapes it and answers
+queries about the values. Exits 77 (ctest's skip) only when promtool or prometheus is missing."""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+SCRIPT = """uprobe:{programs}/spin:tick {
+  @ticks = count();
+  @by_rest[arg0 % 3] = count();
+  @comm_parity[comm, arg0 % 2] = count();
+  @arg = hist(arg0);
+  @ones = lhist(arg0 % 100, 0, 100, 10);
+  @spread = stats(arg0 % 10);
+  @last = max(arg0);
+  @mean_by_rest[arg0 % 3] = avg(arg0);
+  @down = sum(-1);
+  @who[arg0 % 2] = comm;
+}"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url, timeout=5):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.status, r.headers.get("Content-Type", ""), r.read().decode()
+
+
+def wait_for(pred, timeout):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            v = pred()
+            if v:
+                return v
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return None
+
+
+def samples(text):
+    """{'name{labels}': value} of an exposition text."""
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.rpartition(" ")
+            out[key] = float(value)
+    return out
+
+
+class Failures:
+    def __init__(self):
+        self.count = 0
+
+    def check(self, ok, what, detail=""):
+        print(("[PASS] " if ok else "[FAIL] ") + what + ("" if ok else f"\n  {detail}"))
+        self.count += 0 if ok else 1
+
+
+def check_exposition(f, text, promtool):
+    r = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+    f.check(r.returncode == 0, "promtool check metrics accepts gpubt's /metrics",
+            r.stdout + r.stderr + "\n" + text)
+    s = samples(text)
+    types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
+    f.check(types.get("gpubt_ticks_total") == "counter" and s.get("gpubt_ticks_total", 0) > 0,
+            "count() is a counter with the ticks so far", text)
+    f.check(types.get("gpubt_arg") == "histogram" and types.get("gpubt_ones") == "histogram",
+            "hist() and lhist() are histograms")
+    f.check(s.get('gpubt_arg_bucket{le="+Inf"}') == s.get("gpubt_arg_count") and
+            s.get("gpubt_arg_count", 0) >= s.get("gpubt_ticks_total", 1) - 5,
+            "the histogram's +Inf bucket and _count agree with the tick count", text)
+    f.check(types.get("gpubt_spread") == "summary" and types.get("gpubt_spread_average") == "gauge",
+            "stats() is a summary and an average gauge")
+    f.check(types.get("gpubt_last") == "gauge", "max() is a gauge")
+    f.check(types.get("gpubt_mean_by_rest") == "summary" and
+            'gpubt_mean_by_rest_average{other="true"}' in s, "avg() is a summary, capped too", text)
+    f.check(types.get("gpubt_down") == "gauge" and s.get("gpubt_down", 0) < 0,
+            "a signed sum() is a gauge", text)
+    f.check(s.get('gpubt_who{key="0",value="spin"}') == 1, "a string value is a label", text)
+    f.check('gpubt_comm_parity_total{key0="spin",key1="0"}' in s,
+            "a tuple key is key0, key1 labels", text)
+    rest = [k for k in s if k.startswith("gpubt_by_rest_total")]
+    f.check(len(rest) == 3 and 'gpubt_by_rest_total{other="true"}' in s,
+            "--metrics-series 2 keeps two series and sums the third into other", str(rest))
+    f.check(s.get("gpubt_attached_probes") == 1 and s.get("gpubt_attached_processes") == 1 and
+            s.get("gpubt_lost_events_total") == 0, "health: probes, processes, lost events", text)
+
+
+def query(base, expr):
+    url = base + "/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+    _, _, body = get(url)
+    data = json.loads(body)
+    return data["data"]["result"] if data.get("status") == "success" else []
+
+
+def check_prometheus(f, prometheus, target, tmp):
+    port = free_port()
+    config = os.path.join(tmp, "prometheus.yml")
+    with open(config, "w") as c:
+        c.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                "scrape_configs:\n  - job_name: gpubt\n    static_configs:\n"
+                f"      - targets: ['{target}']\n")
+    log = open(os.path.join(tmp, "prometheus.log"), "w")
+    p = subprocess.Popen([prometheus, f"--config.file={config}",
+                          f"--storage.tsdb.path={os.path.join(tmp, 'data')}",
+                          f"--web.listen-address=127.0.0.1:{port}"],
+                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        ready = wait_for(lambda: get(base + "/-/ready")[0] == 200, 30)
+        f.check(bool(ready), "a real Prometheus server starts", open(log.name).read()[-2000:])
+        if not ready:
+            return
+        up = wait_for(lambda: [r for r in query(base, 'up{job="gpubt"}') if r["value"][1] == "1"],
+                      20)
+        f.check(bool(up), "Prometheus scrapes gpubt (up == 1)", open(log.name).read()[-2000:])
+        ticks = wait_for(lambda: query(base, "gpubt_ticks_total"), 10)
+        f.check(bool(ticks) and float(ticks[0]["value"][1]) > 0,
+                "Prometheus has gpubt_ticks_total > 0", str(ticks))
+        rate = wait_for(lambda: [r for r in query(base, "rate(gpubt_ticks_total[5s])")
+                                 if float(r["value"][1]) > 0], 10)
+        # spin ticks every 10 ms: about 100 a second, less under a loaded machine.
+        f.check(bool(rate) and 10 < float(rate[0]["value"][1]) < 150,
+                "rate(gpubt_ticks_total) is about spin's 100 ticks a second", str(rate))
+        q = query(base, "histogram_quantile(0.5, gpubt_ones_bucket)")
+        f.check(bool(q) and 0 <= float(q[0]["value"][1]) <= 100,
+                "histogram_quantile over gpubt's lhist buckets is within its range", str(q))
+        key = query(base, 'gpubt_comm_parity_total{key0="spin",key1="1"}')
+        f.check(bool(key) and float(key[0]["value"][1]) > 0,
+                "a query by key labels finds the series", str(key))
+    finally:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        log.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpubt", required=True)
+    ap.add_argument("--programs", required=True)
+    args = ap.parse_args()
+    promtool, prometheus = shutil.which("promtool"), shutil.which("prometheus")
+    if not promtool or not prometheus:
+        print("[SKIP] promtool or prometheus is not installed (Debian: apt-get install prometheus)")
+        return 77
+    f = Failures()
+    port = free_port()
+    target = f"127.0.0.1:{port}"
+    script = SCRIPT.replace("{programs}", args.programs)
+    gpubt = subprocess.Popen([args.gpubt, "--metrics", target, "--metrics-series", "2", "-e", script,
+                              "-c", f"{args.programs}/spin 60"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             stdin=subprocess.DEVNULL)
+    with tempfile.TemporaryDirectory(prefix="gpubt-metrics-") as tmp:
+        try:
+            url = f"http://{target}/metrics"
+            # Enough ticks that @by_rest has all three keys.
+            text = wait_for(lambda: samples(get(url)[2]).get("gpubt_ticks_total", 0) >= 10, 15)
+            f.check(bool(text), "gpubt serves /metrics while tracing")
+            if text:
+                status, ctype, _ = get(url)
+                f.check(status == 200 and ctype.startswith("text/plain; version=0.0.4"),
+                        "the answer is Prometheus' text format", ctype)
+                check_exposition(f, get(url)[2], promtool)
+                check_prometheus(f, prometheus, target, tmp)
+            try:
+                get(f"http://{target}/nothing")
+                f.check(False, "another path is 404")
+            except urllib.error.HTTPError as e:
+                f.check(e.code == 404, "another path is 404", str(e))
+        finally:
+            gpubt.send_signal(signal.SIGINT)
+            try:
+                out, err = gpubt.communicate(timeout=15)
+            except subprocess.TimeoutExpired:
+                gpubt.kill()
+                out, err = gpubt.communicate()
+    f.check(gpubt.returncode == 0 and "@ticks: " in out,
+            "gpubt ends on Ctrl-C with its usual output", f"rc {gpubt.returncode}\n{out}\n{err}")
+    print(f"{f.count} failed" if f.count else "all passed")
+    return 1 if f.count else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
