@@ -11,6 +11,8 @@
 #include "runtime/bpf/session.h"
 #include "runtime/output/event_printer.h"
 #include "runtime/output/print_map.h"
+#include "runtime/output/tee_output.h"
+#include "runtime/output/timeline_output.h"
 
 namespace gpubt::driver {
 namespace {
@@ -96,7 +98,15 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   }
   if (!check_target(options, err) || !check_probe_count(spec.probes.size(), options, err))
     return ExitUserError;
+  if (!options.timeline.path.empty())
+    if (auto st = runtime::TimelineOutput::check_writable(options.timeline.path); !st) {
+      err << "ERROR: " << st.error() << "\n";
+      return ExitUserError;
+    }
   auto output = runtime::make_output(options.format, out, {options.raw_strings});
+  if (!options.timeline.path.empty()) // written when the output goes, however the trace ends
+    output = runtime::make_tee_output(
+        std::move(output), std::make_unique<runtime::TimelineOutput>(options.timeline, err));
   std::unique_ptr<runtime::GpuRun> gpu; // before the child is forked: it inherits the agent
   if (has_gpu_probes(spec)) {
     if (options.child_command.empty()) {

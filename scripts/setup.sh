@@ -14,6 +14,9 @@ packages=(
   systemtap-sdt-dev                    # sys/sdt.h: USDT probes in test programs (conformance harness)
   hipcc libamdhip64-dev                # a HIP test program (no AMD GPU needed to build or run it)
 )
+# npm: the --timeline tests import traces with speedscope (scripts/setup-trace-viewer.sh).
+# A Node from elsewhere (nodesource) brings its own npm; Debian's otherwise.
+command -v npm >/dev/null || packages+=(nodejs npm)
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -31,3 +34,4 @@ fi
 build=${GPUBT_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C "$build" -j"$(nproc)"
+scripts/setup-trace-viewer.sh "$build/trace-viewer"
