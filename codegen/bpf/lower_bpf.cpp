@@ -127,6 +127,9 @@ void add_enum_tables(abi::ProgramSpec &spec) {
   for (const auto &f : spec.formats)
     for (const auto &a : f.args)
       collect_enums(a.type, spec);
+  for (const auto &s : spec.spans)
+    for (const auto &a : s.args)
+      collect_enums(a.type, spec);
 }
 
 } // namespace

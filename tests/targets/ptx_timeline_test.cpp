@@ -36,11 +36,13 @@ void expect_sends_launch_record(const std::string &fn) {
   EXPECT_NE(fn.find("%globaltimer"), std::string::npos) << fn; // the end time
 }
 
-// tools/kerneltime.bt's shape: its own last_thread probe sends the records; no probe is added
-// but the entry probe launch_start needs, and the last thread still resets the state.
+// tools/kerneltime.bt's shape (without its kernel key, which reads the name itself): its own
+// last_thread probe sends the records; no probe is added but the entry probe launch_start
+// needs, and the last thread still resets the state.
 TEST(PtxTimeline, ScriptsLastThreadProbeSendsTheLaunchRecords) {
-  auto c = compile_with_timeline(
-      "gpu:kretprobe:* /last_thread/ { @us[kernel] = hist((nsecs - launch_start) / 1000); }");
+  const char *script =
+      "gpu:kretprobe:* /last_thread/ { @us = hist((nsecs - launch_start) / 1000); }";
+  auto c = compile_with_timeline(script);
   expect_assembles(c);
   const auto &d = c.spec.device;
   ASSERT_EQ(d.probes.size(), 2u);
@@ -51,12 +53,12 @@ TEST(PtxTimeline, ScriptsLastThreadProbeSendsTheLaunchRecords) {
   EXPECT_NE(exit.find("+" + std::to_string(offsetof(gpubt_device_ctx, launch_start)) + "], -1;"),
             std::string::npos) << exit;
   // Without --timeline the same probe reads no kernel name.
-  auto plain = compile_gpu_script(
-      "gpu:kretprobe:* /last_thread/ { @us[kernel] = hist((nsecs - launch_start) / 1000); }");
+  auto plain = compile_gpu_script(script);
   std::string plain_exit = function_text(plain.spec.device.ptx, "gpubt_probe_0_direct");
   EXPECT_EQ(plain_exit.find("+" + std::to_string(offsetof(gpubt_device_ctx, kernel_name) + 56) +
                             "]"),
-            std::string::npos);
+            std::string::npos)
+      << plain_exit;
 }
 
 // A script that knows nothing of launches: a hidden exit probe counts the threads and sends the
