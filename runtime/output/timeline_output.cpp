@@ -174,8 +174,11 @@ std::string TimelineOutput::json() const {
   std::vector<const Event *> events;
   for (const Event &e : ring_)
     events.push_back(&e);
-  std::stable_sort(events.begin(), events.end(),
-                   [](const Event *a, const Event *b) { return a->ts < b->ts; });
+  // By start; of two starting together the longer first, so that a viewer nests the other in
+  // it (the ring holds calls in the order they returned: inner ones first).
+  std::stable_sort(events.begin(), events.end(), [](const Event *a, const Event *b) {
+    return a->ts != b->ts ? a->ts < b->ts : a->dur > b->dur;
+  });
   std::string out = "{\"traceEvents\":[\n";
   bool first = true;
   auto emit = [&](const std::string &obj) {

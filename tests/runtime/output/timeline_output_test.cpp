@@ -158,6 +158,18 @@ TEST(TimelineOutput, NestedAndUnfinishedCalls) {
             std::string::npos) << json;
 }
 
+// Calls that start together (the clock's tick) are written outer first, so viewers nest them.
+TEST(TimelineOutput, CallsStartingTogetherAreWrittenOuterFirst) {
+  std::ostringstream errors;
+  TimelineOutput tl(TimelineOptions{}, errors);
+  tl.span_edge({{1000, 1, 2, false, ""}, "outer", false, {}});
+  tl.span_edge({{1000, 1, 2, false, ""}, "inner", false, {}});
+  tl.span_edge({{2000, 1, 2, false, ""}, "inner", true, {}});
+  tl.span_edge({{3000, 1, 2, false, ""}, "outer", true, {}});
+  std::string json = tl.json();
+  EXPECT_LT(json.find("\"name\":\"outer\""), json.find("\"name\":\"inner\"")) << json;
+}
+
 TEST(TimelineOutput, FileIsWrittenWhenTheOutputGoes) {
   std::string path = ::testing::TempDir() + "timeline_output_test.json";
   std::remove(path.c_str());
