@@ -180,6 +180,21 @@ def cuda_api_spans_show_typed_args(ctx):
 
 
 @case
+def gpu_only_script_without_an_agent_still_writes_the_file(ctx):
+    """The gpu-only path (no BPF) ends through the same printout: the file is there and valid
+    even when the probes could not be instrumented (no agent here: exit status 4)."""
+    path = tmpfile("gpu.json")
+    env = dict(os.environ, GPUBT_AGENT_PATH="/nonexistent/libgpubt_agent.so")
+    p = subprocess.run([ctx.gpubt, "--timeline", path, "-e",
+                        'gpu:kretprobe:vectorAdd { printf("%d\\n", tid); }', "-c",
+                        f"{ctx.programs}/calls 1"], capture_output=True, text=True, timeout=30,
+                       env=env, stdin=subprocess.DEVNULL)
+    assert p.returncode == 4, (p.returncode, p.stderr)
+    trace = load(path)
+    assert spans(trace) == [] and instants(trace) == [], trace  # (speedscope shows no empty trace)
+
+
+@case
 def viewer_refuses_a_broken_trace(ctx):
     """The viewer check is real: a span ended twice and a cut file are refused."""
     bad = tmpfile("bad.json")
