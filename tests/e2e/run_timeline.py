@@ -195,6 +195,20 @@ def gpu_only_script_without_an_agent_still_writes_the_file(ctx):
 
 
 @case
+def gpu_records_trace_imports(ctx):
+    """The trace the runtime unit test made from hand-made GPU ring records (a launch, a gpu
+    printf): its GPU track imports, named by the kernel, with the launch's span."""
+    path = os.path.join(ctx.build, "timeline_gpu_records.json")
+    if not os.path.exists(path):
+        return "SKIP"  # runtime_tests has not run
+    trace = load(path)
+    gpu = spans(trace, "scale")
+    assert len(gpu) == 1 and gpu[0]["cat"] == "gpu", gpu
+    tracks = viewer(ctx, path)
+    assert tracks == {"GPU (pid 7) (pid 1073741831), scale (tid 3)": {"scale": 1}}, tracks
+
+
+@case
 def viewer_refuses_a_broken_trace(ctx):
     """The viewer check is real: a span ended twice and a cut file are refused."""
     bad = tmpfile("bad.json")
@@ -225,6 +239,7 @@ def main():
     ap.add_argument("--gpubt", required=True)
     ap.add_argument("--programs", required=True)
     ap.add_argument("--viewer", required=True, help="speedscope's install (setup-trace-viewer.sh)")
+    ap.add_argument("--build", required=True, help="the build folder (unit tests leave files)")
     ap.add_argument("--filter", default="")
     ctx = ap.parse_args()
     setup = os.path.join(HERE, "..", "..", "scripts", "setup-trace-viewer.sh")

@@ -122,6 +122,8 @@ TEST(TimelineOutput, GpuLaunchRecordsAndGpuPrintfsShareTheKernelTrack) {
       << json;
   EXPECT_NE(json.find("\"name\":\"GPU (pid 7)\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"untimed_launches\":1"), std::string::npos) << json;
+  // For the viewer: ctest's `timeline` imports this trace of decoded GPU records in speedscope.
+  std::ofstream(std::string(GPUBT_BINARY_DIR) + "/timeline_gpu_records.json") << json;
 }
 
 TEST(TimelineOutput, RingKeepsTheNewestEventsAndCountsTheDropped) {
