@@ -23,7 +23,8 @@ static frontend::Diagnostics without_warnings(const frontend::Diagnostics &all) 
 }
 
 // gpu probes -> patch functions in PTX, into spec.device.
-static Status compile_device(const Compiled &c, const Options &options, abi::ProgramSpec &spec) {
+static Status compile_device(const Compiled &c, const Options &options, abi::ProgramSpec &spec,
+                             std::ostream &err) {
   if (!codegen::device::has_gpu_probes(*c.program))
     return Ok{};
   codegen::TargetOptions target_opts;
@@ -33,7 +34,13 @@ static Status compile_device(const Compiled &c, const Options &options, abi::Pro
   spec.device.arch = target_opts.arch;
   codegen::device::DeviceCodegenOptions device_opts;
   device_opts.map_capacity = options.gpu_map_capacity;
-  return codegen::device::lower_device_probes(*c.program, c.sema, *target, device_opts, spec);
+  std::vector<std::string> warnings;
+  device_opts.warnings = &warnings;
+  auto st = codegen::device::lower_device_probes(*c.program, c.sema, *target, device_opts, spec);
+  for (const auto &w : warnings)
+    if (!options.bt.no_warnings)
+      err << "WARNING: " << w << "\n";
+  return st;
 }
 
 std::optional<Compiled> compile(const Options &options, std::ostream &err) {
@@ -78,13 +85,14 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   codegen::bpf::BpfCodegenOptions cg_opts;
   cg_opts.has_child = sema_opts.has_child;
   cg_opts.map_max_entries = static_cast<uint32_t>(options.env.map_keys_max);
+  cg_opts.timeline = !options.timeline.path.empty();
   auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, cg_opts);
   if (!artifacts) {
     err << file.name() << ": ERROR: " << artifacts.error() << "\n";
     return std::nullopt;
   }
   c.bpf = std::move(*artifacts);
-  if (auto st = compile_device(c, options, c.bpf->spec); !st) {
+  if (auto st = compile_device(c, options, c.bpf->spec, err); !st) {
     err << file.name() << ": ERROR: " << st.error() << "\n";
     return std::nullopt;
   }

@@ -10,12 +10,13 @@
 #include <sstream>
 #include <vector>
 
+#include "driver/timeline_options.h"
 #include "runtime/gpu/gpu_arch.h"
 
 namespace gpubt::driver {
 
 void print_usage(std::FILE *out) {
-  std::fputs(
+  std::fprintf(out,
       "USAGE:\n"
       "    gpubt [options] filename\n"
       "    gpubt [options] -e 'program'\n"
@@ -35,6 +36,7 @@ void print_usage(std::FILE *out) {
       "                   one other=\"true\" series (default 100; 0: no cap)\n"
       "    --raw-strings  print the traced program's strings as they are (text output shows\n"
       "                   their control characters as escapes such as \\x1b)\n"
+      "%s"
       "    -v             verbose\n"
       "    -q             keep messages quiet\n"
       "    -B MODE        output buffering mode ('line', 'full', 'none')\n"
@@ -61,7 +63,7 @@ void print_usage(std::FILE *out) {
       "EXAMPLES:\n"
       "gpubt -e 'host:uprobe:cudart:cudaMalloc { @bytes = hist(arg1); }' -c ./train\n"
       "gpubt -e 'gpu:kretprobe:vectorAdd < @[tid] = count(); >' -c ./vectorAdd\n",
-      out);
+      kTimelineUsage);
 }
 
 // A script file, or standard input for "-" (bpftrace's `bpftrace -`).
@@ -109,6 +111,8 @@ Result<Options> parse_options(int argc, char **argv) {
       {"metrics-series", required_argument, nullptr, OptMetricsSeries}};
   for (const auto &opt : bpftrace_long_options())
     long_opts.push_back(opt);
+  for (const auto &opt : timeline_long_options())
+    long_opts.push_back(opt);
   long_opts.push_back({nullptr, 0, nullptr, 0});
   const std::string short_opts = std::string("e:c:p:lo:f:vhV") + kBpftraceShortOptions;
   Options o;
@@ -123,6 +127,11 @@ Result<Options> parse_options(int argc, char **argv) {
         return make_error(st->error());
       if (o.bt.info)
         return o;
+      continue;
+    }
+    if (auto st = apply_timeline_option(c, optarg, o.timeline)) {
+      if (!*st)
+        return make_error(st->error());
       continue;
     }
     switch (c) {

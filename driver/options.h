@@ -11,6 +11,7 @@
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/result.h"
 #include "runtime/output/output.h"
+#include "runtime/output/timeline_output.h"
 
 namespace gpubt::driver {
 
@@ -28,6 +29,7 @@ struct Options {
   bool raw_strings = false;   // --raw-strings: text output leaves control characters as they are
   std::string metrics_address; // --metrics ADDR:PORT: serve the maps to Prometheus while tracing
   uint32_t metrics_series = 100; // --metrics-series N: series per map (0: no cap)
+  runtime::TimelineOptions timeline; // --timeline FILE, --timeline-events N
   bool dry_run = false;
   uint32_t gpu_map_capacity = 0; // --gpu-map-capacity: slots per keyed gpu map (0: default)
   abi::GpuBackend gpu_backend = abi::GpuBackend::Auto; // --gpu-backend

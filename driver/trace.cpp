@@ -13,6 +13,8 @@
 #include "runtime/bpf/session.h"
 #include "runtime/output/event_printer.h"
 #include "runtime/output/print_map.h"
+#include "runtime/output/tee_output.h"
+#include "runtime/output/timeline_output.h"
 
 namespace gpubt::driver {
 namespace {
@@ -97,7 +99,15 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   std::unique_ptr<runtime::MetricsEndpoint> metrics;
   if (!listen_for_metrics(options, metrics, err))
     return ExitUserError;
+  if (!options.timeline.path.empty())
+    if (auto st = runtime::TimelineOutput::check_writable(options.timeline.path); !st) {
+      err << "ERROR: " << st.error() << "\n";
+      return ExitUserError;
+    }
   auto output = runtime::make_output(options.format, out, {options.raw_strings});
+  if (!options.timeline.path.empty()) // written when the output goes, however the trace ends
+    output = runtime::make_tee_output(
+        std::move(output), std::make_unique<runtime::TimelineOutput>(options.timeline, err));
   // Without -c, gpu probes attach to the agents of processes already running: with no host
   // probe, no BPF either (a user may attach to their own processes without CAP_BPF).
   bool attach_gpu = has_gpu_probes(spec) && options.child_command.empty();

@@ -15,6 +15,9 @@ packages=(
   hipcc libamdhip64-dev                # a HIP test program (no AMD GPU needed to build or run it)
   prometheus                           # promtool and a server: the --metrics tests' consumers
 )
+# npm: the --timeline tests import traces with speedscope (scripts/setup-trace-viewer.sh).
+# A Node from elsewhere (nodesource) brings its own npm; Debian's otherwise.
+command -v npm >/dev/null || packages+=(nodejs npm)
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -32,3 +35,4 @@ fi
 build=${GPUBT_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C "$build" -j"$(nproc)"
+scripts/setup-trace-viewer.sh "$build/trace-viewer"

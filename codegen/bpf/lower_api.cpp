@@ -245,10 +245,14 @@ Val lower_api_arg(LowerCtx &c, const FieldExpr &e) {
     set_error(c, "BUG: " + c.ap->name() + " reads args without saved arguments");
     return {c.b.getInt64(0)};
   }
-  if (p->kind == stdlib::ApiValueKind::Dim3) {
+  return lower_api_param(c, *p, e.type);
+}
+
+Val lower_api_param(LowerCtx &c, const stdlib::ApiParam &p, const Type &type) {
+  if (p.kind == stdlib::ApiValueKind::Dim3) {
     // x in the low and y in the high half of the first eightbyte, z in the low half of the next.
     llvm::Value *buf = scratch_slot(c, 12);
-    auto *w0 = arg_word(c, p->loc, 0), *w1 = arg_word(c, p->loc, 1);
+    auto *w0 = arg_word(c, p.loc, 0), *w1 = arg_word(c, p.loc, 1);
     auto *i32 = c.b.getInt32Ty();
     c.b.CreateAlignedStore(c.b.CreateTrunc(w0, i32), buf, llvm::Align(4));
     c.b.CreateAlignedStore(c.b.CreateTrunc(c.b.CreateLShr(w0, 32), i32), byte_ptr(c, buf, 4),
@@ -257,7 +261,7 @@ Val lower_api_arg(LowerCtx &c, const FieldExpr &e) {
     return {buf, 8};
   }
   // Bytes above a value's size are unspecified (e.g. the high half of an int's register).
-  return {normalize(c, arg_word(c, p->loc, 0), e.type)};
+  return {normalize(c, arg_word(c, p.loc, 0), type)};
 }
 
 Val lower_kname(LowerCtx &c, llvm::Value *handle) {

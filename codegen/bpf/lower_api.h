@@ -3,6 +3,7 @@
 // programs that learn kernel handles (cudaKernel_t -> host stub, CUfunction/CUkernel -> name).
 #pragma once
 #include "codegen/bpf/lower_context.h"
+#include "stdlib/api_catalog.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -22,6 +23,9 @@ std::vector<std::string> api_attach_symbols(const frontend::AttachPoint &ap);
 void load_saved_args(LowerCtx &c);
 
 Val lower_api_arg(LowerCtx &c, const frontend::FieldExpr &e);
+// Argument P of the probed function as TYPE (stdlib::api_param_type's), at entry or from the
+// saved words.
+Val lower_api_param(LowerCtx &c, const stdlib::ApiParam &p, const frontend::Type &type);
 Val lower_kname(LowerCtx &c, llvm::Value *handle);
 
 // A hidden program body: returns the scratch bytes used. Each is lowered into its own function.

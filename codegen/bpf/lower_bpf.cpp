@@ -12,6 +12,7 @@
 #include "codegen/bpf/lower_api.h"
 #include "codegen/bpf/lower_expr.h"
 #include "codegen/bpf/lower_stmt.h"
+#include "codegen/bpf/lower_timeline.h"
 #include "stdlib/enums.h"
 
 namespace gpubt::codegen::bpf {
@@ -74,10 +75,10 @@ void drop_unused_scratch(LowerCtx &c) {
     lookup->eraseFromParent();
 }
 
-// Lowers one (probe, attach point) into a function in section SECTION. Returns the scratch
-// bytes it used.
+// Lowers one (probe, attach point) into a function in section SECTION, sending its Span event
+// first when SPAN_EDGE (--timeline). Returns the scratch bytes it used.
 Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &section,
-                                      LowerCtx &c) {
+                                      LowerCtx &c, bool span_edge) {
   llvm::BasicBlock *out = open_probe_function(mod, section, c);
 
   // Variables start zeroed, as in bpftrace, whichever branch assigns them first.
@@ -90,6 +91,8 @@ Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &sect
           zero_bytes(c, var.ptr, 8, var.type.size);
       }
   load_saved_args(c);
+  if (span_edge)
+    send_span_edge(c);
 
   c.spec->probes[c.probe_index].sleepable = c.opts->fault_in_strings && fault_in_user_strings(c);
 
@@ -124,6 +127,9 @@ void add_enum_tables(abi::ProgramSpec &spec) {
   for (const auto &f : spec.formats)
     for (const auto &a : f.args)
       collect_enums(a.type, spec);
+  for (const auto &s : spec.spans)
+    for (const auto &a : s.args)
+      collect_enums(a.type, spec);
 }
 
 } // namespace
@@ -137,6 +143,7 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
 
   llvm::LLVMContext llctx;
   auto mod = std::make_unique<llvm::Module>("gpubt", llctx);
+  spec.timeline = opts.timeline;
   if (auto st = prepare_bpf_module(*mod); !st)
     return make_error(st.error());
 
@@ -168,7 +175,8 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
         c.probe_index = index;
         c.spec = &spec;
         c.maps = &layout;
-        auto used = lower_probe_function(*mod, kSectionPrefix + std::to_string(index), c);
+        auto used = lower_probe_function(*mod, kSectionPrefix + std::to_string(index), c,
+                                         opts.timeline && is_span_edge(program, ap));
         if (!used)
           return make_error(used.error());
         scratch_size = std::max(scratch_size, *used);

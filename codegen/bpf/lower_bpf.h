@@ -22,6 +22,9 @@ struct BpfCodegenOptions {
   // Load uprobes that use str() sleepable and fault the strings' pages in first (bpftrace
   // 0.17 reads "" from pages not yet touched); false reproduces bpftrace exactly.
   bool fault_in_strings = true;
+  // --timeline: span events at functions probed at both entry and return, stamped printfs
+  // (codegen/bpf/lower_timeline.h).
+  bool timeline = false;
   // Layout of tracepoint args.NAME; empty: read from tracefs (read_tracepoint_field).
   std::function<std::optional<TracepointField>(const frontend::AttachPoint &, std::string_view)>
       tracepoint_field;

@@ -10,6 +10,7 @@
 #include "codegen/bpf/lower_api.h"
 #include "codegen/bpf/lower_expr.h"
 #include "codegen/bpf/lower_maps.h"
+#include "codegen/bpf/send_event.h"
 #include "stdlib/functions.h"
 #include "stdlib/registers.h"
 
@@ -19,40 +20,6 @@ using namespace frontend;
 using stdlib::FunctionId;
 
 namespace {
-
-// A full ring buffer drops the event: count it in the globals map, so gpubt can report lost
-// events as bpftrace does instead of losing them silently.
-void count_lost_event(LowerCtx &c, llvm::Value *ret) {
-  auto *lost = llvm::BasicBlock::Create(c.ctx, "event.lost", c.fn);
-  auto *add = llvm::BasicBlock::Create(c.ctx, "event.lost.add", c.fn);
-  auto *done = llvm::BasicBlock::Create(c.ctx, "event.done", c.fn);
-  c.b.CreateCondBr(c.b.CreateICmpNE(ret, c.b.getInt64(0)), lost, done);
-  c.b.SetInsertPoint(lost);
-  llvm::Value *key = scratch_slot(c, 8);
-  c.b.CreateAlignedStore(c.b.getInt64(0), key, llvm::Align(8));
-  auto *words = call_helper(c, BPF_FUNC_map_lookup_elem, {map_ref(c, c.maps->globals), key},
-                            c.b.getPtrTy());
-  c.b.CreateCondBr(c.b.CreateIsNull(words), done, add);
-  c.b.SetInsertPoint(add);
-  c.b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, byte_ptr(c, words, 8 * abi::GlobalLostEvents),
-                      c.b.getInt64(1), llvm::Align(8), llvm::AtomicOrdering::Monotonic);
-  c.b.CreateBr(done);
-  c.b.SetInsertPoint(done);
-}
-
-// An event: EventHeader{kind, index} then PAYLOAD bytes written by FILL, sent from scratch.
-void send_event(LowerCtx &c, abi::EventKind kind, uint32_t index, uint32_t payload,
-                const std::function<void(llvm::Value *payload)> &fill = {}) {
-  uint32_t size = sizeof(abi::EventHeader) + payload;
-  llvm::Value *buf = scratch_slot(c, size);
-  c.b.CreateAlignedStore(c.b.getInt32(static_cast<uint32_t>(kind)), buf, llvm::Align(8));
-  c.b.CreateAlignedStore(c.b.getInt32(index), byte_ptr(c, buf, 4), llvm::Align(4));
-  if (fill)
-    fill(byte_ptr(c, buf, sizeof(abi::EventHeader)));
-  llvm::Value *ret = call_helper(c, BPF_FUNC_ringbuf_output, {map_ref(c, c.maps->ringbuf), buf,
-                                                              c.b.getInt64(size), c.b.getInt64(0)});
-  count_lost_event(c, ret);
-}
 
 // Lays ARGS out at 8-aligned offsets and sends them as a Printf / PrintValue event.
 void send_values(LowerCtx &c, abi::EventKind kind, std::string format,
@@ -75,8 +42,13 @@ void send_values(LowerCtx &c, abi::EventKind kind, std::string format,
   std::vector<Val> vals;
   for (const Expr *a : args)
     vals.push_back(lower_expr(c, *a));
-  send_event(c, kind, index, off, [&](llvm::Value *payload) {
+  // --timeline: a printf says when and where it happened, after its arguments.
+  bool stamped = kind == abi::EventKind::Printf && c.spec->timeline;
+  uint32_t size = off + (stamped ? sizeof(abi::EventStamp) : 0);
+  send_event(c, kind, index, size, [&](llvm::Value *payload) {
     zero_bytes(c, payload, 8, off);
+    if (stamped)
+      store_stamp(c, byte_ptr(c, payload, off));
     for (size_t i = 0; i < args.size(); ++i) {
       Type t = args[i]->type;
       if (t.is_aggregate())

@@ -90,5 +90,7 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v);
 
 // device_printf.cpp
 void lower_printf(DevCtx &c, const frontend::CallExpr &call);
+// --timeline: the launch's GpuLaunchRecord (launch_start to now), from its last thread.
+void send_launch_record(DevCtx &c);
 
 } // namespace gpubt::codegen::device

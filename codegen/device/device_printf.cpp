@@ -1,5 +1,6 @@
 // printf in gpu probes: the record (EventHeader + payload laid out as host printf events) is
 // built in local memory, then copied into the device ring buffer (runtime/abi/device_abi.h).
+// --timeline's launch records take the same path.
 #include "codegen/bpf/map_layout.h"
 #include "codegen/device/device_context.h"
 #include "runtime/abi/device_abi.h"
@@ -82,7 +83,46 @@ void send_record(DevCtx &c, llvm::Value *buf, uint32_t size) {
   b.SetInsertPoint(done);
 }
 
+constexpr uint32_t kHead = sizeof(gpubt_ring_record) + sizeof(abi::EventHeader);
+
+void store_header(DevCtx &c, llvm::Value *buf, abi::EventKind kind, uint32_t index) {
+  uint64_t header = uint64_t(kind) | uint64_t(index) << 32;
+  store_u64(c, byte_ptr(c, buf, sizeof(gpubt_ring_record)), c.b.getInt64(header));
+}
+
+// {pid, kernel_index}: two u32 fields of the ctx, side by side in a record.
+void store_pid_kernel(DevCtx &c, llvm::Value *dst) {
+  auto *pid = ctx_field(c, offsetof(gpubt_device_ctx, pid), 4);
+  auto *kernel = ctx_field(c, offsetof(gpubt_device_ctx, kernel_index), 4);
+  store_u64(c, dst, c.b.CreateOr(pid, c.b.CreateShl(kernel, 32)));
+}
+
+// --timeline: abi::EventStamp of a gpu probe's event at DST (its tid is the kernel's index).
+void store_stamp(DevCtx &c, llvm::Value *dst) {
+  store_u64(c, dst, device_nsecs(c));
+  store_pid_kernel(c, byte_ptr(c, dst, offsetof(abi::EventStamp, pid)));
+  store_u64(c, byte_ptr(c, dst, offsetof(abi::EventStamp, probe)),
+            c.b.getInt64(c.probe_name_index | uint64_t(abi::kStampGpu) << 32));
+}
+
 } // namespace
+
+void send_launch_record(DevCtx &c) {
+  constexpr uint32_t size = kHead + sizeof(abi::GpuLaunchRecord);
+  llvm::Value *buf = local_buffer(c, size);
+  store_header(c, buf, abi::EventKind::GpuLaunch, 0);
+  llvm::Value *rec = byte_ptr(c, buf, kHead);
+  auto *start = load_relaxed(
+      c, byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, launch_start)));
+  store_u64(c, byte_ptr(c, rec, offsetof(abi::GpuLaunchRecord, start_ns)), start);
+  store_u64(c, byte_ptr(c, rec, offsetof(abi::GpuLaunchRecord, end_ns)), device_nsecs(c));
+  store_pid_kernel(c, byte_ptr(c, rec, offsetof(abi::GpuLaunchRecord, pid)));
+  static_assert(abi::kLaunchKernelNameSize == GPUBT_KERNEL_NAME_SIZE);
+  for (uint32_t off = 0; off < abi::kLaunchKernelNameSize; off += 8)
+    store_u64(c, byte_ptr(c, rec, offsetof(abi::GpuLaunchRecord, kernel) + off),
+              ctx_field(c, offsetof(gpubt_device_ctx, kernel_name) + off, 8));
+  send_record(c, buf, size);
+}
 
 void lower_printf(DevCtx &c, const CallExpr &call) {
   std::vector<const Expr *> args;
@@ -97,11 +137,12 @@ void lower_printf(DevCtx &c, const CallExpr &call) {
   for (const Expr *a : args)
     vals.push_back(lower_expr(c, *a));
 
-  constexpr uint32_t kHead = sizeof(gpubt_ring_record) + sizeof(abi::EventHeader);
-  uint32_t size = kHead + payload;
+  bool stamped = c.spec->timeline; // the stamp follows the args, as in host printf events
+  uint32_t size = kHead + payload + (stamped ? sizeof(abi::EventStamp) : 0);
   llvm::Value *buf = local_buffer(c, size);
-  uint64_t header = uint64_t(abi::EventKind::Printf) | uint64_t(index) << 32;
-  store_u64(c, byte_ptr(c, buf, sizeof(gpubt_ring_record)), c.b.getInt64(header));
+  store_header(c, buf, abi::EventKind::Printf, index);
+  if (stamped)
+    store_stamp(c, byte_ptr(c, buf, kHead + payload));
   for (size_t i = 0; i < args.size(); ++i) {
     Type t = args[i]->type;
     if (t.is_aggregate())

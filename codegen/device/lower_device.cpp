@@ -224,16 +224,22 @@ llvm::Value *count_exit(DevCtx &c) {
 // launch_exited back for the kernel's next launch, which stream order (or a graph's edges) puts
 // after this one. So the agent need not reset them before every launch: that was a stream write
 // per traced launch, and in a CUDA graph it ran before the whole graph, not before each node.
-void reset_launch_state(DevCtx &c) {
+// In the launch's last thread (c.last_thread): its GpuLaunchRecord when SEND (--timeline), then
+// launch_start and launch_exited back to their start when RESET.
+void end_launch(DevCtx &c, bool send, bool reset) {
   auto &b = c.b;
-  auto *reset = llvm::BasicBlock::Create(c.ctx, "launch.reset", c.fn);
+  auto *last = llvm::BasicBlock::Create(c.ctx, "launch.end", c.fn);
   auto *done = llvm::BasicBlock::Create(c.ctx, "launch.next", c.fn);
-  b.CreateCondBr(b.CreateICmpNE(c.last_thread, b.getInt64(0)), reset, done);
-  b.SetInsertPoint(reset);
-  store_release(c, byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, launch_start)),
-                b.getInt64(UINT64_MAX));
-  store_release(c, byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, launch_exited)),
-                b.getInt64(0));
+  b.CreateCondBr(b.CreateICmpNE(c.last_thread, b.getInt64(0)), last, done);
+  b.SetInsertPoint(last);
+  if (send)
+    send_launch_record(c);
+  if (reset) {
+    store_release(c, byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, launch_start)),
+                  b.getInt64(UINT64_MAX));
+    store_release(c, byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, launch_exited)),
+                  b.getInt64(0));
+  }
   b.CreateBr(done);
   b.SetInsertPoint(done);
 }
@@ -255,8 +261,19 @@ void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit
     if (counts) {
       c.b.CreateBr(finished);
       c.b.SetInsertPoint(finished);
-      reset_launch_state(c);
+      end_launch(c, c.spec->timeline, true);
     }
+  });
+}
+
+// --timeline's hidden exit probe, where no probe of the script counts last_thread: counts the
+// threads leaving and, in the last, sends the launch's record (and resets the state unless the
+// agent does: RESET).
+void lower_launch_end_function(DevCtx &c, const std::string &name, uint32_t probe_bit,
+                               bool reset) {
+  lower_probe_functions(c, name, probe_bit, [&](llvm::BasicBlock *) {
+    c.last_thread = count_exit(c);
+    end_launch(c, true, reset);
   });
 }
 
@@ -297,11 +314,35 @@ bool has_gpu_probes(const Program &program) {
   return false;
 }
 
+// A hidden gpu probe's spec, numbered after the others.
+static Result<abi::DeviceProbeSpec>
+hidden_probe(const std::string &kind, const std::string &pattern, const abi::ProgramSpec &spec) {
+  uint32_t n = spec.device.probes.size();
+  if (n == 64)
+    return make_error("more than 64 gpu probes");
+  abi::DeviceProbeSpec ps;
+  ps.name = "gpu:" + kind + ":" + pattern;
+  ps.kernel = pattern;
+  ps.exit = kind == "kretprobe";
+  ps.function = GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(n);
+  return ps;
+}
+
+static void add_unique(std::vector<std::string> &v, const std::string &s) {
+  if (std::find(v.begin(), v.end(), s) == v.end())
+    v.push_back(s);
+}
+
 // launch_start / last_thread: per-launch state the agent resets (DeviceProgramSpec::
 // launch_state), and for launch_start a hidden entry probe on each kernel pattern using it.
+// --timeline (spec.timeline) needs both on the kernels the gpu probes trace: the script's
+// last_thread probe sends the launch records, else a hidden exit probe does, on the one kernel
+// pattern the script's gpu probes share (two patterns may match one kernel, whose threads two
+// counting probes would count twice).
 Status add_launch_state(const Program &program, llvm::Module &mod, const DeviceTarget &target,
-                        abi::ProgramSpec &spec) {
-  std::vector<std::string> patterns;
+                        abi::ProgramSpec &spec, std::vector<std::string> *warnings) {
+  std::vector<std::string> patterns, all_patterns;
+  std::string counting_pattern;
   int counting = 0;
   bool reads_start_elsewhere = false;
   for (const auto &probe : program.probes) {
@@ -312,30 +353,55 @@ Status add_launch_state(const Program &program, llvm::Module &mod, const DeviceT
     reads_start_elsewhere = reads_start_elsewhere || (start && !last);
     counting += last ? int(probe->attach_points.size()) : 0;
     spec.device.launch_state = spec.device.launch_state || start || last;
-    for (const auto &ap : probe->attach_points)
-      if (start && std::find(patterns.begin(), patterns.end(), ap.func) == patterns.end())
-        patterns.push_back(ap.func);
+    for (const auto &ap : probe->attach_points) {
+      if (start)
+        add_unique(patterns, ap.func);
+      if (last)
+        counting_pattern = ap.func;
+      add_unique(all_patterns, ap.func);
+    }
   }
   if (counting > 1) // each would count the same threads again
     return make_error("last_thread can be used in one gpu probe (with one attach point) only");
-  // The probe counting last_thread resets the state at each launch's end (reset_launch_state);
+  bool hidden_end = false;
+  if (spec.timeline && counting == 1) {
+    add_unique(patterns, counting_pattern);
+  } else if (spec.timeline && all_patterns.size() == 1) {
+    hidden_end = true;
+    counting = 1;
+    add_unique(patterns, all_patterns[0]);
+  } else if (spec.timeline && warnings) {
+    warnings->push_back("--timeline: no GPU launch spans: the gpu probes name " +
+                        std::to_string(all_patterns.size()) +
+                        " kernel patterns; launch spans need one pattern, or one gpu probe "
+                        "that uses last_thread");
+  }
+  // The probe counting last_thread resets the state at each launch's end (end_launch);
   // launch_start read elsewhere, on kernels that probe may not cover, still needs the agent.
   if (counting == 1 && !reads_start_elsewhere)
     spec.device.launch_state = false;
-  for (const auto &pattern : patterns) {
-    uint32_t n = spec.device.probes.size();
-    if (n == 64)
-      return make_error("more than 64 gpu probes");
-    abi::DeviceProbeSpec ps;
-    ps.name = "gpu:kprobe:" + pattern;
-    ps.kernel = pattern;
-    ps.function = GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(n);
+  if (hidden_end) {
+    auto ps = hidden_probe("kretprobe", all_patterns[0], spec);
+    if (!ps)
+      return make_error(ps.error());
     DevCtx c(mod, target);
     c.spec = &spec;
-    lower_launch_start_function(c, ps.function, n);
+    lower_launch_end_function(c, ps->function, spec.device.probes.size(),
+                              !spec.device.launch_state);
+    if (!c.error.empty())
+      return make_error("--timeline: " + c.error);
+    spec.device.probes.push_back(std::move(*ps));
+  }
+  for (const auto &pattern : patterns) {
+    auto ps = hidden_probe("kprobe", pattern, spec);
+    if (!ps)
+      return make_error(ps.error());
+    DevCtx c(mod, target);
+    c.spec = &spec;
+    lower_launch_start_function(c, ps->function, spec.device.probes.size());
     if (!c.error.empty())
       return make_error("launch_start: " + c.error);
-    spec.device.probes.push_back(std::move(ps));
+    spec.device.probes.push_back(std::move(*ps));
   }
   return Ok{};
 }
@@ -382,7 +448,7 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
       spec.device.probes.push_back(std::move(ps));
     }
   }
-  if (auto st = add_launch_state(program, mod, target, spec); !st)
+  if (auto st = add_launch_state(program, mod, target, spec, opts.warnings); !st)
     return st;
   std::string verify_msg;
   llvm::raw_string_ostream vos(verify_msg);

@@ -3,6 +3,7 @@
 // their device maps, packaged into ProgramSpec::device.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "codegen/device_target.h"
 #include "frontend/ast.h"
@@ -19,6 +20,8 @@ struct DeviceCodegenOptions {
   uint32_t map_capacity = 0;
   uint32_t ring_capacity = GPUBT_DEFAULT_RING_BYTES;  // printf ring bytes, a power of two
   bool optimize = true;
+  // Where --timeline's warnings go (spec.timeline turns its launch records on); may be null.
+  std::vector<std::string> *warnings = nullptr;
 };
 
 bool has_gpu_probes(const frontend::Program &program);

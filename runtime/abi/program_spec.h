@@ -62,11 +62,36 @@ enum class EventKind : uint32_t {
   PrintValue, // index: into ProgramSpec::formats (one arg, format unused)
   System,     // index: into ProgramSpec::formats: the command, formatted as printf does
   Cat,        // index: into ProgramSpec::formats: the file's path, formatted as printf does
+  Span,       // --timeline: index into ProgramSpec::spans; payload: EventStamp, then the args
+  GpuLaunch,  // --timeline: a gpu launch ended; payload: GpuLaunchRecord
 };
 struct EventHeader {
   uint32_t kind;
   uint32_t index;
 };
+
+// --timeline: when and where an event happened. Span events start with it, and with
+// ProgramSpec::timeline every Printf payload ends with it (after the format's args).
+constexpr uint32_t kStampGpu = 1; // EventStamp::flags: a gpu probe's (tid: the kernel's index)
+struct EventStamp {
+  uint64_t nsecs; // CLOCK_MONOTONIC, as `nsecs` (gpu: bench/gpu/CLOCK.md's mapping)
+  uint32_t pid;
+  uint32_t tid;
+  uint32_t probe; // index into ProgramSpec::probe_names
+  uint32_t flags;
+};
+static_assert(sizeof(EventStamp) == 24);
+
+// --timeline: sent by a launch's last thread (after its exit probes), as a gpu ring record.
+constexpr uint32_t kLaunchKernelNameSize = 64; // gpubt_device_ctx::kernel_name
+struct GpuLaunchRecord {
+  uint64_t start_ns; // the launch's earliest thread entry `nsecs` (launch_start)
+  uint64_t end_ns;   // the last thread's exit `nsecs`
+  uint32_t pid;
+  uint32_t kernel_index; // the agent's, as EventStamp::tid of the kernel's printfs
+  char kernel[kLaunchKernelNameSize]; // NUL-padded, as gpubt_device_ctx::kernel_name
+};
+static_assert(sizeof(GpuLaunchRecord) == 88);
 
 struct FormatArg {
   ValueType type;
@@ -75,6 +100,15 @@ struct FormatArg {
 struct FormatSpec {
   std::string format; // printf format as written (escapes decoded), bpftrace conversions
   std::vector<FormatArg> args;
+};
+
+// --timeline: one edge of a span (a function probed at both entry and return). Entry events
+// carry the catalogued API function's arguments, return events its retval.
+struct SpanSpec {
+  std::string name; // the function
+  bool exit = false;
+  std::vector<std::string> arg_names;
+  std::vector<FormatArg> args; // offsets from the payload's start, past the EventStamp
 };
 
 enum class AttachKind : uint8_t { Begin, End, Interval, Uprobe, Uretprobe, Tracepoint };
@@ -163,6 +197,8 @@ struct ProgramSpec {
   std::vector<ProbeSpec> probes;
   std::vector<FormatSpec> formats;
   std::vector<std::string> time_formats;
+  std::vector<SpanSpec> spans;
+  bool timeline = false; // --timeline: Printf payloads end with an EventStamp
   std::vector<std::string> probe_names; // ValueType::Probe values index this
   std::map<std::string, std::map<int64_t, std::string>> enums;
   int ringbuf_map = -1; // index into maps

@@ -23,11 +23,62 @@ EventPrinter::EventPrinter(const abi::ProgramSpec &spec, Output &out, Symbolizer
     : spec_(spec), out_(out), symbolize_(std::move(symbolize)), read_map_(std::move(read_map)),
       actions_(actions) {}
 
+EventOrigin EventPrinter::origin(const uint8_t *stamp) const {
+  abi::EventStamp s;
+  std::memcpy(&s, stamp, sizeof s);
+  EventOrigin o;
+  o.nsecs = s.nsecs;
+  o.pid = s.pid;
+  o.tid = s.tid;
+  o.gpu = s.flags & abi::kStampGpu;
+  if (s.probe < spec_.probe_names.size())
+    o.probe = spec_.probe_names[s.probe];
+  return o;
+}
+
+void EventPrinter::print_span(const abi::EventHeader &h, const uint8_t *payload, size_t size) {
+  if (h.index >= spec_.spans.size() || size < sizeof(abi::EventStamp))
+    return;
+  const abi::SpanSpec &span = spec_.spans[h.index];
+  SpanEdge edge;
+  edge.at = origin(payload);
+  edge.name = span.name;
+  edge.exit = span.exit;
+  for (size_t i = 0; i < span.args.size() && i < span.arg_names.size(); ++i)
+    if (span.args[i].offset + span.args[i].type.size <= size)
+      edge.args.emplace_back(span.arg_names[i], make_value(span.args[i].type,
+                                                           payload + span.args[i].offset, spec_,
+                                                           symbolize_));
+  out_.span_edge(edge);
+}
+
 void EventPrinter::print(const abi::EventHeader &h, const uint8_t *payload, size_t size) {
   switch (static_cast<abi::EventKind>(h.kind)) {
   case abi::EventKind::Printf:
+    if (spec_.timeline) { // the stamp is the payload's last bytes
+      if (size < sizeof(abi::EventStamp))
+        break;
+      size -= sizeof(abi::EventStamp);
+      out_.origin(origin(payload + size));
+    }
     if (h.index < spec_.formats.size())
       out_.printf(format_printf(spec_.formats[h.index], payload, size, spec_, symbolize_));
+    break;
+  case abi::EventKind::Span:
+    print_span(h, payload, size);
+    break;
+  case abi::EventKind::GpuLaunch:
+    if (size >= sizeof(abi::GpuLaunchRecord)) {
+      abi::GpuLaunchRecord r;
+      std::memcpy(&r, payload, sizeof r);
+      GpuLaunch l;
+      l.pid = r.pid;
+      l.kernel_index = r.kernel_index;
+      l.kernel.assign(r.kernel, strnlen(r.kernel, sizeof r.kernel));
+      l.start_ns = r.start_ns;
+      l.end_ns = r.end_ns;
+      out_.gpu_launch(l);
+    }
     break;
   case abi::EventKind::PrintValue: {
     if (h.index >= spec_.formats.size() || spec_.formats[h.index].args.empty())

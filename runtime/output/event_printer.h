@@ -35,8 +35,8 @@ public:
   EventPrinter(const abi::ProgramSpec &spec, Output &out, Symbolizer symbolize,
                MapReader read_map = nullptr, UserActionOptions actions = {});
 
-  // Printf, PrintValue, PrintMap, Time, System and Cat print; exit, clear and zero are the
-  // session's.
+  // Printf, PrintValue, PrintMap, Time, System and Cat print; Span and GpuLaunch (and printf's
+  // stamp) go to the timeline's Output calls; exit, clear and zero are the session's.
   void print(const abi::EventHeader &header, const uint8_t *payload, size_t size);
 
   // The complete gpubt_ring_record-framed events at the front of BYTES; removes them.
@@ -45,6 +45,9 @@ public:
   Output &output() { return out_; }
 
 private:
+  EventOrigin origin(const uint8_t *stamp) const; // an abi::EventStamp's bytes
+  void print_span(const abi::EventHeader &h, const uint8_t *payload, size_t size);
+
   const abi::ProgramSpec &spec_;
   Output &out_;
   Symbolizer symbolize_;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/output/value.h"
@@ -51,6 +52,31 @@ struct MapView {
   std::vector<Row> rows;
 };
 
+// --timeline: where and when an event happened (abi::EventStamp, decoded).
+struct EventOrigin {
+  uint64_t nsecs = 0; // CLOCK_MONOTONIC
+  uint32_t pid = 0;
+  uint32_t tid = 0; // gpu: the agent's index of the kernel
+  bool gpu = false;
+  std::string probe;
+};
+
+// One edge of a span: a function's entry, with its arguments, or its return, with retval.
+struct SpanEdge {
+  EventOrigin at;
+  std::string name;
+  bool exit = false;
+  std::vector<std::pair<std::string, Value>> args;
+};
+
+// A gpu launch, first thread's start to last thread's exit (abi::GpuLaunchRecord).
+struct GpuLaunch {
+  uint32_t pid = 0;
+  uint32_t kernel_index = 0;
+  std::string kernel;
+  uint64_t start_ns = 0, end_ns = 0;
+};
+
 class Output {
 public:
   virtual ~Output() = default;
@@ -70,6 +96,11 @@ public:
   virtual void dropped_gpu_updates(uint64_t) {}
   virtual void attached_processes(uint64_t) {}
   virtual void flush() = 0;
+  // The timeline's events; formats that lay out no time ignore them. origin() comes just
+  // before the printf() it places.
+  virtual void origin(const EventOrigin &) {}
+  virtual void span_edge(const SpanEdge &) {}
+  virtual void gpu_launch(const GpuLaunch &) {}
 };
 
 std::unique_ptr<Output> make_output(OutputFormat format, std::ostream &out,

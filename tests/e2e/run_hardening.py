@@ -10,12 +10,7 @@ import sys
 import tempfile
 import time
 
-CASES = []
-
-
-def case(fn):
-    CASES.append(fn)
-    return fn
+from case_list import case, run_cases
 
 
 def state(pid):
@@ -293,19 +288,7 @@ def main():
     ap.add_argument("--programs", required=True)
     ap.add_argument("--filter", default="")
     ctx = ap.parse_args()
-    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
-    for fn in CASES:
-        if ctx.filter and ctx.filter not in fn.__name__:
-            continue
-        try:
-            status = fn(ctx) or "PASS"
-            detail = ""
-        except Exception as e:  # noqa: BLE001 - a failed case reports and the others run
-            status, detail = "FAIL", f"{type(e).__name__}: {e}"
-        counts[status] += 1
-        print(f"[{status}] {fn.__name__}" + (f"\n  {detail}" if detail else ""), flush=True)
-    print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
-    return 1 if counts["FAIL"] else 0
+    return run_cases(ctx, ctx.filter)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,20 @@ inline DeviceCompiled compile_gpu_script(const std::string &script,
   return out;
 }
 
+// One function of a PTX module, from its `.func` line through its closing brace.
+inline std::string function_text(const std::string &ptx, const std::string &name) {
+  size_t b = ptx.find(".func  (.param .b32 func_retval0) " + name + "(");
+  size_t e = ptx.find("\n}\n", b);
+  return b == std::string::npos || e == std::string::npos ? "" : ptx.substr(b, e + 3 - b);
+}
+
+inline size_t count_of(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1))
+    ++n;
+  return n;
+}
+
 inline bool have_ptxas() { return access(kPtxas, X_OK) == 0; }
 
 // Runs ptxas -arch=sm_90 --compile-as-tools-patch on PTX; returns its exit status and output.

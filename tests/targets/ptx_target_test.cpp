@@ -15,20 +15,6 @@
 namespace gpubt::targets::testing {
 namespace {
 
-// One function of a PTX module, from its `.func` line through its closing brace.
-std::string function_text(const std::string &ptx, const std::string &name) {
-  size_t b = ptx.find(".func  (.param .b32 func_retval0) " + name + "(");
-  size_t e = ptx.find("\n}\n", b);
-  return b == std::string::npos || e == std::string::npos ? "" : ptx.substr(b, e + 3 - b);
-}
-
-size_t count_of(const std::string &text, const std::string &what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1))
-    ++n;
-  return n;
-}
-
 void expect_assembles(const std::string &script) {
   auto c = compile_gpu_script(script);
   ASSERT_EQ(c.error, "") << script;

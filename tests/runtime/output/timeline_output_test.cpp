@@ -1,0 +1,198 @@
+// --timeline: stamped events decoded from host events and GPU ring records become the trace's
+// spans and instants; the ring keeps the newest events and counts the rest.
+#include "runtime/output/timeline_output.h"
+
+#include <cstring>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+
+#include "runtime/abi/device_abi.h"
+#include "runtime/output/event_printer.h"
+#include "runtime/output/tee_output.h"
+#include "tests/support/output_fixtures.h"
+
+namespace gpubt::runtime {
+namespace {
+
+using namespace fx;
+
+Bytes header(abi::EventKind kind, uint32_t index) { return cat({le(uint32_t(kind)), le(index)}); }
+
+Bytes stamp(uint64_t ns, uint32_t pid, uint32_t tid, uint32_t probe, uint32_t flags = 0) {
+  return cat({u64(ns), le(pid), le(tid), le(probe), le(flags)});
+}
+
+// As the agent frames a device record (device_abi.h): {size, commit}, then the event.
+Bytes record(const Bytes &event) {
+  uint32_t size = uint32_t(sizeof(gpubt_ring_record) + event.size());
+  return cat({le(size), le(uint32_t(1)), event});
+}
+
+size_t count(const std::string &s, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+// uprobe/uretprobe of cudaMalloc (its size argument, its retval by enum name) and a printf.
+abi::ProgramSpec timeline_spec() {
+  abi::ProgramSpec spec;
+  spec.timeline = true;
+  spec.probe_names = {"uprobe:cudart:cudaMalloc", "uretprobe:cudart:cudaMalloc",
+                      "gpu:kretprobe:scale"};
+  spec.formats.push_back({"size %d\n", {{int_t(), 0}}});
+  ValueType err{ValueType::Enum, 4};
+  err.enum_name = "cudaError_t";
+  spec.enums["cudaError_t"] = {{0, "cudaSuccess"}, {2, "cudaErrorMemoryAllocation"}};
+  spec.spans.push_back({"cudaMalloc", false, {"size"}, {{uint_t(), 24}}});
+  spec.spans.push_back({"cudaMalloc", true, {"retval"}, {{err, 24}}});
+  return spec;
+}
+
+TEST(TimelineOutput, HostSpansAndPrintfsFromStampedEvents) {
+  abi::ProgramSpec spec = timeline_spec();
+  std::ostringstream text, errors;
+  auto out = make_tee_output(make_output(OutputFormat::Text, text),
+                             std::make_unique<TimelineOutput>(TimelineOptions{}, errors));
+  EventPrinter printer(spec, *out, nullptr);
+  auto send = [&](abi::EventKind kind, uint32_t index, const Bytes &payload) {
+    printer.print({uint32_t(kind), index}, payload.data(), payload.size());
+  };
+  send(abi::EventKind::Span, 0, cat({stamp(1000000, 7, 8, 0), u64(4096)}));
+  send(abi::EventKind::Printf, 0, cat({i64(4096), stamp(1500000, 7, 8, 0)}));
+  send(abi::EventKind::Span, 1, cat({stamp(3000250, 7, 8, 1), le(uint32_t(2)), le(uint32_t(0))}));
+  // A return whose entry came before tracing: no span.
+  send(abi::EventKind::Span, 1, cat({stamp(4000000, 7, 9, 1), u64(0)}));
+  EXPECT_EQ(text.str(), "size 4096\n"); // the main output prints as before
+
+  // The tee hands the same calls to the timeline; read what it would write.
+  TimelineOutput tl(TimelineOptions{}, errors);
+  EventPrinter direct(spec, tl, nullptr);
+  for (const auto &[kind, index, payload] :
+       std::vector<std::tuple<abi::EventKind, uint32_t, Bytes>>{
+           {abi::EventKind::Span, 0, cat({stamp(1000000, 7, 8, 0), u64(4096)})},
+           {abi::EventKind::Printf, 0, cat({i64(4096), stamp(1500000, 7, 8, 0)})},
+           {abi::EventKind::Span, 1, cat({stamp(3000250, 7, 8, 1), le(uint32_t(2)), le(uint32_t(0))})},
+           {abi::EventKind::Span, 1, cat({stamp(4000000, 7, 9, 1), u64(0)})}})
+    direct.print({uint32_t(kind), index}, payload.data(), payload.size());
+  std::string json = tl.json();
+  EXPECT_NE(json.find("{\"ph\":\"X\",\"name\":\"cudaMalloc\",\"cat\":\"call\",\"ts\":1000.000,"
+                      "\"dur\":2000.250,\"pid\":7,\"tid\":8,\"args\":{\"size\":4096,"
+                      "\"retval\":\"cudaErrorMemoryAllocation\"}}"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"ph\":\"i\",\"name\":\"size 4096\",\"cat\":\"printf\",\"ts\":1500.000,"
+                      "\"s\":\"t\",\"pid\":7,\"tid\":8,\"args\":{\"text\":\"size 4096\\n\","
+                      "\"probe\":\"uprobe:cudart:cudaMalloc\"}}"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"unmatched_returns\":1"), std::string::npos) << json;
+  EXPECT_EQ(count(json, "\"ph\":\"X\""), 1u);
+}
+
+TEST(TimelineOutput, GpuLaunchRecordsAndGpuPrintfsShareTheKernelTrack) {
+  abi::ProgramSpec spec = timeline_spec();
+  std::ostringstream errors;
+  TimelineOutput tl(TimelineOptions{}, errors);
+  EventPrinter printer(spec, tl, nullptr);
+  Bytes name = str("scale", abi::kLaunchKernelNameSize);
+  Bytes launch = cat({header(abi::EventKind::GpuLaunch, 0), u64(5000000), u64(5400000),
+                      le(uint32_t(7)), le(uint32_t(3)), name});
+  Bytes gpu_printf = cat({header(abi::EventKind::Printf, 0), i64(1),
+                          stamp(5100000, 7, 3, 2, abi::kStampGpu)});
+  // A launch no entry was timed for (launch_start still UINT64_MAX) is counted, not drawn.
+  Bytes untimed = cat({header(abi::EventKind::GpuLaunch, 0), u64(UINT64_MAX), u64(5400000),
+                       le(uint32_t(7)), le(uint32_t(3)), name});
+  Bytes bytes = cat({record(gpu_printf), record(launch), record(untimed)});
+  printer.print_ring_records(bytes);
+  EXPECT_TRUE(bytes.empty());
+  std::string json = tl.json();
+  uint32_t gpu_pid = 7 | 1u << 30;
+  std::string track = "\"pid\":" + std::to_string(gpu_pid) + ",\"tid\":3";
+  EXPECT_NE(json.find("{\"ph\":\"X\",\"name\":\"scale\",\"cat\":\"gpu\",\"ts\":5000.000,"
+                      "\"dur\":400.000," + track + ",\"args\":{\"kernel\":\"scale\",\"launch\":0}}"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"cat\":\"printf\",\"ts\":5100.000,\"s\":\"t\"," + track), std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"name\":\"thread_name\"," + track + ",\"args\":{\"name\":\"scale\"}"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"name\":\"GPU (pid 7)\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"untimed_launches\":1"), std::string::npos) << json;
+  // For the viewer: ctest's `timeline` imports this trace of decoded GPU records in speedscope.
+  std::ofstream(std::string(GPUBT_BINARY_DIR) + "/timeline_gpu_records.json") << json;
+}
+
+TEST(TimelineOutput, RingKeepsTheNewestEventsAndCountsTheDropped) {
+  std::ostringstream errors;
+  TimelineOutput tl(TimelineOptions{"", 2}, errors);
+  for (int i = 0; i < 5; ++i) {
+    tl.span_edge({{uint64_t(1000 * i), 1, 1, false, ""}, "f", false, {}});
+    tl.span_edge({{uint64_t(1000 * i + 500), 1, 1, false, ""}, "f", true, {}});
+  }
+  std::string json = tl.json();
+  EXPECT_EQ(count(json, "\"ph\":\"X\""), 2u) << json;
+  EXPECT_NE(json.find("\"ts\":3.000"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"ts\":4.000"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"event_limit\":2,\"dropped_events\":3"), std::string::npos) << json;
+}
+
+// A call still running when tracing stops ends where the trace ends, marked unfinished; nested
+// calls close innermost first.
+TEST(TimelineOutput, NestedAndUnfinishedCalls) {
+  std::ostringstream errors;
+  TimelineOutput tl(TimelineOptions{}, errors);
+  tl.span_edge({{1000, 1, 2, false, ""}, "outer", false, {}});
+  tl.span_edge({{2000, 1, 2, false, ""}, "inner", false, {}});
+  tl.span_edge({{3000, 1, 2, false, ""}, "inner", true, {}});
+  tl.span_edge({{5000, 1, 2, false, ""}, "other", false, {}});
+  tl.span_edge({{9000, 1, 3, false, ""}, "g", true, {}}); // unmatched, but moves the end
+  std::string json = tl.json();
+  EXPECT_NE(json.find("\"name\":\"inner\",\"cat\":\"call\",\"ts\":2.000,\"dur\":1.000"),
+            std::string::npos) << json;
+  EXPECT_NE(json.find("\"name\":\"outer\",\"cat\":\"call\",\"ts\":1.000,\"dur\":8.000,\"pid\":1,"
+                      "\"tid\":2,\"args\":{\"unfinished\":true}}"),
+            std::string::npos) << json;
+  EXPECT_NE(json.find("\"name\":\"other\",\"cat\":\"call\",\"ts\":5.000,\"dur\":4.000"),
+            std::string::npos) << json;
+}
+
+// Calls that start together (the clock's tick) are written outer first, so viewers nest them.
+TEST(TimelineOutput, CallsStartingTogetherAreWrittenOuterFirst) {
+  std::ostringstream errors;
+  TimelineOutput tl(TimelineOptions{}, errors);
+  tl.span_edge({{1000, 1, 2, false, ""}, "outer", false, {}});
+  tl.span_edge({{1000, 1, 2, false, ""}, "inner", false, {}});
+  tl.span_edge({{2000, 1, 2, false, ""}, "inner", true, {}});
+  tl.span_edge({{3000, 1, 2, false, ""}, "outer", true, {}});
+  std::string json = tl.json();
+  EXPECT_LT(json.find("\"name\":\"outer\""), json.find("\"name\":\"inner\"")) << json;
+}
+
+TEST(TimelineOutput, FileIsWrittenWhenTheOutputGoes) {
+  std::string path = ::testing::TempDir() + "timeline_output_test.json";
+  std::remove(path.c_str());
+  std::ostringstream errors;
+  {
+    TimelineOutput tl(TimelineOptions{path, 10}, errors);
+    tl.span_edge({{1000, 1, 2, false, ""}, "f", false, {}});
+    tl.span_edge({{2000, 1, 2, false, ""}, "f", true, {}});
+  }
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_NE(ss.str().find("\"name\":\"f\""), std::string::npos) << ss.str();
+  EXPECT_EQ(ss.str().substr(0, 15), "{\"traceEvents\":");
+  EXPECT_EQ(errors.str(), "");
+  {
+    TimelineOutput bad(TimelineOptions{"/nonexistent/dir/t.json", 10}, errors);
+  }
+  EXPECT_NE(errors.str().find("--timeline: cannot write /nonexistent/dir/t.json.tmp"),
+            std::string::npos);
+}
+
+} // namespace
+} // namespace gpubt::runtime
