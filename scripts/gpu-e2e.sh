@@ -4,16 +4,18 @@
 # tests/gpu/run_suite.py and prints a pass/fail table. gpubt itself needs LLVM/libbpf: pass a
 # prebuilt one (scripts/gpu-pack.sh stages a static one in .carry/) or the gpubt cases are skipped.
 # Usage: scripts/gpu-e2e.sh [--timings] [--torch] [--ml] [--no-suite] [--ptx-bench]
-#                           [--latency-bench] [--train-bench] [--attach]
+#                           [--latency-bench] [--train-bench] [--attach] [--timeline]
 #        (env: GPUBT=path, WORK=build folder, ML_ONLY=regex of ML workloads, ML_OUTPUTS=file)
 # --ptx-bench: after the suite, bench/gpu/ptx_bench.sh (issue 5's PTX vs SASS vs hand-written table).
 # --latency-bench: after the suite, bench/gpu/launch_latency.py (what gpubt adds to launch latency).
 # --ml: tests/gpu/ml_suite.py (PyTorch eager/compile/graphs, Triton, JAX, CuPy, cuBLAS, streams).
 # --train-bench: bench/gpu/train_cost.py (a transformer training step plain vs traced).
 # --attach: tests/gpu/attach_suite.py (gpubt -p / system-wide on running trainers, issue 13).
+# --timeline: tests/gpu/timeline_check.py (--timeline over the PyTorch training step against
+#   tools/kerneltime.bt; the trace goes to $TIMELINE_OUT, default bench/gpu/logs/).
 # --no-suite: skip tests/gpu/run_suite.py (with --ml or a bench).
 set -uo pipefail
-PTX_BENCH=0 LATENCY_BENCH=0 ML=0 TRAIN_BENCH=0 SUITE=1 ATTACH=0
+PTX_BENCH=0 LATENCY_BENCH=0 ML=0 TRAIN_BENCH=0 SUITE=1 ATTACH=0 TIMELINE=0
 SUITE_ARGS=()
 for arg in "$@"; do
   case "$arg" in
@@ -21,6 +23,7 @@ for arg in "$@"; do
   --latency-bench) LATENCY_BENCH=1 ;;
   --ml) ML=1 ;;
   --attach) ATTACH=1 ;;
+  --timeline) TIMELINE=1 ;;
   --train-bench) TRAIN_BENCH=1 ;;
   --no-suite) SUITE=0 ;;
   *) SUITE_ARGS+=("$arg") ;;
@@ -96,6 +99,10 @@ if [ "$ATTACH" = 1 ] && [ -n "$GPUBT" ]; then
     install -D -m 755 "$GPUBT" "$PREFIX/bin/gpubt" || RC=1
   python3 "$T/attach_suite.py" --gpubt "$PREFIX/bin/gpubt" \
     --agent "$PREFIX/lib/gpubt/libgpubt_agent.so" || RC=1
+fi
+if [ "$TIMELINE" = 1 ] && [ -n "$GPUBT" ]; then
+  GPUBT_AGENT_PATH=$AGENT python3 "$T/timeline_check.py" --gpubt "$GPUBT" \
+    ${TIMELINE_OUT:+--out "$TIMELINE_OUT"} || RC=1
 fi
 if [ "$TRAIN_BENCH" = 1 ] && [ -n "$GPUBT" ]; then
   python3 "$ROOT/bench/gpu/train_cost.py" --gpubt "$GPUBT" --agent "$AGENT" \
