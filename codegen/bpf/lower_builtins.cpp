@@ -164,6 +164,9 @@ Val lower_builtin(LowerCtx &c, const BuiltinExpr &e) {
   stdlib::BuiltinUse use = stdlib::find_builtin(e.name);
   if (auto constant = use.info ? std::nullopt : stdlib::find_enum_constant(e.name))
     return {c.b.getInt64(constant->value)};
+  if (auto it = c.sema->c_types.constants.find(e.name);
+      !use.info && it != c.sema->c_types.constants.end())
+    return {c.b.getInt64(it->second)};
   if (!use.info) {
     set_error(c, "codegen: unknown builtin " + e.name);
     return {c.b.getInt64(0)};

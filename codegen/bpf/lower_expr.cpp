@@ -191,6 +191,8 @@ static Val lower_field(LowerCtx &c, const FieldExpr &e) {
     return c.ap->provider == Provider::Tracepoint ? lower_tracepoint_arg(c, e)
                                                   : lower_api_arg(c, e);
   const Type &bt = e.base->type;
+  if (bt.kind == TypeKind::Record || bt.kind == TypeKind::Pointer)
+    return lower_record_field(c, e);
   if (bt.kind != TypeKind::Tuple) {
     set_error(c, "codegen: field access on " + to_string(bt));
     return {c.b.getInt64(0)};
@@ -234,6 +236,10 @@ Val lower_expr(LowerCtx &c, const Expr &e) {
     return lower_field(c, e.as<FieldExpr>());
   case ExprKind::Tuple:
     return lower_tuple(c, e.as<TupleExpr>());
+  case ExprKind::Index:
+    return lower_index(c, e.as<IndexExpr>());
+  case ExprKind::SizeofType:
+    return {c.b.getInt64(int64_t(e.as<SizeofTypeExpr>().size))};
   }
   return {c.b.getInt64(0)};
 }
