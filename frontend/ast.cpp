@@ -25,6 +25,10 @@ std::string AttachPoint::name() const {
     return "gpu:kprobe:" + func;
   case Provider::GpuKretprobe:
     return "gpu:kretprobe:" + func;
+  case Provider::Kprobe:
+    return "kprobe:" + func;
+  case Provider::Kretprobe:
+    return "kretprobe:" + func;
   }
   return raw;
 }

@@ -158,6 +158,7 @@ struct IfStmt : Stmt {
 enum class Provider {
   Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, // host
   GpuKprobe, GpuKretprobe,                              // gpu
+  Kprobe, Kretprobe, // host, kernel functions: compiled and loaded; attach where the kernel can
 };
 bool is_gpu(Provider p);
 

@@ -19,14 +19,11 @@ const ProviderRow kProviders[] = {
     {"interval", "i", Provider::Interval, 2},    {"uprobe", "u", Provider::Uprobe, 2},
     {"uretprobe", "ur", Provider::Uretprobe, 2}, {"tracepoint", "t", Provider::Tracepoint, 2},
     {"gpu:kprobe", "", Provider::GpuKprobe, 1},  {"gpu:kretprobe", "", Provider::GpuKretprobe, 1},
+    {"kprobe", "k", Provider::Kprobe, 1},        {"kretprobe", "kr", Provider::Kretprobe, 1},
 };
 
 // bpftrace probe types gpubt knows but does not trace.
 const std::string_view kUnsupported[] = {
-    "kprobe",
-    "k",
-    "kretprobe",
-    "kr",
     "usdt",
     "U",
     "profile",

@@ -31,6 +31,8 @@ abi::AttachKind attach_kind(Provider p) {
   case Provider::Interval: return abi::AttachKind::Interval;
   case Provider::Uprobe: return abi::AttachKind::Uprobe;
   case Provider::Uretprobe: return abi::AttachKind::Uretprobe;
+  case Provider::Kprobe: return abi::AttachKind::Kprobe;
+  case Provider::Kretprobe: return abi::AttachKind::Kretprobe;
   default: return abi::AttachKind::Tracepoint;
   }
 }

@@ -80,7 +80,8 @@ struct FormatSpec {
   std::vector<FormatArg> args;
 };
 
-enum class AttachKind : uint8_t { Begin, End, Interval, Uprobe, Uretprobe, Tracepoint };
+enum class AttachKind : uint8_t { Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, Kprobe,
+                                  Kretprobe };
 
 struct ProbeSpec {
   std::string name;   // canonical probe name, as `probe` prints it

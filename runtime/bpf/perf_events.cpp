@@ -12,17 +12,18 @@ namespace gpubt::runtime {
 namespace {
 
 const char *uprobe_pmu_dir = "/sys/bus/event_source/devices/uprobe";
+const char *kprobe_pmu_dir = "/sys/bus/event_source/devices/kprobe";
 
-int read_uprobe_pmu_type() {
-  std::ifstream f(std::string(uprobe_pmu_dir) + "/type");
+int read_pmu_type(const char *dir) {
+  std::ifstream f(std::string(dir) + "/type");
   int type = -1;
   f >> type;
   return type;
 }
 
 // format/retprobe reads "config:0": the bit of attr.config that asks for a return probe.
-int read_retprobe_bit() {
-  std::ifstream f(std::string(uprobe_pmu_dir) + "/format/retprobe");
+int read_retprobe_bit(const char *dir) {
+  std::ifstream f(std::string(dir) + "/format/retprobe");
   std::string s;
   f >> s;
   auto colon = s.find(':');
@@ -43,8 +44,8 @@ Result<UniqueFd> open_event(perf_event_attr &attr, int pid, const char *what) {
 
 Result<UniqueFd> open_uprobe_event(const std::string &path, uint64_t offset, bool retprobe,
                                    int pid) {
-  static const int type = read_uprobe_pmu_type();
-  static const int ret_bit = read_retprobe_bit();
+  static const int type = read_pmu_type(uprobe_pmu_dir);
+  static const int ret_bit = read_retprobe_bit(uprobe_pmu_dir);
   if (type < 0)
     return make_error("this kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe)");
   perf_event_attr attr{};
@@ -55,6 +56,20 @@ Result<UniqueFd> open_uprobe_event(const std::string &path, uint64_t offset, boo
   attr.sample_period = 1;
   attr.wakeup_events = 1;
   return open_event(attr, pid, retprobe ? "uretprobe" : "uprobe");
+}
+
+Result<UniqueFd> open_kprobe_event(const std::string &func, bool retprobe) {
+  static const int type = read_pmu_type(kprobe_pmu_dir);
+  static const int ret_bit = read_retprobe_bit(kprobe_pmu_dir);
+  if (type < 0)
+    return make_error("this kernel has no kprobe PMU (/sys/bus/event_source/devices/kprobe)");
+  perf_event_attr attr{};
+  attr.type = type;
+  attr.config = retprobe ? (1ull << ret_bit) : 0;
+  attr.config1 = reinterpret_cast<uint64_t>(func.c_str()); // kprobe_func
+  attr.sample_period = 1;
+  attr.wakeup_events = 1;
+  return open_event(attr, -1, retprobe ? "kretprobe" : "kprobe");
 }
 
 Result<UniqueFd> open_tracepoint_event(int tp_id) {

@@ -12,6 +12,9 @@ namespace gpubt::runtime {
 Result<UniqueFd> open_uprobe_event(const std::string &path, uint64_t offset, bool retprobe,
                                    int pid);
 
+// A kprobe (or kretprobe) on kernel function FUNC, every process (the kprobe PMU).
+Result<UniqueFd> open_kprobe_event(const std::string &func, bool retprobe);
+
 // Tracepoint with perf id TP_ID, every process.
 Result<UniqueFd> open_tracepoint_event(int tp_id);
 
