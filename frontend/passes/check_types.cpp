@@ -643,6 +643,9 @@ private:
                            type_name_in_messages(l) + ", " + type_name_in_messages(r));
       return;
     }
+    // Arrays of one type compare element by element (bpftrace 0.17: == and != only).
+    if (l.kind == TypeKind::Array && l == r && (b.op == BinaryOp::Eq || b.op == BinaryOp::Ne))
+      return;
     if (!l.is_integer_like() || !r.is_integer_like()) {
       error(b.span, "Type mismatch for '" + op + "': comparing '" + type_name_in_messages(l) +
                         "' with '" + type_name_in_messages(r) + "'");

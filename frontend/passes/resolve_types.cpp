@@ -192,6 +192,8 @@ private:
     // bpftrace types string comparisons as unsigned int64.
     if (l.kind == TypeKind::String && r.kind == TypeKind::String && is_comparison(op))
       return Type::integer(8, false);
+    if (l.kind == TypeKind::Array && r.kind == TypeKind::Array && is_comparison(op))
+      return Type::integer(8, false);
     return Type::integer();
   }
 
