@@ -6,6 +6,11 @@
 
 #include <cstring>
 #include <memory>
+#include <regex>
+#include <set>
+
+#include "frontend/ast_walk.h"
+#include "frontend/clang/btf_definitions.h"
 
 namespace gpubt::frontend {
 
@@ -13,6 +18,7 @@ namespace {
 
 constexpr const char *kMainFile = "definitions.h";
 constexpr const char *kPreludeFile = "/gpubt/include/__gpubt_prelude.h";
+constexpr const char *kBtfFile = "/gpubt/include/__gpubt_btf.h";
 
 // The fixed-width integer names bpftrace's own headers give definitions without any #include.
 constexpr const char *kPrelude = R"(#pragma once
@@ -251,16 +257,47 @@ bool report(CXTranslationUnit tu, Diagnostics &diags) {
   return failed;
 }
 
+// The kernel types a script names but does not define: struct/union names in casts and sizeof,
+// and those its definitions use without a body.
+std::set<std::string> undefined_records(const Program &program) {
+  std::set<std::string> used, defined;
+  static const std::regex ref(R"(\b(struct|union)\s+([A-Za-z_]\w*)(\s*\{)?)");
+  for (const auto &d : program.c_definitions)
+    for (std::sregex_iterator it(d.text.begin(), d.text.end(), ref), end; it != end; ++it)
+      ((*it)[3].matched ? defined : used).insert((*it)[1].str() + " " + (*it)[2].str());
+  for (const auto &probe : program.probes)
+    for_each_expr(*probe, [&](const Expr &e) {
+      const std::string *name = e.kind == ExprKind::Cast ? &e.as<CastExpr>().type_name
+                                : e.kind == ExprKind::SizeofType
+                                    ? &e.as<SizeofTypeExpr>().type_name
+                                    : nullptr;
+      if (name && (name->rfind("struct ", 0) == 0 || name->rfind("union ", 0) == 0))
+        used.insert(*name);
+    });
+  std::set<std::string> out;
+  for (const auto &n : used)
+    if (!defined.count(n))
+      out.insert(n);
+  return out;
+}
+
 } // namespace
 
 CTypes read_c_definitions(const Program &program, const SourceFile &file, Diagnostics &diags,
                           const CDefinitionOptions &options) {
   CTypes out;
-  if (program.c_definitions.empty() && options.includes.empty())
+  std::string btf = kernel_type_definitions(undefined_records(program));
+  if (program.c_definitions.empty() && options.includes.empty() && btf.empty())
     return out;
   std::string text = laid_out(program, file);
   std::vector<std::string> args = {"-x", "c", "-std=gnu11", "-nostdinc++", "-include",
                                    kPreludeFile, "-I/gpubt/include"};
+  if (kernel_btf_available())
+    args.push_back("-DBPFTRACE_HAVE_BTF");
+  if (!btf.empty()) {
+    args.push_back("-include");
+    args.push_back(kBtfFile);
+  }
   for (const auto &d : options.include_dirs)
     args.push_back("-I" + d);
   for (const auto &f : options.includes) {
@@ -271,12 +308,13 @@ CTypes read_c_definitions(const Program &program, const SourceFile &file, Diagno
   for (const auto &a : args)
     argv.push_back(a.c_str());
   CXUnsavedFile files[] = {{kMainFile, text.c_str(), static_cast<unsigned long>(text.size())},
-                           {kPreludeFile, kPrelude, static_cast<unsigned long>(strlen(kPrelude))}};
+                           {kPreludeFile, kPrelude, static_cast<unsigned long>(strlen(kPrelude))},
+                           {kBtfFile, btf.c_str(), static_cast<unsigned long>(btf.size())}};
 
   std::unique_ptr<void, void (*)(CXIndex)> index(clang_createIndex(0, 0), clang_disposeIndex);
   CXTranslationUnit tu = nullptr;
   CXErrorCode rc = clang_parseTranslationUnit2(
-      index.get(), kMainFile, argv.data(), int(argv.size()), files, 2,
+      index.get(), kMainFile, argv.data(), int(argv.size()), files, 3,
       CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_SkipFunctionBodies, &tu);
   if (rc != CXError_Success || !tu) {
     diags.error(program.c_definitions.empty() ? SourceSpan{} : program.c_definitions[0].span,
