@@ -40,36 +40,40 @@ Result<UniqueFd> open_event(perf_event_attr &attr, int pid, const char *what) {
   return UniqueFd(fd);
 }
 
+struct ProbePmu {
+  const char *dir, *what, *ret_what;
+  int type, ret_bit;
+};
+
+// The uprobe and kprobe PMUs: config picks a return probe, config1 names the path or the
+// kernel function, config2 is the offset into it.
+Result<UniqueFd> open_probe_event(const ProbePmu &pmu, const std::string &name, uint64_t offset,
+                                  bool retprobe, int pid) {
+  if (pmu.type < 0)
+    return make_error(std::string("this kernel has no ") + pmu.what + " PMU (" + pmu.dir + ")");
+  perf_event_attr attr{};
+  attr.type = pmu.type;
+  attr.config = retprobe ? (1ull << pmu.ret_bit) : 0;
+  attr.config1 = reinterpret_cast<uint64_t>(name.c_str());
+  attr.config2 = offset;
+  attr.sample_period = 1;
+  attr.wakeup_events = 1;
+  return open_event(attr, pid, retprobe ? pmu.ret_what : pmu.what);
+}
+
 } // namespace
 
 Result<UniqueFd> open_uprobe_event(const std::string &path, uint64_t offset, bool retprobe,
                                    int pid) {
-  static const int type = read_pmu_type(uprobe_pmu_dir);
-  static const int ret_bit = read_retprobe_bit(uprobe_pmu_dir);
-  if (type < 0)
-    return make_error("this kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe)");
-  perf_event_attr attr{};
-  attr.type = type;
-  attr.config = retprobe ? (1ull << ret_bit) : 0;
-  attr.config1 = reinterpret_cast<uint64_t>(path.c_str()); // uprobe_path
-  attr.config2 = offset;                                   // probe_offset
-  attr.sample_period = 1;
-  attr.wakeup_events = 1;
-  return open_event(attr, pid, retprobe ? "uretprobe" : "uprobe");
+  static const ProbePmu pmu{uprobe_pmu_dir, "uprobe", "uretprobe", read_pmu_type(uprobe_pmu_dir),
+                            read_retprobe_bit(uprobe_pmu_dir)};
+  return open_probe_event(pmu, path, offset, retprobe, pid);
 }
 
 Result<UniqueFd> open_kprobe_event(const std::string &func, bool retprobe) {
-  static const int type = read_pmu_type(kprobe_pmu_dir);
-  static const int ret_bit = read_retprobe_bit(kprobe_pmu_dir);
-  if (type < 0)
-    return make_error("this kernel has no kprobe PMU (/sys/bus/event_source/devices/kprobe)");
-  perf_event_attr attr{};
-  attr.type = type;
-  attr.config = retprobe ? (1ull << ret_bit) : 0;
-  attr.config1 = reinterpret_cast<uint64_t>(func.c_str()); // kprobe_func
-  attr.sample_period = 1;
-  attr.wakeup_events = 1;
-  return open_event(attr, -1, retprobe ? "kretprobe" : "kprobe");
+  static const ProbePmu pmu{kprobe_pmu_dir, "kprobe", "kretprobe", read_pmu_type(kprobe_pmu_dir),
+                            read_retprobe_bit(kprobe_pmu_dir)};
+  return open_probe_event(pmu, func, 0, retprobe, -1);
 }
 
 Result<UniqueFd> open_tracepoint_event(int tp_id) {

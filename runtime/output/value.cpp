@@ -97,15 +97,9 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
     auto p = reinterpret_cast<const char *>(data);
     return Value::of(Value::Kind::String, std::string(p, strnlen(p, type.size)));
   }
-  case ValueType::Tuple: {
-    Value v = Value::of(Value::Kind::Tuple);
-    for (size_t i = 0; i < type.elems.size(); i++)
-      v.elems.push_back(make_value(
-          type.elems[i], data + (i < type.offsets.size() ? type.offsets[i] : 0), spec, symbolize));
-    return v;
-  }
+  case ValueType::Tuple:
   case ValueType::Record: {
-    Value v = Value::of(Value::Kind::Record);
+    Value v = Value::of(type.kind == ValueType::Tuple ? Value::Kind::Tuple : Value::Kind::Record);
     v.names = type.names;
     for (size_t i = 0; i < type.elems.size(); i++)
       v.elems.push_back(make_value(
