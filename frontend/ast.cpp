@@ -29,6 +29,8 @@ std::string AttachPoint::name() const {
     return "kprobe:" + func;
   case Provider::Kretprobe:
     return "kretprobe:" + func;
+  case Provider::Profile:
+    return "profile:" + target + ":" + func;
   }
   return raw;
 }

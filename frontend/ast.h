@@ -159,6 +159,7 @@ enum class Provider {
   Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, // host
   GpuKprobe, GpuKretprobe,                              // gpu
   Kprobe, Kretprobe, // host, kernel functions: compiled and loaded; attach where the kernel can
+  Profile,           // host: every CPU at a rate (profile:hz:99), target = unit, func = count
 };
 bool is_gpu(Provider p);
 

@@ -14,7 +14,8 @@ using frontend::TypeKind;
 constexpr ProviderMask bit(Provider p) { return provider_bit(p); }
 constexpr ProviderMask kKernelFn = bit(Provider::Kprobe) | bit(Provider::Kretprobe);
 constexpr ProviderMask kHost = bit(Provider::Begin) | bit(Provider::End) |
-                               bit(Provider::Interval) | bit(Provider::Uprobe) |
+                               bit(Provider::Interval) | bit(Provider::Profile) |
+                               bit(Provider::Uprobe) |
                                bit(Provider::Uretprobe) | bit(Provider::Tracepoint) | kKernelFn;
 constexpr ProviderMask kGpu = bit(Provider::GpuKprobe) | bit(Provider::GpuKretprobe);
 constexpr ProviderMask kAll = kHost | kGpu;
@@ -38,6 +39,7 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     U64("cgroup", Cgroup, kHost, kHostOnly),
     U64("cpid", Cpid, kHost, kHostOnly),
     U64("rand", Rand, kHost, kHostOnly),
+    U64("curtask", Curtask, kHost, kHostOnly), // the kernel's current task_struct address
     {"username", BuiltinId::Username, TypeKind::String, 64, false, kHost, kHostOnly},
     U64("arg", Arg, bit(Provider::Uprobe) | bit(Provider::Kprobe) | bit(Provider::GpuKprobe),
         "The {name} builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes"),
@@ -147,6 +149,8 @@ std::string_view provider_type_name(Provider p) {
     return "kprobe";
   case Provider::Kretprobe:
     return "kretprobe";
+  case Provider::Profile:
+    return "profile";
   }
   return "?";
 }

@@ -119,6 +119,10 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
        [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
          return {helper0(c, BPF_FUNC_get_prandom_u32)};
        }},
+      {BuiltinId::Curtask,
+       [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
+         return {helper0(c, BPF_FUNC_get_current_task)};
+       }},
       {BuiltinId::Arg,
        [](LowerCtx &c, const BuiltinExpr &, int n) -> Val { return {arg(c, n)}; }},
       {BuiltinId::Retval,

@@ -81,7 +81,7 @@ struct FormatSpec {
 };
 
 enum class AttachKind : uint8_t { Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, Kprobe,
-                                  Kretprobe };
+                                  Kretprobe, Profile };
 
 struct ProbeSpec {
   std::string name;   // canonical probe name, as `probe` prints it

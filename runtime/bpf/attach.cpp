@@ -140,6 +140,22 @@ Result<Events> attach_kprobe(const abi::ProbeSpec &p, int prog_fd, int, Function
   return out;
 }
 
+// profile: the CPU clock of every online CPU, as bpftrace counts it (one probe).
+Result<Events> attach_profile(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
+  Events out;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int cpu = 0; cpu < cpus; ++cpu) {
+    auto ev = open_profile_event(p.interval_ns, cpu);
+    if (!ev)
+      return make_error("failed to attach " + p.name + ": " + ev.error());
+    if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
+      return make_error("failed to attach " + p.name + ": " + st.error());
+    out.fds.push_back(std::move(*ev));
+  }
+  out.count = 1;
+  return out;
+}
+
 Result<Events> attach_interval(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
   auto ev = open_interval_event(p.interval_ns);
   if (!ev)
@@ -162,6 +178,7 @@ constexpr KindAttach attachers[] = {
     {abi::AttachKind::Interval, attach_interval}, {abi::AttachKind::Uprobe, attach_uprobe},
     {abi::AttachKind::Uretprobe, attach_uprobe},  {abi::AttachKind::Tracepoint, attach_tracepoint},
     {abi::AttachKind::Kprobe, attach_kprobe},     {abi::AttachKind::Kretprobe, attach_kprobe},
+    {abi::AttachKind::Profile, attach_profile},
 };
 
 } // namespace

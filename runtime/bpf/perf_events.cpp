@@ -85,6 +85,19 @@ Result<UniqueFd> open_tracepoint_event(int tp_id) {
   return open_event(attr, -1, "tracepoint");
 }
 
+Result<UniqueFd> open_profile_event(uint64_t period_ns, int cpu) {
+  perf_event_attr attr{};
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.sample_period = period_ns;
+  attr.size = sizeof(attr);
+  int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0)
+    return make_error(std::string("perf_event_open (profile, cpu ") + std::to_string(cpu) +
+                      "): " + strerror(errno));
+  return UniqueFd(fd);
+}
+
 Result<UniqueFd> open_interval_event(uint64_t period_ns) {
   perf_event_attr attr{};
   attr.type = PERF_TYPE_SOFTWARE;

@@ -458,10 +458,10 @@ TEST(ParserErrors, AttachPoints) {
   EXPECT_EQ(error("foo:bar { }"), "stdin:1:1-8: ERROR: Invalid probe type: foo\n"
                                   "foo:bar { }\n"
                                   "~~~~~~~\n");
-  EXPECT_EQ(error("profile:hz:99 { }"),
-            "stdin:1:1-14: ERROR: profile probes are not supported by gpubt\n"
-            "profile:hz:99 { }\n"
-            "~~~~~~~~~~~~~\n");
+  EXPECT_EQ(error("software:faults:1 { }"),
+            "stdin:1:1-18: ERROR: software probes are not supported by gpubt\n"
+            "software:faults:1 { }\n"
+            "~~~~~~~~~~~~~~~~~\n");
   EXPECT_EQ(error("kprobe:a:b { }"), "stdin:1:1-11: ERROR: kprobe probe type requires 1 argument\n"
                                      "kprobe:a:b { }\n"
                                      "~~~~~~~~~~\n");
