@@ -1,6 +1,7 @@
 // Parse, resolve, check, lower: the stages in order, each one's output the next one's input.
 #include "driver/compile.h"
 
+#include "frontend/clang/read_c_definitions.h"
 #include "frontend/parse/parse.h"
 #include "frontend/passes/check_types.h"
 #include "frontend/passes/launch_state.h"
@@ -59,7 +60,13 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   if (report() || !c.program)
     return std::nullopt;
 
+  frontend::CDefinitionOptions c_opts{options.bt.include_dirs, options.bt.include_files};
+  frontend::CTypes c_types = frontend::read_c_definitions(*c.program, file, diags, c_opts);
+  if (report())
+    return std::nullopt;
+
   frontend::SemanticOptions sema_opts;
+  sema_opts.c_types = &c_types;
   sema_opts.has_child = !options.child_command.empty();
   sema_opts.strlen = static_cast<uint32_t>(options.env.strlen);
   sema_opts.unsafe = options.bt.unsafe;

@@ -25,6 +25,12 @@ std::string AttachPoint::name() const {
     return "gpu:kprobe:" + func;
   case Provider::GpuKretprobe:
     return "gpu:kretprobe:" + func;
+  case Provider::Kprobe:
+    return "kprobe:" + func;
+  case Provider::Kretprobe:
+    return "kretprobe:" + func;
+  case Provider::Profile:
+    return "profile:" + target + ":" + func;
   }
   return raw;
 }

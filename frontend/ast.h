@@ -27,8 +27,10 @@ enum class ExprKind {
   Unary,    // -a, !a, ~a, ++$x, $x--
   Ternary,  // c ? a : b
   Cast,     // (uint32)x
-  Field,    // args.size
+  Field,    // args.size, $s.x, $p->x
   Tuple,    // (a, b)
+  Index,    // $a[i] on an array value; on a pointer it reads *(p + i)
+  SizeofType, // sizeof(struct Foo): the C type's size, known once clang has read the definitions
 };
 
 struct Expr : Node {
@@ -88,15 +90,26 @@ struct TernaryExpr : Expr {
 };
 struct CastExpr : Expr {
   CastExpr() : Expr(ExprKind::Cast) {}
-  std::string type_name; // as written: "uint32", "int8", ...
+  std::string type_name; // as written: "uint32", "int8", "struct Foo", a typedef name
   int pointer_depth = 0;  // the `*`s of (int8 *) or (uint16 **)
   ExprPtr operand;
 };
 struct FieldExpr : Expr {
   FieldExpr() : Expr(ExprKind::Field) {}
-  ExprPtr base; // `args` builtin, or a tuple for .0/.1
+  ExprPtr base; // `args` builtin, a tuple for .0/.1, a record, a pointer to one (arrow)
   std::string field;
+  bool arrow = false; // written `->`
   SourceSpan field_span;
+};
+struct IndexExpr : Expr {
+  IndexExpr() : Expr(ExprKind::Index) {}
+  ExprPtr base, index;
+};
+struct SizeofTypeExpr : Expr {
+  SizeofTypeExpr() : Expr(ExprKind::SizeofType) {}
+  std::string type_name; // "struct Foo", a typedef name
+  int pointer_depth = 0;
+  uint64_t size = 0; // set by resolve_types
 };
 struct TupleExpr : Expr {
   TupleExpr() : Expr(ExprKind::Tuple) {}
@@ -145,6 +158,8 @@ struct IfStmt : Stmt {
 enum class Provider {
   Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, // host
   GpuKprobe, GpuKretprobe,                              // gpu
+  Kprobe, Kretprobe, // host, kernel functions: compiled and loaded; attach where the kernel can
+  Profile,           // host: every CPU at a rate (profile:hz:99), target = unit, func = count
 };
 bool is_gpu(Provider p);
 
@@ -168,7 +183,14 @@ struct Probe : Node {
   BlockDelimiter delimiter = BlockDelimiter::Braces;
 };
 
+// A C definition before the probes (`struct Foo { int x; }`, `#include <...>`, `#define`),
+// as written; clang reads them (frontend/clang).
+struct CDefinition : Node {
+  std::string text;
+};
+
 struct Program : Node {
+  std::vector<CDefinition> c_definitions;
   std::vector<std::unique_ptr<Probe>> probes;
 };
 

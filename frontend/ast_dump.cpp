@@ -137,10 +137,17 @@ std::string dump_expr(const Expr &e) {
   }
   case ExprKind::Field: {
     const auto &f = e.as<FieldExpr>();
-    return "(. " + dump_expr(*f.base) + " " + f.field + ")";
+    return std::string(f.arrow ? "(-> " : "(. ") + dump_expr(*f.base) + " " + f.field + ")";
   }
   case ExprKind::Tuple:
     return list("tuple", "", e.as<TupleExpr>().elems);
+  case ExprKind::Index:
+    return "([] " + dump_expr(*e.as<IndexExpr>().base) + " " +
+           dump_expr(*e.as<IndexExpr>().index) + ")";
+  case ExprKind::SizeofType: {
+    const auto &s = e.as<SizeofTypeExpr>();
+    return "(sizeof " + s.type_name + std::string(s.pointer_depth, '*') + ")";
+  }
   }
   return "(?)";
 }

@@ -41,6 +41,10 @@ template <class F> void for_each_expr(const Expr &e, F &&f) {
     for (const auto &el : e.as<TupleExpr>().elems)
       for_each_expr(*el, f);
     break;
+  case ExprKind::Index:
+    for_each_expr(*e.as<IndexExpr>().base, f);
+    for_each_expr(*e.as<IndexExpr>().index, f);
+    break;
   default:
     break;
   }

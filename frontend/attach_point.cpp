@@ -19,18 +19,14 @@ const ProviderRow kProviders[] = {
     {"interval", "i", Provider::Interval, 2},    {"uprobe", "u", Provider::Uprobe, 2},
     {"uretprobe", "ur", Provider::Uretprobe, 2}, {"tracepoint", "t", Provider::Tracepoint, 2},
     {"gpu:kprobe", "", Provider::GpuKprobe, 1},  {"gpu:kretprobe", "", Provider::GpuKretprobe, 1},
+    {"kprobe", "k", Provider::Kprobe, 1},        {"kretprobe", "kr", Provider::Kretprobe, 1},
+    {"profile", "p", Provider::Profile, 2},
 };
 
 // bpftrace probe types gpubt knows but does not trace.
 const std::string_view kUnsupported[] = {
-    "kprobe",
-    "k",
-    "kretprobe",
-    "kr",
     "usdt",
     "U",
-    "profile",
-    "p",
     "software",
     "s",
     "hardware",
@@ -157,8 +153,13 @@ bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
     ap.func = join(parts, words);
     return true;
   default:
-    if (row->provider == Provider::Interval)
+    if (row->provider == Provider::Interval || row->provider == Provider::Profile) {
+      if (row->provider == Provider::Profile) { // named as written: profile:hz:99
+        ap.target = parts[words];
+        ap.func = parts[words + 1];
+      }
       return set_interval(ap, parts[words], parts[words + 1], diags);
+    }
     ap.target = parts[words];
     ap.func = join(parts, words + 1);
     return true;

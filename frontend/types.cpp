@@ -36,6 +36,26 @@ Type Type::pointer(Type pointee) {
   return t;
 }
 
+Type Type::array(Type elem, uint32_t count) {
+  Type t;
+  t.kind = TypeKind::Array;
+  t.size = elem.size * count;
+  t.elems.push_back(std::move(elem));
+  return t;
+}
+
+bool Type::is_aggregate_value() const {
+  return kind == TypeKind::String || kind == TypeKind::Tuple || kind == TypeKind::Record ||
+         kind == TypeKind::Array;
+}
+
+int field_index(const Type &record, std::string_view name) {
+  for (size_t i = 0; i < record.names.size(); ++i)
+    if (record.names[i] == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
 Type Type::aggregate(TypeKind kind, bool is_signed) {
   Type t;
   t.kind = kind;
@@ -61,14 +81,16 @@ bool Type::is_integer_like() const {
 
 bool Type::operator==(const Type &o) const {
   return kind == o.kind && size == o.size && is_signed == o.is_signed && elems == o.elems &&
-         enum_name == o.enum_name && lhist_min == o.lhist_min && lhist_max == o.lhist_max &&
+         names == o.names && offsets == o.offsets && bitfields == o.bitfields && enum_name == o.enum_name && lhist_min == o.lhist_min && lhist_max == o.lhist_max &&
          lhist_step == o.lhist_step;
 }
 
 static uint32_t alignment_of(const Type &t) {
   if (t.kind == TypeKind::String)
     return 1;
-  if (t.kind == TypeKind::Tuple) {
+  if (t.kind == TypeKind::Array)
+    return alignment_of(t.elems[0]);
+  if (t.kind == TypeKind::Tuple || t.kind == TypeKind::Record) {
     uint32_t a = 1;
     for (const auto &e : t.elems)
       a = std::max(a, alignment_of(e));
@@ -121,6 +143,11 @@ std::string to_string(const Type &t) {
     return "ustack";
   case TypeKind::Pointer:
     return to_string(t.elems[0]) + " *";
+  case TypeKind::Record:
+    return t.enum_name;
+  case TypeKind::Array:
+    return to_string(t.elems[0]) + "[" +
+           std::to_string(t.elems[0].size ? t.size / t.elems[0].size : 0) + "]";
   case TypeKind::Count:
     return "count";
   case TypeKind::Sum:

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpubt::frontend {
@@ -18,6 +19,9 @@ enum class TypeKind : uint8_t {
   KernelName, // u64 kernel stub address or launch handle, printed demangled (kname())
   UStack,     // ustack: size/8 user return addresses (0-padded), printed one symbol a line
   Pointer,    // an address (8 bytes) to elems[0]: (int8 *)arg0; arithmetic counts in elems[0]
+  Record,     // a C struct or union (enum_name "struct Foo"): fields elems/names at offsets.
+              // Behind a pointer a record may be a stub (no fields): CTypes has the definition.
+  Array,      // size / elems[0].size elements of elems[0] (a C array in a record)
   // Aggregations: values of maps only, produced by count(), sum(), ...
   Count, Sum, Min, Max, Avg, Stats, Hist, Lhist,
 };
@@ -26,7 +30,12 @@ struct Type {
   TypeKind kind = TypeKind::None;
   uint32_t size = 0; // bytes, for Integer/Enum/String/Tuple (Tuple: sum of elems incl. padding)
   bool is_signed = false;
-  std::vector<Type> elems;  // Tuple
+  std::vector<Type> elems;  // Tuple, Record fields, Array element, Pointer pointee
+  std::vector<std::string> names; // Record: field names
+  std::vector<uint32_t> offsets;  // Record: field byte offsets
+  // Record: per field 0, or for a bitfield (bit shift << 8 | bit width): the field's bits
+  // start `shift` bits into the byte at its offset.
+  std::vector<uint16_t> bitfields;
   std::string enum_name;    // Enum: catalog name, e.g. "cudaError_t"; Timestamp: strftime format
   int64_t lhist_min = 0, lhist_max = 0, lhist_step = 0; // Lhist
 
@@ -36,6 +45,11 @@ struct Type {
   static Type tuple(std::vector<Type> elems);
   static Type aggregate(TypeKind kind, bool is_signed = true);
   static Type pointer(Type pointee);
+  static Type array(Type elem, uint32_t count);
+
+  bool is_record_stub() const { return kind == TypeKind::Record && elems.empty(); }
+  // Strings, tuples, records and arrays: values that live in memory, not in a register.
+  bool is_aggregate_value() const;
 
   bool is_none() const { return kind == TypeKind::None; }
   bool is_integer_like() const; // Integer, Enum, UserSym, Probe, Timestamp, KernelName
@@ -46,6 +60,9 @@ struct Type {
 
 // bpftrace's spelling: "int64", "uint32", "string[4]", "(int64,string[4])", "count", "hist".
 std::string to_string(const Type &t);
+
+// The index of field `name` in a Record; -1 if none.
+int field_index(const Type &record, std::string_view name);
 
 // Byte layout of a tuple: each element aligned to its natural alignment (max 8).
 std::vector<uint32_t> tuple_offsets(const std::vector<Type> &elems, uint32_t *total_size);

@@ -75,9 +75,84 @@ public:
                             start, _input->index() - 1, line, 0);
   }
 
+  // Outside probe bodies, `#include`/`#define` lines (with `\` continuations) and C definitions
+  // (`struct|union|enum NAME { ... };`, `typedef ...;`) are single tokens for clang to read.
+  std::unique_ptr<antlr4::Token> lex_preprocessor_line() {
+    size_t start = _input->index(), line = getLine(), col = getCharPositionInLine();
+    size_t lines = 0, last_line_start = start;
+    while (_input->LA(1) != antlr4::Token::EOF) {
+      size_t c = _input->LA(1);
+      if (c == '\\' && _input->LA(2) == '\n') {
+        _input->consume();
+        _input->consume();
+        ++lines;
+        last_line_start = _input->index();
+        continue;
+      }
+      if (c == '\n' || c == '\r')
+        break;
+      _input->consume();
+    }
+    return finish_c_token(CPP_LINE, start, line, col, lines, last_line_start);
+  }
+
+  bool c_definition_start() {
+    static const char *const words[] = {"struct", "union", "enum", "typedef"};
+    for (const char *w : words) {
+      size_t n = 0;
+      while (w[n] && _input->LA(n + 1) == size_t(w[n]))
+        ++n;
+      size_t next = _input->LA(n + 1);
+      if (!w[n] && (next == ' ' || next == '\t' || next == '\n' || next == '{'))
+        return true;
+    }
+    return false;
+  }
+
+  std::unique_ptr<antlr4::Token> lex_c_definition() {
+    size_t start = _input->index(), line = getLine(), col = getCharPositionInLine();
+    bool is_typedef = _input->LA(1) == 't';
+    size_t lines = 0, last_line_start = start;
+    int depth = 0;
+    while (_input->LA(1) != antlr4::Token::EOF) {
+      size_t c = _input->LA(1);
+      _input->consume();
+      if (c == '\n') {
+        ++lines;
+        last_line_start = _input->index();
+      }
+      if (c == '{')
+        ++depth;
+      if (c == ';' && depth == 0)
+        break;
+      if (c == '}' && --depth == 0 && !is_typedef) {
+        size_t n = 1; // a `;` after the closing brace belongs to the definition
+        while (_input->LA(n) == ' ' || _input->LA(n) == '\t')
+          ++n;
+        if (_input->LA(n) == ';')
+          for (size_t i = 0; i < n; ++i)
+            _input->consume();
+        break;
+      }
+    }
+    return finish_c_token(C_DEFINITION, start, line, col, lines, last_line_start);
+  }
+
+  std::unique_ptr<antlr4::Token> finish_c_token(size_t type, size_t start, size_t line, size_t col,
+                                                size_t lines, size_t last_line_start) {
+    setLine(line + lines);
+    setCharPositionInLine(lines ? _input->index() - last_line_start : col + _input->index() - start);
+    return _factory->create({this, _input}, type, "", antlr4::Token::DEFAULT_CHANNEL, start,
+                            _input->index() - 1, line, col);
+  }
+
   std::unique_ptr<antlr4::Token> nextToken() override {
     if (getCharPositionInLine() == 0 && _input->LA(1) == '#' && _input->LA(2) == '!')
       return lex_shebang();
+    if (where_ == Where::Header && getCharPositionInLine() == 0 && _input->LA(1) == '#')
+      return lex_preprocessor_line();
+    if (where_ == Where::Header && c_definition_start())
+      return lex_c_definition();
     if (where_ == Where::Header && attach_start(_input->LA(1)))
       return lex_attach_point();
     auto t = antlr4::Lexer::nextToken();
@@ -121,7 +196,8 @@ public:
   }
 }
 
-program : probe+ EOF ;
+program : cDefinition* probe+ EOF ;
+cDefinition : C_DEFINITION | CPP_LINE ;
 
 probe : attachPoint (COMMA attachPoint)* predicate? body ;
 attachPoint : ATTACH ;
@@ -151,9 +227,9 @@ assignOp
 // Alternatives from tightest to loosest binding (ANTLR's precedence order), as in C.
 expr
   : primary                                          # primaryExpr
-  | expr op=(DOT | PTR) (IDENT | INT_TYPE | INT)     # fieldExpr
+  | expr op=(DOT | PTR) field=(IDENT | INT_TYPE | INT) (LBRACKET index+=expr RBRACKET)* # fieldExpr
   | op=(MINUS | LNOT | BNOT | MUL) expr              # unaryExpr
-  | LPAREN INT_TYPE MUL* RPAREN expr                 # castExpr
+  | LPAREN typeName RPAREN expr                       # castExpr
   | expr op=(MUL | DIV | MOD) expr                   # binaryExpr
   | expr op=(PLUS | MINUS) expr                      # binaryExpr
   | expr op=(LEFT | RIGHT) expr                      # binaryExpr
@@ -173,11 +249,15 @@ primary
   | STRING                                                     # stringLit
   | (map | var) post=(INCREMENT | DECREMENT)?                  # lvalueExpr
   | pre=(INCREMENT | DECREMENT) (map | var | IDENT)            # preIncDec
-  | IDENT LPAREN INT_TYPE MUL* RPAREN                           # typeArgExpr
+  | IDENT LPAREN typeName RPAREN                                # typeArgExpr
   | IDENT (call=LPAREN (expr (COMMA expr)*)? RPAREN | post=(INCREMENT | DECREMENT))? # identExpr
   | (PARAM | PARAMCOUNT)                                       # paramExpr
   | LPAREN expr (COMMA expr)* RPAREN                           # parenExpr
   ;
+
+// A type in a cast or sizeof: an integer type, a C struct/union/enum, or a typedef name with a
+// `*` (`(name)x` alone reads as a parenthesised expression).
+typeName : (INT_TYPE | (STRUCT | UNION | ENUM) IDENT) MUL* | IDENT MUL+ ;
 
 // `@m[k][i]` and `$p[i]`: the indexes after the keys read through a pointer (*(p + i)).
 map : MAP (LBRACKET keys+=expr (COMMA keys+=expr)* RBRACKET (LBRACKET index+=expr RBRACKET)*)? ;
@@ -189,6 +269,8 @@ var : VAR (LBRACKET index+=expr RBRACKET)* ;
 ATTACH : '\uFFFE' 'A' ;
 ENDPRED : '\uFFFE' 'E' ;
 RANGLE : '\uFFFE' 'R' ;
+C_DEFINITION : '\uFFFE' 'C' ;
+CPP_LINE : '\uFFFE' 'P' ;
 
 WS : [ \t\r\n\f\u000B]+ -> channel(HIDDEN) ;
 LINE_COMMENT : '//' ~[\r\n]* -> channel(HIDDEN) ;
@@ -197,6 +279,9 @@ BLOCK_COMMENT : '/*' .*? '*/' -> channel(HIDDEN) ;
 IF : 'if' ;
 ELSE : 'else' ;
 UNROLL : 'unroll' ;
+STRUCT : 'struct' ;
+UNION : 'union' ;
+ENUM : 'enum' ;
 INT_TYPE : 'u'? 'int' ('8' | '16' | '32' | '64') ;
 IDENT : [a-zA-Z_] [a-zA-Z0-9_]* ;
 MAP : '@' [a-zA-Z0-9_]* ;

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config python3
   llvm-22-dev                          # BPF and NVPTX back ends, in-process (no clang at run time)
+  libclang-22-dev                      # scripts' C definitions: struct layouts, #include, #define
   libbpf-dev libelf-dev zlib1g-dev libzstd-dev
   antlr4 libantlr4-runtime-dev default-jre-headless
   libfmt-dev googletest libgtest-dev

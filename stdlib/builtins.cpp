@@ -12,9 +12,11 @@ using frontend::Provider;
 using frontend::TypeKind;
 
 constexpr ProviderMask bit(Provider p) { return provider_bit(p); }
+constexpr ProviderMask kKernelFn = bit(Provider::Kprobe) | bit(Provider::Kretprobe);
 constexpr ProviderMask kHost = bit(Provider::Begin) | bit(Provider::End) |
-                               bit(Provider::Interval) | bit(Provider::Uprobe) |
-                               bit(Provider::Uretprobe) | bit(Provider::Tracepoint);
+                               bit(Provider::Interval) | bit(Provider::Profile) |
+                               bit(Provider::Uprobe) |
+                               bit(Provider::Uretprobe) | bit(Provider::Tracepoint) | kKernelFn;
 constexpr ProviderMask kGpu = bit(Provider::GpuKprobe) | bit(Provider::GpuKretprobe);
 constexpr ProviderMask kAll = kHost | kGpu;
 
@@ -37,14 +39,16 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     U64("cgroup", Cgroup, kHost, kHostOnly),
     U64("cpid", Cpid, kHost, kHostOnly),
     U64("rand", Rand, kHost, kHostOnly),
+    U64("curtask", Curtask, kHost, kHostOnly), // the kernel's current task_struct address
     {"username", BuiltinId::Username, TypeKind::String, 64, false, kHost, kHostOnly},
-    U64("arg", Arg, bit(Provider::Uprobe) | bit(Provider::GpuKprobe),
+    U64("arg", Arg, bit(Provider::Uprobe) | bit(Provider::Kprobe) | bit(Provider::GpuKprobe),
         "The {name} builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes"),
-    U64("retval", Retval, bit(Provider::Uretprobe) | bit(Provider::GpuKretprobe),
+    U64("retval", Retval,
+        bit(Provider::Uretprobe) | bit(Provider::Kretprobe) | bit(Provider::GpuKretprobe),
         "The retval builtin can only be used with 'kretprobe' and 'uretprobe' and 'kfunc' "
         "probes{tp_hint}"),
     {"func", BuiltinId::Func, TypeKind::UserSym, 8, false,
-     bit(Provider::Uprobe) | bit(Provider::Uretprobe) | kGpu,
+     bit(Provider::Uprobe) | bit(Provider::Uretprobe) | kKernelFn | kGpu,
      "The func builtin can not be used with '{probe}' probes"},
     {"probe", BuiltinId::Probe, TypeKind::Probe, 8, false, kAll, ""},
     // kUstackFrames (32) return addresses, innermost first.
@@ -141,6 +145,12 @@ std::string_view provider_type_name(Provider p) {
     return "gpu:kprobe";
   case Provider::GpuKretprobe:
     return "gpu:kretprobe";
+  case Provider::Kprobe:
+    return "kprobe";
+  case Provider::Kretprobe:
+    return "kretprobe";
+  case Provider::Profile:
+    return "profile";
   }
   return "?";
 }

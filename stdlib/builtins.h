@@ -11,7 +11,7 @@
 namespace gpubt::stdlib {
 
 enum class BuiltinId {
-  Pid, Tid, Uid, Gid, Cpu, Comm, Nsecs, Elapsed, Cgroup, Cpid, Rand, Username,
+  Pid, Tid, Uid, Gid, Cpu, Comm, Nsecs, Elapsed, Cgroup, Cpid, Rand, Username, Curtask,
   Arg, // arg0..arg9: BuiltinUse::arg_index says which
   Retval, Func, Probe, Args,
   Ustack, // the user call stack (host uprobes, uretprobes, tracepoints)

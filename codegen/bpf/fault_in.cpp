@@ -77,6 +77,10 @@ void collect(const Expr *e, std::vector<const Expr *> &out) {
   case ExprKind::Tuple:
     collect_all(e->as<TupleExpr>().elems, out);
     break;
+  case ExprKind::Index:
+    collect(e->as<IndexExpr>().base.get(), out);
+    collect(e->as<IndexExpr>().index.get(), out);
+    break;
   default:
     break;
   }

@@ -133,7 +133,7 @@ llvm::Value *normalize(LowerCtx &c, llvm::Value *v, const Type &t) {
 }
 
 bool is_memory_type(const Type &t) {
-  return t.kind == TypeKind::String || t.kind == TypeKind::Tuple || t.kind == TypeKind::UStack;
+  return t.is_aggregate_value() || t.kind == TypeKind::UStack;
 }
 
 static uint32_t int_size(const Type &t) {
@@ -157,6 +157,8 @@ void store_value(LowerCtx &c, llvm::Value *dst, uint32_t dst_align, const Type &
     return;
   }
   case TypeKind::UStack:
+  case TypeKind::Record:
+  case TypeKind::Array:
     if (src_t == dst_t)
       copy_bytes(c, dst, dst_align, src.v, src.align, dst_t.size);
     else

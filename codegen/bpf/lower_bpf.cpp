@@ -32,6 +32,9 @@ abi::AttachKind attach_kind(Provider p) {
   case Provider::Interval: return abi::AttachKind::Interval;
   case Provider::Uprobe: return abi::AttachKind::Uprobe;
   case Provider::Uretprobe: return abi::AttachKind::Uretprobe;
+  case Provider::Kprobe: return abi::AttachKind::Kprobe;
+  case Provider::Kretprobe: return abi::AttachKind::Kretprobe;
+  case Provider::Profile: return abi::AttachKind::Profile;
   default: return abi::AttachKind::Tracepoint;
   }
 }

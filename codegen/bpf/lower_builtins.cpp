@@ -119,6 +119,10 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
        [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
          return {helper0(c, BPF_FUNC_get_prandom_u32)};
        }},
+      {BuiltinId::Curtask,
+       [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
+         return {helper0(c, BPF_FUNC_get_current_task)};
+       }},
       {BuiltinId::Arg,
        [](LowerCtx &c, const BuiltinExpr &, int n) -> Val { return {arg(c, n)}; }},
       {BuiltinId::Retval,
@@ -164,6 +168,9 @@ Val lower_builtin(LowerCtx &c, const BuiltinExpr &e) {
   stdlib::BuiltinUse use = stdlib::find_builtin(e.name);
   if (auto constant = use.info ? std::nullopt : stdlib::find_enum_constant(e.name))
     return {c.b.getInt64(constant->value)};
+  if (auto it = c.sema->c_types.constants.find(e.name);
+      !use.info && it != c.sema->c_types.constants.end())
+    return {c.b.getInt64(it->second)};
   if (!use.info) {
     set_error(c, "codegen: unknown builtin " + e.name);
     return {c.b.getInt64(0)};

@@ -82,6 +82,21 @@ static Val lower_binary(LowerCtx &c, const BinaryExpr &e) {
       eq = c.b.CreateNot(eq);
     return {to_i64(c, eq)};
   }
+  if (e.lhs->type.kind == TypeKind::Array) { // same type (check_types): equal bytes
+    llvm::Value *eq = c.b.getTrue();
+    uint32_t size = e.lhs->type.size;
+    for (uint32_t off = 0, n = 8; off < size; off += n) {
+      while (off + n > size) // 8-byte words, then 4, 2, 1 for the tail
+        n /= 2;
+      auto word = [&](Val v) {
+        return load_int(c, byte_ptr(c, v.v, off), align_at(v.align, off), n, false);
+      };
+      eq = c.b.CreateAnd(eq, c.b.CreateICmpEQ(word(l), word(r)));
+    }
+    if (e.op == BinaryOp::Ne)
+      eq = c.b.CreateNot(eq);
+    return {to_i64(c, eq)};
+  }
   if (!l.v->getType()->isIntegerTy() || !r.v->getType()->isIntegerTy()) {
     set_error(c, "codegen: operator on non-integer operands " + to_string(e.lhs->type) + ", " +
                      to_string(e.rhs->type));
@@ -191,6 +206,8 @@ static Val lower_field(LowerCtx &c, const FieldExpr &e) {
     return c.ap->provider == Provider::Tracepoint ? lower_tracepoint_arg(c, e)
                                                   : lower_api_arg(c, e);
   const Type &bt = e.base->type;
+  if (bt.kind == TypeKind::Record || bt.kind == TypeKind::Pointer)
+    return lower_record_field(c, e);
   if (bt.kind != TypeKind::Tuple) {
     set_error(c, "codegen: field access on " + to_string(bt));
     return {c.b.getInt64(0)};
@@ -234,6 +251,10 @@ Val lower_expr(LowerCtx &c, const Expr &e) {
     return lower_field(c, e.as<FieldExpr>());
   case ExprKind::Tuple:
     return lower_tuple(c, e.as<TupleExpr>());
+  case ExprKind::Index:
+    return lower_index(c, e.as<IndexExpr>());
+  case ExprKind::SizeofType:
+    return {c.b.getInt64(int64_t(e.as<SizeofTypeExpr>().size))};
   }
   return {c.b.getInt64(0)};
 }

@@ -1,5 +1,6 @@
-// Pointers in host probes: `*p` reads the pointee (user memory in uprobes, kernel memory
-// elsewhere, as bpftrace chooses), and arithmetic on a pointer counts in pointee sizes.
+// Pointers and C records in host probes: `*p`, `p[i]` and `p->x` read the pointee (user memory
+// in uprobes, kernel memory elsewhere, as bpftrace chooses); `s.x` and `a[i]` pick a field or
+// element of a record or array value; arithmetic on a pointer counts in pointee sizes.
 #pragma once
 #include "codegen/bpf/lower_context.h"
 #include "frontend/ast.h"
@@ -8,6 +9,12 @@ namespace gpubt::codegen::bpf {
 
 // *operand: e.type's bytes at the address; 0 if unreadable.
 Val lower_deref(LowerCtx &c, const frontend::UnaryExpr &e);
+
+// base[index]: an element of an array value, or *(base + index) through a pointer.
+Val lower_index(LowerCtx &c, const frontend::IndexExpr &e);
+
+// s.x on a record value, p->x through a pointer to a record.
+Val lower_record_field(LowerCtx &c, const frontend::FieldExpr &e);
 
 // How many bytes one step of pointer type `t` moves (the pointee's size); 1 for non-pointers.
 uint32_t pointer_step(const frontend::Type &t);

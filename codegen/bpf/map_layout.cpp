@@ -28,6 +28,17 @@ abi::ValueType to_value_type(const Type &t) {
     for (const auto &e : t.elems)
       v.elems.push_back(to_value_type(e));
     break;
+  case TypeKind::Record:
+    v.kind = abi::ValueType::Record;
+    v.offsets = t.offsets;
+    v.names = t.names;
+    for (const auto &e : t.elems)
+      v.elems.push_back(to_value_type(e));
+    break;
+  case TypeKind::Array:
+    v.kind = abi::ValueType::Array;
+    v.elems.push_back(to_value_type(t.elems[0]));
+    break;
   case TypeKind::Enum:
     v.kind = abi::ValueType::Enum;
     v.enum_name = t.enum_name;

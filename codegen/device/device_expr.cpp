@@ -330,6 +330,11 @@ DVal lower_expr(DevCtx &c, const Expr &e) {
     return lower_field(c, e.as<FieldExpr>());
   case ExprKind::Tuple:
     return lower_tuple(c, e.as<TupleExpr>());
+  case ExprKind::Index:
+    set_error(c, "codegen: the [] operator is not supported in gpu probes");
+    return {c.b.getInt64(0)};
+  case ExprKind::SizeofType:
+    return {c.b.getInt64(int64_t(e.as<SizeofTypeExpr>().size))};
   }
   return {c.b.getInt64(0)};
 }

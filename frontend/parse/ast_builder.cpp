@@ -72,6 +72,12 @@ public:
   std::unique_ptr<Program> program(P::ProgramContext *ctx) {
     auto prog = std::make_unique<Program>();
     prog->span = span(ctx);
+    for (auto *d : ctx->cDefinition()) {
+      CDefinition def;
+      def.span = span(d);
+      def.text = text(d->getStart());
+      prog->c_definitions.push_back(std::move(def));
+    }
     for (auto *p : ctx->probe())
       prog->probes.push_back(probe(p));
     return prog;
@@ -266,18 +272,21 @@ private:
     }
     if (auto *c = dynamic_cast<P::CastExprContext *>(ctx)) {
       auto e = make<CastExpr>(span(ctx));
-      e->type_name = text(c->INT_TYPE());
-      e->pointer_depth = static_cast<int>(c->MUL().size());
+      e->type_name = type_name(c->typeName());
+      e->pointer_depth = static_cast<int>(c->typeName()->MUL().size());
       e->operand = expr(c->expr());
       return e;
     }
     auto *c = dynamic_cast<P::FieldExprContext *>(ctx);
-    auto e = make<FieldExpr>(span(ctx));
-    e->base = expr(c->expr());
-    Token *name = c->getStop();
+    auto e = make<FieldExpr>(span(c->expr(0)->getStart(), c->field));
+    e->base = expr(c->expr(0));
+    // args->x is args.x (tracepoint and API arguments are not behind a pointer in gpubt).
+    bool args = e->base->kind == ExprKind::Builtin && e->base->as<BuiltinExpr>().name == "args";
+    e->arrow = c->op->getType() == P::PTR && !args;
+    Token *name = c->field;
     e->field = text(name);
     e->field_span = token_span(name);
-    return e;
+    return indexed(std::move(e), c->index, span(ctx));
   }
 
   ExprPtr unary(P::UnaryExprContext *c) {
@@ -369,17 +378,34 @@ private:
     return e;
   }
 
-  // sizeof(uint16), sizeof(int8 *): a literal; no other function takes a type.
+  // "uint8", "struct Foo", a typedef name: the type without its `*`s.
+  std::string type_name(P::TypeNameContext *c) const {
+    if (c->INT_TYPE())
+      return text(c->INT_TYPE());
+    if (c->IDENT() && c->getStart() != c->IDENT()->getSymbol())
+      return text(c->getStart()) + " " + text(c->IDENT());
+    return text(c->IDENT());
+  }
+
+  // sizeof(uint16), sizeof(int8 *): a literal; sizeof(struct Foo) once clang has read it.
+  // No other function takes a type.
   ExprPtr type_arg(P::TypeArgExprContext *c) {
-    auto e = make<IntegerExpr>(span(c));
     std::string name = text(c->IDENT());
+    auto *t = c->typeName();
     if (name != "sizeof") {
-      diags_.error(span(c->INT_TYPE()), name + "() does not take a type");
+      diags_.error(span(t), name + "() does not take a type");
+      return make<IntegerExpr>(span(c));
+    }
+    if (!t->INT_TYPE()) {
+      auto e = make<SizeofTypeExpr>(span(c));
+      e->type_name = type_name(t);
+      e->pointer_depth = static_cast<int>(t->MUL().size());
       return e;
     }
-    std::string type = text(c->INT_TYPE());
+    auto e = make<IntegerExpr>(span(c));
+    std::string type = text(t->INT_TYPE());
     size_t digits = type.find_first_of("0123456789");
-    e->value = c->MUL().empty() ? std::stoi(type.substr(digits)) / 8 : 8;
+    e->value = t->MUL().empty() ? std::stoi(type.substr(digits)) / 8 : 8;
     return e;
   }
 
@@ -465,16 +491,12 @@ private:
     return e;
   }
 
-  // p[i][j]: *(*(p + i) + j).
+  // p[i][j]: an element of an array value, or *(*(p + i) + j) through a pointer.
   ExprPtr indexed(ExprPtr base, const std::vector<P::ExprContext *> &index, SourceSpan s) {
     for (auto *i : index) {
-      auto sum = make<BinaryExpr>(s);
-      sum->op = BinaryOp::Add;
-      sum->lhs = std::move(base);
-      sum->rhs = expr(i);
-      auto e = make<UnaryExpr>(s);
-      e->op = UnaryOp::Deref;
-      e->operand = std::move(sum);
+      auto e = make<IndexExpr>(s);
+      e->base = std::move(base);
+      e->index = expr(i);
       base = std::move(e);
     }
     return base;

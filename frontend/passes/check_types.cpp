@@ -48,6 +48,10 @@ std::string kind_name(const Type &t) {
     return "string";
   case TypeKind::Tuple:
     return "tuple";
+  case TypeKind::Record:
+    return "struct";
+  case TypeKind::Array:
+    return "array";
   default:
     return to_string(t);
   }
@@ -216,6 +220,10 @@ private:
     case ExprKind::Tuple:
       for (const auto &el : e.as<TupleExpr>().elems)
         f(*el);
+      break;
+    case ExprKind::Index:
+      f(*e.as<IndexExpr>().base);
+      f(*e.as<IndexExpr>().index);
       break;
     default:
       break;
@@ -465,9 +473,13 @@ private:
       expr(*c.operand, Use::Value);
       if (final_)
         break;
-      SourceSpan type_span = prefix(e.span, c.type_name.size() + 2); // "(uint8)"
-      if (cast_type(c.type_name).is_none())
+      SourceSpan type_span =
+          prefix(e.span, c.type_name.size() + c.pointer_depth + (c.pointer_depth ? 3 : 2));
+      Type named = named_type(c.type_name, c.pointer_depth, options_.c_types);
+      if (named.is_none())
         error(type_span, "Unknown struct/union: '" + c.type_name + "'");
+      else if (named.kind == TypeKind::Record || named.kind == TypeKind::Array)
+        error(type_span, "Cannot cast to struct type \"" + c.type_name + "\"");
       else if (!c.operand->type.is_none() && !c.operand->type.is_integer_like())
         error(type_span, "Casts are not supported for type: \"" +
                              type_name_in_messages(c.operand->type) + "\"");
@@ -475,6 +487,13 @@ private:
     }
     case ExprKind::Field:
       field(e.as<FieldExpr>());
+      break;
+    case ExprKind::Index:
+      index(e.as<IndexExpr>());
+      break;
+    case ExprKind::SizeofType:
+      if (!final_ && e.type.is_none())
+        error(e.span, "Unknown struct/union: '" + e.as<SizeofTypeExpr>().type_name + "'");
       break;
     case ExprKind::Tuple:
       for (const auto &el : e.as<TupleExpr>().elems)
@@ -497,6 +516,13 @@ private:
     if (final_)
       return;
     auto use = stdlib::find_builtin(b.name);
+    if (!use.info && info_.c_types.constants.count(b.name))
+      return; // an enum constant or #define of the script's C definitions
+    if (!use.info && info_.c_types.find(b.name)) {
+      if (!in_sizeof_)
+        error(b.span, "'" + b.name + "' is a type: it can only be used in sizeof() or a cast");
+      return;
+    }
     if (!use.info && stdlib::find_enum_constant(b.name))
       return; // cudaSuccess, CUDA_ERROR_OUT_OF_MEMORY, hipMemcpyHostToDevice, ...
     if (!use.info) {
@@ -520,8 +546,67 @@ private:
     }
   }
 
+  // a[i]: an array or a pointer (or an integer address); a literal index within the array.
+  void index(const IndexExpr &x) {
+    expr(*x.base, Use::Value);
+    expr(*x.index, Use::Value);
+    if (final_)
+      return;
+    const Type &base = x.base->type;
+    if (base.is_none() || x.index->type.is_none())
+      return;
+    if (!x.index->type.is_integer_like()) {
+      error(x.index->span, "The array index operator [] only accepts integer indices, got '" +
+                               type_name_in_messages(x.index->type) + "'");
+    } else if (base.kind == TypeKind::Array) {
+      uint32_t n = base.elems[0].size ? base.size / base.elems[0].size : 0;
+      auto v = literal_value(*x.index);
+      if (!v)
+        error(x.index->span, "The array index operator [] only accepts literal integer "
+                             "indices on arrays");
+      else if (*v < 0 || uint64_t(*v) >= n)
+        error(x.span, "the index " + std::to_string(*v) + " is out of bounds for array of size " +
+                          std::to_string(n));
+    } else if (!base.is_integer_like()) {
+      error(x.span, "The array index operator [] can not be used on expressions of type '" +
+                        type_name_in_messages(base) + "'");
+    }
+  }
+
+  // s.x and p->x: the operator fits the base, the record has the field.
+  void record_field(const FieldExpr &f) {
+    const Type &base = f.base->type;
+    if (base.kind == TypeKind::Pointer && !f.arrow) {
+      error(f.span, "Can not access field '" + f.field + "' on type '" +
+                        type_name_in_messages(base) + "'. Try dereferencing it first, or using '->'");
+      return;
+    }
+    if (base.kind == TypeKind::Record && f.arrow) {
+      error(f.span, "Can not dereference struct/union of type '" + type_name_in_messages(base) +
+                        "'. It is not a pointer.");
+      return;
+    }
+    Type rec = base.kind == TypeKind::Pointer ? base.elems[0] : base;
+    if (options_.c_types)
+      rec = options_.c_types->complete(rec);
+    if (rec.kind != TypeKind::Record) {
+      error(f.span, "Can not access field '" + f.field + "' on type '" +
+                        type_name_in_messages(base) + "'");
+    } else if (rec.is_record_stub()) {
+      error(f.span, "Unknown struct/union: '" + rec.enum_name + "'");
+    } else if (field_index(rec, f.field) < 0) {
+      error(f.field_span, "Struct/union of type '" + rec.enum_name +
+                              "' does not contain a field named '" + f.field + "'");
+    }
+  }
+
   void field(const FieldExpr &f) {
     expr(*f.base, Use::Value);
+    if (!final_ && (f.base->type.kind == TypeKind::Record ||
+                    f.base->type.kind == TypeKind::Pointer)) {
+      record_field(f);
+      return;
+    }
     if (!final_ && f.type.is_none() && f.base->kind == ExprKind::Builtin &&
         f.base->as<BuiltinExpr>().name == "args" && options_.field_error &&
         !probe_->attach_points.empty()) {
@@ -558,6 +643,9 @@ private:
                            type_name_in_messages(l) + ", " + type_name_in_messages(r));
       return;
     }
+    // Arrays of one type compare element by element (bpftrace 0.17: == and != only).
+    if (l.kind == TypeKind::Array && l == r && (b.op == BinaryOp::Eq || b.op == BinaryOp::Ne))
+      return;
     if (!l.is_integer_like() || !r.is_integer_like()) {
       error(b.span, "Type mismatch for '" + op + "': comparing '" + type_name_in_messages(l) +
                         "' with '" + type_name_in_messages(r) + "'");
@@ -591,7 +679,7 @@ private:
     const Type &t = u.operand->type;
     if (t.is_none() || t.is_integer_like())
       return;
-    if (u.op == UnaryOp::Deref && t.kind == TypeKind::Tuple) {
+    if (u.op == UnaryOp::Deref && (t.kind == TypeKind::Tuple || t.kind == TypeKind::Record)) {
       error(u.span, "Can not dereference struct/union of type '" + type_name_in_messages(t) +
                         "'. It is not a pointer.");
       return;
@@ -613,9 +701,14 @@ private:
     for (size_t i = 0; i < c.args.size(); ++i) {
       const Expr &a = *c.args[i];
       // bpftrace points from the call's start to the map's end: "print(@x", "delete(@x[1]".
+      bool sizeof_type = f && f->id == stdlib::FunctionId::Sizeof && a.kind == ExprKind::Builtin;
       if (f && f->kind == FunctionKind::Statement && i == 0 && a.kind == ExprKind::Map)
         map_read(a.as<MapExpr>(), up_to(c.span, a.span), acts_on_whole_map(*f, a.as<MapExpr>()));
-      else
+      else if (sizeof_type) {
+        in_sizeof_ = true; // sizeof(typedef_name)
+        expr(a, Use::Value);
+        in_sizeof_ = false;
+      } else
         expr(a, Use::Value);
     }
     if (!f)
@@ -779,6 +872,7 @@ private:
   const SemanticOptions &options_;
   Diagnostics &diags_;
   bool final_ = false;
+  bool in_sizeof_ = false; // checking sizeof's argument: a typedef name is allowed there
   int errors_ = 0;
   const Probe *probe_ = nullptr;
   const std::map<std::string, Type> *probe_vars_ = nullptr;

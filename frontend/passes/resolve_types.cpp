@@ -192,6 +192,8 @@ private:
     // bpftrace types string comparisons as unsigned int64.
     if (l.kind == TypeKind::String && r.kind == TypeKind::String && is_comparison(op))
       return Type::integer(8, false);
+    if (l.kind == TypeKind::Array && r.kind == TypeKind::Array && is_comparison(op))
+      return Type::integer(8, false);
     return Type::integer();
   }
 
@@ -208,6 +210,10 @@ private:
       e.type = use.info ? stdlib::builtin_type(*use.info) : Type::none();
       if (!use.info)
         e.type = enum_constant_type(e.as<BuiltinExpr>().name);
+      if (!use.info && info_.c_types.constants.count(e.as<BuiltinExpr>().name))
+        e.type = Type::integer();
+      else if (const Type *t = use.info ? nullptr : info_.c_types.find(e.as<BuiltinExpr>().name))
+        e.type = *t; // a typedef name, as sizeof(name) takes it (check_types allows no other use)
       if (use.info && use.info->id == stdlib::BuiltinId::Retval) {
         const AttachPoint *ap = uretprobe_point();
         if (auto t = ap && options_.retval_type ? options_.retval_type(*ap) : std::nullopt)
@@ -262,11 +268,21 @@ private:
     case ExprKind::Cast: {
       auto &c = e.as<CastExpr>();
       expr(*c.operand);
-      e.type = cast_type(c.type_name);
-      for (int i = 0; i < c.pointer_depth && !e.type.is_none(); ++i)
-        e.type = Type::pointer(e.type);
+      e.type = named_type(c.type_name, c.pointer_depth, options_.c_types);
+      if (e.type.kind == TypeKind::Record || e.type.kind == TypeKind::Array)
+        e.type = Type::none(); // only pointers to records: check_types says so
       break;
     }
+    case ExprKind::SizeofType: {
+      auto &s = e.as<SizeofTypeExpr>();
+      Type t = named_type(s.type_name, s.pointer_depth, options_.c_types);
+      e.type = t.is_none() ? Type::none() : Type::integer(8, false);
+      s.size = t.size;
+      break;
+    }
+    case ExprKind::Index:
+      index(e.as<IndexExpr>());
+      break;
     case ExprKind::Field:
       field(e.as<FieldExpr>());
       break;
@@ -298,7 +314,7 @@ private:
     if (is_incdec)
       u.type = u.operand->type;
     else if (u.op == UnaryOp::Deref) // *p: p's pointee; *n on an integer reads a uint64
-      u.type = u.operand->type.kind == TypeKind::Pointer ? u.operand->type.elems[0]
+      u.type = u.operand->type.kind == TypeKind::Pointer ? pointee(u.operand->type)
                                                          : Type::integer(8, false);
     else
       u.type = Type::integer(8, u.operand->type.is_none() || u.operand->type.is_signed);
@@ -350,10 +366,39 @@ private:
     }
   }
 
+  Type pointee(const Type &p) const {
+    return options_.c_types ? options_.c_types->complete(p.elems[0]) : p.elems[0];
+  }
+
+  // a[i] on an array: its element; p[i] on a pointer: *(p + i); n[i] on an integer: a uint64.
+  void index(IndexExpr &x) {
+    expr(*x.base);
+    expr(*x.index);
+    const Type &base = x.base->type;
+    if (base.kind == TypeKind::Array)
+      x.type = base.elems[0];
+    else if (base.kind == TypeKind::Pointer)
+      x.type = pointee(base);
+    else if (base.is_integer_like())
+      x.type = Type::integer(8, false);
+    else
+      x.type = Type::none();
+  }
+
   void field(FieldExpr &f) {
     expr(*f.base);
     f.type = Type::none();
     const Type &base = f.base->type;
+    // s.x on a record, p->x on a pointer to one.
+    if (base.kind == TypeKind::Record || base.kind == TypeKind::Pointer) {
+      Type rec = base.kind == TypeKind::Pointer ? pointee(base) : base;
+      int i = rec.kind == TypeKind::Record && f.arrow == (base.kind == TypeKind::Pointer)
+                  ? field_index(rec, f.field)
+                  : -1;
+      if (i >= 0)
+        f.type = options_.c_types ? options_.c_types->complete(rec.elems[i]) : rec.elems[i];
+      return;
+    }
     if (base.kind == TypeKind::Tuple && !f.field.empty() &&
         std::all_of(f.field.begin(), f.field.end(), ::isdigit)) {
       size_t i = tuple_index(f.field);
@@ -386,6 +431,16 @@ private:
 
 } // namespace
 
+Type named_type(const std::string &type_name, int pointer_depth, const CTypes *c_types) {
+  Type t = cast_type(type_name);
+  if (t.is_none() && c_types)
+    if (const Type *c = c_types->find(type_name))
+      t = *c;
+  for (int i = 0; i < pointer_depth && !t.is_none(); ++i)
+    t = Type::pointer(t);
+  return t;
+}
+
 Type cast_type(std::string_view name) {
   static const struct {
     std::string_view name;
@@ -402,6 +457,8 @@ Type cast_type(std::string_view name) {
 
 SemanticInfo resolve_types(Program &program, const SemanticOptions &options) {
   SemanticInfo info;
+  if (options.c_types)
+    info.c_types = *options.c_types;
   Resolver r(program, options, info);
   // Each pass can only fix or grow types, so this settles; the bound guards against a bug.
   for (int pass = 0; pass < 8 && r.run_pass(); ++pass) {

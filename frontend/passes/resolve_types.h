@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "frontend/ast.h"
+#include "frontend/c_types.h"
 #include "frontend/passes/semantic_info.h"
 
 namespace gpubt::frontend {
@@ -28,6 +29,7 @@ struct SemanticOptions {
   FieldResolver field_type;    // may be empty: args fields stay TypeKind::None
   RetvalResolver retval_type;  // may be empty: retval is uint64
   FieldErrorFn field_error;    // may be empty: unknown args fields are not reported
+  const CTypes *c_types = nullptr; // the script's C definitions (struct types, constants)
 };
 
 // Conventions (what codegen relies on):
@@ -40,5 +42,9 @@ SemanticInfo resolve_types(Program &program, const SemanticOptions &options = {}
 
 // The type an integer cast names ("uint8", "int64"); none for an unknown name.
 Type cast_type(std::string_view type_name);
+
+// The type a cast or sizeof names: an integer name, else a C type of the definitions (records
+// complete), with `pointer_depth` `*`s; none if unknown.
+Type named_type(const std::string &type_name, int pointer_depth, const CTypes *c_types);
 
 } // namespace gpubt::frontend

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "frontend/ast.h"
+#include "frontend/c_types.h"
 
 namespace gpubt::frontend {
 
@@ -18,6 +19,9 @@ struct SemanticInfo {
   std::map<std::string, MapInfo> maps;
   // $variables, per probe (bpftrace scopes them to the probe).
   std::map<const Probe *, std::map<std::string, Type>> vars;
+  // The script's C definitions: record types (stubs behind pointers complete from here), enum
+  // constants and integer #defines.
+  CTypes c_types;
 };
 
 } // namespace gpubt::frontend

@@ -13,12 +13,15 @@ namespace gpubt::abi {
 struct ValueType {
   // KernelName: u64 stub or handle, see kernel_names_map. UStack: size/8 u64 user return
   // addresses, innermost first, 0-padded.
+  // Record: a C struct/union, fields elems at offsets named by names; Array: size/elems[0].size
+  // elements of elems[0].
   enum Kind : uint8_t { None, Int, UInt, String, Tuple, Enum, UserSym, Probe, Timestamp,
-                        KernelName, UStack };
+                        KernelName, UStack, Record, Array };
   Kind kind = None;
   uint32_t size = 0;               // bytes
-  std::vector<ValueType> elems;    // Tuple
-  std::vector<uint32_t> offsets;   // Tuple: byte offset of each elem
+  std::vector<ValueType> elems;    // Tuple, Record: the fields; Array: the element
+  std::vector<uint32_t> offsets;   // Tuple, Record: byte offset of each elem
+  std::vector<std::string> names;  // Record: field names
   std::string enum_name;           // Enum: key into ProgramSpec::enums; Timestamp: strftime format
   bool enum_signed = false;        // Enum: underlying integer is signed
 };
@@ -111,7 +114,8 @@ struct SpanSpec {
   std::vector<FormatArg> args; // offsets from the payload's start, past the EventStamp
 };
 
-enum class AttachKind : uint8_t { Begin, End, Interval, Uprobe, Uretprobe, Tracepoint };
+enum class AttachKind : uint8_t { Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, Kprobe,
+                                  Kretprobe, Profile };
 
 struct ProbeSpec {
   std::string name;   // canonical probe name, as `probe` prints it

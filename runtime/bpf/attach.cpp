@@ -113,6 +113,49 @@ Result<Events> attach_tracepoint(const abi::ProbeSpec &p, int prog_fd, int, Func
   return out;
 }
 
+// Return probes on these spin locks can deadlock the kernel; bpftrace refuses them by name.
+bool banned_kretprobe(const std::string &func) {
+  static const char *const banned[] = {"_raw_spin_lock", "_raw_spin_lock_irqsave",
+                                       "_raw_spin_unlock_irqrestore", "queued_spin_lock_slowpath"};
+  for (const char *b : banned)
+    if (func == b)
+      return true;
+  return false;
+}
+
+// Kernel functions through the kprobe PMU. Kernels without kprobes (or a function that is not
+// traceable) fail here, after the program has loaded, with bpftrace's words.
+Result<Events> attach_kprobe(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
+  bool ret = p.kind == abi::AttachKind::Kretprobe;
+  if (ret && banned_kretprobe(p.func))
+    return make_error("error: " + p.name + " can't be used as it might lock up your system.");
+  auto ev = open_kprobe_event(p.func, ret);
+  if (!ev)
+    return make_error("Error attaching probe: '" + p.name + "' (" + ev.error() + ")");
+  if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
+    return make_error("Error attaching probe: '" + p.name + "' (" + st.error() + ")");
+  Events out;
+  out.fds.push_back(std::move(*ev));
+  out.count = 1;
+  return out;
+}
+
+// profile: the CPU clock of every online CPU, as bpftrace counts it (one probe).
+Result<Events> attach_profile(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
+  Events out;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int cpu = 0; cpu < cpus; ++cpu) {
+    auto ev = open_profile_event(p.interval_ns, cpu);
+    if (!ev)
+      return make_error("failed to attach " + p.name + ": " + ev.error());
+    if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
+      return make_error("failed to attach " + p.name + ": " + st.error());
+    out.fds.push_back(std::move(*ev));
+  }
+  out.count = 1;
+  return out;
+}
+
 Result<Events> attach_interval(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
   auto ev = open_interval_event(p.interval_ns);
   if (!ev)
@@ -134,6 +177,8 @@ constexpr KindAttach attachers[] = {
     {abi::AttachKind::Begin, attach_trigger},     {abi::AttachKind::End, attach_trigger},
     {abi::AttachKind::Interval, attach_interval}, {abi::AttachKind::Uprobe, attach_uprobe},
     {abi::AttachKind::Uretprobe, attach_uprobe},  {abi::AttachKind::Tracepoint, attach_tracepoint},
+    {abi::AttachKind::Kprobe, attach_kprobe},     {abi::AttachKind::Kretprobe, attach_kprobe},
+    {abi::AttachKind::Profile, attach_profile},
 };
 
 } // namespace

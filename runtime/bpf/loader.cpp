@@ -70,6 +70,7 @@ unsigned prog_type_for(abi::AttachKind kind) {
   case abi::AttachKind::Tracepoint:
     return BPF_PROG_TYPE_TRACEPOINT;
   case abi::AttachKind::Interval:
+  case abi::AttachKind::Profile:
     return BPF_PROG_TYPE_PERF_EVENT;
   case abi::AttachKind::Begin:
   case abi::AttachKind::End:

@@ -12,17 +12,18 @@ namespace gpubt::runtime {
 namespace {
 
 const char *uprobe_pmu_dir = "/sys/bus/event_source/devices/uprobe";
+const char *kprobe_pmu_dir = "/sys/bus/event_source/devices/kprobe";
 
-int read_uprobe_pmu_type() {
-  std::ifstream f(std::string(uprobe_pmu_dir) + "/type");
+int read_pmu_type(const char *dir) {
+  std::ifstream f(std::string(dir) + "/type");
   int type = -1;
   f >> type;
   return type;
 }
 
 // format/retprobe reads "config:0": the bit of attr.config that asks for a return probe.
-int read_retprobe_bit() {
-  std::ifstream f(std::string(uprobe_pmu_dir) + "/format/retprobe");
+int read_retprobe_bit(const char *dir) {
+  std::ifstream f(std::string(dir) + "/format/retprobe");
   std::string s;
   f >> s;
   auto colon = s.find(':');
@@ -39,22 +40,40 @@ Result<UniqueFd> open_event(perf_event_attr &attr, int pid, const char *what) {
   return UniqueFd(fd);
 }
 
+struct ProbePmu {
+  const char *dir, *what, *ret_what;
+  int type, ret_bit;
+};
+
+// The uprobe and kprobe PMUs: config picks a return probe, config1 names the path or the
+// kernel function, config2 is the offset into it.
+Result<UniqueFd> open_probe_event(const ProbePmu &pmu, const std::string &name, uint64_t offset,
+                                  bool retprobe, int pid) {
+  if (pmu.type < 0)
+    return make_error(std::string("this kernel has no ") + pmu.what + " PMU (" + pmu.dir + ")");
+  perf_event_attr attr{};
+  attr.type = pmu.type;
+  attr.config = retprobe ? (1ull << pmu.ret_bit) : 0;
+  attr.config1 = reinterpret_cast<uint64_t>(name.c_str());
+  attr.config2 = offset;
+  attr.sample_period = 1;
+  attr.wakeup_events = 1;
+  return open_event(attr, pid, retprobe ? pmu.ret_what : pmu.what);
+}
+
 } // namespace
 
 Result<UniqueFd> open_uprobe_event(const std::string &path, uint64_t offset, bool retprobe,
                                    int pid) {
-  static const int type = read_uprobe_pmu_type();
-  static const int ret_bit = read_retprobe_bit();
-  if (type < 0)
-    return make_error("this kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe)");
-  perf_event_attr attr{};
-  attr.type = type;
-  attr.config = retprobe ? (1ull << ret_bit) : 0;
-  attr.config1 = reinterpret_cast<uint64_t>(path.c_str()); // uprobe_path
-  attr.config2 = offset;                                   // probe_offset
-  attr.sample_period = 1;
-  attr.wakeup_events = 1;
-  return open_event(attr, pid, retprobe ? "uretprobe" : "uprobe");
+  static const ProbePmu pmu{uprobe_pmu_dir, "uprobe", "uretprobe", read_pmu_type(uprobe_pmu_dir),
+                            read_retprobe_bit(uprobe_pmu_dir)};
+  return open_probe_event(pmu, path, offset, retprobe, pid);
+}
+
+Result<UniqueFd> open_kprobe_event(const std::string &func, bool retprobe) {
+  static const ProbePmu pmu{kprobe_pmu_dir, "kprobe", "kretprobe", read_pmu_type(kprobe_pmu_dir),
+                            read_retprobe_bit(kprobe_pmu_dir)};
+  return open_probe_event(pmu, func, 0, retprobe, -1);
 }
 
 Result<UniqueFd> open_tracepoint_event(int tp_id) {
@@ -64,6 +83,19 @@ Result<UniqueFd> open_tracepoint_event(int tp_id) {
   attr.sample_period = 1;
   attr.wakeup_events = 1;
   return open_event(attr, -1, "tracepoint");
+}
+
+Result<UniqueFd> open_profile_event(uint64_t period_ns, int cpu) {
+  perf_event_attr attr{};
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.sample_period = period_ns;
+  attr.size = sizeof(attr);
+  int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0)
+    return make_error(std::string("perf_event_open (profile, cpu ") + std::to_string(cpu) +
+                      "): " + strerror(errno));
+  return UniqueFd(fd);
 }
 
 Result<UniqueFd> open_interval_event(uint64_t period_ns) {

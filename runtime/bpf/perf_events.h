@@ -12,8 +12,14 @@ namespace gpubt::runtime {
 Result<UniqueFd> open_uprobe_event(const std::string &path, uint64_t offset, bool retprobe,
                                    int pid);
 
+// A kprobe (or kretprobe) on kernel function FUNC, every process (the kprobe PMU).
+Result<UniqueFd> open_kprobe_event(const std::string &func, bool retprobe);
+
 // Tracepoint with perf id TP_ID, every process.
 Result<UniqueFd> open_tracepoint_event(int tp_id);
+
+// Fires every PERIOD_NS of CPU time on CPU (bpftrace's profile opens one per CPU).
+Result<UniqueFd> open_profile_event(uint64_t period_ns, int cpu);
 
 // Fires every PERIOD_NS of CPU time on CPU 0 (bpftrace's interval).
 Result<UniqueFd> open_interval_event(uint64_t period_ns);

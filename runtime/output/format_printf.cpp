@@ -85,6 +85,8 @@ int64_t int_arg(const ValueType &t, const uint8_t *data) {
   case ValueType::None:
   case ValueType::String:
   case ValueType::Tuple:
+  case ValueType::Record:
+  case ValueType::Array:
     return 0;
   default:
     return value_as_int(t, data);

@@ -16,7 +16,15 @@ std::string json_value(const Value &v) {
   case Value::Kind::String:
   case Value::Kind::Name:
     return quoted(v.text);
-  case Value::Kind::Tuple: {
+  case Value::Kind::Record: {
+    std::string out = "{ "; // bpftrace 0.17's spacing
+    for (size_t i = 0; i < v.elems.size(); i++)
+      out += (i ? ", " : "") + quoted(i < v.names.size() ? v.names[i] : "") + ": " +
+             json_value(v.elems[i]);
+    return out + " }";
+  }
+  case Value::Kind::Tuple:
+  case Value::Kind::Array: {
     std::string out = "[";
     for (size_t i = 0; i < v.elems.size(); i++)
       out += (i ? "," : "") + json_value(v.elems[i]);

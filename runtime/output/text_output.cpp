@@ -44,7 +44,7 @@ private:
     if (map.keyed) {
       out += "[";
       for (size_t i = 0; i < row.key.size(); i++)
-        out += (i ? ", " : "") + value_text(row.key[i], escape_);
+        out += (i ? ", " : "") + value_text(row.key[i], escape_, true);
       out += "]";
     }
     return out + ": " + (map.kind == MapView::Kind::Hist ? "\n" : "") + map_value(row.value);

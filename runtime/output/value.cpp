@@ -97,11 +97,20 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
     auto p = reinterpret_cast<const char *>(data);
     return Value::of(Value::Kind::String, std::string(p, strnlen(p, type.size)));
   }
-  case ValueType::Tuple: {
-    Value v = Value::of(Value::Kind::Tuple);
+  case ValueType::Tuple:
+  case ValueType::Record: {
+    Value v = Value::of(type.kind == ValueType::Tuple ? Value::Kind::Tuple : Value::Kind::Record);
+    v.names = type.names;
     for (size_t i = 0; i < type.elems.size(); i++)
       v.elems.push_back(make_value(
           type.elems[i], data + (i < type.offsets.size() ? type.offsets[i] : 0), spec, symbolize));
+    return v;
+  }
+  case ValueType::Array: {
+    Value v = Value::of(Value::Kind::Array);
+    uint32_t step = type.elems.empty() ? 0 : type.elems[0].size;
+    for (uint32_t off = 0; step && off + step <= type.size; off += step)
+      v.elems.push_back(make_value(type.elems[0], data + off, spec, symbolize));
     return v;
   }
   case ValueType::Enum: {
@@ -147,15 +156,30 @@ std::vector<Value> make_key(const ValueType &key, const uint8_t *data, const abi
   return out;
 }
 
-std::string value_text(const Value &v, std::string (*escape)(std::string_view)) {
+std::string value_text(const Value &v, std::string (*escape)(std::string_view), bool compact) {
   switch (v.kind) {
   case Value::Kind::String:
     return escape ? escape(v.text) : v.text;
   case Value::Kind::Tuple: {
     std::string out = "(";
     for (size_t i = 0; i < v.elems.size(); i++)
-      out += (i ? ", " : "") + value_text(v.elems[i], escape);
+      out += (i ? ", " : "") + value_text(v.elems[i], escape, compact);
     return out + ")";
+  }
+  case Value::Kind::Record: {
+    std::string out = compact ? "{" : "{ ";
+    for (size_t i = 0; i < v.elems.size(); i++) {
+      out += i ? (compact ? "," : ", ") : "";
+      out += "." + (i < v.names.size() ? v.names[i] : "") + (compact ? "=" : " = ");
+      out += value_text(v.elems[i], escape, compact);
+    }
+    return out + (compact ? "}" : " }");
+  }
+  case Value::Kind::Array: {
+    std::string out = "[";
+    for (size_t i = 0; i < v.elems.size(); i++)
+      out += (i ? "," : "") + value_text(v.elems[i], escape, compact);
+    return out + "]";
   }
   default:
     return v.text;

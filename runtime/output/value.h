@@ -17,12 +17,15 @@ struct Value {
     String, // text: bytes that came from the traced program (str(), comm), up to the NUL
     Name,   // text: made by gpubt (a symbol, a stack, a probe or enum name)
     Tuple,  // elems
+    Record, // elems, named by names (a C struct or union)
+    Array,  // elems
     Stats,  // count, average, total
     Hist,   // hist: hist() and lhist() buckets, trimmed to the non-empty range
   };
   Kind kind = Kind::Number;
   std::string text;
   std::vector<Value> elems;
+  std::vector<std::string> names; // Record
   int64_t count = 0, average = 0, total = 0;
   HistBuckets hist;
 
@@ -52,7 +55,9 @@ std::vector<Value> make_key(const abi::ValueType &key, const uint8_t *data,
                             const abi::ProgramSpec &spec, const Symbolizer &symbolize);
 
 // bpftrace's text rendering of a value, as printf("%s") and text output show it: tuples
-// "(1, abc)", stats "count 1, average 2, total 2". ESCAPE is applied to String values.
-std::string value_text(const Value &v, std::string (*escape)(std::string_view) = nullptr);
+// "(1, abc)", records "{ .a = 1, .b = 2 }" (in map keys, COMPACT: "{.a=1,.b=2}"), arrays
+// "[1,2]", stats "count 1, average 2, total 2". ESCAPE is applied to String values.
+std::string value_text(const Value &v, std::string (*escape)(std::string_view) = nullptr,
+                       bool compact = false);
 
 } // namespace gpubt::runtime

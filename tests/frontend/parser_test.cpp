@@ -458,9 +458,13 @@ TEST(ParserErrors, AttachPoints) {
   EXPECT_EQ(error("foo:bar { }"), "stdin:1:1-8: ERROR: Invalid probe type: foo\n"
                                   "foo:bar { }\n"
                                   "~~~~~~~\n");
-  EXPECT_EQ(error("kprobe:f { }"), "stdin:1:1-9: ERROR: kprobe probes are not supported by gpubt\n"
-                                   "kprobe:f { }\n"
-                                   "~~~~~~~~\n");
+  EXPECT_EQ(error("software:faults:1 { }"),
+            "stdin:1:1-18: ERROR: software probes are not supported by gpubt\n"
+            "software:faults:1 { }\n"
+            "~~~~~~~~~~~~~~~~~\n");
+  EXPECT_EQ(error("kprobe:a:b { }"), "stdin:1:1-11: ERROR: kprobe probe type requires 1 argument\n"
+                                     "kprobe:a:b { }\n"
+                                     "~~~~~~~~~~\n");
   EXPECT_EQ(error("host:gpu:kprobe:k { }"), "stdin:1:1-18: ERROR: host: cannot prefix a gpu probe\n"
                                             "host:gpu:kprobe:k { }\n"
                                             "~~~~~~~~~~~~~~~~~\n");

@@ -1,0 +1,30 @@
+// What the C definitions of a script declare (struct, union and enum types, typedefs, integer
+// macros and enum constants), read by clang (frontend/clang) and used by the semantic passes.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "frontend/types.h"
+
+namespace gpubt::frontend {
+
+struct CTypes {
+  std::map<std::string, Type> types;        // "struct Foo", "union U", typedef names
+  std::map<std::string, int64_t> constants; // enum constants and `#define NAME <integer>`
+
+  // A C type by name ("struct Foo", a typedef); null if the definitions have none.
+  const Type *find(const std::string &name) const {
+    auto it = types.find(name);
+    return it == types.end() ? nullptr : &it->second;
+  }
+  // A record behind a pointer may be a stub (see Type::is_record_stub): its definition.
+  Type complete(const Type &t) const {
+    if (!t.is_record_stub())
+      return t;
+    const Type *full = find(t.enum_name);
+    return full ? *full : t;
+  }
+};
+
+} // namespace gpubt::frontend

@@ -1,0 +1,17 @@
+// C definitions of kernel types from the running kernel's BTF (/sys/kernel/btf/vmlinux), for
+// the `struct X` a script names without defining, as bpftrace 0.17 does when BTF is present.
+#pragma once
+#include <set>
+#include <string>
+
+namespace gpubt::frontend {
+
+// Whether the running kernel has BTF (then scripts see BPFTRACE_HAVE_BTF defined).
+bool kernel_btf_available();
+
+// C text defining NAMES ("struct sock", "union bpf_attr", a typedef name), what they hold by
+// value, and the records their members point at (two hops: `p->a->b->c` works); libbpf's
+// btf_dump orders them. Names the kernel's BTF does not have are left out.
+std::string kernel_type_definitions(const std::set<std::string> &names);
+
+} // namespace gpubt::frontend

@@ -1,0 +1,334 @@
+// C definitions -> CTypes through libclang: the definitions are parsed as a header laid out at
+// their own lines and columns, so clang's locations are the script's.
+#include "frontend/clang/read_c_definitions.h"
+
+#include <clang-c/Index.h>
+
+#include <cstring>
+#include <memory>
+#include <regex>
+#include <set>
+
+#include "frontend/ast_walk.h"
+#include "frontend/clang/btf_definitions.h"
+
+namespace gpubt::frontend {
+
+namespace {
+
+constexpr const char *kMainFile = "definitions.h";
+constexpr const char *kPreludeFile = "/gpubt/include/__gpubt_prelude.h";
+constexpr const char *kBtfFile = "/gpubt/include/__gpubt_btf.h";
+
+// The fixed-width integer names bpftrace's own headers give definitions without any #include.
+constexpr const char *kPrelude = R"(#pragma once
+typedef signed char int8_t; typedef unsigned char uint8_t;
+typedef short int16_t; typedef unsigned short uint16_t;
+typedef int int32_t; typedef unsigned int uint32_t;
+typedef long int64_t; typedef unsigned long uint64_t;
+typedef unsigned long size_t; typedef long ssize_t; typedef _Bool bool;
+typedef unsigned char u8; typedef unsigned short u16; typedef unsigned int u32;
+typedef unsigned long long u64; typedef signed char s8; typedef short s16; typedef int s32;
+typedef long long s64;
+)";
+
+std::string str(CXString s) {
+  const char *c = clang_getCString(s);
+  std::string out = c ? c : "";
+  clang_disposeString(s);
+  return out;
+}
+
+// The definitions at their own place: everything else in the script blanked, newlines kept.
+std::string laid_out(const Program &program, const SourceFile &file) {
+  std::string out;
+  uint32_t line = 1, col = 1;
+  for (const auto &d : program.c_definitions) {
+    for (; line < d.span.line; ++line, col = 1)
+      out += '\n';
+    for (; col < d.span.col; ++col)
+      out += ' ';
+    out += d.text;
+    // bpftrace takes `struct Foo { ... }` without its `;`.
+    size_t last = d.text.find_last_not_of(" \t\r\n");
+    if (last != std::string::npos && d.text[last] == '}')
+      out += ';';
+    for (char ch : d.text) {
+      if (ch == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    out += '\n';
+    ++line;
+    col = 1;
+  }
+  return out;
+}
+
+class TypeReader {
+public:
+  explicit TypeReader(CTypes &out) : out_(out) {}
+
+  // A C type as a gpubt Type. Records behind pointers are stubs (name and size), which also
+  // breaks the cycle of `struct list { struct list *next; }`.
+  Type read(CXType t, bool behind_pointer = false) {
+    t = clang_getCanonicalType(t);
+    long long size = clang_Type_getSizeOf(t);
+    uint32_t bytes = size > 0 ? uint32_t(size) : 0;
+    switch (t.kind) {
+    case CXType_Bool:
+    case CXType_Char_U:
+    case CXType_UChar:
+    case CXType_UShort:
+    case CXType_UInt:
+    case CXType_ULong:
+    case CXType_ULongLong:
+      return Type::integer(bytes, false);
+    case CXType_Char_S:
+    case CXType_SChar:
+    case CXType_Short:
+    case CXType_Int:
+    case CXType_Long:
+    case CXType_LongLong:
+    case CXType_Enum:
+      return Type::integer(bytes, t.kind == CXType_Enum ? is_signed_enum(t) : true);
+    case CXType_Pointer: {
+      CXType pointee = clang_getPointeeType(t);
+      Type inner = clang_getCanonicalType(pointee).kind == CXType_Void
+                       ? Type::integer(1, false) // void *: bytes, as bpftrace's arithmetic
+                       : read(pointee, true);
+      return Type::pointer(std::move(inner));
+    }
+    case CXType_ConstantArray: {
+      Type elem = read(clang_getArrayElementType(t), behind_pointer);
+      long long n = clang_getArraySize(t);
+      CXTypeKind ek = clang_getCanonicalType(clang_getArrayElementType(t)).kind;
+      // char[N] is a string, as bpftrace prints it.
+      if (ek == CXType_Char_S || ek == CXType_Char_U || ek == CXType_SChar)
+        return Type::string(uint32_t(n));
+      return Type::array(std::move(elem), n > 0 ? uint32_t(n) : 0);
+    }
+    case CXType_Record:
+      return record(t, behind_pointer);
+    default: {
+      // float, double, function pointers, ...: opaque bytes of their size, read as integers.
+      Type r = Type::integer(bytes == 1 || bytes == 2 || bytes == 4 ? bytes : 8, false);
+      return r;
+    }
+    }
+  }
+
+private:
+  static bool is_signed_enum(CXType t) {
+    CXType under = clang_getEnumDeclIntegerType(clang_getTypeDeclaration(t));
+    switch (clang_getCanonicalType(under).kind) {
+    case CXType_UInt:
+    case CXType_ULong:
+    case CXType_ULongLong:
+    case CXType_UShort:
+    case CXType_UChar:
+      return false;
+    default:
+      return true;
+    }
+  }
+
+  Type record(CXType t, bool behind_pointer) {
+    Type r;
+    r.kind = TypeKind::Record;
+    r.enum_name = str(clang_getTypeSpelling(t));
+    long long size = clang_Type_getSizeOf(t);
+    r.size = size > 0 ? uint32_t(size) : 0;
+    if (behind_pointer)
+      return r;
+    struct Ctx {
+      TypeReader *self;
+      Type *rec;
+    } ctx{this, &r};
+    clang_Type_visitFields(
+        t,
+        [](CXCursor field, CXClientData data) {
+          auto *c = static_cast<Ctx *>(data);
+          long long bits = clang_Cursor_getOffsetOfField(field);
+          c->rec->names.push_back(str(clang_getCursorSpelling(field)));
+          c->rec->offsets.push_back(bits > 0 ? uint32_t(bits / 8) : 0);
+          int width = clang_Cursor_isBitField(field) ? clang_getFieldDeclBitWidth(field) : 0;
+          c->rec->bitfields.push_back(width > 0 ? uint16_t((bits % 8) << 8 | width) : 0);
+          c->rec->elems.push_back(c->self->read(clang_getCursorType(field)));
+          return CXVisit_Continue;
+        },
+        &ctx);
+    return r;
+  }
+
+  CTypes &out_;
+};
+
+struct Visit {
+  CTypes *out;
+  TypeReader *reader;
+  CXTranslationUnit tu;
+};
+
+// Integer macros (`#define N 314`, `#define M (1 << 3)` is not read) become constants.
+void read_macro(CXCursor c, Visit &v) {
+  CXToken *tokens = nullptr;
+  unsigned n = 0;
+  clang_tokenize(v.tu, clang_getCursorExtent(c), &tokens, &n);
+  if (n == 2 && clang_getTokenKind(tokens[1]) == CXToken_Literal) {
+    std::string lit = str(clang_getTokenSpelling(v.tu, tokens[1]));
+    while (!lit.empty() && (lit.back() == 'u' || lit.back() == 'U' || lit.back() == 'l' ||
+                            lit.back() == 'L'))
+      lit.pop_back();
+    char *end = nullptr;
+    long long value = std::strtoll(lit.c_str(), &end, 0);
+    if (!lit.empty() && end && *end == 0)
+      v.out->constants[str(clang_getTokenSpelling(v.tu, tokens[0]))] = value;
+  }
+  clang_disposeTokens(v.tu, tokens, n);
+}
+
+CXChildVisitResult visit(CXCursor c, CXCursor, CXClientData data) {
+  auto &v = *static_cast<Visit *>(data);
+  switch (clang_getCursorKind(c)) {
+  case CXCursor_MacroDefinition:
+    if (clang_Location_isFromMainFile(clang_getCursorLocation(c)))
+      read_macro(c, v);
+    return CXChildVisit_Continue;
+  case CXCursor_StructDecl:
+  case CXCursor_UnionDecl:
+    if (clang_isCursorDefinition(c)) {
+      CXType t = clang_getCursorType(c);
+      Type r = v.reader->read(t);
+      if (!r.enum_name.empty() && r.enum_name.find("(unnamed") == std::string::npos &&
+          r.enum_name.find("(anonymous") == std::string::npos)
+        v.out->types[r.enum_name] = std::move(r);
+    }
+    return CXChildVisit_Recurse; // nested definitions are visible by name, as in C
+  case CXCursor_EnumDecl:
+    return CXChildVisit_Recurse;
+  case CXCursor_EnumConstantDecl:
+    v.out->constants[str(clang_getCursorSpelling(c))] = clang_getEnumConstantDeclValue(c);
+    return CXChildVisit_Continue;
+  case CXCursor_TypedefDecl: {
+    Type t = v.reader->read(clang_getTypedefDeclUnderlyingType(c));
+    v.out->types[str(clang_getCursorSpelling(c))] = std::move(t);
+    return CXChildVisit_Continue;
+  }
+  default:
+    return CXChildVisit_Continue;
+  }
+}
+
+SourceSpan span_of(CXSourceLocation loc) {
+  unsigned line = 0, col = 0;
+  clang_getSpellingLocation(loc, nullptr, &line, &col, nullptr);
+  SourceSpan s;
+  s.line = s.end_line = line;
+  s.col = col;
+  s.end_col = col + 1;
+  return s;
+}
+
+// Clang's errors: in the script at their place; in a header, named by file:line.
+bool report(CXTranslationUnit tu, Diagnostics &diags) {
+  bool failed = false;
+  for (unsigned i = 0, n = clang_getNumDiagnostics(tu); i < n; ++i) {
+    CXDiagnostic d = clang_getDiagnostic(tu, i);
+    CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
+    if (sev >= CXDiagnostic_Error) {
+      failed = true;
+      CXSourceLocation loc = clang_getDiagnosticLocation(d);
+      std::string msg = str(clang_getDiagnosticSpelling(d));
+      if (clang_Location_isFromMainFile(loc)) {
+        diags.error(span_of(loc), msg);
+      } else {
+        CXFile f;
+        unsigned line = 0;
+        clang_getSpellingLocation(loc, &f, &line, nullptr, nullptr);
+        diags.error({}, str(clang_getFileName(f)) + ":" + std::to_string(line) + ": " + msg);
+      }
+    }
+    clang_disposeDiagnostic(d);
+  }
+  return failed;
+}
+
+// The kernel types a script names but does not define: struct/union names in casts and sizeof,
+// and those its definitions use without a body.
+std::set<std::string> undefined_records(const Program &program) {
+  std::set<std::string> used, defined;
+  static const std::regex ref(R"(\b(struct|union)\s+([A-Za-z_]\w*)(\s*\{)?)");
+  for (const auto &d : program.c_definitions)
+    for (std::sregex_iterator it(d.text.begin(), d.text.end(), ref), end; it != end; ++it)
+      ((*it)[3].matched ? defined : used).insert((*it)[1].str() + " " + (*it)[2].str());
+  for (const auto &probe : program.probes)
+    for_each_expr(*probe, [&](const Expr &e) {
+      const std::string *name = e.kind == ExprKind::Cast ? &e.as<CastExpr>().type_name
+                                : e.kind == ExprKind::SizeofType
+                                    ? &e.as<SizeofTypeExpr>().type_name
+                                    : nullptr;
+      if (name && (name->rfind("struct ", 0) == 0 || name->rfind("union ", 0) == 0))
+        used.insert(*name);
+    });
+  std::set<std::string> out;
+  for (const auto &n : used)
+    if (!defined.count(n))
+      out.insert(n);
+  return out;
+}
+
+} // namespace
+
+CTypes read_c_definitions(const Program &program, const SourceFile &file, Diagnostics &diags,
+                          const CDefinitionOptions &options) {
+  CTypes out;
+  std::string btf = kernel_type_definitions(undefined_records(program));
+  if (program.c_definitions.empty() && options.includes.empty() && btf.empty())
+    return out;
+  std::string text = laid_out(program, file);
+  std::vector<std::string> args = {"-x", "c", "-std=gnu11", "-nostdinc++", "-include",
+                                   kPreludeFile, "-I/gpubt/include"};
+  if (kernel_btf_available())
+    args.push_back("-DBPFTRACE_HAVE_BTF");
+  if (!btf.empty()) {
+    args.push_back("-include");
+    args.push_back(kBtfFile);
+  }
+  for (const auto &d : options.include_dirs)
+    args.push_back("-I" + d);
+  for (const auto &f : options.includes) {
+    args.push_back("-include");
+    args.push_back(f);
+  }
+  std::vector<const char *> argv;
+  for (const auto &a : args)
+    argv.push_back(a.c_str());
+  CXUnsavedFile files[] = {{kMainFile, text.c_str(), static_cast<unsigned long>(text.size())},
+                           {kPreludeFile, kPrelude, static_cast<unsigned long>(strlen(kPrelude))},
+                           {kBtfFile, btf.c_str(), static_cast<unsigned long>(btf.size())}};
+
+  std::unique_ptr<void, void (*)(CXIndex)> index(clang_createIndex(0, 0), clang_disposeIndex);
+  CXTranslationUnit tu = nullptr;
+  CXErrorCode rc = clang_parseTranslationUnit2(
+      index.get(), kMainFile, argv.data(), int(argv.size()), files, 3,
+      CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_SkipFunctionBodies, &tu);
+  if (rc != CXError_Success || !tu) {
+    diags.error(program.c_definitions.empty() ? SourceSpan{} : program.c_definitions[0].span,
+                "clang could not read the C definitions (libclang error " +
+                    std::to_string(int(rc)) + ")");
+    return out;
+  }
+  if (!report(tu, diags)) {
+    TypeReader reader(out);
+    Visit v{&out, &reader, tu};
+    clang_visitChildren(clang_getTranslationUnitCursor(tu), visit, &v);
+  }
+  clang_disposeTranslationUnit(tu);
+  return out;
+}
+
+} // namespace gpubt::frontend

@@ -1,0 +1,21 @@
+// Reads a script's C definitions (struct/union/enum types, typedefs, `#include`, `#define`) with
+// libclang, as bpftrace does: clang's own preprocessor and record layout, so that offsets,
+// padding, unions, bitfields and headers come out exactly as the C compiler sees them.
+#pragma once
+#include "frontend/ast.h"
+#include "frontend/c_types.h"
+#include "frontend/diagnostics.h"
+
+namespace gpubt::frontend {
+
+// Clang's errors are reported at their place in the script (file:line:col and a caret).
+// include_dirs: -I directories; includes: files `#include`d before the definitions (--include).
+struct CDefinitionOptions {
+  std::vector<std::string> include_dirs;
+  std::vector<std::string> includes;
+};
+
+CTypes read_c_definitions(const Program &program, const SourceFile &file, Diagnostics &diags,
+                          const CDefinitionOptions &options = {});
+
+} // namespace gpubt::frontend
