@@ -32,7 +32,7 @@ protected:
   void SetUp() override {
     NvccSuite::SetUp();
     config_.cubins = {
-        {"sm_90", "/nonexistent.cubin", kPtxSources + "count_probes_direct_sm90.ptx"}};
+        {"sm_90", "/nonexistent.cubin", kPtxSources + "count_probes_direct_sm90.ptx", ""}};
     config_.probes = {{"gpu:kretprobe:vector_add", "vector_add", true, "gpubt_probe_1"},
                       {"gpu:kprobe:scale", "scale", false, "gpubt_probe_0"}};
   }
