@@ -1,6 +1,8 @@
 // Parse, resolve, check, lower: the stages in order, each one's output the next one's input.
 #include "driver/compile.h"
 
+#include <iostream>
+
 #include "frontend/parse/parse.h"
 #include "frontend/passes/check_types.h"
 #include "frontend/passes/launch_state.h"
@@ -8,6 +10,7 @@
 #include "frontend/passes/resolve_types.h"
 #include "codegen/device/lower_device.h"
 #include "targets/ptx/ptx_target.h"
+#include "targets/spirv/spirv_target.h"
 #include "codegen/bpf/tracepoint_format.h"
 #include "stdlib/api_types.h"
 
@@ -22,6 +25,27 @@ static frontend::Diagnostics without_warnings(const frontend::Diagnostics &all) 
   return errors;
 }
 
+// The same probes for Vulkan compute shaders. Lowered into a copy of the spec: the probes, maps,
+// formats and probe names it adds are those the PTX lowering added (one lowering, two targets),
+// only the image is kept. A probe the Vulkan flavour cannot express leaves Vulkan shaders
+// untraced, said under -v; CUDA kernels are traced all the same.
+// COPY is the spec as it was before the PTX lowering.
+static void add_vulkan_image(const Compiled &c, const Options &options,
+                             const codegen::device::DeviceCodegenOptions &device_opts,
+                             abi::ProgramSpec copy, abi::ProgramSpec &spec) {
+  auto target = targets::make_spirv_target(targets::SpirvFlavour::Vulkan);
+  if (!target)
+    return;
+  auto st = codegen::device::lower_device_probes(*c.program, c.sema, *target, device_opts, copy);
+  if (!st) {
+    if (options.verbose)
+      std::cerr << "gpubt: gpu probes will not run in Vulkan shaders: " << st.error() << "\n";
+    return;
+  }
+  for (auto &image : copy.device.images)
+    spec.device.images.push_back(std::move(image));
+}
+
 // gpu probes -> patch functions in PTX, into spec.device.
 static Status compile_device(const Compiled &c, const Options &options, abi::ProgramSpec &spec) {
   if (!codegen::device::has_gpu_probes(*c.program))
@@ -33,7 +57,12 @@ static Status compile_device(const Compiled &c, const Options &options, abi::Pro
   spec.device.arch = target_opts.arch;
   codegen::device::DeviceCodegenOptions device_opts;
   device_opts.map_capacity = options.gpu_map_capacity;
-  return codegen::device::lower_device_probes(*c.program, c.sema, *target, device_opts, spec);
+  abi::ProgramSpec before = spec;
+  auto st = codegen::device::lower_device_probes(*c.program, c.sema, *target, device_opts, spec);
+  if (!st)
+    return st;
+  add_vulkan_image(c, options, device_opts, std::move(before), spec);
+  return Ok{};
 }
 
 std::optional<Compiled> compile(const Options &options, std::ostream &err) {

@@ -13,6 +13,9 @@ packages=(
   bpftrace                             # the reference the differential tests compare against
   systemtap-sdt-dev                    # sys/sdt.h: USDT probes in test programs (conformance harness)
   hipcc libamdhip64-dev                # a HIP test program (no AMD GPU needed to build or run it)
+  libvulkan-dev spirv-tools            # the Vulkan layer (gpu probes in compute shaders), SPIR-V linker
+  mesa-vulkan-drivers vulkan-tools     # lavapipe: Vulkan on the CPU, where CI runs the Vulkan tests
+  glslang-tools clang-22               # Vulkan test shaders (GLSL), OpenCL C kernels as SPIR-V
 )
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

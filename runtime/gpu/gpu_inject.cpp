@@ -3,6 +3,7 @@
 #include "runtime/gpu/gpu_inject.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include "runtime/process/owned_temp_dir.h"
 #include "runtime/gpu/gpu_dispatch.h"
 #include "runtime/ptx/ptx_scan.h"
+#include "runtime/vulkan/layer_names.h"
 
 namespace gpubt::runtime {
 namespace {
@@ -127,22 +129,29 @@ GpuRun::~GpuRun() {
     std::filesystem::remove_all(dir, ec);
 }
 
-Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
-                               bool verbose) {
-  remove_abandoned_temp_dirs("gpubt-gpu-"); // left by a gpubt that was killed
-  auto agent = find_agent();
-  if (!agent)
-    return make_error(agent.error());
-  auto tmp = make_owned_temp_dir("gpubt-gpu-");
-  if (!tmp)
-    return make_error(tmp.error());
-  GpuRun run;
-  run.dir = tmp->path;
-  run.dir_lock = std::move(tmp->lock);
-  run.config_path = run.dir + "/agent.cfg";
-  run.results_path = run.dir + "/results.bin";
-  abi::AgentConfig config;
-  config.probes = spec.device.probes;
+namespace {
+
+// The folder of the Vulkan layer's manifest (GPUBT_VULKAN_LAYER_DIR, else next to gpubt);
+// empty when there is none.
+std::string find_vulkan_layer() {
+  if (const char *p = std::getenv("GPUBT_VULKAN_LAYER_DIR"))
+    return is_file(std::string(p) + "/" + kVulkanLayerManifest) ? p : "";
+  std::string dir = self_dir();
+  for (const char *rel : {"", "/runtime/vulkan", "/../lib/gpubt"})
+    if (is_file(dir + rel + "/" + kVulkanLayerManifest))
+      return dir + rel;
+  return "";
+}
+
+const abi::DeviceCode *vulkan_image(const abi::ProgramSpec &spec) {
+  for (const auto &image : spec.device.images)
+    if (image.format == abi::DeviceFormat::SpirvVulkan)
+      return &image;
+  return nullptr;
+}
+
+// The CUDA agent's part: probes assembled for each GPU architecture into CONFIG.
+Status prepare_cuda(const abi::ProgramSpec &spec, const GpuRun &run, abi::AgentConfig &config) {
   std::string probes_ptx = add_dispatchers(spec.device.ptx, config.probes);
   std::string ptxas = find_ptxas();
   for (const auto &arch : gpu_archs(spec)) {
@@ -155,6 +164,43 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
                         (st == 127 ? " (not found: set GPUBT_PTXAS)" : "") + ":\n" +
                         read_file(log));
     config.cubins.push_back({arch, cubin, ptx});
+  }
+  return Ok{};
+}
+
+} // namespace
+
+Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
+                               bool verbose) {
+  remove_abandoned_temp_dirs("gpubt-gpu-"); // left by a gpubt that was killed
+  auto agent = find_agent();
+  // Vulkan compute shaders: the layer links the probes' SPIR-V into them (runtime/vulkan).
+  const abi::DeviceCode *spirv = vulkan_image(spec);
+  std::string layer = spirv ? find_vulkan_layer() : "";
+  if (!agent && layer.empty())
+    return make_error(agent.error());
+  auto tmp = make_owned_temp_dir("gpubt-gpu-");
+  if (!tmp)
+    return make_error(tmp.error());
+  GpuRun run;
+  run.dir = tmp->path;
+  run.dir_lock = std::move(tmp->lock);
+  run.config_path = run.dir + "/agent.cfg";
+  run.results_path = run.dir + "/results.bin";
+  abi::AgentConfig config;
+  config.probes = spec.device.probes;
+  bool cuda = bool(agent);
+  if (cuda) {
+    auto st = prepare_cuda(spec, run, config);
+    if (!st && layer.empty())
+      return make_error(st.error());
+    if (!st && verbose)
+      std::fprintf(stderr, "gpubt: CUDA kernels are not traced: %s\n", st.error().c_str());
+    cuda = bool(st);
+  }
+  if (!layer.empty()) {
+    config.spirv_path = run.dir + "/probes.spv";
+    std::ofstream(config.spirv_path, std::ios::binary) << spirv->bytes;
   }
   config.maps = spec.device.maps;
   config.ring_capacity = spec.device.ring_capacity;
@@ -176,7 +222,17 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   }
   std::ofstream(run.config_path) << abi::write_agent_config(config);
   run.config = std::move(config);
-  run.env = {{"CUDA_INJECTION64_PATH", *agent}, {"GPUBT_AGENT_CONFIG", run.config_path}};
+  run.env = {{"GPUBT_AGENT_CONFIG", run.config_path}};
+  if (cuda)
+    run.env.push_back({"CUDA_INJECTION64_PATH", *agent});
+  if (!layer.empty()) {
+    auto with = [](const char *var, const std::string &v) {
+      const char *old = std::getenv(var);
+      return old && *old ? v + ":" + old : v;
+    };
+    run.env.push_back({"VK_ADD_LAYER_PATH", with("VK_ADD_LAYER_PATH", layer)});
+    run.env.push_back({"VK_INSTANCE_LAYERS", with("VK_INSTANCE_LAYERS", kVulkanLayerName)});
+  }
   return run;
 }
 

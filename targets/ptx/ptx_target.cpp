@@ -54,6 +54,16 @@ public:
     m.setDataLayout(tm_->createDataLayout());
   }
 
+  llvm::FunctionType *probe_type(llvm::LLVMContext &ctx) const override {
+    return llvm::FunctionType::get(llvm::Type::getInt32Ty(ctx),
+                                   {llvm::PointerType::get(ctx, 0), llvm::Type::getInt64Ty(ctx)},
+                                   false);
+  }
+  llvm::Value *probe_context(llvm::IRBuilder<> &b, llvm::Value *userdata) const override {
+    return b.CreateAddrSpaceCast(userdata, b.getPtrTy(global_address_space()));
+  }
+  unsigned global_address_space() const override { return 1; }
+
   llvm::Value *thread_index(llvm::IRBuilder<> &b, Dim d) const override {
     return by_dim(b, d, I::nvvm_read_ptx_sreg_tid_x, I::nvvm_read_ptx_sreg_tid_y,
                   I::nvvm_read_ptx_sreg_tid_z);
@@ -109,14 +119,14 @@ public:
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
   }
 
-  Result<std::string> emit(llvm::Module &m) const override {
+  Result<abi::DeviceCode> emit(llvm::Module &m) const override {
     llvm::SmallString<0> buf;
     llvm::raw_svector_ostream os(buf);
     llvm::legacy::PassManager pm;
     if (tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
       return make_error("BUG: the NVPTX target cannot emit PTX");
     pm.run(m);
-    return std::string(buf.str());
+    return abi::DeviceCode{abi::DeviceFormat::Ptx, std::string(buf.str()), 0};
   }
 
 private:

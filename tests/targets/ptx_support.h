@@ -27,9 +27,11 @@ struct HostOptions {
   codegen::bpf::BpfCodegenOptions bpf;
 };
 
-inline DeviceCompiled compile_gpu_script(const std::string &script,
-                                         codegen::device::DeviceCodegenOptions opts = {},
-                                         const HostOptions &host = {}) {
+// SCRIPT through the host lowering, then its gpu probes through TARGET.
+inline DeviceCompiled compile_device_script(const std::string &script,
+                                            const codegen::DeviceTarget &target,
+                                            codegen::device::DeviceCodegenOptions opts = {},
+                                            const HostOptions &host = {}) {
   DeviceCompiled out;
   auto checked = gpubt::testing::check_script(script, {}, host.check_sharing);
   if (!checked.error.empty()) {
@@ -44,14 +46,18 @@ inline DeviceCompiled compile_gpu_script(const std::string &script,
     return out;
   }
   out.spec = std::move(art->spec);
-  auto target = make_ptx_target({});
-  if (!target) {
-    out.error = "no NVPTX target";
-    return out;
-  }
-  if (auto st = codegen::device::lower_device_probes(prog, sema, *target, opts, out.spec); !st)
+  if (auto st = codegen::device::lower_device_probes(prog, sema, target, opts, out.spec); !st)
     out.error = st.error();
   return out;
+}
+
+inline DeviceCompiled compile_gpu_script(const std::string &script,
+                                         codegen::device::DeviceCodegenOptions opts = {},
+                                         const HostOptions &host = {}) {
+  auto target = make_ptx_target({});
+  if (!target)
+    return {"no NVPTX target", {}};
+  return compile_device_script(script, *target, opts, host);
 }
 
 inline bool have_ptxas() { return access(kPtxas, X_OK) == 0; }
