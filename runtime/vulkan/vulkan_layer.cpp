@@ -147,6 +147,14 @@ template <typename T> const T *find_chain(const void *next, VkStructureType type
   return nullptr;
 }
 
+// The loader's link to the next layer in a create info's chain (the loader's layer interface).
+template <typename T> T *loader_link(const void *next, VkStructureType type) {
+  auto *c = const_cast<T *>(find_chain<T>(next, type));
+  while (c && c->function != VK_LAYER_LINK_INFO)
+    c = const_cast<T *>(find_chain<T>(c->pNext, type));
+  return c;
+}
+
 // What the probes need of a device; empty if it has it all.
 std::string missing_features(const Instance &inst, VkPhysicalDevice pd) {
   if (!inst.features2)
@@ -309,11 +317,8 @@ uint32_t subgroup_size(const Instance &inst, VkPhysicalDevice pd) {
 VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo *info,
                                               const VkAllocationCallbacks *alloc,
                                               VkInstance *out) {
-  auto *chain = const_cast<VkLayerInstanceCreateInfo *>(
-      find_chain<VkLayerInstanceCreateInfo>(info->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO));
-  while (chain && chain->function != VK_LAYER_LINK_INFO)
-    chain = const_cast<VkLayerInstanceCreateInfo *>(find_chain<VkLayerInstanceCreateInfo>(
-        chain->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO));
+  auto *chain = loader_link<VkLayerInstanceCreateInfo>(
+      info->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
   if (!chain)
     return VK_ERROR_INITIALIZATION_FAILED;
   PFN_vkGetInstanceProcAddr gipa = chain->u.pLayerInfo->pfnNextGetInstanceProcAddr;
@@ -371,11 +376,8 @@ VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance, const VkAllocati
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
                                             const VkAllocationCallbacks *alloc, VkDevice *out) {
-  auto *chain = const_cast<VkLayerDeviceCreateInfo *>(
-      find_chain<VkLayerDeviceCreateInfo>(info->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO));
-  while (chain && chain->function != VK_LAYER_LINK_INFO)
-    chain = const_cast<VkLayerDeviceCreateInfo *>(find_chain<VkLayerDeviceCreateInfo>(
-        chain->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO));
+  auto *chain =
+      loader_link<VkLayerDeviceCreateInfo>(info->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
   if (!chain)
     return VK_ERROR_INITIALIZATION_FAILED;
   PFN_vkGetInstanceProcAddr gipa = chain->u.pLayerInfo->pfnNextGetInstanceProcAddr;

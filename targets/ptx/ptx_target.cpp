@@ -5,13 +5,14 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Triple.h>
 
 #include <mutex>
+
+#include "codegen/optimize_module.h"
 
 namespace gpubt::targets {
 
@@ -105,19 +106,7 @@ public:
     return b.CreateIntrinsic(I::nvvm_shfl_sync_idx_i32, {mask, v, src, b.getInt32(0x1f)});
   }
 
-  void optimize(llvm::Module &m) const override {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm_.get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cam, mam);
-    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
-  }
+  void optimize(llvm::Module &m) const override { codegen::optimize_o2(m, tm_.get()); }
 
   Result<abi::DeviceCode> emit(llvm::Module &m) const override {
     llvm::SmallString<0> buf;

@@ -6,7 +6,6 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/Support/TargetSelect.h>
@@ -17,6 +16,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "codegen/optimize_module.h"
 #include "runtime/abi/device_abi.h"
 #include "runtime/abi/spirv_words.h"
 #include "targets/spirv/vulkan_flavour.h"
@@ -261,19 +261,7 @@ public:
   // Vulkan promises no independent forward progress between invocations of a subgroup.
   bool lockstep_lanes() const override { return true; }
 
-  void optimize(llvm::Module &m) const override {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm_.get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cam, mam);
-    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
-  }
+  void optimize(llvm::Module &m) const override { codegen::optimize_o2(m, tm_.get()); }
 
   Result<abi::DeviceCode> emit(llvm::Module &m) const override {
     bool vulkan = flavour_ == SpirvFlavour::Vulkan;

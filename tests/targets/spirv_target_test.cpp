@@ -59,23 +59,33 @@ const char *const kScripts[] = {
 
 class SpirvTarget : public ::testing::TestWithParam<const char *> {};
 
-TEST_P(SpirvTarget, VulkanFlavourValidates) {
-  auto target = make_spirv_target(SpirvFlavour::Vulkan);
+// SCRIPT's probes as FLAVOUR emits them, written to DIR/p.spv; the image through OUT.
+void emit_script(SpirvFlavour flavour, const std::string &script, const TempDir &dir,
+                 abi::DeviceCode &out) {
+  auto target = make_spirv_target(flavour);
   ASSERT_TRUE(target) << "no SPIR-V back end";
-  auto c = compile_device_script(GetParam(), *target);
+  auto c = compile_device_script(script, *target);
   ASSERT_EQ(c.error, "");
-  const abi::DeviceCode *image = image_of(c.spec, abi::DeviceFormat::SpirvVulkan);
+  const abi::DeviceCode *image = image_of(c.spec, flavour == SpirvFlavour::Vulkan
+                                                      ? abi::DeviceFormat::SpirvVulkan
+                                                      : abi::DeviceFormat::SpirvOpenCL);
   ASSERT_TRUE(image);
+  out = *image;
+  std::ofstream(dir.path + "/p.spv", std::ios::binary) << image->bytes;
+}
+
+TEST_P(SpirvTarget, VulkanFlavourValidates) {
+  TempDir dir;
+  abi::DeviceCode image;
+  ASSERT_NO_FATAL_FAILURE(emit_script(SpirvFlavour::Vulkan, GetParam(), dir, image));
   spirv::Module m;
-  ASSERT_TRUE(m.parse(reinterpret_cast<const uint32_t *>(image->bytes.data()),
-                      image->bytes.size() / 4));
+  ASSERT_TRUE(m.parse(reinterpret_cast<const uint32_t *>(image.bytes.data()),
+                      image.bytes.size() / 4));
   EXPECT_TRUE(m.has_capability(spirv::CapShader));
   EXPECT_TRUE(m.has_capability(spirv::CapPhysicalStorageBufferAddresses));
   EXPECT_FALSE(m.has_capability(6)); // Kernel
   if (!have("spirv-val"))
     GTEST_SKIP() << "no spirv-val";
-  TempDir dir;
-  std::ofstream(dir.path + "/p.spv", std::ios::binary) << image->bytes;
   std::string out;
   // A library (Linkage), which Vulkan rules refuse: the modules the layer links it into are
   // checked as Vulkan 1.2 modules by tests/vulkan/run_vulkan.py.
@@ -83,16 +93,11 @@ TEST_P(SpirvTarget, VulkanFlavourValidates) {
 }
 
 TEST_P(SpirvTarget, OpenClFlavourValidates) {
-  auto target = make_spirv_target(SpirvFlavour::OpenCL);
-  ASSERT_TRUE(target);
-  auto c = compile_device_script(GetParam(), *target);
-  ASSERT_EQ(c.error, "");
-  const abi::DeviceCode *image = image_of(c.spec, abi::DeviceFormat::SpirvOpenCL);
-  ASSERT_TRUE(image);
+  TempDir dir;
+  abi::DeviceCode image;
+  ASSERT_NO_FATAL_FAILURE(emit_script(SpirvFlavour::OpenCL, GetParam(), dir, image));
   if (!have("spirv-val"))
     GTEST_SKIP() << "no spirv-val";
-  TempDir dir;
-  std::ofstream(dir.path + "/p.spv", std::ios::binary) << image->bytes;
   std::string out;
   EXPECT_EQ(sh("spirv-val " + dir.path + "/p.spv", &out), 0) << out;
 }
@@ -103,16 +108,12 @@ INSTANTIATE_TEST_SUITE_P(Scripts, SpirvTarget, ::testing::ValuesIn(kScripts));
 // with the probes by spirv-link: the linked module validates. (No OpenCL or Level Zero runtime
 // here executes SPIR-V.)
 TEST(SpirvOpenCl, LinksIntoAnOpenClKernel) {
-  auto target = make_spirv_target(SpirvFlavour::OpenCL);
-  ASSERT_TRUE(target);
-  auto c = compile_device_script("gpu:kretprobe:vector_add { @[tid] = count(); }", *target);
-  ASSERT_EQ(c.error, "");
-  const abi::DeviceCode *image = image_of(c.spec, abi::DeviceFormat::SpirvOpenCL);
-  ASSERT_TRUE(image);
+  TempDir dir;
+  abi::DeviceCode image;
+  ASSERT_NO_FATAL_FAILURE(emit_script(
+      SpirvFlavour::OpenCL, "gpu:kretprobe:vector_add { @[tid] = count(); }", dir, image));
   if (!have("clang-22") || !have("spirv-link") || !have("spirv-val"))
     GTEST_SKIP() << "needs clang-22, spirv-link and spirv-val";
-  TempDir dir;
-  std::ofstream(dir.path + "/p.spv", std::ios::binary) << image->bytes;
   std::ofstream(dir.path + "/k.cl") << R"(
 uint gpubt_probe_0_direct(ulong ctx, ulong pc, uint wx, uint wy, uint wz, uint lx, uint ly,
                           uint lz, uint sx, uint sy, uint sz, uint nx, uint ny, uint nz, uint sub);

@@ -1,14 +1,15 @@
 // A plain Vulkan compute program: c = a + b over N floats on the first device, checked on the
 // host. Usage: vk_vector_add [N] [DISPATCHES] (default 1000 elements in 16 workgroups of 64,
 // once). Prints "vk_vector_add: ok N" or the first wrong element, and exits non-zero on error.
+// The shader, vector_add.spv (glslangValidator -V vector_add.comp), is read from beside the
+// program, so the two can be copied to a GPU machine together.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <vulkan/vulkan.h>
 
-#ifndef SHADER_PATH
-#error "SHADER_PATH: the compiled vector_add.comp"
-#endif
+#include <limits.h>
+#include <unistd.h>
 
 #define CHECK(x)                                                                                   \
   do {                                                                                             \
@@ -20,9 +21,15 @@
   } while (0)
 
 static uint32_t *read_shader(size_t *size) {
-  FILE *f = fopen(SHADER_PATH, "rb");
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
+  if (n <= 0)
+    exit(1);
+  path[n] = 0;
+  strcpy(strrchr(path, '/') + 1, "vector_add.spv");
+  FILE *f = fopen(path, "rb");
   if (!f) {
-    perror(SHADER_PATH);
+    perror(path);
     exit(1);
   }
   fseek(f, 0, SEEK_END);
