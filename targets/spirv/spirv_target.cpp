@@ -13,8 +13,12 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "codegen/optimize_module.h"
 #include "runtime/abi/device_abi.h"
@@ -275,14 +279,11 @@ public:
         if (!f.isDeclaration())
           loop_exit_values_through_locals(f);
     }
-    llvm::SmallString<0> buf;
-    llvm::raw_svector_ostream os(buf);
-    llvm::legacy::PassManager pm;
-    if (tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-      return make_error("BUG: the SPIR-V target cannot emit SPIR-V");
-    pm.run(m);
-    std::vector<uint32_t> words(buf.size() / 4);
-    std::memcpy(words.data(), buf.data(), words.size() * 4);
+    auto buf = run_backend(m);
+    if (!buf)
+      return make_error(buf.error());
+    std::vector<uint32_t> words(buf->size() / 4);
+    std::memcpy(words.data(), buf->data(), words.size() * 4);
     abi::DeviceCode code{vulkan ? abi::DeviceFormat::SpirvVulkan : abi::DeviceFormat::SpirvOpenCL,
                          {}, 0};
     if (vulkan) {
@@ -296,6 +297,54 @@ public:
   }
 
 private:
+  // LLVM's SPIR-V back end aborts ("Unable to meet SPIR-V requirements") or crashes on some
+  // input rather than reporting an error, and keeps state between modules: it runs in a child
+  // process, whose failure is a message for the user.
+  Result<std::string> run_backend(llvm::Module &m) const {
+    int fds[2];
+    if (pipe(fds) != 0)
+      return make_error("pipe failed");
+    pid_t pid = fork();
+    if (pid < 0)
+      return make_error("fork failed");
+    if (pid == 0) {
+      close(fds[0]);
+      int null = open("/dev/null", O_WRONLY); // its crash report is not the user's business
+      if (null >= 0)
+        dup2(null, 2);
+      llvm::SmallString<0> buf;
+      llvm::raw_svector_ostream os(buf);
+      llvm::legacy::PassManager pm;
+      if (tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+        _exit(2);
+      pm.run(m);
+      for (size_t off = 0; off < buf.size();) {
+        ssize_t n = write(fds[1], buf.data() + off, buf.size() - off);
+        if (n <= 0)
+          _exit(3);
+        off += size_t(n);
+      }
+      _exit(0);
+    }
+    close(fds[1]);
+    std::string out;
+    char chunk[65536];
+    ssize_t n;
+    while ((n = read(fds[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
+      if (n > 0)
+        out.append(chunk, size_t(n));
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      return make_error("LLVM's SPIR-V back end failed on these probes (" +
+                        std::string(WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                                        : "status " + std::to_string(WEXITSTATUS(status))) +
+                        ")");
+    return out;
+  }
+
   llvm::Value *local_index(llvm::IRBuilder<> &b) const {
     auto *x = arg(b, GPUBT_SPIRV_ARG_LOCAL_ID), *y = arg(b, GPUBT_SPIRV_ARG_LOCAL_ID + 1),
          *z = arg(b, GPUBT_SPIRV_ARG_LOCAL_ID + 2);
