@@ -191,12 +191,19 @@ Result<std::vector<uint32_t>> link_probes(const std::vector<uint32_t> &module,
     if (!sized)
       return make_error(e.entry + " has no LocalSize (LocalSizeId is not read yet)");
     uint32_t ctx = m.u64(e.ctx_address);
-    std::vector<Inst> enter, leave;
-    for (const auto &c : e.calls) {
-      auto call = call_probe(m, imports[c.function], ctx, b, size, size_composite, subgroup);
-      auto &to = c.exit ? leave : enter;
-      to.insert(to.end(), call.begin(), call.end());
-    }
+    // The calls at entry or at one return, with ids of their own each time (the first time adds
+    // the constants they use, so later ones add nothing while the function is rewritten).
+    auto calls = [&](bool exit) {
+      std::vector<Inst> out;
+      for (const auto &c : e.calls)
+        if (c.exit == exit) {
+          auto call = call_probe(m, imports[c.function], ctx, b, size, size_composite, subgroup);
+          out.insert(out.end(), call.begin(), call.end());
+        }
+      return out;
+    };
+    std::vector<Inst> enter = calls(false);
+    calls(true);
     // Every index is found again after the constants above were added.
     for (size_t i = 0; i < m.insts.size(); ++i)
       if (m.insts[i].op == OpEntryPoint && string_at(m.insts[i], 2) == e.entry)
@@ -207,8 +214,10 @@ Result<std::vector<uint32_t>> link_probes(const std::vector<uint32_t> &module,
       auto &in = m.insts[i];
       if (in.op == OpFunction)
         in_fn = in.w[1] == fn;
-      if (in_fn && (in.op == OpReturn || in.op == OpReturnValue))
+      if (in_fn && (in.op == OpReturn || in.op == OpReturnValue)) {
+        auto leave = calls(true);
         out.insert(out.end(), leave.begin(), leave.end());
+      }
       out.push_back(in);
       // At entry: after the first block's label and its OpVariables.
       if (in_fn && !entered && (in.op == OpLabel || in.op == OpVariable) &&

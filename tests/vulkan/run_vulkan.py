@@ -52,7 +52,11 @@ def main():
         ("gpu:kprobe:main { @ = count(); }", [str(n)], {("", None): invocations},
          "one count per invocation at entry", False),
         ("gpu:kretprobe:main { @ = count(); }", [str(n), "3"], {("", None): 3 * invocations},
-         "every return of 3 dispatches", False),
+         "3 dispatches (run at entry: the same result)", False),
+        # nsecs keeps it at the exit: a call before each of main's two returns, each invocation
+        # passing one of them.
+        ("gpu:kretprobe:main { @c = count(); @t = sum(nsecs); }", [str(n), "2"],
+         {("c", None): 2 * invocations}, "before every return", False),  # @t: 0, not printed
         ("gpu:kretprobe:main { @s = sum(bdim_x * gdim_x); @t = sum(tid); @b = sum(bid_x); }",
          [str(n)], {("s", None): invocations * invocations,
                     ("t", None): invocations * (invocations - 1) // 2,
