@@ -222,9 +222,9 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   }
   std::ofstream(run.config_path) << abi::write_agent_config(config);
   run.config = std::move(config);
-  run.env = {{"GPUBT_AGENT_CONFIG", run.config_path}};
   if (cuda)
     run.env.push_back({"CUDA_INJECTION64_PATH", *agent});
+  run.env.push_back({"GPUBT_AGENT_CONFIG", run.config_path});
   if (!layer.empty()) {
     auto with = [](const char *var, const std::string &v) {
       const char *old = std::getenv(var);
