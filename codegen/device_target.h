@@ -7,6 +7,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
 
 namespace gpubt::codegen {
@@ -32,6 +33,12 @@ public:
   virtual ~DeviceTarget() = default;
   virtual std::string name() const = 0;                   // "ptx"
   virtual void prepare_module(llvm::Module &m) const = 0; // triple, data layout
+  // How a probe is called: its function type, whose first parameter carries the per-launch
+  // context (PTX: the Compute Sanitizer patch signature, userdata first), and that context as
+  // a pointer in global_address_space() inside the probe.
+  virtual llvm::FunctionType *probe_type(llvm::LLVMContext &ctx) const = 0;
+  virtual llvm::Value *probe_context(llvm::IRBuilder<> &b, llvm::Value *first_arg) const = 0;
+  virtual unsigned global_address_space() const = 0; // where device memory is addressed
   virtual llvm::Value *thread_index(llvm::IRBuilder<> &b, Dim d) const = 0;
   virtual llvm::Value *block_index(llvm::IRBuilder<> &b, Dim d) const = 0;
   virtual llvm::Value *block_dim(llvm::IRBuilder<> &b, Dim d) const = 0;
@@ -42,8 +49,11 @@ public:
   virtual llvm::Value *match_any(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v) const = 0;
   virtual llvm::Value *shuffle(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v,
                                llvm::Value *src) const = 0;
+  // Whether lanes of a warp/subgroup only run in lockstep (Vulkan promises no independent
+  // forward progress; lavapipe has none): then no lane may wait for another one.
+  virtual bool lockstep_lanes() const { return false; }
   virtual void optimize(llvm::Module &m) const = 0;            // the target's O2 pipeline
-  virtual Result<std::string> emit(llvm::Module &m) const = 0; // PTX text, SPIR-V words
+  virtual Result<abi::DeviceCode> emit(llvm::Module &m) const = 0; // PTX text, SPIR-V words
 };
 
 } // namespace gpubt::codegen

@@ -2,6 +2,8 @@
 #include "driver/compile.h"
 
 #include "frontend/clang/read_c_definitions.h"
+#include <iostream>
+
 #include "frontend/parse/parse.h"
 #include "frontend/passes/check_types.h"
 #include "frontend/passes/launch_state.h"
@@ -9,6 +11,7 @@
 #include "frontend/passes/resolve_types.h"
 #include "codegen/device/lower_device.h"
 #include "targets/ptx/ptx_target.h"
+#include "targets/spirv/spirv_target.h"
 #include "codegen/bpf/tracepoint_format.h"
 #include "stdlib/api_types.h"
 
@@ -21,6 +24,29 @@ static frontend::Diagnostics without_warnings(const frontend::Diagnostics &all) 
     if (d.severity == frontend::Severity::Error)
       errors.error(d.span, d.message);
   return errors;
+}
+
+// The same probes for Vulkan compute shaders. Lowered into a copy of the spec: the probes, maps,
+// formats and probe names it adds are those the PTX lowering added (one lowering, two targets),
+// only the image is kept. A probe the Vulkan flavour cannot express leaves Vulkan shaders
+// untraced, said under -v; CUDA kernels are traced all the same.
+// COPY is the spec as it was before the PTX lowering.
+static void add_vulkan_image(const Compiled &c, const Options &options,
+                             const codegen::device::DeviceCodegenOptions &device_opts,
+                             abi::ProgramSpec copy, abi::ProgramSpec &spec) {
+  auto target = targets::make_spirv_target(targets::SpirvFlavour::Vulkan);
+  if (!target)
+    return;
+  auto opts = device_opts;
+  opts.warnings = nullptr; // the PTX lowering said them
+  auto st = codegen::device::lower_device_probes(*c.program, c.sema, *target, opts, copy);
+  if (!st) {
+    if (options.verbose)
+      std::cerr << "gpubt: gpu probes will not run in Vulkan shaders: " << st.error() << "\n";
+    return;
+  }
+  for (auto &image : copy.device.images)
+    spec.device.images.push_back(std::move(image));
 }
 
 // gpu probes -> patch functions in PTX, into spec.device.
@@ -37,11 +63,15 @@ static Status compile_device(const Compiled &c, const Options &options, abi::Pro
   device_opts.map_capacity = options.gpu_map_capacity;
   std::vector<std::string> warnings;
   device_opts.warnings = &warnings;
+  abi::ProgramSpec before = spec;
   auto st = codegen::device::lower_device_probes(*c.program, c.sema, *target, device_opts, spec);
   for (const auto &w : warnings)
     if (!options.bt.no_warnings)
       err << "WARNING: " << w << "\n";
-  return st;
+  if (!st)
+    return st;
+  add_vulkan_image(c, options, device_opts, std::move(before), spec);
+  return Ok{};
 }
 
 std::optional<Compiled> compile(const Options &options, std::ostream &err) {

@@ -15,6 +15,9 @@ packages=(
   systemtap-sdt-dev                    # sys/sdt.h: USDT probes in test programs (conformance harness)
   hipcc libamdhip64-dev                # a HIP test program (no AMD GPU needed to build or run it)
   prometheus                           # promtool and a server: the --metrics tests' consumers
+  libvulkan-dev spirv-tools            # the Vulkan layer (gpu probes in compute shaders), SPIR-V linker
+  mesa-vulkan-drivers vulkan-tools     # lavapipe: Vulkan on the CPU, where CI runs the Vulkan tests
+  glslang-tools clang-22               # Vulkan test shaders (GLSL), OpenCL C kernels as SPIR-V
 )
 # npm: the --timeline tests import traces with speedscope (scripts/setup-trace-viewer.sh).
 # A Node from elsewhere (nodesource) brings its own npm; Debian's otherwise.

@@ -10,8 +10,6 @@ namespace gpubt::codegen::device {
 using frontend::Type;
 using frontend::TypeKind;
 
-constexpr unsigned kGlobalAS = 1; // NVPTX and SPIR-V (CrossWorkgroup) agree
-
 void set_error(DevCtx &c, std::string msg) {
   if (c.error.empty())
     c.error = std::move(msg);
@@ -52,7 +50,7 @@ llvm::Value *ctx_field(DevCtx &c, uint32_t offset, uint32_t size) {
 }
 
 llvm::Value *global_ptr(DevCtx &c, llvm::Value *address) {
-  return c.b.CreateIntToPtr(address, c.b.getPtrTy(kGlobalAS));
+  return c.b.CreateIntToPtr(address, c.b.getPtrTy(c.target.global_address_space()));
 }
 
 static void store_int(DevCtx &c, llvm::Value *p, llvm::Value *v, uint32_t size, uint32_t align) {

@@ -137,8 +137,16 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
     s->addIncoming(old, try_claim);
   b.CreateCondBr(b.CreateICmpEQ(s, b.getInt64(GPUBT_SLOT_BUSY)), spin, compare);
   b.SetInsertPoint(spin);
-  s->addIncoming(load_acquire(c, entry), spin);
-  b.CreateBr(wait);
+  bool lockstep = c.target.lockstep_lanes();
+  if (lockstep) {
+    // The writer may be a lane of this subgroup, which (structured control flow) writes the key
+    // only once every lane left this loop: waiting would never end. The key goes on to the next
+    // slot instead; a key in two slots is merged on the host like a key of two GPUs.
+    b.CreateBr(next);
+  } else {
+    s->addIncoming(load_acquire(c, entry), spin);
+    b.CreateBr(wait);
+  }
 
   b.SetInsertPoint(compare);
   llvm::Value *eq = b.getTrue();

@@ -148,7 +148,7 @@ bool uses_builtin(const Probe &p, stdlib::BuiltinId id) {
 void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bit,
                            const std::function<void(llvm::BasicBlock *out)> &body) {
   auto &b = c.b;
-  auto *fty = llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy(), b.getInt64Ty()}, false);
+  auto *fty = c.target.probe_type(c.ctx);
   auto *direct = llvm::Function::Create(fty, llvm::Function::ExternalLinkage,
                                         name + GPUBT_PROBE_DIRECT_SUFFIX, c.mod);
   direct->addFnAttr(llvm::Attribute::NoUnwind);
@@ -162,7 +162,7 @@ void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bi
   llvm::Value *ud = c.fn->getArg(0);
   b.CreateCondBr(b.CreateIsNull(ud), out, start);
   b.SetInsertPoint(start);
-  c.userdata = b.CreateAddrSpaceCast(ud, b.getPtrTy(1));
+  c.userdata = c.target.probe_context(b, ud);
   body(out);
   b.CreateBr(out);
 
@@ -181,13 +181,16 @@ void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bi
   b.SetInsertPoint(check);
   auto *mask = b.CreateAlignedLoad(
       b.getInt64Ty(),
-      b.CreateGEP(b.getInt8Ty(), b.CreateAddrSpaceCast(arg, b.getPtrTy(1)),
+      b.CreateGEP(b.getInt8Ty(), c.target.probe_context(b, arg),
                   b.getInt64(offsetof(gpubt_device_ctx, probe_mask))),
       llvm::Align(8));
   b.CreateCondBr(b.CreateICmpNE(b.CreateAnd(b.CreateLShr(mask, probe_bit), 1), b.getInt64(0)),
                  run, skip);
   b.SetInsertPoint(run);
-  b.CreateRet(b.CreateCall(direct, {arg, checked->getArg(1)}));
+  std::vector<llvm::Value *> args;
+  for (auto &a : checked->args())
+    args.push_back(&a);
+  b.CreateRet(b.CreateCall(direct, args));
 }
 
 // `last_thread`: every thread leaving counts itself in the launch's launch_exited (one atomic
@@ -460,10 +463,13 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
     llvm::raw_string_ostream irs(*llvm_ir);
     mod.print(irs, nullptr);
   }
-  auto ptx = target.emit(mod);
-  if (!ptx)
-    return make_error(ptx.error());
-  spec.device.ptx = std::move(*ptx);
+  auto image = target.emit(mod);
+  if (!image)
+    return make_error(image.error());
+  if (image->format == abi::DeviceFormat::Ptx)
+    spec.device.ptx = std::move(image->bytes);
+  else
+    spec.device.images.push_back(std::move(*image));
   return Ok{};
 }
 

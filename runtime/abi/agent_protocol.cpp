@@ -125,6 +125,8 @@ std::string write_agent_config(const AgentConfig &c) {
   o << "ring\t" << c.ring_capacity << "\n";
   for (const auto &cu : c.cubins)
     o << "cubin\t" << cu.arch << "\t" << cu.path << (cu.ptx.empty() ? "" : "\t" + cu.ptx) << "\n";
+  if (!c.spirv_path.empty())
+    o << "spirv\t" << c.spirv_path << "\n";
   o << "backend\t" << backend_name(c.backend) << "\n";
   for (const auto &p : c.probes)
     o << "probe\t" << (p.exit ? "exit" : "enter") << "\t" << p.function << "\t" << p.name << "\t"
@@ -162,6 +164,8 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
       c.results_path = f[1];
     else if (d == "ring" && f.size() == 2)
       ok = to_uint(f[1], c.ring_capacity);
+    else if (d == "spirv" && f.size() == 2)
+      c.spirv_path = f[1];
     else if (d == "cubin" && (f.size() == 3 || f.size() == 4))
       c.cubins.push_back({f[1], f[2], f.size() == 4 ? f[3] : "", ""});
     else if (d == "backend" && f.size() == 2)

@@ -25,6 +25,7 @@ bool parse_backend(const std::string &name, GpuBackend &out);
 
 struct AgentConfig {
   std::vector<AgentCubin> cubins;
+  std::string spirv_path; // the Vulkan layer's probe module (DeviceFormat::SpirvVulkan); empty: none
   std::vector<DeviceProbeSpec> probes; // probe N's code is DeviceProbeSpec::function
   std::vector<DeviceMapSpec> maps;     // map_index is not sent (the agent needs only sizes);
                                        // from_host / to_host are set from host_maps

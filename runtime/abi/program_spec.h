@@ -185,10 +185,27 @@ struct DeviceMapSpec {
   uint64_t storage_size() const { return 32 + uint64_t(capacity) * entry_size; }
 };
 
+// A compiled device program as its target made it (DeviceTarget::emit).
+enum class DeviceFormat : uint8_t {
+  Ptx,         // PTX text: the patch functions
+  SpirvVulkan, // SPIR-V words: a library module the Vulkan layer links into compute shaders
+  SpirvOpenCL, // SPIR-V words: a library module for OpenCL / Level Zero kernels
+};
+enum DeviceFeature : uint32_t {
+  DeviceReadsClock = 1, // a probe reads the GPU's clock (nsecs)
+};
+struct DeviceCode {
+  DeviceFormat format = DeviceFormat::Ptx;
+  std::string bytes;
+  uint32_t features = 0; // DeviceFeature bits
+};
+
 struct DeviceProgramSpec {
   std::vector<DeviceProbeSpec> probes; // empty: no gpu probes
   std::vector<DeviceMapSpec> maps;
-  std::string ptx;  // every patch function, for `ptxas --compile-as-tools-patch`
+  std::string ptx;  // every patch function, for `ptxas --compile-as-tools-patch` (the PTX image's
+                    // bytes: its readers predate `images`)
+  std::vector<DeviceCode> images; // the other targets' images of the same probes and maps
   std::string arch; // "sm_90"
   uint32_t ring_capacity = 0; // printf ring data bytes (power of two)
   bool launch_state = false;  // launch_start read where no last_thread resets it: the agent resets per launch

@@ -3,6 +3,7 @@
 #include "runtime/gpu/gpu_inject.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,7 @@
 #include "runtime/process/owned_temp_dir.h"
 #include "runtime/gpu/gpu_dispatch.h"
 #include "runtime/ptx/ptx_scan.h"
+#include "runtime/vulkan/layer_names.h"
 
 namespace gpubt::runtime {
 namespace {
@@ -114,22 +116,7 @@ std::string retarget_ptx(const std::string &ptx, const std::string &arch) {
   return ptx.substr(0, begin) + arch + ptx.substr(end == std::string::npos ? ptx.size() : end);
 }
 
-void replace_all(std::string &s, const std::string &from, const std::string &to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-}
-
 } // namespace
-
-void tag_probe_functions(std::string &ptx, std::vector<abi::DeviceProbeSpec> &probes,
-                         const std::string &tag) {
-  for (const char *prefix : {GPUBT_PROBE_FUNCTION_PREFIX, "gpubt_dispatch_"}) {
-    std::string tagged = std::string(prefix) + tag + "_";
-    replace_all(ptx, prefix, tagged);
-    for (auto &p : probes)
-      replace_all(p.function, prefix, tagged);
-  }
-}
 
 GpuRun::GpuRun(GpuRun &&o) noexcept
     : dir(std::move(o.dir)), dir_lock(std::move(o.dir_lock)), config_path(std::move(o.config_path)),
@@ -148,26 +135,34 @@ GpuRun::~GpuRun() {
     std::filesystem::remove_all(dir, ec);
 }
 
-Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
-                               bool verbose, bool attach) {
-  remove_abandoned_temp_dirs("gpubt-gpu-"); // left by a gpubt that was killed
-  auto agent = find_agent_library();
-  if (!agent)
-    return make_error(agent.error());
-  auto tmp = make_owned_temp_dir("gpubt-gpu-");
-  if (!tmp)
-    return make_error(tmp.error());
-  GpuRun run;
-  run.dir = tmp->path;
-  run.dir_lock = std::move(tmp->lock);
-  run.config_path = run.dir + "/agent.cfg";
-  run.results_path = run.dir + "/results.bin";
-  abi::AgentConfig config;
-  config.probes = spec.device.probes;
+namespace {
+
+// The folder of the Vulkan layer's manifest (GPUBT_VULKAN_LAYER_DIR, else next to gpubt);
+// empty when there is none.
+std::string find_vulkan_layer() {
+  if (const char *p = std::getenv("GPUBT_VULKAN_LAYER_DIR"))
+    return is_file(std::string(p) + "/" + kVulkanLayerManifest) ? p : "";
+  std::string dir = self_dir();
+  for (const char *rel : {"", "/runtime/vulkan", "/../lib/gpubt"})
+    if (is_file(dir + rel + "/" + kVulkanLayerManifest))
+      return dir + rel;
+  return "";
+}
+
+const abi::DeviceCode *vulkan_image(const abi::ProgramSpec &spec) {
+  for (const auto &image : spec.device.images)
+    if (image.format == abi::DeviceFormat::SpirvVulkan)
+      return &image;
+  return nullptr;
+}
+
+// The CUDA agent's part: probes assembled for each GPU architecture into CONFIG.
+// TAG (attaching): the probe functions' names get it (tag_probe_functions).
+Status prepare_cuda(const abi::ProgramSpec &spec, const GpuRun &run, abi::AgentConfig &config,
+                    const std::string &tag) {
   std::string probes_ptx = add_dispatchers(spec.device.ptx, config.probes);
-  if (attach)
-    tag_probe_functions(probes_ptx, config.probes,
-                        "a" + std::to_string(getpid()) + "_" + std::to_string(time(nullptr)));
+  if (!tag.empty())
+    tag_probe_functions(probes_ptx, config.probes, tag);
   std::string ptxas = find_ptxas();
   for (const auto &arch : gpu_archs(spec)) {
     std::string ptx = run.dir + "/probes." + arch + ".ptx";
@@ -179,6 +174,61 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
                         (st == 127 ? " (not found: set GPUBT_PTXAS)" : "") + ":\n" +
                         read_file(log));
     config.cubins.push_back({arch, cubin, ptx, ""});
+  }
+  return Ok{};
+}
+
+void replace_all(std::string &s, const std::string &from, const std::string &to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
+} // namespace
+
+void tag_probe_functions(std::string &ptx, std::vector<abi::DeviceProbeSpec> &probes,
+                         const std::string &tag) {
+  for (const char *prefix : {GPUBT_PROBE_FUNCTION_PREFIX, "gpubt_dispatch_"}) {
+    std::string tagged = std::string(prefix) + tag + "_";
+    replace_all(ptx, prefix, tagged);
+    for (auto &p : probes)
+      replace_all(p.function, prefix, tagged);
+  }
+}
+
+Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
+                               bool verbose, bool attach) {
+  remove_abandoned_temp_dirs("gpubt-gpu-"); // left by a gpubt that was killed
+  auto agent = find_agent_library();
+  // Vulkan compute shaders: the layer links the probes' SPIR-V into them (runtime/vulkan); it is
+  // loaded as a program starts, so attaching serves CUDA only.
+  const abi::DeviceCode *spirv = vulkan_image(spec);
+  std::string layer = spirv && !attach ? find_vulkan_layer() : "";
+  if (!agent && layer.empty())
+    return make_error(agent.error());
+  auto tmp = make_owned_temp_dir("gpubt-gpu-");
+  if (!tmp)
+    return make_error(tmp.error());
+  GpuRun run;
+  run.dir = tmp->path;
+  run.dir_lock = std::move(tmp->lock);
+  run.config_path = run.dir + "/agent.cfg";
+  run.results_path = run.dir + "/results.bin";
+  abi::AgentConfig config;
+  config.probes = spec.device.probes;
+  bool cuda = bool(agent);
+  if (cuda) {
+    std::string tag =
+        attach ? "a" + std::to_string(getpid()) + "_" + std::to_string(time(nullptr)) : "";
+    auto st = prepare_cuda(spec, run, config, tag);
+    if (!st && layer.empty())
+      return make_error(st.error());
+    if (!st && verbose)
+      std::fprintf(stderr, "gpubt: CUDA kernels are not traced: %s\n", st.error().c_str());
+    cuda = bool(st);
+  }
+  if (!layer.empty()) {
+    config.spirv_path = run.dir + "/probes.spv";
+    std::ofstream(config.spirv_path, std::ios::binary) << spirv->bytes;
   }
   config.maps = spec.device.maps;
   config.ring_capacity = spec.device.ring_capacity;
@@ -200,7 +250,17 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   }
   std::ofstream(run.config_path) << abi::write_agent_config(config);
   run.config = std::move(config);
-  run.env = {{"CUDA_INJECTION64_PATH", *agent}, {"GPUBT_AGENT_CONFIG", run.config_path}};
+  if (cuda)
+    run.env.push_back({"CUDA_INJECTION64_PATH", *agent});
+  run.env.push_back({"GPUBT_AGENT_CONFIG", run.config_path});
+  if (!layer.empty()) {
+    auto with = [](const char *var, const std::string &v) {
+      const char *old = std::getenv(var);
+      return old && *old ? v + ":" + old : v;
+    };
+    run.env.push_back({"VK_ADD_LAYER_PATH", with("VK_ADD_LAYER_PATH", layer)});
+    run.env.push_back({"VK_INSTANCE_LAYERS", with("VK_INSTANCE_LAYERS", kVulkanLayerName)});
+  }
   return run;
 }
 

@@ -5,13 +5,14 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Triple.h>
 
 #include <mutex>
+
+#include "codegen/optimize_module.h"
 
 namespace gpubt::targets {
 
@@ -54,6 +55,16 @@ public:
     m.setDataLayout(tm_->createDataLayout());
   }
 
+  llvm::FunctionType *probe_type(llvm::LLVMContext &ctx) const override {
+    return llvm::FunctionType::get(llvm::Type::getInt32Ty(ctx),
+                                   {llvm::PointerType::get(ctx, 0), llvm::Type::getInt64Ty(ctx)},
+                                   false);
+  }
+  llvm::Value *probe_context(llvm::IRBuilder<> &b, llvm::Value *userdata) const override {
+    return b.CreateAddrSpaceCast(userdata, b.getPtrTy(global_address_space()));
+  }
+  unsigned global_address_space() const override { return 1; }
+
   llvm::Value *thread_index(llvm::IRBuilder<> &b, Dim d) const override {
     return by_dim(b, d, I::nvvm_read_ptx_sreg_tid_x, I::nvvm_read_ptx_sreg_tid_y,
                   I::nvvm_read_ptx_sreg_tid_z);
@@ -95,28 +106,16 @@ public:
     return b.CreateIntrinsic(I::nvvm_shfl_sync_idx_i32, {mask, v, src, b.getInt32(0x1f)});
   }
 
-  void optimize(llvm::Module &m) const override {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm_.get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cam, mam);
-    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
-  }
+  void optimize(llvm::Module &m) const override { codegen::optimize_o2(m, tm_.get()); }
 
-  Result<std::string> emit(llvm::Module &m) const override {
+  Result<abi::DeviceCode> emit(llvm::Module &m) const override {
     llvm::SmallString<0> buf;
     llvm::raw_svector_ostream os(buf);
     llvm::legacy::PassManager pm;
     if (tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
       return make_error("BUG: the NVPTX target cannot emit PTX");
     pm.run(m);
-    return std::string(buf.str());
+    return abi::DeviceCode{abi::DeviceFormat::Ptx, std::string(buf.str()), 0};
   }
 
 private:

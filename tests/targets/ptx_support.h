@@ -27,9 +27,11 @@ struct HostOptions {
   codegen::bpf::BpfCodegenOptions bpf;
 };
 
-inline DeviceCompiled compile_gpu_script(const std::string &script,
-                                         codegen::device::DeviceCodegenOptions opts = {},
-                                         const HostOptions &host = {}) {
+// SCRIPT through the host lowering, then its gpu probes through TARGET.
+inline DeviceCompiled compile_device_script(const std::string &script,
+                                            const codegen::DeviceTarget &target,
+                                            codegen::device::DeviceCodegenOptions opts = {},
+                                            const HostOptions &host = {}) {
   DeviceCompiled out;
   auto checked = gpubt::testing::check_script(script, {}, host.check_sharing);
   if (!checked.error.empty()) {
@@ -44,12 +46,7 @@ inline DeviceCompiled compile_gpu_script(const std::string &script,
     return out;
   }
   out.spec = std::move(art->spec);
-  auto target = make_ptx_target({});
-  if (!target) {
-    out.error = "no NVPTX target";
-    return out;
-  }
-  if (auto st = codegen::device::lower_device_probes(prog, sema, *target, opts, out.spec); !st)
+  if (auto st = codegen::device::lower_device_probes(prog, sema, target, opts, out.spec); !st)
     out.error = st.error();
   return out;
 }
@@ -66,6 +63,15 @@ inline size_t count_of(const std::string &text, const std::string &what) {
   for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1))
     ++n;
   return n;
+}
+
+inline DeviceCompiled compile_gpu_script(const std::string &script,
+                                         codegen::device::DeviceCodegenOptions opts = {},
+                                         const HostOptions &host = {}) {
+  auto target = make_ptx_target({});
+  if (!target)
+    return {"no NVPTX target", {}};
+  return compile_device_script(script, *target, opts, host);
 }
 
 inline bool have_ptxas() { return access(kPtxas, X_OK) == 0; }

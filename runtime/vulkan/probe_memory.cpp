@@ -1,0 +1,82 @@
+// The Vulkan layer's probe memory (see probe_memory.h).
+#include "runtime/vulkan/probe_memory.h"
+
+#include <cstring>
+#include <unistd.h>
+
+#include "runtime/abi/device_abi.h"
+
+namespace gpubt::runtime::vulkan {
+
+namespace {
+constexpr uint64_t kAlign = 256;
+uint64_t align_up(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+} // namespace
+
+uint64_t ProbeMemoryLayout::ctx_offset(uint32_t index) {
+  return index * align_up(sizeof(gpubt_device_ctx));
+}
+
+ProbeMemoryLayout ProbeMemoryLayout::of(const abi::AgentConfig &config) {
+  ProbeMemoryLayout l;
+  uint64_t at = ctx_offset(kMaxEntryContexts);
+  for (const auto &m : config.maps) {
+    l.map_offsets.push_back(at);
+    at = align_up(at + m.storage_size());
+  }
+  l.ring_offset = at;
+  at += sizeof(gpubt_device_ring) + config.ring_capacity;
+  l.size = align_up(at);
+  return l;
+}
+
+void init_probe_memory(const abi::AgentConfig &config, const ProbeMemoryLayout &layout,
+                       uint8_t *host) {
+  for (size_t j = 0; j < config.maps.size(); ++j) {
+    const auto &spec = config.maps[j];
+    uint8_t *map = host + layout.map_offsets[j];
+    gpubt_device_map_header h{spec.capacity, spec.key_size, spec.value_size, spec.entry_size, 0,
+                              0};
+    std::memcpy(map, &h, sizeof h);
+    if (spec.prefilled)
+      for (uint64_t i = 0; i < spec.capacity; ++i) {
+        uint64_t ready = GPUBT_SLOT_READY;
+        std::memcpy(map + sizeof h + i * spec.entry_size, &ready, 8);
+      }
+  }
+  gpubt_device_ring ring{};
+  ring.capacity = config.ring_capacity;
+  std::memcpy(host + layout.ring_offset, &ring, sizeof ring);
+}
+
+void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout &layout,
+                         uint8_t *host, uint64_t address, uint32_t index,
+                         const std::string &kernel, uint64_t probe_mask) {
+  gpubt_device_ctx ctx{};
+  ctx.abi_version = GPUBT_DEVICE_ABI_VERSION;
+  ctx.pid = uint32_t(getpid());
+  ctx.ring = address + layout.ring_offset;
+  ctx.kernel_index = index;
+  ctx.num_maps = uint32_t(config.maps.size());
+  std::strncpy(ctx.kernel_name, kernel.c_str(), GPUBT_KERNEL_NAME_SIZE - 1);
+  for (size_t j = 0; j < config.maps.size() && j < GPUBT_MAX_DEVICE_MAPS; ++j)
+    ctx.maps[j] = address + layout.map_offsets[j];
+  ctx.probe_mask = probe_mask;
+  ctx.launch_start = UINT64_MAX;
+  std::memcpy(host + ProbeMemoryLayout::ctx_offset(index), &ctx, sizeof ctx);
+}
+
+abi::DeviceImage read_probe_memory(const abi::AgentConfig &config,
+                                   const ProbeMemoryLayout &layout, const uint8_t *host) {
+  abi::DeviceImage image;
+  for (size_t j = 0; j < config.maps.size(); ++j) {
+    const uint8_t *map = host + layout.map_offsets[j];
+    image.maps.emplace_back(map, map + config.maps[j].storage_size());
+  }
+  gpubt_device_ring ring;
+  std::memcpy(&ring, host + layout.ring_offset, sizeof ring);
+  image.ring_drops = ring.drops;
+  return image;
+}
+
+} // namespace gpubt::runtime::vulkan

@@ -1,0 +1,688 @@
+// VK_LAYER_GPUBT_probes: gpu probes in a program's Vulkan compute shaders. gpubt enables it in
+// the -c child (VK_ADD_LAYER_PATH, VK_INSTANCE_LAYERS) with the agent config
+// (GPUBT_AGENT_CONFIG). At vkCreateDevice it turns on buffer device addresses and 64-bit
+// atomics and gives the probes one host-visible buffer; at vkCreateShaderModule it links the
+// probes into the compute entry points they match; at vkDestroyDevice and at exit it writes what
+// the probes wrote into the results file the CUDA agent's results sit beside. Anything that
+// fails leaves the program's objects as it made them, with a `gpubt:` line on stderr.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fnmatch.h>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <unistd.h>
+#include <vector>
+
+#include <vulkan/vk_layer.h>
+#include <vulkan/vulkan.h>
+
+#include "runtime/abi/agent_protocol.h"
+#include "runtime/abi/device_abi.h"
+#include "runtime/vulkan/link_probes.h"
+#include "runtime/vulkan/probe_memory.h"
+
+#define GPUBT_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace gpubt::runtime::vulkan {
+namespace {
+
+void say(const std::string &msg) { std::fprintf(stderr, "gpubt: vulkan: %s\n", msg.c_str()); }
+
+struct Config {
+  bool active = false;
+  abi::AgentConfig agent;
+  std::vector<uint32_t> probes; // the probe module
+  bool needs_8bit = false;
+};
+
+const Config &config() {
+  static Config c = [] {
+    Config c;
+    const char *path = std::getenv("GPUBT_AGENT_CONFIG");
+    if (!path)
+      return c;
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = abi::parse_agent_config(text.str());
+    if (!parsed || parsed->spirv_path.empty()) {
+      if (!parsed)
+        say("bad config: " + parsed.error());
+      return c;
+    }
+    c.agent = std::move(*parsed);
+    std::ifstream spv(c.agent.spirv_path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(spv)), std::istreambuf_iterator<char>());
+    c.probes.resize(bytes.size() / 4);
+    std::memcpy(c.probes.data(), bytes.data(), c.probes.size() * 4);
+    // OpCapability StorageBuffer8BitAccess (4448) in the probes: the device must enable it.
+    for (size_t i = 5; i + 1 < c.probes.size(); i += c.probes[i] >> 16 ? c.probes[i] >> 16 : 1)
+      if ((c.probes[i] & 0xffff) == 17 && c.probes[i + 1] == 4448)
+        c.needs_8bit = true;
+    c.active = !c.probes.empty();
+    return c;
+  }();
+  return c;
+}
+
+void *key(const void *handle) { return *static_cast<void *const *>(handle); }
+
+struct Instance {
+  VkInstance handle = VK_NULL_HANDLE;
+  PFN_vkGetInstanceProcAddr gipa = nullptr;
+  PFN_vkDestroyInstance destroy = nullptr;
+  PFN_vkCreateDevice create_device = nullptr;
+  PFN_vkGetPhysicalDeviceMemoryProperties memory_properties = nullptr;
+  PFN_vkGetPhysicalDeviceFeatures2 features2 = nullptr;
+  PFN_vkGetPhysicalDeviceProperties2 properties2 = nullptr;
+  PFN_vkEnumerateDeviceExtensionProperties extensions = nullptr;
+};
+
+struct Device {
+  VkDevice handle = VK_NULL_HANDLE;
+  uint32_t index = 0;
+  PFN_vkGetDeviceProcAddr gdpa = nullptr;
+  PFN_vkDestroyDevice destroy = nullptr;
+  PFN_vkCreateShaderModule create_shader_module = nullptr;
+  PFN_vkCreateComputePipelines create_compute_pipelines = nullptr;
+  PFN_vkCmdBindPipeline bind_pipeline = nullptr;
+  PFN_vkCmdDispatch dispatch = nullptr;
+  PFN_vkCmdDispatchBase dispatch_base = nullptr;
+  PFN_vkCmdDispatchIndirect dispatch_indirect = nullptr;
+  PFN_vkDestroyBuffer destroy_buffer = nullptr;
+  PFN_vkFreeMemory free_memory = nullptr;
+  bool active = false; // the probes' memory exists: shaders get probes
+  uint32_t subgroup_size = 32;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  uint8_t *host = nullptr;
+  uint64_t address = 0;
+  ProbeMemoryLayout layout;
+  uint32_t contexts = 0;
+  std::map<VkShaderModule, std::map<std::string, uint64_t>> module_masks; // entry -> probes
+  std::map<VkShaderModule, std::vector<uint32_t>> originals; // instrumented modules' own code
+  std::map<VkPipeline, uint64_t> pipeline_masks;
+  std::map<VkCommandBuffer, uint64_t> bound;
+  std::vector<uint64_t> launches; // per probe: dispatches recorded with it
+};
+
+std::mutex g_mu;
+std::map<void *, Instance> g_instances;
+std::map<void *, Device> g_devices; // by dispatch key (devices, queues, command buffers)
+std::vector<abi::DeviceImage> g_done; // devices destroyed
+uint32_t g_next_device = 0;
+
+// Rewrites this process's results file with every device's probe memory (the lock is held).
+void write_results() {
+  const Config &c = config();
+  abi::AgentResults results;
+  results.images = g_done;
+  for (auto &[k, d] : g_devices)
+    if (d.active) {
+      auto image = read_probe_memory(c.agent, d.layout, d.host);
+      image.device = int32_t(d.index);
+      image.probe_launches = d.launches;
+      results.images.push_back(std::move(image));
+    }
+  std::string path = c.agent.results_path + "." + std::to_string(getpid()) + ".vulkan";
+  {
+    std::ofstream out(path + ".tmp", std::ios::binary | std::ios::trunc);
+    out << abi::write_agent_results(results);
+  }
+  std::rename((path + ".tmp").c_str(), path.c_str());
+}
+
+void at_exit() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  write_results();
+}
+
+template <typename T> const T *find_chain(const void *next, VkStructureType type) {
+  for (auto *s = static_cast<const VkBaseInStructure *>(next); s; s = s->pNext)
+    if (s->sType == type)
+      return reinterpret_cast<const T *>(s);
+  return nullptr;
+}
+
+// The loader's link to the next layer in a create info's chain (the loader's layer interface).
+template <typename T> T *loader_link(const void *next, VkStructureType type) {
+  auto *c = const_cast<T *>(find_chain<T>(next, type));
+  while (c && c->function != VK_LAYER_LINK_INFO)
+    c = const_cast<T *>(find_chain<T>(c->pNext, type));
+  return c;
+}
+
+// What the probes need of a device; empty if it has it all.
+std::string missing_features(const Instance &inst, VkPhysicalDevice pd) {
+  if (!inst.features2)
+    return "vkGetPhysicalDeviceFeatures2 is missing (Vulkan 1.1 needed)";
+  VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceShaderAtomicInt64Features a64{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES, &s8};
+  VkPhysicalDeviceBufferDeviceAddressFeatures bda{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES, &a64};
+  VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &bda};
+  inst.features2(pd, &f);
+  if (!bda.bufferDeviceAddress)
+    return "no bufferDeviceAddress";
+  if (!f.features.shaderInt64)
+    return "no shaderInt64";
+  if (!a64.shaderBufferInt64Atomics)
+    return "no shaderBufferInt64Atomics";
+  if (config().needs_8bit && !s8.storageBuffer8BitAccess)
+    return "no storageBuffer8BitAccess";
+  return "";
+}
+
+// Owns the edited copies of a VkDeviceCreateInfo the probes need.
+struct DeviceFeatures {
+  VkPhysicalDeviceFeatures features{};
+  VkPhysicalDeviceBufferDeviceAddressFeatures bda{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
+  VkPhysicalDeviceShaderAtomicInt64Features a64{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
+  VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  std::vector<const char *> extensions;
+  VkDeviceCreateInfo info{};
+};
+
+// The program's device with the probes' features and extensions on. Features the program
+// chains already are switched on where they are (the structs are the program's; the Vulkan 1.2
+// struct excludes the per-feature ones).
+void add_features(const Instance &inst, VkPhysicalDevice pd, const VkDeviceCreateInfo &in,
+                  DeviceFeatures &out) {
+  out.info = in;
+  auto *v12 = const_cast<VkPhysicalDeviceVulkan12Features *>(find_chain<VkPhysicalDeviceVulkan12Features>(
+      in.pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES));
+  auto *f2 = const_cast<VkPhysicalDeviceFeatures2 *>(
+      find_chain<VkPhysicalDeviceFeatures2>(in.pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2));
+  const void *head = in.pNext;
+  if (v12) {
+    v12->bufferDeviceAddress = v12->shaderBufferInt64Atomics = VK_TRUE;
+    if (config().needs_8bit)
+      v12->storageBuffer8BitAccess = VK_TRUE;
+  } else {
+    auto enable = [&](auto *mine, VkStructureType type, auto set) {
+      using T = std::remove_pointer_t<decltype(mine)>;
+      if (auto *theirs = const_cast<T *>(find_chain<T>(in.pNext, type))) {
+        set(theirs);
+      } else {
+        set(mine);
+        mine->pNext = const_cast<void *>(head);
+        head = mine;
+      }
+    };
+    enable(&out.bda, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
+           [](auto *s) { s->bufferDeviceAddress = VK_TRUE; });
+    enable(&out.a64, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES,
+           [](auto *s) { s->shaderBufferInt64Atomics = VK_TRUE; });
+    if (config().needs_8bit)
+      enable(&out.s8, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
+             [](auto *s) { s->storageBuffer8BitAccess = VK_TRUE; });
+  }
+  out.info.pNext = head;
+  if (f2) {
+    f2->features.shaderInt64 = VK_TRUE;
+  } else {
+    if (in.pEnabledFeatures)
+      out.features = *in.pEnabledFeatures;
+    out.features.shaderInt64 = VK_TRUE;
+    out.info.pEnabledFeatures = &out.features;
+  }
+  // The extensions, for programs on Vulkan 1.0/1.1 instances (1.2 has them in core).
+  uint32_t n = 0;
+  inst.extensions(pd, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> have(n);
+  inst.extensions(pd, nullptr, &n, have.data());
+  out.extensions.assign(in.ppEnabledExtensionNames,
+                        in.ppEnabledExtensionNames + in.enabledExtensionCount);
+  std::vector<const char *> wanted{"VK_KHR_buffer_device_address", "VK_KHR_shader_atomic_int64"};
+  if (config().needs_8bit)
+    wanted.insert(wanted.end(), {"VK_KHR_8bit_storage", "VK_KHR_storage_buffer_storage_class"});
+  for (const char *w : wanted) {
+    bool listed = false, offered = false;
+    for (const char *e : out.extensions)
+      listed = listed || !std::strcmp(e, w);
+    for (const auto &e : have)
+      offered = offered || !std::strcmp(e.extensionName, w);
+    if (offered && !listed)
+      out.extensions.push_back(w);
+  }
+  out.info.enabledExtensionCount = uint32_t(out.extensions.size());
+  out.info.ppEnabledExtensionNames = out.extensions.data();
+}
+
+// The probes' buffer: host-visible and coherent, so the host reads what they wrote.
+std::string make_probe_memory(const Instance &inst, VkPhysicalDevice pd, Device &d) {
+  const Config &c = config();
+  auto get = [&](const char *name) { return d.gdpa(d.handle, name); };
+  auto create_buffer = reinterpret_cast<PFN_vkCreateBuffer>(get("vkCreateBuffer"));
+  auto requirements =
+      reinterpret_cast<PFN_vkGetBufferMemoryRequirements>(get("vkGetBufferMemoryRequirements"));
+  auto allocate = reinterpret_cast<PFN_vkAllocateMemory>(get("vkAllocateMemory"));
+  auto bind = reinterpret_cast<PFN_vkBindBufferMemory>(get("vkBindBufferMemory"));
+  auto map = reinterpret_cast<PFN_vkMapMemory>(get("vkMapMemory"));
+  auto address = reinterpret_cast<PFN_vkGetBufferDeviceAddress>(get("vkGetBufferDeviceAddress"));
+  if (!address)
+    address = reinterpret_cast<PFN_vkGetBufferDeviceAddress>(get("vkGetBufferDeviceAddressKHR"));
+  if (!create_buffer || !requirements || !allocate || !bind || !map || !address)
+    return "a device function is missing";
+  d.layout = ProbeMemoryLayout::of(c.agent);
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = d.layout.size;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+  if (create_buffer(d.handle, &bi, nullptr, &d.buffer) != VK_SUCCESS)
+    return "vkCreateBuffer failed";
+  VkMemoryRequirements req;
+  requirements(d.handle, d.buffer, &req);
+  VkPhysicalDeviceMemoryProperties props;
+  inst.memory_properties(pd, &props);
+  uint32_t type = UINT32_MAX;
+  VkMemoryPropertyFlags want =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  for (uint32_t i = 0; i < props.memoryTypeCount && type == UINT32_MAX; ++i)
+    if ((req.memoryTypeBits & (1u << i)) && (props.memoryTypes[i].propertyFlags & want) == want)
+      type = i;
+  if (type == UINT32_MAX)
+    return "no host-visible coherent memory for the probes' buffer";
+  VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+  flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, &flags, req.size, type};
+  if (allocate(d.handle, &ai, nullptr, &d.memory) != VK_SUCCESS)
+    return "allocating " + std::to_string(req.size) + " bytes for the probes failed";
+  void *host = nullptr;
+  if (bind(d.handle, d.buffer, d.memory, 0) != VK_SUCCESS ||
+      map(d.handle, d.memory, 0, VK_WHOLE_SIZE, 0, &host) != VK_SUCCESS)
+    return "mapping the probes' memory failed";
+  d.host = static_cast<uint8_t *>(host);
+  std::memset(d.host, 0, d.layout.size);
+  init_probe_memory(c.agent, d.layout, d.host);
+  VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, nullptr, d.buffer};
+  d.address = address(d.handle, &info);
+  return d.address ? "" : "no device address for the probes' buffer";
+}
+
+uint32_t subgroup_size(const Instance &inst, VkPhysicalDevice pd) {
+  if (!inst.properties2)
+    return 32;
+  VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties2 p{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sub};
+  inst.properties2(pd, &p);
+  return sub.subgroupSize ? sub.subgroupSize : 32;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo *info,
+                                              const VkAllocationCallbacks *alloc,
+                                              VkInstance *out) {
+  auto *chain = loader_link<VkLayerInstanceCreateInfo>(
+      info->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
+  if (!chain)
+    return VK_ERROR_INITIALIZATION_FAILED;
+  PFN_vkGetInstanceProcAddr gipa = chain->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+  chain->u.pLayerInfo = chain->u.pLayerInfo->pNext;
+  auto create = reinterpret_cast<PFN_vkCreateInstance>(gipa(VK_NULL_HANDLE, "vkCreateInstance"));
+  // Buffer device addresses and 64-bit atomics are Vulkan 1.2: a program asking for 1.0 (most
+  // do) gets a 1.2 instance, which keeps every 1.0 behaviour, so the device can report them.
+  VkInstanceCreateInfo mine = *info;
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  if (info->pApplicationInfo)
+    app = *info->pApplicationInfo;
+  if (config().active && app.apiVersion < VK_API_VERSION_1_2) {
+    app.apiVersion = VK_API_VERSION_1_2;
+    mine.pApplicationInfo = &app;
+  }
+  VkResult r = create(&mine, alloc, out);
+  if (r != VK_SUCCESS && mine.pApplicationInfo != info->pApplicationInfo)
+    r = create(info, alloc, out); // a 1.1 loader
+  if (r != VK_SUCCESS)
+    return r;
+  Instance inst;
+  inst.handle = *out;
+  inst.gipa = gipa;
+  auto get = [&](const char *name) { return gipa(*out, name); };
+  inst.destroy = reinterpret_cast<PFN_vkDestroyInstance>(get("vkDestroyInstance"));
+  inst.create_device = reinterpret_cast<PFN_vkCreateDevice>(get("vkCreateDevice"));
+  inst.memory_properties = reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
+      get("vkGetPhysicalDeviceMemoryProperties"));
+  inst.features2 =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2>(get("vkGetPhysicalDeviceFeatures2"));
+  if (!inst.features2)
+    inst.features2 =
+        reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2>(get("vkGetPhysicalDeviceFeatures2KHR"));
+  inst.properties2 =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(get("vkGetPhysicalDeviceProperties2"));
+  if (!inst.properties2)
+    inst.properties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
+        get("vkGetPhysicalDeviceProperties2KHR"));
+  inst.extensions = reinterpret_cast<PFN_vkEnumerateDeviceExtensionProperties>(
+      get("vkEnumerateDeviceExtensionProperties"));
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_instances[key(*out)] = inst;
+  return VK_SUCCESS;
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc) {
+  PFN_vkDestroyInstance destroy;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    destroy = g_instances[key(instance)].destroy;
+    g_instances.erase(key(instance));
+  }
+  destroy(instance, alloc);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
+                                            const VkAllocationCallbacks *alloc, VkDevice *out) {
+  auto *chain =
+      loader_link<VkLayerDeviceCreateInfo>(info->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
+  if (!chain)
+    return VK_ERROR_INITIALIZATION_FAILED;
+  PFN_vkGetInstanceProcAddr gipa = chain->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+  PFN_vkGetDeviceProcAddr gdpa = chain->u.pLayerInfo->pfnNextGetDeviceProcAddr;
+  chain->u.pLayerInfo = chain->u.pLayerInfo->pNext;
+  Instance inst;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    inst = g_instances[key(pd)];
+  }
+  auto create = reinterpret_cast<PFN_vkCreateDevice>(gipa(inst.handle, "vkCreateDevice"));
+  std::string why = config().active ? missing_features(inst, pd) : "inactive";
+  VkResult r = VK_ERROR_INITIALIZATION_FAILED;
+  bool probes = why.empty();
+  if (probes) {
+    DeviceFeatures features;
+    add_features(inst, pd, *info, features);
+    r = create(pd, &features.info, alloc, out);
+    if (r != VK_SUCCESS) {
+      why = "the device did not take the probes' features (" + std::to_string(r) + ")";
+      probes = false;
+    }
+  }
+  if (!probes) {
+    if (config().active)
+      say("compute shaders are not traced: " + why);
+    r = create(pd, info, alloc, out);
+    if (r != VK_SUCCESS)
+      return r;
+  }
+  Device d;
+  d.handle = *out;
+  d.gdpa = gdpa;
+  auto get = [&](const char *name) { return gdpa(*out, name); };
+  d.destroy = reinterpret_cast<PFN_vkDestroyDevice>(get("vkDestroyDevice"));
+  d.create_shader_module = reinterpret_cast<PFN_vkCreateShaderModule>(get("vkCreateShaderModule"));
+  d.create_compute_pipelines =
+      reinterpret_cast<PFN_vkCreateComputePipelines>(get("vkCreateComputePipelines"));
+  d.bind_pipeline = reinterpret_cast<PFN_vkCmdBindPipeline>(get("vkCmdBindPipeline"));
+  d.dispatch = reinterpret_cast<PFN_vkCmdDispatch>(get("vkCmdDispatch"));
+  d.dispatch_base = reinterpret_cast<PFN_vkCmdDispatchBase>(get("vkCmdDispatchBase"));
+  if (!d.dispatch_base)
+    d.dispatch_base = reinterpret_cast<PFN_vkCmdDispatchBase>(get("vkCmdDispatchBaseKHR"));
+  d.dispatch_indirect = reinterpret_cast<PFN_vkCmdDispatchIndirect>(get("vkCmdDispatchIndirect"));
+  d.destroy_buffer = reinterpret_cast<PFN_vkDestroyBuffer>(get("vkDestroyBuffer"));
+  d.free_memory = reinterpret_cast<PFN_vkFreeMemory>(get("vkFreeMemory"));
+  d.launches.assign(config().agent.probes.size(), 0);
+  if (probes) {
+    d.subgroup_size = subgroup_size(inst, pd);
+    why = make_probe_memory(inst, pd, d);
+    d.active = why.empty();
+    if (!d.active)
+      say("compute shaders are not traced: " + why);
+  }
+  std::lock_guard<std::mutex> lock(g_mu);
+  d.index = g_next_device++;
+  g_devices[key(*out)] = std::move(d);
+  static bool registered = (std::atexit(at_exit), true);
+  (void)registered;
+  return VK_SUCCESS;
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc) {
+  std::unique_lock<std::mutex> lock(g_mu);
+  auto it = g_devices.find(key(device));
+  if (it == g_devices.end())
+    return;
+  Device d = std::move(it->second);
+  if (d.active) {
+    auto image = read_probe_memory(config().agent, d.layout, d.host);
+    image.device = int32_t(d.index);
+    image.probe_launches = d.launches;
+    g_done.push_back(std::move(image));
+  }
+  g_devices.erase(it);
+  if (d.active)
+    write_results(); // before the memory goes
+  lock.unlock();
+  if (d.active) {
+    d.destroy_buffer(device, d.buffer, nullptr);
+    d.free_memory(device, d.memory, nullptr); // unmaps
+  }
+  d.destroy(device, alloc);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateShaderModule(VkDevice device,
+                                                  const VkShaderModuleCreateInfo *info,
+                                                  const VkAllocationCallbacks *alloc,
+                                                  VkShaderModule *out) {
+  std::unique_lock<std::mutex> lock(g_mu);
+  Device &d = g_devices[key(device)];
+  auto create = d.create_shader_module;
+  if (!d.active)
+    return lock.unlock(), create(device, info, alloc, out);
+  const Config &c = config();
+  std::vector<uint32_t> code(info->pCode, info->pCode + info->codeSize / 4);
+  std::vector<EntryProbes> entries;
+  std::map<std::string, uint64_t> masks;
+  for (const auto &name : compute_entry_points(code)) {
+    EntryProbes e;
+    e.entry = name;
+    uint64_t mask = 0;
+    for (size_t i = 0; i < c.agent.probes.size() && i < 64; ++i)
+      if (fnmatch(c.agent.probes[i].kernel.c_str(), name.c_str(), 0) == 0) {
+        mask |= 1ull << i;
+        e.calls.push_back({c.agent.probes[i].function + GPUBT_PROBE_DIRECT_SUFFIX,
+                           c.agent.probes[i].exit});
+      }
+    if (!mask)
+      continue;
+    if (d.contexts == kMaxEntryContexts) {
+      say(name + ": not traced: more than " + std::to_string(kMaxEntryContexts) +
+          " instrumented entry points");
+      continue;
+    }
+    uint32_t index = d.contexts++;
+    write_entry_context(c.agent, d.layout, d.host, d.address, index, name, mask);
+    e.ctx_address = d.address + ProbeMemoryLayout::ctx_offset(index);
+    entries.push_back(std::move(e));
+    masks[name] = mask;
+  }
+  if (entries.empty())
+    return lock.unlock(), create(device, info, alloc, out);
+  auto linked = link_probes(code, c.probes, entries, d.subgroup_size);
+  if (!linked) {
+    say(entries[0].entry + ": not traced: " + linked.error());
+    return lock.unlock(), create(device, info, alloc, out);
+  }
+  if (c.agent.verbose)
+    for (const auto &e : entries)
+      say("probes linked into " + e.entry);
+  // GPUBT_VULKAN_DUMP=DIR: each linked module as DIR/linked.<pid>.<n>.spv, for spirv-val.
+  if (const char *dir = std::getenv("GPUBT_VULKAN_DUMP")) {
+    static int n = 0;
+    std::ofstream(std::string(dir) + "/linked." + std::to_string(getpid()) + "." +
+                      std::to_string(n++) + ".spv",
+                  std::ios::binary)
+        .write(reinterpret_cast<const char *>(linked->data()), linked->size() * 4);
+  }
+  lock.unlock();
+  VkShaderModuleCreateInfo mine = *info;
+  mine.codeSize = linked->size() * 4;
+  mine.pCode = linked->data();
+  VkResult r = create(device, &mine, alloc, out);
+  if (r != VK_SUCCESS) {
+    say(entries[0].entry + ": not traced: the driver refused the module (" + std::to_string(r) +
+        ")");
+    return create(device, info, alloc, out);
+  }
+  lock.lock();
+  g_devices[key(device)].module_masks[*out] = std::move(masks);
+  g_devices[key(device)].originals[*out] = std::move(code);
+  return r;
+}
+
+// A pipeline the driver refuses with the probes in its shader is made again from the program's
+// own module.
+VkResult create_uninstrumented(Device &d, VkDevice device, VkPipelineCache cache,
+                               const VkComputePipelineCreateInfo &info,
+                               const VkAllocationCallbacks *alloc, VkPipeline *out) {
+  auto original = d.originals.find(info.stage.module);
+  if (original == d.originals.end())
+    return VK_ERROR_UNKNOWN;
+  VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  mi.codeSize = original->second.size() * 4;
+  mi.pCode = original->second.data();
+  VkShaderModule module;
+  VkResult r = d.create_shader_module(device, &mi, nullptr, &module);
+  if (r != VK_SUCCESS)
+    return r;
+  VkComputePipelineCreateInfo mine = info;
+  mine.stage.module = module;
+  r = d.create_compute_pipelines(device, cache, 1, &mine, alloc, out);
+  auto destroy = reinterpret_cast<PFN_vkDestroyShaderModule>(
+      d.gdpa(device, "vkDestroyShaderModule"));
+  destroy(device, module, nullptr);
+  return r;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelineCache cache,
+                                                      uint32_t n,
+                                                      const VkComputePipelineCreateInfo *infos,
+                                                      const VkAllocationCallbacks *alloc,
+                                                      VkPipeline *out) {
+  PFN_vkCreateComputePipelines create;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    create = g_devices[key(device)].create_compute_pipelines;
+  }
+  VkResult r = create(device, cache, n, infos, alloc, out);
+  std::lock_guard<std::mutex> lock(g_mu);
+  Device &d = g_devices[key(device)];
+  for (uint32_t i = 0; i < n; ++i) {
+    auto m = d.module_masks.find(infos[i].stage.module);
+    if (m == d.module_masks.end() || !m->second.count(infos[i].stage.pName))
+      continue;
+    if (out[i] == VK_NULL_HANDLE) {
+      say(std::string(infos[i].stage.pName) + ": not traced: the driver refused the pipeline "
+          "with the probes (" + std::to_string(r) + ")");
+      VkResult again = create_uninstrumented(d, device, cache, infos[i], alloc, &out[i]);
+      if (again == VK_SUCCESS && r != VK_SUCCESS) {
+        bool all = true;
+        for (uint32_t k = 0; k < n; ++k)
+          all = all && out[k] != VK_NULL_HANDLE;
+        if (all)
+          r = VK_SUCCESS;
+      }
+      continue;
+    }
+    d.pipeline_masks[out[i]] = m->second[infos[i].stage.pName];
+  }
+  return r;
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdBindPipeline(VkCommandBuffer cb, VkPipelineBindPoint point,
+                                           VkPipeline pipeline) {
+  PFN_vkCmdBindPipeline bind;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    Device &d = g_devices[key(cb)];
+    bind = d.bind_pipeline;
+    if (point == VK_PIPELINE_BIND_POINT_COMPUTE) {
+      auto m = d.pipeline_masks.find(pipeline);
+      d.bound[cb] = m == d.pipeline_masks.end() ? 0 : m->second;
+    }
+  }
+  bind(cb, point, pipeline);
+}
+
+// Launches are counted as dispatches are recorded (a command buffer submitted twice counts once).
+Device &count_dispatch(VkCommandBuffer cb) {
+  Device &d = g_devices[key(cb)];
+  uint64_t mask = d.bound[cb];
+  for (size_t i = 0; i < d.launches.size() && i < 64; ++i)
+    d.launches[i] += (mask >> i) & 1;
+  return d;
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdDispatch(VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z) {
+  std::unique_lock<std::mutex> lock(g_mu);
+  auto fn = count_dispatch(cb).dispatch;
+  lock.unlock();
+  fn(cb, x, y, z);
+}
+VKAPI_ATTR void VKAPI_CALL CmdDispatchBase(VkCommandBuffer cb, uint32_t bx, uint32_t by,
+                                           uint32_t bz, uint32_t x, uint32_t y, uint32_t z) {
+  std::unique_lock<std::mutex> lock(g_mu);
+  auto fn = count_dispatch(cb).dispatch_base;
+  lock.unlock();
+  fn(cb, bx, by, bz, x, y, z);
+}
+VKAPI_ATTR void VKAPI_CALL CmdDispatchIndirect(VkCommandBuffer cb, VkBuffer buffer,
+                                               VkDeviceSize offset) {
+  std::unique_lock<std::mutex> lock(g_mu);
+  auto fn = count_dispatch(cb).dispatch_indirect;
+  lock.unlock();
+  fn(cb, buffer, offset);
+}
+
+PFN_vkVoidFunction device_function(const char *name) {
+  static const std::map<std::string, PFN_vkVoidFunction> fns = {
+      {"vkDestroyDevice", reinterpret_cast<PFN_vkVoidFunction>(DestroyDevice)},
+      {"vkCreateShaderModule", reinterpret_cast<PFN_vkVoidFunction>(CreateShaderModule)},
+      {"vkCreateComputePipelines", reinterpret_cast<PFN_vkVoidFunction>(CreateComputePipelines)},
+      {"vkCmdBindPipeline", reinterpret_cast<PFN_vkVoidFunction>(CmdBindPipeline)},
+      {"vkCmdDispatch", reinterpret_cast<PFN_vkVoidFunction>(CmdDispatch)},
+      {"vkCmdDispatchBase", reinterpret_cast<PFN_vkVoidFunction>(CmdDispatchBase)},
+      {"vkCmdDispatchBaseKHR", reinterpret_cast<PFN_vkVoidFunction>(CmdDispatchBase)},
+      {"vkCmdDispatchIndirect", reinterpret_cast<PFN_vkVoidFunction>(CmdDispatchIndirect)},
+  };
+  auto it = fns.find(name);
+  return it == fns.end() ? nullptr : it->second;
+}
+
+} // namespace
+} // namespace gpubt::runtime::vulkan
+
+using namespace gpubt::runtime::vulkan;
+
+GPUBT_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device,
+                                                                          const char *name) {
+  if (!std::strcmp(name, "vkGetDeviceProcAddr"))
+    return reinterpret_cast<PFN_vkVoidFunction>(vkGetDeviceProcAddr);
+  if (auto fn = device_function(name))
+    return fn;
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_devices[key(device)].gdpa(device, name);
+}
+
+GPUBT_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance,
+                                                                            const char *name) {
+  if (!std::strcmp(name, "vkGetInstanceProcAddr"))
+    return reinterpret_cast<PFN_vkVoidFunction>(vkGetInstanceProcAddr);
+  if (!std::strcmp(name, "vkCreateInstance"))
+    return reinterpret_cast<PFN_vkVoidFunction>(CreateInstance);
+  if (!std::strcmp(name, "vkDestroyInstance"))
+    return reinterpret_cast<PFN_vkVoidFunction>(DestroyInstance);
+  if (!std::strcmp(name, "vkCreateDevice"))
+    return reinterpret_cast<PFN_vkVoidFunction>(CreateDevice);
+  if (!std::strcmp(name, "vkGetDeviceProcAddr"))
+    return reinterpret_cast<PFN_vkVoidFunction>(vkGetDeviceProcAddr);
+  if (auto fn = device_function(name))
+    return fn;
+  if (!instance)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_instances[key(instance)].gipa(instance, name);
+}

@@ -1,0 +1,377 @@
+// The SPIR-V device target: LLVM's SPIR-V back end. The probes' thread coordinates are their
+// arguments (runtime/abi/device_abi.h: the shader that calls them reads its builtins); the
+// Vulkan flavour's atomics and pointers are finished by to_vulkan_flavour.
+#include "targets/spirv/spirv_target.h"
+
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "codegen/optimize_module.h"
+#include "runtime/abi/device_abi.h"
+#include "runtime/abi/spirv_words.h"
+#include "targets/spirv/vulkan_flavour.h"
+
+namespace gpubt::targets {
+
+namespace {
+
+using codegen::Dim;
+using codegen::Special;
+
+const llvm::Target *spirv_backend(const llvm::Triple &triple, std::string &error) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeSPIRVTargetInfo();
+    LLVMInitializeSPIRVTarget();
+    LLVMInitializeSPIRVTargetMC();
+    LLVMInitializeSPIRVAsmPrinter();
+  });
+  return llvm::TargetRegistry::lookupTarget(triple, error);
+}
+
+llvm::Value *arg(llvm::IRBuilder<> &b, unsigned i) {
+  return b.CreateZExt(b.GetInsertBlock()->getParent()->getArg(i), b.getInt64Ty());
+}
+unsigned dim(Dim d) { return d == Dim::X ? 0 : d == Dim::Y ? 1 : 2; }
+
+// The SPIR-V opcode an atomic instruction becomes (see vulkan_flavour.h).
+uint32_t atomic_opcode(llvm::AtomicRMWInst::BinOp op) {
+  using B = llvm::AtomicRMWInst;
+  switch (op) {
+  case B::Xchg: return 229;
+  case B::Add: return 234;
+  case B::Sub: return 235;
+  case B::Min: return 236;
+  case B::UMin: return 237;
+  case B::Max: return 238;
+  case B::UMax: return 239;
+  case B::And: return 240;
+  case B::Or: return 241;
+  case B::Xor: return 242;
+  default: return 0;
+  }
+}
+
+// Every atomic instruction -> a call of its placeholder, which to_vulkan_flavour turns into
+// the SPIR-V atomic. False with WHY when one has no SPIR-V form.
+bool atomics_to_placeholders(llvm::Module &m, std::string &why) {
+  std::vector<llvm::Instruction *> atomics;
+  for (auto &f : m)
+    for (auto &bb : f)
+      for (auto &i : bb)
+        if (i.isAtomic() && !llvm::isa<llvm::FenceInst>(i))
+          atomics.push_back(&i);
+  for (auto *i : atomics) {
+    llvm::IRBuilder<> b(i);
+    uint32_t opcode = 0;
+    llvm::Type *ty = nullptr;
+    std::vector<llvm::Value *> args;
+    if (auto *rmw = llvm::dyn_cast<llvm::AtomicRMWInst>(i)) {
+      opcode = atomic_opcode(rmw->getOperation());
+      ty = rmw->getType();
+      args = {rmw->getPointerOperand(), rmw->getValOperand()};
+    } else if (auto *x = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(i)) {
+      opcode = spirv::OpAtomicCompareExchange;
+      ty = x->getNewValOperand()->getType();
+      args = {x->getPointerOperand(), x->getCompareOperand(), x->getNewValOperand()};
+    } else if (auto *l = llvm::dyn_cast<llvm::LoadInst>(i)) {
+      opcode = spirv::OpAtomicLoad;
+      ty = l->getType();
+      args = {l->getPointerOperand()};
+    } else if (auto *s = llvm::dyn_cast<llvm::StoreInst>(i)) {
+      opcode = spirv::OpAtomicStore;
+      ty = s->getValueOperand()->getType();
+      args = {s->getPointerOperand(), s->getValueOperand()};
+    }
+    unsigned bits = ty && ty->isIntegerTy() ? ty->getIntegerBitWidth() : 0;
+    if (!opcode || (bits != 32 && bits != 64)) {
+      why = "an atomic operation the Vulkan flavour has no form for";
+      return false;
+    }
+    std::vector<llvm::Type *> params;
+    for (auto *a : args)
+      params.push_back(a->getType());
+    bool is_store = opcode == spirv::OpAtomicStore;
+    auto *fty = llvm::FunctionType::get(is_store ? b.getVoidTy() : ty, params, false);
+    auto callee = m.getOrInsertFunction(std::string(kAtomicPlaceholder) + std::to_string(opcode) +
+                                            "_" + std::to_string(bits),
+                                        fty);
+    llvm::Value *call = b.CreateCall(callee, args);
+    if (auto *x = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(i)) {
+      llvm::Value *pair = llvm::PoisonValue::get(x->getType());
+      pair = b.CreateInsertValue(pair, call, 0);
+      call = b.CreateInsertValue(pair, b.CreateICmpEQ(call, x->getCompareOperand()), 1);
+    }
+    if (!is_store)
+      i->replaceAllUsesWith(call);
+    i->eraseFromParent();
+  }
+  return true;
+}
+
+// The layer calls probe N's _direct function only, in the entry points N matches; the function
+// that tests N's bit in the context first (for a Compute Sanitizer patch, which runs in every
+// kernel of a module) is not needed, and LLVM's structurizer mis-nests it once _direct is inlined.
+void drop_checked_probes(llvm::Module &m) {
+  std::vector<llvm::Function *> checked;
+  for (auto &f : m)
+    if (f.getName().starts_with(GPUBT_PROBE_FUNCTION_PREFIX) &&
+        !f.getName().ends_with(GPUBT_PROBE_DIRECT_SUFFIX))
+      checked.push_back(&f);
+  for (auto *f : checked)
+    f->eraseFromParent();
+}
+
+// An inbounds GEP becomes OpInBoundsPtrAccessChain, which LLVM's Vulkan flavour refuses
+// ("Unable to meet SPIR-V requirements"); the plain one, OpPtrAccessChain, is what
+// PhysicalStorageBuffer pointers take.
+void drop_inbounds(llvm::Module &m) {
+  for (auto &f : m)
+    for (auto &bb : f)
+      for (auto &i : bb)
+        if (auto *gep = llvm::dyn_cast<llvm::GetElementPtrInst>(&i))
+          gep->setNoWrapFlags(llvm::GEPNoWrapFlags::none());
+}
+
+// Every value a loop defines and code after the loop uses goes through a local variable.
+// Lavapipe computes a divergent loop's values for all lanes on every pass, so a lane that left
+// early would read the value of another lane's last pass (a map's claiming lanes all wrote the
+// slot the last of them found). Its stores to locals are per lane. LLVM's SPIR-V back end drops
+// LCSSA phis, so they cannot carry the values.
+void loop_exit_values_through_locals(llvm::Function &f) {
+  llvm::DominatorTree dt(f);
+  llvm::LoopInfo li(dt);
+  llvm::IRBuilder<> eb(&*f.getEntryBlock().getFirstInsertionPt());
+  for (llvm::Loop *loop : li.getLoopsInPreorder()) {
+    std::vector<llvm::Instruction *> defs;
+    for (auto *bb : loop->blocks())
+      for (auto &i : *bb)
+        defs.push_back(&i);
+    for (auto *def : defs) {
+      std::vector<llvm::Use *> outside;
+      for (auto &use : def->uses()) {
+        auto *user = llvm::cast<llvm::Instruction>(use.getUser());
+        auto *at = llvm::isa<llvm::PHINode>(user)
+                       ? llvm::cast<llvm::PHINode>(user)->getIncomingBlock(use)
+                       : user->getParent();
+        if (!loop->contains(at))
+          outside.push_back(&use);
+      }
+      llvm::Type *ty = def->getType();
+      if (outside.empty() || (!ty->isIntegerTy() && !ty->isPointerTy()))
+        continue;
+      auto *i64 = eb.getInt64Ty();
+      auto *slot = eb.CreateAlloca(i64);
+      llvm::IRBuilder<> b(def->getParent(), llvm::isa<llvm::PHINode>(def)
+                                               ? def->getParent()->getFirstInsertionPt()
+                                               : std::next(def->getIterator()));
+      // Volatile: the back end's own mem2reg would make them the values again.
+      b.CreateStore(ty->isPointerTy() ? b.CreatePtrToInt(def, i64) : b.CreateZExt(def, i64), slot,
+                    /*isVolatile=*/true);
+      for (auto *use : outside) {
+        auto *user = llvm::cast<llvm::Instruction>(use->getUser());
+        llvm::IRBuilder<> ub(llvm::isa<llvm::PHINode>(user)
+                                 ? llvm::cast<llvm::PHINode>(user)->getIncomingBlock(*use)->getTerminator()
+                                 : user);
+        llvm::Value *v = ub.CreateLoad(i64, slot, /*isVolatile=*/true);
+        v = ty->isPointerTy() ? ub.CreateIntToPtr(v, ty) : ub.CreateTrunc(v, ty);
+        use->set(v);
+      }
+    }
+  }
+}
+
+class SpirvTarget : public codegen::DeviceTarget {
+public:
+  SpirvTarget(SpirvFlavour flavour, llvm::Triple triple, std::unique_ptr<llvm::TargetMachine> tm)
+      : flavour_(flavour), triple_(std::move(triple)), tm_(std::move(tm)) {}
+
+  std::string name() const override {
+    return flavour_ == SpirvFlavour::Vulkan ? "spirv-vulkan" : "spirv-opencl";
+  }
+
+  void prepare_module(llvm::Module &m) const override {
+    m.setTargetTriple(triple_);
+    m.setDataLayout(tm_->createDataLayout());
+  }
+
+  llvm::FunctionType *probe_type(llvm::LLVMContext &ctx) const override {
+    std::vector<llvm::Type *> params(GPUBT_SPIRV_ARGS, llvm::Type::getInt32Ty(ctx));
+    params[0] = params[1] = llvm::Type::getInt64Ty(ctx);
+    return llvm::FunctionType::get(llvm::Type::getInt32Ty(ctx), params, false);
+  }
+  llvm::Value *probe_context(llvm::IRBuilder<> &b, llvm::Value *ctx) const override {
+    return b.CreateIntToPtr(ctx, b.getPtrTy(global_address_space()));
+  }
+  // LLVM's Vulkan flavour addresses StorageBuffer (11); to_vulkan_flavour makes it
+  // PhysicalStorageBuffer. OpenCL: CrossWorkgroup (1).
+  unsigned global_address_space() const override {
+    return flavour_ == SpirvFlavour::Vulkan ? 11 : 1;
+  }
+
+  llvm::Value *thread_index(llvm::IRBuilder<> &b, Dim d) const override {
+    return arg(b, GPUBT_SPIRV_ARG_LOCAL_ID + dim(d));
+  }
+  llvm::Value *block_index(llvm::IRBuilder<> &b, Dim d) const override {
+    return arg(b, GPUBT_SPIRV_ARG_WORKGROUP_ID + dim(d));
+  }
+  llvm::Value *block_dim(llvm::IRBuilder<> &b, Dim d) const override {
+    return arg(b, GPUBT_SPIRV_ARG_WORKGROUP_SIZE + dim(d));
+  }
+  llvm::Value *grid_dim(llvm::IRBuilder<> &b, Dim d) const override {
+    return arg(b, GPUBT_SPIRV_ARG_NUM_WORKGROUPS + dim(d));
+  }
+
+  // Subgroups are formed from consecutive local invocation indices (so on lavapipe and on
+  // NVIDIA's and AMD's drivers for compute). Aggregation runs per invocation for now: each is
+  // its own group (the mask holds its bit only; match and shuffle are the identity), so the
+  // lane is taken modulo 32 to keep it inside an i32 mask.
+  llvm::Value *special(llvm::IRBuilder<> &b, Special s) const override {
+    switch (s) {
+    case Special::LaneId:
+      return b.CreateAnd(b.CreateURem(local_index(b), arg(b, GPUBT_SPIRV_ARG_SUBGROUP_SIZE)), 31);
+    case Special::SmId: // no SPIR-V form: spreads striped maps over 256 entries
+      return b.CreateAnd(arg(b, GPUBT_SPIRV_ARG_WORKGROUP_ID), 255);
+    case Special::Clock:
+    case Special::GlobalTimer: // VK_KHR_shader_clock is not wired yet: 0
+      return b.getInt64(0);
+    case Special::ActiveMask:
+      return b.CreateShl(b.getInt32(1), b.CreateTrunc(special(b, Special::LaneId), b.getInt32Ty()));
+    }
+    return b.getInt64(0);
+  }
+  llvm::Value *match_any(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *) const override {
+    return mask;
+  }
+  llvm::Value *shuffle(llvm::IRBuilder<> &, llvm::Value *, llvm::Value *v,
+                       llvm::Value *) const override {
+    return v;
+  }
+
+  // Vulkan promises no independent forward progress between invocations of a subgroup.
+  bool lockstep_lanes() const override { return true; }
+
+  void optimize(llvm::Module &m) const override { codegen::optimize_o2(m, tm_.get()); }
+
+  Result<abi::DeviceCode> emit(llvm::Module &m) const override {
+    bool vulkan = flavour_ == SpirvFlavour::Vulkan;
+    std::string why;
+    if (vulkan && !atomics_to_placeholders(m, why))
+      return make_error("gpu probes in Vulkan shaders: " + why);
+    if (vulkan) {
+      drop_checked_probes(m);
+      drop_inbounds(m);
+      for (auto &f : m)
+        if (!f.isDeclaration())
+          loop_exit_values_through_locals(f);
+    }
+    auto buf = run_backend(m);
+    if (!buf)
+      return make_error(buf.error());
+    std::vector<uint32_t> words(buf->size() / 4);
+    std::memcpy(words.data(), buf->data(), words.size() * 4);
+    abi::DeviceCode code{vulkan ? abi::DeviceFormat::SpirvVulkan : abi::DeviceFormat::SpirvOpenCL,
+                         {}, 0};
+    if (vulkan) {
+      auto done = to_vulkan_flavour(words);
+      if (!done)
+        return make_error(done.error());
+      words = std::move(*done);
+    }
+    code.bytes.assign(reinterpret_cast<const char *>(words.data()), words.size() * 4);
+    return code;
+  }
+
+private:
+  // LLVM's SPIR-V back end aborts ("Unable to meet SPIR-V requirements") or crashes on some
+  // input rather than reporting an error, and keeps state between modules: it runs in a child
+  // process, whose failure is a message for the user.
+  Result<std::string> run_backend(llvm::Module &m) const {
+    int fds[2];
+    if (pipe(fds) != 0)
+      return make_error("pipe failed");
+    pid_t pid = fork();
+    if (pid < 0)
+      return make_error("fork failed");
+    if (pid == 0) {
+      close(fds[0]);
+      int null = open("/dev/null", O_WRONLY); // its crash report is not the user's business
+      if (null >= 0)
+        dup2(null, 2);
+      llvm::SmallString<0> buf;
+      llvm::raw_svector_ostream os(buf);
+      llvm::legacy::PassManager pm;
+      if (tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+        _exit(2);
+      pm.run(m);
+      for (size_t off = 0; off < buf.size();) {
+        ssize_t n = write(fds[1], buf.data() + off, buf.size() - off);
+        if (n <= 0)
+          _exit(3);
+        off += size_t(n);
+      }
+      _exit(0);
+    }
+    close(fds[1]);
+    std::string out;
+    char chunk[65536];
+    ssize_t n;
+    while ((n = read(fds[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
+      if (n > 0)
+        out.append(chunk, size_t(n));
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      return make_error("LLVM's SPIR-V back end failed on these probes (" +
+                        std::string(WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                                        : "status " + std::to_string(WEXITSTATUS(status))) +
+                        ")");
+    return out;
+  }
+
+  llvm::Value *local_index(llvm::IRBuilder<> &b) const {
+    auto *x = arg(b, GPUBT_SPIRV_ARG_LOCAL_ID), *y = arg(b, GPUBT_SPIRV_ARG_LOCAL_ID + 1),
+         *z = arg(b, GPUBT_SPIRV_ARG_LOCAL_ID + 2);
+    auto *sx = arg(b, GPUBT_SPIRV_ARG_WORKGROUP_SIZE), *sy = arg(b, GPUBT_SPIRV_ARG_WORKGROUP_SIZE + 1);
+    return b.CreateAdd(x, b.CreateMul(sx, b.CreateAdd(y, b.CreateMul(sy, z))));
+  }
+
+  SpirvFlavour flavour_;
+  llvm::Triple triple_;
+  std::unique_ptr<llvm::TargetMachine> tm_;
+};
+
+} // namespace
+
+std::unique_ptr<codegen::DeviceTarget> make_spirv_target(SpirvFlavour flavour) {
+  llvm::Triple triple(flavour == SpirvFlavour::Vulkan ? "spirv64-unknown-vulkan1.3-compute"
+                                                      : "spirv64-unknown-unknown");
+  std::string error;
+  const llvm::Target *target = spirv_backend(triple, error);
+  if (!target)
+    return nullptr;
+  llvm::TargetOptions opts;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, "", "", opts, std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Default));
+  if (!tm)
+    return nullptr;
+  return std::make_unique<SpirvTarget>(flavour, std::move(triple), std::move(tm));
+}
+
+} // namespace gpubt::targets

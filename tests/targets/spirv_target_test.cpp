@@ -1,0 +1,149 @@
+// gpu probes -> SPIR-V: every module the SPIR-V target emits passes the real spirv-val (Vulkan
+// flavour: the library module, then linked into shaders by tests/vulkan; OpenCL flavour: as an
+// OpenCL module), and the OpenCL flavour
+// links with spirv-link into a kernel module clang-22 compiled from OpenCL C.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "runtime/abi/spirv_words.h"
+#include "targets/spirv/spirv_target.h"
+#include "tests/targets/ptx_support.h"
+
+namespace gpubt::targets::testing {
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char dir[] = "/tmp/gpubt-spirv-XXXXXX";
+    path = mkdtemp(dir) ? dir : "/tmp";
+  }
+  ~TempDir() { std::system(("rm -rf " + path).c_str()); }
+};
+
+bool have(const char *tool) {
+  return std::system((std::string("command -v ") + tool + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+// Runs CMD; its exit status, its output in OUTPUT.
+int sh(const std::string &cmd, std::string *output) {
+  std::string log = "/tmp/gpubt-spirv-log." + std::to_string(getpid());
+  int st = std::system((cmd + " > " + log + " 2>&1").c_str());
+  std::ifstream l(log);
+  output->assign(std::istreambuf_iterator<char>(l), {});
+  std::remove(log.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+const abi::DeviceCode *image_of(const abi::ProgramSpec &spec, abi::DeviceFormat f) {
+  for (const auto &image : spec.device.images)
+    if (image.format == f)
+      return &image;
+  return nullptr;
+}
+
+const char *const kScripts[] = {
+    "gpu:kretprobe:main { @[tid] = count(); }",
+    "gpu:kprobe:main { @ = count(); }",
+    "gpu:kprobe:main { @s = sum(tid_x); @t[bid_x] = sum(tid); }",
+    "gpu:kretprobe:k { @a[bid_x] = avg(tid); @st[bid_x] = stats(tid); }",
+    "gpu:kretprobe:k { @mn[bid_x] = min(tid); @mx[bid_y] = max(tid); @m = min(tid); }",
+    "gpu:kretprobe:k { @h = hist(tid); @hk[bid_x] = hist(tid); }",
+    "gpu:kretprobe:k { @l[warp] = lhist(lane, 0, 32, 4); @l2 = lhist(tid, 0, 1000, 10); }",
+    "gpu:kretprobe:k { @[bid_x, bid_y, tid_z] = count(); @s[lane, warp] = sum(1); }",
+    "gpu:kretprobe:k / tid % 2 == 0 && lane < 16 / { @even = count(); }",
+    "gpu:kretprobe:k { @x[tid] = tid * 2; }",
+};
+
+class SpirvTarget : public ::testing::TestWithParam<const char *> {};
+
+// SCRIPT's probes as FLAVOUR emits them, written to DIR/p.spv; the image through OUT.
+void emit_script(SpirvFlavour flavour, const std::string &script, const TempDir &dir,
+                 abi::DeviceCode &out) {
+  auto target = make_spirv_target(flavour);
+  ASSERT_TRUE(target) << "no SPIR-V back end";
+  auto c = compile_device_script(script, *target);
+  ASSERT_EQ(c.error, "");
+  const abi::DeviceCode *image = image_of(c.spec, flavour == SpirvFlavour::Vulkan
+                                                      ? abi::DeviceFormat::SpirvVulkan
+                                                      : abi::DeviceFormat::SpirvOpenCL);
+  ASSERT_TRUE(image);
+  out = *image;
+  std::ofstream(dir.path + "/p.spv", std::ios::binary) << image->bytes;
+}
+
+TEST_P(SpirvTarget, VulkanFlavourValidates) {
+  TempDir dir;
+  abi::DeviceCode image;
+  ASSERT_NO_FATAL_FAILURE(emit_script(SpirvFlavour::Vulkan, GetParam(), dir, image));
+  spirv::Module m;
+  ASSERT_TRUE(m.parse(reinterpret_cast<const uint32_t *>(image.bytes.data()),
+                      image.bytes.size() / 4));
+  EXPECT_TRUE(m.has_capability(spirv::CapShader));
+  EXPECT_TRUE(m.has_capability(spirv::CapPhysicalStorageBufferAddresses));
+  EXPECT_FALSE(m.has_capability(6)); // Kernel
+  if (!have("spirv-val"))
+    GTEST_SKIP() << "no spirv-val";
+  std::string out;
+  // A library (Linkage), which Vulkan rules refuse: the modules the layer links it into are
+  // checked as Vulkan 1.2 modules by tests/vulkan/run_vulkan.py.
+  EXPECT_EQ(sh("spirv-val " + dir.path + "/p.spv", &out), 0) << out;
+}
+
+TEST_P(SpirvTarget, OpenClFlavourValidates) {
+  TempDir dir;
+  abi::DeviceCode image;
+  ASSERT_NO_FATAL_FAILURE(emit_script(SpirvFlavour::OpenCL, GetParam(), dir, image));
+  if (!have("spirv-val"))
+    GTEST_SKIP() << "no spirv-val";
+  std::string out;
+  EXPECT_EQ(sh("spirv-val " + dir.path + "/p.spv", &out), 0) << out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Scripts, SpirvTarget, ::testing::ValuesIn(kScripts));
+
+// An OpenCL C kernel calling probe 0 as device_abi.h says, compiled by clang-22 to SPIR-V, linked
+// with the probes by spirv-link: the linked module validates. (No OpenCL or Level Zero runtime
+// here executes SPIR-V.)
+TEST(SpirvOpenCl, LinksIntoAnOpenClKernel) {
+  TempDir dir;
+  abi::DeviceCode image;
+  ASSERT_NO_FATAL_FAILURE(emit_script(
+      SpirvFlavour::OpenCL, "gpu:kretprobe:vector_add { @[tid] = count(); }", dir, image));
+  if (!have("clang-22") || !have("spirv-link") || !have("spirv-val"))
+    GTEST_SKIP() << "needs clang-22, spirv-link and spirv-val";
+  std::ofstream(dir.path + "/k.cl") << R"(
+uint gpubt_probe_0_direct(ulong ctx, ulong pc, uint wx, uint wy, uint wz, uint lx, uint ly,
+                          uint lz, uint sx, uint sy, uint sz, uint nx, uint ny, uint nz, uint sub);
+kernel void vector_add(global const float *a, global const float *b, global float *c, ulong ctx) {
+  size_t i = get_global_id(0);
+  c[i] = a[i] + b[i];
+  gpubt_probe_0_direct(ctx, 0, get_group_id(0), get_group_id(1), get_group_id(2), get_local_id(0),
+                       get_local_id(1), get_local_id(2), get_local_size(0), get_local_size(1),
+                       get_local_size(2), get_num_groups(0), get_num_groups(1), get_num_groups(2),
+                       get_max_sub_group_size());
+}
+)";
+  std::string out;
+  ASSERT_EQ(sh("clang-22 --target=spirv64 -cl-std=CL2.0 -c " + dir.path + "/k.cl -o " + dir.path +
+                   "/k.spv",
+               &out),
+            0)
+      << out;
+  // The kernel's builtins are imports LLVM leaves for the OpenCL runtime to resolve.
+  ASSERT_EQ(sh("spirv-link --allow-partial-linkage " + dir.path + "/k.spv " + dir.path +
+                   "/p.spv -o " + dir.path + "/linked.spv",
+               &out),
+            0)
+      << out;
+  EXPECT_EQ(sh("spirv-val " + dir.path + "/linked.spv", &out), 0) << out;
+  EXPECT_EQ(sh("spirv-dis " + dir.path + "/linked.spv | grep -c 'OpFunctionCall.*gpubt_probe_0'",
+               &out),
+            0)
+      << out;
+}
+
+} // namespace
+} // namespace gpubt::targets::testing
