@@ -27,7 +27,7 @@ def kerneltime_hists(text):
     """{kernel: {bucket lower bound: count}} from kerneltime.bt's text output."""
     hists, cur = {}, None
     for line in text.splitlines():
-        m = re.match(r'^@kernel_us\[(.*)\]:$', line)
+        m = re.match(r'^@kernel_us\[(.*)\]: ?$', line)
         if m:
             cur = hists.setdefault(m.group(1), collections.Counter())
             continue
