@@ -90,7 +90,8 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v);
 
 // device_printf.cpp
 void lower_printf(DevCtx &c, const frontend::CallExpr &call);
-// --timeline: the launch's GpuLaunchRecord (launch_start to now), from its last thread.
-void send_launch_record(DevCtx &c);
+// --timeline: the launch's GpuLaunchRecord (launch_start to END_NS, the end as the last thread
+// read it; null: now), from its last thread.
+void send_launch_record(DevCtx &c, llvm::Value *end_ns = nullptr);
 
 } // namespace gpubt::codegen::device

@@ -107,7 +107,7 @@ void store_stamp(DevCtx &c, llvm::Value *dst) {
 
 } // namespace
 
-void send_launch_record(DevCtx &c) {
+void send_launch_record(DevCtx &c, llvm::Value *end_ns) {
   constexpr uint32_t size = kHead + sizeof(abi::GpuLaunchRecord);
   llvm::Value *buf = local_buffer(c, size);
   store_header(c, buf, abi::EventKind::GpuLaunch, 0);
@@ -115,7 +115,8 @@ void send_launch_record(DevCtx &c) {
   auto *start = load_relaxed(
       c, byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, launch_start)));
   store_u64(c, byte_ptr(c, rec, offsetof(abi::GpuLaunchRecord, start_ns)), start);
-  store_u64(c, byte_ptr(c, rec, offsetof(abi::GpuLaunchRecord, end_ns)), device_nsecs(c));
+  store_u64(c, byte_ptr(c, rec, offsetof(abi::GpuLaunchRecord, end_ns)),
+            end_ns ? end_ns : device_nsecs(c));
   store_pid_kernel(c, byte_ptr(c, rec, offsetof(abi::GpuLaunchRecord, pid)));
   static_assert(abi::kLaunchKernelNameSize == GPUBT_KERNEL_NAME_SIZE);
   for (uint32_t off = 0; off < abi::kLaunchKernelNameSize; off += 8)

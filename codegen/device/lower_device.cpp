@@ -229,14 +229,14 @@ llvm::Value *count_exit(DevCtx &c) {
 // per traced launch, and in a CUDA graph it ran before the whole graph, not before each node.
 // In the launch's last thread (c.last_thread): its GpuLaunchRecord when SEND (--timeline), then
 // launch_start and launch_exited back to their start when RESET.
-void end_launch(DevCtx &c, bool send, bool reset) {
+void end_launch(DevCtx &c, bool send, bool reset, llvm::Value *end_ns = nullptr) {
   auto &b = c.b;
   auto *last = llvm::BasicBlock::Create(c.ctx, "launch.end", c.fn);
   auto *done = llvm::BasicBlock::Create(c.ctx, "launch.next", c.fn);
   b.CreateCondBr(b.CreateICmpNE(c.last_thread, b.getInt64(0)), last, done);
   b.SetInsertPoint(last);
   if (send)
-    send_launch_record(c);
+    send_launch_record(c, end_ns);
   if (reset) {
     store_release(c, byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, launch_start)),
                   b.getInt64(UINT64_MAX));
@@ -247,12 +247,36 @@ void end_launch(DevCtx &c, bool send, bool reset) {
   b.SetInsertPoint(done);
 }
 
+// The launch's end for its --timeline record, read by its last thread as it leaves, before the
+// script's probe runs: read after it, the record would also time the probe's own map updates (a
+// few us: spans a log2 bucket above what kerneltime.bt's `nsecs - launch_start` says).
+llvm::Value *clock_in_last_thread(DevCtx &c) {
+  auto &b = c.b;
+  auto *from = b.GetInsertBlock();
+  auto *read = llvm::BasicBlock::Create(c.ctx, "launch.clock", c.fn);
+  auto *join = llvm::BasicBlock::Create(c.ctx, "launch.clocked", c.fn);
+  b.CreateCondBr(b.CreateICmpNE(c.last_thread, b.getInt64(0)), read, join);
+  b.SetInsertPoint(read);
+  llvm::Value *now = device_nsecs(c);
+  auto *read_end = b.GetInsertBlock();
+  b.CreateBr(join);
+  b.SetInsertPoint(join);
+  auto *end = b.CreatePHI(b.getInt64Ty(), 2, "launch.end_ns");
+  end->addIncoming(b.getInt64(0), from);
+  end->addIncoming(now, read_end);
+  return end;
+}
+
 void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit) {
   lower_probe_functions(c, name, probe_bit, [&](llvm::BasicBlock *out) {
     // Counted before the predicate: every thread leaving counts, whether the probe runs or not.
     bool counts = uses_builtin(*c.probe, stdlib::BuiltinId::LastThread);
-    if (counts)
+    llvm::Value *end_ns = nullptr;
+    if (counts) {
       c.last_thread = count_exit(c);
+      if (c.spec->timeline)
+        end_ns = clock_in_last_thread(c);
+    }
     auto *finished = counts ? llvm::BasicBlock::Create(c.ctx, "probe.done", c.fn) : out;
     if (c.probe->predicate) {
       auto *pass = llvm::BasicBlock::Create(c.ctx, "pred.pass", c.fn);
@@ -264,7 +288,7 @@ void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit
     if (counts) {
       c.b.CreateBr(finished);
       c.b.SetInsertPoint(finished);
-      end_launch(c, c.spec->timeline, true);
+      end_launch(c, c.spec->timeline, true, end_ns);
     }
   });
 }
