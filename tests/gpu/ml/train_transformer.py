@@ -3,32 +3,15 @@ FFN 2048, batch 32x256, AdamW), deterministic, for the ML suite and the cost ben
 usage: train_transformer.py [--compile] [--steps N] [--bench]
 Prints each step's loss as a float hex (bit-identical runs print the same lines); --bench also
 prints the mean step time of 30 steps after 5 warm-up steps (CUDA events): 'step_ms X'."""
-import argparse, os
-os.environ.setdefault('CUBLAS_WORKSPACE_CONFIG', ':4096:8')
-import torch
+import argparse
+from transformer_step import make_step, torch
 
 ap = argparse.ArgumentParser()
 ap.add_argument('--compile', action='store_true')
 ap.add_argument('--steps', type=int, default=5)
 ap.add_argument('--bench', action='store_true')
 a = ap.parse_args()
-
-torch.manual_seed(0)
-torch.use_deterministic_algorithms(True)
-model = torch.nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048,
-                                         batch_first=True).cuda()
-opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-x = torch.randn(32, 256, 512, device='cuda')
-target = torch.randn(32, 256, 512, device='cuda')
-
-
-def step():
-    loss = torch.nn.functional.mse_loss(model(x), target)
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    opt.step()
-    return loss
-
+step = make_step()
 
 if a.compile:
     step = torch.compile(step)
