@@ -363,6 +363,7 @@ void lower_block(DevCtx &c, const BlockStmt &block) {
 
 // The agent's model of the GPU clock against CLOCK_MONOTONIC: offset plus drift.
 llvm::Value *device_nsecs(DevCtx &c) {
+  c.spec->device.features |= abi::DeviceReadsClock; // the agent then measures the GPU clock
   auto &b = c.b;
   llvm::Value *t = c.target.special(b, Special::GlobalTimer);
   auto *since = b.CreateSub(t, ctx_field(c, offsetof(gpubt_device_ctx, clock_base), 8));

@@ -209,6 +209,7 @@ struct DeviceProgramSpec {
   std::string arch; // "sm_90"
   uint32_t ring_capacity = 0; // printf ring data bytes (power of two)
   bool launch_state = false;  // launch_start read where no last_thread resets it: the agent resets per launch
+  uint32_t features = 0;      // DeviceFeature bits of the probes, set by codegen (every image alike)
 };
 
 constexpr uint32_t kKernelNameSize = 512; // PyTorch's mangled template kernels run past 300

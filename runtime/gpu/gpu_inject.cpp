@@ -24,7 +24,6 @@
 #include "runtime/gpu/gpu_arch.h"
 #include "runtime/process/owned_temp_dir.h"
 #include "runtime/gpu/gpu_dispatch.h"
-#include "runtime/ptx/ptx_scan.h"
 #include "runtime/vulkan/layer_names.h"
 
 namespace gpubt::runtime {
@@ -238,7 +237,7 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   config.host_maps = abi::host_maps_of(spec);
   config.launch_state = spec.device.launch_state;
   // Without nsecs the clock's measuring kernel (every 100 ms, then every second) is not run.
-  config.clock = ptx::has_token(spec.device.ptx, "%globaltimer");
+  config.clock = spec.device.features & abi::DeviceReadsClock;
   if (!spec.formats.empty() && !attach) { // printf: stream the device's records as they come
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {

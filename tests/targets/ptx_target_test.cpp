@@ -58,6 +58,19 @@ const char *const kScripts[] = {
                          printf("%s\n", @n); @u = @t; })",
 };
 
+// Codegen says whether the probes read the GPU clock (the agent measures it only then), where
+// the text of the image no longer has to be searched for it.
+TEST(PtxTarget, TheSpecSaysWhetherProbesReadTheClock) {
+  for (auto [script, reads] : {std::pair{"gpu:kretprobe:k { @ = count(); }", false},
+                               std::pair{"gpu:kretprobe:k { @ = sum(nsecs); }", true},
+                               std::pair{"gpu:kretprobe:k /last_thread/ { @ = nsecs - launch_start; }",
+                                         true}}) {
+    auto got = compile_gpu_script(script);
+    ASSERT_EQ(got.error, "") << script;
+    EXPECT_EQ(bool(got.spec.device.features & abi::DeviceReadsClock), reads) << script;
+  }
+}
+
 TEST(PtxTarget, EveryScriptAssemblesWithPtxas) {
   for (const char *s : kScripts) {
     SCOPED_TRACE(s);

@@ -127,24 +127,24 @@ TEST(GpuInject, AssemblesProbesAndWritesConfig) {
   EXPECT_NE(access(dir.c_str(), F_OK), 0) << "the run's folder is removed";
 }
 
-// A probe reading %globaltimer (nsecs, launch_start) turns the agent's clock measurement on.
+// Probes that read the GPU clock (nsecs, launch_start: codegen says so in the spec's features)
+// turn the agent's clock measurement on; others leave it off.
 TEST(GpuInject, ProbesReadingTheClockAskForItsMeasurement) {
   if (ptxas().empty())
     GTEST_SKIP() << "no ptxas";
   Env env;
-  auto spec = count_by_key_spec();
-  std::string ptx = spec.device.ptx;
-  ptx.insert(ptx.find("\tmov.u32 %r1, 0;"),
-             "\t.reg .b64 %rd<2>;\n\tmov.u64 %rd1, %globaltimer;\n");
-  spec.device.ptx = ptx;
-  auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
-  ASSERT_TRUE(run) << run.error();
-  std::ifstream in(run->config_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto config = gpubt::abi::parse_agent_config(text.str());
-  ASSERT_TRUE(config) << config.error();
-  EXPECT_TRUE(config->clock);
+  for (bool reads : {false, true}) {
+    auto spec = count_by_key_spec();
+    spec.device.features = reads ? gpubt::abi::DeviceReadsClock : 0;
+    auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
+    ASSERT_TRUE(run) << run.error();
+    std::ifstream in(run->config_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto config = gpubt::abi::parse_agent_config(text.str());
+    ASSERT_TRUE(config) << config.error();
+    EXPECT_EQ(config->clock, reads);
+  }
 }
 
 TEST(GpuInject, PtxasErrorIsReported) {
