@@ -44,6 +44,9 @@ struct DevCtx {
   const std::map<std::string, DeviceMap> *maps = nullptr;
   std::map<std::string, llvm::Value *> vars; // alloca of 8 bytes or type.size bytes
   llvm::Value *last_thread = nullptr; // i64 0/1, counted once at the probe's start if used
+  // --timeline: the clock the launch's last thread read for its launch record (0 elsewhere); that
+  // thread's `nsecs` is this same reading, so the record's span is what the script measures.
+  llvm::Value *launch_end_ns = nullptr;
   std::string error; // first error met; lowering goes on but the result is discarded
 };
 
@@ -78,6 +81,7 @@ std::pair<llvm::Value *, llvm::Value *> compare_exchange(DevCtx &c, llvm::Value 
 // device_expr.cpp
 DVal lower_expr(DevCtx &c, const frontend::Expr &e);
 llvm::Value *device_nsecs(DevCtx &c); // `nsecs`: %globaltimer on the host's clock
+llvm::Value *probe_nsecs(DevCtx &c);  // `nsecs` in a probe body (see launch_end_ns)
 llvm::Value *truthy(DevCtx &c, DVal v);
 void lower_block(DevCtx &c, const frontend::BlockStmt &block);
 

@@ -59,7 +59,7 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
          return {c.b.CreateAdd(c.b.CreateMul(linear_block(c), threads_per_block(c)),
                                linear_thread_in_block(c))};
        }},
-      {BuiltinId::Nsecs, [](DevCtx &c) -> DVal { return {device_nsecs(c)}; }},
+      {BuiltinId::Nsecs, [](DevCtx &c) -> DVal { return {probe_nsecs(c)}; }},
       {BuiltinId::TidX, dim(&T::thread_index, Dim::X)},
       {BuiltinId::TidY, dim(&T::thread_index, Dim::Y)},
       {BuiltinId::TidZ, dim(&T::thread_index, Dim::Z)},
@@ -359,6 +359,17 @@ void lower_block(DevCtx &c, const BlockStmt &block) {
       break;
     }
   }
+}
+
+// `nsecs` in a probe: in the launch's last thread under --timeline, the reading its launch record
+// took (two reads could straddle a %globaltimer tick and put the span a log2 bucket away from
+// the script's own `nsecs - launch_start`).
+llvm::Value *probe_nsecs(DevCtx &c) {
+  llvm::Value *now = device_nsecs(c);
+  if (!c.launch_end_ns)
+    return now;
+  auto &b = c.b;
+  return b.CreateSelect(b.CreateICmpNE(c.last_thread, b.getInt64(0)), c.launch_end_ns, now);
 }
 
 // The agent's model of the GPU clock against CLOCK_MONOTONIC: offset plus drift.

@@ -275,7 +275,7 @@ void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit
     if (counts) {
       c.last_thread = count_exit(c);
       if (c.spec->timeline)
-        end_ns = clock_in_last_thread(c);
+        end_ns = c.launch_end_ns = clock_in_last_thread(c);
     }
     auto *finished = counts ? llvm::BasicBlock::Create(c.ctx, "probe.done", c.fn) : out;
     if (c.probe->predicate) {
@@ -290,6 +290,7 @@ void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit
       c.b.SetInsertPoint(finished);
       end_launch(c, c.spec->timeline, true, end_ns);
     }
+    c.launch_end_ns = nullptr;
   });
 }
 
