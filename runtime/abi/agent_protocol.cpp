@@ -2,9 +2,11 @@
 // (little-endian 64-bit words and byte blobs after a magic).
 #include "runtime/abi/agent_protocol.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <type_traits>
 
 namespace gpubt::abi {
 namespace {
@@ -24,31 +26,178 @@ std::vector<std::string> split_tabs(const std::string &line) {
   }
 }
 
-template <class T> bool to_uint(const std::string &s, T &v) {
-  if (s.empty() || s[0] == '-')
+template <class T> bool to_number(const std::string &s, T &v) {
+  if (s.empty() || (std::is_unsigned_v<T> && s[0] == '-'))
     return false;
   char *end = nullptr;
-  unsigned long long x = std::strtoull(s.c_str(), &end, 0);
-  v = static_cast<T>(x);
-  return *end == 0 && static_cast<unsigned long long>(v) == x;
+  errno = 0;
+  if constexpr (std::is_unsigned_v<T>) {
+    unsigned long long x = std::strtoull(s.c_str(), &end, 0);
+    v = static_cast<T>(x);
+    return errno == 0 && *end == 0 && static_cast<unsigned long long>(v) == x;
+  } else {
+    long long x = std::strtoll(s.c_str(), &end, 10);
+    v = static_cast<T>(x);
+    return errno == 0 && *end == 0 && static_cast<long long>(v) == x;
+  }
 }
 
-bool to_int(const std::string &s, int &v) {
-  if (s.empty())
-    return false;
-  char *end = nullptr;
-  long x = std::strtol(s.c_str(), &end, 10);
-  v = static_cast<int>(x);
-  return *end == 0 && v == x;
+// THE list of what the config says: each directive's name and fields, in order. The writer and
+// the parser below both walk it, so a new field is one line here. A directive's fields:
+// field (a value), choice (one of two words), optional (a trailing string, absent when empty),
+// flag (a trailing word, present when true).
+template <class V> void fields(V &v, AgentCubin &c) {
+  v.field(c.arch);
+  v.field(c.path);
+  v.optional(c.ptx);
 }
+template <class V> void fields(V &v, DeviceProbeSpec &p) {
+  v.choice(p.exit, "enter", "exit");
+  v.field(p.function);
+  v.field(p.name);
+  v.field(p.kernel);
+}
+template <class V> void fields(V &v, DeviceMapSpec &m) {
+  v.field(m.capacity);
+  v.field(m.key_size);
+  v.field(m.value_size);
+  v.field(m.entry_size);
+  v.field(m.buckets);
+  v.flag(m.prefilled, "prefilled");
+}
+template <class V> void fields(V &v, AgentConfig::HostMap &h) {
+  v.field(h.device_map);
+  v.field(h.key_size);
+  v.field(h.value_size);
+  v.field(h.fd);
+  v.flag(h.to_host, "to_host");
+}
+template <class V> void directives(V &v, AgentConfig &c) {
+  v.one("results", c.results_path);
+  v.one("ring", c.device.ring_capacity);
+  v.each("cubin", c.cubins);
+  v.one("spirv", c.spirv_path);
+  v.one("backend", c.backend);
+  v.each("probe", c.device.probes);
+  v.each("map", c.device.maps);
+  v.each("hostmap", c.host_maps); // after the maps: a line names one by index
+  v.one("events", c.events_fd);
+  v.one("verbose", c.verbose);
+  v.one("launchstate", c.device.launch_state);
+  v.one("features", c.device.features);
+}
+
+// What a parsed line must also satisfy.
+template <class T> bool valid(const T &) { return true; }
+bool valid(const DeviceMapSpec &m) { return m.entry_size >= 8 + m.key_size + m.value_size; }
+bool valid(const AgentConfig::HostMap &h) { return h.fd >= -1; }
+
+// One line's fields after its directive name.
+struct FieldWriter {
+  std::string &line;
+  void field(const std::string &s) { (line += '\t') += s; }
+  void field(GpuBackend b) { field(std::string(backend_name(b))); }
+  template <class T> void field(T v) { field(std::to_string(v)); }
+  void choice(bool v, const char *no, const char *yes) { field(std::string(v ? yes : no)); }
+  void optional(const std::string &s) {
+    if (!s.empty())
+      field(s);
+  }
+  void flag(bool v, const char *word) {
+    if (v)
+      field(std::string(word));
+  }
+};
+struct ConfigWriter {
+  std::string out;
+  template <class T> void one(const char *name, T &v) {
+    std::string line = name;
+    FieldWriter{line}.field(v);
+    (out += line) += '\n';
+  }
+  template <class T> void each(const char *name, std::vector<T> &items) {
+    for (auto &item : items) {
+      std::string line = name;
+      FieldWriter w{line};
+      fields(w, item);
+      (out += line) += '\n';
+    }
+  }
+};
+
+struct FieldReader {
+  const std::vector<std::string> &f;
+  size_t at = 1; // f[0] is the directive
+  bool ok = true;
+  const std::string *next() {
+    if (at < f.size())
+      return &f[at++];
+    ok = false;
+    return nullptr;
+  }
+  void field(std::string &s) {
+    if (auto *x = next())
+      s = *x;
+  }
+  void field(GpuBackend &b) {
+    auto *x = next();
+    ok = ok && parse_backend(*x, b);
+  }
+  template <class T> void field(T &v) {
+    auto *x = next();
+    ok = ok && to_number(*x, v);
+  }
+  void field(bool &v) {
+    auto *x = next();
+    ok = ok && (*x == "0" || *x == "1");
+    v = ok && *x == "1";
+  }
+  void choice(bool &v, const char *no, const char *yes) {
+    auto *x = next();
+    ok = ok && (*x == no || *x == yes);
+    v = ok && *x == yes;
+  }
+  void optional(std::string &s) {
+    if (at < f.size())
+      s = f[at++];
+  }
+  void flag(bool &v, const char *word) {
+    v = at < f.size() && f[at] == word;
+    at += v;
+  }
+  bool complete() const { return ok && at == f.size(); }
+};
+struct LineParser {
+  const std::vector<std::string> &f;
+  bool known = false, ok = false;
+  template <class T> void one(const char *name, T &v) {
+    if (known || f[0] != name)
+      return;
+    known = true;
+    FieldReader r{f};
+    r.field(v);
+    ok = r.complete();
+  }
+  template <class T> void each(const char *name, std::vector<T> &items) {
+    if (known || f[0] != name)
+      return;
+    known = true;
+    T item{};
+    FieldReader r{f};
+    fields(r, item);
+    ok = r.complete() && valid(item);
+    if (ok)
+      items.push_back(std::move(item));
+  }
+};
 
 // Each hostmap line names a device map whose slots hold the BPF map's key and value.
 Status link_host_maps(AgentConfig &c) {
   for (const auto &h : c.host_maps) {
-    if (h.device_map >= c.maps.size())
+    if (h.device_map >= c.device.maps.size())
       return make_error("agent config: hostmap names device map " + std::to_string(h.device_map) +
-                        " of " + std::to_string(c.maps.size()));
-    DeviceMapSpec &m = c.maps[h.device_map];
+                        " of " + std::to_string(c.device.maps.size()));
+    DeviceMapSpec &m = c.device.maps[h.device_map];
     if (m.from_host || m.to_host)
       return make_error("agent config: two hostmap lines for device map " +
                         std::to_string(h.device_map));
@@ -119,33 +268,20 @@ std::vector<AgentConfig::HostMap> host_maps_of(const ProgramSpec &spec) {
   return out;
 }
 
+DeviceProgramSpec device_spec_for_agent(const DeviceProgramSpec &spec) {
+  DeviceProgramSpec out;
+  out.probes = spec.probes;
+  out.maps = spec.maps;
+  out.ring_capacity = spec.ring_capacity;
+  out.launch_state = spec.launch_state;
+  out.features = spec.features;
+  return out;
+}
+
 std::string write_agent_config(const AgentConfig &c) {
-  std::ostringstream o;
-  o << "results\t" << c.results_path << "\n";
-  o << "ring\t" << c.ring_capacity << "\n";
-  for (const auto &cu : c.cubins)
-    o << "cubin\t" << cu.arch << "\t" << cu.path << (cu.ptx.empty() ? "" : "\t" + cu.ptx) << "\n";
-  if (!c.spirv_path.empty())
-    o << "spirv\t" << c.spirv_path << "\n";
-  o << "backend\t" << backend_name(c.backend) << "\n";
-  for (const auto &p : c.probes)
-    o << "probe\t" << (p.exit ? "exit" : "enter") << "\t" << p.function << "\t" << p.name << "\t"
-      << p.kernel << "\n";
-  for (const auto &m : c.maps)
-    o << "map\t" << m.capacity << "\t" << m.key_size << "\t" << m.value_size << "\t" << m.entry_size
-      << "\t" << m.buckets << (m.prefilled ? "\tprefilled" : "") << "\n";
-  for (const auto &h : c.host_maps)
-    o << "hostmap\t" << h.device_map << "\t" << h.key_size << "\t" << h.value_size << "\t" << h.fd
-      << (h.to_host ? "\tto_host" : "") << "\n";
-  if (c.events_fd >= 0)
-    o << "events\t" << c.events_fd << "\n";
-  if (c.verbose)
-    o << "verbose\n";
-  if (c.launch_state)
-    o << "launchstate\n";
-  if (c.clock)
-    o << "clock\n";
-  return o.str();
+  ConfigWriter w;
+  directives(w, const_cast<AgentConfig &>(c)); // the writer only reads
+  return w.out;
 }
 
 Result<AgentConfig> parse_agent_config(const std::string &text) {
@@ -158,44 +294,9 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
     if (line.empty() || line[0] == '#')
       continue;
     auto f = split_tabs(line);
-    const std::string &d = f[0];
-    bool ok = true;
-    if (d == "results" && f.size() == 2)
-      c.results_path = f[1];
-    else if (d == "ring" && f.size() == 2)
-      ok = to_uint(f[1], c.ring_capacity);
-    else if (d == "spirv" && f.size() == 2)
-      c.spirv_path = f[1];
-    else if (d == "cubin" && (f.size() == 3 || f.size() == 4))
-      c.cubins.push_back({f[1], f[2], f.size() == 4 ? f[3] : "", ""});
-    else if (d == "backend" && f.size() == 2)
-      ok = parse_backend(f[1], c.backend);
-    else if (d == "probe" && f.size() == 5 && (f[1] == "enter" || f[1] == "exit"))
-      c.probes.push_back({f[3], f[4], f[1] == "exit", f[2]});
-    else if (d == "map" && (f.size() == 6 || (f.size() == 7 && f[6] == "prefilled"))) {
-      DeviceMapSpec m;
-      ok = to_uint(f[1], m.capacity) && to_uint(f[2], m.key_size) && to_uint(f[3], m.value_size) &&
-           to_uint(f[4], m.entry_size) && to_uint(f[5], m.buckets) &&
-           m.entry_size >= 8 + m.key_size + m.value_size;
-      m.prefilled = f.size() == 7;
-      c.maps.push_back(m);
-    } else if (d == "hostmap" && (f.size() == 5 || (f.size() == 6 && f[5] == "to_host"))) {
-      AgentConfig::HostMap h;
-      h.to_host = f.size() == 6;
-      ok = to_uint(f[1], h.device_map) && to_uint(f[2], h.key_size) &&
-           to_uint(f[3], h.value_size) && to_int(f[4], h.fd) && h.fd >= -1;
-      c.host_maps.push_back(h);
-    } else if (d == "events" && f.size() == 2)
-      ok = to_uint(f[1], c.events_fd);
-    else if (d == "verbose" && f.size() == 1)
-      c.verbose = true;
-    else if (d == "launchstate" && f.size() == 1)
-      c.launch_state = true;
-    else if (d == "clock" && f.size() == 1)
-      c.clock = true;
-    else
-      ok = false;
-    if (!ok)
+    LineParser p{f};
+    directives(p, c);
+    if (!p.ok)
       return make_error("agent config line " + std::to_string(lineno) + ": cannot parse '" + line +
                         "'");
   }

@@ -23,24 +23,24 @@ enum class GpuBackend { Auto, Ptx, Sass };
 const char *backend_name(GpuBackend b);
 bool parse_backend(const std::string &name, GpuBackend &out);
 
+// What gpubt tells the agent. Every field is one directive of the config text; the list of
+// them, which both write_agent_config and parse_agent_config walk, is in agent_protocol.cpp.
 struct AgentConfig {
+  // The probes, their maps, the printf ring's size and the features the compiler set. Its PTX
+  // and images are not sent: they reach the agent as `cubins` and `spirv_path`. map_index is not
+  // sent (the agent needs only sizes); from_host / to_host are set from host_maps when parsed.
+  DeviceProgramSpec device;
   std::vector<AgentCubin> cubins;
   std::string spirv_path; // the Vulkan layer's probe module (DeviceFormat::SpirvVulkan); empty: none
-  std::vector<DeviceProbeSpec> probes; // probe N's code is DeviceProbeSpec::function
-  std::vector<DeviceMapSpec> maps;     // map_index is not sent (the agent needs only sizes);
-                                       // from_host / to_host are set from host_maps
-                                       // when parsed
   // One per DeviceMapSpec::from_host map (the BPF map the agent copies into it before each traced
   // launch) or to_host map (the BPF map the agent copies it into at each synchronization).
-  // Line: hostmap <device map> <key size> <value size> <fd> [to_host] (absent: from_host).
   struct HostMap {
-    uint32_t device_map = 0;               // index into maps
+    uint32_t device_map = 0;               // index into device.maps
     uint32_t key_size = 0, value_size = 0; // the BPF map's (a scalar map's key is a u64 0)
     int fd = -1;                           // the BPF map in the traced process; -1: unknown
     bool to_host = false;                  // the copy's direction: false host -> GPU
   };
   std::vector<HostMap> host_maps;
-  uint32_t ring_capacity = 0;          // 0: no printf ring
   std::string results_path;
   int events_fd = -1;   // >= 0: after each traced launch the printf ring is drained to this
                         // (inherited) socket as raw records; otherwise only at the end
@@ -48,9 +48,13 @@ struct AgentConfig {
   // Auto: a module with PTX the GPU can JIT gets the probes compiled into its PTX, others are
   // patched in SASS; Ptx / Sass: only that way (a module it cannot do runs uninstrumented).
   GpuBackend backend = GpuBackend::Auto;
-  bool launch_state = false; // DeviceProgramSpec::launch_state: reset before each traced launch
-  bool clock = false; // a probe reads %globaltimer (nsecs): the agent measures the GPU clock
+
+  // A probe reads %globaltimer (nsecs): the agent measures the GPU clock.
+  bool reads_clock() const { return device.features & DeviceReadsClock; }
 };
+
+// The part of SPEC's device program the agent is told (no PTX or images).
+DeviceProgramSpec device_spec_for_agent(const DeviceProgramSpec &spec);
 
 // SPEC's from_host and to_host device maps with their BPF maps' sizes (fd -1: gpubt fills it at
 // run time).

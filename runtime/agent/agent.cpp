@@ -146,7 +146,7 @@ void trace_context(Agent &a, CUcontext ctx, const KnownContext &known) {
   auto c = std::make_unique<Context>();
   c->device = known.device;
   c->sm = sm;
-  c->launches.assign(a.config.probes.size(), 0);
+  c->launches.assign(a.config.device.probes.size(), 0);
   a.contexts[ctx] = std::move(c);
   if (a.clock)
     a.clock->watch(ctx);
@@ -234,7 +234,7 @@ KernelSetup setup_kernel(Agent &a, Context &c, CUcontext ctx, CUmodule module,
   KernelSetup k;
   if (!ensure_memory(a, c, ctx, final))
     return k; // the patches find NULL userdata and return at once
-  k.mask = probe_mask(a.config.probes, names);
+  k.mask = probe_mask(a.config.device.probes, names);
   k.userdata = c.memory->kernel_ctx(names.base, k.mask);
   if (!k.userdata)
     k.error = "cannot set up the probes of kernel " + names.base;
@@ -271,7 +271,7 @@ void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &k
     names.push_back(kernel_names(f));
   std::vector<const abi::DeviceProbeSpec *> wanted;
   std::set<std::pair<bool, std::string>> done; // probes sharing a dispatcher patch it once
-  for (const auto &probe : a.config.probes) {
+  for (const auto &probe : a.config.device.probes) {
     bool matches = !known.readable; // an image we cannot read: patch and let the launch filter
     for (const auto &n : names)
       matches = matches || kernel_matches(probe.kernel, n);
@@ -415,9 +415,9 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
   for (size_t i = 0; i < c.launches.size() && i < 64; ++i)
     if (known->second >> i & 1)
       ++c.launches[i];
-  if (known->second && c.memory && (a.config.launch_state || !a.config.host_maps.empty()) &&
+  if (known->second && c.memory && (a.config.device.launch_state || !a.config.host_maps.empty()) &&
       !c.before_launch_failed) {
-    void *kernel_ctx = a.config.launch_state ? c.kernel_ctxs[d.function] : nullptr;
+    void *kernel_ctx = a.config.device.launch_state ? c.kernel_ctxs[d.function] : nullptr;
     auto stream = from_graph ? std::nullopt : std::optional<CUstream>(d.stream);
     if (auto st = c.memory->before_launch(a.config, kernel_ctx, d.hStream, stream); !st) {
       c.before_launch_failed = true; // said once; the kernels see the values written before
@@ -834,12 +834,13 @@ int start() {
                       SANITIZER_CBID_DRIVER_API_cuModuleLoadFatBinary})
       sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
   }
-  if (a->config.clock) // some probe reads nsecs
+  // Without nsecs the clock's measuring kernel (every 100 ms, then every second) is not run.
+  if (a->config.reads_clock())
     a->clock = make_clock_service(*a);
   g_agent = a;
   std::atexit(at_exit);
   if (a->config.verbose)
-    std::fprintf(stderr, "gpubt: agent loaded, %zu gpu probes\n", a->config.probes.size());
+    std::fprintf(stderr, "gpubt: agent loaded, %zu gpu probes\n", a->config.device.probes.size());
   return 1;
 }
 

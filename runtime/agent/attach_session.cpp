@@ -101,7 +101,7 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
     a.received_fds = std::move(fds);
     a.tracing = a.attached = true;
   }
-  if (a.config.clock)
+  if (a.config.reads_clock())
     a.clock = make_clock_service(a);
   std::map<CUcontext, KnownContext> contexts;
   std::vector<std::pair<CUmodule, KnownModule>> modules;

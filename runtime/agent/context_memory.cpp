@@ -113,7 +113,7 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
   auto *stage = static_cast<uint8_t *>(m.staging_);
   // Headers are staged one after another; the staging buffer is written before any copy.
   size_t staged = 0;
-  for (const auto &spec : config.maps) {
+  for (const auto &spec : config.device.maps) {
     void *p = nullptr;
     uint64_t size = spec.storage_size();
     if ((r = sanitizerAlloc(ctx, &p, size)) != SANITIZER_SUCCESS)
@@ -133,16 +133,16 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
       return fail("sanitizerMemcpyHostToDeviceAsync", r);
     staged += sizeof h;
   }
-  if (config.ring_capacity) {
-    m.ring_capacity_ = config.ring_capacity;
-    uint64_t size = sizeof(gpubt_device_ring) + config.ring_capacity;
+  if (config.device.ring_capacity) {
+    m.ring_capacity_ = config.device.ring_capacity;
+    uint64_t size = sizeof(gpubt_device_ring) + config.device.ring_capacity;
     if ((r = sanitizerAlloc(ctx, &m.ring_, size)) != SANITIZER_SUCCESS)
       return fail("sanitizerAlloc (printf ring)", r);
     if ((r = sanitizerMemset(m.ring_, 0, size, nullptr)) != SANITIZER_SUCCESS)
       return fail("sanitizerMemset", r);
     if ((r = sanitizerAllocHost(ctx, &m.ring_host_, size)) != SANITIZER_SUCCESS)
       return fail("sanitizerAllocHost (printf ring)", r);
-    gpubt_device_ring h{0, 0, 0, config.ring_capacity, 0};
+    gpubt_device_ring h{0, 0, 0, config.device.ring_capacity, 0};
     std::memcpy(stage + staged, &h, sizeof h);
     if ((r = sanitizerMemcpyHostToDeviceAsync(m.ring_, stage + staged, sizeof h, nullptr)) !=
         SANITIZER_SUCCESS)
@@ -151,7 +151,7 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
   }
   uint64_t staging = 0;
   for (const auto &h : config.host_maps) { // a ring for the host's values, one for the GPU's
-    uint64_t size = config.maps.at(h.device_map).storage_size();
+    uint64_t size = config.device.maps.at(h.device_map).storage_size();
     m.host_map_offsets_.push_back(staging);
     staging += uint64_t(h.to_host ? 1 : kHostMapSlots) * size;
     if (!h.to_host && size > kStreamWriteMapBytes && m.stream_writes_refused_.empty())
@@ -160,7 +160,7 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
   }
   if (staging && (r = sanitizerAllocHost(ctx, &m.host_map_staging_, staging)) != SANITIZER_SUCCESS)
     return fail("sanitizerAllocHost (host maps)", r);
-  if (config.launch_state) {
+  if (config.device.launch_state) {
     if ((r = sanitizerAllocHost(ctx, &m.launch_reset_, 16)) != SANITIZER_SUCCESS)
       return fail("sanitizerAllocHost (launch state)", r);
     std::memcpy(m.launch_reset_, kLaunchReset, sizeof kLaunchReset);
@@ -218,7 +218,7 @@ Result<bool> ContextMemory::snapshot_host_map(const abi::AgentConfig &config, si
   const auto &h = config.host_maps[i];
   if (h.to_host)
     return false;
-  auto n = agent::snapshot_host_map(h.fd, {h.key_size, h.value_size, config.maps.at(h.device_map)},
+  auto n = agent::snapshot_host_map(h.fd, {h.key_size, h.value_size, config.device.maps.at(h.device_map)},
                                     host_map_image_);
   if (!n)
     return Error{n.error()};
@@ -272,7 +272,7 @@ Status ContextMemory::copy_before_launch(const abi::AgentConfig &config, void *k
     if (!*read)
       continue;
     const auto &h = config.host_maps[i];
-    const abi::DeviceMapSpec &spec = config.maps.at(h.device_map);
+    const abi::DeviceMapSpec &spec = config.device.maps.at(h.device_map);
     auto *image = static_cast<uint8_t *>(host_map_staging_) + host_map_offsets_[i] +
                   slot * spec.storage_size();
     std::memcpy(image, host_map_image_.data(), spec.storage_size());
@@ -289,7 +289,7 @@ Status ContextMemory::write_back_host_maps(const abi::AgentConfig &config,
     const auto &h = config.host_maps[i];
     if (!h.to_host)
       continue;
-    const abi::DeviceMapSpec &spec = config.maps.at(h.device_map);
+    const abi::DeviceMapSpec &spec = config.device.maps.at(h.device_map);
     auto *image = static_cast<uint8_t *>(host_map_staging_) + host_map_offsets_[i];
     if (sanitizerMemcpyDeviceToHost(image, maps_.at(h.device_map), spec.storage_size(), stream) !=
         SANITIZER_SUCCESS)

@@ -127,8 +127,8 @@ Substitution PtxImages::substitute(const void *image, int sm, int max_isa) {
     // One matching probe at a point runs without its probe_mask test; several share the
     // dispatcher, which calls each one's tested form.
     int matches[2] = {0, 0};
-    for (size_t i = 0; i < config_.probes.size() && i < 64; ++i) {
-      const auto &p = config_.probes[i];
+    for (size_t i = 0; i < config_.device.probes.size() && i < 64; ++i) {
+      const auto &p = config_.device.probes[i];
       if (!kernel_matches(p.kernel, names))
         continue;
       std::string &slot = p.exit ? k.exit_probe : k.entry_probe;

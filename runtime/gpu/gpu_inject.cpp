@@ -159,9 +159,9 @@ const abi::DeviceCode *vulkan_image(const abi::ProgramSpec &spec) {
 // TAG (attaching): the probe functions' names get it (tag_probe_functions).
 Status prepare_cuda(const abi::ProgramSpec &spec, const GpuRun &run, abi::AgentConfig &config,
                     const std::string &tag) {
-  std::string probes_ptx = add_dispatchers(spec.device.ptx, config.probes);
+  std::string probes_ptx = add_dispatchers(spec.device.ptx, config.device.probes);
   if (!tag.empty())
-    tag_probe_functions(probes_ptx, config.probes, tag);
+    tag_probe_functions(probes_ptx, config.device.probes, tag);
   std::string ptxas = find_ptxas();
   for (const auto &arch : gpu_archs(spec)) {
     std::string ptx = run.dir + "/probes." + arch + ".ptx";
@@ -213,7 +213,7 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   run.config_path = run.dir + "/agent.cfg";
   run.results_path = run.dir + "/results.bin";
   abi::AgentConfig config;
-  config.probes = spec.device.probes;
+  config.device = abi::device_spec_for_agent(spec.device);
   bool cuda = bool(agent);
   if (cuda) {
     std::string tag =
@@ -229,15 +229,10 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
     config.spirv_path = run.dir + "/probes.spv";
     std::ofstream(config.spirv_path, std::ios::binary) << spirv->bytes;
   }
-  config.maps = spec.device.maps;
-  config.ring_capacity = spec.device.ring_capacity;
   config.results_path = run.results_path;
   config.verbose = verbose;
   config.backend = backend;
   config.host_maps = abi::host_maps_of(spec);
-  config.launch_state = spec.device.launch_state;
-  // Without nsecs the clock's measuring kernel (every 100 ms, then every second) is not run.
-  config.clock = spec.device.features & abi::DeviceReadsClock;
   if (!spec.formats.empty() && !attach) { // printf: stream the device's records as they come
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {

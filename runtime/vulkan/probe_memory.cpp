@@ -20,20 +20,20 @@ uint64_t ProbeMemoryLayout::ctx_offset(uint32_t index) {
 ProbeMemoryLayout ProbeMemoryLayout::of(const abi::AgentConfig &config) {
   ProbeMemoryLayout l;
   uint64_t at = ctx_offset(kMaxEntryContexts);
-  for (const auto &m : config.maps) {
+  for (const auto &m : config.device.maps) {
     l.map_offsets.push_back(at);
     at = align_up(at + m.storage_size());
   }
   l.ring_offset = at;
-  at += sizeof(gpubt_device_ring) + config.ring_capacity;
+  at += sizeof(gpubt_device_ring) + config.device.ring_capacity;
   l.size = align_up(at);
   return l;
 }
 
 void init_probe_memory(const abi::AgentConfig &config, const ProbeMemoryLayout &layout,
                        uint8_t *host) {
-  for (size_t j = 0; j < config.maps.size(); ++j) {
-    const auto &spec = config.maps[j];
+  for (size_t j = 0; j < config.device.maps.size(); ++j) {
+    const auto &spec = config.device.maps[j];
     uint8_t *map = host + layout.map_offsets[j];
     gpubt_device_map_header h{spec.capacity, spec.key_size, spec.value_size, spec.entry_size, 0,
                               0};
@@ -45,7 +45,7 @@ void init_probe_memory(const abi::AgentConfig &config, const ProbeMemoryLayout &
       }
   }
   gpubt_device_ring ring{};
-  ring.capacity = config.ring_capacity;
+  ring.capacity = config.device.ring_capacity;
   std::memcpy(host + layout.ring_offset, &ring, sizeof ring);
 }
 
@@ -57,9 +57,9 @@ void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout
   ctx.pid = uint32_t(getpid());
   ctx.ring = address + layout.ring_offset;
   ctx.kernel_index = index;
-  ctx.num_maps = uint32_t(config.maps.size());
+  ctx.num_maps = uint32_t(config.device.maps.size());
   std::strncpy(ctx.kernel_name, kernel.c_str(), GPUBT_KERNEL_NAME_SIZE - 1);
-  for (size_t j = 0; j < config.maps.size() && j < GPUBT_MAX_DEVICE_MAPS; ++j)
+  for (size_t j = 0; j < config.device.maps.size() && j < GPUBT_MAX_DEVICE_MAPS; ++j)
     ctx.maps[j] = address + layout.map_offsets[j];
   ctx.probe_mask = probe_mask;
   ctx.launch_start = UINT64_MAX;
@@ -69,9 +69,9 @@ void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout
 abi::DeviceImage read_probe_memory(const abi::AgentConfig &config,
                                    const ProbeMemoryLayout &layout, const uint8_t *host) {
   abi::DeviceImage image;
-  for (size_t j = 0; j < config.maps.size(); ++j) {
+  for (size_t j = 0; j < config.device.maps.size(); ++j) {
     const uint8_t *map = host + layout.map_offsets[j];
-    image.maps.emplace_back(map, map + config.maps[j].storage_size());
+    image.maps.emplace_back(map, map + config.device.maps[j].storage_size());
   }
   gpubt_device_ring ring;
   std::memcpy(&ring, host + layout.ring_offset, sizeof ring);

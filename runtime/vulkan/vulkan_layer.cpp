@@ -424,7 +424,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceC
   d.dispatch_indirect = reinterpret_cast<PFN_vkCmdDispatchIndirect>(get("vkCmdDispatchIndirect"));
   d.destroy_buffer = reinterpret_cast<PFN_vkDestroyBuffer>(get("vkDestroyBuffer"));
   d.free_memory = reinterpret_cast<PFN_vkFreeMemory>(get("vkFreeMemory"));
-  d.launches.assign(config().agent.probes.size(), 0);
+  d.launches.assign(config().agent.device.probes.size(), 0);
   if (probes) {
     d.subgroup_size = subgroup_size(inst, pd);
     why = make_probe_memory(inst, pd, d);
@@ -480,11 +480,11 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateShaderModule(VkDevice device,
     EntryProbes e;
     e.entry = name;
     uint64_t mask = 0;
-    for (size_t i = 0; i < c.agent.probes.size() && i < 64; ++i)
-      if (fnmatch(c.agent.probes[i].kernel.c_str(), name.c_str(), 0) == 0) {
+    for (size_t i = 0; i < c.agent.device.probes.size() && i < 64; ++i)
+      if (fnmatch(c.agent.device.probes[i].kernel.c_str(), name.c_str(), 0) == 0) {
         mask |= 1ull << i;
-        e.calls.push_back({c.agent.probes[i].function + GPUBT_PROBE_DIRECT_SUFFIX,
-                           c.agent.probes[i].exit});
+        e.calls.push_back({c.agent.device.probes[i].function + GPUBT_PROBE_DIRECT_SUFFIX,
+                           c.agent.device.probes[i].exit});
       }
     if (!mask)
       continue;

@@ -51,7 +51,7 @@ TEST(AgentProtocol, HostMapsOfASpec) {
 TEST(AgentProtocol, HostMapLinesRoundTrip) {
   auto spec = shared_spec();
   AgentConfig c;
-  c.maps = spec.device.maps;
+  c.device.maps = spec.device.maps;
   c.host_maps = host_maps_of(spec);
   c.host_maps[1].fd = 12;
   std::string text = write_agent_config(c);
@@ -60,11 +60,11 @@ TEST(AgentProtocol, HostMapLinesRoundTrip) {
   EXPECT_NE(text.find("hostmap\t2\t4\t8\t12\n"), std::string::npos) << text;
   auto back = parse_agent_config(text);
   ASSERT_TRUE(back) << back.error();
-  ASSERT_EQ(back->maps.size(), 3u);
-  EXPECT_FALSE(back->maps[0].from_host);
-  EXPECT_TRUE(back->maps[0].prefilled);
-  EXPECT_TRUE(back->maps[1].from_host);
-  EXPECT_TRUE(back->maps[2].from_host);
+  ASSERT_EQ(back->device.maps.size(), 3u);
+  EXPECT_FALSE(back->device.maps[0].from_host);
+  EXPECT_TRUE(back->device.maps[0].prefilled);
+  EXPECT_TRUE(back->device.maps[1].from_host);
+  EXPECT_TRUE(back->device.maps[2].from_host);
   ASSERT_EQ(back->host_maps.size(), 2u);
   EXPECT_EQ(back->host_maps[0].fd, -1);
   EXPECT_EQ(back->host_maps[1].device_map, 2u);
@@ -73,11 +73,11 @@ TEST(AgentProtocol, HostMapLinesRoundTrip) {
   EXPECT_EQ(back->host_maps[1].fd, 12);
   // A config without hostmap lines (every config before them) parses as before.
   AgentConfig plain;
-  plain.maps = spec.device.maps;
+  plain.device.maps = spec.device.maps;
   auto old = parse_agent_config(write_agent_config(plain));
   ASSERT_TRUE(old) << old.error();
   EXPECT_TRUE(old->host_maps.empty());
-  EXPECT_FALSE(old->maps[1].from_host);
+  EXPECT_FALSE(old->device.maps[1].from_host);
 }
 
 // @start is written by gpu probes and read by host probes instead: its line says to_host.
@@ -93,7 +93,7 @@ TEST(AgentProtocol, ToHostMapLinesRoundTrip) {
   EXPECT_EQ(h[1].key_size, 4u);
   EXPECT_EQ(h[1].value_size, 8u);
   AgentConfig c;
-  c.maps = spec.device.maps;
+  c.device.maps = spec.device.maps;
   c.host_maps = h;
   c.host_maps[1].fd = 7;
   std::string text = write_agent_config(c);
@@ -101,10 +101,10 @@ TEST(AgentProtocol, ToHostMapLinesRoundTrip) {
   EXPECT_NE(text.find("hostmap\t2\t4\t8\t7\tto_host\n"), std::string::npos) << text;
   auto back = parse_agent_config(text);
   ASSERT_TRUE(back) << back.error();
-  EXPECT_TRUE(back->maps[1].from_host);
-  EXPECT_FALSE(back->maps[1].to_host);
-  EXPECT_FALSE(back->maps[2].from_host);
-  EXPECT_TRUE(back->maps[2].to_host);
+  EXPECT_TRUE(back->device.maps[1].from_host);
+  EXPECT_FALSE(back->device.maps[1].to_host);
+  EXPECT_FALSE(back->device.maps[2].from_host);
+  EXPECT_TRUE(back->device.maps[2].to_host);
   ASSERT_EQ(back->host_maps.size(), 2u);
   EXPECT_FALSE(back->host_maps[0].to_host);
   EXPECT_TRUE(back->host_maps[1].to_host);
@@ -112,8 +112,8 @@ TEST(AgentProtocol, ToHostMapLinesRoundTrip) {
   // A 5-field line (every config before to_host) is a from_host map.
   auto old = parse_agent_config("map\t16\t8\t8\t24\t0\nhostmap\t0\t8\t8\t5\n");
   ASSERT_TRUE(old) << old.error();
-  EXPECT_TRUE(old->maps[0].from_host);
-  EXPECT_FALSE(old->maps[0].to_host);
+  EXPECT_TRUE(old->device.maps[0].from_host);
+  EXPECT_FALSE(old->device.maps[0].to_host);
   EXPECT_FALSE(old->host_maps[0].to_host);
 }
 

@@ -9,7 +9,7 @@ using namespace gpubt;
 TEST(AgentProtocol, ConfigRoundTrip) {
   gpubt::abi::AgentConfig c;
   c.cubins = {{"sm_90", "/tmp/x/probes.sm_90.cubin"}, {"sm_80", "/tmp/x/p 80.cubin"}};
-  c.probes = {{"gpu:kretprobe:vectorAdd", "vectorAdd", true, "gpubt_probe_0"},
+  c.device.probes = {{"gpu:kretprobe:vectorAdd", "vectorAdd", true, "gpubt_probe_0"},
               {"gpu:kprobe:*gemm*", "*gemm*", false, "gpubt_probe_1"}};
   gpubt::abi::DeviceMapSpec m;
   m.capacity = 65536;
@@ -19,32 +19,32 @@ TEST(AgentProtocol, ConfigRoundTrip) {
   gpubt::abi::DeviceMapSpec striped = m;
   striped.key_size = 0;
   striped.prefilled = true;
-  c.maps = {m, striped};
-  c.ring_capacity = 1 << 20;
+  c.device.maps = {m, striped};
+  c.device.ring_capacity = 1 << 20;
   c.results_path = "/tmp/x/results.bin";
   c.verbose = true;
-  c.launch_state = true;
-  c.clock = true;
+  c.device.launch_state = true;
+  c.device.features = gpubt::abi::DeviceReadsClock;
   c.events_fd = 7;
   auto back = gpubt::abi::parse_agent_config(gpubt::abi::write_agent_config(c));
   ASSERT_TRUE(back) << back.error();
   EXPECT_EQ(back->cubins.size(), 2u);
   EXPECT_EQ(back->cubins[1].path, "/tmp/x/p 80.cubin");
-  ASSERT_EQ(back->probes.size(), 2u);
-  EXPECT_EQ(back->probes[1].name, "gpu:kprobe:*gemm*");
-  EXPECT_EQ(back->probes[1].kernel, "*gemm*");
-  EXPECT_FALSE(back->probes[1].exit);
-  EXPECT_TRUE(back->probes[0].exit);
-  EXPECT_EQ(back->probes[0].function, "gpubt_probe_0");
-  ASSERT_EQ(back->maps.size(), 2u);
-  EXPECT_EQ(back->maps[0].storage_size(), m.storage_size());
-  EXPECT_FALSE(back->maps[0].prefilled);
-  EXPECT_TRUE(back->maps[1].prefilled);
-  EXPECT_EQ(back->ring_capacity, 1u << 20);
+  ASSERT_EQ(back->device.probes.size(), 2u);
+  EXPECT_EQ(back->device.probes[1].name, "gpu:kprobe:*gemm*");
+  EXPECT_EQ(back->device.probes[1].kernel, "*gemm*");
+  EXPECT_FALSE(back->device.probes[1].exit);
+  EXPECT_TRUE(back->device.probes[0].exit);
+  EXPECT_EQ(back->device.probes[0].function, "gpubt_probe_0");
+  ASSERT_EQ(back->device.maps.size(), 2u);
+  EXPECT_EQ(back->device.maps[0].storage_size(), m.storage_size());
+  EXPECT_FALSE(back->device.maps[0].prefilled);
+  EXPECT_TRUE(back->device.maps[1].prefilled);
+  EXPECT_EQ(back->device.ring_capacity, 1u << 20);
   EXPECT_EQ(back->results_path, c.results_path);
   EXPECT_TRUE(back->verbose);
-  EXPECT_TRUE(back->launch_state);
-  EXPECT_TRUE(back->clock);
+  EXPECT_TRUE(back->device.launch_state);
+  EXPECT_TRUE(back->reads_clock());
   EXPECT_EQ(back->events_fd, 7);
   EXPECT_EQ(gpubt::abi::parse_agent_config("")->events_fd, -1);
 }

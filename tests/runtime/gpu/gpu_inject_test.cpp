@@ -116,9 +116,9 @@ TEST(GpuInject, AssemblesProbesAndWritesConfig) {
       EXPECT_EQ(stat(c.ptx.c_str(), &st), 0) << "the PTX backend's probe PTX: " << c.ptx;
     }
     EXPECT_EQ(config->backend, gpubt::abi::GpuBackend::Auto);
-    EXPECT_FALSE(config->clock) << "no probe reads nsecs: the agent need not measure the clock";
-    EXPECT_EQ(config->probes.size(), 1u);
-    EXPECT_EQ(config->maps.size(), 1u);
+    EXPECT_FALSE(config->reads_clock()) << "no probe reads nsecs: the agent need not measure the clock";
+    EXPECT_EQ(config->device.probes.size(), 1u);
+    EXPECT_EQ(config->device.maps.size(), 1u);
     EXPECT_EQ(config->results_path, run->results_path);
     ASSERT_EQ(run->env.size(), 2u);
     EXPECT_EQ(run->env[0].first, "CUDA_INJECTION64_PATH");
@@ -143,7 +143,7 @@ TEST(GpuInject, ProbesReadingTheClockAskForItsMeasurement) {
     text << in.rdbuf();
     auto config = gpubt::abi::parse_agent_config(text.str());
     ASSERT_TRUE(config) << config.error();
-    EXPECT_EQ(config->clock, reads);
+    EXPECT_EQ(config->reads_clock(), reads);
   }
 }
 
@@ -303,8 +303,8 @@ TEST(GpuInject, ProbesSharingAPointGetADispatcher) {
   text << in.rdbuf();
   auto config = gpubt::abi::parse_agent_config(text.str());
   ASSERT_TRUE(config) << config.error();
-  ASSERT_EQ(config->probes.size(), 3u);
-  EXPECT_EQ(config->probes[0].function, "gpubt_dispatch_exit");
-  EXPECT_EQ(config->probes[1].function, "gpubt_probe_1"); // alone at its point
-  EXPECT_EQ(config->probes[2].function, "gpubt_dispatch_exit");
+  ASSERT_EQ(config->device.probes.size(), 3u);
+  EXPECT_EQ(config->device.probes[0].function, "gpubt_dispatch_exit");
+  EXPECT_EQ(config->device.probes[1].function, "gpubt_probe_1"); // alone at its point
+  EXPECT_EQ(config->device.probes[2].function, "gpubt_dispatch_exit");
 }
