@@ -1,10 +1,12 @@
 // Parse, resolve, check, lower: the stages in order, each one's output the next one's input.
 #include "driver/compile.h"
+#include "driver/attach_point_lookup.h"
 
 #include "frontend/clang/read_c_definitions.h"
 #include <iostream>
 
 #include "frontend/parse/parse.h"
+#include "frontend/passes/check_attach_points.h"
 #include "frontend/passes/check_types.h"
 #include "frontend/passes/launch_state.h"
 #include "frontend/passes/map_sharing.h"
@@ -89,6 +91,14 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   c.program = frontend::parse_program(file, diags, options.params);
   if (report() || !c.program)
     return std::nullopt;
+
+  { // its own diagnostics: report() renders all so far, and warnings must print once
+    frontend::Diagnostics found;
+    frontend::check_attach_points(*c.program, attach_point_lookup(options.pid, !options.dry_run), found);
+    (options.bt.no_warnings ? without_warnings(found) : found).render(err, file);
+    if (found.has_errors())
+      return std::nullopt;
+  }
 
   frontend::CDefinitionOptions c_opts{options.bt.include_dirs, options.bt.include_files};
   frontend::CTypes c_types = frontend::read_c_definitions(*c.program, file, diags, c_opts);

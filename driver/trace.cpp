@@ -1,5 +1,6 @@
 // Drives a runtime::Session and routes its events to the printers.
 #include "driver/trace.h"
+#include "driver/attach_point_lookup.h"
 #include "driver/exit_codes.h"
 #include "driver/exit_report.h"
 #include "driver/trace_gpu.h"
@@ -47,8 +48,10 @@ bool report_unmatched(const abi::ProgramSpec &spec, const runtime::Session &s, s
       if (p.func.find_first_of("*?[") != std::string::npos) {
         err << "WARNING: " << name << ": no functions match '" << p.func << "'\n";
       } else {
-        err << "ERROR: " << name << ": no function '" << p.func << "' in " << p.target
-            << " (list them with: gpubt -l 'uprobe:" << p.target << ":*')\n";
+        std::string hint = gpu_function_hint(p.target, p.func);
+        err << "ERROR: " << name << ": no function '" << p.func << "' in " << p.target << " ("
+            << (hint.empty() ? "" : hint + "; ") << "list them with: gpubt -l 'uprobe:"
+            << p.target << ":*')\n";
         ok = false;
       }
       break;
