@@ -118,6 +118,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   };
   sema_opts.retval_type = stdlib::api_retval_type;
   sema_opts.field_error = stdlib::api_arg_error;
+  sema_opts.argn_error = stdlib::api_argn_error;
   c.sema = frontend::resolve_types(*c.program, sema_opts);
   frontend::check_types(*c.program, c.sema, sema_opts, diags);
   if (!diags.has_errors()) {

@@ -1,6 +1,8 @@
 // Catalog rows -> frontend types, and the lookup of an attach point's catalogued function.
 #include "stdlib/api_types.h"
 
+#include <algorithm>
+
 #include "stdlib/enums.h"
 
 namespace gpubt::stdlib {
@@ -86,6 +88,23 @@ std::string api_arg_error(const frontend::AttachPoint &ap, std::string_view fiel
     return "";
   return std::string(fn->name) + " has no argument '" + std::string(field) +
          "'; its arguments are: " + join_api_param_names(*fn);
+}
+
+std::string api_argn_error(const frontend::AttachPoint &ap, int index) {
+  const ApiFunction *fn = ap.provider == frontend::Provider::Uprobe ? api_function_for(ap) : nullptr;
+  if (!fn)
+    return "";
+  // argN is the N-th eightbyte of the arguments: six registers, then the stack (x86-64 SysV).
+  int end = 0;
+  for (const auto &p : fn->params)
+    end = std::max(end, (p.loc.on_stack ? 6 : 0) + p.loc.index + p.loc.count);
+  if (index < end)
+    return "";
+  std::string where = end == 0 ? "no arguments" : "its arguments in arg0..arg" +
+                                                      std::to_string(end - 1) + " (" +
+                                                      join_api_param_names(*fn) + ")";
+  return std::string(fn->name) + " has " + where + "; arg" + std::to_string(index) +
+         " is past them" + (end == 0 ? "" : ": use args.NAME");
 }
 
 } // namespace gpubt::stdlib

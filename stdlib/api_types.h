@@ -26,5 +26,9 @@ frontend::Type api_param_type(const ApiParam &p);
 std::optional<frontend::Type> api_arg_type(const frontend::AttachPoint &ap, std::string_view field);
 std::optional<frontend::Type> api_retval_type(const frontend::AttachPoint &ap);
 std::string api_arg_error(const frontend::AttachPoint &ap, std::string_view field);
+// `argN` past a catalogued function's arguments in its uprobe (they read whatever the register or
+// stack slot holds): "cudaMalloc has 2 arguments in arg0..arg1 (devPtr, size); arg9 is past them";
+// empty otherwise.
+std::string api_argn_error(const frontend::AttachPoint &ap, int index);
 
 } // namespace gpubt::stdlib

@@ -543,6 +543,11 @@ private:
         error(b.span, stdlib::builtin_misuse_message(*use.info, b.name, ap.provider));
         return;
       }
+      if (use.info->id == stdlib::BuiltinId::Arg && options_.argn_error)
+        if (std::string msg = options_.argn_error(ap, use.arg_index); !msg.empty()) {
+          error(b.span, msg);
+          return;
+        }
     }
   }
 

@@ -21,6 +21,8 @@ using RetvalResolver = std::function<std::optional<Type>(const AttachPoint &ap)>
 // The error for an unknown `args.NAME` ("cudaMalloc has no argument 'bytes'; its arguments
 // are: devPtr, size"); empty when the attach point has no known fields to check against.
 using FieldErrorFn = std::function<std::string(const AttachPoint &ap, std::string_view field)>;
+// The error for `argN` past a known function's arguments; empty when fine or not known.
+using ArgIndexErrorFn = std::function<std::string(const AttachPoint &ap, int index)>;
 
 struct SemanticOptions {
   bool has_child = false;      // -c CMD given: cpid is usable
@@ -29,6 +31,7 @@ struct SemanticOptions {
   FieldResolver field_type;    // may be empty: args fields stay TypeKind::None
   RetvalResolver retval_type;  // may be empty: retval is uint64
   FieldErrorFn field_error;    // may be empty: unknown args fields are not reported
+  ArgIndexErrorFn argn_error;  // may be empty: any arg0..arg9 is accepted
   const CTypes *c_types = nullptr; // the script's C definitions (struct types, constants)
 };
 
