@@ -60,6 +60,17 @@ bool report_unmatched(const abi::ProgramSpec &spec, const runtime::Session &s, s
   return ok;
 }
 
+// A full map refuses new keys; its printout then misses them, so it is said (bpftrace 0.17 says
+// nothing; later versions warn).
+void report_dropped_keys(const abi::ProgramSpec &spec, const std::vector<uint64_t> &dropped,
+                         std::ostream &err) {
+  for (size_t i = 0; i < dropped.size(); ++i)
+    if (dropped[i] && !spec.maps[i].internal)
+      err << "WARNING: map " << spec.maps[i].name << " was full (" << spec.maps[i].max_entries
+          << " keys): " << dropped[i] << " updates with new keys were dropped; raise "
+          << "BPFTRACE_MAP_KEYS_MAX to keep them\n";
+}
+
 // A -c program or -p process that is not there is an error in the options, found before any
 // map or probe is made.
 bool check_target(const Options &options, std::ostream &err) {
@@ -203,6 +214,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     err << "WARNING: " << line << "\n";
   if (uint64_t lost = s.lost_events())
     output->lost_events(lost);
+  report_dropped_keys(spec, s.dropped_keys(), err);
 
   std::vector<runtime::MapData> maps(spec.maps.size());
   for (size_t i = 0; i < spec.maps.size(); ++i)

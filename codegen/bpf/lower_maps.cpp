@@ -4,6 +4,7 @@
 
 #include <linux/bpf.h>
 
+#include "codegen/bpf/global_counters.h"
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
 #include "codegen/int_ops.h"
@@ -95,6 +96,13 @@ Val read_map(LowerCtx &c, const frontend::MapExpr &m) {
   return {phi};
 }
 
+// A keyed map that is full refuses new keys: counted per map, for the warning at the end.
+static void count_dropped_key(LowerCtx &c, const frontend::MapExpr &m, const MapTarget &t,
+                              llvm::Value *ret) {
+  if (!m.keys.empty() && t.index < c.maps->ringbuf) // a word per user map (map_layout.cpp)
+    count_failure(c, ret, abi::global_map_drops_slot(static_cast<uint32_t>(t.index)));
+}
+
 void write_map(LowerCtx &c, const frontend::MapExpr &m, Val v, const Type &v_type) {
   MapTarget t = find_map(c, m.name);
   if (!t.info)
@@ -105,8 +113,9 @@ void write_map(LowerCtx &c, const frontend::MapExpr &m, Val v, const Type &v_typ
   if (size > t.info->value.size)
     zero_bytes(c, val, 8, size);
   store_value(c, val, 8, t.info->value, v, v_type);
-  call_helper(c, BPF_FUNC_map_update_elem,
-              {map_ref(c, t.index), key, val, c.b.getInt64(BPF_ANY)});
+  auto *ret = call_helper(c, BPF_FUNC_map_update_elem,
+                          {map_ref(c, t.index), key, val, c.b.getInt64(BPF_ANY)});
+  count_dropped_key(c, m, t, ret);
 }
 
 void delete_map_entry(LowerCtx &c, const frontend::MapExpr &m) {
@@ -180,8 +189,9 @@ void update_aggregate(LowerCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
                 vt.kind == TypeKind::Lhist;
   store64(c, init, 0, counts ? one : v);
   store64(c, init, 1, one); // is_set / count; beyond value_size for the 8-byte kinds
-  call_helper(c, BPF_FUNC_map_update_elem,
-              {map_ref(c, t.index), key, init, b.getInt64(BPF_ANY)});
+  auto *ret = call_helper(c, BPF_FUNC_map_update_elem,
+                          {map_ref(c, t.index), key, init, b.getInt64(BPF_ANY)});
+  count_dropped_key(c, m, t, ret);
   b.CreateBr(br.done);
   b.SetInsertPoint(br.done);
 }

@@ -155,7 +155,7 @@ MapLayout add_map_specs(const frontend::SemanticInfo &sema, uint32_t max_entries
   globals.name = "globals";
   globals.bpf_type = BPF_MAP_TYPE_ARRAY;
   globals.key_size = 4;
-  globals.value_size = 8 * abi::GlobalSlotCount;
+  globals.value_size = 8 * abi::global_map_drops_slot(static_cast<uint32_t>(layout.ringbuf));
   globals.max_entries = 1;
   globals.internal = true;
   layout.globals = spec.globals_map = static_cast<int>(spec.maps.size());

@@ -3,33 +3,10 @@
 
 #include <linux/bpf.h>
 
+#include "codegen/bpf/global_counters.h"
 #include "codegen/bpf/ir_helpers.h"
 
 namespace gpubt::codegen::bpf {
-
-namespace {
-
-// A full ring buffer drops the event: count it in the globals map, so gpubt can report lost
-// events as bpftrace does instead of losing them silently.
-void count_lost_event(LowerCtx &c, llvm::Value *ret) {
-  auto *lost = llvm::BasicBlock::Create(c.ctx, "event.lost", c.fn);
-  auto *add = llvm::BasicBlock::Create(c.ctx, "event.lost.add", c.fn);
-  auto *done = llvm::BasicBlock::Create(c.ctx, "event.done", c.fn);
-  c.b.CreateCondBr(c.b.CreateICmpNE(ret, c.b.getInt64(0)), lost, done);
-  c.b.SetInsertPoint(lost);
-  llvm::Value *key = scratch_slot(c, 8);
-  c.b.CreateAlignedStore(c.b.getInt64(0), key, llvm::Align(8));
-  auto *words = call_helper(c, BPF_FUNC_map_lookup_elem, {map_ref(c, c.maps->globals), key},
-                            c.b.getPtrTy());
-  c.b.CreateCondBr(c.b.CreateIsNull(words), done, add);
-  c.b.SetInsertPoint(add);
-  c.b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, byte_ptr(c, words, 8 * abi::GlobalLostEvents),
-                      c.b.getInt64(1), llvm::Align(8), llvm::AtomicOrdering::Monotonic);
-  c.b.CreateBr(done);
-  c.b.SetInsertPoint(done);
-}
-
-} // namespace
 
 void send_event(LowerCtx &c, abi::EventKind kind, uint32_t index, uint32_t payload,
                 const std::function<void(llvm::Value *payload)> &fill) {
@@ -41,7 +18,8 @@ void send_event(LowerCtx &c, abi::EventKind kind, uint32_t index, uint32_t paylo
     fill(byte_ptr(c, buf, sizeof(abi::EventHeader)));
   llvm::Value *ret = call_helper(c, BPF_FUNC_ringbuf_output, {map_ref(c, c.maps->ringbuf), buf,
                                                               c.b.getInt64(size), c.b.getInt64(0)});
-  count_lost_event(c, ret);
+  // A full ring buffer drops the event: counted, so gpubt reports lost events as bpftrace does.
+  count_failure(c, ret, abi::GlobalLostEvents);
 }
 
 void store_stamp(LowerCtx &c, llvm::Value *dst) {

@@ -144,12 +144,15 @@ constexpr uint64_t kCookieFuncMask = 0xffffffffull;
 // Words of the globals array map (map index ProgramSpec::globals_map, value = uint64[N]),
 // written by the runtime before attaching.
 // GlobalLostEvents: events dropped because the ring buffer was full (programs add to it).
+// After the GlobalSlotCount fixed words, one per map of ProgramSpec::maps that holds keys
+// (global_map_drops_slot): the updates the kernel refused it, a full map's new keys.
 enum GlobalSlot : uint32_t {
   GlobalStartNs = 0,
   GlobalChildPid = 1,
   GlobalLostEvents = 2,
   GlobalSlotCount = 3
 };
+constexpr uint32_t global_map_drops_slot(uint32_t map_index) { return GlobalSlotCount + map_index; }
 
 // gpu probes (runtime/abi/device_abi.h has the device-side layouts they use).
 struct DeviceProbeSpec {

@@ -409,19 +409,33 @@ void Session::run_end(EventHandler &handler) {
   consume(handler);
 }
 
+// The globals map's word SLOT, summed over its per-CPU copies.
+static uint64_t global_word(const MapData &globals, uint32_t slot) {
+  uint64_t sum = 0;
+  for (const auto &entry : globals)
+    for (const auto &words : entry.values)
+      if (words.size() >= 8 * (slot + 1)) {
+        uint64_t n;
+        std::memcpy(&n, words.data() + 8 * slot, 8);
+        sum += n;
+      }
+  return sum;
+}
+
 uint64_t Session::lost_events() const {
   if (spec_.globals_map < 0)
     return 0;
+  return global_word(read_map(spec_.globals_map), abi::GlobalLostEvents);
+}
+
+std::vector<uint64_t> Session::dropped_keys() const {
+  std::vector<uint64_t> out(spec_.maps.size(), 0);
+  if (spec_.globals_map < 0)
+    return out;
   MapData globals = read_map(spec_.globals_map);
-  uint64_t lost = 0;
-  for (const auto &entry : globals)
-    for (const auto &words : entry.values)
-      if (words.size() >= 8 * (abi::GlobalLostEvents + 1)) {
-        uint64_t n;
-        std::memcpy(&n, words.data() + 8 * abi::GlobalLostEvents, 8);
-        lost += n;
-      }
-  return lost;
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = global_word(globals, abi::global_map_drops_slot(uint32_t(i)));
+  return out;
 }
 
 MapData Session::read_map(int map_index) const {

@@ -71,6 +71,8 @@ public:
 
   MapData read_map(int map_index) const;
   uint64_t lost_events() const; // events dropped because the ring buffer was full
+  // Per map of spec().maps: new keys its full map refused (0 for maps without a count).
+  std::vector<uint64_t> dropped_keys() const;
   void clear_map(int map_index);
   void zero_map(int map_index);
   int map_fd(int map_index) const { return maps_.at(map_index).get(); }

@@ -30,7 +30,8 @@ TEST(BpfLowering, InternalMaps) {
   EXPECT_GE(spec.maps[spec.ringbuf_map].max_entries, 1u << 20);
   EXPECT_TRUE(spec.maps[spec.ringbuf_map].internal);
   EXPECT_EQ(spec.maps[spec.globals_map].bpf_type, BPF_MAP_TYPE_ARRAY);
-  EXPECT_EQ(spec.maps[spec.globals_map].value_size, 8u * abi::GlobalSlotCount);
+  EXPECT_EQ(spec.maps[spec.globals_map].value_size,
+            8u * abi::global_map_drops_slot(uint32_t(spec.ringbuf_map))); // a drop count per map
   const auto *scratch = find_map(spec, "scratch");
   ASSERT_NE(scratch, nullptr);
   EXPECT_EQ(scratch->bpf_type, BPF_MAP_TYPE_PERCPU_ARRAY);
