@@ -14,6 +14,8 @@ import subprocess
 import sys
 import tempfile
 
+from bench_notes import finish
+
 WORKGROUP = 64  # vector_add.comp's local_size_x
 SCRIPTS = [  # label, script (None: the program alone), checks the map's count
     ('plain', None, False),
@@ -111,11 +113,7 @@ def main():
         ap.error('--dispatches must be at least 2 (the first is a warm-up)')
     b = Bench(a)
     b.table()
-    if b.notes:
-        print('\nNotes (failed checks; those runs are left out of the medians):')
-        for n in b.notes:
-            print(f'- {n}')
-    return 1 if b.notes else 0
+    return finish(b.notes)
 
 
 if __name__ == '__main__':
