@@ -44,6 +44,8 @@ public:
   virtual llvm::Value *block_dim(llvm::IRBuilder<> &b, Dim d) const = 0;
   virtual llvm::Value *grid_dim(llvm::IRBuilder<> &b, Dim d) const = 0;
   virtual llvm::Value *special(llvm::IRBuilder<> &b, Special s) const = 0;
+  // Why S cannot be read on this target (a probe using it is an error), or "" when it can.
+  virtual std::string unavailable(Special) const { return ""; }
   // Warp collectives for aggregation (every lane in MASK executes them): the i32 mask of lanes
   // in MASK holding the same i64 V, and lane SRC's i32 V.
   virtual llvm::Value *match_any(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v) const = 0;

@@ -4,6 +4,8 @@ floats, plain vs gpubt's PTX backend vs its SASS backend vs the same counting wr
 (tests/gpu/vector_add_counted.cu), interleaved, medians of ROUNDS; then module load cost."""
 import argparse, os, re, statistics, subprocess, tempfile, time
 
+from bench_notes import finish
+
 N, LAUNCHES = 1 << 26, 21  # 20 timed launches after a warm-up; every launch is traced
 THREADS = N  # 2^26 is a multiple of the 256-thread block
 SCRIPTS = [  # label, probe body, vector_add_counted variant, what the traced run must print
@@ -185,11 +187,7 @@ def main():
     b = Bench(a)
     b.kernel_table()
     b.load_table()
-    if b.notes:
-        print('\nNotes (failed checks; those runs are left out of the medians):')
-        for n in b.notes:
-            print(f'- {n}')
-    return 1 if b.notes else 0
+    return finish(b.notes)
 
 
 if __name__ == '__main__':

@@ -19,6 +19,14 @@ namespace {
 
 llvm::Value *i64_of(DevCtx &c, llvm::Value *i1) { return c.b.CreateZExt(i1, c.b.getInt64Ty()); }
 
+// A clock special (Clock, GlobalTimer); a target that has none makes the probe an error rather
+// than let it read a silent 0.
+llvm::Value *read_clock(DevCtx &c, Special s) {
+  if (std::string why = c.target.unavailable(s); !why.empty())
+    set_error(c, why);
+  return c.target.special(c.b, s);
+}
+
 // Linear thread index inside the block and linear block index inside the grid (x fastest).
 llvm::Value *linear_thread_in_block(DevCtx &c) {
   auto &t = c.target;
@@ -78,7 +86,7 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
       {BuiltinId::Warp,
        [](DevCtx &c) -> DVal { return {c.b.CreateLShr(linear_thread_in_block(c), 5)}; }},
       {BuiltinId::Sm, [](DevCtx &c) -> DVal { return {c.target.special(c.b, Special::SmId)}; }},
-      {BuiltinId::Clock, [](DevCtx &c) -> DVal { return {c.target.special(c.b, Special::Clock)}; }},
+      {BuiltinId::Clock, [](DevCtx &c) -> DVal { return {read_clock(c, Special::Clock)}; }},
       {BuiltinId::Kernel,
        [](DevCtx &c) -> DVal {
          return {byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, kernel_name))};
@@ -376,7 +384,7 @@ llvm::Value *probe_nsecs(DevCtx &c) {
 llvm::Value *device_nsecs(DevCtx &c) {
   c.spec->device.features |= abi::DeviceReadsClock; // the agent then measures the GPU clock
   auto &b = c.b;
-  llvm::Value *t = c.target.special(b, Special::GlobalTimer);
+  llvm::Value *t = read_clock(c, Special::GlobalTimer);
   auto *since = b.CreateSub(t, ctx_field(c, offsetof(gpubt_device_ctx, clock_base), 8));
   auto *drift = b.CreateAShr(
       b.CreateMul(since, ctx_field(c, offsetof(gpubt_device_ctx, clock_rate), 8)), 32);

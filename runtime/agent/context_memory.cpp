@@ -13,6 +13,7 @@
 #include <sanitizer.h>
 
 #include "runtime/abi/device_abi.h"
+#include "runtime/abi/ring_records.h"
 #include "runtime/agent/host_map_snapshot.h"
 #include "runtime/agent/host_map_writeback.h"
 
@@ -41,32 +42,6 @@ int64_t realtime_offset_ns() {
   clock_gettime(CLOCK_MONOTONIC, &mono);
   clock_gettime(CLOCK_REALTIME, &real);
   return (int64_t(mono.tv_sec) - real.tv_sec) * 1000000000 + (mono.tv_nsec - real.tv_nsec);
-}
-
-// Appends the complete records of RAW (ring header + data) from its tail to OUT, stopping at
-// the first uncommitted one; returns the position after the last record taken.
-uint64_t take_records(const uint8_t *raw, uint32_t capacity, std::vector<uint8_t> &out) {
-  gpubt_device_ring h;
-  std::memcpy(&h, raw, sizeof h);
-  const uint8_t *data = raw + sizeof h;
-  auto word = [&](uint64_t pos) {
-    uint64_t w;
-    std::memcpy(&w, data + pos % capacity, 8);
-    return w;
-  };
-  uint64_t pos = h.tail;
-  while (pos < h.head) {
-    uint64_t first = word(pos);
-    uint32_t size = static_cast<uint32_t>(first), commit = static_cast<uint32_t>(first >> 32);
-    if (commit != static_cast<uint32_t>(pos / 8 + 1) || size < 8 || size % 8 || size > capacity)
-      break;
-    for (uint32_t off = 0; off < size; off += 8) {
-      uint64_t w = word(pos + off);
-      out.insert(out.end(), reinterpret_cast<uint8_t *>(&w), reinterpret_cast<uint8_t *>(&w) + 8);
-    }
-    pos += size;
-  }
-  return pos;
 }
 
 // Every entry of a prefilled map READY (key and value zero), written from a pinned image.
@@ -333,7 +308,7 @@ abi::DeviceImage ContextMemory::read_back(int device) const {
   gpubt_device_ring h;
   std::memcpy(&h, raw.data(), sizeof h);
   img.ring_drops = h.drops;
-  take_records(raw.data(), ring_capacity_, img.ring_records);
+  abi::take_records(raw.data(), ring_capacity_, img.ring_records);
   return img;
 }
 
@@ -352,7 +327,7 @@ bool ContextMemory::drain_ring(std::vector<uint8_t> &out) {
   if (sanitizerMemcpyDeviceToHost(raw + sizeof h, static_cast<uint8_t *>(ring_) + sizeof h,
                                   size - sizeof h, nullptr) != SANITIZER_SUCCESS)
     return false;
-  uint64_t tail = take_records(raw, ring_capacity_, out);
+  uint64_t tail = abi::take_records(raw, ring_capacity_, out);
   if (tail == h.tail)
     return true;
   // The new tail goes through the pinned mirror's own tail word, then a read waits for it.

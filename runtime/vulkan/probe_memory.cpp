@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "runtime/abi/device_abi.h"
+#include "runtime/abi/ring_records.h"
 
 namespace gpubt::runtime::vulkan {
 
@@ -76,6 +77,7 @@ abi::DeviceImage read_probe_memory(const abi::AgentConfig &config,
   gpubt_device_ring ring;
   std::memcpy(&ring, host + layout.ring_offset, sizeof ring);
   image.ring_drops = ring.drops;
+  abi::take_records(host + layout.ring_offset, ring.capacity, image.ring_records);
   return image;
 }
 

@@ -23,6 +23,7 @@
 #include "runtime/abi/device_abi.h"
 #include "runtime/vulkan/link_probes.h"
 #include "runtime/vulkan/probe_memory.h"
+#include "runtime/vulkan/relax_atomics.h"
 
 #define GPUBT_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -96,6 +97,7 @@ struct Device {
   PFN_vkFreeMemory free_memory = nullptr;
   bool active = false; // the probes' memory exists: shaders get probes
   uint32_t subgroup_size = 32;
+  bool relaxed_atomics = false; // lavapipe: see relax_atomics.h
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
   uint8_t *host = nullptr;
@@ -305,13 +307,21 @@ std::string make_probe_memory(const Instance &inst, VkPhysicalDevice pd, Device 
   return d.address ? "" : "no device address for the probes' buffer";
 }
 
-uint32_t subgroup_size(const Instance &inst, VkPhysicalDevice pd) {
+// The subgroup size, and whether the probes' atomics must be relaxed (relax_atomics.h).
+void read_device_traits(const Instance &inst, VkPhysicalDevice pd, Device &d) {
   if (!inst.properties2)
-    return 32;
+    return;
   VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceProperties2 p{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sub};
   inst.properties2(pd, &p);
-  return sub.subgroupSize ? sub.subgroupSize : 32;
+  if (sub.subgroupSize)
+    d.subgroup_size = sub.subgroupSize;
+  if (p.properties.apiVersion < VK_API_VERSION_1_2) // no VkPhysicalDeviceDriverProperties
+    return;
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  p.pNext = &driver;
+  inst.properties2(pd, &p);
+  d.relaxed_atomics = driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo *info,
@@ -426,7 +436,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceC
   d.free_memory = reinterpret_cast<PFN_vkFreeMemory>(get("vkFreeMemory"));
   d.launches.assign(config().agent.device.probes.size(), 0);
   if (probes) {
-    d.subgroup_size = subgroup_size(inst, pd);
+    read_device_traits(inst, pd, d);
     why = make_probe_memory(inst, pd, d);
     d.active = why.empty();
     if (!d.active)
@@ -501,7 +511,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateShaderModule(VkDevice device,
   }
   if (entries.empty())
     return lock.unlock(), create(device, info, alloc, out);
-  auto linked = link_probes(code, c.probes, entries, d.subgroup_size);
+  auto linked = link_probes(code, d.relaxed_atomics ? relax_atomics(c.probes) : c.probes, entries,
+                            d.subgroup_size);
   if (!linked) {
     say(entries[0].entry + ": not traced: " + linked.error());
     return lock.unlock(), create(device, info, alloc, out);

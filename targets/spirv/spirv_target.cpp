@@ -247,12 +247,19 @@ public:
     case Special::SmId: // no SPIR-V form: spreads striped maps over 256 entries
       return b.CreateAnd(arg(b, GPUBT_SPIRV_ARG_WORKGROUP_ID), 255);
     case Special::Clock:
-    case Special::GlobalTimer: // VK_KHR_shader_clock is not wired yet: 0
+    case Special::GlobalTimer: // refused by unavailable()
       return b.getInt64(0);
     case Special::ActiveMask:
       return b.CreateShl(b.getInt32(1), b.CreateTrunc(special(b, Special::LaneId), b.getInt32Ty()));
     }
     return b.getInt64(0);
+  }
+  std::string unavailable(Special s) const override {
+    if (s != Special::Clock && s != Special::GlobalTimer)
+      return "";
+    return std::string(s == Special::Clock ? "clock" : "nsecs") +
+           " cannot be read in " + (flavour_ == SpirvFlavour::Vulkan ? "Vulkan shaders" : "SPIR-V kernels") +
+           " yet (VK_KHR_shader_clock and calibrated timestamps are not wired)";
   }
   llvm::Value *match_any(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *) const override {
     return mask;

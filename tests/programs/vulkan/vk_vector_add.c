@@ -1,6 +1,10 @@
 // A plain Vulkan compute program: c = a + b over N floats on the first device, checked on the
-// host. Usage: vk_vector_add [N] [DISPATCHES] (default 1000 elements in 16 workgroups of 64,
-// once). Prints "vk_vector_add: ok N" or the first wrong element, and exits non-zero on error.
+// host. Usage: vk_vector_add [N] [DISPATCHES] [time] (default 1000 elements in workgroups of 64,
+// once). The buffers are device-local, filled and read back through a host-visible staging
+// buffer, as real programs keep them. Prints "vk_vector_add: ok N" or the first wrong element, and
+// exits non-zero on error. With "time", consecutive dispatches are separated by a barrier and
+// each is timed with timestamp queries: "dispatch_us MEDIAN" over all but the first (a warm-up),
+// or, where the queue has no timestamps, the host wall time of the submission over DISPATCHES.
 // The shader, vector_add.spv (glslangValidator -V vector_add.comp), is read from beside the
 // program, so the two can be copied to a GPU machine together.
 #include <stdio.h>
@@ -9,6 +13,7 @@
 #include <vulkan/vulkan.h>
 
 #include <limits.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CHECK(x)                                                                                   \
@@ -42,9 +47,60 @@ static uint32_t *read_shader(size_t *size) {
   return code;
 }
 
+
+// The first memory type in BITS with all of WANT, else with all of FALLBACK.
+static uint32_t memory_type(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits,
+                            VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback) {
+  for (int pass = 0; pass < 2; ++pass)
+    for (uint32_t t = 0; t < mp->memoryTypeCount; ++t) {
+      VkMemoryPropertyFlags f = pass ? fallback : want;
+      if ((bits & (1u << t)) && (mp->memoryTypes[t].propertyFlags & f) == f)
+        return t;
+    }
+  fprintf(stderr, "vk_vector_add: no memory type for a buffer\n");
+  exit(1);
+}
+
+static void make_buffer(VkDevice dev, const VkPhysicalDeviceMemoryProperties *mp, VkDeviceSize size,
+                        VkBufferUsageFlags usage, VkMemoryPropertyFlags want,
+                        VkMemoryPropertyFlags fallback, VkBuffer *buf, VkDeviceMemory *mem) {
+  VkBufferCreateInfo bci = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = size;
+  bci.usage = usage;
+  CHECK(vkCreateBuffer(dev, &bci, NULL, buf));
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(dev, *buf, &req);
+  VkMemoryAllocateInfo mai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, req.size,
+                              memory_type(mp, req.memoryTypeBits, want, fallback)};
+  CHECK(vkAllocateMemory(dev, &mai, NULL, mem));
+  CHECK(vkBindBufferMemory(dev, *buf, *mem, 0));
+}
+
+static void barrier(VkCommandBuffer cb, VkPipelineStageFlags from, VkAccessFlags from_access,
+                    VkPipelineStageFlags to, VkAccessFlags to_access) {
+  VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, from_access, to_access};
+  vkCmdPipelineBarrier(cb, from, to, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 int main(int argc, char **argv) {
   uint32_t n = argc > 1 ? (uint32_t)atoi(argv[1]) : 1000;
   int dispatches = argc > 2 ? atoi(argv[2]) : 1;
+  int timed = argc > 3 && strcmp(argv[3], "time") == 0;
+  if (n == 0 || dispatches < 1) {
+    fprintf(stderr, "usage: vk_vector_add [N] [DISPATCHES] [time]\n");
+    return 2;
+  }
   VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.apiVersion = VK_API_VERSION_1_0; // what most programs ask for
   VkInstanceCreateInfo ici = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
@@ -81,32 +137,23 @@ int main(int argc, char **argv) {
 
   VkPhysicalDeviceMemoryProperties mp;
   vkGetPhysicalDeviceMemoryProperties(pd, &mp);
-  VkBuffer bufs[3];
-  VkDeviceMemory mems[3];
-  float *ptrs[3];
+  VkBuffer bufs[3], staging;
+  VkDeviceMemory mems[3], staging_mem;
   VkDeviceSize size = (VkDeviceSize)n * sizeof(float) + 16;
-  for (int k = 0; k < 3; ++k) {
-    VkBufferCreateInfo bci = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bci.size = size;
-    bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
-    CHECK(vkCreateBuffer(dev, &bci, NULL, &bufs[k]));
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(dev, bufs[k], &req);
-    uint32_t type = 0;
-    VkMemoryPropertyFlags want =
-        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    while (type < mp.memoryTypeCount && !((req.memoryTypeBits & (1u << type)) &&
-                                          (mp.memoryTypes[type].propertyFlags & want) == want))
-      ++type;
-    VkMemoryAllocateInfo mai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, req.size, type};
-    CHECK(vkAllocateMemory(dev, &mai, NULL, &mems[k]));
-    CHECK(vkBindBufferMemory(dev, bufs[k], mems[k], 0));
-    CHECK(vkMapMemory(dev, mems[k], 0, VK_WHOLE_SIZE, 0, (void **)&ptrs[k]));
-  }
+  VkMemoryPropertyFlags host =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  for (int k = 0; k < 3; ++k)
+    make_buffer(dev, &mp, size,
+                VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                    VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, &bufs[k], &mems[k]);
+  make_buffer(dev, &mp, 2 * size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+              host, host, &staging, &staging_mem);
+  float *stage;
+  CHECK(vkMapMemory(dev, staging_mem, 0, VK_WHOLE_SIZE, 0, (void **)&stage));
   for (uint32_t i = 0; i < n; ++i) {
-    ptrs[0][i] = (float)i;
-    ptrs[1][i] = 2.0f * (float)i;
-    ptrs[2][i] = -1.0f;
+    stage[i] = (float)i;
+    stage[size / sizeof(float) + i] = 2.0f * (float)i;
   }
 
   size_t code_size;
@@ -180,31 +227,98 @@ int main(int argc, char **argv) {
   VkCommandBufferAllocateInfo cbai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   cbai.commandPool = cpool;
   cbai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  cbai.commandBufferCount = 1;
-  VkCommandBuffer cb;
-  CHECK(vkAllocateCommandBuffers(dev, &cbai, &cb));
+  cbai.commandBufferCount = 3;
+  VkCommandBuffer cbs[3]; // upload, dispatches, read back
+  CHECK(vkAllocateCommandBuffers(dev, &cbai, cbs));
   VkCommandBufferBeginInfo cbbi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+
+  CHECK(vkBeginCommandBuffer(cbs[0], &cbbi));
+  VkBufferCopy up[2] = {{0, 0, size}, {size, 0, size}};
+  vkCmdCopyBuffer(cbs[0], staging, bufs[0], 1, &up[0]);
+  vkCmdCopyBuffer(cbs[0], staging, bufs[1], 1, &up[1]);
+  vkCmdFillBuffer(cbs[0], bufs[2], 0, VK_WHOLE_SIZE, 0xbf800000u); // -1.0f
+  CHECK(vkEndCommandBuffer(cbs[0]));
+
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(pd, &props);
+  VkQueryPool queries = VK_NULL_HANDLE;
+  if (timed && qfs[qf].timestampValidBits) {
+    VkQueryPoolCreateInfo qpci = {VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qpci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qpci.queryCount = 2 * (uint32_t)dispatches;
+    CHECK(vkCreateQueryPool(dev, &qpci, NULL, &queries));
+  }
+  VkCommandBuffer cb = cbs[1];
   CHECK(vkBeginCommandBuffer(cb, &cbbi));
+  if (queries)
+    vkCmdResetQueryPool(cb, queries, 0, 2 * (uint32_t)dispatches);
   vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
   vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
   vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &n);
-  for (int d = 0; d < dispatches; ++d)
+  for (int d = 0; d < dispatches; ++d) {
+    if (timed && d > 0) // one dispatch at a time, so each is timed alone
+      barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+    if (queries)
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, 2 * (uint32_t)d);
     vkCmdDispatch(cb, (n + 63) / 64, 1, 1);
+    if (queries)
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, 2 * (uint32_t)d + 1);
+  }
   CHECK(vkEndCommandBuffer(cb));
-  VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cb;
-  CHECK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
-  CHECK(vkQueueWaitIdle(queue));
 
+  CHECK(vkBeginCommandBuffer(cbs[2], &cbbi));
+  VkBufferCopy down = {0, 0, size};
+  vkCmdCopyBuffer(cbs[2], bufs[2], staging, 1, &down);
+  CHECK(vkEndCommandBuffer(cbs[2]));
+
+  double wall_us = 0;
+  for (int k = 0; k < 3; ++k) {
+    VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cbs[k];
+    double t0 = now_us();
+    CHECK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
+    CHECK(vkQueueWaitIdle(queue));
+    if (k == 1)
+      wall_us = now_us() - t0;
+  }
+  if (timed) {
+    double *us = malloc(sizeof(double) * (size_t)dispatches);
+    int first = dispatches > 1, count = dispatches - first;
+    const char *how = "host wall time of the submission / dispatches";
+    if (queries) {
+      uint64_t *ticks = malloc(sizeof(uint64_t) * 2 * (size_t)dispatches);
+      CHECK(vkGetQueryPoolResults(dev, queries, 0, 2 * (uint32_t)dispatches,
+                                  sizeof(uint64_t) * 2 * (size_t)dispatches, ticks,
+                                  sizeof(uint64_t),
+                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+      for (int d = first; d < dispatches; ++d)
+        us[d - first] =
+            (double)(ticks[2 * d + 1] - ticks[2 * d]) * props.limits.timestampPeriod / 1e3;
+      free(ticks);
+      how = "timestamp queries";
+    } else {
+      for (int d = 0; d < count; ++d)
+        us[d] = wall_us / dispatches;
+    }
+    qsort(us, (size_t)count, sizeof(double), by_value);
+    printf("vk_vector_add: dispatch_us %.3f (median of %d dispatches, %s; %s)\n", us[count / 2],
+           count, how, props.deviceName);
+    free(us);
+  }
+
+  const float *c = stage; // read back into the staging buffer's first half
   int bad = 0;
   for (uint32_t i = 0; i < n && !bad; ++i)
-    if (ptrs[2][i] != 3.0f * (float)i) {
-      printf("vk_vector_add: c[%u] = %f, want %f\n", i, ptrs[2][i], 3.0f * (float)i);
+    if (c[i] != 3.0f * (float)i) {
+      printf("vk_vector_add: c[%u] = %f, want %f\n", i, c[i], 3.0f * (float)i);
       bad = 1;
     }
   if (!bad)
     printf("vk_vector_add: ok %u\n", n);
+  if (queries)
+    vkDestroyQueryPool(dev, queries, NULL);
   vkDestroyCommandPool(dev, cpool, NULL);
   vkDestroyDescriptorPool(dev, pool, NULL);
   vkDestroyPipeline(dev, pipeline, NULL);
@@ -215,6 +329,8 @@ int main(int argc, char **argv) {
     vkDestroyBuffer(dev, bufs[k], NULL);
     vkFreeMemory(dev, mems[k], NULL);
   }
+  vkDestroyBuffer(dev, staging, NULL);
+  vkFreeMemory(dev, staging_mem, NULL);
   vkDestroyDevice(dev, NULL);
   vkDestroyInstance(instance, NULL);
   free(code);
