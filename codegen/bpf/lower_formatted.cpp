@@ -96,28 +96,60 @@ Val lower_strcontains(LowerCtx &c, const CallExpr &call) {
     std::string hs(h.c_str()), ns(n.c_str()); // up to the first NUL, as the strings compare
     return {c.b.getInt64(hs.find(ns) != std::string::npos)};
   }
-  // For each start in the haystack: the needle's bytes agree up to its NUL. Unrolled: both
-  // strings are at most BPFTRACE_STRLEN bytes, and the verifier then sees every access.
+  // For each start in the haystack, the needle's bytes agree up to its NUL: two bounded loops
+  // (unrolled, 64 x 64 byte compares spill past the 512-byte BPF stack).
   Val h = lower_expr(c, hay), nv = lower_expr(c, needle);
-  uint32_t hn = hay.type.size, nn = needle.type.size;
-  auto byte = [&](Val s, uint32_t i) {
-    return c.b.CreateLoad(c.b.getInt8Ty(), byte_ptr(c, s.v, i));
+  uint64_t hn = hay.type.size, nn = needle.type.size;
+  auto *i64 = c.b.getInt64Ty();
+  auto at = [&](Val s, llvm::Value *i) {
+    return c.b.CreateLoad(c.b.getInt8Ty(), c.b.CreateInBoundsGEP(c.b.getInt8Ty(), s.v, i));
   };
-  llvm::Value *found = c.b.getFalse();
-  llvm::Value *hay_ended = c.b.getFalse(); // a start past the haystack's NUL
-  for (uint32_t start = 0; start < hn; ++start) {
-    llvm::Value *match = c.b.CreateNot(hay_ended);
-    llvm::Value *needle_ended = c.b.getFalse();
-    for (uint32_t j = 0; j < nn && start + j < hn; ++j) {
-      llvm::Value *nb = byte(nv, j);
-      needle_ended = c.b.CreateOr(needle_ended, c.b.CreateICmpEQ(nb, c.b.getInt8(0)));
-      llvm::Value *same = c.b.CreateICmpEQ(byte(h, start + j), nb);
-      match = c.b.CreateAnd(match, c.b.CreateOr(needle_ended, same));
-    }
-    found = c.b.CreateOr(found, match);
-    hay_ended = c.b.CreateOr(hay_ended, c.b.CreateICmpEQ(byte(h, start), c.b.getInt8(0)));
-  }
-  return {c.b.CreateZExt(found, c.b.getInt64Ty())};
+  auto block = [&](const char *name) { return llvm::BasicBlock::Create(c.ctx, name, c.fn); };
+  llvm::Value *result = stack_i64(c);
+  c.b.CreateStore(c.b.getInt64(0), result);
+  llvm::BasicBlock *entry = c.b.GetInsertBlock();
+  auto *outer = block("sc.outer"), *inner = block("sc.inner"), *check = block("sc.check"),
+       *latch = block("sc.latch"), *next = block("sc.next"), *found = block("sc.found"),
+       *done = block("sc.done");
+  c.b.CreateBr(outer);
+
+  c.b.SetInsertPoint(outer);
+  auto *i = c.b.CreatePHI(i64, 2);
+  i->addIncoming(c.b.getInt64(0), entry);
+  c.b.CreateCondBr(c.b.CreateICmpULT(i, c.b.getInt64(hn)), inner, done);
+
+  c.b.SetInsertPoint(inner);
+  auto *j = c.b.CreatePHI(i64, 2);
+  j->addIncoming(c.b.getInt64(0), outer);
+  auto *whole = block("sc.byte");
+  c.b.CreateCondBr(c.b.CreateICmpUGE(j, c.b.getInt64(nn)), found, whole);
+  c.b.SetInsertPoint(whole);
+  llvm::Value *nb = at(nv, j);
+  c.b.CreateCondBr(c.b.CreateICmpEQ(nb, c.b.getInt8(0)), found, check);
+
+  c.b.SetInsertPoint(check);
+  llvm::Value *k = c.b.CreateAdd(i, j);
+  auto *in_hay = block("sc.inhay");
+  c.b.CreateCondBr(c.b.CreateICmpUGE(k, c.b.getInt64(hn)), next, in_hay);
+  c.b.SetInsertPoint(in_hay);
+  c.b.CreateCondBr(c.b.CreateICmpEQ(at(h, k), nb), latch, next);
+
+  c.b.SetInsertPoint(latch);
+  j->addIncoming(c.b.CreateAdd(j, c.b.getInt64(1)), latch);
+  c.b.CreateBr(inner);
+
+  c.b.SetInsertPoint(next); // past the haystack's NUL no start can match
+  auto *more = block("sc.more");
+  c.b.CreateCondBr(c.b.CreateICmpEQ(at(h, i), c.b.getInt8(0)), done, more);
+  c.b.SetInsertPoint(more);
+  i->addIncoming(c.b.CreateAdd(i, c.b.getInt64(1)), more);
+  c.b.CreateBr(outer);
+
+  c.b.SetInsertPoint(found);
+  c.b.CreateStore(c.b.getInt64(1), result);
+  c.b.CreateBr(done);
+  c.b.SetInsertPoint(done);
+  return {c.b.CreateLoad(i64, result)};
 }
 
 void lower_join(LowerCtx &c, const CallExpr &call) {

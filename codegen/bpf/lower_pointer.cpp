@@ -19,9 +19,11 @@ uint32_t pointer_step(const Type &t) {
   return pointee.size ? pointee.size : 1;
 }
 
+// Elsewhere bpftrace 0.17 calls bpf_probe_read, which on x86-64 reads user or kernel memory by
+// the address (and says -EFAULT, not probe_read_kernel's -ERANGE, for a NULL pointer: -k shows it).
 int read_helper(const LowerCtx &c) {
   bool user = c.ap->provider == Provider::Uprobe || c.ap->provider == Provider::Uretprobe;
-  return user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel;
+  return user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read;
 }
 
 namespace {

@@ -232,6 +232,11 @@ private:
         e.type = Type::integer();
       else if (const Type *t = use.info ? nullptr : info_.c_types.find(e.as<BuiltinExpr>().name))
         e.type = *t; // a typedef name, as sizeof(name) takes it (check_types allows no other use)
+      // bpftrace's curtask is a struct task_struct * where the type is known (the script's
+      // definition, or the kernel's BTF): curtask->field reads it.
+      if (use.info && use.info->id == stdlib::BuiltinId::Curtask)
+        if (const Type *task = info_.c_types.find("struct task_struct"))
+          e.type = Type::pointer(*task);
       if (use.info && use.info->id == stdlib::BuiltinId::Retval) {
         const AttachPoint *ap = uretprobe_point();
         if (auto t = ap && options_.retval_type ? options_.retval_type(*ap) : std::nullopt)
