@@ -110,7 +110,8 @@ void append_conversion(Message &msg, const PrintfConversion &c, const ValueType 
   int64_t v = int_arg(t, data);
   if (c.conv == 'r' && t.kind == ValueType::Buffer && !c.length.empty()) {
     std::string_view bytes = buffer_bytes(t, data);
-    std::string text = c.length == "x" ? buffer_hex_escapes(bytes) : buffer_hex_bytes(bytes);
+    std::string text =
+        buffer_text(bytes, c.length == "x" ? BufferStyle::Escaped : BufferStyle::Hex);
     return append_snprintf(out, s + 's', text.c_str());
   }
   switch (c.conv) {

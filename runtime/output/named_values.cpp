@@ -18,35 +18,17 @@
 
 namespace gpubt::runtime {
 
-std::string buffer_text(std::string_view bytes) {
+std::string buffer_text(std::string_view bytes, BufferStyle style) {
   std::string out;
   char hex[8];
   for (unsigned char ch : bytes) {
-    if (ch >= 0x20 && ch < 0x7f) {
+    if (style == BufferStyle::Printable && ch >= 0x20 && ch < 0x7f) {
       out += char(ch);
-    } else {
-      std::snprintf(hex, sizeof hex, "\\x%02x", ch);
-      out += hex;
+      continue;
     }
-  }
-  return out;
-}
-
-std::string buffer_hex_escapes(std::string_view bytes) {
-  std::string out;
-  char hex[8];
-  for (unsigned char ch : bytes) {
-    std::snprintf(hex, sizeof hex, "\\x%02x", ch);
-    out += hex;
-  }
-  return out;
-}
-
-std::string buffer_hex_bytes(std::string_view bytes) {
-  std::string out;
-  char hex[8];
-  for (unsigned char ch : bytes) {
-    std::snprintf(hex, sizeof hex, "%s%02x", out.empty() ? "" : " ", ch);
+    if (style == BufferStyle::Hex && !out.empty())
+      out += ' ';
+    std::snprintf(hex, sizeof hex, style == BufferStyle::Hex ? "%02x" : "\\x%02x", ch);
     out += hex;
   }
   return out;

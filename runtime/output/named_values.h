@@ -7,12 +7,10 @@
 
 namespace gpubt::runtime {
 
-// buf() bytes as %r prints them: printable ASCII as it is, other bytes as \xNN.
-std::string buffer_text(std::string_view bytes);
-// %rx: every byte as \xNN.
-std::string buffer_hex_escapes(std::string_view bytes);
-// %rh: every byte as two hex digits, separated by spaces.
-std::string buffer_hex_bytes(std::string_view bytes);
+// How buf() bytes print: %r (printable ASCII as it is, other bytes as \xNN), %rx (every byte
+// as \xNN), %rh (every byte as two hex digits, separated by spaces).
+enum class BufferStyle { Printable, Escaped, Hex };
+std::string buffer_text(std::string_view bytes, BufferStyle style = BufferStyle::Printable);
 
 // ntop(): AF_INET (the first 4 bytes) or AF_INET6 (16 bytes) of `addr`; "" for other families.
 std::string inet_text(uint64_t family, const uint8_t *addr);
