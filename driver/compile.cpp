@@ -15,6 +15,8 @@
 #include "targets/ptx/ptx_target.h"
 #include "targets/spirv/spirv_target.h"
 #include "codegen/bpf/tracepoint_format.h"
+#include "runtime/process/binary_paths.h"
+#include "runtime/process/symbol_address.h"
 #include "stdlib/api_types.h"
 
 namespace gpubt::driver {
@@ -119,6 +121,24 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   sema_opts.retval_type = stdlib::api_retval_type;
   sema_opts.field_error = stdlib::api_arg_error;
   sema_opts.argn_error = stdlib::api_argn_error;
+  sema_opts.user_symbol = [](const std::string &binary, const std::string &name)
+      -> std::optional<frontend::SymbolInfo> {
+    auto path = runtime::resolve_binary_path(binary);
+    auto s = path ? runtime::elf_symbol_address(*path, name) : std::nullopt;
+    return s ? std::optional(frontend::SymbolInfo{s->address, s->size}) : std::nullopt;
+  };
+  // --dry-run attaches nothing, so a symbol this kernel does not list (a data symbol without
+  // CONFIG_KALLSYMS_ALL: loads.bt's avenrun) compiles as 0, with a warning; a run fails on it.
+  sema_opts.kernel_symbol = [&options, &err](const std::string &name)
+      -> std::optional<frontend::SymbolInfo> {
+    if (auto s = runtime::kernel_symbol_address(name))
+      return frontend::SymbolInfo{s->address, s->size};
+    if (!options.dry_run)
+      return std::nullopt;
+    if (!options.bt.no_warnings)
+      err << "WARNING: kaddr(\"" << name << "\"): not in /proc/kallsyms; 0 in this dry run\n";
+    return frontend::SymbolInfo{};
+  };
   c.sema = frontend::resolve_types(*c.program, sema_opts);
   frontend::check_types(*c.program, c.sema, sema_opts, diags);
   if (!diags.has_errors()) {
@@ -134,6 +154,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   cg_opts.has_child = sema_opts.has_child;
   cg_opts.map_max_entries = static_cast<uint32_t>(options.env.map_keys_max);
   cg_opts.timeline = !options.timeline.path.empty();
+  cg_opts.helper_error_checks = options.bt.helper_check_level;
   auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, cg_opts);
   if (!artifacts) {
     err << file.name() << ": ERROR: " << artifacts.error() << "\n";

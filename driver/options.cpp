@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <getopt.h>
 #include <iostream>
@@ -75,7 +76,7 @@ static Result<std::string> read_script(const std::string &path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return make_error("failed to open file '" + path + "'");
+    return make_error("failed to open file '" + path + "': " + std::strerror(errno));
   ss << in.rdbuf();
   return ss.str();
 }

@@ -20,13 +20,28 @@
 namespace gpubt::driver {
 namespace {
 
+// Every map the script declared, as it is now.
+std::vector<runtime::MapData> read_user_maps(const runtime::Session &s) {
+  std::vector<runtime::MapData> maps(s.spec().maps.size());
+  for (size_t i = 0; i < maps.size(); ++i)
+    if (!s.spec().maps[i].internal)
+      maps[i] = s.read_map(static_cast<int>(i));
+  return maps;
+}
+
 // The session's events go to the same decoder as the GPU agent's.
 class PrintingHandler : public runtime::EventHandler {
 public:
-  PrintingHandler(runtime::EventPrinter &printer, const std::ostream &out)
-      : printer_(printer), out_(out) {}
+  PrintingHandler(runtime::EventPrinter &printer, const std::ostream &out,
+                  const runtime::Session &session)
+      : printer_(printer), out_(out), session_(session) {}
   void on_event(const abi::EventHeader &h, const uint8_t *payload, size_t size) override {
     printer_.print(h, payload, size);
+    printer_.output().flush();
+  }
+  void print_all_maps() override {
+    runtime::print_all_maps(printer_.output(), session_.spec(), read_user_maps(session_),
+                            session_.symbolizer());
     printer_.output().flush();
   }
 
@@ -35,6 +50,7 @@ public:
 private:
   runtime::EventPrinter &printer_;
   const std::ostream &out_;
+  const runtime::Session &session_;
 };
 
 // A misspelt function is an error (bpftrace 0.17 silently attaches nothing); a wildcard that
@@ -205,7 +221,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   runtime::EventPrinter printer(spec, *output, s.symbolizer(),
                                 [&s](int map) { return s.read_map(map); },
                                 {true, options.env.cat_bytes_max, &err});
-  PrintingHandler handler(printer, out);
+  PrintingHandler handler(printer, out, s);
   s.run_begin();
   auto stop = s.run(handler);
   s.run_end(handler);
@@ -216,10 +232,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     output->lost_events(lost);
   report_dropped_keys(spec, s.dropped_keys(), err);
 
-  std::vector<runtime::MapData> maps(spec.maps.size());
-  for (size_t i = 0; i < spec.maps.size(); ++i)
-    if (!spec.maps[i].internal)
-      maps[i] = s.read_map(static_cast<int>(i));
+  std::vector<runtime::MapData> maps = read_user_maps(s);
   bool gpu_ran = false;
   if (gpu) {
     auto live = gpu_events->stop();

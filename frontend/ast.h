@@ -116,7 +116,7 @@ struct TupleExpr : Expr {
   std::vector<ExprPtr> elems;
 };
 
-enum class StmtKind { Expr, MapAssign, VarAssign, If, Block };
+enum class StmtKind { Expr, MapAssign, VarAssign, If, Block, While };
 
 struct Stmt : Node {
   explicit Stmt(StmtKind k) : kind(k) {}
@@ -153,6 +153,13 @@ struct IfStmt : Stmt {
   ExprPtr cond;
   std::unique_ptr<BlockStmt> then_block;
   std::unique_ptr<BlockStmt> else_block; // null if absent; `else if` is an IfStmt inside it
+};
+
+// while (cond) { ... }: the verifier bounds it (bpftrace's loops, kernel >= 5.3).
+struct WhileStmt : Stmt {
+  WhileStmt() : Stmt(StmtKind::While) {}
+  ExprPtr cond;
+  std::unique_ptr<BlockStmt> body;
 };
 
 enum class Provider {

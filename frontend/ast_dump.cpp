@@ -94,6 +94,10 @@ void dump_stmt(const Stmt &s, int depth, std::string &out) {
     out += pad + "block\n";
     dump_block(s.as<BlockStmt>(), depth + 1, out);
     return;
+  case StmtKind::While:
+    out += pad + "while " + dump_expr(*s.as<WhileStmt>().cond) + "\n";
+    dump_block(*s.as<WhileStmt>().body, depth + 1, out);
+    return;
   }
 }
 

@@ -72,6 +72,10 @@ template <class F> void for_each_expr(const Stmt &s, F &&f) {
     for (const auto &st : s.as<BlockStmt>().stmts)
       for_each_expr(*st, f);
     break;
+  case StmtKind::While:
+    for_each_expr(*s.as<WhileStmt>().cond, f);
+    for_each_expr(*s.as<WhileStmt>().body, f);
+    break;
   }
 }
 
@@ -85,6 +89,8 @@ template <class F> void for_each_stmt(const Stmt &s, F &&f) {
   } else if (s.kind == StmtKind::Block) {
     for (const auto &st : s.as<BlockStmt>().stmts)
       for_each_stmt(*st, f);
+  } else if (s.kind == StmtKind::While) {
+    for_each_stmt(*s.as<WhileStmt>().body, f);
   }
 }
 

@@ -46,7 +46,8 @@ Type Type::array(Type elem, uint32_t count) {
 
 bool Type::is_aggregate_value() const {
   return kind == TypeKind::String || kind == TypeKind::Tuple || kind == TypeKind::Record ||
-         kind == TypeKind::Array;
+         kind == TypeKind::Array || kind == TypeKind::Buffer || kind == TypeKind::Inet ||
+         kind == TypeKind::MacAddr;
 }
 
 int field_index(const Type &record, std::string_view name) {
@@ -73,6 +74,9 @@ bool Type::is_integer_like() const {
   case TypeKind::Timestamp:
   case TypeKind::KernelName:
   case TypeKind::Pointer:
+  case TypeKind::Errno:
+  case TypeKind::Username:
+  case TypeKind::CgroupPath:
     return true;
   default:
     return false;
@@ -86,7 +90,7 @@ bool Type::operator==(const Type &o) const {
 }
 
 static uint32_t alignment_of(const Type &t) {
-  if (t.kind == TypeKind::String)
+  if (t.kind == TypeKind::String || t.kind == TypeKind::Buffer || t.kind == TypeKind::MacAddr)
     return 1;
   if (t.kind == TypeKind::Array)
     return alignment_of(t.elems[0]);
@@ -148,6 +152,18 @@ std::string to_string(const Type &t) {
   case TypeKind::Array:
     return to_string(t.elems[0]) + "[" +
            std::to_string(t.elems[0].size ? t.size / t.elems[0].size : 0) + "]";
+  case TypeKind::Buffer:
+    return "buffer[" + std::to_string(t.size ? t.size - 1 : 0) + "]";
+  case TypeKind::Inet:
+    return "inet";
+  case TypeKind::MacAddr:
+    return "macaddr";
+  case TypeKind::Errno:
+    return "strerror_t";
+  case TypeKind::Username:
+    return "username";
+  case TypeKind::CgroupPath:
+    return "cgroup_path_t";
   case TypeKind::Count:
     return "count";
   case TypeKind::Sum:

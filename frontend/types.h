@@ -22,6 +22,12 @@ enum class TypeKind : uint8_t {
   Record,     // a C struct or union (enum_name "struct Foo"): fields elems/names at offsets.
               // Behind a pointer a record may be a stub (no fields): CTypes has the definition.
   Array,      // size / elems[0].size elements of elems[0] (a C array in a record)
+  Buffer,     // buf(): byte 0 the length, then size - 1 bytes of data, printed with escapes
+  Inet,       // ntop(): 8 bytes address family (AF_INET, AF_INET6), then 16 bytes of address
+  MacAddr,    // macaddr(): 6 bytes
+  Errno,      // strerror(n): an integer printed as strerror(3)'s text
+  Username,   // username: a uid printed as its user name
+  CgroupPath, // cgroup_path(id): a cgroup id printed as its paths in the mounted hierarchies
   // Aggregations: values of maps only, produced by count(), sum(), ...
   Count, Sum, Min, Max, Avg, Stats, Hist, Lhist,
 };

@@ -211,10 +211,11 @@ block : LBRACE stmts RBRACE ;
 // A statement without its `;` must be the last one of its block. An action, not a predicate,
 // checks that: ANTLR would evaluate a predicate while predicting the end of the expression
 // before it, and report the error there, without bison's "expecting }".
-stmts : (ifStmt | unrollStmt | stmt (SEMI | {if (!block_end()) throw antlr4::InputMismatchException(this);}))* ;
+stmts : (ifStmt | unrollStmt | whileStmt | stmt (SEMI | {if (!block_end()) throw antlr4::InputMismatchException(this);}))* ;
 
 ifStmt : IF LPAREN expr RPAREN block (ELSE (block | ifStmt))? ;
 unrollStmt : UNROLL LPAREN expr RPAREN block ;
+whileStmt : WHILE LPAREN expr RPAREN block ;
 
 // The builder checks the left side of an assignment (a map, a variable, or a tuple element,
 // which is an error of its own).
@@ -279,6 +280,7 @@ BLOCK_COMMENT : '/*' .*? '*/' -> channel(HIDDEN) ;
 IF : 'if' ;
 ELSE : 'else' ;
 UNROLL : 'unroll' ;
+WHILE : 'while' ;
 STRUCT : 'struct' ;
 UNION : 'union' ;
 ENUM : 'enum' ;

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <charconv>
+#include <utility>
 
 namespace gpubt::stdlib {
 namespace {
@@ -40,8 +41,12 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     U64("cpid", Cpid, kHost, kHostOnly),
     U64("rand", Rand, kHost, kHostOnly),
     U64("curtask", Curtask, kHost, kHostOnly), // the kernel's current task_struct address
-    {"username", BuiltinId::Username, TypeKind::String, 64, false, kHost, kHostOnly},
+    {"username", BuiltinId::Username, TypeKind::Username, 8, false, kHost, kHostOnly},
+    U64("numaid", Numaid, kHost, kHostOnly),
+    U64("ctx", Ctx, kHost, kHostOnly), // the program's context (pt_regs, a tracepoint record)
     U64("arg", Arg, bit(Provider::Uprobe) | bit(Provider::Kprobe) | bit(Provider::GpuKprobe),
+        "The {name} builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes"),
+    U64("sarg", Sarg, bit(Provider::Uprobe) | bit(Provider::Kprobe),
         "The {name} builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes"),
     U64("retval", Retval,
         bit(Provider::Uretprobe) | bit(Provider::Kretprobe) | bit(Provider::GpuKretprobe),
@@ -94,13 +99,16 @@ std::string_view probe_type_name(Provider p) {
 } // namespace
 
 BuiltinUse find_builtin(std::string_view name) {
-  if (name.size() == 4 && name.substr(0, 3) == "arg" && name[3] >= '0' && name[3] <= '9') {
-    for (const auto &b : kBuiltins)
-      if (b.id == BuiltinId::Arg)
-        return {&b, name[3] - '0'};
+  for (auto [prefix, id] : {std::pair{std::string_view("arg"), BuiltinId::Arg},
+                            std::pair{std::string_view("sarg"), BuiltinId::Sarg}}) {
+    if (name.size() == prefix.size() + 1 && name.substr(0, prefix.size()) == prefix &&
+        name.back() >= '0' && name.back() <= '9')
+      for (const auto &b : kBuiltins)
+        if (b.id == id)
+          return {&b, name.back() - '0'};
   }
   for (const auto &b : kBuiltins)
-    if (b.name == name && b.id != BuiltinId::Arg)
+    if (b.name == name && b.id != BuiltinId::Arg && b.id != BuiltinId::Sarg)
       return {&b, -1};
   return {};
 }

@@ -12,7 +12,9 @@ namespace gpubt::stdlib {
 
 enum class BuiltinId {
   Pid, Tid, Uid, Gid, Cpu, Comm, Nsecs, Elapsed, Cgroup, Cpid, Rand, Username, Curtask,
-  Arg, // arg0..arg9: BuiltinUse::arg_index says which
+  Numaid, Ctx,
+  Arg,  // arg0..arg9: BuiltinUse::arg_index says which
+  Sarg, // sarg0..sarg9: the probed function's stack arguments; BuiltinUse::arg_index says which
   Retval, Func, Probe, Args,
   Ustack, // the user call stack (host uprobes, uretprobes, tracepoints)
   // gpu only

@@ -67,6 +67,39 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     // sizeof(expr); sizeof(TYPE) is a literal the parser makes.
     {"sizeof", FunctionId::Sizeof, FunctionKind::Value, 1, 1, {A::Any, A::Any, A::Any, A::Any},
      TypeKind::Integer, 8, kHostContext},
+    // buf(src[, len]): len bytes (a literal; otherwise at most 64) of an array, a string or
+    // user memory, printed with %r: printable bytes as they are, others as \xNN.
+    {"buf", FunctionId::Buf, FunctionKind::Value, 1, 2, {A::Any, A::Integer, A::Any, A::Any},
+     TypeKind::Buffer, 64, kHostContext},
+    // ntop([af,] addr): an IPv4 (integer, 4-byte array) or IPv6 (16-byte array) address as text.
+    {"ntop", FunctionId::Ntop, FunctionKind::Value, 1, 2, {A::Any, A::Any, A::Any, A::Any},
+     TypeKind::Inet, 24, kHostContext},
+    // pton("addr"): the address's bytes, uint8[4] or uint8[16], known when compiling.
+    {"pton", FunctionId::Pton, FunctionKind::Value, 1, 1, {A::StringLiteral, A::Any, A::Any, A::Any},
+     TypeKind::Array, 4, kHostContext},
+    // usym(addr): an address printed as a symbol of the probed process.
+    {"usym", FunctionId::Usym, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
+     TypeKind::UserSym, 8, kHostContext},
+    // kaddr("sym") / uaddr("sym"): a kernel or probed-binary symbol's address, found when compiling.
+    {"kaddr", FunctionId::Kaddr, FunctionKind::Value, 1, 1, {A::Any, A::Any, A::Any, A::Any},
+     TypeKind::Integer, 8, kHostContext},
+    {"uaddr", FunctionId::Uaddr, FunctionKind::Value, 1, 1, {A::Any, A::Any, A::Any, A::Any},
+     TypeKind::Pointer, 8, kHostContext},
+    // cgroup_path(id[, filter]): the cgroup's path in each mounted hierarchy, found when printed.
+    {"cgroup_path", FunctionId::CgroupPath, FunctionKind::Value, 1, 2,
+     {A::Integer, A::StringLiteral, A::Any, A::Any}, TypeKind::CgroupPath, 8, kHostContext},
+    // strcontains(haystack, needle): 1 if needle occurs in haystack.
+    {"strcontains", FunctionId::Strcontains, FunctionKind::Value, 2, 2,
+     {A::String, A::String, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
+    // strerror(errno): printed as strerror(3) says.
+    {"strerror", FunctionId::Strerror, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
+     TypeKind::Errno, 8, kHostContext},
+    // macaddr(addr): 6 bytes of an array or of user memory, printed as 00:11:22:33:44:55.
+    {"macaddr", FunctionId::Macaddr, FunctionKind::Value, 1, 1, {A::Any, A::Any, A::Any, A::Any},
+     TypeKind::MacAddr, 6, kHostContext},
+    // join(argv[, delim]): the strings of a NULL-terminated char *[] (at most 16), one line.
+    {"join", FunctionId::Join, FunctionKind::Statement, 1, 2,
+     {A::Any, A::StringLiteral, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
 });
 
 #undef AGG

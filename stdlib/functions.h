@@ -14,6 +14,7 @@ enum class FunctionId {
   Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, // aggregations
   Printf, Print, Clear, Delete, Zero, Exit, Time, System, Cat, // statements
   Str, Kname, Deref, Reg, Bswap, Strncmp, Sizeof, Strftime, // values
+  Buf, Ntop, Pton, Usym, Kaddr, Uaddr, CgroupPath, Strcontains, Strerror, Macaddr, Join,
 };
 
 enum class FunctionKind {

@@ -109,6 +109,10 @@ void collect_block(const BlockStmt *b, std::vector<const Expr *> &out) {
     case StmtKind::Block:
       collect_block(&s->as<BlockStmt>(), out);
       break;
+    case StmtKind::While:
+      collect(s->as<WhileStmt>().cond.get(), out);
+      collect_block(s->as<WhileStmt>().body.get(), out);
+      break;
     }
   }
 }

@@ -149,14 +149,17 @@ Val load_value(LowerCtx &c, llvm::Value *ptr, uint32_t align, const Type &t) {
 void store_value(LowerCtx &c, llvm::Value *dst, uint32_t dst_align, const Type &dst_t, Val src,
                  const Type &src_t) {
   switch (dst_t.kind) {
-  case TypeKind::String: {
-    uint32_t n = src_t.kind == TypeKind::String ? std::min(dst_t.size, src_t.size) : 0;
+  case TypeKind::String:
+  case TypeKind::Buffer: { // a buffer's length byte leads, so a shorter one keeps its length
+    uint32_t n = src_t.kind == dst_t.kind ? std::min(dst_t.size, src_t.size) : 0;
     copy_bytes(c, dst, dst_align, src.v, src.align, n);
     if (dst_t.size > n)
       zero_bytes(c, byte_ptr(c, dst, n), align_at(dst_align, n), dst_t.size - n);
     return;
   }
   case TypeKind::UStack:
+  case TypeKind::Inet:
+  case TypeKind::MacAddr:
   case TypeKind::Record:
   case TypeKind::Array:
     if (src_t == dst_t)

@@ -28,6 +28,8 @@ struct BpfCodegenOptions {
   // Layout of tracepoint args.NAME; empty: read from tracefs (read_tracepoint_field).
   std::function<std::optional<TracepointField>(const frontend::AttachPoint &, std::string_view)>
       tracepoint_field;
+  // -k: report helper errors from probe_read and map deletes; -kk: map lookups too.
+  int helper_error_checks = 0;
 };
 
 struct BpfArtifacts {

@@ -50,15 +50,19 @@ llvm::Value *global_word(LowerCtx &c, uint32_t slot) {
   return phi;
 }
 
-llvm::Value *arg(LowerCtx &c, int n) {
-  if (n < 6)
-    return ctx_load(c, kArgRegs[n]);
-  // arg6+ are on the user stack above the return address.
+// The n-th 8-byte word on the user stack above the return address (sarg0 is the first).
+llvm::Value *stack_arg(LowerCtx &c, int n) {
   llvm::Value *slot = stack_i64(c);
-  auto *addr = c.b.CreateAdd(ctx_load(c, kRegSp), c.b.getInt64(8 * (n - 5)));
+  auto *addr = c.b.CreateAdd(ctx_load(c, kRegSp), c.b.getInt64(8 * (n + 1)));
   call_helper(c, BPF_FUNC_probe_read_user,
               {slot, c.b.getInt32(8), c.b.CreateIntToPtr(addr, c.b.getPtrTy())});
   return c.b.CreateAlignedLoad(c.b.getInt64Ty(), slot, llvm::Align(8));
+}
+
+llvm::Value *arg(LowerCtx &c, int n) {
+  if (n < 6)
+    return ctx_load(c, kArgRegs[n]);
+  return stack_arg(c, n - 6); // arg6+ are on the user stack above the return address
 }
 
 Val comm(LowerCtx &c, uint32_t size) {
@@ -125,6 +129,20 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
        }},
       {BuiltinId::Arg,
        [](LowerCtx &c, const BuiltinExpr &, int n) -> Val { return {arg(c, n)}; }},
+      {BuiltinId::Sarg,
+       [](LowerCtx &c, const BuiltinExpr &, int n) -> Val { return {stack_arg(c, n)}; }},
+      {BuiltinId::Numaid,
+       [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
+         return {helper0(c, BPF_FUNC_get_numa_node_id)};
+       }},
+      {BuiltinId::Username, // the uid: user space prints its name
+       [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
+         return {c.b.CreateAnd(helper0(c, BPF_FUNC_get_current_uid_gid), 0xffffffffu)};
+       }},
+      {BuiltinId::Ctx,
+       [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
+         return {c.b.CreatePtrToInt(c.regs, c.b.getInt64Ty())};
+       }},
       {BuiltinId::Retval,
        [](LowerCtx &c, const BuiltinExpr &, int) -> Val { return {ctx_load(c, kRegAx)}; }},
       {BuiltinId::Func,

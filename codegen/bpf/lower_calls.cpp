@@ -9,6 +9,7 @@
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_api.h"
 #include "codegen/bpf/lower_expr.h"
+#include "codegen/bpf/lower_formatted.h"
 #include "codegen/bpf/lower_maps.h"
 #include "codegen/bpf/send_event.h"
 #include "stdlib/functions.h"
@@ -72,6 +73,31 @@ void map_event(LowerCtx &c, const CallExpr &call, abi::EventKind kind) {
     if (t.info)
       send_event(c, kind, t.index, 0);
   }
+}
+
+// print(@m[, top[, div]]): the map's index, then top and div (0: absent) as the payload.
+void print_map_event(LowerCtx &c, const CallExpr &call) {
+  const MapExpr *m = map_arg(c, call);
+  MapTarget t = m ? find_map(c, m->name) : MapTarget{};
+  if (!t.info)
+    return;
+  llvm::Value *opts[2] = {c.b.getInt64(0), c.b.getInt64(0)};
+  for (size_t i = 1; i < call.args.size() && i < 3; ++i)
+    opts[i - 1] = lower_expr(c, *call.args[i]).v;
+  send_event(c, abi::EventKind::PrintMap, t.index, 16, [&](llvm::Value *payload) {
+    c.b.CreateAlignedStore(opts[0], payload, llvm::Align(8));
+    c.b.CreateAlignedStore(opts[1], byte_ptr(c, payload, 8), llvm::Align(8));
+  });
+}
+
+// kaddr() and uaddr(): the address check_types made sure resolve_types found.
+Val symbol_address(LowerCtx &c, const CallExpr &call) {
+  auto it = c.sema->symbol_addresses.find(&call);
+  if (it == c.sema->symbol_addresses.end()) {
+    set_error(c, "codegen: " + call.name + "(): the symbol was not resolved");
+    return {c.b.getInt64(0)};
+  }
+  return {c.b.getInt64(it->second)};
 }
 
 Val str(LowerCtx &c, const CallExpr &call) {
@@ -143,7 +169,7 @@ const std::map<FunctionId, CallFn> &call_table() {
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
          const Expr &a = *call.args[0];
          if (a.kind == ExprKind::Map && a.as<MapExpr>().keys.empty())
-           map_event(c, call, abi::EventKind::PrintMap);
+           print_map_event(c, call);
          else
            send_values(c, abi::EventKind::PrintValue, "", {&a});
          return none;
@@ -226,6 +252,34 @@ const std::map<FunctionId, CallFn> &call_table() {
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
          return {c.b.getInt64(call.args[0]->type.size)};
        }},
+      {FunctionId::Buf,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return lower_buf(c, call); }},
+      {FunctionId::Ntop,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return lower_ntop(c, call); }},
+      {FunctionId::Pton,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return lower_pton(c, call); }},
+      {FunctionId::Macaddr,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return lower_macaddr(c, call); }},
+      {FunctionId::Strcontains,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) {
+         return lower_strcontains(c, call);
+       }},
+      {FunctionId::Join,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         lower_join(c, call);
+         return none;
+       }},
+      {FunctionId::Kaddr,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return symbol_address(c, call); }},
+      {FunctionId::Uaddr,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return symbol_address(c, call); }},
+      // Values printed in a form of their own; the integer is all the probe computes.
+      {FunctionId::Usym,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return lower_expr(c, *call.args[0]); }},
+      {FunctionId::Strerror,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return lower_expr(c, *call.args[0]); }},
+      {FunctionId::CgroupPath,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return lower_expr(c, *call.args[0]); }},
       {FunctionId::Kname,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
          return lower_kname(c, lower_expr(c, *call.args[0]).v);

@@ -47,6 +47,7 @@ struct LowerCtx {
   };
   std::map<std::string, Var> vars;
   std::string error; // first error met; lowering goes on but the result is discarded
+  frontend::SourceSpan span; // the expression being lowered (-k's helper errors name it)
 };
 
 } // namespace gpubt::codegen::bpf

@@ -82,9 +82,11 @@ static Val lower_binary(LowerCtx &c, const BinaryExpr &e) {
       eq = c.b.CreateNot(eq);
     return {to_i64(c, eq)};
   }
-  if (e.lhs->type.kind == TypeKind::Array) { // same type (check_types): equal bytes
+  // Arrays: same type (check_types), equal bytes. Buffers: the length byte first, then the data
+  // (zero past the length), so unequal lengths differ.
+  if (e.lhs->type.kind == TypeKind::Array || e.lhs->type.kind == TypeKind::Buffer) {
     llvm::Value *eq = c.b.getTrue();
-    uint32_t size = e.lhs->type.size;
+    uint32_t size = std::min(e.lhs->type.size, e.rhs->type.size);
     for (uint32_t off = 0, n = 8; off < size; off += n) {
       while (off + n > size) // 8-byte words, then 4, 2, 1 for the tail
         n /= 2;
@@ -223,7 +225,17 @@ static Val lower_field(LowerCtx &c, const FieldExpr &e) {
                     bt.elems[i]);
 }
 
+static Val lower_expr_here(LowerCtx &c, const Expr &e);
+
 Val lower_expr(LowerCtx &c, const Expr &e) {
+  frontend::SourceSpan outer = c.span;
+  c.span = e.span;
+  Val v = lower_expr_here(c, e);
+  c.span = outer;
+  return v;
+}
+
+static Val lower_expr_here(LowerCtx &c, const Expr &e) {
   switch (e.kind) {
   case ExprKind::Integer:
     return {c.b.getInt64(e.as<IntegerExpr>().value)};

@@ -5,6 +5,7 @@
 #include <linux/bpf.h>
 
 #include "codegen/bpf/global_counters.h"
+#include "codegen/bpf/helper_errors.h"
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
 #include "codegen/int_ops.h"
@@ -81,6 +82,7 @@ Val read_map(LowerCtx &c, const frontend::MapExpr &m) {
     return {out, 8};
   }
   llvm::Value *p = lookup(c, t.index, key);
+  check_lookup_result(c, "map_lookup_elem", p);
   Branch br = branch_on_null(c, p);
   // Aggregations read as their first word (count, sum, min/max value, avg sum).
   Type scalar = vt.is_aggregate() ? Type::integer(8, vt.is_signed) : vt;
@@ -123,7 +125,8 @@ void delete_map_entry(LowerCtx &c, const frontend::MapExpr &m) {
   if (!t.info)
     return;
   llvm::Value *key = build_key(c, m, t);
-  call_helper(c, BPF_FUNC_map_delete_elem, {map_ref(c, t.index), key});
+  llvm::Value *ret = call_helper(c, BPF_FUNC_map_delete_elem, {map_ref(c, t.index), key});
+  check_helper_result(c, HelperCheck::Level1, "map_delete_elem", ret);
 }
 
 static llvm::Value *word(LowerCtx &c, llvm::Value *p, uint32_t i) {

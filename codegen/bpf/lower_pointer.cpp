@@ -4,6 +4,7 @@
 
 #include <linux/bpf.h>
 
+#include "codegen/bpf/helper_errors.h"
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
 
@@ -18,12 +19,14 @@ uint32_t pointer_step(const Type &t) {
   return pointee.size ? pointee.size : 1;
 }
 
-namespace {
-
+// Elsewhere bpftrace 0.17 calls bpf_probe_read, which on x86-64 reads user or kernel memory by
+// the address (and says -EFAULT, not probe_read_kernel's -ERANGE, for a NULL pointer: -k shows it).
 int read_helper(const LowerCtx &c) {
   bool user = c.ap->provider == Provider::Uprobe || c.ap->provider == Provider::Uretprobe;
-  return user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel;
+  return user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read;
 }
+
+namespace {
 
 // A value of type T at address ADDR (an i64): integers in a zeroed stack slot, records, arrays
 // and strings in a zeroed scratch slot of their size (zero where unreadable).
@@ -33,13 +36,15 @@ Val read_at(LowerCtx &c, llvm::Value *addr, const Type &t) {
     uint32_t size = t.size ? t.size : 1;
     llvm::Value *buf = scratch_slot(c, size);
     zero_bytes(c, buf, 8, size);
-    call_helper(c, read_helper(c), {buf, c.b.getInt32(size), src});
+    llvm::Value *ret = call_helper(c, read_helper(c), {buf, c.b.getInt32(size), src});
+    check_helper_result(c, HelperCheck::Level1, "probe_read", ret);
     return {buf, 8};
   }
   uint32_t size = t.size && t.size <= 8 ? t.size : 8;
   llvm::Value *slot = stack_i64(c);
   c.b.CreateStore(c.b.getInt64(0), slot);
-  call_helper(c, read_helper(c), {slot, c.b.getInt32(size), src});
+  llvm::Value *ret = call_helper(c, read_helper(c), {slot, c.b.getInt32(size), src});
+  check_helper_result(c, HelperCheck::Level1, "probe_read", ret);
   // Little-endian: the low `size` bytes of the zeroed slot hold the value.
   llvm::Value *raw = c.b.CreateLoad(c.b.getIntNTy(size * 8), slot);
   llvm::Value *wide = t.is_signed ? c.b.CreateSExt(raw, c.b.getInt64Ty())

@@ -62,6 +62,20 @@ void lower_if(LowerCtx &c, const IfStmt &s) {
                });
 }
 
+// The kernel's verifier must see the loop end (bounded loops, kernel >= 5.3).
+void lower_while(LowerCtx &c, const WhileStmt &s) {
+  auto *head = llvm::BasicBlock::Create(c.ctx, "while.cond", c.fn);
+  auto *body = llvm::BasicBlock::Create(c.ctx, "while.body", c.fn);
+  auto *done = llvm::BasicBlock::Create(c.ctx, "while.done", c.fn);
+  c.b.CreateBr(head);
+  c.b.SetInsertPoint(head);
+  c.b.CreateCondBr(truthy(c, lower_expr(c, *s.cond)), body, done);
+  c.b.SetInsertPoint(body);
+  lower_block(c, *s.body);
+  c.b.CreateBr(head);
+  c.b.SetInsertPoint(done);
+}
+
 } // namespace
 
 void lower_stmt(LowerCtx &c, const Stmt &s) {
@@ -80,6 +94,9 @@ void lower_stmt(LowerCtx &c, const Stmt &s) {
     break;
   case StmtKind::Block:
     lower_block(c, s.as<BlockStmt>());
+    break;
+  case StmtKind::While:
+    lower_while(c, s.as<WhileStmt>());
     break;
   }
 }

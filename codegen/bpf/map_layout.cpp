@@ -64,6 +64,27 @@ abi::ValueType to_value_type(const Type &t) {
     v.enum_name = t.enum_name; // strftime's format
     v.size = 8;
     break;
+  case TypeKind::Buffer:
+    v.kind = abi::ValueType::Buffer;
+    break;
+  case TypeKind::Inet:
+    v.kind = abi::ValueType::Inet;
+    break;
+  case TypeKind::MacAddr:
+    v.kind = abi::ValueType::MacAddr;
+    break;
+  case TypeKind::Errno:
+    v.kind = abi::ValueType::Errno;
+    v.size = 8;
+    break;
+  case TypeKind::Username:
+    v.kind = abi::ValueType::Username;
+    v.size = 8;
+    break;
+  case TypeKind::CgroupPath:
+    v.kind = abi::ValueType::CgroupPath;
+    v.size = 8;
+    break;
   case TypeKind::Count:
     v.kind = abi::ValueType::UInt;
     v.size = 8;

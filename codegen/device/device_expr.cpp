@@ -365,6 +365,9 @@ void lower_block(DevCtx &c, const BlockStmt &block) {
     case StmtKind::Block:
       lower_block(c, s->as<BlockStmt>());
       break;
+    case StmtKind::While: // check_types refuses loops in gpu probes
+      set_error(c, "while loops are not available in gpu probes");
+      break;
     }
   }
 }

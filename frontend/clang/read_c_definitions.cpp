@@ -173,7 +173,9 @@ struct Visit {
   CXTranslationUnit tu;
 };
 
-// Integer macros (`#define N 314`, `#define M (1 << 3)` is not read) become constants.
+// Integer macros (`#define N 314`, `#define M (1 << 3)` is not read) become constants. Headers
+// can define tens of thousands: past this many, only the script's own are read.
+constexpr size_t kMaxHeaderConstants = 20000;
 void read_macro(CXCursor c, Visit &v) {
   CXToken *tokens = nullptr;
   unsigned n = 0;
@@ -194,8 +196,9 @@ void read_macro(CXCursor c, Visit &v) {
 CXChildVisitResult visit(CXCursor c, CXCursor, CXClientData data) {
   auto &v = *static_cast<Visit *>(data);
   switch (clang_getCursorKind(c)) {
-  case CXCursor_MacroDefinition:
-    if (clang_Location_isFromMainFile(clang_getCursorLocation(c)))
+  case CXCursor_MacroDefinition: // the script's and its headers' (--include errno.h: EPERM)
+    if (!clang_Location_isInSystemHeader(clang_getCursorLocation(c)) ||
+        v.out->constants.size() < kMaxHeaderConstants)
       read_macro(c, v);
     return CXChildVisit_Continue;
   case CXCursor_StructDecl:

@@ -148,6 +148,8 @@ private:
         b->stmts.push_back(if_stmt(i));
       else if (auto *u = dynamic_cast<P::UnrollStmtContext *>(child))
         b->stmts.push_back(unroll_stmt(u));
+      else if (auto *w = dynamic_cast<P::WhileStmtContext *>(child))
+        b->stmts.push_back(while_stmt(w));
       else if (auto *st = dynamic_cast<P::StmtContext *>(child))
         if (auto built = stmt(st))
           b->stmts.push_back(std::move(built));
@@ -171,6 +173,17 @@ private:
       s->else_block->span = span(elif);
       s->else_block->stmts.push_back(if_stmt(elif));
     }
+    return s;
+  }
+
+  std::unique_ptr<WhileStmt> while_stmt(P::WhileStmtContext *ctx) {
+    Nest nest(*this);
+    auto s = std::make_unique<WhileStmt>();
+    s->span = span(ctx);
+    if (nest.too_deep(s->span))
+      return s;
+    s->cond = expr(ctx->expr());
+    s->body = block(ctx->block()->stmts(), span(ctx->block()));
     return s;
   }
 

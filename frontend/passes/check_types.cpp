@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <set>
 
+#include <arpa/inet.h>
+
 #include "frontend/passes/printf_format.h"
 #include "stdlib/builtins.h"
 #include "stdlib/enums.h"
@@ -59,9 +61,23 @@ std::string kind_name(const Type &t) {
 
 // printf reads usym, probe and username through their string forms.
 std::string printf_kind_name(const Type &t) {
-  if (t.kind == TypeKind::UserSym || t.kind == TypeKind::Probe || t.kind == TypeKind::KernelName ||
-      t.kind == TypeKind::UStack || t.kind == TypeKind::Timestamp)
+  switch (t.kind) {
+  case TypeKind::UserSym:
+  case TypeKind::Probe:
+  case TypeKind::KernelName:
+  case TypeKind::UStack:
+  case TypeKind::Timestamp:
+  case TypeKind::Inet:
+  case TypeKind::MacAddr:
+  case TypeKind::Errno:
+  case TypeKind::Username:
+  case TypeKind::CgroupPath:
     return "string";
+  case TypeKind::Buffer:
+    return "buffer";
+  default:
+    break;
+  }
   return kind_name(t);
 }
 
@@ -256,6 +272,10 @@ private:
         case StmtKind::Block:
           self(s->as<BlockStmt>(), self);
           break;
+        case StmtKind::While:
+          f(*s->as<WhileStmt>().cond);
+          self(*s->as<WhileStmt>().body, self);
+          break;
         }
       }
     };
@@ -310,6 +330,20 @@ private:
     case StmtKind::Block:
       block(s.as<BlockStmt>());
       break;
+    case StmtKind::While: {
+      const auto &w = s.as<WhileStmt>();
+      expr(*w.cond, Use::Value);
+      if (!final_)
+        for (const auto &ap : probe_->attach_points)
+          if (is_gpu(ap.provider)) {
+            error(w.span, "while loops are not available in gpu probes");
+            break;
+          }
+      if (final_ && !w.cond->type.is_integer_like() && !w.cond->type.is_none())
+        error(w.cond->span, "Invalid condition in while(): " + kind_name(w.cond->type));
+      block(*w.body);
+      break;
+    }
     }
   }
 
@@ -454,9 +488,11 @@ private:
       break;
     case ExprKind::Ternary: {
       const auto &t = e.as<TernaryExpr>();
+      // `c ? printf(..) : printf(..);` as a statement: its arms may be statements too.
+      Use arm = use == Use::Statement ? Use::Statement : Use::Value;
       expr(*t.cond, Use::Value);
-      expr(*t.then_expr, Use::Value);
-      expr(*t.else_expr, Use::Value);
+      expr(*t.then_expr, arm);
+      expr(*t.else_expr, arm);
       if (!final_)
         break;
       if (t.cond->type.kind == TypeKind::String)
@@ -648,8 +684,11 @@ private:
                            type_name_in_messages(l) + ", " + type_name_in_messages(r));
       return;
     }
-    // Arrays of one type compare element by element (bpftrace 0.17: == and != only).
-    if (l.kind == TypeKind::Array && l == r && (b.op == BinaryOp::Eq || b.op == BinaryOp::Ne))
+    // Arrays of one type compare element by element (bpftrace 0.17: == and != only); buffers
+    // compare length and bytes.
+    if (((l.kind == TypeKind::Array && l == r) ||
+         (l.kind == TypeKind::Buffer && r.kind == TypeKind::Buffer)) &&
+        (b.op == BinaryOp::Eq || b.op == BinaryOp::Ne))
       return;
     if (!l.is_integer_like() || !r.is_integer_like()) {
       error(b.span, "Type mismatch for '" + op + "': comparing '" + type_name_in_messages(l) +
@@ -752,10 +791,85 @@ private:
       check_printf(c);
     if (final_ && f->id == stdlib::FunctionId::System && !options_.unsafe)
       error(c.span, "system() is an unsafe function being used in safe mode");
+    if (final_)
+      check_formatted_value(c, *f);
     if (final_ && f->id == stdlib::FunctionId::Reg && c.args[0]->kind == ExprKind::String &&
         !stdlib::pt_regs_offset(c.args[0]->as<StringExpr>().value))
       error(c.span, "'" + c.args[0]->as<StringExpr>().value +
                         "' is not a valid register on this architecture (x86_64)");
+  }
+
+  // buf, ntop, macaddr, kaddr, uaddr, ...: what their sources may be (bpftrace 0.17's words).
+  void check_formatted_value(const CallExpr &c, const stdlib::FunctionInfo &f) {
+    using stdlib::FunctionId;
+    const std::string name(f.name);
+    const Type &a0 = c.args.empty() ? Type() : c.args[0]->type;
+    auto is_bytes = [](const Type &t) {
+      return t.kind == TypeKind::Array || t.kind == TypeKind::String;
+    };
+    switch (f.id) {
+    case FunctionId::Buf:
+      if (!a0.is_integer_like() && !is_bytes(a0))
+        error(c.span, "buf() expects an integer, array or string as first argument (" +
+                          kind_name(a0) + " provided)");
+      else if (c.args.size() == 1 && !is_bytes(a0))
+        error(c.span, "buf() expects a length argument for non-array type " +
+                          type_name_in_messages(a0));
+      break;
+    case FunctionId::Ntop: {
+      const Type &addr = c.args.back()->type;
+      bool ok = addr.is_integer_like() ||
+                (addr.kind == TypeKind::Array && (addr.size == 4 || addr.size == 16));
+      if (!ok)
+        error(c.span, "ntop() expects an integer or char[4] or char[16] argument, got " +
+                          type_name_in_messages(addr));
+      else if (c.args.size() == 2 && !a0.is_integer_like())
+        error(c.span, "ntop() expects an integer address family as first argument");
+      break;
+    }
+    case FunctionId::Pton: {
+      const std::string *text = call_literal_text(c);
+      uint8_t bytes[16];
+      if (text && inet_pton(text->find(':') != std::string::npos ? AF_INET6 : AF_INET,
+                            text->c_str(), bytes) != 1)
+        error(c.span, "pton() expects a valid IPv4 or IPv6 address, got " + *text);
+      break;
+    }
+    case FunctionId::Macaddr:
+      if (!a0.is_integer_like() && !(is_bytes(a0) && a0.size >= 6))
+        error(c.span, "macaddr() expects an array of at least 6 bytes or a pointer (" +
+                          type_name_in_messages(a0) + " provided)");
+      break;
+    case FunctionId::Kaddr:
+    case FunctionId::Uaddr: {
+      const std::string *sym = call_literal_text(c);
+      if (!sym)
+        error(c.span, name + "() expects a string literal (" + kind_name(a0) + " provided)");
+      else if (!info_.symbol_addresses.count(&c) && f.id == FunctionId::Kaddr)
+        error(c.span, "Failed to resolve kernel symbol: " + *sym);
+      else if (!info_.symbol_addresses.count(&c))
+        error(c.span, "Could not resolve symbol: " +
+                          (probe_->attach_points.empty() ? std::string()
+                                                         : probe_->attach_points[0].target + ":") +
+                          *sym);
+      if (f.id == FunctionId::Uaddr)
+        for (const auto &ap : probe_->attach_points)
+          if (ap.provider != Provider::Uprobe && ap.provider != Provider::Uretprobe) {
+            error(c.span, "uaddr() can only be used in uprobes and uretprobes");
+            break;
+          }
+      break;
+    }
+    case FunctionId::Join: {
+      const Type &p = a0;
+      if (!p.is_integer_like())
+        error(c.span, "join() expects a char *[] (the address of an array of strings), got " +
+                          type_name_in_messages(p));
+      break;
+    }
+    default:
+      break;
+    }
   }
 
   bool check_arg(const CallExpr &c, const stdlib::FunctionInfo &f, size_t i) {
@@ -860,7 +974,9 @@ private:
     check_built_size(c.span, "printf arguments", record + 8); // after the event's 8-byte header
     for (size_t i = 0; i < specs.size(); ++i) {
       std::string got = printf_kind_name(c.args[i + 1]->type);
-      std::string want = specs[i].arg == FormatArg::Integer ? "integer" : "string";
+      std::string want = specs[i].arg == FormatArg::Integer  ? "integer"
+                         : specs[i].arg == FormatArg::String ? "string"
+                                                             : "buffer";
       // An enum (retval and args of GPU API calls) prints by name with %s, as a number with %d.
       bool enum_name = c.args[i + 1]->type.kind == TypeKind::Enum && want == "string";
       if (got != want && !enum_name) {

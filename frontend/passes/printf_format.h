@@ -8,7 +8,7 @@
 
 namespace gpubt::frontend {
 
-enum class FormatArg { Integer, String };
+enum class FormatArg { Integer, String, Buffer }; // Buffer: %r, %rx, %rh (buf())
 
 struct FormatSpec {
   std::string text; // "%-5d", as written

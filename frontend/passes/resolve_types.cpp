@@ -73,6 +73,20 @@ Type enum_constant_type(const std::string &name) {
   return t;
 }
 
+} // namespace
+
+const std::string *call_literal_text(const CallExpr &c) {
+  if (c.args.empty())
+    return nullptr;
+  const Expr *a = c.args[0].get();
+  if (a->kind == ExprKind::Call && a->as<CallExpr>().name == "str" &&
+      !a->as<CallExpr>().args.empty())
+    a = a->as<CallExpr>().args[0].get();
+  return a->kind == ExprKind::String ? &a->as<StringExpr>().value : nullptr;
+}
+
+namespace {
+
 class Resolver {
 public:
   Resolver(Program &program, const SemanticOptions &options, SemanticInfo &info)
@@ -108,6 +122,10 @@ private:
       break;
     case StmtKind::VarAssign:
       var_assign(s.as<VarAssignStmt>());
+      break;
+    case StmtKind::While:
+      expr(*s.as<WhileStmt>().cond);
+      block(*s.as<WhileStmt>().body);
       break;
     case StmtKind::If: {
       auto &i = s.as<IfStmt>();
@@ -214,6 +232,11 @@ private:
         e.type = Type::integer();
       else if (const Type *t = use.info ? nullptr : info_.c_types.find(e.as<BuiltinExpr>().name))
         e.type = *t; // a typedef name, as sizeof(name) takes it (check_types allows no other use)
+      // bpftrace's curtask is a struct task_struct * where the type is known (the script's
+      // definition, or the kernel's BTF): curtask->field reads it.
+      if (use.info && use.info->id == stdlib::BuiltinId::Curtask)
+        if (const Type *task = info_.c_types.find("struct task_struct"))
+          e.type = Type::pointer(*task);
       if (use.info && use.info->id == stdlib::BuiltinId::Retval) {
         const AttachPoint *ap = uretprobe_point();
         if (auto t = ap && options_.retval_type ? options_.retval_type(*ap) : std::nullopt)
@@ -357,6 +380,8 @@ private:
         c.type.kind = TypeKind::Timestamp;
         if (!c.args.empty() && c.args[0]->kind == ExprKind::String)
           c.type.enum_name = c.args[0]->as<StringExpr>().value;
+      } else if (auto t = formatted_value_type(c, *f)) {
+        c.type = *t;
       } else if (f->id == stdlib::FunctionId::Bswap && !c.args.empty()) {
         c.type = Type::integer(c.args[0]->type.size ? c.args[0]->type.size : 8, false);
       } else {
@@ -364,6 +389,73 @@ private:
       }
       break;
     }
+  }
+
+  // The functions whose values print in a form of their own (buf, ntop, strerror, ...), and the
+  // symbol lookups of kaddr() and uaddr(); nullopt for the others.
+  std::optional<Type> formatted_value_type(CallExpr &c, const stdlib::FunctionInfo &f) {
+    using stdlib::FunctionId;
+    auto with_kind = [](TypeKind kind, uint32_t size) {
+      Type t = Type::integer(size, false);
+      t.kind = kind;
+      return t;
+    };
+    switch (f.id) {
+    case FunctionId::Buf:
+      return with_kind(TypeKind::Buffer, buffer_length(c) + 1);
+    case FunctionId::Ntop:
+      return with_kind(TypeKind::Inet, 24);
+    case FunctionId::Macaddr:
+      return with_kind(TypeKind::MacAddr, 6);
+    case FunctionId::Strerror:
+      return with_kind(TypeKind::Errno, 8);
+    case FunctionId::CgroupPath:
+      return with_kind(TypeKind::CgroupPath, 8);
+    case FunctionId::Usym:
+      return with_kind(TypeKind::UserSym, 8);
+    case FunctionId::Pton: {
+      const std::string *text = call_literal_text(c);
+      bool v6 = text && text->find(':') != std::string::npos;
+      return Type::array(Type::integer(1, false), v6 ? 16 : 4);
+    }
+    case FunctionId::Kaddr:
+      if (const std::string *name = call_literal_text(c); name && options_.kernel_symbol &&
+                                                      !info_.symbol_addresses.count(&c))
+        if (auto s = options_.kernel_symbol(*name))
+          info_.symbol_addresses[&c] = s->address;
+      return Type::integer(8, false);
+    case FunctionId::Uaddr: {
+      uint64_t size = 8;
+      const AttachPoint *ap = probe_->attach_points.empty() ? nullptr : &probe_->attach_points[0];
+      if (const std::string *name = call_literal_text(c); name && ap && options_.user_symbol)
+        if (auto s = options_.user_symbol(ap->target, *name)) {
+          info_.symbol_addresses[&c] = s->address;
+          size = s->size;
+        }
+      // bpftrace's pointee: an unsigned integer of the symbol's size, else uint64.
+      if (size != 1 && size != 2 && size != 4)
+        size = 8;
+      return Type::pointer(Type::integer(uint32_t(size), false));
+    }
+    default:
+      return std::nullopt;
+    }
+  }
+
+  // buf(src, len): len bytes (at most BPFTRACE_STRLEN if len is not a literal); buf(array):
+  // the array's bytes.
+  uint32_t buffer_length(const CallExpr &c) const {
+    constexpr int64_t kMaxBuffer = 1023;
+    if (c.args.size() > 1) {
+      const Expr &len = *c.args[1];
+      if (len.kind != ExprKind::Integer)
+        return options_.strlen;
+      return uint32_t(std::clamp<int64_t>(len.as<IntegerExpr>().value, 0, kMaxBuffer));
+    }
+    const Type &src = c.args.empty() ? Type() : c.args[0]->type;
+    if (src.kind == TypeKind::Array || src.kind == TypeKind::String)
+      return std::min<uint32_t>(src.size, kMaxBuffer);
+    return 0;
   }
 
   Type pointee(const Type &p) const {

@@ -24,6 +24,15 @@ using FieldErrorFn = std::function<std::string(const AttachPoint &ap, std::strin
 // The error for `argN` past a known function's arguments; empty when fine or not known.
 using ArgIndexErrorFn = std::function<std::string(const AttachPoint &ap, int index)>;
 
+// A symbol's address and size (0: unknown), for uaddr() and kaddr().
+struct SymbolInfo {
+  uint64_t address = 0, size = 0;
+};
+// uaddr("NAME") in a probe on BINARY (its first attach point's target); kaddr("NAME").
+using UserSymbolFn =
+    std::function<std::optional<SymbolInfo>(const std::string &binary, const std::string &name)>;
+using KernelSymbolFn = std::function<std::optional<SymbolInfo>(const std::string &name)>;
+
 struct SemanticOptions {
   bool has_child = false;      // -c CMD given: cpid is usable
   uint32_t strlen = 64;        // BPFTRACE_STRLEN: the size of str()'s result
@@ -33,6 +42,8 @@ struct SemanticOptions {
   FieldErrorFn field_error;    // may be empty: unknown args fields are not reported
   ArgIndexErrorFn argn_error;  // may be empty: any arg0..arg9 is accepted
   const CTypes *c_types = nullptr; // the script's C definitions (struct types, constants)
+  UserSymbolFn user_symbol;     // may be empty: every uaddr() fails
+  KernelSymbolFn kernel_symbol; // may be empty: every kaddr() fails
 };
 
 // Conventions (what codegen relies on):
@@ -42,6 +53,10 @@ struct SemanticOptions {
 // - a map or variable assigned strings of several sizes gets the largest (also inside tuples);
 // - a multi-key map's key is a Tuple of the (widened) key types.
 SemanticInfo resolve_types(Program &program, const SemanticOptions &options = {});
+
+// The string literal a call's first argument names: "sym", or str("sym") (what a positional
+// parameter used as a string becomes); null if it is not a literal.
+const std::string *call_literal_text(const CallExpr &c);
 
 // The type an integer cast names ("uint8", "int64"); none for an unknown name.
 Type cast_type(std::string_view type_name);

@@ -22,6 +22,9 @@ struct SemanticInfo {
   // The script's C definitions: record types (stubs behind pointers complete from here), enum
   // constants and integer #defines.
   CTypes c_types;
+  // kaddr("sym") and uaddr("sym") calls whose symbol was found: its address. A call missing
+  // here is reported by check_types.
+  std::map<const CallExpr *, uint64_t> symbol_addresses;
 };
 
 } // namespace gpubt::frontend

@@ -15,8 +15,10 @@ struct ValueType {
   // addresses, innermost first, 0-padded.
   // Record: a C struct/union, fields elems at offsets named by names; Array: size/elems[0].size
   // elements of elems[0].
+  // Buffer, Inet, MacAddr, Errno, Username, CgroupPath: frontend/types.h's kinds of the names.
   enum Kind : uint8_t { None, Int, UInt, String, Tuple, Enum, UserSym, Probe, Timestamp,
-                        KernelName, UStack, Record, Array };
+                        KernelName, UStack, Record, Array, Buffer, Inet, MacAddr, Errno,
+                        Username, CgroupPath };
   Kind kind = None;
   uint32_t size = 0;               // bytes
   std::vector<ValueType> elems;    // Tuple, Record: the fields; Array: the element
@@ -67,6 +69,8 @@ enum class EventKind : uint32_t {
   Cat,        // index: into ProgramSpec::formats: the file's path, formatted as printf does
   Span,       // --timeline: index into ProgramSpec::spans; payload: EventStamp, then the args
   GpuLaunch,  // --timeline: a gpu launch ended; payload: GpuLaunchRecord
+  Join,       // index: into ProgramSpec::joins; payload: JoinSpec::args strings of JoinSpec::size
+  HelperError,// -k: index: into ProgramSpec::helper_errors; payload: int64 return code
 };
 struct EventHeader {
   uint32_t kind;
@@ -95,6 +99,18 @@ struct GpuLaunchRecord {
   char kernel[kLaunchKernelNameSize]; // NUL-padded, as gpubt_device_ctx::kernel_name
 };
 static_assert(sizeof(GpuLaunchRecord) == 88);
+
+// join(argv[, delim]): up to `args` strings of `size` bytes each (an empty one ends the list).
+struct JoinSpec {
+  std::string delim = " ";
+  uint32_t args = 16, size = 64;
+};
+
+// -k/-kk: where a BPF helper returned an error, for bpftrace's WARNING line.
+struct HelperErrorSpec {
+  std::string helper; // "map_lookup_elem", "probe_read", ...
+  uint32_t line = 0, col = 0;
+};
 
 struct FormatArg {
   ValueType type;
@@ -222,6 +238,8 @@ struct ProgramSpec {
   std::vector<ProbeSpec> probes;
   std::vector<FormatSpec> formats;
   std::vector<std::string> time_formats;
+  std::vector<JoinSpec> joins;
+  std::vector<HelperErrorSpec> helper_errors;
   std::vector<SpanSpec> spans;
   bool timeline = false; // --timeline: Printf payloads end with an EventStamp
   std::vector<std::string> probe_names; // ValueType::Probe values index this

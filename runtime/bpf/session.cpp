@@ -24,21 +24,26 @@ namespace {
 
 volatile sig_atomic_t g_signalled = 0;
 void on_signal(int) { g_signalled = 1; }
+volatile sig_atomic_t g_print_maps = 0; // SIGUSR1: print every map now, as bpftrace does
+void on_usr1(int) { g_print_maps = 1; }
 
 // Without SA_RESTART so epoll_wait returns at once with EINTR.
 struct SignalScope {
   struct sigaction old_int {
-  }, old_term{};
+  }, old_term{}, old_usr1{};
   SignalScope() {
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, &old_usr1);
   }
   ~SignalScope() {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGUSR1, &old_usr1, nullptr);
   }
 };
 
@@ -200,6 +205,11 @@ Result<int> Session::attach() {
       return make_error(probe.name + ": " + lib->error());
     if (lib && *lib)
       probe.target = **lib;
+    if (probe.kind == abi::AttachKind::Interval) { // started after BEGIN (run_begin)
+      intervals_.push_back(i);
+      attached += 1;
+      continue;
+    }
     auto evs = lib && !*lib ? Result<Attached>(make_error(lib->error()))
                             : attach_probe(probe, progs_[i].get(), target_pid(), function_names_);
     if (probe.hidden) { // codegen's helpers: best effort, never counted or reported
@@ -317,7 +327,21 @@ void Session::run_triggers(abi::AttachKind kind) {
         std::fprintf(stderr, "ERROR: %s: %s\n", spec_.probes[i].name.c_str(), st.error().c_str());
 }
 
-void Session::run_begin() { run_triggers(abi::AttachKind::Begin); }
+// As bpftrace: interval timers start after BEGIN ran, so `interval:s:1` fires a second after the
+// values BEGIN set (nsecs - @start >= 1s).
+void Session::run_begin() {
+  run_triggers(abi::AttachKind::Begin);
+  for (size_t i : intervals_) {
+    auto evs = attach_probe(spec_.probes[i], progs_[i].get(), target_pid(), function_names_);
+    if (!evs) {
+      std::fprintf(stderr, "ERROR: %s: %s\n", spec_.probes[i].name.c_str(), evs.error().c_str());
+      continue;
+    }
+    for (auto &e : evs->fds)
+      events_.push_back(std::move(e));
+  }
+  intervals_.clear();
+}
 
 int Session::handle_event_thunk(const void *data, size_t size) {
   if (size < sizeof(abi::EventHeader) || !handler_)
@@ -379,6 +403,10 @@ StopReason Session::run(EventHandler &handler) {
       return StopReason::Exit;
     if (g_signalled)
       return StopReason::Signal;
+    if (g_print_maps) {
+      g_print_maps = 0;
+      handler.print_all_maps();
+    }
     if (handler.output_failed())
       return StopReason::OutputFailed;
     if (child_ && child_->execed())

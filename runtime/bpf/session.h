@@ -38,6 +38,7 @@ public:
   virtual ~EventHandler() = default;
   virtual void on_event(const abi::EventHeader &header, const uint8_t *payload, size_t size) = 0;
   virtual bool output_failed() const { return false; } // ends the trace: its output is lost
+  virtual void print_all_maps() {} // SIGUSR1
 };
 
 enum class StopReason { Exit, Signal, ChildExited, OutputFailed };
@@ -65,7 +66,7 @@ public:
   // Wildcard matches the kernel refused to probe, "PROBE: func: reason" (warnings).
   const std::vector<std::string> &skipped() const { return skipped_; }
 
-  void run_begin();                      // fires BEGIN
+  void run_begin();                      // fires BEGIN, then starts the interval timers
   StopReason run(EventHandler &handler); // starts the child, then the event loop
   void run_end(EventHandler &handler);   // fires END and delivers its events
 
@@ -115,6 +116,7 @@ private:
   std::vector<UniqueFd> exit_hold_; // kname(): the -c child stops at exit() (exit_hold.h)
   std::set<std::string> warned_aliases_; // cudart/cuda/hip resolved from the system only
   std::vector<size_t> pending_;          // spec probes waiting for their library (attach())
+  std::vector<size_t> intervals_;        // interval probes attach() left for run_begin()
   std::vector<std::string> pending_lines_, late_warnings_;
   std::set<std::string> never_loaded_; // aliases that had pending probes, until one loads
   std::unique_ptr<LoadWatch> load_watch_;

@@ -1,6 +1,9 @@
 // Event payloads as program_spec.h lays them out, decoded into Output calls.
 #include "runtime/output/event_printer.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 
 #include "runtime/abi/device_abi.h"
@@ -17,6 +20,23 @@ std::optional<std::string> format_time(const std::string &strftime_format, std::
     return std::nullopt;
   return std::string(buf);
 }
+
+namespace {
+
+// join()'s strings, up to the first empty one, with its delimiter between them.
+std::string join_text(const abi::JoinSpec &join, const uint8_t *payload, size_t size) {
+  std::string out;
+  for (uint32_t i = 0; i < join.args && size_t(i + 1) * join.size <= size; ++i) {
+    auto p = reinterpret_cast<const char *>(payload + size_t(i) * join.size);
+    size_t n = strnlen(p, join.size);
+    if (n == 0)
+      break;
+    out += (i ? join.delim : "") + std::string(p, n);
+  }
+  return out;
+}
+
+} // namespace
 
 EventPrinter::EventPrinter(const abi::ProgramSpec &spec, Output &out, Symbolizer symbolize,
                            MapReader read_map, UserActionOptions actions)
@@ -89,8 +109,28 @@ void EventPrinter::print(const abi::EventHeader &h, const uint8_t *payload, size
     break;
   }
   case abi::EventKind::PrintMap:
-    if (read_map_ && h.index < spec_.maps.size())
-      print_map(out_, spec_, int(h.index), read_map_(int(h.index)), symbolize_);
+    if (read_map_ && h.index < spec_.maps.size()) {
+      PrintOptions options;
+      if (size >= 16) { // print(@m, top, div); 0 where not given
+        uint64_t words[2];
+        std::memcpy(words, payload, sizeof words);
+        options.top = uint32_t(std::min<uint64_t>(words[0], UINT32_MAX));
+        options.div = words[1] ? uint32_t(std::min<uint64_t>(words[1], UINT32_MAX)) : 1;
+      }
+      print_map(out_, spec_, int(h.index), read_map_(int(h.index)), symbolize_, options);
+    }
+    break;
+  case abi::EventKind::HelperError:
+    if (h.index < spec_.helper_errors.size() && size >= 8) {
+      int64_t rc;
+      std::memcpy(&rc, payload, 8);
+      const abi::HelperErrorSpec &e = spec_.helper_errors[h.index];
+      out_.helper_error(e.helper, rc, e.line, e.col);
+    }
+    break;
+  case abi::EventKind::Join:
+    if (h.index < spec_.joins.size())
+      out_.join(join_text(spec_.joins[h.index], payload, size));
     break;
   case abi::EventKind::Time:
     if (h.index < spec_.time_formats.size())

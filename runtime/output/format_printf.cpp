@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "runtime/output/named_values.h"
 #include "runtime/output/value.h"
 
 namespace gpubt::runtime {
@@ -45,6 +46,8 @@ bool match_at(const std::string &f, size_t i, PrintfConversion &c) {
   if (one_of(f, j, "csr")) {
     c.conv = f[j];
     c.end = j + 1;
+    if (c.conv == 'r' && one_of(f, j + 1, "xh")) // %rx, %rh: buf() bytes all in hex
+      c.length = f.substr(j + 1, 1), c.end++;
     return true;
   }
   static const char *const lengths[] = {"hh", "h", "ll", "l", "j", "z", "t", ""};
@@ -105,6 +108,12 @@ void append_conversion(Message &msg, const PrintfConversion &c, const ValueType 
   if (!c.precision.empty())
     s += "." + c.precision;
   int64_t v = int_arg(t, data);
+  if (c.conv == 'r' && t.kind == ValueType::Buffer && !c.length.empty()) {
+    std::string_view bytes = buffer_bytes(t, data);
+    std::string text =
+        buffer_text(bytes, c.length == "x" ? BufferStyle::Escaped : BufferStyle::Hex);
+    return append_snprintf(out, s + 's', text.c_str());
+  }
   switch (c.conv) {
   case 's':
   case 'r': {

@@ -18,7 +18,7 @@ struct PrintfConversion {
   size_t begin = 0, end = 0; // [begin, end) in the format
   bool left = false;
   std::string width, precision; // digits as written ("05": zero padded)
-  std::string length;           // "", "hh", "h", "l", "ll", "j", "z", "t"
+  std::string length;           // "", "hh", "h", "l", "ll", "j", "z", "t"; %rx, %rh: "x", "h"
   char conv = 0;
 };
 std::vector<PrintfConversion> printf_conversions(const std::string &format);

@@ -90,6 +90,13 @@ public:
   void time(const std::string &text) override { message("time", text); }
   void command_output(const std::string &text) override { message("syscall", text); }
   void file_contents(const std::string &text) override { message("cat", text); }
+  void join(const std::string &text) override { message("join", text); }
+  void helper_error(const std::string &helper, int64_t retcode, uint32_t line,
+                    uint32_t col) override {
+    out_ << "{\"type\": \"helper_error\", \"helper\": " << quoted(helper)
+         << ", \"retcode\": " << retcode << ", \"line\": " << line << ", \"col\": " << col
+         << "}\n";
+  }
   void value(const Value &value) override {
     out_ << "{\"type\": \"value\", \"data\": " << json_value(value) << "}\n";
   }

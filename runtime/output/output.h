@@ -88,6 +88,12 @@ public:
   virtual void command_output(const std::string &text) = 0;
   virtual void file_contents(const std::string &text) = 0;
   virtual void map(const MapView &map) = 0;
+  // -k: a BPF helper failed where the script's line:col reads or deletes (retcode: its error,
+  // negative, or 0 for a map lookup that found nothing).
+  virtual void helper_error(const std::string &helper, int64_t retcode, uint32_t line,
+                            uint32_t col) {}
+  // join()'s line: text formats print it as a line of its own.
+  virtual void join(const std::string &text) { printf(Message{{{text + "\n", false}}}); }
   virtual void exit_maps_begin() = 0; // before the maps printed at exit
   virtual void attached_probes(uint64_t count) = 0;
   virtual void lost_events(uint64_t count) = 0;

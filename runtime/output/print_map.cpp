@@ -96,6 +96,9 @@ MapView make_map_view(const abi::ProgramSpec &spec, int map_index, const MapData
   size_t skip = top && rows.size() > top && map.agg != AggKind::Stats ? rows.size() - top : 0;
   for (size_t i = skip; i < rows.size(); i++)
     view.rows.push_back({make_key(map.key, rows[i].key.data(), spec, symbolize), d.value(rows[i])});
+  // bpftrace 0.17 prints an emptied (clear(), delete()) count() map without keys as 0.
+  if (view.rows.empty() && !view.keyed && map.agg == AggKind::Count)
+    view.rows.push_back({{}, Value::number("0")});
   return view;
 }
 

@@ -14,6 +14,10 @@ public:
   void command_output(const std::string &t) override { a_->command_output(t), b_->command_output(t); }
   void file_contents(const std::string &t) override { a_->file_contents(t), b_->file_contents(t); }
   void map(const MapView &m) override { a_->map(m), b_->map(m); }
+  void join(const std::string &t) override { a_->join(t), b_->join(t); }
+  void helper_error(const std::string &h, int64_t rc, uint32_t line, uint32_t col) override {
+    a_->helper_error(h, rc, line, col), b_->helper_error(h, rc, line, col);
+  }
   void exit_maps_begin() override { a_->exit_maps_begin(), b_->exit_maps_begin(); }
   void attached_probes(uint64_t n) override { a_->attached_probes(n), b_->attached_probes(n); }
   void lost_events(uint64_t n) override { a_->lost_events(n), b_->lost_events(n); }

@@ -2,6 +2,7 @@
 // byte for byte, but with control characters in the traced program's strings escaped.
 #include "runtime/output/text_output.h"
 
+#include <cstring>
 #include <iomanip>
 #include <sstream>
 
@@ -36,6 +37,14 @@ public:
     out_ << "Attaching " << count << (count == 1 ? " probe...\n" : " probes...\n");
   }
   void lost_events(uint64_t count) override { out_ << "Lost " << count << " events\n"; }
+  // bpftrace's words: the error's text and number, or the bare 0 of a lookup that missed.
+  void helper_error(const std::string &helper, int64_t retcode, uint32_t, uint32_t) override {
+    out_ << "WARNING: Failed to " << helper << ": ";
+    if (retcode < 0)
+      out_ << std::strerror(int(-retcode)) << " (" << retcode << ")\n";
+    else
+      out_ << retcode << "\n";
+  }
   void flush() override { out_.flush(); }
 
 private:

@@ -1,9 +1,11 @@
 // Decodes one typed value as bpftrace 0.17 reads it (Output::value_to_str and friends).
 #include "runtime/output/value.h"
 
+#include "runtime/output/named_values.h"
 #include "runtime/output/strftime_format.h"
 #include "runtime/process/demangle.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -33,6 +35,13 @@ int64_t read_int(const uint8_t *data, uint32_t size, bool is_signed) {
     return v;
   }
   }
+}
+
+std::string_view buffer_bytes(const abi::ValueType &type, const uint8_t *data) {
+  if (type.size == 0)
+    return {};
+  size_t n = std::min<size_t>(data[0], type.size - 1);
+  return {reinterpret_cast<const char *>(data + 1), n};
 }
 
 int64_t value_as_int(const ValueType &type, const uint8_t *data) {
@@ -132,6 +141,21 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
   case ValueType::Int:
   case ValueType::UInt:
     return Value::number(number(type, data));
+  case ValueType::Buffer:
+    return named(buffer_text(buffer_bytes(type, data)));
+  case ValueType::Inet: {
+    uint64_t family;
+    std::memcpy(&family, data, 8);
+    return named(inet_text(family, data + 8));
+  }
+  case ValueType::MacAddr:
+    return named(mac_text(data));
+  case ValueType::Errno:
+    return named(errno_text(value_as_int(type, data)));
+  case ValueType::Username:
+    return named(user_name(uint64_t(value_as_int(type, data))));
+  case ValueType::CgroupPath:
+    return named(cgroup_paths(uint64_t(value_as_int(type, data))));
   }
   return Value::number("");
 }

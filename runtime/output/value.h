@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/abi/map_data.h"
@@ -40,6 +41,9 @@ struct Value {
 
 // Reads an integer of `size` bytes (1, 2, 4 or 8), sign-extending when is_signed.
 int64_t read_int(const uint8_t *data, uint32_t size, bool is_signed);
+
+// A buf() value's data: its length byte says how many of the bytes after it.
+std::string_view buffer_bytes(const abi::ValueType &type, const uint8_t *data);
 
 // The value as a 64-bit integer: Int and signed Enums sign-extend, the rest zero-extend.
 int64_t value_as_int(const abi::ValueType &type, const uint8_t *data);

@@ -147,6 +147,16 @@ TEST(Parser, ElseIfChain) {
             "  (= (map @d) (int 1))\n");
 }
 
+TEST(Parser, WhileLoop) {
+  EXPECT_EQ(parse("BEGIN { $a = 0; while ($a <= 100) { @=avg($a++) } exit(); }"),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  (= (var $a) (int 0))\n"
+            "  while (<= (var $a) (int 100))\n"
+            "   (= (map @) (call avg (post++ (var $a))))\n"
+            "  (call exit)\n");
+}
+
 TEST(Parser, TernaryNesting) {
   EXPECT_EQ(
       parse("BEGIN { @x = $a ? $b ? 1 : 2 : $c ? 3 : 4; @y = 1 ? 2 : 3 ? 4 : 5; }"),

@@ -64,6 +64,42 @@ TEST(EventPrinter, HostEventsAndGpuRecordsDecodeAlike) {
   EXPECT_EQ(bytes, partial);
 }
 
+// print(@x, 1, 2); join(argv, ","); a -k failure; printf("%r|%rx|%rh\n", buf("a\n", 2) x3).
+TEST(EventPrinter, PrintOptionsJoinHelperErrorsAndBuffers) {
+  abi::ProgramSpec spec;
+  spec.maps.push_back(map_spec("@x", AggKind::None, int_t(), int_t()));
+  spec.joins.push_back({",", 3, 8});
+  spec.helper_errors.push_back({"map_delete_elem", 1, 22});
+  ValueType buf{ValueType::Buffer, 3};
+  spec.formats.push_back({"%r|%rx|%rh\n", {{buf, 0}, {buf, 8}, {buf, 16}}});
+  auto text = [&](OutputFormat format) {
+    std::ostringstream out;
+    auto o = make_output(format, out);
+    EventPrinter printer(spec, *o, nullptr, [](int) {
+      return MapData{entry(i64(1), {i64(10)}), entry(i64(2), {i64(30)})};
+    });
+    Bytes top_div = cat({u64(1), u64(2)});
+    printer.print({uint32_t(abi::EventKind::PrintMap), 0}, top_div.data(), top_div.size());
+    Bytes argv = cat({str("ls", 8), str("-l", 8), str("", 8)});
+    printer.print({uint32_t(abi::EventKind::Join), 0}, argv.data(), argv.size());
+    Bytes rc = i64(-2);
+    printer.print({uint32_t(abi::EventKind::HelperError), 0}, rc.data(), rc.size());
+    Bytes b = cat({Bytes{2, 'a', '\n'}, Bytes(5, 0), Bytes{2, 'a', '\n'}, Bytes(5, 0),
+                   Bytes{2, 'a', '\n'}, Bytes(5, 0)});
+    printer.print({uint32_t(abi::EventKind::Printf), 0}, b.data(), b.size());
+    return out.str();
+  };
+  EXPECT_EQ(text(OutputFormat::Text),
+            "@x[2]: 15\nls,-l\nWARNING: Failed to map_delete_elem: No such file or directory "
+            "(-2)\na\\x0a|\\x61\\x0a|61 0a\n");
+  EXPECT_EQ(text(OutputFormat::Json),
+            "{\"type\": \"map\", \"data\": {\"@x\": {\"2\": 15}}}\n"
+            "{\"type\": \"join\", \"data\": \"ls,-l\"}\n"
+            "{\"type\": \"helper_error\", \"helper\": \"map_delete_elem\", \"retcode\": -2, "
+            "\"line\": 1, \"col\": 22}\n"
+            "{\"type\": \"printf\", \"data\": \"a\\\\x0a|\\\\x61\\\\x0a|61 0a\\n\"}\n");
+}
+
 TEST(EventPrinter, OutOfRangeIndexesPrintNothing) {
   abi::ProgramSpec spec = spec_with_events();
   std::ostringstream text;

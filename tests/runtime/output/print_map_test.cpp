@@ -437,6 +437,17 @@ TEST(PrintMap, ClearedMapsPrintBlankLinesInTextAndNothingInJson) {
 )BT");
 }
 
+// BEGIN { @c = count(); @k[1] = count(); @s = sum(1); clear(@c); clear(@k); clear(@s); exit(); }:
+// bpftrace 0.17 prints the emptied count() map without keys as 0, and no other.
+TEST(PrintMap, EmptiedScalarCountPrintsZero) {
+  Case c;
+  c.add(map_spec("@c", AggKind::Count, kNone, uint_t()), {});
+  c.add(map_spec("@k", AggKind::Count, int_t(), uint_t()), {});
+  c.add(map_spec("@s", AggKind::Sum, kNone), {});
+  EXPECT_EQ(c.exit_output(OutputFormat::Text), "\n\n@c: 0\n\n\n");
+  EXPECT_EQ(c.exit_output(OutputFormat::Json), "\n\n{\"type\": \"map\", \"data\": {\"@c\": 0}}\n");
+}
+
 // BEGIN { @x[1]=5; @x[2]=7;@x[3]=1; print(@x, 2); print(@x, 2, 2); @h=hist(5); @h=hist(5);
 //   @h=hist(5); print(@h, 0, 2); @s[1]=stats(10); @s[2]=stats(20); print(@s, 1, 3);
 //   @a[1]=avg(10); @a[2]=avg(20); print(@a, 1, 3); clear(@x); clear(@h); clear(@s);
