@@ -14,6 +14,7 @@ enum class FunctionId {
   Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, // aggregations
   Printf, Print, Clear, Delete, Zero, Exit, Time, System, Cat, // statements
   Str, Kname, Deref, Reg, Bswap, Strncmp, Sizeof, Strftime, // values
+  AddrSpace, // uptr(p), kptr(p): p itself, said to be a user or kernel address
 };
 
 enum class FunctionKind {

@@ -28,6 +28,9 @@ struct BpfCodegenOptions {
   // Layout of tracepoint args.NAME; empty: read from tracefs (read_tracepoint_field).
   std::function<std::optional<TracepointField>(const frontend::AttachPoint &, std::string_view)>
       tracepoint_field;
+  // args->NAME of a uprobe typed by the binary's debug info: the argument register's index.
+  std::function<std::optional<uint32_t>(const frontend::AttachPoint &, std::string_view)>
+      uprobe_arg_index;
 };
 
 struct BpfArtifacts {

@@ -2,6 +2,9 @@
 // libclang, as bpftrace does: clang's own preprocessor and record layout, so that offsets,
 // padding, unions, bitfields and headers come out exactly as the C compiler sees them.
 #pragma once
+#include <set>
+#include <string>
+
 #include "frontend/ast.h"
 #include "frontend/c_types.h"
 #include "frontend/diagnostics.h"
@@ -13,6 +16,13 @@ namespace gpubt::frontend {
 struct CDefinitionOptions {
   std::vector<std::string> include_dirs;
   std::vector<std::string> includes;
+  // Kernel types wanted from BTF besides those the script names: the records tracepoint fields
+  // point at, curtask's task_struct. Those the script defines itself are its own.
+  std::set<std::string> kernel_types;
+  // C written from the traced binaries' debug info (DWARF); the records and typedefs it
+  // defines (debug_info_defined) are not asked of BTF.
+  std::string debug_info;
+  std::set<std::string> debug_info_defined;
 };
 
 CTypes read_c_definitions(const Program &program, const SourceFile &file, Diagnostics &diags,

@@ -214,6 +214,10 @@ private:
         e.type = Type::integer();
       else if (const Type *t = use.info ? nullptr : info_.c_types.find(e.as<BuiltinExpr>().name))
         e.type = *t; // a typedef name, as sizeof(name) takes it (check_types allows no other use)
+      // curtask points at the kernel's task_struct (BTF's, or the script's own definition).
+      if (use.info && use.info->id == stdlib::BuiltinId::Curtask)
+        if (const Type *task = info_.c_types.find("struct task_struct"))
+          e.type = Type::pointer(*task);
       if (use.info && use.info->id == stdlib::BuiltinId::Retval) {
         const AttachPoint *ap = uretprobe_point();
         if (auto t = ap && options_.retval_type ? options_.retval_type(*ap) : std::nullopt)
@@ -357,6 +361,8 @@ private:
         c.type.kind = TypeKind::Timestamp;
         if (!c.args.empty() && c.args[0]->kind == ExprKind::String)
           c.type.enum_name = c.args[0]->as<StringExpr>().value;
+      } else if (f->id == stdlib::FunctionId::AddrSpace && !c.args.empty()) {
+        c.type = c.args[0]->type.is_none() ? Type::integer() : c.args[0]->type;
       } else if (f->id == stdlib::FunctionId::Bswap && !c.args.empty()) {
         c.type = Type::integer(c.args[0]->type.size ? c.args[0]->type.size : 8, false);
       } else {
