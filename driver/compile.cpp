@@ -92,7 +92,8 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
     return std::nullopt;
 
   frontend::CDefinitionOptions c_opts{options.bt.include_dirs, options.bt.include_files};
-  ProgramTypes program_types = gather_program_types(*c.program, options.pid, c_opts);
+  ProgramTypes program_types;
+  gather_program_types(*c.program, options.pid, c_opts, program_types);
   frontend::CTypes c_types = frontend::read_c_definitions(*c.program, file, diags, c_opts);
   if (report())
     return std::nullopt;

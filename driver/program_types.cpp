@@ -85,14 +85,14 @@ bool wants_debug_args(const Probe &probe, const AttachPoint &ap) {
 
 } // namespace
 
-ProgramTypes gather_program_types(const Program &program, int pid, CDefinitionOptions &opts) {
-  ProgramTypes out;
-  add_kernel_types(program, opts.kernel_types);
-
-  std::set<std::string> skip = defined_records(program);
+// The debug info's C for PROGRAM: the types it names that neither the script nor its headers
+// define (OWN), and each uprobe's parameter record (named in TYPES).
+static std::string write_debug_info(const Program &program, int pid,
+                                    const std::set<std::string> &own,
+                                    std::set<std::string> &defined, ProgramTypes &types) {
   std::set<std::string> wanted;
   for (const auto &n : used_records(program))
-    if (!skip.count(n))
+    if (!own.count(n))
       wanted.insert(n);
   // The binaries the uprobes trace, each read once, in the order the script names them.
   std::vector<std::string> paths;
@@ -110,6 +110,8 @@ ProgramTypes gather_program_types(const Program &program, int pid, CDefinitionOp
         paths.push_back(*path);
       points[*path].push_back({probe.get(), &ap});
     }
+  std::string text;
+  std::set<std::string> skip = own;
   int next_record = 0;
   for (const auto &path : paths) {
     auto info = runtime::DebugInfo::open(path);
@@ -119,20 +121,29 @@ ProgramTypes gather_program_types(const Program &program, int pid, CDefinitionOp
     for (const auto &n : wanted)
       writer.add_type(n);
     for (const auto &[probe, ap] : points[path]) {
-      if (!wants_debug_args(*probe, *ap) || out.uprobe_args.count(ap->name()))
+      if (!wants_debug_args(*probe, *ap) || types.uprobe_args.count(ap->name()))
         continue;
       std::string record = "__gpubt_args_" + std::to_string(next_record++);
       if (writer.add_params_record(ap->func, record))
-        out.uprobe_args[ap->name()] = "struct " + record;
+        types.uprobe_args[ap->name()] = "struct " + record;
     }
-    opts.debug_info += writer.text();
+    text += writer.text();
     for (const auto &n : writer.defined()) {
-      opts.debug_info_defined.insert(n);
+      defined.insert(n);
       skip.insert(n); // the first binary to define a name defines it for all
       wanted.erase(n);
     }
   }
-  return out;
+  return text;
+}
+
+void gather_program_types(const Program &program, int pid, CDefinitionOptions &opts,
+                          ProgramTypes &types) {
+  add_kernel_types(program, opts.kernel_types);
+  opts.debug_info = [&program, pid, &types](const std::set<std::string> &own,
+                                            std::set<std::string> &defined) {
+    return write_debug_info(program, pid, own, defined, types);
+  };
 }
 
 // The parameter record of AP's function, and FIELD's index in it; -1 when none.

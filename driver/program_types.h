@@ -18,10 +18,10 @@ struct ProgramTypes {
   std::map<std::string, std::string> uprobe_args;
 };
 
-// Fills OPTS' kernel_types and debug_info for PROGRAM; the returned map names each uprobe's
-// parameter record (written into opts.debug_info).
-ProgramTypes gather_program_types(const frontend::Program &program, int pid,
-                                  frontend::CDefinitionOptions &opts);
+// Fills OPTS' kernel_types, and its debug_info with a writer of the traced binaries' DWARF
+// types that names each uprobe's parameter record in TYPES (which must outlive OPTS' use).
+void gather_program_types(const frontend::Program &program, int pid,
+                          frontend::CDefinitionOptions &opts, ProgramTypes &types);
 
 // args->NAME of a uprobe whose function the debug info describes: its type, and (arg_index)
 // which argument register holds it.

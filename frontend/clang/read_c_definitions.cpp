@@ -337,11 +337,11 @@ CXChildVisitResult collect_names(CXCursor c, CXCursor, CXClientData data) {
   }
 }
 
-// C text from BTF or DWARF with the names the script's own definitions and headers define
-// renamed (PREFIX + name): glibc's `loff_t` or `struct iovec` next to the kernel's, or a
+// BTF's C text with the names the script's own definitions and headers define renamed
+// (__gpubt_btf_NAME): glibc's `loff_t` or `struct iovec` next to the kernel's, or a
 // script's own `struct task_struct { int x; }`, then do not clash; the script's win.
-std::string rename_clashes(const std::string &text, const std::set<std::string> &own,
-                           const std::string &prefix) {
+std::string rename_clashes(const std::string &text, const std::set<std::string> &own) {
+  const std::string prefix = "__gpubt_btf_";
   if (own.empty())
     return text;
   std::string out;
@@ -390,10 +390,11 @@ CTypes read_c_definitions(const Program &program, const SourceFile &file, Diagno
   wanted.insert(options.kernel_types.begin(), options.kernel_types.end());
   for (const auto &n : own)
     wanted.erase(n);
-  for (const auto &n : options.debug_info_defined)
+  std::set<std::string> from_debug_info;
+  std::string debug_info = options.debug_info ? options.debug_info(own, from_debug_info) : "";
+  for (const auto &n : from_debug_info)
     wanted.erase(n);
-  std::string btf = rename_clashes(kernel_type_definitions(wanted), own, "__gpubt_btf_");
-  std::string debug_info = rename_clashes(options.debug_info, own, "__gpubt_dwarf_");
+  std::string btf = rename_clashes(kernel_type_definitions(wanted), own);
   if (program.c_definitions.empty() && options.includes.empty() && btf.empty() &&
       debug_info.empty())
     return out;
