@@ -4,6 +4,7 @@
 
 #include <clang-c/Index.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -158,17 +159,31 @@ private:
     r.size = size > 0 ? uint32_t(size) : 0;
     if (behind_pointer)
       return r;
+    add_fields(t, 0, r);
+    return r;
+  }
+
+  // T's fields into R, BASE_BITS into it. An anonymous struct or union's members are the
+  // record's own, as in C (`sk->__sk_common.skc_num` in the kernel's sock_common).
+  void add_fields(CXType t, long long base_bits, Type &r) {
     struct Ctx {
       TypeReader *self;
       Type *rec;
-    } ctx{this, &r};
+      long long base;
+    } ctx{this, &r, base_bits};
     clang_Type_visitFields(
         t,
         [](CXCursor field, CXClientData data) {
           auto *c = static_cast<Ctx *>(data);
-          long long bits = clang_Cursor_getOffsetOfField(field);
+          long long bits = c->base + std::max(0LL, clang_Cursor_getOffsetOfField(field));
+          CXType type = clang_getCanonicalType(clang_getCursorType(field));
+          if (type.kind == CXType_Record &&
+              clang_Cursor_isAnonymousRecordDecl(clang_getTypeDeclaration(type))) {
+            c->self->add_fields(type, bits, *c->rec);
+            return CXVisit_Continue;
+          }
           c->rec->names.push_back(str(clang_getCursorSpelling(field)));
-          c->rec->offsets.push_back(bits > 0 ? uint32_t(bits / 8) : 0);
+          c->rec->offsets.push_back(uint32_t(bits / 8));
           int width = clang_Cursor_isBitField(field) ? clang_getFieldDeclBitWidth(field) : 0;
           c->rec->bitfields.push_back(width > 0 ? uint16_t((bits % 8) << 8 | width) : 0);
           Type ft = c->self->read(clang_getCursorType(field));
@@ -180,7 +195,6 @@ private:
           return CXVisit_Continue;
         },
         &ctx);
-    return r;
   }
 
   CTypes &out_;
@@ -206,6 +220,11 @@ void read_macro(CXCursor c, Visit &v) {
     long long value = std::strtoll(lit.c_str(), &end, 0);
     if (!lit.empty() && end && *end == 0)
       v.out->constants[str(clang_getTokenSpelling(v.tu, tokens[0]))] = value;
+  } else if (n == 2 && clang_getTokenKind(tokens[1]) == CXToken_Identifier) {
+    // `#define AF_INET PF_INET`: another name for a constant read before it.
+    auto it = v.out->constants.find(str(clang_getTokenSpelling(v.tu, tokens[1])));
+    if (it != v.out->constants.end())
+      v.out->constants[str(clang_getTokenSpelling(v.tu, tokens[0]))] = it->second;
   }
   clang_disposeTokens(v.tu, tokens, n);
 }
