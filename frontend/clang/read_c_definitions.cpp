@@ -356,12 +356,12 @@ CXChildVisitResult collect_names(CXCursor c, CXCursor, CXClientData data) {
   }
 }
 
-// BTF's C text with the names the script's own definitions and headers define renamed
-// (__gpubt_btf_NAME): glibc's `loff_t` or `struct iovec` next to the kernel's, or a
+// BTF's C text with the names TAKEN by the script's own definitions, its headers or the debug
+// info renamed (__gpubt_btf_NAME): glibc's `loff_t` or `struct iovec` next to the kernel's, or a
 // script's own `struct task_struct { int x; }`, then do not clash; the script's win.
-std::string rename_clashes(const std::string &text, const std::set<std::string> &own) {
+std::string rename_clashes(const std::string &text, const std::set<std::string> &taken) {
   const std::string prefix = "__gpubt_btf_";
-  if (own.empty())
+  if (taken.empty())
     return text;
   std::string out;
   out.reserve(text.size());
@@ -379,7 +379,8 @@ std::string rename_clashes(const std::string &text, const std::set<std::string> 
     while (j < text.size() && (isalnum(uint8_t(text[j])) || text[j] == '_'))
       ++j;
     std::string word = text.substr(i, j - i);
-    bool clash = keyword.empty() ? own.count(word) > 0 : own.count(keyword + " " + word) > 0;
+    bool clash =
+        keyword.empty() ? taken.count(word) > 0 : taken.count(keyword + " " + word) > 0;
     out += clash ? prefix + word : word;
     keyword = word == "struct" || word == "union" || word == "enum" ? word : "";
     i = j;
@@ -413,7 +414,10 @@ CTypes read_c_definitions(const Program &program, const SourceFile &file, Diagno
   std::string debug_info = options.debug_info ? options.debug_info(own, from_debug_info) : "";
   for (const auto &n : from_debug_info)
     wanted.erase(n);
-  std::string btf = rename_clashes(kernel_type_definitions(wanted), own);
+  // BTF's copies of what the script, its headers or the debug info define step aside.
+  std::set<std::string> taken = own;
+  taken.insert(from_debug_info.begin(), from_debug_info.end());
+  std::string btf = rename_clashes(kernel_type_definitions(wanted), taken);
   if (program.c_definitions.empty() && options.includes.empty() && btf.empty() &&
       debug_info.empty())
     return out;
