@@ -99,7 +99,7 @@ int run_cli(int argc, char **argv) {
                   ? runtime::list_gpu_probes({o.list_pattern, o.child_command, o.pid, o.gpu_arch,
                                               o.verbose},
                                              out)
-                  : runtime::list_probes(o.list_pattern, out, o.pid);
+                  : runtime::list_probes(o.list_pattern, out, o.pid, o.verbose);
     if (!st) {
       std::cerr << "ERROR: " << st.error() << "\n";
       status = ExitUserError;

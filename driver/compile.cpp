@@ -18,6 +18,7 @@
 #include "runtime/process/binary_paths.h"
 #include "runtime/process/symbol_address.h"
 #include "stdlib/api_types.h"
+#include "driver/program_types.h"
 
 namespace gpubt::driver {
 
@@ -96,13 +97,16 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
 
   { // its own diagnostics: report() renders all so far, and warnings must print once
     frontend::Diagnostics found;
-    frontend::check_attach_points(*c.program, attach_point_lookup(options.pid, !options.dry_run), found);
+    frontend::check_attach_points(*c.program, attach_point_lookup(options.pid, !options.dry_run),
+                                  found);
     (options.bt.no_warnings ? without_warnings(found) : found).render(err, file);
     if (found.has_errors())
       return std::nullopt;
   }
 
   frontend::CDefinitionOptions c_opts{options.bt.include_dirs, options.bt.include_files};
+  ProgramTypes program_types;
+  gather_program_types(*c.program, options.pid, c_opts, program_types);
   frontend::CTypes c_types = frontend::read_c_definitions(*c.program, file, diags, c_opts);
   if (report())
     return std::nullopt;
@@ -112,14 +116,20 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   sema_opts.has_child = !options.child_command.empty();
   sema_opts.strlen = static_cast<uint32_t>(options.env.strlen);
   sema_opts.unsafe = options.bt.unsafe;
-  // args.NAME: tracepoint formats, or the GPU API catalog for uprobes of catalogued functions.
-  sema_opts.field_type = [](const frontend::AttachPoint &ap, std::string_view field) {
-    return ap.provider == frontend::Provider::Tracepoint
-               ? codegen::bpf::tracepoint_arg_type(ap, field)
-               : stdlib::api_arg_type(ap, field);
+  // args.NAME: tracepoint formats, the GPU API catalog for uprobes of catalogued functions,
+  // else the binary's debug info.
+  sema_opts.field_type = [&](const frontend::AttachPoint &ap, std::string_view field) {
+    if (ap.provider == frontend::Provider::Tracepoint)
+      return codegen::bpf::tracepoint_arg_type(ap, field);
+    if (auto t = stdlib::api_arg_type(ap, field))
+      return t;
+    return uprobe_arg_type(program_types, c_types, ap, field);
   };
   sema_opts.retval_type = stdlib::api_retval_type;
-  sema_opts.field_error = stdlib::api_arg_error;
+  sema_opts.field_error = [&](const frontend::AttachPoint &ap, std::string_view field) {
+    std::string msg = stdlib::api_arg_error(ap, field);
+    return msg.empty() ? uprobe_arg_error(program_types, c_types, ap, field) : msg;
+  };
   sema_opts.argn_error = stdlib::api_argn_error;
   sema_opts.user_symbol = [](const std::string &binary, const std::string &name)
       -> std::optional<frontend::SymbolInfo> {
@@ -155,6 +165,9 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   cg_opts.map_max_entries = static_cast<uint32_t>(options.env.map_keys_max);
   cg_opts.timeline = !options.timeline.path.empty();
   cg_opts.helper_error_checks = options.bt.helper_check_level;
+  cg_opts.uprobe_arg_index = [&](const frontend::AttachPoint &ap, std::string_view field) {
+    return uprobe_arg_index(program_types, c_types, ap, field);
+  };
   auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, cg_opts);
   if (!artifacts) {
     err << file.name() << ": ERROR: " << artifacts.error() << "\n";

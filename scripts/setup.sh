@@ -9,6 +9,7 @@ packages=(
   llvm-22-dev                          # BPF and NVPTX back ends, in-process (no clang at run time)
   libclang-22-dev                      # scripts' C definitions: struct layouts, #include, #define
   libbpf-dev libelf-dev zlib1g-dev libzstd-dev
+  libdw-dev                            # DWARF of traced binaries: uprobe args->NAME, struct types
   antlr4 libantlr4-runtime-dev default-jre-headless
   libfmt-dev googletest libgtest-dev
   bpftrace                             # the reference the differential tests compare against

@@ -55,6 +55,11 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     // reg("sp"): a register of the probed thread, from the probe's pt_regs.
     {"reg", FunctionId::Reg, FunctionKind::Value, 1, 1, {A::StringLiteral, A::Any, A::Any, A::Any},
      TypeKind::Integer, 8, kHostContext},
+    // uptr(p), kptr(p): p, read from user or kernel memory (str() reads user memory anyway).
+    {"uptr", FunctionId::AddrSpace, FunctionKind::Value, 1, 1,
+     {A::IntOrPointer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
+    {"kptr", FunctionId::AddrSpace, FunctionKind::Value, 1, 1,
+     {A::IntOrPointer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
     // bswap(n): n's bytes reversed, as an unsigned integer of n's size.
     {"bswap", FunctionId::Bswap, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
      TypeKind::Integer, 8, kHostContext},

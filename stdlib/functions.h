@@ -15,6 +15,7 @@ enum class FunctionId {
   Printf, Print, Clear, Delete, Zero, Exit, Time, System, Cat, // statements
   Str, Kname, Deref, Reg, Bswap, Strncmp, Sizeof, Strftime, // values
   Buf, Ntop, Pton, Usym, Kaddr, Uaddr, CgroupPath, Strcontains, Strerror, Macaddr, Join,
+  AddrSpace, // uptr(p), kptr(p): p itself, said to be a user or kernel address
 };
 
 enum class FunctionKind {

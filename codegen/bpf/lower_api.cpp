@@ -238,6 +238,12 @@ Val lower_api_arg(LowerCtx &c, const FieldExpr &e) {
   const stdlib::ApiFunction *fn = stdlib::api_function_for(*c.ap);
   const stdlib::ApiParam *p = fn ? stdlib::find_api_param(*fn, e.field) : nullptr;
   if (!p) {
+    // A function the binary's debug info describes (driver/program_types.h).
+    auto i = !fn && c.ap->provider == Provider::Uprobe && c.opts->uprobe_arg_index
+                 ? c.opts->uprobe_arg_index(*c.ap, e.field)
+                 : std::nullopt;
+    if (i)
+      return {normalize(c, ctx_word(c, stdlib::pt_regs_arg_offset(*i)), e.type)};
     set_error(c, "codegen: no argument " + e.field + " in " + c.ap->name());
     return {c.b.getInt64(0)};
   }

@@ -30,6 +30,9 @@ struct BpfCodegenOptions {
       tracepoint_field;
   // -k: report helper errors from probe_read and map deletes; -kk: map lookups too.
   int helper_error_checks = 0;
+  // args->NAME of a uprobe typed by the binary's debug info: the argument register's index.
+  std::function<std::optional<uint32_t>(const frontend::AttachPoint &, std::string_view)>
+      uprobe_arg_index;
 };
 
 struct BpfArtifacts {

@@ -102,6 +102,14 @@ Val symbol_address(LowerCtx &c, const CallExpr &call) {
 
 Val str(LowerCtx &c, const CallExpr &call) {
   uint32_t size = call.type.size ? call.type.size : 64;
+  if (call.args[0]->type.kind == TypeKind::String) {
+    // A tracepoint's __data_loc or char[] field, already read as a string: copied to size.
+    Val v = lower_expr(c, *call.args[0]);
+    llvm::Value *buf = scratch_slot(c, size);
+    zero_bytes(c, buf, 8, size);
+    copy_bytes(c, buf, 8, v.v, v.align, std::min(size, call.args[0]->type.size) - 1);
+    return {buf, 8};
+  }
   llvm::Value *src = lower_expr(c, *call.args[0]).v;
   llvm::Value *n = c.b.getInt64(size);
   if (call.args.size() > 1) {
@@ -210,6 +218,10 @@ const std::map<FunctionId, CallFn> &call_table() {
        }},
       {FunctionId::Str,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val { return str(c, call); }},
+      {FunctionId::AddrSpace,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         return lower_expr(c, *call.args[0]);
+       }},
       {FunctionId::Deref,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
          llvm::Value *addr = lower_expr(c, *call.args[0]).v;

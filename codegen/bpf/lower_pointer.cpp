@@ -19,31 +19,55 @@ uint32_t pointer_step(const Type &t) {
   return pointee.size ? pointee.size : 1;
 }
 
+namespace {
+
+// Whether the pointer expression E leads back to curtask: then it is kernel memory wherever the
+// probe is (`curtask->real_parent->pid` in a uprobe).
+bool from_curtask(const Expr &e) {
+  switch (e.kind) {
+  case ExprKind::Builtin:
+    return e.as<BuiltinExpr>().name == "curtask";
+  case ExprKind::Field:
+    return from_curtask(*e.as<FieldExpr>().base);
+  case ExprKind::Index:
+    return from_curtask(*e.as<IndexExpr>().base);
+  case ExprKind::Cast:
+    return from_curtask(*e.as<CastExpr>().operand);
+  case ExprKind::Unary:
+    return from_curtask(*e.as<UnaryExpr>().operand);
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
 // Elsewhere bpftrace 0.17 calls bpf_probe_read, which on x86-64 reads user or kernel memory by
 // the address (and says -EFAULT, not probe_read_kernel's -ERANGE, for a NULL pointer: -k shows it).
-int read_helper(const LowerCtx &c) {
-  bool user = c.ap->provider == Provider::Uprobe || c.ap->provider == Provider::Uretprobe;
+int read_helper(const LowerCtx &c, const Expr *pointer) {
+  bool user = (c.ap->provider == Provider::Uprobe || c.ap->provider == Provider::Uretprobe) &&
+              !(pointer && from_curtask(*pointer));
   return user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read;
 }
 
 namespace {
 
-// A value of type T at address ADDR (an i64): integers in a zeroed stack slot, records, arrays
-// and strings in a zeroed scratch slot of their size (zero where unreadable).
-Val read_at(LowerCtx &c, llvm::Value *addr, const Type &t) {
+// A value of type T at address ADDR (an i64), read with HELPER: integers in a zeroed stack slot,
+// records, arrays and strings in a zeroed scratch slot of their size (zero where unreadable).
+Val read_at(LowerCtx &c, int helper, llvm::Value *addr, const Type &t) {
   llvm::Value *src = c.b.CreateIntToPtr(addr, c.b.getPtrTy());
   if (is_memory_type(t)) {
     uint32_t size = t.size ? t.size : 1;
     llvm::Value *buf = scratch_slot(c, size);
     zero_bytes(c, buf, 8, size);
-    llvm::Value *ret = call_helper(c, read_helper(c), {buf, c.b.getInt32(size), src});
+    llvm::Value *ret = call_helper(c, helper, {buf, c.b.getInt32(size), src});
     check_helper_result(c, HelperCheck::Level1, "probe_read", ret);
     return {buf, 8};
   }
   uint32_t size = t.size && t.size <= 8 ? t.size : 8;
   llvm::Value *slot = stack_i64(c);
   c.b.CreateStore(c.b.getInt64(0), slot);
-  llvm::Value *ret = call_helper(c, read_helper(c), {slot, c.b.getInt32(size), src});
+  llvm::Value *ret = call_helper(c, helper, {slot, c.b.getInt32(size), src});
   check_helper_result(c, HelperCheck::Level1, "probe_read", ret);
   // Little-endian: the low `size` bytes of the zeroed slot hold the value.
   llvm::Value *raw = c.b.CreateLoad(c.b.getIntNTy(size * 8), slot);
@@ -78,7 +102,7 @@ Val bitfield(LowerCtx &c, llvm::Value *raw, const Type &t, uint16_t bits) {
 } // namespace
 
 Val lower_deref(LowerCtx &c, const UnaryExpr &e) {
-  return read_at(c, lower_expr(c, *e.operand).v, e.type);
+  return read_at(c, read_helper(c, e.operand.get()), lower_expr(c, *e.operand).v, e.type);
 }
 
 Val lower_index(LowerCtx &c, const IndexExpr &e) {
@@ -92,7 +116,7 @@ Val lower_index(LowerCtx &c, const IndexExpr &e) {
   }
   llvm::Value *index = lower_expr(c, *e.index).v;
   llvm::Value *scaled = c.b.CreateMul(index, c.b.getInt64(pointer_step(bt)));
-  return read_at(c, offset_addr(c, base.v, scaled), e.type);
+  return read_at(c, read_helper(c, e.base.get()), offset_addr(c, base.v, scaled), e.type);
 }
 
 Val lower_record_field(LowerCtx &c, const FieldExpr &e) {
@@ -107,13 +131,14 @@ Val lower_record_field(LowerCtx &c, const FieldExpr &e) {
   uint32_t off = rec.offsets[i];
   uint16_t bits = size_t(i) < rec.bitfields.size() ? rec.bitfields[i] : 0;
   Val base = lower_expr(c, *e.base);
+  int helper = read_helper(c, e.base.get());
   if (through_pointer && bits) {
     Type holder = Type::integer(bitfield_bytes(bits), false);
-    return bitfield(c, read_at(c, offset_addr(c, base.v, c.b.getInt64(off)), holder).v, e.type,
-                    bits);
+    return bitfield(c, read_at(c, helper, offset_addr(c, base.v, c.b.getInt64(off)), holder).v,
+                    e.type, bits);
   }
   if (through_pointer)
-    return read_at(c, offset_addr(c, base.v, c.b.getInt64(off)), e.type);
+    return read_at(c, helper, offset_addr(c, base.v, c.b.getInt64(off)), e.type);
   if (bits)
     return bitfield(c, load_int(c, byte_ptr(c, base.v, off), 1, bitfield_bytes(bits), false),
                     e.type, bits);

@@ -16,8 +16,9 @@ Val lower_index(LowerCtx &c, const frontend::IndexExpr &e);
 // s.x on a record value, p->x through a pointer to a record.
 Val lower_record_field(LowerCtx &c, const frontend::FieldExpr &e);
 
-// bpf_probe_read_user in uprobes, bpf_probe_read elsewhere (bpftrace 0.17's choice).
-int read_helper(const LowerCtx &c);
+// bpf_probe_read_user in uprobes, bpf_probe_read elsewhere (bpftrace 0.17's choice) and for a
+// POINTER that leads back to curtask (kernel memory, in a uprobe too).
+int read_helper(const LowerCtx &c, const frontend::Expr *pointer = nullptr);
 
 // How many bytes one step of pointer type `t` moves (the pointee's size); 1 for non-pointers.
 uint32_t pointer_step(const frontend::Type &t);

@@ -34,6 +34,10 @@ std::optional<TracepointField> read_tracepoint_field(const std::string &category
       std::string type = m[1];
       f.data_loc = type.find("__data_loc") != std::string::npos;
       f.char_array = m[3].matched && type.find("char") != std::string::npos;
+      static const std::regex record(R"(\b(struct|union)\s+(\w+)\s*\*\s*$)");
+      std::smatch r;
+      if (!m[3].matched && std::regex_search(type, r, record))
+        f.record = r[1].str() + " " + r[2].str();
       return f;
     }
     return std::nullopt;
@@ -46,6 +50,12 @@ frontend::Type tracepoint_field_type(const TracepointField &f) {
     return frontend::Type::string(f.size);
   if (f.data_loc)
     return frontend::Type::string(64);
+  if (!f.record.empty()) {
+    frontend::Type stub; // completed from the C types when dereferenced
+    stub.kind = frontend::TypeKind::Record;
+    stub.enum_name = f.record;
+    return frontend::Type::pointer(std::move(stub));
+  }
   uint32_t size = f.size == 1 || f.size == 2 || f.size == 4 ? f.size : 8;
   return frontend::Type::integer(size, f.is_signed);
 }

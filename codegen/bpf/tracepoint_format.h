@@ -16,6 +16,7 @@ struct TracepointField {
   bool is_signed = false;
   bool data_loc = false;   // __data_loc: a u32 (length << 16 | offset) pointing into the record
   bool char_array = false; // char name[N]: read as a string
+  std::string record;      // "struct X" when the field is a `struct X *` (typed through BTF)
 };
 
 // CATEGORY and EVENT may be wildcards: the first matching tracepoint's layout is used.
@@ -24,7 +25,8 @@ std::optional<TracepointField> read_tracepoint_field(const std::string &category
                                                      const std::string &field);
 
 // The script type of a field: strings for char arrays and __data_loc strings (64 bytes, as
-// bpftrace), else an integer of the field's size (pointers are uint64).
+// bpftrace), a pointer to the record for `struct X *` fields (its definition is BTF's), else an
+// integer of the field's size (other pointers are uint64).
 frontend::Type tracepoint_field_type(const TracepointField &f);
 
 // A frontend::FieldResolver for SemanticOptions::field_type: args.NAME of tracepoints.

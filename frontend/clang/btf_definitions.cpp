@@ -5,6 +5,7 @@
 #include <bpf/btf.h>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <linux/btf.h>
 #include <unistd.h>
 
@@ -68,6 +69,20 @@ void pointed_records(const struct btf *btf, __u32 id, std::set<__u32> &out, int 
   }
 }
 
+// The enum (often anonymous) that defines the constant NAME; 0 if none.
+__u32 enum_with(const struct btf *btf, const std::string &name) {
+  for (__u32 id = 1, n = btf__type_cnt(btf); id < n; ++id) {
+    const struct btf_type *t = btf__type_by_id(btf, id);
+    if (!btf_is_enum(t))
+      continue;
+    const struct btf_enum *e = btf_enum(t);
+    for (int i = 0; i < btf_vlen(t); ++i, ++e)
+      if (name == btf__name_by_offset(btf, e->name_off))
+        return id;
+  }
+  return 0;
+}
+
 } // namespace
 
 bool kernel_btf_available() { return access(kVmlinuxBtf, R_OK) == 0; }
@@ -83,6 +98,11 @@ std::string kernel_type_definitions(const std::set<std::string> &names) {
   if (d) {
     std::set<__u32> ids;
     for (const auto &name : names) {
+      if (name.rfind(kEnumerator, 0) == 0) {
+        if (__u32 id = enum_with(btf, name.substr(strlen(kEnumerator))))
+          ids.insert(id);
+        continue;
+      }
       int kind = BTF_KIND_TYPEDEF;
       std::string bare = name;
       if (name.rfind("struct ", 0) == 0) {

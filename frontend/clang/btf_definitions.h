@@ -12,6 +12,8 @@ bool kernel_btf_available();
 // C text defining NAMES ("struct sock", "union bpf_attr", a typedef name), what they hold by
 // value, and the records their members point at (two hops: `p->a->b->c` works); libbpf's
 // btf_dump orders them. Names the kernel's BTF does not have are left out.
+// "enumerator NAME" asks for the enum that defines the constant NAME (sizeof(BTF_VAR_STATIC)).
 std::string kernel_type_definitions(const std::set<std::string> &names);
+constexpr const char *kEnumerator = "enumerator ";
 
 } // namespace gpubt::frontend

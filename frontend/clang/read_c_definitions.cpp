@@ -4,13 +4,14 @@
 
 #include <clang-c/Index.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
-#include <regex>
 #include <set>
 
 #include "frontend/ast_walk.h"
 #include "frontend/clang/btf_definitions.h"
+#include "frontend/clang/script_records.h"
 
 namespace gpubt::frontend {
 
@@ -19,6 +20,7 @@ namespace {
 constexpr const char *kMainFile = "definitions.h";
 constexpr const char *kPreludeFile = "/gpubt/include/__gpubt_prelude.h";
 constexpr const char *kBtfFile = "/gpubt/include/__gpubt_btf.h";
+constexpr const char *kDwarfFile = "/gpubt/include/__gpubt_debug_info.h";
 
 // The fixed-width integer names bpftrace's own headers give definitions without any #include.
 constexpr const char *kPrelude = R"(#pragma once
@@ -136,6 +138,19 @@ private:
     }
   }
 
+  // Whether the declaration of FIELD says `signed` (clang's types cannot tell `int` from it).
+  static bool spells_signed(CXCursor field) {
+    CXTranslationUnit tu = clang_Cursor_getTranslationUnit(field);
+    CXToken *tokens = nullptr;
+    unsigned n = 0;
+    clang_tokenize(tu, clang_getCursorExtent(field), &tokens, &n);
+    bool found = false;
+    for (unsigned i = 0; i < n && !found; ++i)
+      found = str(clang_getTokenSpelling(tu, tokens[i])) == "signed";
+    clang_disposeTokens(tu, tokens, n);
+    return found;
+  }
+
   Type record(CXType t, bool behind_pointer) {
     Type r;
     r.kind = TypeKind::Record;
@@ -144,24 +159,42 @@ private:
     r.size = size > 0 ? uint32_t(size) : 0;
     if (behind_pointer)
       return r;
+    add_fields(t, 0, r);
+    return r;
+  }
+
+  // T's fields into R, BASE_BITS into it. An anonymous struct or union's members are the
+  // record's own, as in C (`sk->__sk_common.skc_num` in the kernel's sock_common).
+  void add_fields(CXType t, long long base_bits, Type &r) {
     struct Ctx {
       TypeReader *self;
       Type *rec;
-    } ctx{this, &r};
+      long long base;
+    } ctx{this, &r, base_bits};
     clang_Type_visitFields(
         t,
         [](CXCursor field, CXClientData data) {
           auto *c = static_cast<Ctx *>(data);
-          long long bits = clang_Cursor_getOffsetOfField(field);
+          long long bits = c->base + std::max(0LL, clang_Cursor_getOffsetOfField(field));
+          CXType type = clang_getCanonicalType(clang_getCursorType(field));
+          if (type.kind == CXType_Record &&
+              clang_Cursor_isAnonymousRecordDecl(clang_getTypeDeclaration(type))) {
+            c->self->add_fields(type, bits, *c->rec);
+            return CXVisit_Continue;
+          }
           c->rec->names.push_back(str(clang_getCursorSpelling(field)));
-          c->rec->offsets.push_back(bits > 0 ? uint32_t(bits / 8) : 0);
+          c->rec->offsets.push_back(uint32_t(bits / 8));
           int width = clang_Cursor_isBitField(field) ? clang_getFieldDeclBitWidth(field) : 0;
           c->rec->bitfields.push_back(width > 0 ? uint16_t((bits % 8) << 8 | width) : 0);
-          c->rec->elems.push_back(c->self->read(clang_getCursorType(field)));
+          Type ft = c->self->read(clang_getCursorType(field));
+          // C leaves whether a plain `int x:3` is signed to the compiler; bpftrace reads it
+          // unsigned. Only `signed int x:3` sign-extends.
+          if (width > 0 && ft.kind == TypeKind::Integer && ft.is_signed)
+            ft.is_signed = spells_signed(field);
+          c->rec->elems.push_back(std::move(ft));
           return CXVisit_Continue;
         },
         &ctx);
-    return r;
   }
 
   CTypes &out_;
@@ -189,6 +222,11 @@ void read_macro(CXCursor c, Visit &v) {
     long long value = std::strtoll(lit.c_str(), &end, 0);
     if (!lit.empty() && end && *end == 0)
       v.out->constants[str(clang_getTokenSpelling(v.tu, tokens[0]))] = value;
+  } else if (n == 2 && clang_getTokenKind(tokens[1]) == CXToken_Identifier) {
+    // `#define AF_INET PF_INET`: another name for a constant read before it.
+    auto it = v.out->constants.find(str(clang_getTokenSpelling(v.tu, tokens[1])));
+    if (it != v.out->constants.end())
+      v.out->constants[str(clang_getTokenSpelling(v.tu, tokens[0]))] = it->second;
   }
   clang_disposeTokens(v.tu, tokens, n);
 }
@@ -260,39 +298,9 @@ bool report(CXTranslationUnit tu, Diagnostics &diags) {
   return failed;
 }
 
-// The kernel types a script names but does not define: struct/union names in casts and sizeof,
-// and those its definitions use without a body.
-std::set<std::string> undefined_records(const Program &program) {
-  std::set<std::string> used, defined;
-  static const std::regex ref(R"(\b(struct|union)\s+([A-Za-z_]\w*)(\s*\{)?)");
-  for (const auto &d : program.c_definitions)
-    for (std::sregex_iterator it(d.text.begin(), d.text.end(), ref), end; it != end; ++it)
-      ((*it)[3].matched ? defined : used).insert((*it)[1].str() + " " + (*it)[2].str());
-  for (const auto &probe : program.probes)
-    for_each_expr(*probe, [&](const Expr &e) {
-      const std::string *name = e.kind == ExprKind::Cast ? &e.as<CastExpr>().type_name
-                                : e.kind == ExprKind::SizeofType
-                                    ? &e.as<SizeofTypeExpr>().type_name
-                                    : nullptr;
-      if (name && (name->rfind("struct ", 0) == 0 || name->rfind("union ", 0) == 0))
-        used.insert(*name);
-    });
-  std::set<std::string> out;
-  for (const auto &n : used)
-    if (!defined.count(n))
-      out.insert(n);
-  return out;
-}
-
-} // namespace
-
-CTypes read_c_definitions(const Program &program, const SourceFile &file, Diagnostics &diags,
-                          const CDefinitionOptions &options) {
-  CTypes out;
-  std::string btf = kernel_type_definitions(undefined_records(program));
-  if (program.c_definitions.empty() && options.includes.empty() && btf.empty())
-    return out;
-  std::string text = laid_out(program, file);
+// Parses the laid-out definitions after the prelude, then BTF and DWARF text when given.
+CXTranslationUnit parse(CXIndex index, const std::string &text, const std::string &btf,
+                        const std::string &debug_info, const CDefinitionOptions &options) {
   std::vector<std::string> args = {"-x", "c", "-std=gnu11", "-nostdinc++", "-include",
                                    kPreludeFile, "-I/gpubt/include"};
   if (kernel_btf_available())
@@ -300,6 +308,10 @@ CTypes read_c_definitions(const Program &program, const SourceFile &file, Diagno
   if (!btf.empty()) {
     args.push_back("-include");
     args.push_back(kBtfFile);
+  }
+  if (!debug_info.empty()) {
+    args.push_back("-include");
+    args.push_back(kDwarfFile);
   }
   for (const auto &d : options.include_dirs)
     args.push_back("-I" + d);
@@ -310,15 +322,110 @@ CTypes read_c_definitions(const Program &program, const SourceFile &file, Diagno
   std::vector<const char *> argv;
   for (const auto &a : args)
     argv.push_back(a.c_str());
-  CXUnsavedFile files[] = {{kMainFile, text.c_str(), static_cast<unsigned long>(text.size())},
-                           {kPreludeFile, kPrelude, static_cast<unsigned long>(strlen(kPrelude))},
-                           {kBtfFile, btf.c_str(), static_cast<unsigned long>(btf.size())}};
-
-  std::unique_ptr<void, void (*)(CXIndex)> index(clang_createIndex(0, 0), clang_disposeIndex);
+  CXUnsavedFile files[] = {
+      {kMainFile, text.c_str(), static_cast<unsigned long>(text.size())},
+      {kPreludeFile, kPrelude, static_cast<unsigned long>(strlen(kPrelude))},
+      {kBtfFile, btf.c_str(), static_cast<unsigned long>(btf.size())},
+      {kDwarfFile, debug_info.c_str(), static_cast<unsigned long>(debug_info.size())}};
   CXTranslationUnit tu = nullptr;
   CXErrorCode rc = clang_parseTranslationUnit2(
-      index.get(), kMainFile, argv.data(), int(argv.size()), files, 3,
+      index, kMainFile, argv.data(), int(argv.size()), files, 4,
       CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_SkipFunctionBodies, &tu);
+  return rc == CXError_Success ? tu : nullptr;
+}
+
+// Names a translation unit defines: "struct X" (with a body), "enum X", typedef names and enum
+// constants, bare.
+CXChildVisitResult collect_names(CXCursor c, CXCursor, CXClientData data) {
+  auto &out = *static_cast<std::set<std::string> *>(data);
+  std::string name = str(clang_getCursorSpelling(c));
+  switch (clang_getCursorKind(c)) {
+  case CXCursor_StructDecl:
+  case CXCursor_UnionDecl:
+  case CXCursor_EnumDecl:
+    if (clang_isCursorDefinition(c) && !name.empty() && name.find(' ') == std::string::npos) {
+      auto kind = clang_getCursorKind(c);
+      out.insert((kind == CXCursor_StructDecl ? "struct " : kind == CXCursor_UnionDecl ? "union "
+                                                                                        : "enum ") +
+                 name);
+    }
+    return CXChildVisit_Recurse;
+  case CXCursor_TypedefDecl:
+  case CXCursor_EnumConstantDecl:
+    out.insert(name);
+    return CXChildVisit_Continue;
+  default:
+    return CXChildVisit_Continue;
+  }
+}
+
+// BTF's C text with the names TAKEN by the script's own definitions, its headers or the debug
+// info renamed (__gpubt_btf_NAME): glibc's `loff_t` or `struct iovec` next to the kernel's, or a
+// script's own `struct task_struct { int x; }`, then do not clash; the script's win.
+std::string rename_clashes(const std::string &text, const std::set<std::string> &taken) {
+  const std::string prefix = "__gpubt_btf_";
+  if (taken.empty())
+    return text;
+  std::string out;
+  out.reserve(text.size());
+  std::string keyword; // the struct/union/enum keyword just before, if any
+  for (size_t i = 0; i < text.size();) {
+    char ch = text[i];
+    if (!(isalpha(uint8_t(ch)) || ch == '_')) {
+      if (!isspace(uint8_t(ch)))
+        keyword.clear();
+      out += ch;
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && (isalnum(uint8_t(text[j])) || text[j] == '_'))
+      ++j;
+    std::string word = text.substr(i, j - i);
+    bool clash =
+        keyword.empty() ? taken.count(word) > 0 : taken.count(keyword + " " + word) > 0;
+    out += clash ? prefix + word : word;
+    keyword = word == "struct" || word == "union" || word == "enum" ? word : "";
+    i = j;
+  }
+  return out;
+}
+
+} // namespace
+
+CTypes read_c_definitions(const Program &program, const SourceFile &file, Diagnostics &diags,
+                          const CDefinitionOptions &options) {
+  CTypes out;
+  std::string text = laid_out(program, file);
+  std::unique_ptr<void, void (*)(CXIndex)> index(clang_createIndex(0, 0), clang_disposeIndex);
+  // What the script and its headers define themselves, from a first reading without the
+  // kernel's and the binaries' types (its errors are the second reading's to report).
+  std::set<std::string> own;
+  if (!program.c_definitions.empty() || !options.includes.empty()) {
+    CXTranslationUnit first = parse(index.get(), text, "", "", options);
+    if (first) {
+      clang_visitChildren(clang_getTranslationUnitCursor(first), collect_names, &own);
+      clang_disposeTranslationUnit(first);
+    }
+  }
+  // The kernel's types the script names but neither it nor the debug info defines.
+  std::set<std::string> wanted = used_records(program);
+  wanted.insert(options.kernel_types.begin(), options.kernel_types.end());
+  for (const auto &n : own)
+    wanted.erase(n);
+  std::set<std::string> from_debug_info;
+  std::string debug_info = options.debug_info ? options.debug_info(own, from_debug_info) : "";
+  for (const auto &n : from_debug_info)
+    wanted.erase(n);
+  // BTF's copies of what the script, its headers or the debug info define step aside.
+  std::set<std::string> taken = own;
+  taken.insert(from_debug_info.begin(), from_debug_info.end());
+  std::string btf = rename_clashes(kernel_type_definitions(wanted), taken);
+  if (program.c_definitions.empty() && options.includes.empty() && btf.empty() &&
+      debug_info.empty())
+    return out;
+  CXTranslationUnit tu = parse(index.get(), text, btf, debug_info, options);
+  CXErrorCode rc = tu ? CXError_Success : CXError_Failure;
   if (rc != CXError_Success || !tu) {
     diags.error(program.c_definitions.empty() ? SourceSpan{} : program.c_definitions[0].span,
                 "clang could not read the C definitions (libclang error " +

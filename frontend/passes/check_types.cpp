@@ -97,6 +97,13 @@ std::optional<int64_t> literal_value(const Expr &e) {
   return std::nullopt;
 }
 
+// A tracepoint's char[] or __data_loc field (`args->name`): str() takes it as it is.
+bool is_tracepoint_string(const Expr &e) {
+  return e.type.kind == TypeKind::String && e.kind == ExprKind::Field &&
+         e.as<FieldExpr>().base->kind == ExprKind::Builtin &&
+         e.as<FieldExpr>().base->as<BuiltinExpr>().name == "args";
+}
+
 bool is_nonnegative_literal(const Expr &e) {
   auto v = literal_value(e);
   return v && *v >= 0;
@@ -912,7 +919,7 @@ private:
       }
       return true;
     case ArgRule::IntOrPointer:
-      if (!final_ && !a.type.is_none() && !a.type.is_integer_like()) {
+      if (!final_ && !a.type.is_none() && !a.type.is_integer_like() && !is_tracepoint_string(a)) {
         error(c.span, name + "() expects an integer or a pointer type as first argument (" +
                           type_name_in_messages(a.type) + " provided)");
         return false;

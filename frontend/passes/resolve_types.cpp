@@ -232,8 +232,7 @@ private:
         e.type = Type::integer();
       else if (const Type *t = use.info ? nullptr : info_.c_types.find(e.as<BuiltinExpr>().name))
         e.type = *t; // a typedef name, as sizeof(name) takes it (check_types allows no other use)
-      // bpftrace's curtask is a struct task_struct * where the type is known (the script's
-      // definition, or the kernel's BTF): curtask->field reads it.
+      // curtask points at the kernel's task_struct (BTF's, or the script's own definition).
       if (use.info && use.info->id == stdlib::BuiltinId::Curtask)
         if (const Type *task = info_.c_types.find("struct task_struct"))
           e.type = Type::pointer(*task);
@@ -382,6 +381,8 @@ private:
           c.type.enum_name = c.args[0]->as<StringExpr>().value;
       } else if (auto t = formatted_value_type(c, *f)) {
         c.type = *t;
+      } else if (f->id == stdlib::FunctionId::AddrSpace && !c.args.empty()) {
+        c.type = c.args[0]->type.is_none() ? Type::integer() : c.args[0]->type;
       } else if (f->id == stdlib::FunctionId::Bswap && !c.args.empty()) {
         c.type = Type::integer(c.args[0]->type.size ? c.args[0]->type.size : 8, false);
       } else {

@@ -1,6 +1,7 @@
 // bpftrace -l for the probe types gpubt attaches on the host: tracepoints and uprobes.
 #include "runtime/bpf/list_probes.h"
 #include "runtime/process/binary_paths.h"
+#include "runtime/process/dwarf_types.h"
 #include "runtime/process/symbols.h"
 #include "runtime/bpf/tracefs.h"
 
@@ -9,7 +10,14 @@ namespace {
 
 bool starts_with(const std::string &s, const std::string &p) { return s.rfind(p, 0) == 0; }
 
-Status list_uprobes(const std::string &rest, std::ostream &out, int pid) {
+// -lv: a function's parameters from the binary's DWARF, as bpftrace lists them.
+void list_params(const DebugInfo *info, const std::string &func, std::ostream &out) {
+  if (auto params = info ? info->params(func) : std::nullopt)
+    for (const auto &p : *params)
+      out << "    " << p.type << " " << p.name << "\n";
+}
+
+Status list_uprobes(const std::string &rest, std::ostream &out, int pid, bool verbose) {
   auto colon = rest.rfind(':');
   std::string target = colon == std::string::npos ? rest : rest.substr(0, colon);
   std::string func = colon == std::string::npos ? "*" : rest.substr(colon + 1);
@@ -19,9 +27,12 @@ Status list_uprobes(const std::string &rest, std::ostream &out, int pid) {
   auto syms = cached_elf_functions(*path);
   if (!syms)
     return make_error(syms.error());
+  std::unique_ptr<DebugInfo> info = verbose ? DebugInfo::open(*path) : nullptr;
   for (const auto &s : **syms) // sorted by name; aliases are listed, as bpftrace does
-    if (match_wildcard(func, s.name))
+    if (match_wildcard(func, s.name)) {
       out << "uprobe:" << target << ":" << s.name << "\n";
+      list_params(info.get(), s.name, out);
+    }
   return Ok{};
 }
 
@@ -40,10 +51,10 @@ Status list_tracepoints_matching(const std::string &pattern, std::ostream &out) 
 
 } // namespace
 
-Status list_probes(const std::string &pattern, std::ostream &out, int pid) {
+Status list_probes(const std::string &pattern, std::ostream &out, int pid, bool verbose) {
   for (const char *p : {"uprobe:", "u:", "uretprobe:", "ur:"})
     if (starts_with(pattern, p))
-      return list_uprobes(pattern.substr(std::string(p).size()), out, pid);
+      return list_uprobes(pattern.substr(std::string(p).size()), out, pid, verbose);
   if (starts_with(pattern, "t:"))
     return list_tracepoints_matching("tracepoint:" + pattern.substr(2), out);
   return list_tracepoints_matching(pattern, out);

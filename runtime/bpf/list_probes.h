@@ -9,6 +9,8 @@ namespace gpubt::runtime {
 // No pattern: every tracepoint. "tracepoint:CAT:NAME" (wildcards): matching tracepoints.
 // "uprobe:PATH:FUNC" (wildcards; PATH may be a library name): the functions of PATH.
 // Any other pattern is matched against the full "tracepoint:cat:name" lines.
-Status list_probes(const std::string &pattern, std::ostream &out, int pid = -1);
+// VERBOSE (-lv): a uprobe's function arguments from the binary's DWARF under its line.
+Status list_probes(const std::string &pattern, std::ostream &out, int pid = -1,
+                   bool verbose = false);
 
 } // namespace gpubt::runtime
