@@ -1,5 +1,6 @@
 // Parse, resolve, check, lower: the stages in order, each one's output the next one's input.
 #include "driver/compile.h"
+#include "driver/usdt_sites.h"
 
 #include "frontend/clang/read_c_definitions.h"
 #include <iostream>
@@ -123,6 +124,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   cg_opts.has_child = sema_opts.has_child;
   cg_opts.map_max_entries = static_cast<uint32_t>(options.env.map_keys_max);
   cg_opts.timeline = !options.timeline.path.empty();
+  cg_opts.usdt_sites = make_usdt_site_finder(options);
   auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, cg_opts);
   if (!artifacts) {
     err << file.name() << ": ERROR: " << artifacts.error() << "\n";

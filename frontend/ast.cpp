@@ -31,6 +31,12 @@ std::string AttachPoint::name() const {
     return "kretprobe:" + func;
   case Provider::Profile:
     return "profile:" + target + ":" + func;
+  case Provider::Software:
+    return "software:" + target + ":" + func;
+  case Provider::Hardware:
+    return "hardware:" + target + ":" + func;
+  case Provider::Usdt:
+    return "usdt:" + target + ":" + (ns.empty() ? "" : ns + ":") + func;
   }
   return raw;
 }

@@ -160,6 +160,8 @@ enum class Provider {
   GpuKprobe, GpuKretprobe,                              // gpu
   Kprobe, Kretprobe, // host, kernel functions: compiled and loaded; attach where the kernel can
   Profile,           // host: every CPU at a rate (profile:hz:99), target = unit, func = count
+  Usdt, // host: usdt:FILE:[PROVIDER:]NAME; target = FILE (empty: -p's files), ns = PROVIDER
+  Software, Hardware, // host: perf events, software:EVENT:COUNT; target = EVENT, func = COUNT
 };
 bool is_gpu(Provider p);
 
@@ -169,7 +171,8 @@ struct AttachPoint : Node {
   bool host_prefix = false; // written with "host:"
   std::string target;    // uprobe: binary/library path or alias; tracepoint: category
   std::string func;      // uprobe: function pattern; tracepoint: event; gpu: kernel pattern
-  uint64_t interval_ns = 0; // interval:s:N / interval:ms:N
+  std::string ns;        // usdt: the provider (empty: any)
+  uint64_t interval_ns = 0; // interval:s:N / interval:ms:N; software/hardware: COUNT (0: none)
   // The canonical name bpftrace prints for `probe`: "uprobe:./app:foo", "interval:s:1".
   std::string name() const;
 };

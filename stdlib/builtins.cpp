@@ -15,7 +15,8 @@ constexpr ProviderMask bit(Provider p) { return provider_bit(p); }
 constexpr ProviderMask kKernelFn = bit(Provider::Kprobe) | bit(Provider::Kretprobe);
 constexpr ProviderMask kHost = bit(Provider::Begin) | bit(Provider::End) |
                                bit(Provider::Interval) | bit(Provider::Profile) |
-                               bit(Provider::Uprobe) |
+                               bit(Provider::Uprobe) | bit(Provider::Usdt) |
+                               bit(Provider::Software) | bit(Provider::Hardware) |
                                bit(Provider::Uretprobe) | bit(Provider::Tracepoint) | kKernelFn;
 constexpr ProviderMask kGpu = bit(Provider::GpuKprobe) | bit(Provider::GpuKretprobe);
 constexpr ProviderMask kAll = kHost | kGpu;
@@ -41,7 +42,9 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     U64("rand", Rand, kHost, kHostOnly),
     U64("curtask", Curtask, kHost, kHostOnly), // the kernel's current task_struct address
     {"username", BuiltinId::Username, TypeKind::String, 64, false, kHost, kHostOnly},
-    U64("arg", Arg, bit(Provider::Uprobe) | bit(Provider::Kprobe) | bit(Provider::GpuKprobe),
+    U64("arg", Arg,
+        bit(Provider::Uprobe) | bit(Provider::Usdt) | bit(Provider::Kprobe) |
+            bit(Provider::GpuKprobe),
         "The {name} builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes"),
     U64("retval", Retval,
         bit(Provider::Uretprobe) | bit(Provider::Kretprobe) | bit(Provider::GpuKretprobe),
@@ -53,7 +56,8 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     {"probe", BuiltinId::Probe, TypeKind::Probe, 8, false, kAll, ""},
     // kUstackFrames (32) return addresses, innermost first.
     {"ustack", BuiltinId::Ustack, TypeKind::UStack, 8 * 32, false,
-     bit(Provider::Uprobe) | bit(Provider::Uretprobe) | bit(Provider::Tracepoint),
+     bit(Provider::Uprobe) | bit(Provider::Uretprobe) | bit(Provider::Usdt) |
+         bit(Provider::Tracepoint),
      "The ustack builtin can not be used with '{probe}' probes"},
     {"args", BuiltinId::Args, TypeKind::None, 0, false,
      bit(Provider::Tracepoint) | bit(Provider::Uprobe) | kGpu,
@@ -151,6 +155,12 @@ std::string_view provider_type_name(Provider p) {
     return "kretprobe";
   case Provider::Profile:
     return "profile";
+  case Provider::Usdt:
+    return "usdt";
+  case Provider::Software:
+    return "software";
+  case Provider::Hardware:
+    return "hardware";
   }
   return "?";
 }

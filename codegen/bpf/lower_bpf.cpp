@@ -35,6 +35,9 @@ abi::AttachKind attach_kind(Provider p) {
   case Provider::Kprobe: return abi::AttachKind::Kprobe;
   case Provider::Kretprobe: return abi::AttachKind::Kretprobe;
   case Provider::Profile: return abi::AttachKind::Profile;
+  case Provider::Usdt: return abi::AttachKind::Usdt;
+  case Provider::Software: return abi::AttachKind::Software;
+  case Provider::Hardware: return abi::AttachKind::Hardware;
   default: return abi::AttachKind::Tracepoint;
   }
 }
@@ -113,6 +116,27 @@ Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &sect
   return c.scratch_used;
 }
 
+// usdt: the sites the driver found (none for other probe types).
+Result<std::vector<abi::UsdtSite>> usdt_sites_of(const AttachPoint &ap,
+                                                 const BpfCodegenOptions &opts) {
+  if (ap.provider != Provider::Usdt)
+    return std::vector<abi::UsdtSite>{};
+  if (!opts.usdt_sites)
+    return make_error("usdt probes are not supported here");
+  return opts.usdt_sites(ap);
+}
+
+// One site: its probe name names its file as written (the file found, for a wildcard or -p's
+// files) and its provider, as bpftrace's `probe` prints it.
+void set_usdt_site(const AttachPoint &ap, const abi::UsdtSite &site, abi::ProbeSpec &ps) {
+  bool as_written = !ap.target.empty() && ap.target.find_first_of("*?[") == std::string::npos;
+  ps.target = site.path;
+  ps.func = site.provider + ":" + site.name;
+  ps.name = "usdt:" + (as_written ? ap.target : site.path) + ":" + ps.func;
+  ps.offset = site.offset;
+  ps.semaphore = site.semaphore;
+}
+
 // The name tables of every enum a map or printf value prints by name.
 void collect_enums(const abi::ValueType &t, abi::ProgramSpec &spec) {
   if (t.kind == abi::ValueType::Enum && !spec.enums.count(t.enum_name))
@@ -155,9 +179,14 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
     for (const auto &ap : probe->attach_points) {
       if (is_gpu(ap.provider))
         continue;
+      auto sites = usdt_sites_of(ap, opts);
+      if (!sites)
+        return make_error(sites.error());
       // cuMemAlloc -> cuMemAlloc_v2; per-thread-stream variants (cudaMemcpy_ptds) follow as
       // hidden copies: counted as one probe, skipped where the library lacks them.
-      std::vector<std::string> symbols = api_attach_symbols(ap);
+      std::vector<std::string> symbols =
+          ap.provider == Provider::Usdt ? std::vector<std::string>(sites->size())
+                                        : api_attach_symbols(ap);
       for (size_t k = 0; k < symbols.size(); ++k) {
         uint32_t index = spec.probes.size();
         abi::ProbeSpec ps;
@@ -165,8 +194,11 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
         ps.kind = attach_kind(ap.provider);
         ps.target = ap.target;
         ps.func = symbols[k];
-        ps.hidden = k > 0;
+        ps.hidden = k > 0 && ap.provider != Provider::Usdt;
         ps.interval_ns = ap.interval_ns;
+        const abi::UsdtSite *site = ap.provider == Provider::Usdt ? &(*sites)[k] : nullptr;
+        if (site)
+          set_usdt_site(ap, *site, ps);
         spec.probes.push_back(ps);
         spec.probe_names.push_back(ps.name);
 
@@ -175,6 +207,7 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
         c.opts = &opts;
         c.probe = probe.get();
         c.ap = &ap;
+        c.usdt = site;
         c.probe_index = index;
         c.spec = &spec;
         c.maps = &layout;

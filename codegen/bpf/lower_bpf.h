@@ -12,6 +12,7 @@
 #include "frontend/passes/semantic_info.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
+#include "runtime/abi/usdt_site.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -28,6 +29,9 @@ struct BpfCodegenOptions {
   // Layout of tracepoint args.NAME; empty: read from tracefs (read_tracepoint_field).
   std::function<std::optional<TracepointField>(const frontend::AttachPoint &, std::string_view)>
       tracepoint_field;
+  // The sites a usdt attach point names (the driver reads the files' notes); each site is one
+  // probe function, as bpftrace counts them. Unset: usdt probes are an error.
+  std::function<Result<std::vector<abi::UsdtSite>>(const frontend::AttachPoint &)> usdt_sites;
 };
 
 struct BpfArtifacts {

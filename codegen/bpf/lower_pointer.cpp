@@ -21,7 +21,8 @@ uint32_t pointer_step(const Type &t) {
 namespace {
 
 int read_helper(const LowerCtx &c) {
-  bool user = c.ap->provider == Provider::Uprobe || c.ap->provider == Provider::Uretprobe;
+  bool user = c.ap->provider == Provider::Uprobe || c.ap->provider == Provider::Uretprobe ||
+              c.ap->provider == Provider::Usdt;
   return user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel;
 }
 

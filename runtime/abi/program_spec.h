@@ -115,14 +115,17 @@ struct SpanSpec {
 };
 
 enum class AttachKind : uint8_t { Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, Kprobe,
-                                  Kretprobe, Profile };
+                                  Kretprobe, Profile, Usdt, Software, Hardware };
 
 struct ProbeSpec {
   std::string name;   // canonical probe name, as `probe` prints it
   AttachKind kind = AttachKind::Begin;
   std::string target; // uprobe: path or library alias; tracepoint: category
   std::string func;   // uprobe: function pattern (wildcards allowed); tracepoint: event name
-  uint64_t interval_ns = 0;
+  uint64_t interval_ns = 0; // interval, profile: the period; software/hardware: the count
+  // usdt: one probe site of file `target`, found by the compiler: the uprobe's file offset and
+  // the semaphore's (0: none), which the kernel counts while the probe is attached.
+  uint64_t offset = 0, semaphore = 0;
   // struct bpf_insn array. A map reference is a ld_imm64 with src_reg = BPF_PSEUDO_MAP_FD and
   // imm = index into ProgramSpec::maps; the loader replaces the index with the map's fd.
   std::vector<uint64_t> insns;

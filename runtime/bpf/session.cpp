@@ -178,7 +178,7 @@ Symbolizer Session::symbolizer() const {
 
 Result<int> Session::attach() {
   int attached = 0;
-  for (size_t i = 0; i < spec_.probes.size(); ++i) {
+  for (size_t i : attach_order()) {
     abi::ProbeSpec probe = spec_.probes[i];
     // cudart/cuda/hip: the library the traced program really uses (-c: before its exec).
     bool from_system = false;
@@ -219,6 +219,20 @@ Result<int> Session::attach() {
       events_.push_back(std::move(e));
   }
   return attached;
+}
+
+// Several probes on one event run in script order, as in bpftrace: a tracepoint's programs run
+// in the order they were attached, but each uprobe, usdt or software perf event is a consumer of
+// its own, and the kernel runs the newest first; those attach last probe first.
+std::vector<size_t> Session::attach_order() const {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < spec_.probes.size(); ++i)
+    if (spec_.probes[i].kind == abi::AttachKind::Tracepoint)
+      order.push_back(i);
+  for (size_t i = spec_.probes.size(); i-- > 0;)
+    if (spec_.probes[i].kind != abi::AttachKind::Tracepoint)
+      order.push_back(i);
+  return order;
 }
 
 bool Session::defer_until_loaded(size_t probe_index) {

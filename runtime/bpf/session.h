@@ -93,6 +93,7 @@ private:
   Status setup();
   void consume(EventHandler &handler);
   void run_triggers(abi::AttachKind kind); // BEGIN or END programs, once each
+  std::vector<size_t> attach_order() const; // probe indexes, in the order they attach
   bool defer_until_loaded(size_t probe_index); // pending_ (starts the load watch)
   void attach_loaded();                        // the process is stopped at a library load
   void continue_after_load(bool loaded);       // attach_loaded() if stopped there, then SIGCONT
