@@ -125,6 +125,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   cg_opts.map_max_entries = static_cast<uint32_t>(options.env.map_keys_max);
   cg_opts.timeline = !options.timeline.path.empty();
   cg_opts.usdt_sites = make_usdt_site_finder(options);
+  cg_opts.traced_program = traced_program(options);
   auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, cg_opts);
   if (!artifacts) {
     err << file.name() << ": ERROR: " << artifacts.error() << "\n";

@@ -7,17 +7,24 @@
 
 namespace gpubt::driver {
 
-decltype(codegen::bpf::BpfCodegenOptions::usdt_sites) make_usdt_site_finder(const Options &o) {
-  // -c: probes without a file are the program's (it is not running yet).
+std::string traced_program(const Options &o) {
   std::string program;
   std::istringstream(o.child_command) >> program;
+  if (!program.empty())
+    if (auto exe = runtime::find_in_path(program))
+      return *exe;
+  return o.pid > 0 ? "/proc/" + std::to_string(o.pid) + "/exe" : "";
+}
+
+decltype(codegen::bpf::BpfCodegenOptions::usdt_sites) make_usdt_site_finder(const Options &o) {
+  // -c: probes without a file are the program's (it is not running yet).
+  std::string program = o.child_command.empty() ? "" : traced_program(o);
   int pid = o.pid;
   return [program, pid](const frontend::AttachPoint &ap)
              -> Result<std::vector<abi::UsdtSite>> {
     std::string target = ap.target;
-    if (target.empty() && pid <= 0 && !program.empty())
-      if (auto exe = runtime::find_in_path(program))
-        target = *exe;
+    if (target.empty() && pid <= 0)
+      target = program;
     if (target.empty() && pid <= 0)
       return make_error("usdt probe must specify at least path or pid to probe");
     if (!target.empty() && target.find_first_of("*?[/") != std::string::npos &&

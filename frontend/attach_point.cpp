@@ -22,13 +22,12 @@ const ProviderRow kProviders[] = {
     {"kprobe", "k", Provider::Kprobe, 1},        {"kretprobe", "kr", Provider::Kretprobe, 1},
     {"profile", "p", Provider::Profile, 2},      {"usdt", "U", Provider::Usdt, 2},
     {"software", "s", Provider::Software, 2},    {"hardware", "h", Provider::Hardware, 2},
+    {"watchpoint", "w", Provider::Watchpoint, 3},
+    {"asyncwatchpoint", "aw", Provider::AsyncWatchpoint, 3},
 };
 
 // bpftrace probe types gpubt knows but does not trace.
 const std::string_view kUnsupported[] = {
-    "watchpoint",
-    "w",
-    "asyncwatchpoint",
     "kfunc",
     "f",
     "kretfunc",
@@ -122,6 +121,47 @@ bool set_usdt(AttachPoint &ap, const std::vector<std::string> &parts, Diagnostic
   return true;
 }
 
+bool parse_u64(const std::string &s, uint64_t &v) {
+  bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const char *first = s.data() + (hex ? 2 : 0), *last = s.data() + s.size();
+  auto [end, ec] = std::from_chars(first, last, v, hex ? 16 : 10);
+  return !s.empty() && ec == std::errc() && end == last;
+}
+
+// watchpoint:ADDRESS:LEN:MODE or watchpoint:FUNC+argN:LEN:MODE, with bpftrace's checks.
+bool set_watchpoint(AttachPoint &ap, const std::string &type, const std::string &where,
+                    const std::string &len, const std::string &mode, Diagnostics &diags) {
+  auto fail = [&](const std::string &msg) {
+    diags.error(ap.span, msg);
+    return false;
+  };
+  auto plus = where.rfind("+arg");
+  if (plus != std::string::npos && plus > 0) {
+    uint64_t n = 0;
+    if (!parse_u64(where.substr(plus + 4), n) || n > 5)
+      return fail(type + ": invalid function argument '" + where.substr(plus + 1) + "'");
+    ap.func = where.substr(0, plus);
+    ap.watch.arg = int(n);
+  } else if (!parse_u64(where, ap.watch.address)) {
+    return fail(type + ": invalid address '" + where + "'");
+  }
+  uint64_t n = 0;
+  if (!parse_u64(len, n) || (n != 1 && n != 2 && n != 4 && n != 8))
+    return fail(type + " length must be one of (1,2,4,8)");
+  ap.watch.length = uint32_t(n);
+  bool seen[3] = {};
+  for (char c : mode) {
+    auto at = std::string_view("rwx").find(c);
+    if (at == std::string_view::npos || seen[at])
+      return fail(type + " mode must be combination of (r,w,x)");
+    seen[at] = true;
+  }
+  if (mode.empty())
+    return fail(type + " mode must be combination of (r,w,x)");
+  ap.watch.mode = mode;
+  return true;
+}
+
 // software:EVENT[:COUNT] (an empty or absent COUNT: the event's default period).
 bool set_perf_event(AttachPoint &ap, const std::string &type, const std::vector<std::string> &parts,
                     Diagnostics &diags) {
@@ -184,6 +224,8 @@ bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
                              (row->args == 1 ? "" : "s"));
     return false;
   }
+  if (is_watchpoint(row->provider))
+    return set_watchpoint(ap, type, parts[words], parts[words + 1], parts[words + 2], diags);
   switch (row->args) {
   case 0:
     return true;

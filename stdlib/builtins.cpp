@@ -17,6 +17,7 @@ constexpr ProviderMask kHost = bit(Provider::Begin) | bit(Provider::End) |
                                bit(Provider::Interval) | bit(Provider::Profile) |
                                bit(Provider::Uprobe) | bit(Provider::Usdt) |
                                bit(Provider::Software) | bit(Provider::Hardware) |
+                               bit(Provider::Watchpoint) | bit(Provider::AsyncWatchpoint) |
                                bit(Provider::Uretprobe) | bit(Provider::Tracepoint) | kKernelFn;
 constexpr ProviderMask kGpu = bit(Provider::GpuKprobe) | bit(Provider::GpuKretprobe);
 constexpr ProviderMask kAll = kHost | kGpu;
@@ -157,6 +158,10 @@ std::string_view provider_type_name(Provider p) {
     return "profile";
   case Provider::Usdt:
     return "usdt";
+  case Provider::Watchpoint:
+    return "watchpoint";
+  case Provider::AsyncWatchpoint:
+    return "asyncwatchpoint";
   case Provider::Software:
     return "software";
   case Provider::Hardware:

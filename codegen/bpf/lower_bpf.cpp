@@ -13,6 +13,7 @@
 #include "codegen/bpf/lower_expr.h"
 #include "codegen/bpf/lower_stmt.h"
 #include "codegen/bpf/lower_timeline.h"
+#include "codegen/bpf/lower_watchpoint.h"
 #include "stdlib/enums.h"
 
 namespace gpubt::codegen::bpf {
@@ -38,6 +39,8 @@ abi::AttachKind attach_kind(Provider p) {
   case Provider::Usdt: return abi::AttachKind::Usdt;
   case Provider::Software: return abi::AttachKind::Software;
   case Provider::Hardware: return abi::AttachKind::Hardware;
+  case Provider::Watchpoint:
+  case Provider::AsyncWatchpoint: return abi::AttachKind::Watchpoint;
   default: return abi::AttachKind::Tracepoint;
   }
 }
@@ -137,6 +140,46 @@ void set_usdt_site(const AttachPoint &ap, const abi::UsdtSite &site, abi::ProbeS
   ps.semaphore = site.semaphore;
 }
 
+// watchpoint: the breakpoint's place; the function form needs the traced program, whose
+// function reports the address at run time.
+Status set_watchpoint(const AttachPoint &ap, const BpfCodegenOptions &opts, abi::ProbeSpec &ps) {
+  ps.offset = ap.watch.address;
+  ps.watch_length = ap.watch.length;
+  ps.watch_mode = ap.watch.mode;
+  ps.watch_async = ap.provider == Provider::AsyncWatchpoint;
+  if (ap.watch.arg < 0)
+    return Ok{};
+  if (opts.traced_program.empty())
+    return make_error(ap.name() + ": a watchpoint on a function's argument needs -p PID or -c CMD");
+  AttachPoint named = ap;
+  named.target = opts.traced_program;
+  ps.name = named.name();
+  ps.target = opts.traced_program;
+  ps.func = ap.func;
+  ps.watch_later = true;
+  return Ok{};
+}
+
+// A probe codegen adds (not written in the script): PS with the body BODY lowers. Returns the
+// scratch bytes it used.
+uint32_t lower_hidden_probe(llvm::Module &mod, const abi::ProbeSpec &ps, const SemanticInfo &sema,
+                            const BpfCodegenOptions &opts, const MapLayout &layout,
+                            abi::ProgramSpec &spec, const std::function<void(LowerCtx &)> &body) {
+  uint32_t index = spec.probes.size();
+  spec.probes.push_back(ps);
+  spec.probe_names.push_back(ps.name);
+  LowerCtx c(mod);
+  c.sema = &sema;
+  c.opts = &opts;
+  c.probe_index = index;
+  c.spec = &spec;
+  c.maps = &layout;
+  open_probe_function(mod, kSectionPrefix + std::to_string(index), c);
+  body(c);
+  c.b.CreateRet(c.b.getInt64(0));
+  return c.scratch_used;
+}
+
 // The name tables of every enum a map or printf value prints by name.
 void collect_enums(const abi::ValueType &t, abi::ProgramSpec &spec) {
   if (t.kind == abi::ValueType::Enum && !spec.enums.count(t.enum_name))
@@ -175,6 +218,7 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
     return make_error(st.error());
 
   uint32_t scratch_size = 8;
+  std::vector<std::pair<uint32_t, const AttachPoint *>> watch_setups; // watchpoint:FUNC+argN
   for (const auto &probe : program.probes) {
     for (const auto &ap : probe->attach_points) {
       if (is_gpu(ap.provider))
@@ -199,6 +243,12 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
         const abi::UsdtSite *site = ap.provider == Provider::Usdt ? &(*sites)[k] : nullptr;
         if (site)
           set_usdt_site(ap, *site, ps);
+        if (is_watchpoint(ap.provider)) {
+          if (auto st = set_watchpoint(ap, opts, ps); !st)
+            return make_error(st.error());
+          if (ps.watch_later)
+            watch_setups.push_back({index, &ap});
+        }
         spec.probes.push_back(ps);
         spec.probe_names.push_back(ps.name);
 
@@ -219,20 +269,23 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
       }
     }
   }
+  for (auto [watch_index, ap] : watch_setups) {
+    abi::ProbeSpec setup;
+    setup.kind = abi::AttachKind::Uprobe;
+    setup.target = spec.probes[watch_index].target;
+    setup.func = ap->func;
+    setup.name = "watchpoint_setup:" + spec.probes[watch_index].name;
+    setup.hidden = true;
+    bool async = ap->provider == Provider::AsyncWatchpoint;
+    uint32_t used = lower_hidden_probe(*mod, setup, sema, opts, layout, spec, [&](LowerCtx &c) {
+      lower_watchpoint_setup(c, watch_index, ap->watch.arg, async);
+    });
+    scratch_size = std::max(scratch_size, used);
+  }
   for (auto &h : hidden_api_probes(program, layout)) {
-    uint32_t index = spec.probes.size();
-    spec.probes.push_back(h.spec);
-    spec.probe_names.push_back(h.spec.name);
-    LowerCtx c(*mod);
-    c.sema = &sema;
-    c.opts = &opts;
-    c.probe_index = index;
-    c.spec = &spec;
-    c.maps = &layout;
-    open_probe_function(*mod, kSectionPrefix + std::to_string(index), c);
-    h.lower(c, h.slot);
-    c.b.CreateRet(c.b.getInt64(0));
-    scratch_size = std::max(scratch_size, c.scratch_used);
+    uint32_t used = lower_hidden_probe(*mod, h.spec, sema, opts, layout, spec,
+                                       [&](LowerCtx &c) { h.lower(c, h.slot); });
+    scratch_size = std::max(scratch_size, used);
   }
   add_enum_tables(spec);
   if (scratch_size > kMaxScratch)

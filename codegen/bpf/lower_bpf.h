@@ -32,6 +32,8 @@ struct BpfCodegenOptions {
   // The sites a usdt attach point names (the driver reads the files' notes); each site is one
   // probe function, as bpftrace counts them. Unset: usdt probes are an error.
   std::function<Result<std::vector<abi::UsdtSite>>(const frontend::AttachPoint &)> usdt_sites;
+  // The program -c runs or -p's /proc/PID/exe ("" without either): watchpoint:FUNC+argN's file.
+  std::string traced_program;
 };
 
 struct BpfArtifacts {

@@ -52,7 +52,9 @@ llvm::Value *global_word(LowerCtx &c, uint32_t slot) {
   return phi;
 }
 
-llvm::Value *arg(LowerCtx &c, int n) {
+} // namespace
+
+llvm::Value *lower_arg(LowerCtx &c, int n) {
   if (c.usdt)
     return usdt_arg(c, n);
   if (n < 6)
@@ -64,6 +66,8 @@ llvm::Value *arg(LowerCtx &c, int n) {
               {slot, c.b.getInt32(8), c.b.CreateIntToPtr(addr, c.b.getPtrTy())});
   return c.b.CreateAlignedLoad(c.b.getInt64Ty(), slot, llvm::Align(8));
 }
+
+namespace {
 
 Val comm(LowerCtx &c, uint32_t size) {
   llvm::Value *buf = scratch_slot(c, size);
@@ -128,7 +132,7 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
          return {helper0(c, BPF_FUNC_get_current_task)};
        }},
       {BuiltinId::Arg,
-       [](LowerCtx &c, const BuiltinExpr &, int n) -> Val { return {arg(c, n)}; }},
+       [](LowerCtx &c, const BuiltinExpr &, int n) -> Val { return {lower_arg(c, n)}; }},
       {BuiltinId::Retval,
        [](LowerCtx &c, const BuiltinExpr &, int) -> Val { return {ctx_load(c, kRegAx)}; }},
       {BuiltinId::Func,

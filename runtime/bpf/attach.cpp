@@ -196,6 +196,22 @@ Result<Events> attach_perf_event(const abi::ProbeSpec &p, int prog_fd, int, Func
   });
 }
 
+// watchpoint:ADDRESS: one breakpoint, in the traced process or on every CPU. The function form
+// waits for its address (Session::watch_address) and counts as one probe now, as bpftrace's.
+Result<Events> attach_watchpoint(const abi::ProbeSpec &p, int prog_fd, int pid, FunctionNames &) {
+  if (p.watch_later) {
+    Events out;
+    out.count = 1;
+    return out;
+  }
+  if (pid > 0)
+    return attach_one_event(
+        p, prog_fd, open_breakpoint_event(p.offset, p.watch_length, p.watch_mode, pid, -1));
+  return attach_every_cpu(p, prog_fd, [](const abi::ProbeSpec &p, int cpu) {
+    return open_breakpoint_event(p.offset, p.watch_length, p.watch_mode, -1, cpu);
+  });
+}
+
 Result<Events> attach_interval(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
   return attach_one_event(p, prog_fd, open_interval_event(p.interval_ns));
 }
@@ -212,6 +228,7 @@ constexpr KindAttach attachers[] = {
     {abi::AttachKind::Kprobe, attach_kprobe},     {abi::AttachKind::Kretprobe, attach_kprobe},
     {abi::AttachKind::Profile, attach_profile},   {abi::AttachKind::Usdt, attach_usdt},
     {abi::AttachKind::Software, attach_perf_event}, {abi::AttachKind::Hardware, attach_perf_event},
+    {abi::AttachKind::Watchpoint, attach_watchpoint},
 };
 
 } // namespace

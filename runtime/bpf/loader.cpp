@@ -73,6 +73,7 @@ unsigned prog_type_for(abi::AttachKind kind) {
   case abi::AttachKind::Profile:
   case abi::AttachKind::Software:
   case abi::AttachKind::Hardware:
+  case abi::AttachKind::Watchpoint:
     return BPF_PROG_TYPE_PERF_EVENT;
   case abi::AttachKind::Begin:
   case abi::AttachKind::End:

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -98,6 +99,25 @@ Result<UniqueFd> open_cpu_event(uint32_t type, uint64_t config, uint64_t period,
   if (fd < 0)
     return make_error("perf_event_open (" + what + ", cpu " + std::to_string(cpu) +
                       "): " + strerror(errno));
+  return UniqueFd(fd);
+}
+
+Result<UniqueFd> open_breakpoint_event(uint64_t address, uint32_t length, const std::string &mode,
+                                       int pid, int cpu) {
+  perf_event_attr attr{};
+  attr.type = PERF_TYPE_BREAKPOINT;
+  attr.size = sizeof(attr);
+  for (char c : mode)
+    attr.bp_type |= c == 'r' ? HW_BREAKPOINT_R : c == 'w' ? HW_BREAKPOINT_W : HW_BREAKPOINT_X;
+  attr.bp_addr = address;
+  // An execute breakpoint covers one instruction: the kernel wants sizeof(long).
+  attr.bp_len = attr.bp_type == HW_BREAKPOINT_X ? sizeof(long) : length;
+  attr.sample_period = 1;
+  attr.wakeup_events = 1;
+  int fd = syscall(__NR_perf_event_open, &attr, pid > 0 ? pid : -1, pid > 0 ? -1 : cpu, -1,
+                   PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0)
+    return make_error(std::string("perf_event_open (watchpoint): ") + strerror(errno));
   return UniqueFd(fd);
 }
 

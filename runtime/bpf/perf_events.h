@@ -24,6 +24,11 @@ Result<UniqueFd> open_tracepoint_event(int tp_id);
 Result<UniqueFd> open_cpu_event(uint32_t type, uint64_t config, uint64_t period, int cpu,
                                 const std::string &what);
 
+// A hardware breakpoint (watchpoint) on LENGTH bytes at ADDRESS, MODE of "r", "w", "x": in
+// process PID (> 0), or on CPU for every process. Out of debug registers is ENOSPC.
+Result<UniqueFd> open_breakpoint_event(uint64_t address, uint32_t length, const std::string &mode,
+                                       int pid, int cpu);
+
 // Fires every PERIOD_NS of CPU time on CPU (bpftrace's profile opens one per CPU).
 Result<UniqueFd> open_profile_event(uint64_t period_ns, int cpu);
 

@@ -149,6 +149,24 @@ TEST(Parser, UsdtAndPerfEventAttachPoints) {
   EXPECT_EQ(aps[6].interval_ns, 0u);
 }
 
+TEST(Parser, WatchpointAttachPoints) {
+  SourceFile file("stdin", "watchpoint:0x10:8:rw, aw:incr+arg1:4:w { }");
+  Diagnostics diags;
+  auto prog = parse_program(file, diags);
+  ASSERT_NE(prog, nullptr) << diags.render(file);
+  const auto &aps = prog->probes[0]->attach_points;
+  ASSERT_EQ(aps.size(), 2u);
+  EXPECT_EQ(aps[0].provider, Provider::Watchpoint);
+  EXPECT_EQ(aps[0].watch.address, 16u);
+  EXPECT_EQ(aps[0].watch.arg, -1);
+  EXPECT_EQ(aps[0].name(), "watchpoint:16:8:rw");
+  EXPECT_EQ(aps[1].provider, Provider::AsyncWatchpoint);
+  EXPECT_EQ(aps[1].func, "incr");
+  EXPECT_EQ(aps[1].watch.arg, 1);
+  EXPECT_EQ(aps[1].watch.length, 4u);
+  EXPECT_EQ(aps[1].name(), "asyncwatchpoint:incr:4:w");
+}
+
 TEST(Parser, TuplesCastsAndNegativeLiterals) {
   EXPECT_EQ(parse("BEGIN { $t = (1, \"a\", (2, 3)); $x = $t.2.0; @y = (uint32)$x + (int8)-1; }"),
             "Program\n"

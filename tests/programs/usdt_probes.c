@@ -2,7 +2,6 @@
 // probe inlined at two places, and one behind a semaphore that says whether a tracer is there.
 // usage: usdt_probes [N]   (N rounds, default 1; a round every 100 ms after the first)
 #define _SDT_HAS_SEMAPHORES 1
-#include <stdio.h>
 #include <stdlib.h>
 #include <sys/sdt.h>
 #include <unistd.h>
@@ -36,6 +35,5 @@ int main(int argc, char **argv) {
     if (gpubt_watched_semaphore)
       STAP_PROBE1(gpubt, watched, gpubt_watched_semaphore);
   }
-  printf("done\n");
   return 0;
 }
