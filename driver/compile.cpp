@@ -1,6 +1,7 @@
 // Parse, resolve, check, lower: the stages in order, each one's output the next one's input.
 #include "driver/compile.h"
 #include "driver/attach_point_lookup.h"
+#include "driver/usdt_sites.h"
 
 #include "frontend/clang/read_c_definitions.h"
 #include <iostream>
@@ -168,6 +169,8 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   cg_opts.uprobe_arg_index = [&](const frontend::AttachPoint &ap, std::string_view field) {
     return uprobe_arg_index(program_types, c_types, ap, field);
   };
+  cg_opts.usdt_sites = make_usdt_site_finder(options);
+  cg_opts.traced_program = traced_program(options);
   auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, cg_opts);
   if (!artifacts) {
     err << file.name() << ": ERROR: " << artifacts.error() << "\n";

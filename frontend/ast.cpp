@@ -5,6 +5,10 @@ namespace gpubt::frontend {
 
 bool is_gpu(Provider p) { return p == Provider::GpuKprobe || p == Provider::GpuKretprobe; }
 
+bool is_watchpoint(Provider p) {
+  return p == Provider::Watchpoint || p == Provider::AsyncWatchpoint;
+}
+
 std::string AttachPoint::name() const {
   switch (provider) {
   case Provider::Begin:
@@ -31,6 +35,20 @@ std::string AttachPoint::name() const {
     return "kretprobe:" + func;
   case Provider::Profile:
     return "profile:" + target + ":" + func;
+  case Provider::Software:
+    return "software:" + target + ":" + func;
+  case Provider::Hardware:
+    return "hardware:" + target + ":" + func;
+  case Provider::Watchpoint:
+  case Provider::AsyncWatchpoint: {
+    // bpftrace's: the address in decimal, or the traced program's function (target, once known)
+    std::string where = watch.arg < 0 ? std::to_string(watch.address)
+                                      : (target.empty() ? "" : target + ":") + func;
+    return std::string(provider == Provider::Watchpoint ? "watchpoint:" : "asyncwatchpoint:") +
+           where + ":" + std::to_string(watch.length) + ":" + watch.mode;
+  }
+  case Provider::Usdt:
+    return "usdt:" + target + ":" + (ns.empty() ? "" : ns + ":") + func;
   }
   return raw;
 }

@@ -167,8 +167,15 @@ enum class Provider {
   GpuKprobe, GpuKretprobe,                              // gpu
   Kprobe, Kretprobe, // host, kernel functions: compiled and loaded; attach where the kernel can
   Profile,           // host: every CPU at a rate (profile:hz:99), target = unit, func = count
+  Usdt, // host: usdt:FILE:[PROVIDER:]NAME; target = FILE (empty: -p's files), ns = PROVIDER
+  Software, Hardware, // host: perf events, software:EVENT:COUNT; target = EVENT, func = COUNT
+  // host: hardware breakpoints, watchpoint:ADDRESS:LEN:MODE or watchpoint:FUNC+argN:LEN:MODE
+  // (func = FUNC of the -c/-p program, watch.arg = N); async: the process is not stopped while
+  // a function's watchpoint is set up
+  Watchpoint, AsyncWatchpoint,
 };
 bool is_gpu(Provider p);
+bool is_watchpoint(Provider p);
 
 struct AttachPoint : Node {
   std::string raw;       // as written, e.g. "host:uprobe:./app:cuda*"
@@ -176,7 +183,14 @@ struct AttachPoint : Node {
   bool host_prefix = false; // written with "host:"
   std::string target;    // uprobe: binary/library path or alias; tracepoint: category
   std::string func;      // uprobe: function pattern; tracepoint: event; gpu: kernel pattern
-  uint64_t interval_ns = 0; // interval:s:N / interval:ms:N
+  std::string ns;        // usdt: the provider (empty: any)
+  struct Watch {
+    uint64_t address = 0; // the absolute form's
+    int arg = -1;         // the function form's argN
+    uint32_t length = 0;  // 1, 2, 4 or 8
+    std::string mode;     // of r, w, x
+  } watch;
+  uint64_t interval_ns = 0; // interval:s:N / interval:ms:N; software/hardware: COUNT (0: none)
   // The canonical name bpftrace prints for `probe`: "uprobe:./app:foo", "interval:s:1".
   std::string name() const;
 };

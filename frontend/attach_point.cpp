@@ -20,20 +20,14 @@ const ProviderRow kProviders[] = {
     {"uretprobe", "ur", Provider::Uretprobe, 2}, {"tracepoint", "t", Provider::Tracepoint, 2},
     {"gpu:kprobe", "", Provider::GpuKprobe, 1},  {"gpu:kretprobe", "", Provider::GpuKretprobe, 1},
     {"kprobe", "k", Provider::Kprobe, 1},        {"kretprobe", "kr", Provider::Kretprobe, 1},
-    {"profile", "p", Provider::Profile, 2},
+    {"profile", "p", Provider::Profile, 2},      {"usdt", "U", Provider::Usdt, 2},
+    {"software", "s", Provider::Software, 2},    {"hardware", "h", Provider::Hardware, 2},
+    {"watchpoint", "w", Provider::Watchpoint, 3},
+    {"asyncwatchpoint", "aw", Provider::AsyncWatchpoint, 3},
 };
 
 // bpftrace probe types gpubt knows but does not trace.
 const std::string_view kUnsupported[] = {
-    "usdt",
-    "U",
-    "software",
-    "s",
-    "hardware",
-    "h",
-    "watchpoint",
-    "w",
-    "asyncwatchpoint",
     "kfunc",
     "f",
     "kretfunc",
@@ -52,8 +46,11 @@ const struct {
 std::vector<std::string> split(std::string_view raw) {
   std::vector<std::string> parts(1);
   bool quoted = false;
-  for (char c : raw) {
-    if (c == '"')
+  for (size_t i = 0; i < raw.size(); ++i) {
+    char c = raw[i];
+    if (quoted && c == '\\' && i + 1 < raw.size() && raw[i + 1] == '"')
+      parts.back() += raw[++i]; // a quote inside quotes: usdt:./app:"\"probe\""
+    else if (c == '"')
       quoted = !quoted;
     else if (c == ':' && !quoted)
       parts.emplace_back();
@@ -107,6 +104,83 @@ bool set_interval(AttachPoint &ap, const std::string &unit, const std::string &c
   return false;
 }
 
+// usdt:FILE:NAME or usdt:FILE:PROVIDER:NAME; FILE may be empty with -p (every file the process
+// maps), PROVIDER empty (any).
+bool set_usdt(AttachPoint &ap, const std::vector<std::string> &parts, Diagnostics &diags) {
+  if (parts.size() != 3 && parts.size() != 4) {
+    diags.error(ap.span, "usdt probe type requires 2 or 3 arguments");
+    return false;
+  }
+  ap.target = parts[1];
+  ap.ns = parts.size() == 4 ? parts[2] : "";
+  ap.func = parts.back();
+  if (ap.func.empty()) {
+    diags.error(ap.span, "usdt probe type requires a probe name");
+    return false;
+  }
+  return true;
+}
+
+bool parse_u64(const std::string &s, uint64_t &v) {
+  bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const char *first = s.data() + (hex ? 2 : 0), *last = s.data() + s.size();
+  auto [end, ec] = std::from_chars(first, last, v, hex ? 16 : 10);
+  return !s.empty() && ec == std::errc() && end == last;
+}
+
+// watchpoint:ADDRESS:LEN:MODE or watchpoint:FUNC+argN:LEN:MODE, with bpftrace's checks.
+bool set_watchpoint(AttachPoint &ap, const std::string &type, const std::string &where,
+                    const std::string &len, const std::string &mode, Diagnostics &diags) {
+  auto fail = [&](const std::string &msg) {
+    diags.error(ap.span, msg);
+    return false;
+  };
+  auto plus = where.rfind("+arg");
+  if (plus != std::string::npos && plus > 0) {
+    uint64_t n = 0;
+    if (!parse_u64(where.substr(plus + 4), n) || n > 5)
+      return fail(type + ": invalid function argument '" + where.substr(plus + 1) + "'");
+    ap.func = where.substr(0, plus);
+    ap.watch.arg = int(n);
+  } else if (!parse_u64(where, ap.watch.address)) {
+    return fail(type + ": invalid address '" + where + "'");
+  }
+  uint64_t n = 0;
+  if (!parse_u64(len, n) || (n != 1 && n != 2 && n != 4 && n != 8))
+    return fail(type + " length must be one of (1,2,4,8)");
+  ap.watch.length = uint32_t(n);
+  bool seen[3] = {};
+  for (char c : mode) {
+    auto at = std::string_view("rwx").find(c);
+    if (at == std::string_view::npos || seen[at])
+      return fail(type + " mode must be combination of (r,w,x)");
+    seen[at] = true;
+  }
+  if (mode.empty())
+    return fail(type + " mode must be combination of (r,w,x)");
+  ap.watch.mode = mode;
+  return true;
+}
+
+// software:EVENT[:COUNT] (an empty or absent COUNT: the event's default period).
+bool set_perf_event(AttachPoint &ap, const std::string &type, const std::vector<std::string> &parts,
+                    Diagnostics &diags) {
+  if ((parts.size() != 2 && parts.size() != 3) || parts[1].empty()) {
+    diags.error(ap.span, type + " probe type requires 1 or 2 arguments");
+    return false;
+  }
+  ap.target = parts[1];
+  ap.func = parts.size() == 3 ? parts[2] : "";
+  if (ap.func.empty())
+    return true;
+  auto [end, ec] = std::from_chars(ap.func.data(), ap.func.data() + ap.func.size(), ap.interval_ns);
+  if (ec != std::errc() || end != ap.func.data() + ap.func.size() || ap.interval_ns == 0) {
+    diags.error(ap.span, type + ": invalid count '" + ap.func + "', expected a positive integer");
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
@@ -133,6 +207,10 @@ bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
     return false;
   }
   size_t args = parts.size() - words;
+  if (row->provider == Provider::Usdt)
+    return set_usdt(ap, parts, diags);
+  if (row->provider == Provider::Software || row->provider == Provider::Hardware)
+    return set_perf_event(ap, type, parts, diags);
   // C++ function names keep their "::" (uprobe:./app:ns::f), so uprobes and gpu kernels
   // take every remaining part as the function.
   bool cxx_func = row->provider == Provider::Uprobe || row->provider == Provider::Uretprobe ||
@@ -146,6 +224,8 @@ bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
                              (row->args == 1 ? "" : "s"));
     return false;
   }
+  if (is_watchpoint(row->provider))
+    return set_watchpoint(ap, type, parts[words], parts[words + 1], parts[words + 2], diags);
   switch (row->args) {
   case 0:
     return true;

@@ -47,7 +47,7 @@ public:
         size_t n = 2;
         while (_input->LA(n) != '"' && _input->LA(n) != '\n' && _input->LA(n) != '\r' &&
                _input->LA(n) != antlr4::Token::EOF)
-          ++n;
+          n += _input->LA(n) == '\\' && _input->LA(n + 1) == '"' ? 2 : 1; // \" inside
         if (_input->LA(n) != '"')
           break;
         for (size_t i = 0; i < n; ++i)

@@ -16,7 +16,9 @@ constexpr ProviderMask bit(Provider p) { return provider_bit(p); }
 constexpr ProviderMask kKernelFn = bit(Provider::Kprobe) | bit(Provider::Kretprobe);
 constexpr ProviderMask kHost = bit(Provider::Begin) | bit(Provider::End) |
                                bit(Provider::Interval) | bit(Provider::Profile) |
-                               bit(Provider::Uprobe) |
+                               bit(Provider::Uprobe) | bit(Provider::Usdt) |
+                               bit(Provider::Software) | bit(Provider::Hardware) |
+                               bit(Provider::Watchpoint) | bit(Provider::AsyncWatchpoint) |
                                bit(Provider::Uretprobe) | bit(Provider::Tracepoint) | kKernelFn;
 constexpr ProviderMask kGpu = bit(Provider::GpuKprobe) | bit(Provider::GpuKretprobe);
 constexpr ProviderMask kAll = kHost | kGpu;
@@ -44,7 +46,9 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     {"username", BuiltinId::Username, TypeKind::Username, 8, false, kHost, kHostOnly},
     U64("numaid", Numaid, kHost, kHostOnly),
     U64("ctx", Ctx, kHost, kHostOnly), // the program's context (pt_regs, a tracepoint record)
-    U64("arg", Arg, bit(Provider::Uprobe) | bit(Provider::Kprobe) | bit(Provider::GpuKprobe),
+    U64("arg", Arg,
+        bit(Provider::Uprobe) | bit(Provider::Usdt) | bit(Provider::Kprobe) |
+            bit(Provider::GpuKprobe),
         "The {name} builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes"),
     U64("sarg", Sarg, bit(Provider::Uprobe) | bit(Provider::Kprobe),
         "The {name} builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes"),
@@ -58,7 +62,8 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     {"probe", BuiltinId::Probe, TypeKind::Probe, 8, false, kAll, ""},
     // kUstackFrames (32) return addresses, innermost first.
     {"ustack", BuiltinId::Ustack, TypeKind::UStack, 8 * 32, false,
-     bit(Provider::Uprobe) | bit(Provider::Uretprobe) | bit(Provider::Tracepoint),
+     bit(Provider::Uprobe) | bit(Provider::Uretprobe) | bit(Provider::Usdt) |
+         bit(Provider::Tracepoint),
      "The ustack builtin can not be used with '{probe}' probes"},
     {"args", BuiltinId::Args, TypeKind::None, 0, false,
      bit(Provider::Tracepoint) | bit(Provider::Uprobe) | kGpu,
@@ -159,6 +164,16 @@ std::string_view provider_type_name(Provider p) {
     return "kretprobe";
   case Provider::Profile:
     return "profile";
+  case Provider::Usdt:
+    return "usdt";
+  case Provider::Watchpoint:
+    return "watchpoint";
+  case Provider::AsyncWatchpoint:
+    return "asyncwatchpoint";
+  case Provider::Software:
+    return "software";
+  case Provider::Hardware:
+    return "hardware";
   }
   return "?";
 }

@@ -13,6 +13,7 @@
 #include "codegen/bpf/lower_expr.h"
 #include "codegen/bpf/lower_stmt.h"
 #include "codegen/bpf/lower_timeline.h"
+#include "codegen/bpf/lower_watchpoint.h"
 #include "stdlib/enums.h"
 
 namespace gpubt::codegen::bpf {
@@ -35,6 +36,11 @@ abi::AttachKind attach_kind(Provider p) {
   case Provider::Kprobe: return abi::AttachKind::Kprobe;
   case Provider::Kretprobe: return abi::AttachKind::Kretprobe;
   case Provider::Profile: return abi::AttachKind::Profile;
+  case Provider::Usdt: return abi::AttachKind::Usdt;
+  case Provider::Software: return abi::AttachKind::Software;
+  case Provider::Hardware: return abi::AttachKind::Hardware;
+  case Provider::Watchpoint:
+  case Provider::AsyncWatchpoint: return abi::AttachKind::Watchpoint;
   default: return abi::AttachKind::Tracepoint;
   }
 }
@@ -113,6 +119,67 @@ Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &sect
   return c.scratch_used;
 }
 
+// usdt: the sites the driver found (none for other probe types).
+Result<std::vector<abi::UsdtSite>> usdt_sites_of(const AttachPoint &ap,
+                                                 const BpfCodegenOptions &opts) {
+  if (ap.provider != Provider::Usdt)
+    return std::vector<abi::UsdtSite>{};
+  if (!opts.usdt_sites)
+    return make_error("usdt probes are not supported here");
+  return opts.usdt_sites(ap);
+}
+
+// One site: its probe name names its file as written (the file found, for a wildcard or -p's
+// files) and its provider, as bpftrace's `probe` prints it.
+void set_usdt_site(const AttachPoint &ap, const abi::UsdtSite &site, abi::ProbeSpec &ps) {
+  bool as_written = !ap.target.empty() && ap.target.find_first_of("*?[") == std::string::npos;
+  ps.target = site.path;
+  ps.func = site.provider + ":" + site.name;
+  ps.name = "usdt:" + (as_written ? ap.target : site.path) + ":" + ps.func;
+  ps.offset = site.offset;
+  ps.semaphore = site.semaphore;
+}
+
+// watchpoint: the breakpoint's place; the function form needs the traced program, whose
+// function reports the address at run time.
+Status set_watchpoint(const AttachPoint &ap, const BpfCodegenOptions &opts, abi::ProbeSpec &ps) {
+  ps.offset = ap.watch.address;
+  ps.watch_length = ap.watch.length;
+  ps.watch_mode = ap.watch.mode;
+  ps.watch_async = ap.provider == Provider::AsyncWatchpoint;
+  if (ap.watch.arg < 0)
+    return Ok{};
+  if (opts.traced_program.empty())
+    return make_error(ap.name() + ": a watchpoint on a function's argument needs -p PID or -c CMD");
+  AttachPoint named = ap;
+  named.target = opts.traced_program;
+  ps.name = named.name();
+  ps.target = opts.traced_program;
+  ps.func = ap.func;
+  ps.watch_later = true;
+  return Ok{};
+}
+
+// A probe codegen adds (not written in the script): PS with the body BODY lowers. Returns the
+// scratch bytes it used.
+uint32_t lower_hidden_probe(llvm::Module &mod, const abi::ProbeSpec &ps, const SemanticInfo &sema,
+                            const BpfCodegenOptions &opts, const MapLayout &layout,
+                            abi::ProgramSpec &spec, const std::function<void(LowerCtx &)> &body) {
+  uint32_t index = spec.probes.size();
+  spec.probes.push_back(ps);
+  spec.probe_names.push_back(ps.name);
+  LowerCtx c(mod);
+  c.sema = &sema;
+  c.opts = &opts;
+  c.probe_index = index;
+  c.spec = &spec;
+  c.maps = &layout;
+  open_probe_function(mod, kSectionPrefix + std::to_string(index), c);
+  body(c);
+  c.b.CreateRet(c.b.getInt64(0));
+  return c.scratch_used;
+}
+
 // The name tables of every enum a map or printf value prints by name.
 void collect_enums(const abi::ValueType &t, abi::ProgramSpec &spec) {
   if (t.kind == abi::ValueType::Enum && !spec.enums.count(t.enum_name))
@@ -151,13 +218,19 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
     return make_error(st.error());
 
   uint32_t scratch_size = 8;
+  std::vector<std::pair<uint32_t, const AttachPoint *>> watch_setups; // watchpoint:FUNC+argN
   for (const auto &probe : program.probes) {
     for (const auto &ap : probe->attach_points) {
       if (is_gpu(ap.provider))
         continue;
+      auto sites = usdt_sites_of(ap, opts);
+      if (!sites)
+        return make_error(sites.error());
       // cuMemAlloc -> cuMemAlloc_v2; per-thread-stream variants (cudaMemcpy_ptds) follow as
       // hidden copies: counted as one probe, skipped where the library lacks them.
-      std::vector<std::string> symbols = api_attach_symbols(ap);
+      std::vector<std::string> symbols =
+          ap.provider == Provider::Usdt ? std::vector<std::string>(sites->size())
+                                        : api_attach_symbols(ap);
       for (size_t k = 0; k < symbols.size(); ++k) {
         uint32_t index = spec.probes.size();
         abi::ProbeSpec ps;
@@ -165,8 +238,17 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
         ps.kind = attach_kind(ap.provider);
         ps.target = ap.target;
         ps.func = symbols[k];
-        ps.hidden = k > 0;
+        ps.hidden = k > 0 && ap.provider != Provider::Usdt;
         ps.interval_ns = ap.interval_ns;
+        const abi::UsdtSite *site = ap.provider == Provider::Usdt ? &(*sites)[k] : nullptr;
+        if (site)
+          set_usdt_site(ap, *site, ps);
+        if (is_watchpoint(ap.provider)) {
+          if (auto st = set_watchpoint(ap, opts, ps); !st)
+            return make_error(st.error());
+          if (ps.watch_later)
+            watch_setups.push_back({index, &ap});
+        }
         spec.probes.push_back(ps);
         spec.probe_names.push_back(ps.name);
 
@@ -175,6 +257,7 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
         c.opts = &opts;
         c.probe = probe.get();
         c.ap = &ap;
+        c.usdt = site;
         c.probe_index = index;
         c.spec = &spec;
         c.maps = &layout;
@@ -186,20 +269,23 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
       }
     }
   }
+  for (auto [watch_index, ap] : watch_setups) {
+    abi::ProbeSpec setup;
+    setup.kind = abi::AttachKind::Uprobe;
+    setup.target = spec.probes[watch_index].target;
+    setup.func = ap->func;
+    setup.name = "watchpoint_setup:" + spec.probes[watch_index].name;
+    setup.hidden = true;
+    bool async = ap->provider == Provider::AsyncWatchpoint;
+    uint32_t used = lower_hidden_probe(*mod, setup, sema, opts, layout, spec, [&](LowerCtx &c) {
+      lower_watchpoint_setup(c, watch_index, ap->watch.arg, async);
+    });
+    scratch_size = std::max(scratch_size, used);
+  }
   for (auto &h : hidden_api_probes(program, layout)) {
-    uint32_t index = spec.probes.size();
-    spec.probes.push_back(h.spec);
-    spec.probe_names.push_back(h.spec.name);
-    LowerCtx c(*mod);
-    c.sema = &sema;
-    c.opts = &opts;
-    c.probe_index = index;
-    c.spec = &spec;
-    c.maps = &layout;
-    open_probe_function(*mod, kSectionPrefix + std::to_string(index), c);
-    h.lower(c, h.slot);
-    c.b.CreateRet(c.b.getInt64(0));
-    scratch_size = std::max(scratch_size, c.scratch_used);
+    uint32_t used = lower_hidden_probe(*mod, h.spec, sema, opts, layout, spec,
+                                       [&](LowerCtx &c) { h.lower(c, h.slot); });
+    scratch_size = std::max(scratch_size, used);
   }
   add_enum_tables(spec);
   if (scratch_size > kMaxScratch)

@@ -12,6 +12,7 @@
 #include "frontend/passes/semantic_info.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
+#include "runtime/abi/usdt_site.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -33,6 +34,11 @@ struct BpfCodegenOptions {
   // args->NAME of a uprobe typed by the binary's debug info: the argument register's index.
   std::function<std::optional<uint32_t>(const frontend::AttachPoint &, std::string_view)>
       uprobe_arg_index;
+  // The sites a usdt attach point names (the driver reads the files' notes); each site is one
+  // probe function, as bpftrace counts them. Unset: usdt probes are an error.
+  std::function<Result<std::vector<abi::UsdtSite>>(const frontend::AttachPoint &)> usdt_sites;
+  // The program -c runs or -p's /proc/PID/exe ("" without either): watchpoint:FUNC+argN's file.
+  std::string traced_program;
 };
 
 struct BpfArtifacts {

@@ -2,10 +2,12 @@
 // tracepoint args.NAME reads.
 #include <linux/bpf.h>
 
+#include <algorithm>
 #include <map>
 
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
+#include "codegen/bpf/lower_usdt.h"
 #include "codegen/bpf/tracepoint_format.h"
 #include "stdlib/builtins.h"
 #include "stdlib/enums.h"
@@ -59,11 +61,17 @@ llvm::Value *stack_arg(LowerCtx &c, int n) {
   return c.b.CreateAlignedLoad(c.b.getInt64Ty(), slot, llvm::Align(8));
 }
 
-llvm::Value *arg(LowerCtx &c, int n) {
+} // namespace
+
+llvm::Value *lower_arg(LowerCtx &c, int n) {
+  if (c.usdt)
+    return usdt_arg(c, n);
   if (n < 6)
     return ctx_load(c, kArgRegs[n]);
   return stack_arg(c, n - 6); // arg6+ are on the user stack above the return address
 }
+
+namespace {
 
 Val comm(LowerCtx &c, uint32_t size) {
   llvm::Value *buf = scratch_slot(c, size);
@@ -128,7 +136,7 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
          return {helper0(c, BPF_FUNC_get_current_task)};
        }},
       {BuiltinId::Arg,
-       [](LowerCtx &c, const BuiltinExpr &, int n) -> Val { return {arg(c, n)}; }},
+       [](LowerCtx &c, const BuiltinExpr &, int n) -> Val { return {lower_arg(c, n)}; }},
       {BuiltinId::Sarg,
        [](LowerCtx &c, const BuiltinExpr &, int n) -> Val { return {stack_arg(c, n)}; }},
       {BuiltinId::Numaid,
@@ -166,7 +174,11 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
        }},
       {BuiltinId::Probe,
        [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
-         llvm::Value *fixed = c.b.getInt64(c.probe_index);
+         // Probes of one name share its first index: a usdt probe inlined at two sites is one
+         // map key, as in bpftrace.
+         const auto &names = c.spec->probe_names;
+         auto first = std::find(names.begin(), names.end(), names[c.probe_index]);
+         llvm::Value *fixed = c.b.getInt64(first - names.begin());
          bool uprobe = c.ap && (c.ap->provider == frontend::Provider::Uprobe ||
                                 c.ap->provider == frontend::Provider::Uretprobe);
          if (!uprobe || c.ap->func.find_first_of("*?[") == std::string::npos)

@@ -37,6 +37,7 @@ struct LowerCtx {
   const BpfCodegenOptions *opts = nullptr;
   const frontend::Probe *probe = nullptr;
   const frontend::AttachPoint *ap = nullptr;
+  const abi::UsdtSite *usdt = nullptr; // usdt: the one site this function is for
   uint32_t probe_index = 0; // index into ProgramSpec::probes / probe_names
   abi::ProgramSpec *spec = nullptr;
   const MapLayout *maps = nullptr;

@@ -25,6 +25,8 @@ void assign_variable(LowerCtx &c, const std::string &name, Val v, const frontend
 // lower_builtins.cpp
 Val lower_builtin(LowerCtx &c, const frontend::BuiltinExpr &e);
 Val lower_tracepoint_arg(LowerCtx &c, const frontend::FieldExpr &e);
+// argN of a function probe (a usdt site's where c.usdt is set), an i64.
+llvm::Value *lower_arg(LowerCtx &c, int n);
 
 // lower_calls.cpp. TARGET is the map of `@m[k] = f(...)` for aggregations, else null.
 bool is_aggregation(const frontend::CallExpr &call);

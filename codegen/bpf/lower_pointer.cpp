@@ -45,7 +45,8 @@ bool from_curtask(const Expr &e) {
 // Elsewhere bpftrace 0.17 calls bpf_probe_read, which on x86-64 reads user or kernel memory by
 // the address (and says -EFAULT, not probe_read_kernel's -ERANGE, for a NULL pointer: -k shows it).
 int read_helper(const LowerCtx &c, const Expr *pointer) {
-  bool user = (c.ap->provider == Provider::Uprobe || c.ap->provider == Provider::Uretprobe) &&
+  bool user = (c.ap->provider == Provider::Uprobe || c.ap->provider == Provider::Uretprobe ||
+               c.ap->provider == Provider::Usdt) &&
               !(pointer && from_curtask(*pointer));
   return user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read;
 }

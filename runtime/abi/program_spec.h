@@ -71,6 +71,7 @@ enum class EventKind : uint32_t {
   GpuLaunch,  // --timeline: a gpu launch ended; payload: GpuLaunchRecord
   Join,       // index: into ProgramSpec::joins; payload: JoinSpec::args strings of JoinSpec::size
   HelperError,// -k: index: into ProgramSpec::helper_errors; payload: int64 return code
+  WatchpointAttach, // index: the watchpoint probe; payload: uint64 address to watch
 };
 struct EventHeader {
   uint32_t kind;
@@ -131,14 +132,24 @@ struct SpanSpec {
 };
 
 enum class AttachKind : uint8_t { Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, Kprobe,
-                                  Kretprobe, Profile };
+                                  Kretprobe, Profile, Usdt, Software, Hardware, Watchpoint };
 
 struct ProbeSpec {
   std::string name;   // canonical probe name, as `probe` prints it
   AttachKind kind = AttachKind::Begin;
   std::string target; // uprobe: path or library alias; tracepoint: category
   std::string func;   // uprobe: function pattern (wildcards allowed); tracepoint: event name
-  uint64_t interval_ns = 0;
+  uint64_t interval_ns = 0; // interval, profile: the period; software/hardware: the count
+  // usdt: one probe site of file `target`, found by the compiler: the uprobe's file offset and
+  // the semaphore's (0: none), which the kernel counts while the probe is attached.
+  uint64_t offset = 0, semaphore = 0;
+  // watchpoint: a hardware breakpoint on watch_length bytes at address `offset`, watch_mode of
+  // r/w/x. watch_later: the function form (watchpoint:FUNC+argN): attached when its setup uprobe
+  // (a hidden probe) sends WatchpointAttach with the address, in process `target`'s; then the
+  // process, stopped by the setup probe, continues, unless watch_async.
+  uint32_t watch_length = 0;
+  std::string watch_mode;
+  bool watch_later = false, watch_async = false;
   // struct bpf_insn array. A map reference is a ld_imm64 with src_reg = BPF_PSEUDO_MAP_FD and
   // imm = index into ProgramSpec::maps; the loader replaces the index with the map's fd.
   std::vector<uint64_t> insns;

@@ -1,5 +1,6 @@
 // One function per attach kind, picked from a table.
 #include "runtime/bpf/attach.h"
+#include "runtime/bpf/perf_event_names.h"
 #include "runtime/bpf/perf_events.h"
 #include "runtime/process/symbols.h"
 #include "runtime/bpf/tracefs.h"
@@ -85,6 +86,24 @@ Result<Events> attach_uprobe(const abi::ProbeSpec &p, int prog_fd, int pid, Func
   return out;
 }
 
+// A probe that is one perf event EV.
+Result<Events> attach_one_event(const abi::ProbeSpec &p, int prog_fd, Result<UniqueFd> ev) {
+  if (!ev)
+    return make_error("failed to attach " + p.name + ": " + errno_text(ev.error()));
+  if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
+    return make_error("failed to attach " + p.name + ": " + st.error());
+  Events out;
+  out.fds.push_back(std::move(*ev));
+  out.count = 1;
+  return out;
+}
+
+// One USDT site: a uprobe at its file offset, with its semaphore counted by the kernel (for
+// every process that maps the file, or only PID's, as bpftrace's --usdt-file-activation).
+Result<Events> attach_usdt(const abi::ProbeSpec &p, int prog_fd, int pid, FunctionNames &) {
+  return attach_one_event(p, prog_fd, open_uprobe_event(p.target, p.offset, false, pid, p.semaphore));
+}
+
 // BEGIN/END attach to nothing: the session runs them once (triggers.h). They count as probes,
 // as in bpftrace's "Attaching N probes...".
 Result<Events> attach_trigger(const abi::ProbeSpec &, int, int, FunctionNames &) {
@@ -140,12 +159,13 @@ Result<Events> attach_kprobe(const abi::ProbeSpec &p, int prog_fd, int, Function
   return out;
 }
 
-// profile: the CPU clock of every online CPU, as bpftrace counts it (one probe).
-Result<Events> attach_profile(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
+// One event per online CPU, counted as one probe (profile, software, hardware).
+Result<Events> attach_every_cpu(const abi::ProbeSpec &p, int prog_fd,
+                                Result<UniqueFd> (*open)(const abi::ProbeSpec &, int cpu)) {
   Events out;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   for (int cpu = 0; cpu < cpus; ++cpu) {
-    auto ev = open_profile_event(p.interval_ns, cpu);
+    auto ev = open(p, cpu);
     if (!ev)
       return make_error("failed to attach " + p.name + ": " + ev.error());
     if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
@@ -156,16 +176,44 @@ Result<Events> attach_profile(const abi::ProbeSpec &p, int prog_fd, int, Functio
   return out;
 }
 
+// profile: the CPU clock of every online CPU, as bpftrace counts it.
+Result<Events> attach_profile(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
+  return attach_every_cpu(p, prog_fd, [](const abi::ProbeSpec &p, int cpu) {
+    return open_profile_event(p.interval_ns, cpu);
+  });
+}
+
+// software:EVENT:COUNT / hardware:EVENT:COUNT, by perf's event names.
+Result<Events> attach_perf_event(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
+  std::string kind = p.kind == abi::AttachKind::Software ? "software" : "hardware";
+  if (!find_perf_event(kind, p.target))
+    return make_error("Invalid " + kind + " event name: " + p.target);
+  return attach_every_cpu(p, prog_fd, [](const abi::ProbeSpec &p, int cpu) {
+    std::string kind = p.kind == abi::AttachKind::Software ? "software" : "hardware";
+    const PerfEventName *e = find_perf_event(kind, p.target);
+    return open_cpu_event(e->type, e->config, p.interval_ns ? p.interval_ns : e->default_period,
+                          cpu, kind + ":" + p.target);
+  });
+}
+
+// watchpoint:ADDRESS: one breakpoint, in the traced process or on every CPU. The function form
+// waits for its address (Session::watch_address) and counts as one probe now, as bpftrace's.
+Result<Events> attach_watchpoint(const abi::ProbeSpec &p, int prog_fd, int pid, FunctionNames &) {
+  if (p.watch_later) {
+    Events out;
+    out.count = 1;
+    return out;
+  }
+  if (pid > 0)
+    return attach_one_event(
+        p, prog_fd, open_breakpoint_event(p.offset, p.watch_length, p.watch_mode, pid, -1));
+  return attach_every_cpu(p, prog_fd, [](const abi::ProbeSpec &p, int cpu) {
+    return open_breakpoint_event(p.offset, p.watch_length, p.watch_mode, -1, cpu);
+  });
+}
+
 Result<Events> attach_interval(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
-  auto ev = open_interval_event(p.interval_ns);
-  if (!ev)
-    return make_error("failed to attach " + p.name + ": " + ev.error());
-  if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
-    return make_error("failed to attach " + p.name + ": " + st.error());
-  Events out;
-  out.fds.push_back(std::move(*ev));
-  out.count = 1;
-  return out;
+  return attach_one_event(p, prog_fd, open_interval_event(p.interval_ns));
 }
 
 using AttachFn = Result<Events> (*)(const abi::ProbeSpec &, int, int, FunctionNames &);
@@ -178,7 +226,9 @@ constexpr KindAttach attachers[] = {
     {abi::AttachKind::Interval, attach_interval}, {abi::AttachKind::Uprobe, attach_uprobe},
     {abi::AttachKind::Uretprobe, attach_uprobe},  {abi::AttachKind::Tracepoint, attach_tracepoint},
     {abi::AttachKind::Kprobe, attach_kprobe},     {abi::AttachKind::Kretprobe, attach_kprobe},
-    {abi::AttachKind::Profile, attach_profile},
+    {abi::AttachKind::Profile, attach_profile},   {abi::AttachKind::Usdt, attach_usdt},
+    {abi::AttachKind::Software, attach_perf_event}, {abi::AttachKind::Hardware, attach_perf_event},
+    {abi::AttachKind::Watchpoint, attach_watchpoint},
 };
 
 } // namespace

@@ -1,63 +1,182 @@
-// bpftrace -l for the probe types gpubt attaches on the host: tracepoints and uprobes.
+// bpftrace -l for the probe types gpubt attaches on the host: tracepoints, uprobes, uretprobes,
+// usdt, software and hardware events. A pattern is TYPE:REST; TYPE may be a wildcard
+// ("*ware:*", "*:./app:*"), and then each matching type lists what REST names, quietly.
 #include "runtime/bpf/list_probes.h"
+#include "runtime/bpf/perf_event_names.h"
+#include "runtime/bpf/tracefs.h"
 #include "runtime/process/binary_paths.h"
 #include "runtime/process/dwarf_types.h"
 #include "runtime/process/symbols.h"
-#include "runtime/bpf/tracefs.h"
+#include "runtime/process/usdt_probes.h"
+#include <algorithm>
+#include <memory>
+#include <set>
 
 namespace gpubt::runtime {
 namespace {
 
-bool starts_with(const std::string &s, const std::string &p) { return s.rfind(p, 0) == 0; }
+using Lines = std::vector<std::string>;
 
-// -lv: a function's parameters from the binary's DWARF, as bpftrace lists them.
-void list_params(const DebugInfo *info, const std::string &func, std::ostream &out) {
-  if (auto params = info ? info->params(func) : std::nullopt)
-    for (const auto &p : *params)
-      out << "    " << p.type << " " << p.name << "\n";
+struct Split {
+  std::string head, rest; // before and after the first ':' ("" when none)
+};
+Split split_first(const std::string &s) {
+  auto colon = s.find(':');
+  if (colon == std::string::npos)
+    return {s, ""};
+  return {s.substr(0, colon), s.substr(colon + 1)};
 }
 
-Status list_uprobes(const std::string &rest, std::ostream &out, int pid, bool verbose) {
+// uprobe targets with -p: "" or "*" is every file the process maps.
+Result<std::vector<std::string>> files_of(const std::string &target, int pid) {
+  if (pid > 0 && (target.empty() || target == "*"))
+    return target_files("", pid);
+  return target_files(target, pid);
+}
+
+// -lv: a function's parameters from the binary's DWARF, as bpftrace lists them.
+void list_params(const DebugInfo *info, const std::string &func, Lines &out) {
+  if (auto params = info ? info->params(func) : std::nullopt)
+    for (const auto &p : *params)
+      out.push_back("    " + p.type + " " + p.name);
+}
+
+Status list_functions(const std::string &type, const std::string &rest, int pid, bool verbose,
+                      Lines &out) {
   auto colon = rest.rfind(':');
   std::string target = colon == std::string::npos ? rest : rest.substr(0, colon);
   std::string func = colon == std::string::npos ? "*" : rest.substr(colon + 1);
-  auto path = resolve_binary_path(target, pid);
-  if (!path)
-    return make_error(path.error());
-  auto syms = cached_elf_functions(*path);
-  if (!syms)
-    return make_error(syms.error());
-  std::unique_ptr<DebugInfo> info = verbose ? DebugInfo::open(*path) : nullptr;
-  for (const auto &s : **syms) // sorted by name; aliases are listed, as bpftrace does
-    if (match_wildcard(func, s.name)) {
-      out << "uprobe:" << target << ":" << s.name << "\n";
-      list_params(info.get(), s.name, out);
+  auto files = files_of(target, pid);
+  if (!files)
+    return make_error(files.error());
+  bool as_written = !target.empty() && !has_wildcard(target);
+  for (const auto &file : *files) {
+    auto syms = cached_elf_functions(file);
+    if (!syms) {
+      if (as_written)
+        return make_error(syms.error());
+      continue;
     }
+    std::unique_ptr<DebugInfo> info = verbose ? DebugInfo::open(file) : nullptr;
+    for (const auto &s : **syms) // sorted by name; aliases are listed, as bpftrace does
+      if (match_wildcard(func, s.name)) {
+        out.push_back(type + ":" + (as_written ? target : file) + ":" + s.name);
+        list_params(info.get(), s.name, out);
+      }
+  }
   return Ok{};
 }
 
-Status list_tracepoints_matching(const std::string &pattern, std::ostream &out) {
+// usdt:FILE[:PROVIDER]:NAME, usdt:FILE (every probe), with -p usdt:* (the process's files).
+Status list_usdt(const std::string &rest, int pid, Lines &out) {
+  std::vector<std::string> parts{""};
+  for (char c : rest) {
+    if (c == ':')
+      parts.emplace_back();
+    else
+      parts.back().push_back(c);
+  }
+  std::string target = parts[0], provider, name = "*";
+  if (parts.size() == 2)
+    name = parts[1];
+  else if (parts.size() >= 3)
+    provider = parts[1], name = parts[2];
+  if (pid > 0 && target == "*")
+    target.clear();
+  auto sites = find_usdt_sites(target, provider, name.empty() ? "*" : name, pid);
+  if (!sites)
+    return make_error(sites.error());
+  bool as_written = !target.empty() && !has_wildcard(target);
+  std::set<std::string> lines; // a probe inlined twice is listed once; bpftrace sorts them
+  for (const auto &s : *sites)
+    lines.insert("usdt:" + (as_written ? target : s.path) + ":" + s.provider + ":" + s.name);
+  out.insert(out.end(), lines.begin(), lines.end());
+  return Ok{};
+}
+
+Status list_perf_events(const std::string &type, const std::string &rest, Lines &out) {
+  auto events = type == "software" ? software_events() : hardware_events();
+  std::string name = split_first(rest).head;
+  for (const auto &e : events)
+    if (rest.empty() || match_wildcard(name, e.name))
+      out.push_back(type + ":" + e.name + ":");
+  return Ok{};
+}
+
+Status list_tracepoints_matching(const std::string &rest, Lines &out) {
   auto tps = list_tracepoints();
   if (!tps)
     return make_error(tps.error());
-  for (const auto &tp : *tps) {
-    std::string line = "tracepoint:" + tp.category + ":" + tp.name;
-    if (pattern.empty() || match_wildcard(pattern, line) ||
-        match_wildcard("tracepoint:" + pattern, line))
-      out << line << "\n";
-  }
+  for (const auto &tp : *tps)
+    if (rest.empty() || match_wildcard(rest, tp.category + ":" + tp.name))
+      out.push_back("tracepoint:" + tp.category + ":" + tp.name);
+  return Ok{};
+}
+
+struct TypeRow {
+  const char *name, *alias;
+};
+constexpr TypeRow kTypes[] = {{"tracepoint", "t"}, {"uprobe", "u"},   {"uretprobe", "ur"},
+                              {"usdt", "U"},       {"software", "s"}, {"hardware", "h"}};
+
+Status list_type(const std::string &type, const std::string &rest, int pid, bool verbose,
+                 Lines &out) {
+  if (type == "tracepoint")
+    return list_tracepoints_matching(rest, out);
+  if (type == "uprobe" || type == "uretprobe")
+    return list_functions(type, rest, pid, verbose, out);
+  if (type == "usdt")
+    return list_usdt(rest, pid, out);
+  return list_perf_events(type, rest, out);
+}
+
+// bpftrace lexes the search as a probe: characters no attach point has are an error.
+Status check_characters(const std::string &pattern) {
+  for (char c : pattern)
+    if (!isalnum(static_cast<unsigned char>(c)) &&
+        std::string_view("_-./*?[]:+~$@!^\"%=&|#, ").find(c) == std::string_view::npos)
+      return make_error(std::string("invalid character '") + c + "'");
   return Ok{};
 }
 
 } // namespace
 
 Status list_probes(const std::string &pattern, std::ostream &out, int pid, bool verbose) {
-  for (const char *p : {"uprobe:", "u:", "uretprobe:", "ur:"})
-    if (starts_with(pattern, p))
-      return list_uprobes(pattern.substr(std::string(p).size()), out, pid, verbose);
-  if (starts_with(pattern, "t:"))
-    return list_tracepoints_matching("tracepoint:" + pattern.substr(2), out);
-  return list_tracepoints_matching(pattern, out);
+  if (auto st = check_characters(pattern); !st)
+    return st;
+  Lines lines;
+  if (pattern.empty()) {
+    // With -p: the process's functions and USDT probes; else what the system has.
+    std::vector<std::string> types = pid > 0 ? std::vector<std::string>{"uprobe", "usdt"}
+                                             : std::vector<std::string>{"tracepoint", "software",
+                                                                        "hardware"};
+    for (const auto &type : types)
+      if (auto st = list_type(type, pid > 0 ? "*:*" : "", pid, verbose, lines); !st)
+        return st;
+  } else {
+    auto [head, rest] = split_first(pattern);
+    bool any = false;
+    for (const auto &t : kTypes) {
+      bool named = head == t.name || head == t.alias;
+      if (!named && !(has_wildcard(head) && match_wildcard(head, t.name)))
+        continue;
+      any = true;
+      auto st = list_type(t.name, rest, pid, verbose, lines);
+      if (!st && named)
+        return st;
+    }
+    if (!any) { // no type: the whole pattern against every tracepoint line
+      Lines all;
+      if (auto st = list_type("tracepoint", "", pid, false, all); !st)
+        return st;
+      for (auto &l : all)
+        if (match_wildcard(pattern, l) || match_wildcard("tracepoint:" + pattern, l))
+          lines.push_back(l);
+    }
+  }
+  for (const auto &l : lines)
+    out << l << "\n";
+  return Ok{};
 }
 
 } // namespace gpubt::runtime

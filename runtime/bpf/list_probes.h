@@ -6,9 +6,12 @@
 
 namespace gpubt::runtime {
 
-// No pattern: every tracepoint. "tracepoint:CAT:NAME" (wildcards): matching tracepoints.
-// "uprobe:PATH:FUNC" (wildcards; PATH may be a library name): the functions of PATH.
-// Any other pattern is matched against the full "tracepoint:cat:name" lines.
+// No pattern: every tracepoint, software and hardware event; with PID > 0, the process's
+// functions and USDT probes instead. "TYPE:REST" lists TYPE's probes (tracepoint, uprobe,
+// uretprobe, usdt, software, hardware, or their short names; a wildcard TYPE lists each type it
+// matches): "uprobe:PATH:FUNC" (PATH a library name, a wildcard, or with -p "*": the process's
+// files), "usdt:PATH[:PROVIDER]:NAME". A pattern without a type is matched against the full
+// "tracepoint:cat:name" lines. Characters no probe has are an error, as in bpftrace.
 // VERBOSE (-lv): a uprobe's function arguments from the binary's DWARF under its line.
 Status list_probes(const std::string &pattern, std::ostream &out, int pid = -1,
                    bool verbose = false);

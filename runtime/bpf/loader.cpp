@@ -71,6 +71,9 @@ unsigned prog_type_for(abi::AttachKind kind) {
     return BPF_PROG_TYPE_TRACEPOINT;
   case abi::AttachKind::Interval:
   case abi::AttachKind::Profile:
+  case abi::AttachKind::Software:
+  case abi::AttachKind::Hardware:
+  case abi::AttachKind::Watchpoint:
     return BPF_PROG_TYPE_PERF_EVENT;
   case abi::AttachKind::Begin:
   case abi::AttachKind::End:

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -48,12 +49,14 @@ struct ProbePmu {
 // The uprobe and kprobe PMUs: config picks a return probe, config1 names the path or the
 // kernel function, config2 is the offset into it.
 Result<UniqueFd> open_probe_event(const ProbePmu &pmu, const std::string &name, uint64_t offset,
-                                  bool retprobe, int pid) {
+                                  bool retprobe, int pid, uint64_t ref_ctr_offset = 0) {
   if (pmu.type < 0)
     return make_error(std::string("this kernel has no ") + pmu.what + " PMU (" + pmu.dir + ")");
   perf_event_attr attr{};
   attr.type = pmu.type;
-  attr.config = retprobe ? (1ull << pmu.ret_bit) : 0;
+  // The uprobe PMU's format/ref_ctr_offset is config:32-63: the kernel counts the USDT
+  // semaphore there up while the probe is installed in a process, and down after.
+  attr.config = (retprobe ? (1ull << pmu.ret_bit) : 0) | ref_ctr_offset << 32;
   attr.config1 = reinterpret_cast<uint64_t>(name.c_str());
   attr.config2 = offset;
   attr.sample_period = 1;
@@ -64,10 +67,10 @@ Result<UniqueFd> open_probe_event(const ProbePmu &pmu, const std::string &name, 
 } // namespace
 
 Result<UniqueFd> open_uprobe_event(const std::string &path, uint64_t offset, bool retprobe,
-                                   int pid) {
+                                   int pid, uint64_t ref_ctr_offset) {
   static const ProbePmu pmu{uprobe_pmu_dir, "uprobe", "uretprobe", read_pmu_type(uprobe_pmu_dir),
                             read_retprobe_bit(uprobe_pmu_dir)};
-  return open_probe_event(pmu, path, offset, retprobe, pid);
+  return open_probe_event(pmu, path, offset, retprobe, pid, ref_ctr_offset);
 }
 
 Result<UniqueFd> open_kprobe_event(const std::string &func, bool retprobe) {
@@ -85,17 +88,41 @@ Result<UniqueFd> open_tracepoint_event(int tp_id) {
   return open_event(attr, -1, "tracepoint");
 }
 
-Result<UniqueFd> open_profile_event(uint64_t period_ns, int cpu) {
+Result<UniqueFd> open_cpu_event(uint32_t type, uint64_t config, uint64_t period, int cpu,
+                                const std::string &what) {
   perf_event_attr attr{};
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.sample_period = period_ns;
+  attr.type = type;
+  attr.config = config;
+  attr.sample_period = period;
   attr.size = sizeof(attr);
   int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0)
-    return make_error(std::string("perf_event_open (profile, cpu ") + std::to_string(cpu) +
+    return make_error("perf_event_open (" + what + ", cpu " + std::to_string(cpu) +
                       "): " + strerror(errno));
   return UniqueFd(fd);
+}
+
+Result<UniqueFd> open_breakpoint_event(uint64_t address, uint32_t length, const std::string &mode,
+                                       int pid, int cpu) {
+  perf_event_attr attr{};
+  attr.type = PERF_TYPE_BREAKPOINT;
+  attr.size = sizeof(attr);
+  for (char c : mode)
+    attr.bp_type |= c == 'r' ? HW_BREAKPOINT_R : c == 'w' ? HW_BREAKPOINT_W : HW_BREAKPOINT_X;
+  attr.bp_addr = address;
+  // An execute breakpoint covers one instruction: the kernel wants sizeof(long).
+  attr.bp_len = attr.bp_type == HW_BREAKPOINT_X ? sizeof(long) : length;
+  attr.sample_period = 1;
+  attr.wakeup_events = 1;
+  int fd = syscall(__NR_perf_event_open, &attr, pid > 0 ? pid : -1, pid > 0 ? -1 : cpu, -1,
+                   PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0)
+    return make_error(std::string("perf_event_open (watchpoint): ") + strerror(errno));
+  return UniqueFd(fd);
+}
+
+Result<UniqueFd> open_profile_event(uint64_t period_ns, int cpu) {
+  return open_cpu_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, period_ns, cpu, "profile");
 }
 
 Result<UniqueFd> open_interval_event(uint64_t period_ns) {

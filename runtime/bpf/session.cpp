@@ -7,6 +7,7 @@
 #include "runtime/bpf/stop_guard.h"
 #include "runtime/bpf/kernel_names.h"
 #include "runtime/bpf/loader.h"
+#include "runtime/bpf/perf_events.h"
 #include "runtime/bpf/map_ops.h"
 #include "runtime/process/symbolizer.h"
 #include "runtime/bpf/triggers.h"
@@ -183,7 +184,7 @@ Symbolizer Session::symbolizer() const {
 
 Result<int> Session::attach() {
   int attached = 0;
-  for (size_t i = 0; i < spec_.probes.size(); ++i) {
+  for (size_t i : attach_order()) {
     abi::ProbeSpec probe = spec_.probes[i];
     // cudart/cuda/hip: the library the traced program really uses (-c: before its exec).
     bool from_system = false;
@@ -229,6 +230,20 @@ Result<int> Session::attach() {
       events_.push_back(std::move(e));
   }
   return attached;
+}
+
+// Several probes on one event run in script order, as in bpftrace: a tracepoint's programs run
+// in the order they were attached, but each uprobe, usdt or software perf event is a consumer of
+// its own, and the kernel runs the newest first; those attach last probe first.
+std::vector<size_t> Session::attach_order() const {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < spec_.probes.size(); ++i)
+    if (spec_.probes[i].kind == abi::AttachKind::Tracepoint)
+      order.push_back(i);
+  for (size_t i = spec_.probes.size(); i-- > 0;)
+    if (spec_.probes[i].kind != abi::AttachKind::Tracepoint)
+      order.push_back(i);
+  return order;
 }
 
 bool Session::defer_until_loaded(size_t probe_index) {
@@ -357,6 +372,9 @@ int Session::handle_event_thunk(const void *data, size_t size) {
   case abi::EventKind::ZeroMap:
     zero_map(h.index);
     break;
+  case abi::EventKind::WatchpointAttach:
+    watch_address(h.index, payload, psize);
+    return 0;
   case abi::EventKind::Exit:
     exit_requested_ = true;
     handler_->on_event(h, payload, psize);
@@ -366,6 +384,33 @@ int Session::handle_event_thunk(const void *data, size_t size) {
   }
   handler_->on_event(h, payload, psize);
   return 0;
+}
+
+void Session::watch_address(uint32_t probe_index, const uint8_t *payload, size_t size) {
+  if (probe_index >= spec_.probes.size() || size < 8)
+    return;
+  uint64_t address;
+  memcpy(&address, payload, 8);
+  const abi::ProbeSpec &p = spec_.probes[probe_index];
+  // A function called again with the same address keeps its watchpoint (bpftrace's dedup).
+  auto [it, fresh] = watched_.emplace(probe_index, address);
+  if (!fresh && it->second == address) {
+    if (!p.watch_async)
+      kill(target_pid(), SIGCONT);
+    return;
+  }
+  it->second = address;
+  auto ev = open_breakpoint_event(address, p.watch_length, p.watch_mode, target_pid(), -1);
+  if (!ev && ev.error().find(strerror(ENOSPC)) != std::string::npos)
+    std::fprintf(stderr, "Failed to attach watchpoint probe. You are out of watchpoint registers.\n");
+  else if (!ev)
+    std::fprintf(stderr, "ERROR: %s: %s\n", p.name.c_str(), ev.error().c_str());
+  else if (auto st = attach_bpf_to_event(ev->get(), progs_[probe_index].get()); !st)
+    std::fprintf(stderr, "ERROR: %s: %s\n", p.name.c_str(), st.error().c_str());
+  else
+    events_.push_back(std::move(*ev));
+  if (!p.watch_async) // the setup probe stopped the process
+    kill(target_pid(), SIGCONT);
 }
 
 void Session::consume(EventHandler &handler) {

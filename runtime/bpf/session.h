@@ -96,6 +96,9 @@ private:
   Status setup();
   void consume(EventHandler &handler);
   void run_triggers(abi::AttachKind kind); // BEGIN or END programs, once each
+  std::vector<size_t> attach_order() const; // probe indexes, in the order they attach
+  // A WatchpointAttach event: the function-form watchpoint PROBE_INDEX watches the address.
+  void watch_address(uint32_t probe_index, const uint8_t *payload, size_t size);
   bool defer_until_loaded(size_t probe_index); // pending_ (starts the load watch)
   void attach_loaded();                        // the process is stopped at a library load
   void continue_after_load(bool loaded);       // attach_loaded() if stopped there, then SIGCONT
@@ -108,6 +111,7 @@ private:
   std::map<int, int> inherited_fds_; // map index -> its fd number in the child
   std::vector<UniqueFd> progs_; // one per spec probe
   std::vector<UniqueFd> events_;
+  std::map<uint32_t, uint64_t> watched_; // function-form watchpoints: the address each watches
   std::vector<std::string> unmatched_, skipped_;
   FunctionNames function_names_; // attach cookies index this (func)
   ring_buffer *rb_ = nullptr;

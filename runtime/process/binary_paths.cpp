@@ -125,8 +125,15 @@ Result<std::string> resolve_binary_path(const std::string &target, int pid) {
   auto not_found = [&] {
     return make_error("uprobe target file '" + target + "' does not exist or is not executable");
   };
-  if (target.find('/') != std::string::npos)
-    return is_regular_file(target) ? Result<std::string>(target) : not_found();
+  if (target.find('/') != std::string::npos) {
+    if (is_regular_file(target))
+      return target;
+    // -p of a process in another mount namespace: its path, seen through its root.
+    std::string in_root = "/proc/" + std::to_string(pid) + "/root" + target;
+    if (pid > 0 && target[0] == '/' && is_regular_file(in_root))
+      return in_root;
+    return not_found();
+  }
   std::string p;
   if (pid > 0)
     p = find_in_proc_maps(target, pid);

@@ -8,7 +8,8 @@
 
 namespace gpubt::runtime {
 
-// "uprobe:TARGET:..." -> an existing file. TARGET with a '/' is taken as given; a bare name
+// "uprobe:TARGET:..." -> an existing file. TARGET with a '/' is taken as given (or, with
+// pid > 0, under /proc/PID/root: a process in another mount namespace); a bare name
 // ("libc", "libc.so.6", "bash") is looked up in /proc/PID/maps (pid > 0), the ld.so cache, the
 // standard library dirs, then $PATH. Error wording follows bpftrace.
 Result<std::string> resolve_binary_path(const std::string &target, int pid = -1);

@@ -2,10 +2,13 @@
 #include "runtime/process/symbols.h"
 #include "runtime/process/binary_paths.h"
 #include <algorithm>
+#include <charconv>
+#include <cstdio>
 #include <fnmatch.h>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 namespace gpubt::runtime {
 namespace {
@@ -60,6 +63,54 @@ Result<const std::vector<ElfSymbol> *> cached_elf_functions(const std::string &p
   return slot.get();
 }
 
+namespace {
+
+bool parse_number(const std::string &s, uint64_t &v) {
+  if (s.empty())
+    return false;
+  bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  auto *first = s.data() + (hex ? 2 : 0), *last = s.data() + s.size();
+  auto [end, ec] = std::from_chars(first, last, v, hex ? 16 : 10);
+  return ec == std::errc() && end == last;
+}
+
+std::string hex(uint64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// uprobe:BIN:FUNC+OFF and uprobe:BIN:ADDRESS (decimal or 0x hex), as bpftrace 0.17: the offset
+// must stay inside FUNC, the address inside some function. nullopt: PATTERN is neither form.
+std::optional<Result<UprobeTarget>> resolve_address_form(const std::string &path,
+                                                         const std::string &target,
+                                                         const std::vector<ElfSymbol> &syms,
+                                                         const std::string &pattern) {
+  uint64_t n = 0;
+  if (parse_number(pattern, n)) {
+    for (const auto &s : syms)
+      if (n >= s.vaddr && n < s.vaddr + std::max<uint64_t>(s.size, 1))
+        return Result<UprobeTarget>(UprobeTarget{path, pattern, s.file_offset + (n - s.vaddr)});
+    return Result<UprobeTarget>(
+        make_error("Could not resolve address: " + target + ":" + hex(n)));
+  }
+  auto plus = pattern.rfind('+');
+  if (plus == std::string::npos || plus == 0 || !parse_number(pattern.substr(plus + 1), n))
+    return std::nullopt;
+  std::string func = pattern.substr(0, plus);
+  for (const auto &s : syms) {
+    if (s.name != func)
+      continue;
+    if (n >= s.size)
+      return Result<UprobeTarget>(make_error("Offset outside the function bounds ('" + func +
+                                             "' size is " + std::to_string(s.size) + ")"));
+    return Result<UprobeTarget>(UprobeTarget{path, pattern, s.file_offset + n});
+  }
+  return Result<UprobeTarget>(make_error("Could not resolve symbol: " + target + ":" + func));
+}
+
+} // namespace
+
 Result<std::vector<UprobeTarget>> resolve_uprobe_targets(const std::string &target,
                                                          const std::string &func_pattern, int pid) {
   auto path = resolve_binary_path(target, pid);
@@ -74,6 +125,12 @@ Result<std::vector<UprobeTarget>> resolve_uprobe_targets(const std::string &targ
   if (!syms)
     return make_error(syms.error());
   std::vector<UprobeTarget> out;
+  if (auto at = resolve_address_form(*path, target, **syms, func_pattern)) {
+    if (!*at)
+      return make_error(at->error());
+    out.push_back(**at);
+    return out;
+  }
   for (auto &s : match_functions(**syms, func_pattern))
     out.push_back(UprobeTarget{*path, s.name, s.file_offset});
   return out;

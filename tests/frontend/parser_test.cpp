@@ -123,6 +123,50 @@ TEST(Parser, AttachPointFields) {
   EXPECT_EQ(aps[4].span.end_col, 18u);
 }
 
+// usdt:FILE:[PROVIDER:]NAME: FILE may be empty (-p's files), PROVIDER omitted or empty (any),
+// a quoted NAME may hold \" (a probe named with quotes); software:EVENT[:COUNT].
+TEST(Parser, UsdtAndPerfEventAttachPoints) {
+  SourceFile file("stdin", "usdt:./a:p:n, U::p:*x, usdt:./a:n, usdt:./a:p:\"\\\"q\\\"\", "
+                           "software:faults:10, s:cs, hardware:cycles: { }");
+  Diagnostics diags;
+  auto prog = parse_program(file, diags);
+  ASSERT_NE(prog, nullptr) << diags.render(file);
+  const auto &aps = prog->probes[0]->attach_points;
+  ASSERT_EQ(aps.size(), 7u);
+  EXPECT_EQ(aps[0].provider, Provider::Usdt);
+  EXPECT_EQ(aps[0].name(), "usdt:./a:p:n");
+  EXPECT_EQ(aps[1].target, "");
+  EXPECT_EQ(aps[1].ns, "p");
+  EXPECT_EQ(aps[1].func, "*x");
+  EXPECT_EQ(aps[2].ns, "");
+  EXPECT_EQ(aps[2].func, "n");
+  EXPECT_EQ(aps[3].func, "\"q\"");
+  EXPECT_EQ(aps[4].provider, Provider::Software);
+  EXPECT_EQ(aps[4].target, "faults");
+  EXPECT_EQ(aps[4].interval_ns, 10u);
+  EXPECT_EQ(aps[5].name(), "software:cs:");
+  EXPECT_EQ(aps[6].provider, Provider::Hardware);
+  EXPECT_EQ(aps[6].interval_ns, 0u);
+}
+
+TEST(Parser, WatchpointAttachPoints) {
+  SourceFile file("stdin", "watchpoint:0x10:8:rw, aw:incr+arg1:4:w { }");
+  Diagnostics diags;
+  auto prog = parse_program(file, diags);
+  ASSERT_NE(prog, nullptr) << diags.render(file);
+  const auto &aps = prog->probes[0]->attach_points;
+  ASSERT_EQ(aps.size(), 2u);
+  EXPECT_EQ(aps[0].provider, Provider::Watchpoint);
+  EXPECT_EQ(aps[0].watch.address, 16u);
+  EXPECT_EQ(aps[0].watch.arg, -1);
+  EXPECT_EQ(aps[0].name(), "watchpoint:16:8:rw");
+  EXPECT_EQ(aps[1].provider, Provider::AsyncWatchpoint);
+  EXPECT_EQ(aps[1].func, "incr");
+  EXPECT_EQ(aps[1].watch.arg, 1);
+  EXPECT_EQ(aps[1].watch.length, 4u);
+  EXPECT_EQ(aps[1].name(), "asyncwatchpoint:incr:4:w");
+}
+
 TEST(Parser, TuplesCastsAndNegativeLiterals) {
   EXPECT_EQ(parse("BEGIN { $t = (1, \"a\", (2, 3)); $x = $t.2.0; @y = (uint32)$x + (int8)-1; }"),
             "Program\n"
@@ -468,9 +512,16 @@ TEST(ParserErrors, AttachPoints) {
   EXPECT_EQ(error("foo:bar { }"), "stdin:1:1-8: ERROR: Invalid probe type: foo\n"
                                   "foo:bar { }\n"
                                   "~~~~~~~\n");
-  EXPECT_EQ(error("software:faults:1 { }"),
-            "stdin:1:1-18: ERROR: software probes are not supported by gpubt\n"
-            "software:faults:1 { }\n"
+  EXPECT_EQ(error("rawtracepoint:x { }"),
+            "stdin:1:1-16: ERROR: rawtracepoint probes are not supported by gpubt\n"
+            "rawtracepoint:x { }\n"
+            "~~~~~~~~~~~~~~~\n");
+  EXPECT_EQ(error("usdt:a { }"), "stdin:1:1-7: ERROR: usdt probe type requires 2 or 3 arguments\n"
+                                 "usdt:a { }\n"
+                                 "~~~~~~\n");
+  EXPECT_EQ(error("software:faults:0 { }"),
+            "stdin:1:1-18: ERROR: software: invalid count '0', expected a positive integer\n"
+            "software:faults:0 { }\n"
             "~~~~~~~~~~~~~~~~~\n");
   EXPECT_EQ(error("kprobe:a:b { }"), "stdin:1:1-11: ERROR: kprobe probe type requires 1 argument\n"
                                      "kprobe:a:b { }\n"
