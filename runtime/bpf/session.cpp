@@ -383,7 +383,8 @@ int Session::handle_event_thunk(const void *data, size_t size) {
     break;
   }
   handler_->on_event(h, payload, psize);
-  return 0;
+  // A negative return ends ring_buffer__consume (the rest stays queued) so run() sees the signal.
+  return interruptible_ && (g_signalled || g_print_maps) ? -EINTR : 0;
 }
 
 void Session::watch_address(uint32_t probe_index, const uint8_t *payload, size_t size) {
@@ -443,11 +444,15 @@ StopReason Session::run(EventHandler &handler) {
     watch(load_watch_->epoll_fd());
 
   while (true) {
+    interruptible_ = true;
     consume(handler);
+    interruptible_ = false;
     if (exit_requested_)
       return StopReason::Exit;
-    if (g_signalled)
+    if (g_signalled) {
+      stopped_by_signal_ = true;
       return StopReason::Signal;
+    }
     if (g_print_maps) {
       g_print_maps = 0;
       handler.print_all_maps();
@@ -474,6 +479,13 @@ StopReason Session::run(EventHandler &handler) {
 }
 
 void Session::run_end(EventHandler &handler) {
+  // After Ctrl-C the probes stop first and their queued events are dropped, as after exit():
+  // under a flood of events (system() in a probe that its own commands fire) END would wait
+  // behind them forever.
+  if (stopped_by_signal_) {
+    detach_all(events_);
+    exit_requested_ = true;
+  }
   // Events queued after exit() are dropped (no handler set), END's own events are delivered.
   if (rb_ && exit_requested_)
     ring_buffer__consume(rb_);

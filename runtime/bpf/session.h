@@ -117,6 +117,10 @@ private:
   ring_buffer *rb_ = nullptr;
   EventHandler *handler_ = nullptr;
   bool exit_requested_ = false;
+  // run(): a signal stops the event loop even while events keep coming (a probe whose system()
+  // makes the events that fire it); stopped_by_signal_: run() ended that way.
+  bool interruptible_ = false;
+  bool stopped_by_signal_ = false;
   std::vector<UniqueFd> exit_hold_; // kname(): the -c child stops at exit() (exit_hold.h)
   std::set<std::string> warned_aliases_; // cudart/cuda/hip resolved from the system only
   std::vector<size_t> pending_;          // spec probes waiting for their library (attach())
