@@ -145,6 +145,8 @@ std::string to_string(const Type &t) {
     return "kname";
   case TypeKind::UStack:
     return "ustack";
+  case TypeKind::KStack:
+    return "kstack";
   case TypeKind::Pointer:
     return to_string(t.elems[0]) + " *";
   case TypeKind::Record:

@@ -65,6 +65,12 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
      bit(Provider::Uprobe) | bit(Provider::Uretprobe) | bit(Provider::Usdt) |
          bit(Provider::Tracepoint),
      "The ustack builtin can not be used with '{probe}' probes"},
+    // kKstackFrames (32) kernel return addresses, innermost first.
+    {"kstack", BuiltinId::Kstack, TypeKind::KStack, 8 * 32, false,
+     kKernelFn | bit(Provider::Tracepoint) | bit(Provider::Profile) | bit(Provider::Uprobe) |
+         bit(Provider::Uretprobe) | bit(Provider::Usdt) | bit(Provider::Software) |
+         bit(Provider::Hardware) | bit(Provider::Interval),
+     "The kstack builtin can not be used with '{probe}' probes"},
     {"args", BuiltinId::Args, TypeKind::None, 0, false,
      bit(Provider::Tracepoint) | bit(Provider::Uprobe) | kGpu,
      "The args builtin can only be used with tracepoint/kfunc/uprobeprobes ({ptype} used here)"},

@@ -17,6 +17,7 @@ enum class BuiltinId {
   Sarg, // sarg0..sarg9: the probed function's stack arguments; BuiltinUse::arg_index says which
   Retval, Func, Probe, Args,
   Ustack, // the user call stack (host uprobes, uretprobes, tracepoints)
+  Kstack, // the kernel call stack
   // gpu only
   TidX, TidY, TidZ, BidX, BidY, BidZ, BdimX, BdimY, BdimZ, GdimX, GdimY, GdimZ,
   Lane, Warp, Sm, Clock, Kernel,

@@ -133,7 +133,7 @@ llvm::Value *normalize(LowerCtx &c, llvm::Value *v, const Type &t) {
 }
 
 bool is_memory_type(const Type &t) {
-  return t.is_aggregate_value() || t.kind == TypeKind::UStack;
+  return t.is_aggregate_value() || t.kind == TypeKind::UStack || t.kind == TypeKind::KStack;
 }
 
 static uint32_t int_size(const Type &t) {
@@ -158,6 +158,7 @@ void store_value(LowerCtx &c, llvm::Value *dst, uint32_t dst_align, const Type &
     return;
   }
   case TypeKind::UStack:
+  case TypeKind::KStack:
   case TypeKind::Inet:
   case TypeKind::MacAddr:
   case TypeKind::Record:

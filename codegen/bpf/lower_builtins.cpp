@@ -172,6 +172,14 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
                      {c.regs, buf, c.b.getInt32(e.type.size), c.b.getInt64(BPF_F_USER_STACK)});
          return {buf, 8};
        }},
+      {BuiltinId::Kstack,
+       [](LowerCtx &c, const BuiltinExpr &e, int) -> Val {
+         llvm::Value *buf = scratch_slot(c, e.type.size);
+         zero_bytes(c, buf, 8, e.type.size);
+         call_helper(c, BPF_FUNC_get_stack,
+                     {c.regs, buf, c.b.getInt32(e.type.size), c.b.getInt64(0)});
+         return {buf, 8};
+       }},
       {BuiltinId::Probe,
        [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
          // Probes of one name share its first index: a usdt probe inlined at two sites is one

@@ -51,6 +51,9 @@ abi::ValueType to_value_type(const Type &t) {
   case TypeKind::UStack:
     v.kind = abi::ValueType::UStack;
     break;
+  case TypeKind::KStack:
+    v.kind = abi::ValueType::KStack;
+    break;
   case TypeKind::UserSym:
     v.kind = abi::ValueType::UserSym;
     v.size = 8;

@@ -66,6 +66,7 @@ std::string printf_kind_name(const Type &t) {
   case TypeKind::Probe:
   case TypeKind::KernelName:
   case TypeKind::UStack:
+  case TypeKind::KStack:
   case TypeKind::Timestamp:
   case TypeKind::Inet:
   case TypeKind::MacAddr:

@@ -12,13 +12,13 @@ namespace gpubt::abi {
 // A value's byte layout and how to print it.
 struct ValueType {
   // KernelName: u64 stub or handle, see kernel_names_map. UStack: size/8 u64 user return
-  // addresses, innermost first, 0-padded.
+  // addresses, innermost first, 0-padded; KStack: the same of kernel addresses.
   // Record: a C struct/union, fields elems at offsets named by names; Array: size/elems[0].size
   // elements of elems[0].
   // Buffer, Inet, MacAddr, Errno, Username, CgroupPath: frontend/types.h's kinds of the names.
   enum Kind : uint8_t { None, Int, UInt, String, Tuple, Enum, UserSym, Probe, Timestamp,
                         KernelName, UStack, Record, Array, Buffer, Inet, MacAddr, Errno,
-                        Username, CgroupPath };
+                        Username, CgroupPath, KStack };
   Kind kind = None;
   uint32_t size = 0;               // bytes
   std::vector<ValueType> elems;    // Tuple, Record: the fields; Array: the element

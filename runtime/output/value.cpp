@@ -4,6 +4,7 @@
 #include "runtime/output/named_values.h"
 #include "runtime/output/strftime_format.h"
 #include "runtime/process/demangle.h"
+#include "runtime/process/kernel_symbols.h"
 
 #include <algorithm>
 #include <cstring>
@@ -82,6 +83,19 @@ std::string user_stack(const ValueType &type, const uint8_t *data, const Symboli
   return out;
 }
 
+// kstack as ustack prints: a line per frame, innermost first.
+std::string kernel_stack(const ValueType &type, const uint8_t *data) {
+  std::string out = "\n";
+  for (uint32_t off = 0; off + 8 <= type.size; off += 8) {
+    uint64_t addr;
+    std::memcpy(&addr, data + off, 8);
+    if (addr == 0)
+      break;
+    out += "    " + kernel_symbol_at(addr) + "\n";
+  }
+  return out;
+}
+
 std::string probe_name(uint64_t index, const abi::ProgramSpec &spec) {
   return index < spec.probe_names.size() ? spec.probe_names[index] : std::to_string(index);
 }
@@ -132,6 +146,8 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
     return named(kernel_name(uint64_t(value_as_int(type, data)), symbolize));
   case ValueType::UStack:
     return named(user_stack(type, data, symbolize));
+  case ValueType::KStack:
+    return named(kernel_stack(type, data));
   case ValueType::Probe:
     return named(probe_name(uint64_t(value_as_int(type, data)), spec));
   case ValueType::Timestamp: // strftime(): its format rides in the type
