@@ -69,29 +69,17 @@ std::string symbol(uint64_t addr, const Symbolizer &symbolize) {
   return buf;
 }
 
-// bpftrace's layout: a line per frame after a newline, so a map key reads "@[\n    main\n]";
-// C++ frames demangled.
-std::string user_stack(const ValueType &type, const uint8_t *data, const Symbolizer &symbolize) {
+// bpftrace's layout of ustack and kstack: a line per frame (innermost first) after a newline,
+// so a map key reads "@[\n    main\n]". NAME_OF names one return address.
+template <class NameOf>
+std::string stack_lines(const ValueType &type, const uint8_t *data, NameOf name_of) {
   std::string out = "\n";
   for (uint32_t off = 0; off + 8 <= type.size; off += 8) {
     uint64_t addr;
     std::memcpy(&addr, data + off, 8);
     if (addr == 0)
       break;
-    out += "    " + demangle_symbol(symbol(addr, symbolize)) + "\n"; // as bpftrace's ustack
-  }
-  return out;
-}
-
-// kstack as ustack prints: a line per frame, innermost first.
-std::string kernel_stack(const ValueType &type, const uint8_t *data) {
-  std::string out = "\n";
-  for (uint32_t off = 0; off + 8 <= type.size; off += 8) {
-    uint64_t addr;
-    std::memcpy(&addr, data + off, 8);
-    if (addr == 0)
-      break;
-    out += "    " + kernel_symbol_at(addr) + "\n";
+    out += "    " + name_of(addr) + "\n";
   }
   return out;
 }
@@ -145,9 +133,11 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
   case ValueType::KernelName:
     return named(kernel_name(uint64_t(value_as_int(type, data)), symbolize));
   case ValueType::UStack:
-    return named(user_stack(type, data, symbolize));
+    return named(stack_lines(type, data, [&](uint64_t a) {
+      return demangle_symbol(symbol(a, symbolize)); // C++ frames demangled
+    }));
   case ValueType::KStack:
-    return named(kernel_stack(type, data));
+    return named(stack_lines(type, data, kernel_symbol_at));
   case ValueType::Probe:
     return named(probe_name(uint64_t(value_as_int(type, data)), spec));
   case ValueType::Timestamp: // strftime(): its format rides in the type
