@@ -7,6 +7,7 @@
 #include "driver/trace_gpu_attach.h"
 #include "driver/trace_metrics.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 
@@ -53,11 +54,19 @@ private:
   const runtime::Session &session_;
 };
 
-// A misspelt function is an error (bpftrace 0.17 silently attaches nothing); a wildcard that
-// matches nothing is only a warning.
+// A misspelt function is an error (bpftrace 0.17 silently attaches nothing) when none of the
+// script's uprobes found theirs; when others did, it is a warning: tools like sslsnoop.bt probe
+// functions of several library versions, of which a system has some. A wildcard that matches
+// nothing is only a warning.
 bool report_unmatched(const abi::ProgramSpec &spec, const runtime::Session &s, std::ostream &err) {
+  const auto &unmatched = s.unmatched();
+  bool some_found = false;
+  for (const auto &p : spec.probes)
+    if ((p.kind == abi::AttachKind::Uprobe || p.kind == abi::AttachKind::Uretprobe) && !p.hidden &&
+        std::find(unmatched.begin(), unmatched.end(), p.name) == unmatched.end())
+      some_found = true;
   bool ok = true;
-  for (const auto &name : s.unmatched()) {
+  for (const auto &name : unmatched) {
     for (const auto &p : spec.probes) {
       if (p.name != name)
         continue;
@@ -65,10 +74,10 @@ bool report_unmatched(const abi::ProgramSpec &spec, const runtime::Session &s, s
         err << "WARNING: " << name << ": no functions match '" << p.func << "'\n";
       } else {
         std::string hint = gpu_function_hint(p.target, p.func);
-        err << "ERROR: " << name << ": no function '" << p.func << "' in " << p.target << " ("
-            << (hint.empty() ? "" : hint + "; ") << "list them with: gpubt -l 'uprobe:"
-            << p.target << ":*')\n";
-        ok = false;
+        err << (some_found ? "WARNING: " : "ERROR: ") << name << ": no function '" << p.func
+            << "' in " << p.target << " (" << (hint.empty() ? "" : hint + "; ")
+            << "list them with: gpubt -l 'uprobe:" << p.target << ":*')\n";
+        ok = ok && some_found;
       }
       break;
     }
