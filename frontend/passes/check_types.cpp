@@ -2,6 +2,7 @@
 // first walk reports what is wrong regardless of types, and the second (its "final pass"),
 // run only if the first found nothing, reports operand, printf and map-key errors.
 #include "frontend/passes/check_types.h"
+#include "frontend/passes/check_messages.h"
 #include "frontend/passes/tuple_index.h"
 
 #include <algorithm>
@@ -18,69 +19,15 @@
 namespace gpubt::frontend {
 namespace {
 
+using namespace check;
 using stdlib::ArgRule;
 using stdlib::FunctionKind;
 
 // Where an expression's value goes: calls are legal in some places only.
 enum class Use { Value, Statement, MapValue, MapKey };
 
-std::string_view op_text(BinaryOp op) {
-  static constexpr std::string_view kText[] = {"+",  "-",  "*", "/",  "%",  "&",  "|",
-                                               "^",  "<<", ">>", "==", "!=", "<",  "<=",
-                                               ">",  ">=", "&&", "||"};
-  return kText[static_cast<int>(op)];
-}
-
-std::string_view op_text(UnaryOp op) {
-  static constexpr std::string_view kText[] = {"-", "!", "~", "*", "++", "--", "++", "--"};
-  return kText[static_cast<int>(op)];
-}
-
 bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
 bool is_arithmetic(BinaryOp op) { return op <= BinaryOp::Mod; }
-
-// bpftrace's short type names ("integer", "string", "tuple", "count"), used in "... provided".
-std::string kind_name(const Type &t) {
-  switch (t.kind) {
-  case TypeKind::Integer:
-  case TypeKind::Enum:
-  case TypeKind::Pointer: // printf("%lu", p) prints the address
-    return "integer";
-  case TypeKind::String:
-    return "string";
-  case TypeKind::Tuple:
-    return "tuple";
-  case TypeKind::Record:
-    return "struct";
-  case TypeKind::Array:
-    return "array";
-  default:
-    return to_string(t);
-  }
-}
-
-// printf reads usym, probe and username through their string forms.
-std::string printf_kind_name(const Type &t) {
-  switch (t.kind) {
-  case TypeKind::UserSym:
-  case TypeKind::Probe:
-  case TypeKind::KernelName:
-  case TypeKind::UStack:
-  case TypeKind::KStack:
-  case TypeKind::Timestamp:
-  case TypeKind::Inet:
-  case TypeKind::MacAddr:
-  case TypeKind::Errno:
-  case TypeKind::Username:
-  case TypeKind::CgroupPath:
-    return "string";
-  case TypeKind::Buffer:
-    return "buffer";
-  default:
-    break;
-  }
-  return kind_name(t);
-}
 
 // bpftrace's limit: more buckets cost memory and time in every process that prints the map.
 constexpr int64_t kMaxLhistBuckets = 1000;
@@ -88,90 +35,6 @@ constexpr int64_t kMaxLhistBuckets = 1000;
 constexpr int64_t kMaxPrintfWidth = 1024;
 // The largest key, value, tuple or printf record a probe may build (see check_built_size).
 constexpr uint64_t kMaxBuiltBytes = 1024;
-
-std::optional<int64_t> literal_value(const Expr &e) {
-  if (e.kind == ExprKind::Integer)
-    return e.as<IntegerExpr>().value;
-  if (e.kind == ExprKind::Unary && e.as<UnaryExpr>().op == UnaryOp::Neg &&
-      e.as<UnaryExpr>().operand->kind == ExprKind::Integer)
-    return -e.as<UnaryExpr>().operand->as<IntegerExpr>().value;
-  return std::nullopt;
-}
-
-// A tracepoint's char[] or __data_loc field (`args->name`): str() takes it as it is.
-bool is_tracepoint_string(const Expr &e) {
-  return e.type.kind == TypeKind::String && e.kind == ExprKind::Field &&
-         e.as<FieldExpr>().base->kind == ExprKind::Builtin &&
-         e.as<FieldExpr>().base->as<BuiltinExpr>().name == "args";
-}
-
-bool is_nonnegative_literal(const Expr &e) {
-  auto v = literal_value(e);
-  return v && *v >= 0;
-}
-
-bool same_kind(const Type &a, const Type &b) {
-  if (a.is_integer_like() && b.is_integer_like())
-    return a.kind == b.kind || (a.kind == TypeKind::Integer && b.kind == TypeKind::Integer);
-  return a.kind == b.kind;
-}
-
-// Tuples stored in one map: same shape, strings may differ in size, the rest must be equal.
-bool tuples_compatible(const Type &a, const Type &b) {
-  if (a.elems.size() != b.elems.size())
-    return false;
-  for (size_t i = 0; i < a.elems.size(); ++i) {
-    const Type &x = a.elems[i], &y = b.elems[i];
-    if (x.kind == TypeKind::String && y.kind == TypeKind::String)
-      continue;
-    if (x.kind == TypeKind::Tuple && y.kind == TypeKind::Tuple) {
-      if (!tuples_compatible(x, y))
-        return false;
-      continue;
-    }
-    if (x != y)
-      return false;
-  }
-  return true;
-}
-
-bool key_compatible(const Type &a, const Type &b) {
-  if (a.is_integer_like() && b.is_integer_like())
-    return true;
-  if (a.kind == TypeKind::String && b.kind == TypeKind::String)
-    return true;
-  return a == b;
-}
-
-// Map keys as bpftrace lists them: integers are stored as (and named) unsigned int64.
-std::string key_name(const Type &t) {
-  return t.is_integer_like() ? "unsigned int64" : type_name_in_messages(t);
-}
-
-SourceSpan prefix(const SourceSpan &s, uint32_t len) {
-  SourceSpan r = s;
-  r.end_line = s.line;
-  r.end_col = s.col + len;
-  return r;
-}
-
-// From the start of `from` to the end of `to`.
-SourceSpan up_to(const SourceSpan &from, const SourceSpan &to) {
-  SourceSpan s = from;
-  s.end_line = to.end_line;
-  s.end_col = to.end_col;
-  return s;
-}
-
-// The operator between two operands; the AST keeps no span for it, so find it from the gap
-// (bpftrace points at the operator for some errors and warnings).
-SourceSpan between(const SourceSpan &l, const SourceSpan &r, uint32_t len) {
-  SourceSpan s = l;
-  s.line = s.end_line = l.end_line;
-  s.col = (r.line == l.end_line && r.col >= l.end_col + len + 2) ? l.end_col + 1 : l.end_col;
-  s.end_col = s.col + len;
-  return s;
-}
 
 class Checker {
 public:
