@@ -4,17 +4,12 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <utility>
-#include <vector>
 
 namespace gpubt::runtime {
-namespace {
 
-using Table = std::vector<std::pair<uint64_t, std::string>>; // sorted by address
-
-const Table &kallsyms() {
-  static const Table table = [] {
-    Table t;
+const std::vector<KernelSymbol> &kernel_symbols() {
+  static const std::vector<KernelSymbol> table = [] {
+    std::vector<KernelSymbol> t;
     std::ifstream in("/proc/kallsyms");
     std::string line;
     while (std::getline(in, line)) {
@@ -23,29 +18,31 @@ const Table &kallsyms() {
       if (!(fields >> addr >> type >> name))
         continue;
       uint64_t a = std::strtoull(addr.c_str(), nullptr, 16);
-      if (a != 0 && (type == "t" || type == "T" || type == "w" || type == "W"))
-        t.emplace_back(a, name);
+      if (a != 0)
+        t.push_back({a, type == "t" || type == "T" || type == "w" || type == "W", name});
     }
-    std::sort(t.begin(), t.end());
+    std::stable_sort(t.begin(), t.end(), [](const KernelSymbol &x, const KernelSymbol &y) {
+      return x.address < y.address;
+    });
     return t;
   }();
   return table;
 }
 
-} // namespace
-
 std::string kernel_symbol_at(uint64_t address) {
-  const Table &t = kallsyms();
-  auto it = std::upper_bound(t.begin(), t.end(), std::make_pair(address, std::string()),
-                             [](const auto &a, const auto &b) { return a.first < b.first; });
+  const auto &t = kernel_symbols();
+  auto it = std::upper_bound(t.begin(), t.end(), address,
+                             [](uint64_t a, const KernelSymbol &s) { return a < s.address; });
+  while (it != t.begin() && !std::prev(it)->text)
+    --it;
   if (it == t.begin()) {
     char hex[32];
     std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(address));
     return hex;
   }
-  --it;
-  uint64_t off = address - it->first;
-  return off ? it->second + "+" + std::to_string(off) : it->second;
+  const KernelSymbol &s = *std::prev(it);
+  uint64_t off = address - s.address;
+  return off ? s.name + "+" + std::to_string(off) : s.name;
 }
 
 } // namespace gpubt::runtime

@@ -1,5 +1,6 @@
 // Symbol lookups by name through libelf and /proc/kallsyms.
 #include "runtime/process/symbol_address.h"
+#include "runtime/process/kernel_symbols.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -7,8 +8,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace gpubt::runtime {
 namespace {
@@ -53,18 +52,9 @@ std::optional<SymbolAddress> elf_symbol_address(const std::string &path, const s
 }
 
 std::optional<SymbolAddress> kernel_symbol_address(const std::string &name) {
-  std::ifstream in("/proc/kallsyms");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string addr, type, sym;
-    if (!(fields >> addr >> type >> sym) || sym != name)
-      continue;
-    uint64_t a = std::strtoull(addr.c_str(), nullptr, 16);
-    if (a == 0)
-      return std::nullopt;
-    return SymbolAddress{a, 0};
-  }
+  for (const auto &s : kernel_symbols())
+    if (s.name == name)
+      return SymbolAddress{s.address, 0};
   return std::nullopt;
 }
 
