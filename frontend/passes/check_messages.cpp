@@ -15,7 +15,6 @@ std::string_view op_text(UnaryOp op) {
   return kText[static_cast<int>(op)];
 }
 
-// bpftrace's short type names ("integer", "string", "tuple", "count"), used in "... provided".
 std::string kind_name(const Type &t) {
   switch (t.kind) {
   case TypeKind::Integer:
@@ -35,7 +34,6 @@ std::string kind_name(const Type &t) {
   }
 }
 
-// printf reads usym, probe and username through their string forms.
 std::string printf_kind_name(const Type &t) {
   switch (t.kind) {
   case TypeKind::UserSym:
@@ -67,7 +65,6 @@ std::optional<int64_t> literal_value(const Expr &e) {
   return std::nullopt;
 }
 
-// A tracepoint's char[] or __data_loc field (`args->name`): str() takes it as it is.
 bool is_tracepoint_string(const Expr &e) {
   return e.type.kind == TypeKind::String && e.kind == ExprKind::Field &&
          e.as<FieldExpr>().base->kind == ExprKind::Builtin &&
@@ -85,7 +82,6 @@ bool same_kind(const Type &a, const Type &b) {
   return a.kind == b.kind;
 }
 
-// Tuples stored in one map: same shape, strings may differ in size, the rest must be equal.
 bool tuples_compatible(const Type &a, const Type &b) {
   if (a.elems.size() != b.elems.size())
     return false;
@@ -112,7 +108,6 @@ bool key_compatible(const Type &a, const Type &b) {
   return a == b;
 }
 
-// Map keys as bpftrace lists them: integers are stored as (and named) unsigned int64.
 std::string key_name(const Type &t) {
   return t.is_integer_like() ? "unsigned int64" : type_name_in_messages(t);
 }
@@ -124,7 +119,6 @@ SourceSpan prefix(const SourceSpan &s, uint32_t len) {
   return r;
 }
 
-// From the start of `from` to the end of `to`.
 SourceSpan up_to(const SourceSpan &from, const SourceSpan &to) {
   SourceSpan s = from;
   s.end_line = to.end_line;
@@ -132,8 +126,6 @@ SourceSpan up_to(const SourceSpan &from, const SourceSpan &to) {
   return s;
 }
 
-// The operator between two operands; the AST keeps no span for it, so find it from the gap
-// (bpftrace points at the operator for some errors and warnings).
 SourceSpan between(const SourceSpan &l, const SourceSpan &r, uint32_t len) {
   SourceSpan s = l;
   s.line = s.end_line = l.end_line;
