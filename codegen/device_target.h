@@ -17,7 +17,7 @@ enum class Dim { X, Y, Z };
 // Per-thread values with no portable IR form. Each answers an i64 (ActiveMask: an i32 lane mask),
 // as do the Dim accessors below.
 enum class Special {
-  LaneId,      // lane in the warp
+  LaneId,      // lane in the warp (subgroup)
   SmId,        // the multiprocessor running the thread
   Clock,       // the SM's cycle counter
   GlobalTimer, // ns, one clock for the whole GPU
@@ -46,8 +46,12 @@ public:
   virtual llvm::Value *special(llvm::IRBuilder<> &b, Special s) const = 0;
   // Why S cannot be read on this target (a probe using it is an error), or "" when it can.
   virtual std::string unavailable(Special) const { return ""; }
+  // Threads per warp (subgroup), i64.
+  virtual llvm::Value *warp_size(llvm::IRBuilder<> &b) const { return b.getInt64(32); }
+  // This lane's bit in an ActiveMask (a subgroup wider than 32 works in 32-lane halves), i64.
+  virtual llvm::Value *mask_lane(llvm::IRBuilder<> &b) const { return special(b, Special::LaneId); }
   // Warp collectives for aggregation (every lane in MASK executes them): the i32 mask of lanes
-  // in MASK holding the same i64 V, and lane SRC's i32 V.
+  // in MASK holding the same i64 V, and lane SRC's (a mask_lane) i32 V.
   virtual llvm::Value *match_any(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v) const = 0;
   virtual llvm::Value *shuffle(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v,
                                llvm::Value *src) const = 0;

@@ -81,10 +81,12 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
       {BuiltinId::GdimY, dim(&T::grid_dim, Dim::Y)},
       {BuiltinId::GdimZ, dim(&T::grid_dim, Dim::Z)},
       {BuiltinId::Lane, [](DevCtx &c) -> DVal { return {c.target.special(c.b, Special::LaneId)}; }},
-      // The warp's index in its block (linear thread / 32): %warpid is the hardware slot, which
-      // can change during the thread's life (PTX ISA, "Special registers: %warpid").
+      // The warp's index in its block (linear thread / warp size): %warpid is the hardware slot,
+      // which can change during the thread's life (PTX ISA, "Special registers: %warpid").
       {BuiltinId::Warp,
-       [](DevCtx &c) -> DVal { return {c.b.CreateLShr(linear_thread_in_block(c), 5)}; }},
+       [](DevCtx &c) -> DVal {
+         return {c.b.CreateUDiv(linear_thread_in_block(c), c.target.warp_size(c.b))};
+       }},
       {BuiltinId::Sm, [](DevCtx &c) -> DVal { return {c.target.special(c.b, Special::SmId)}; }},
       {BuiltinId::Clock, [](DevCtx &c) -> DVal { return {read_clock(c, Special::Clock)}; }},
       {BuiltinId::Kernel,

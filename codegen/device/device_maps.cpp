@@ -324,7 +324,7 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
     match_words.push_back(bucket);
   for (auto *w : match_words)
     group = b.CreateAnd(group, c.target.match_any(b, mask, w));
-  auto *lane = b.CreateTrunc(c.target.special(b, Special::LaneId), b.getInt32Ty());
+  auto *lane = b.CreateTrunc(c.target.mask_lane(b), b.getInt32Ty());
   auto *leader = b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {group, b.getTrue()});
   auto *count = b.CreateZExt(b.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, group), b.getInt64Ty());
 

@@ -199,7 +199,7 @@ void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bi
 llvm::Value *count_exit(DevCtx &c) {
   auto &b = c.b;
   llvm::Value *mask = b.CreateTrunc(c.target.special(b, Special::ActiveMask), b.getInt32Ty());
-  auto *lane = b.CreateTrunc(c.target.special(b, Special::LaneId), b.getInt32Ty());
+  auto *lane = b.CreateTrunc(c.target.mask_lane(b), b.getInt32Ty());
   auto *leader = b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {mask, b.getTrue()});
   auto *n = b.CreateZExt(b.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, mask), b.getInt64Ty());
   auto *is_leader = b.CreateICmpEQ(lane, leader);
@@ -313,7 +313,7 @@ void lower_launch_start_function(DevCtx &c, const std::string &name, uint32_t pr
   lower_probe_functions(c, name, probe_bit, [&](llvm::BasicBlock *) {
     auto &b = c.b;
     llvm::Value *mask = b.CreateTrunc(c.target.special(b, Special::ActiveMask), b.getInt32Ty());
-    auto *lane = b.CreateTrunc(c.target.special(b, Special::LaneId), b.getInt32Ty());
+    auto *lane = b.CreateTrunc(c.target.mask_lane(b), b.getInt32Ty());
     auto *leader =
         b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {mask, b.getTrue()});
     auto *lead = llvm::BasicBlock::Create(c.ctx, "start.lead", c.fn);

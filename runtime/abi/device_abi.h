@@ -27,7 +27,8 @@
  * as arguments, from the compute shader that calls them (the Vulkan layer, runtime/vulkan):
  *
  *   uint gpubt_probe_N_direct(ulong ctx, ulong pc, uint workgroup_id[3], uint local_id[3],
- *                             uint workgroup_size[3], uint num_workgroups[3], uint subgroup_size)
+ *                             uint workgroup_size[3], uint num_workgroups[3], uint subgroup_size,
+ *                             uint subgroup_local_id)
  *
  * each array as 3 scalar arguments x, y, z; ctx is the device address (buffer device address)
  * of a struct gpubt_device_ctx, pc is 0. */
@@ -36,7 +37,8 @@
 #define GPUBT_SPIRV_ARG_WORKGROUP_SIZE 8u
 #define GPUBT_SPIRV_ARG_NUM_WORKGROUPS 11u
 #define GPUBT_SPIRV_ARG_SUBGROUP_SIZE 14u
-#define GPUBT_SPIRV_ARGS 15u
+#define GPUBT_SPIRV_ARG_SUBGROUP_LOCAL_ID 15u
+#define GPUBT_SPIRV_ARGS 16u
 
 #define GPUBT_MAX_DEVICE_MAPS 64u
 #define GPUBT_KERNEL_NAME_SIZE 64u

@@ -1,6 +1,7 @@
 // SPIR-V editing of the program's module, then SPIRV-Tools' linker (see link_probes.h).
 #include "runtime/vulkan/link_probes.h"
 
+#include <algorithm>
 #include <map>
 
 #include <spirv-tools/libspirv.hpp>
@@ -15,19 +16,20 @@ using namespace spirv;
 
 namespace {
 
-constexpr uint32_t kBuiltInWorkgroupSize = 25, kMemoryVulkan = 3, kLinkageImport = 1;
+constexpr uint32_t kBuiltInWorkgroupSize = 25, kMemoryVulkan = 3, kLinkageImport = 1,
+                   kSpirv13 = 0x00010300;
 
 // OpEntryPoint operands: model, function, name (words), interface ids.
 size_t name_words(const Inst &ep) { return string_at(ep, 2).size() / 4 + 1; }
 
 struct Builtins {
-  uint32_t workgroup_id = 0, local_id = 0, num_workgroups = 0, v3uint = 0;
+  uint32_t workgroup_id = 0, local_id = 0, num_workgroups = 0, subgroup_local_id = 0, v3uint = 0;
 };
 
-// The Input variable decorated BUILTIN, added if the module has none; listed in ENTRY's
-// interface either way.
-Result<uint32_t> builtin_var(Module &m, Inst &entry_point, uint32_t builtin, uint32_t v3uint) {
-  uint32_t ptr = m.type(OpTypePointer, {StorageInput, v3uint});
+// The Input variable decorated BUILTIN, of type TYPE, added if the module has none; listed in
+// ENTRY's interface either way.
+Result<uint32_t> builtin_var(Module &m, Inst &entry_point, uint32_t builtin, uint32_t type) {
+  uint32_t ptr = m.type(OpTypePointer, {StorageInput, type});
   uint32_t var = 0;
   for (const auto &in : m.insts)
     if (in.op == OpDecorate && in.w.size() == 3 && in.w[1] == DecorationBuiltIn && in.w[2] == builtin)
@@ -35,7 +37,7 @@ Result<uint32_t> builtin_var(Module &m, Inst &entry_point, uint32_t builtin, uin
   if (var) {
     for (const auto &in : m.insts)
       if (in.op == OpVariable && in.w[1] == var && in.w[0] != ptr)
-        return make_error("builtin " + std::to_string(builtin) + " is not a uvec3");
+        return make_error("builtin " + std::to_string(builtin) + " is not of the type it should be");
   } else {
     var = m.fresh_id();
     m.insts.insert(m.insts.begin() + m.globals_end(), Inst{OpVariable, {ptr, var, StorageInput}});
@@ -81,6 +83,8 @@ std::vector<Inst> call_probe(Module &m, uint32_t fn, uint32_t ctx, const Builtin
     }
   }
   args[GPUBT_SPIRV_ARG_SUBGROUP_SIZE] = subgroup;
+  args[GPUBT_SPIRV_ARG_SUBGROUP_LOCAL_ID] = m.fresh_id();
+  out.push_back({OpLoad, {uint_t, args[GPUBT_SPIRV_ARG_SUBGROUP_LOCAL_ID], b.subgroup_local_id}});
   std::vector<uint32_t> call{uint_t, m.fresh_id(), fn};
   call.insert(call.end(), args.begin(), args.end());
   out.push_back({OpFunctionCall, std::move(call)});
@@ -89,7 +93,7 @@ std::vector<Inst> call_probe(Module &m, uint32_t fn, uint32_t ctx, const Builtin
 }
 
 // Makes MODULE able to hold the probes: PhysicalStorageBuffer64 addressing, 64-bit integers,
-// imports.
+// imports, subgroup builtins and operations (SPIR-V 1.3; the layer asks for Vulkan 1.2).
 Status prepare_module(Module &m) {
   size_t mm = m.find(OpMemoryModel);
   if (mm == m.insts.size())
@@ -104,6 +108,8 @@ Status prepare_module(Module &m) {
   m.add_capability(CapLinkage);
   m.add_capability(CapInt64);
   m.add_capability(CapPhysicalStorageBufferAddresses);
+  m.add_capability(CapGroupNonUniform);
+  m.header[1] = std::max(m.header[1], kSpirv13);
   return Ok{};
 }
 
@@ -177,9 +183,11 @@ Result<std::vector<uint32_t>> link_probes(const std::vector<uint32_t> &module,
     auto wg = builtin_var(m, entry_point, BuiltInWorkgroupId, b.v3uint);
     auto lid = builtin_var(m, entry_point, BuiltInLocalInvocationId, b.v3uint);
     auto nwg = builtin_var(m, entry_point, BuiltInNumWorkgroups, b.v3uint);
-    if (!wg || !lid || !nwg)
-      return make_error(!wg ? wg.error() : !lid ? lid.error() : nwg.error());
-    b.workgroup_id = *wg, b.local_id = *lid, b.num_workgroups = *nwg;
+    auto lane = builtin_var(m, entry_point, BuiltInSubgroupLocalInvocationId, uint_t);
+    for (auto *r : {&wg, &lid, &nwg, &lane})
+      if (!*r)
+        return make_error(r->error());
+    b.workgroup_id = *wg, b.local_id = *lid, b.num_workgroups = *nwg, b.subgroup_local_id = *lane;
     uint32_t size[3] = {m.u32(1), m.u32(1), m.u32(1)};
     bool sized = size_composite != 0;
     for (const auto &in : m.insts)

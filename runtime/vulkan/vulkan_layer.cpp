@@ -21,6 +21,7 @@
 
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/device_abi.h"
+#include "runtime/abi/spirv_words.h"
 #include "runtime/vulkan/link_probes.h"
 #include "runtime/vulkan/probe_memory.h"
 #include "runtime/vulkan/relax_atomics.h"
@@ -37,6 +38,8 @@ struct Config {
   abi::AgentConfig agent;
   std::vector<uint32_t> probes; // the probe module
   bool needs_8bit = false;
+  // VkSubgroupFeatureFlags the probes use (the layer itself reads the subgroup's lane: basic).
+  uint32_t subgroup_ops = VK_SUBGROUP_FEATURE_BASIC_BIT;
 };
 
 const Config &config() {
@@ -59,10 +62,17 @@ const Config &config() {
     std::string bytes((std::istreambuf_iterator<char>(spv)), std::istreambuf_iterator<char>());
     c.probes.resize(bytes.size() / 4);
     std::memcpy(c.probes.data(), bytes.data(), c.probes.size() * 4);
-    // OpCapability StorageBuffer8BitAccess (4448) in the probes: the device must enable it.
-    for (size_t i = 5; i + 1 < c.probes.size(); i += c.probes[i] >> 16 ? c.probes[i] >> 16 : 1)
-      if ((c.probes[i] & 0xffff) == 17 && c.probes[i + 1] == 4448)
-        c.needs_8bit = true;
+    // What the probes' OpCapability lines ask of the device.
+    for (size_t i = 5; i + 1 < c.probes.size(); i += c.probes[i] >> 16 ? c.probes[i] >> 16 : 1) {
+      if ((c.probes[i] & 0xffff) != spirv::OpCapability)
+        continue;
+      uint32_t cap = c.probes[i + 1];
+      c.needs_8bit = c.needs_8bit || cap == spirv::CapStorageBuffer8BitAccess;
+      if (cap == spirv::CapGroupNonUniformBallot)
+        c.subgroup_ops |= VK_SUBGROUP_FEATURE_BALLOT_BIT;
+      if (cap == spirv::CapGroupNonUniformShuffle)
+        c.subgroup_ops |= VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+    }
     c.active = !c.probes.empty();
     return c;
   }();
@@ -176,6 +186,14 @@ std::string missing_features(const Instance &inst, VkPhysicalDevice pd) {
     return "no shaderBufferInt64Atomics";
   if (config().needs_8bit && !s8.storageBuffer8BitAccess)
     return "no storageBuffer8BitAccess";
+  if (!inst.properties2)
+    return "vkGetPhysicalDeviceProperties2 is missing (Vulkan 1.1 needed)";
+  VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties2 p{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sub};
+  inst.properties2(pd, &p);
+  uint32_t ops = config().subgroup_ops;
+  if (!(sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) || (sub.supportedOperations & ops) != ops)
+    return "compute shaders lack the subgroup operations the probes use (ballot, shuffle)";
   return "";
 }
 

@@ -4,9 +4,12 @@
 #include "targets/spirv/spirv_target.h"
 
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/IntrinsicsSPIRV.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -123,6 +126,58 @@ bool atomics_to_placeholders(llvm::Module &m, std::string &why) {
   return true;
 }
 
+// LLVM's Vulkan flavour cannot select llvm.cttz; the lowest set bit's index is the count of the
+// ones below it.
+void cttz_to_bit_count(llvm::Module &m) {
+  std::vector<llvm::IntrinsicInst *> calls;
+  for (auto &f : m)
+    for (auto &bb : f)
+      for (auto &i : bb)
+        if (auto *ii = llvm::dyn_cast<llvm::IntrinsicInst>(&i); ii && ii->getIntrinsicID() == llvm::Intrinsic::cttz)
+          calls.push_back(ii);
+  for (auto *call : calls) {
+    llvm::IRBuilder<> b(call);
+    llvm::Value *x = call->getArgOperand(0);
+    auto *below = b.CreateSub(b.CreateAnd(x, b.CreateNeg(x)), llvm::ConstantInt::get(x->getType(), 1));
+    call->replaceAllUsesWith(b.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, below));
+    call->eraseFromParent();
+  }
+}
+
+// A loop's preheader entered from a conditional branch is folded into that branch's block by
+// LLVM's SPIR-V back end with its instructions after the OpSelectionMerge, which spirv-val
+// refuses. They move up into the branching block first: computing them on both paths changes
+// nothing.
+void hoist_out_of_preheaders(llvm::Function &f) {
+  llvm::DominatorTree dt(f);
+  llvm::LoopInfo li(dt);
+  for (llvm::Loop *loop : li.getLoopsInPreorder()) {
+    llvm::BasicBlock *pre = loop->getLoopPreheader();
+    if (!pre)
+      continue;
+    llvm::BasicBlock &bb = *pre;
+    auto *pred = bb.getSinglePredecessor();
+    auto *br = llvm::dyn_cast<llvm::BranchInst>(bb.getTerminator());
+    if (!pred || !br || br->isConditional())
+      continue;
+    auto *pred_br = llvm::dyn_cast<llvm::BranchInst>(pred->getTerminator());
+    if (!pred_br || !pred_br->isConditional())
+      continue;
+    std::vector<llvm::Instruction *> movable;
+    for (auto &i : bb) {
+      bool inputs_above = llvm::all_of(i.operands(), [&](const llvm::Use &u) {
+        auto *def = llvm::dyn_cast<llvm::Instruction>(u.get());
+        return !def || def->getParent() != &bb || llvm::is_contained(movable, def);
+      });
+      if (&i != br && inputs_above && !llvm::isa<llvm::PHINode>(i) && !llvm::isa<llvm::CallBase>(i) &&
+          llvm::isSafeToSpeculativelyExecute(&i))
+        movable.push_back(&i);
+    }
+    for (auto *i : movable)
+      i->moveBefore(pred_br->getIterator());
+  }
+}
+
 // The layer calls probe N's _direct function only, in the entry points N matches; the function
 // that tests N's bit in the context first (for a Compute Sanitizer patch, which runs in every
 // kernel of a module) is not needed, and LLVM's structurizer mis-nests it once _direct is inlined.
@@ -236,23 +291,27 @@ public:
     return arg(b, GPUBT_SPIRV_ARG_NUM_WORKGROUPS + dim(d));
   }
 
-  // Subgroups are formed from consecutive local invocation indices (so on lavapipe and on
-  // NVIDIA's and AMD's drivers for compute). Aggregation runs per invocation for now: each is
-  // its own group (the mask holds its bit only; match and shuffle are the identity), so the
-  // lane is taken modulo 32 to keep it inside an i32 mask.
+  // Aggregation works on 32-lane masks: a subgroup wider than 32 (AMD's wave64) works in halves,
+  // the lanes of each half together.
   llvm::Value *special(llvm::IRBuilder<> &b, Special s) const override {
     switch (s) {
     case Special::LaneId:
-      return b.CreateAnd(b.CreateURem(local_index(b), arg(b, GPUBT_SPIRV_ARG_SUBGROUP_SIZE)), 31);
+      return arg(b, GPUBT_SPIRV_ARG_SUBGROUP_LOCAL_ID);
     case Special::SmId: // no SPIR-V form: spreads striped maps over 256 entries
       return b.CreateAnd(arg(b, GPUBT_SPIRV_ARG_WORKGROUP_ID), 255);
     case Special::Clock:
     case Special::GlobalTimer: // refused by unavailable()
       return b.getInt64(0);
     case Special::ActiveMask:
-      return b.CreateShl(b.getInt32(1), b.CreateTrunc(special(b, Special::LaneId), b.getInt32Ty()));
+      return ballot(b, b.getTrue());
     }
     return b.getInt64(0);
+  }
+  llvm::Value *warp_size(llvm::IRBuilder<> &b) const override {
+    return arg(b, GPUBT_SPIRV_ARG_SUBGROUP_SIZE);
+  }
+  llvm::Value *mask_lane(llvm::IRBuilder<> &b) const override {
+    return b.CreateAnd(special(b, Special::LaneId), 31);
   }
   std::string unavailable(Special s) const override {
     if (s != Special::Clock && s != Special::GlobalTimer)
@@ -261,12 +320,45 @@ public:
            " cannot be read in " + (flavour_ == SpirvFlavour::Vulkan ? "Vulkan shaders" : "SPIR-V kernels") +
            " yet (VK_KHR_shader_clock and calibrated timestamps are not wired)";
   }
-  llvm::Value *match_any(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *) const override {
-    return mask;
+
+  // SPIR-V has no match: one pass per distinct value among MASK's lanes, each pass led by the
+  // lowest lane not yet matched. Every lane of MASK runs every pass (the passes left are the same
+  // for all of them), so no lane leaves the loop early: lavapipe mis-runs loops that some lanes
+  // of a subgroup have left. A value the whole mask shares, the usual key, takes no loop.
+  llvm::Value *match_any(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v) const override {
+    llvm::Function *fn = b.GetInsertBlock()->getParent();
+    auto &ctx = b.getContext();
+    auto *same = same_as_lane(b, v, lowest(b, mask));
+    auto *uniform = b.CreateICmpEQ(b.CreateAnd(ballot(b, same), mask), mask);
+    auto *pre = b.GetInsertBlock();
+    auto *loop = llvm::BasicBlock::Create(ctx, "match", fn);
+    auto *done = llvm::BasicBlock::Create(ctx, "match.done", fn);
+    b.CreateCondBr(uniform, done, loop);
+
+    b.SetInsertPoint(loop);
+    auto *left = b.CreatePHI(b.getInt32Ty(), 2);
+    auto *mine = b.CreatePHI(b.getInt32Ty(), 2);
+    left->addIncoming(mask, pre);
+    mine->addIncoming(b.getInt32(0), pre);
+    auto *matches = same_as_lane(b, v, lowest(b, left));
+    auto *group = b.CreateAnd(ballot(b, matches), left);
+    auto *mine2 = b.CreateSelect(matches, group, mine);
+    auto *left2 = b.CreateAnd(left, b.CreateNot(group));
+    left->addIncoming(left2, loop);
+    mine->addIncoming(mine2, loop);
+    b.CreateCondBr(b.CreateICmpEQ(left2, b.getInt32(0)), done, loop);
+
+    b.SetInsertPoint(done);
+    auto *out = b.CreatePHI(b.getInt32Ty(), 2);
+    out->addIncoming(mask, pre);
+    out->addIncoming(mine2, loop);
+    return out;
   }
-  llvm::Value *shuffle(llvm::IRBuilder<> &, llvm::Value *, llvm::Value *v,
-                       llvm::Value *) const override {
-    return v;
+  llvm::Value *shuffle(llvm::IRBuilder<> &b, llvm::Value *, llvm::Value *v,
+                       llvm::Value *src) const override {
+    auto *half = b.CreateShl(b.CreateTrunc(b.CreateLShr(special(b, Special::LaneId), 5), b.getInt32Ty()), 5);
+    return b.CreateIntrinsic(llvm::Intrinsic::spv_wave_readlane, {v->getType()},
+                             {v, b.CreateOr(src, half)});
   }
 
   // Vulkan promises no independent forward progress between invocations of a subgroup.
@@ -282,9 +374,12 @@ public:
     if (vulkan) {
       drop_checked_probes(m);
       drop_inbounds(m);
+      cttz_to_bit_count(m);
       for (auto &f : m)
-        if (!f.isDeclaration())
+        if (!f.isDeclaration()) {
           loop_exit_values_through_locals(f);
+          hoist_out_of_preheaders(f);
+        }
     }
     auto buf = run_backend(m);
     if (!buf)
@@ -352,11 +447,22 @@ private:
     return out;
   }
 
-  llvm::Value *local_index(llvm::IRBuilder<> &b) const {
-    auto *x = arg(b, GPUBT_SPIRV_ARG_LOCAL_ID), *y = arg(b, GPUBT_SPIRV_ARG_LOCAL_ID + 1),
-         *z = arg(b, GPUBT_SPIRV_ARG_LOCAL_ID + 2);
-    auto *sx = arg(b, GPUBT_SPIRV_ARG_WORKGROUP_SIZE), *sy = arg(b, GPUBT_SPIRV_ARG_WORKGROUP_SIZE + 1);
-    return b.CreateAdd(x, b.CreateMul(sx, b.CreateAdd(y, b.CreateMul(sy, z))));
+  // The i32 mask of this lane's half whose lanes hold PRED.
+  llvm::Value *ballot(llvm::IRBuilder<> &b, llvm::Value *pred) const {
+    auto *words = b.CreateIntrinsic(llvm::Intrinsic::spv_wave_ballot, {}, {pred});
+    auto *half = b.CreateTrunc(b.CreateLShr(special(b, Special::LaneId), 5), b.getInt32Ty());
+    return b.CreateExtractElement(words, half);
+  }
+  llvm::Value *lowest(llvm::IRBuilder<> &b, llvm::Value *mask) const {
+    return b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {mask, b.getTrue()});
+  }
+  // Whether this lane's i64 V equals lane SRC's (compared in 32-bit halves: shuffles of 64-bit
+  // values need more of a device than the probes ask for).
+  llvm::Value *same_as_lane(llvm::IRBuilder<> &b, llvm::Value *v, llvm::Value *src) const {
+    auto *lo = b.CreateTrunc(v, b.getInt32Ty());
+    auto *hi = b.CreateTrunc(b.CreateLShr(v, 32), b.getInt32Ty());
+    return b.CreateAnd(b.CreateICmpEQ(lo, shuffle(b, nullptr, lo, src)),
+                       b.CreateICmpEQ(hi, shuffle(b, nullptr, hi, src)));
   }
 
   SpirvFlavour flavour_;

@@ -104,6 +104,24 @@ TEST_P(SpirvTarget, OpenClFlavourValidates) {
 
 INSTANTIATE_TEST_SUITE_P(Scripts, SpirvTarget, ::testing::ValuesIn(kScripts));
 
+// Aggregations are combined per subgroup before their atomic, as per warp on CUDA: the probe
+// takes a ballot of its subgroup, and a keyed one shuffles to compare keys.
+TEST(SpirvTarget, AggregatesPerSubgroup) {
+  for (const char *script : {"gpu:kretprobe:main { @ = count(); }",
+                             "gpu:kretprobe:main { @[bid_x] = sum(tid); }"}) {
+    TempDir dir;
+    abi::DeviceCode image;
+    ASSERT_NO_FATAL_FAILURE(emit_script(SpirvFlavour::Vulkan, script, dir, image));
+    spirv::Module m;
+    ASSERT_TRUE(m.parse(reinterpret_cast<const uint32_t *>(image.bytes.data()),
+                        image.bytes.size() / 4));
+    EXPECT_TRUE(m.has_capability(spirv::CapGroupNonUniformBallot)) << script;
+    EXPECT_EQ(m.has_capability(spirv::CapGroupNonUniformShuffle),
+              std::string(script).find("bid_x") != std::string::npos)
+        << script;
+  }
+}
+
 // An OpenCL C kernel calling probe 0 as device_abi.h says, compiled by clang-22 to SPIR-V, linked
 // with the probes by spirv-link: the linked module validates. (No OpenCL or Level Zero runtime
 // here executes SPIR-V.)
@@ -116,14 +134,15 @@ TEST(SpirvOpenCl, LinksIntoAnOpenClKernel) {
     GTEST_SKIP() << "needs clang-22, spirv-link and spirv-val";
   std::ofstream(dir.path + "/k.cl") << R"(
 uint gpubt_probe_0_direct(ulong ctx, ulong pc, uint wx, uint wy, uint wz, uint lx, uint ly,
-                          uint lz, uint sx, uint sy, uint sz, uint nx, uint ny, uint nz, uint sub);
+                          uint lz, uint sx, uint sy, uint sz, uint nx, uint ny, uint nz, uint sub,
+                          uint lane);
 kernel void vector_add(global const float *a, global const float *b, global float *c, ulong ctx) {
   size_t i = get_global_id(0);
   c[i] = a[i] + b[i];
   gpubt_probe_0_direct(ctx, 0, get_group_id(0), get_group_id(1), get_group_id(2), get_local_id(0),
                        get_local_id(1), get_local_id(2), get_local_size(0), get_local_size(1),
                        get_local_size(2), get_num_groups(0), get_num_groups(1), get_num_groups(2),
-                       get_max_sub_group_size());
+                       get_max_sub_group_size(), get_sub_group_local_id());
 }
 )";
   std::string out;

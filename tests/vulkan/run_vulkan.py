@@ -28,6 +28,21 @@ def map_rows(text):
     return rows
 
 
+def subgroup_counts(invocations, local):
+    """A check of `@l[lane] = count(); @w[warp] = count();`: every lane 0..S-1 counted
+    invocations/S times and every subgroup of a workgroup invocations/(local/S) times, for the
+    device's subgroup size S."""
+    def check(got):
+        lanes = sorted(k for (m, k) in got if m == "l")
+        size = len(lanes)
+        if size == 0 or local % size or lanes != list(range(size)):
+            return False
+        want = {("l", k): invocations // size for k in range(size)}
+        want.update({("w", w): invocations // (local // size) for w in range(local // size)})
+        return got == want
+    return check
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpubt", required=True)
@@ -68,6 +83,21 @@ def main():
          {("", t): 3 for t in range(invocations)}, "per invocation, 3 dispatches"),
         ("gpu:kretprobe:main { @[bid_x] = count(); }", [str(n)],
          {("", b): local for b in range(groups)}, "per workgroup"),
+        # Subgroup aggregation: keys and values that differ within a subgroup, at both returns
+        # (the invocations past n leave early, so the subgroups there are partly active).
+        ("gpu:kretprobe:main { @[tid % 3] = count(); @s[tid % 5] = sum(tid); }", [str(n)],
+         {**{("", k): len(range(k, invocations, 3)) for k in range(3)},
+          **{("s", k): sum(range(k, invocations, 5)) for k in range(5)}},
+         "keys and sums that differ within a subgroup"),
+        ("gpu:kretprobe:main { @mn[tid / 100] = min(tid); @mx[tid / 100] = max(tid); "
+         "@a[bid_x % 2] = avg(tid % 7); }", [str(n)],
+         {**{("mn", k): 100 * k for k in range(11)},
+          **{("mx", k): min(100 * k + 99, invocations - 1) for k in range(11)},
+          **{("a", k): sum(t % 7 for t in range(invocations) if t // local % 2 == k) //
+             (invocations // 2) for k in range(2)}},
+         "min, max and avg grouped within a subgroup"),
+        ("gpu:kretprobe:main { @l[lane] = count(); @w[warp] = count(); }", [str(n)],
+         subgroup_counts(invocations, local), "lane and warp: the device's subgroups"),
     ]
     failed = 0
     dump = tempfile.mkdtemp(prefix="gpubt-vk-dump-")
@@ -76,12 +106,14 @@ def main():
         r = run([args.gpubt, "-e", script, "-c", " ".join([prog] + pargs)], env)
         out = r.stdout + r.stderr
         got = map_rows(r.stdout)
-        ok = r.returncode == 0 and got == want and f"vk_vector_add: ok {n}" in out
+        right = want(got) if callable(want) else got == want
+        ok = r.returncode == 0 and right and f"vk_vector_add: ok {n}" in out
         print(f"[{'PASS' if ok else 'FAIL'}] {name}: {script}")
         if not ok:
             failed += 1
-            extra = {k: v for k, v in got.items() if want.get(k) != v}
-            missing = [k for k in want if k not in got]
+            expected = {} if callable(want) else want
+            extra = {k: v for k, v in got.items() if expected.get(k) != v}
+            missing = [k for k in expected if k not in got]
             print(f"  exit {r.returncode}; {len(got)} rows, wrong {list(extra.items())[:5]}, "
                   f"missing {missing[:5]}\n  stderr: {r.stderr[-2000:]}")
     # Every module the layer made validates (the program's SPIR-V 1.0 on Vulkan 1.2 rules).
