@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Issue 15's cost benchmark: vector add over 2^26 floats in a Vulkan compute shader
 (tests/programs/vulkan: vk_vector_add and its vector_add.spv), plain vs gpubt with
-`gpu:kretprobe:main { }` vs `{ @ = count(); }`, interleaved rounds. Each run times its dispatches
+`gpu:kretprobe:main { }` vs `{ @ = count(); }` (and keyed, `{ @[kernel] = count(); }`),
+interleaved rounds. Each run times its dispatches
 with Vulkan timestamp queries (vk_vector_add's `time` mode: one dispatch at a time, the median of
 all but the first); the table shows the median of the rounds and the ratio to plain.
 
@@ -21,6 +22,8 @@ SCRIPTS = [  # label, script (None: the program alone), checks the map's count
     ('plain', None, False),
     ('{ }', 'gpu:kretprobe:main { }', False),
     ('@ = count()', 'gpu:kretprobe:main { @ = count(); }', True),
+    # Keyed: the key is matched across the subgroup before the one atomic (no target in the issue)
+    ('@[kernel] = count()', 'gpu:kretprobe:main { @[kernel] = count(); }', False),
 ]
 TARGETS = {'{ }': 1.03, '@ = count()': 1.10}  # max x plain (issue 15, as the PTX backend on CUDA)
 
