@@ -63,10 +63,10 @@ llvm::Value *ctx_field(DevCtx &c, uint32_t offset, uint32_t size);
 // A device address held in memory as a uint64, as a pointer in the global address space.
 llvm::Value *global_ptr(DevCtx &c, llvm::Value *address);
 
-// Value of type SRC_T stored as DST_T at DST (8-aligned base, OFFSET bytes in): integers
+// Value of type SRC_T stored as DST_T at DST + OFFSET (DST 8-aligned): integers
 // resized, strings cut or NUL-padded, tuples element by element.
 void store_value(DevCtx &c, llvm::Value *dst, const frontend::Type &dst_t, DVal src,
-                 const frontend::Type &src_t);
+                 const frontend::Type &src_t, uint32_t offset = 0);
 DVal load_value(DevCtx &c, llvm::Value *ptr, const frontend::Type &t);
 
 // Device-scope atomics (atom.*.gpu / ld.acquire.gpu / st.release.gpu).

@@ -241,8 +241,7 @@ DVal lower_tuple(DevCtx &c, const TupleExpr &e) {
   llvm::Value *buf = local_buffer(c, e.type.size);
   auto offs = tuple_offsets(e.type.elems, nullptr);
   for (size_t i = 0; i < e.elems.size() && i < offs.size(); ++i)
-    store_value(c, byte_ptr(c, buf, offs[i]), e.type.elems[i], lower_expr(c, *e.elems[i]),
-                e.elems[i]->type);
+    store_value(c, buf, e.type.elems[i], lower_expr(c, *e.elems[i]), e.elems[i]->type, offs[i]);
   return {buf};
 }
 

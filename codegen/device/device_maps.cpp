@@ -30,8 +30,7 @@ std::vector<llvm::Value *> key_words(DevCtx &c, const frontend::MapExpr &m, cons
   } else if (kt.kind == TypeKind::Tuple) {
     auto offs = frontend::tuple_offsets(kt.elems, nullptr);
     for (size_t i = 0; i < m.keys.size() && i < kt.elems.size(); ++i)
-      store_value(c, byte_ptr(c, key, offs[i]), kt.elems[i], lower_expr(c, *m.keys[i]),
-                  m.keys[i]->type);
+      store_value(c, key, kt.elems[i], lower_expr(c, *m.keys[i]), m.keys[i]->type, offs[i]);
   }
   for (uint32_t i = 0; i < dm.layout.key_size / 8; ++i)
     words.push_back(load_u64(c, byte_ptr(c, key, 8 * i)));

@@ -148,7 +148,7 @@ void lower_printf(DevCtx &c, const CallExpr &call) {
     Type t = args[i]->type;
     if (t.is_aggregate())
       t = Type::integer(8, t.is_signed);
-    store_value(c, byte_ptr(c, buf, kHead + fs.args[i].offset), t, vals[i], args[i]->type);
+    store_value(c, buf, t, vals[i], args[i]->type, kHead + fs.args[i].offset);
   }
   send_record(c, buf, size);
 }
