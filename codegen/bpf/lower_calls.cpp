@@ -218,7 +218,11 @@ const std::map<FunctionId, CallFn> &call_table() {
        }},
       {FunctionId::Str,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val { return str(c, call); }},
-      {FunctionId::AddrSpace,
+      {FunctionId::Uptr,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         return lower_expr(c, *call.args[0]);
+       }},
+      {FunctionId::Kptr,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
          return lower_expr(c, *call.args[0]);
        }},
