@@ -1,6 +1,7 @@
 // Parse, resolve, check, lower: the stages in order, each one's output the next one's input.
 #include "driver/compile.h"
 #include "driver/attach_point_lookup.h"
+#include "driver/semantic_hooks.h"
 #include "driver/usdt_sites.h"
 
 #include "frontend/clang/read_c_definitions.h"
@@ -15,10 +16,6 @@
 #include "codegen/device/lower_device.h"
 #include "targets/ptx/ptx_target.h"
 #include "targets/spirv/spirv_target.h"
-#include "codegen/bpf/tracepoint_format.h"
-#include "runtime/process/binary_paths.h"
-#include "runtime/process/symbol_address.h"
-#include "stdlib/api_types.h"
 #include "driver/program_types.h"
 
 namespace gpubt::driver {
@@ -112,44 +109,8 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   if (report())
     return std::nullopt;
 
-  frontend::SemanticOptions sema_opts;
-  sema_opts.c_types = &c_types;
-  sema_opts.has_child = !options.child_command.empty();
-  sema_opts.strlen = static_cast<uint32_t>(options.env.strlen);
-  sema_opts.unsafe = options.bt.unsafe;
-  // args.NAME: tracepoint formats, the GPU API catalog for uprobes of catalogued functions,
-  // else the binary's debug info.
-  sema_opts.field_type = [&](const frontend::AttachPoint &ap, std::string_view field) {
-    if (ap.provider == frontend::Provider::Tracepoint)
-      return codegen::bpf::tracepoint_arg_type(ap, field);
-    if (auto t = stdlib::api_arg_type(ap, field))
-      return t;
-    return uprobe_arg_type(program_types, c_types, ap, field);
-  };
-  sema_opts.retval_type = stdlib::api_retval_type;
-  sema_opts.field_error = [&](const frontend::AttachPoint &ap, std::string_view field) {
-    std::string msg = stdlib::api_arg_error(ap, field);
-    return msg.empty() ? uprobe_arg_error(program_types, c_types, ap, field) : msg;
-  };
-  sema_opts.argn_error = stdlib::api_argn_error;
-  sema_opts.user_symbol = [](const std::string &binary, const std::string &name)
-      -> std::optional<frontend::SymbolInfo> {
-    auto path = runtime::resolve_binary_path(binary);
-    auto s = path ? runtime::elf_symbol_address(*path, name) : std::nullopt;
-    return s ? std::optional(frontend::SymbolInfo{s->address, s->size}) : std::nullopt;
-  };
-  // --dry-run attaches nothing, so a symbol this kernel does not list (a data symbol without
-  // CONFIG_KALLSYMS_ALL: loads.bt's avenrun) compiles as 0, with a warning; a run fails on it.
-  sema_opts.kernel_symbol = [&options, &err](const std::string &name)
-      -> std::optional<frontend::SymbolInfo> {
-    if (auto s = runtime::kernel_symbol_address(name))
-      return frontend::SymbolInfo{s->address, s->size};
-    if (!options.dry_run)
-      return std::nullopt;
-    if (!options.bt.no_warnings)
-      err << "WARNING: kaddr(\"" << name << "\"): not in /proc/kallsyms; 0 in this dry run\n";
-    return frontend::SymbolInfo{};
-  };
+  frontend::SemanticOptions sema_opts =
+      make_semantic_options(options, program_types, c_types, err);
   c.sema = frontend::resolve_types(*c.program, sema_opts);
   frontend::check_types(*c.program, c.sema, sema_opts, diags);
   if (!diags.has_errors()) {

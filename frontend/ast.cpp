@@ -5,6 +5,14 @@ namespace gpubt::frontend {
 
 bool is_gpu(Provider p) { return p == Provider::GpuKprobe || p == Provider::GpuKretprobe; }
 
+bool is_builtin(const Expr &e, BuiltinId id) {
+  return e.kind == ExprKind::Builtin && e.as<BuiltinExpr>().id == id;
+}
+
+bool is_call(const Expr &e, FunctionId id) {
+  return e.kind == ExprKind::Call && e.as<CallExpr>().id == id;
+}
+
 bool is_watchpoint(Provider p) {
   return p == Provider::Watchpoint || p == Provider::AsyncWatchpoint;
 }

@@ -1,5 +1,6 @@
 // The gpubt AST: probes, statements and expressions, each with the span it came from.
-// Passes fill in Expr::type; nothing else in the tree changes after parsing.
+// Passes fill in Expr::type, and resolve_types what a builtin's or a call's name names (an id
+// of stdlib's tables); nothing else in the tree changes after parsing.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/builtin_ids.h"
 #include "frontend/source.h"
 #include "frontend/types.h"
 
@@ -54,6 +56,11 @@ struct StringExpr : Expr {
 struct BuiltinExpr : Expr {
   BuiltinExpr() : Expr(ExprKind::Builtin) {}
   std::string name;
+  // Set by resolve_types. A builtin: its id, and N of argN / sargN. Otherwise an identifier the
+  // table lacks: an enum constant (cudaSuccess) or the script's #define has its value.
+  std::optional<BuiltinId> id;
+  int arg_index = -1;
+  std::optional<int64_t> constant;
 };
 struct VariableExpr : Expr {
   VariableExpr() : Expr(ExprKind::Variable) {}
@@ -68,6 +75,7 @@ struct CallExpr : Expr {
   CallExpr() : Expr(ExprKind::Call) {}
   std::string name;
   std::vector<ExprPtr> args;
+  std::optional<FunctionId> id; // set by resolve_types; none for an unknown function
 };
 enum class BinaryOp {
   Add, Sub, Mul, Div, Mod, BitAnd, BitOr, BitXor, Shl, Shr,
@@ -175,6 +183,10 @@ enum class Provider {
   Watchpoint, AsyncWatchpoint,
 };
 bool is_gpu(Provider p);
+
+// Whether E is the builtin ID, or a call of the function ID (after resolve_types).
+bool is_builtin(const Expr &e, BuiltinId id);
+bool is_call(const Expr &e, FunctionId id);
 bool is_watchpoint(Provider p);
 
 struct AttachPoint : Node {

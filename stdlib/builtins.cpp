@@ -4,6 +4,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstdlib>
 #include <utility>
 
 namespace gpubt::stdlib {
@@ -122,6 +123,13 @@ BuiltinUse find_builtin(std::string_view name) {
     if (b.name == name && b.id != BuiltinId::Arg && b.id != BuiltinId::Sarg)
       return {&b, -1};
   return {};
+}
+
+const BuiltinInfo &builtin_info(BuiltinId id) {
+  for (const auto &b : kBuiltins)
+    if (b.id == id)
+      return b;
+  std::abort(); // every id has its row
 }
 
 frontend::Type builtin_type(const BuiltinInfo &info) {

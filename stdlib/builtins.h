@@ -10,19 +10,7 @@
 
 namespace gpubt::stdlib {
 
-enum class BuiltinId {
-  Pid, Tid, Uid, Gid, Cpu, Comm, Nsecs, Elapsed, Cgroup, Cpid, Rand, Username, Curtask,
-  Numaid, Ctx,
-  Arg,  // arg0..arg9: BuiltinUse::arg_index says which
-  Sarg, // sarg0..sarg9: the probed function's stack arguments; BuiltinUse::arg_index says which
-  Retval, Func, Probe, Args,
-  Ustack, // the user call stack (host uprobes, uretprobes, tracepoints)
-  Kstack, // the kernel call stack
-  // gpu only
-  TidX, TidY, TidZ, BidX, BidY, BidZ, BdimX, BdimY, BdimZ, GdimX, GdimY, GdimZ,
-  Lane, Warp, Sm, Clock, Kernel,
-  LaunchStart, LastThread, // gpu:kretprobe only: per launch (device_abi.h launch_start)
-};
+using frontend::BuiltinId;
 
 // One bit per frontend::Provider.
 using ProviderMask = uint32_t;
@@ -46,8 +34,12 @@ struct BuiltinUse {
   int arg_index = -1;
 };
 
-// Looks up "pid", "arg3", "tid_x"; info is null for an unknown name.
+// Looks up "pid", "arg3", "tid_x"; info is null for an unknown name. resolve_types stores what
+// it finds on the BuiltinExpr; later stages read the id.
 BuiltinUse find_builtin(std::string_view name);
+
+// The row of a builtin id.
+const BuiltinInfo &builtin_info(BuiltinId id);
 
 // The resolved type of a builtin (size/signedness from the table).
 frontend::Type builtin_type(const BuiltinInfo &info);

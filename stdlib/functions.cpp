@@ -1,6 +1,7 @@
 // The function table and bpftrace 0.17's arity messages.
 #include "stdlib/functions.h"
 
+#include <cstdlib>
 #include <string>
 
 namespace gpubt::stdlib {
@@ -56,9 +57,9 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     {"reg", FunctionId::Reg, FunctionKind::Value, 1, 1, {A::StringLiteral, A::Any, A::Any, A::Any},
      TypeKind::Integer, 8, kHostContext},
     // uptr(p), kptr(p): p, read from user or kernel memory (str() reads user memory anyway).
-    {"uptr", FunctionId::AddrSpace, FunctionKind::Value, 1, 1,
+    {"uptr", FunctionId::Uptr, FunctionKind::Value, 1, 1,
      {A::IntOrPointer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
-    {"kptr", FunctionId::AddrSpace, FunctionKind::Value, 1, 1,
+    {"kptr", FunctionId::Kptr, FunctionKind::Value, 1, 1,
      {A::IntOrPointer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
     // bswap(n): n's bytes reversed, as an unsigned integer of n's size.
     {"bswap", FunctionId::Bswap, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
@@ -122,6 +123,13 @@ const FunctionInfo *find_function(std::string_view name) {
     if (f.name == name)
       return &f;
   return nullptr;
+}
+
+const FunctionInfo &function_info(FunctionId id) {
+  for (const auto &f : kFunctions)
+    if (f.id == id)
+      return f;
+  std::abort(); // every id has its row
 }
 
 ArgRule arg_rule(const FunctionInfo &f, size_t index) {

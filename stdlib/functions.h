@@ -6,17 +6,12 @@
 #include <string>
 #include <string_view>
 
+#include "frontend/builtin_ids.h"
 #include "frontend/types.h"
 
 namespace gpubt::stdlib {
 
-enum class FunctionId {
-  Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, // aggregations
-  Printf, Print, Clear, Delete, Zero, Exit, Time, System, Cat, // statements
-  Str, Kname, Deref, Reg, Bswap, Strncmp, Sizeof, Strftime, // values
-  Buf, Ntop, Pton, Usym, Kaddr, Uaddr, CgroupPath, Strcontains, Strerror, Macaddr, Join,
-  AddrSpace, // uptr(p), kptr(p): p itself, said to be a user or kernel address
-};
+using frontend::FunctionId;
 
 enum class FunctionKind {
   Aggregation, // only as the whole value of a map assignment: @x = count()
@@ -49,7 +44,11 @@ struct FunctionInfo {
   uint8_t contexts;            // kHostContext | kGpuContext
 };
 
+// Null for an unknown name. resolve_types stores the id on the CallExpr; later stages read it.
 const FunctionInfo *find_function(std::string_view name);
+
+// The row of a function id.
+const FunctionInfo &function_info(FunctionId id);
 
 ArgRule arg_rule(const FunctionInfo &f, size_t index);
 

@@ -48,7 +48,7 @@ void collect(const Expr *e, std::vector<const Expr *> &out) {
   switch (e->kind) {
   case ExprKind::Call: {
     const auto &c = e->as<CallExpr>();
-    if (c.name == "str" && !c.args.empty() && is_pure(*c.args[0]))
+    if (c.id == FunctionId::Str && !c.args.empty() && is_pure(*c.args[0]))
       out.push_back(c.args[0].get());
     collect_all(c.args, out);
     break;

@@ -34,12 +34,11 @@ template <class P> bool probe_uses(const Probe &probe, P &&pred) {
 }
 
 bool is_args_field(const Expr &e) {
-  return e.kind == ExprKind::Field && e.as<FieldExpr>().base->kind == ExprKind::Builtin &&
-         e.as<FieldExpr>().base->as<BuiltinExpr>().name == "args";
+  return e.kind == ExprKind::Field && is_builtin(*e.as<FieldExpr>().base, BuiltinId::Args);
 }
 
 bool is_kname_call(const Expr &e) {
-  return e.kind == ExprKind::Call && e.as<CallExpr>().name == "kname";
+  return is_call(e, FunctionId::Kname);
 }
 
 bool program_uses_kname(const Program &program) {

@@ -10,7 +10,6 @@
 #include "codegen/bpf/lower_usdt.h"
 #include "codegen/bpf/tracepoint_format.h"
 #include "stdlib/builtins.h"
-#include "stdlib/enums.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -203,22 +202,18 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
 } // namespace
 
 Val lower_builtin(LowerCtx &c, const BuiltinExpr &e) {
-  stdlib::BuiltinUse use = stdlib::find_builtin(e.name);
-  if (auto constant = use.info ? std::nullopt : stdlib::find_enum_constant(e.name))
-    return {c.b.getInt64(constant->value)};
-  if (auto it = c.sema->c_types.constants.find(e.name);
-      !use.info && it != c.sema->c_types.constants.end())
-    return {c.b.getInt64(it->second)};
-  if (!use.info) {
-    set_error(c, "codegen: unknown builtin " + e.name);
+  if (!e.id && e.constant)
+    return {c.b.getInt64(*e.constant)};
+  if (!e.id) {
+    set_error(c, "BUG: identifier " + e.name + " was not resolved");
     return {c.b.getInt64(0)};
   }
-  auto it = builtin_table().find(use.info->id);
+  auto it = builtin_table().find(*e.id);
   if (it == builtin_table().end()) {
     set_error(c, "codegen: builtin " + e.name + " is not supported in host probes");
     return {c.b.getInt64(0)};
   }
-  Val v = it->second(c, e, use.arg_index);
+  Val v = it->second(c, e, e.arg_index);
   if (!is_memory_type(e.type) && v.v->getType()->isIntegerTy())
     v.v = normalize(c, v.v, e.type);
   return v;

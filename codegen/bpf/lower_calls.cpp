@@ -61,7 +61,7 @@ void send_values(LowerCtx &c, abi::EventKind kind, std::string format,
 
 const MapExpr *map_arg(LowerCtx &c, const CallExpr &call) {
   if (call.args.empty() || call.args[0]->kind != ExprKind::Map) {
-    set_error(c, "codegen: " + call.name + "() expects a map");
+    set_error(c, "BUG: " + call.name + "() has no map argument");
     return nullptr;
   }
   return &call.args[0]->as<MapExpr>();
@@ -94,7 +94,7 @@ void print_map_event(LowerCtx &c, const CallExpr &call) {
 Val symbol_address(LowerCtx &c, const CallExpr &call) {
   auto it = c.sema->symbol_addresses.find(&call);
   if (it == c.sema->symbol_addresses.end()) {
-    set_error(c, "codegen: " + call.name + "(): the symbol was not resolved");
+    set_error(c, "BUG: " + call.name + "(): the symbol was not resolved");
     return {c.b.getInt64(0)};
   }
   return {c.b.getInt64(it->second)};
@@ -142,7 +142,7 @@ using CallFn = std::function<Val(LowerCtx &, const CallExpr &, const MapExpr *ta
 
 Val aggregate(LowerCtx &c, const CallExpr &call, const MapExpr *target) {
   if (!target) {
-    set_error(c, "codegen: " + call.name + "() must be assigned to a map");
+    set_error(c, "BUG: " + call.name + "() is not assigned to a map");
     return {c.b.getInt64(0)};
   }
   llvm::Value *v = call.args.empty() ? nullptr : lower_expr(c, *call.args[0]).v;
@@ -218,7 +218,11 @@ const std::map<FunctionId, CallFn> &call_table() {
        }},
       {FunctionId::Str,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val { return str(c, call); }},
-      {FunctionId::AddrSpace,
+      {FunctionId::Uptr,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         return lower_expr(c, *call.args[0]);
+       }},
+      {FunctionId::Kptr,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
          return lower_expr(c, *call.args[0]);
        }},
@@ -303,15 +307,13 @@ const std::map<FunctionId, CallFn> &call_table() {
 } // namespace
 
 bool is_aggregation(const CallExpr &call) {
-  const auto *f = stdlib::find_function(call.name);
-  return f && f->kind == stdlib::FunctionKind::Aggregation;
+  return call.id && stdlib::function_info(*call.id).kind == stdlib::FunctionKind::Aggregation;
 }
 
 Val lower_call(LowerCtx &c, const CallExpr &call, const MapExpr *target) {
-  const auto *f = stdlib::find_function(call.name);
-  auto it = f ? call_table().find(f->id) : call_table().end();
+  auto it = call.id ? call_table().find(*call.id) : call_table().end();
   if (it == call_table().end()) {
-    set_error(c, "codegen: function " + call.name + "() is not supported in host probes");
+    set_error(c, "BUG: function " + call.name + "() has no host lowering");
     return {c.b.getInt64(0)};
   }
   Val v = it->second(c, call, target);

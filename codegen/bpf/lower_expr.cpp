@@ -204,7 +204,7 @@ static Val lower_tuple(LowerCtx &c, const TupleExpr &e) {
 }
 
 static Val lower_field(LowerCtx &c, const FieldExpr &e) {
-  if (e.base->kind == ExprKind::Builtin && e.base->as<BuiltinExpr>().name == "args")
+  if (is_builtin(*e.base, BuiltinId::Args))
     return c.ap->provider == Provider::Tracepoint ? lower_tracepoint_arg(c, e)
                                                   : lower_api_arg(c, e);
   const Type &bt = e.base->type;

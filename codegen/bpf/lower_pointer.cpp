@@ -26,7 +26,7 @@ namespace {
 bool from_curtask(const Expr &e) {
   switch (e.kind) {
   case ExprKind::Builtin:
-    return e.as<BuiltinExpr>().name == "curtask";
+    return e.as<BuiltinExpr>().id == BuiltinId::Curtask;
   case ExprKind::Field:
     return from_curtask(*e.as<FieldExpr>().base);
   case ExprKind::Index:

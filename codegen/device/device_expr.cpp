@@ -110,14 +110,18 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
 }
 
 DVal lower_builtin(DevCtx &c, const BuiltinExpr &e) {
-  stdlib::BuiltinUse use = stdlib::find_builtin(e.name);
-  auto it = use.info ? builtin_table().find(use.info->id) : builtin_table().end();
+  if (!e.id && !e.constant) {
+    set_error(c, "BUG: identifier " + e.name + " was not resolved");
+    return {c.b.getInt64(0)};
+  }
+  auto it = e.id ? builtin_table().find(*e.id) : builtin_table().end();
   if (it == builtin_table().end()) {
     set_error(c, "builtin " + e.name + " is not supported in gpu probes yet");
     return {c.b.getInt64(0)};
   }
   DVal v = it->second(c);
-  if (e.name == "kernel" && e.type.kind == TypeKind::String && e.type.size > GPUBT_KERNEL_NAME_SIZE)
+  if (e.id == BuiltinId::Kernel && e.type.kind == TypeKind::String &&
+      e.type.size > GPUBT_KERNEL_NAME_SIZE)
     set_error(c, "BUG: kernel is wider than the context's name");
   if (v.v->getType()->isIntegerTy())
     v.v = normalize_int(c.b, v.v, e.type);
@@ -125,12 +129,11 @@ DVal lower_builtin(DevCtx &c, const BuiltinExpr &e) {
 }
 
 DVal lower_call(DevCtx &c, const CallExpr &call) {
-  const auto *f = stdlib::find_function(call.name);
-  if (f && f->id == stdlib::FunctionId::Printf) {
+  if (call.id == stdlib::FunctionId::Printf) {
     lower_printf(c, call);
     return {c.b.getInt64(0)};
   }
-  set_error(c, "function " + call.name + "() is not supported in gpu probes yet");
+  set_error(c, "BUG: function " + call.name + "() has no gpu lowering");
   return {c.b.getInt64(0)};
 }
 
@@ -265,8 +268,7 @@ void lower_map_assign(DevCtx &c, const MapAssignStmt &s) {
   const MapExpr &m = *s.map;
   if (s.value->kind == ExprKind::Call) {
     const auto &call = s.value->as<CallExpr>();
-    const auto *f = stdlib::find_function(call.name);
-    if (f && f->kind == stdlib::FunctionKind::Aggregation) {
+    if (call.id && stdlib::function_info(*call.id).kind == stdlib::FunctionKind::Aggregation) {
       update_aggregate(c, m, call.args.empty() ? nullptr : lower_expr(c, *call.args[0]).v);
       return;
     }

@@ -134,12 +134,7 @@ Result<std::map<std::string, DeviceMap>> device_maps(const Program &program,
 
 bool uses_builtin(const Probe &p, stdlib::BuiltinId id) {
   bool found = false;
-  for_each_expr(p, [&](const Expr &e) {
-    if (e.kind == ExprKind::Builtin) {
-      auto use = stdlib::find_builtin(e.as<BuiltinExpr>().name);
-      found = found || (use.info && use.info->id == id);
-    }
-  });
+  for_each_expr(p, [&](const Expr &e) { found = found || is_builtin(e, id); });
   return found;
 }
 
@@ -389,8 +384,8 @@ Status add_launch_state(const Program &program, llvm::Module &mod, const DeviceT
       add_unique(all_patterns, ap.func);
     }
   }
-  if (counting > 1) // each would count the same threads again
-    return make_error("last_thread can be used in one gpu probe (with one attach point) only");
+  if (counting > 1) // check_launch_state refuses it: each would count the same threads again
+    return make_error("BUG: last_thread is counted by more than one gpu probe");
   bool hidden_end = false;
   if (spec.timeline && counting == 1) {
     add_unique(patterns, counting_pattern);

@@ -27,8 +27,8 @@ bool changes_by_exit(stdlib::BuiltinId id) {
 bool is_aggregation(const frontend::Expr &e) {
   if (e.kind != ExprKind::Call)
     return false;
-  const auto *f = stdlib::find_function(e.as<frontend::CallExpr>().name);
-  return f && f->kind == stdlib::FunctionKind::Aggregation;
+  const auto &id = e.as<frontend::CallExpr>().id;
+  return id && stdlib::function_info(*id).kind == stdlib::FunctionKind::Aggregation;
 }
 
 } // namespace
@@ -50,8 +50,8 @@ bool same_result_at_entry(const frontend::Probe &probe) {
     if (e.kind == ExprKind::Map)
       ++map_uses;
     if (e.kind == ExprKind::Builtin) {
-      auto use = stdlib::find_builtin(e.as<frontend::BuiltinExpr>().name);
-      ok = ok && use.info && !changes_by_exit(use.info->id);
+      const auto &id = e.as<frontend::BuiltinExpr>().id;
+      ok = ok && id && !changes_by_exit(*id);
     }
     if (e.kind == ExprKind::Call && !is_aggregation(e))
       ok = false;

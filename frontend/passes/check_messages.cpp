@@ -67,8 +67,7 @@ std::optional<int64_t> literal_value(const Expr &e) {
 
 bool is_tracepoint_string(const Expr &e) {
   return e.type.kind == TypeKind::String && e.kind == ExprKind::Field &&
-         e.as<FieldExpr>().base->kind == ExprKind::Builtin &&
-         e.as<FieldExpr>().base->as<BuiltinExpr>().name == "args";
+         is_builtin(*e.as<FieldExpr>().base, BuiltinId::Args);
 }
 
 bool is_nonnegative_literal(const Expr &e) {

@@ -12,7 +12,6 @@
 
 #include "frontend/passes/printf_format.h"
 #include "stdlib/builtins.h"
-#include "stdlib/enums.h"
 #include "stdlib/functions.h"
 #include "stdlib/registers.h"
 
@@ -63,7 +62,7 @@ private:
     auto visit = [&](const Expr &e, auto &self) -> void {
       if (unknown)
         return;
-      if (e.kind == ExprKind::Call && !stdlib::find_function(e.as<CallExpr>().name)) {
+      if (e.kind == ExprKind::Call && !e.as<CallExpr>().id) {
         unknown = &e.as<CallExpr>();
         return;
       }
@@ -227,8 +226,8 @@ private:
     const Expr &value = *a.value;
     bool direct_agg = false;
     if (value.kind == ExprKind::Call && !a.compound) {
-      const auto *f = stdlib::find_function(value.as<CallExpr>().name);
-      direct_agg = f && f->kind == FunctionKind::Aggregation;
+      const auto &id = value.as<CallExpr>().id;
+      direct_agg = id && stdlib::function_info(*id).kind == FunctionKind::Aggregation;
     }
     expr(value, direct_agg ? Use::MapValue : Use::Value);
     map_keys(*a.map, a.map->span);
@@ -422,36 +421,36 @@ private:
   void builtin(const BuiltinExpr &b) {
     if (final_)
       return;
-    auto use = stdlib::find_builtin(b.name);
-    if (!use.info && info_.c_types.constants.count(b.name))
+    if (!b.id && info_.c_types.constants.count(b.name))
       return; // an enum constant or #define of the script's C definitions
-    if (!use.info && info_.c_types.find(b.name)) {
+    if (!b.id && info_.c_types.find(b.name)) {
       if (!in_sizeof_)
         error(b.span, "'" + b.name + "' is a type: it can only be used in sizeof() or a cast");
       return;
     }
-    if (!use.info && stdlib::find_enum_constant(b.name))
+    if (!b.id && b.constant)
       return; // cudaSuccess, CUDA_ERROR_OUT_OF_MEMORY, hipMemcpyHostToDevice, ...
-    if (!use.info) {
+    if (!b.id) {
       error(b.span, "Unknown identifier: '" + b.name + "'");
       return;
     }
-    if (use.info->id == stdlib::BuiltinId::Cpid && !options_.has_child) {
+    const stdlib::BuiltinInfo &info = stdlib::builtin_info(*b.id);
+    if (*b.id == stdlib::BuiltinId::Cpid && !options_.has_child) {
       error(b.span, "cpid cannot be used without child command");
       return;
     }
     for (const auto &ap : probe_->attach_points) {
       // gpubt saves a catalogued API function's arguments at entry for its uretprobes; such
       // functions are exactly those with a typed return value.
-      bool saved_args = use.info->id == stdlib::BuiltinId::Args &&
+      bool saved_args = *b.id == stdlib::BuiltinId::Args &&
                         ap.provider == Provider::Uretprobe && options_.retval_type &&
                         options_.retval_type(ap);
-      if (!saved_args && !stdlib::builtin_allowed(*use.info, ap.provider)) {
-        error(b.span, stdlib::builtin_misuse_message(*use.info, b.name, ap.provider));
+      if (!saved_args && !stdlib::builtin_allowed(info, ap.provider)) {
+        error(b.span, stdlib::builtin_misuse_message(info, b.name, ap.provider));
         return;
       }
-      if (use.info->id == stdlib::BuiltinId::Arg && options_.argn_error)
-        if (std::string msg = options_.argn_error(ap, use.arg_index); !msg.empty()) {
+      if (*b.id == stdlib::BuiltinId::Arg && options_.argn_error)
+        if (std::string msg = options_.argn_error(ap, b.arg_index); !msg.empty()) {
           error(b.span, msg);
           return;
         }
@@ -519,8 +518,8 @@ private:
       record_field(f);
       return;
     }
-    if (!final_ && f.type.is_none() && f.base->kind == ExprKind::Builtin &&
-        f.base->as<BuiltinExpr>().name == "args" && options_.field_error &&
+    if (!final_ && f.type.is_none() && is_builtin(*f.base, BuiltinId::Args) &&
+        options_.field_error &&
         !probe_->attach_points.empty()) {
       if (std::string msg = options_.field_error(probe_->attach_points[0], f.field); !msg.empty())
         error(f.field_span, std::move(msg));
@@ -612,7 +611,7 @@ private:
   }
 
   void call(const CallExpr &c, Use use) {
-    const stdlib::FunctionInfo *f = stdlib::find_function(c.name);
+    const stdlib::FunctionInfo *f = c.id ? &stdlib::function_info(*c.id) : nullptr;
     for (size_t i = 0; i < c.args.size(); ++i) {
       const Expr &a = *c.args[i];
       // bpftrace points from the call's start to the map's end: "print(@x", "delete(@x[1]".

@@ -13,7 +13,7 @@ void check_launch_state(const Program &program, Diagnostics &diags) {
       continue;
     const Expr *use = nullptr;
     for_each_expr(*probe, [&](const Expr &e) {
-      if (!use && e.kind == ExprKind::Builtin && e.as<BuiltinExpr>().name == "last_thread")
+      if (!use && is_builtin(e, BuiltinId::LastThread))
         use = &e;
     });
     if (!use)

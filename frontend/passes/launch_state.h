@@ -7,6 +7,7 @@
 namespace gpubt::frontend {
 
 // Reports a second use of last_thread (another probe, or a probe with several attach points).
+// Runs after resolve_types, whose builtin ids it reads; codegen relies on it.
 void check_launch_state(const Program &program, Diagnostics &diags);
 
 } // namespace gpubt::frontend

@@ -46,14 +46,10 @@ void first(const Node *&slot, const Node *n) {
     slot = n;
 }
 
-// The builtins that remove a map's entries or zero its values.
-constexpr const char *kDeleters[] = {"delete", "clear", "zero"};
-
-bool is_deleter(const std::string &call) {
-  for (const char *d : kDeleters)
-    if (call == d)
-      return true;
-  return false;
+// The functions that remove a map's entries or zero its values.
+bool is_deleter(const CallExpr &call) {
+  return call.id == FunctionId::Delete || call.id == FunctionId::Clear ||
+         call.id == FunctionId::Zero;
 }
 
 void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
@@ -76,7 +72,7 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
           op == UnaryOp::PostDec)
         writes.insert(e.as<UnaryExpr>().operand.get());
     }
-    if (e.kind == ExprKind::Call && is_deleter(e.as<CallExpr>().name) &&
+    if (e.kind == ExprKind::Call && is_deleter(e.as<CallExpr>()) &&
         !e.as<CallExpr>().args.empty())
       deletes.insert(e.as<CallExpr>().args[0].get());
   });

@@ -79,8 +79,7 @@ const std::string *call_literal_text(const CallExpr &c) {
   if (c.args.empty())
     return nullptr;
   const Expr *a = c.args[0].get();
-  if (a->kind == ExprKind::Call && a->as<CallExpr>().name == "str" &&
-      !a->as<CallExpr>().args.empty())
+  if (is_call(*a, FunctionId::Str) && !a->as<CallExpr>().args.empty())
     a = a->as<CallExpr>().args[0].get();
   return a->kind == ExprKind::String ? &a->as<StringExpr>().value : nullptr;
 }
@@ -224,13 +223,20 @@ private:
       e.type = Type::string(e.as<StringExpr>().value.size() + 1);
       break;
     case ExprKind::Builtin: {
-      auto use = stdlib::find_builtin(e.as<BuiltinExpr>().name);
+      auto &b = e.as<BuiltinExpr>();
+      auto use = stdlib::find_builtin(b.name);
+      if (use.info) {
+        b.id = use.info->id;
+        b.arg_index = use.arg_index;
+      } else {
+        b.constant = constant_value(b.name);
+      }
       e.type = use.info ? stdlib::builtin_type(*use.info) : Type::none();
       if (!use.info)
-        e.type = enum_constant_type(e.as<BuiltinExpr>().name);
-      if (!use.info && info_.c_types.constants.count(e.as<BuiltinExpr>().name))
+        e.type = enum_constant_type(b.name);
+      if (!use.info && info_.c_types.constants.count(b.name))
         e.type = Type::integer();
-      else if (const Type *t = use.info ? nullptr : info_.c_types.find(e.as<BuiltinExpr>().name))
+      else if (const Type *t = use.info ? nullptr : info_.c_types.find(b.name))
         e.type = *t; // a typedef name, as sizeof(name) takes it (check_types allows no other use)
       // curtask points at the kernel's task_struct (BTF's, or the script's own definition).
       if (use.info && use.info->id == stdlib::BuiltinId::Curtask)
@@ -350,6 +356,7 @@ private:
       c.type = Type::none();
       return;
     }
+    c.id = f->id;
     switch (f->kind) {
     case stdlib::FunctionKind::Aggregation: {
       bool is_signed = !c.args.empty() && c.args[0]->type.is_signed;
@@ -381,7 +388,8 @@ private:
           c.type.enum_name = c.args[0]->as<StringExpr>().value;
       } else if (auto t = formatted_value_type(c, *f)) {
         c.type = *t;
-      } else if (f->id == stdlib::FunctionId::AddrSpace && !c.args.empty()) {
+      } else if ((f->id == stdlib::FunctionId::Uptr || f->id == stdlib::FunctionId::Kptr) &&
+                 !c.args.empty()) {
         c.type = c.args[0]->type.is_none() ? Type::integer() : c.args[0]->type;
       } else if (f->id == stdlib::FunctionId::Bswap && !c.args.empty()) {
         c.type = Type::integer(c.args[0]->type.size ? c.args[0]->type.size : 8, false);
@@ -499,11 +507,19 @@ private:
         f.type = base.elems[i];
       return;
     }
-    if (f.base->kind == ExprKind::Builtin && f.base->as<BuiltinExpr>().name == "args" &&
-        options_.field_type && !probe_->attach_points.empty()) {
+    if (is_builtin(*f.base, BuiltinId::Args) && options_.field_type && !probe_->attach_points.empty()) {
       if (auto t = options_.field_type(probe_->attach_points[0], f.field))
         f.type = *t;
     }
+  }
+
+  // A GPU API enum constant's value, else one of the script's C definitions'.
+  std::optional<int64_t> constant_value(const std::string &name) const {
+    if (auto c = stdlib::find_enum_constant(name))
+      return c->value;
+    if (auto it = info_.c_types.constants.find(name); it != info_.c_types.constants.end())
+      return it->second;
+    return std::nullopt;
   }
 
   // The probe's first attach point when it is a uretprobe (retval is typed by it).

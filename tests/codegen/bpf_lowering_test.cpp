@@ -132,6 +132,18 @@ TEST(BpfLowering, TimeAndEvents) {
 }
 
 // IR shapes, FileCheck style but in-process.
+// Codegen dispatches on the ids resolve_types stores; a call without one never passed the front
+// end, and is reported as a bug rather than as a mistake in the script.
+TEST(BpfLowering, AnUnresolvedCallIsABug) {
+  frontend::SourceFile file("stdin", "BEGIN { exit(); }");
+  frontend::Diagnostics diags;
+  auto prog = frontend::parse_program(file, diags);
+  ASSERT_TRUE(prog && !diags.has_errors());
+  auto art = lower_to_bpf(*prog, frontend::SemanticInfo{}, {});
+  ASSERT_FALSE(art);
+  EXPECT_EQ(art.error(), "BUG: function exit() has no host lowering");
+}
+
 TEST(BpfLoweringIr, MapReferencesAreBpfPseudo) {
   auto art = compile_ok(R"(uprobe:/bin/true:main { @c = count(); })");
   int idx = -1;

@@ -3,6 +3,7 @@
 
 #include "frontend/parse/parse.h"
 #include "frontend/passes/launch_state.h"
+#include "frontend/passes/resolve_types.h"
 
 namespace gpubt::frontend {
 namespace {
@@ -13,6 +14,7 @@ std::string check(const std::string &text) {
   auto program = parse_program(file, diags);
   if (!program || diags.has_errors())
     return "PARSE FAILED";
+  resolve_types(*program, {});
   check_launch_state(*program, diags);
   return diags.render(file);
 }

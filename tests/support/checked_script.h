@@ -1,5 +1,6 @@
 // Test support: a script through the frontend as the driver runs it (parse, resolve_types,
-// check_types, optionally check_map_sharing), for the back ends' tests to lower.
+// check_types, optionally check_map_sharing, check_launch_state), for the back ends' tests to
+// lower.
 #pragma once
 #include <memory>
 #include <string>
@@ -7,6 +8,7 @@
 #include "frontend/diagnostics.h"
 #include "frontend/parse/parse.h"
 #include "frontend/passes/check_types.h"
+#include "frontend/passes/launch_state.h"
 #include "frontend/passes/map_sharing.h"
 #include "frontend/passes/resolve_types.h"
 
@@ -32,6 +34,8 @@ inline CheckedScript check_script(const std::string &script, const frontend::Sem
   frontend::check_types(*out.prog, out.sema, so, diags);
   if (!diags.has_errors() && check_sharing)
     frontend::check_map_sharing(*out.prog, out.sema, diags);
+  if (!diags.has_errors())
+    frontend::check_launch_state(*out.prog, diags);
   if (diags.has_errors())
     out.error = diags.render(file);
   return out;

@@ -1,0 +1,30 @@
+// The ids of the builtin and function tables (stdlib/builtins.h, stdlib/functions.h). They live
+// here so that the syntax tree can hold them: stdlib includes the AST, not the other way.
+#pragma once
+
+namespace gpubt::frontend {
+
+enum class BuiltinId {
+  Pid, Tid, Uid, Gid, Cpu, Comm, Nsecs, Elapsed, Cgroup, Cpid, Rand, Username, Curtask,
+  Numaid, Ctx,
+  Arg,  // arg0..arg9: BuiltinExpr::arg_index says which
+  Sarg, // sarg0..sarg9: the probed function's stack arguments; BuiltinExpr::arg_index says which
+  Retval, Func, Probe, Args,
+  Ustack, // the user call stack (host uprobes, uretprobes, tracepoints)
+  Kstack, // the kernel call stack
+  // gpu only
+  TidX, TidY, TidZ, BidX, BidY, BidZ, BdimX, BdimY, BdimZ, GdimX, GdimY, GdimZ,
+  Lane, Warp, Sm, Clock, Kernel,
+  LaunchStart, LastThread, // gpu:kretprobe only: per launch (device_abi.h launch_start)
+};
+
+// One id per row of the function table.
+enum class FunctionId {
+  Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, // aggregations
+  Printf, Print, Clear, Delete, Zero, Exit, Time, System, Cat, // statements
+  Str, Kname, Deref, Reg, Bswap, Strncmp, Sizeof, Strftime, // values
+  Buf, Ntop, Pton, Usym, Kaddr, Uaddr, CgroupPath, Strcontains, Strerror, Macaddr, Join,
+  Uptr, Kptr, // p itself, said to be a user or kernel address
+};
+
+} // namespace gpubt::frontend
