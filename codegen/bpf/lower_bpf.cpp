@@ -1,5 +1,6 @@
-// The BPF back end's driver: maps, one function per (probe, attach point) in its own section,
-// optimization, object emission, and the ProgramSpec the runtime loads.
+// The BPF back end's driver: from the layout's spec, the API probes' maps, one function per
+// (probe, attach point) in its own section, optimization, object emission, and the ProgramSpec
+// the runtime loads.
 #include "codegen/bpf/lower_bpf.h"
 
 #include <linux/bpf.h>
@@ -163,7 +164,7 @@ Status set_watchpoint(const AttachPoint &ap, const BpfCodegenOptions &opts, abi:
 // A probe codegen adds (not written in the script): PS with the body BODY lowers. Returns the
 // scratch bytes it used.
 uint32_t lower_hidden_probe(llvm::Module &mod, const abi::ProbeSpec &ps, const SemanticInfo &sema,
-                            const BpfCodegenOptions &opts, const MapLayout &layout,
+                            const BpfCodegenOptions &opts, const layout::MapLayout &layout,
                             abi::ProgramSpec &spec, const std::function<void(LowerCtx &)> &body) {
   uint32_t index = spec.probes.size();
   spec.probes.push_back(ps);
@@ -205,10 +206,12 @@ void add_enum_tables(abi::ProgramSpec &spec) {
 } // namespace
 
 Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &sema,
+                                  const layout::ProgramLayout &program_layout,
                                   const BpfCodegenOptions &opts) {
   BpfArtifacts art;
   abi::ProgramSpec &spec = art.spec;
-  MapLayout layout = add_map_specs(sema, opts.map_max_entries, spec);
+  spec = program_layout.spec;
+  layout::MapLayout layout = program_layout.maps;
   add_api_maps(program, layout, spec);
 
   llvm::LLVMContext llctx;

@@ -8,7 +8,7 @@
 #include <llvm/IR/Module.h>
 
 #include "codegen/bpf/lower_bpf.h"
-#include "codegen/bpf/map_layout.h"
+#include "codegen/layout/map_layout.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -40,7 +40,7 @@ struct LowerCtx {
   const abi::UsdtSite *usdt = nullptr; // usdt: the one site this function is for
   uint32_t probe_index = 0; // index into ProgramSpec::probes / probe_names
   abi::ProgramSpec *spec = nullptr;
-  const MapLayout *maps = nullptr;
+  const layout::MapLayout *maps = nullptr;
 
   struct Var {
     frontend::Type type;

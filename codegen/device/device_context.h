@@ -8,18 +8,13 @@
 #include <llvm/IR/Module.h>
 
 #include "codegen/device_target.h"
+#include "codegen/layout/device_map_layout.h"
 #include "frontend/passes/semantic_info.h"
 #include "runtime/abi/program_spec.h"
 
 namespace gpubt::codegen::device {
 
-// A map as the device sees it: slot in gpubt_device_ctx::maps, layout, types.
-struct DeviceMap {
-  uint32_t slot = 0;
-  uint32_t stripe_step = 0; // striped scalar aggregation: an SM's entry is at smid * stripe_step
-  abi::DeviceMapSpec layout;
-  const frontend::MapInfo *info = nullptr;
-};
+using layout::DeviceMap;
 
 // Integers are i64 (normalized to their type); strings and tuples a generic pointer to
 // type.size bytes (8-aligned).
