@@ -11,8 +11,6 @@
 #include "codegen/bpf/fault_in.h"
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_api.h"
-#include "codegen/bpf/lower_expr.h"
-#include "codegen/bpf/lower_stmt.h"
 #include "codegen/bpf/lower_timeline.h"
 #include "codegen/bpf/lower_watchpoint.h"
 #include "stdlib/enums.h"
@@ -96,7 +94,7 @@ Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &sect
   if (pv != c.sema->vars.end())
     for (const auto &[vname, type] : pv->second)
       if (!type.is_none()) {
-        auto &var = variable(c, vname, type);
+        auto &var = c.variable(vname, type);
         if (is_memory_type(var.type))
           zero_bytes(c, var.ptr, 8, var.type.size);
       }
@@ -106,13 +104,7 @@ Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &sect
 
   c.spec->probes[c.probe_index].sleepable = c.opts->fault_in_strings && fault_in_user_strings(c);
 
-  if (c.probe->predicate) {
-    auto *pass = llvm::BasicBlock::Create(c.ctx, "pred.pass", c.fn);
-    c.b.CreateCondBr(truthy(c, lower_expr(c, *c.probe->predicate)), pass, out);
-    c.b.SetInsertPoint(pass);
-  }
-  if (c.probe->body)
-    lower_block(c, *c.probe->body);
+  c.lower_probe_body(out);
   c.b.CreateRet(c.b.getInt64(0));
   if (!c.error.empty())
     return make_error(c.error);

@@ -25,7 +25,9 @@ MapTarget find_map(LowerCtx &c, const std::string &name) {
   return {&it->second, idx->second};
 }
 
-uint32_t bucket_offset(const frontend::MapInfo &m) { return (layout::user_key_size(m) + 7) / 8 * 8; }
+uint32_t bucket_offset(const frontend::MapInfo &m) {
+  return (layout::user_key_size(m) + 7) / 8 * 8;
+}
 
 llvm::Value *build_key(LowerCtx &c, const frontend::MapExpr &m, const MapTarget &t) {
   uint32_t size = layout::bpf_key_size(*t.info);

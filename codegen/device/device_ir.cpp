@@ -10,11 +10,6 @@ namespace gpubt::codegen::device {
 using frontend::Type;
 using frontend::TypeKind;
 
-void set_error(DevCtx &c, std::string msg) {
-  if (c.error.empty())
-    c.error = std::move(msg);
-}
-
 bool is_memory_type(const Type &t) {
   return t.kind == TypeKind::String || t.kind == TypeKind::Tuple;
 }
@@ -28,12 +23,6 @@ llvm::Value *local_buffer(DevCtx &c, uint32_t size) {
   a->setAlignment(llvm::Align(8));
   eb.CreateMemSet(a, eb.getInt8(0), size, llvm::Align(8));
   return a;
-}
-
-llvm::Value *byte_ptr(DevCtx &c, llvm::Value *base, uint64_t offset) {
-  if (offset == 0)
-    return base;
-  return c.b.CreateConstInBoundsGEP1_64(c.b.getInt8Ty(), base, offset);
 }
 
 llvm::Value *load_u64(DevCtx &c, llvm::Value *p) {
@@ -58,13 +47,6 @@ static void store_int(DevCtx &c, llvm::Value *p, llvm::Value *v, uint32_t size, 
     size = 8;
   c.b.CreateAlignedStore(c.b.CreateTrunc(v, c.b.getIntNTy(size * 8)), p,
                          llvm::Align(std::min(size, align)));
-}
-
-static uint32_t align_at(uint64_t offset) {
-  uint32_t a = 8;
-  while (a > 1 && offset % a)
-    a /= 2;
-  return a;
 }
 
 static void store_at(DevCtx &c, llvm::Value *base, uint32_t off, const Type &dst_t, DVal src,
@@ -93,7 +75,7 @@ static void store_at(DevCtx &c, llvm::Value *base, uint32_t off, const Type &dst
       set_error(c, "codegen: cannot store " + to_string(src_t) + " as " + to_string(dst_t));
       return;
     }
-    store_int(c, dst, normalize_int(c.b, src.v, dst_t), dst_t.size, align_at(off));
+    store_int(c, dst, normalize_int(c.b, src.v, dst_t), dst_t.size, align_at(8, off));
   }
 }
 

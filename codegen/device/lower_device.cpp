@@ -166,13 +166,7 @@ void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit
         end_ns = c.launch_end_ns = clock_in_last_thread(c);
     }
     auto *finished = counts ? llvm::BasicBlock::Create(c.ctx, "probe.done", c.fn) : out;
-    if (c.probe->predicate) {
-      auto *pass = llvm::BasicBlock::Create(c.ctx, "pred.pass", c.fn);
-      c.b.CreateCondBr(truthy(c, lower_expr(c, *c.probe->predicate)), pass, finished);
-      c.b.SetInsertPoint(pass);
-    }
-    if (c.probe->body)
-      lower_block(c, *c.probe->body);
+    c.lower_probe_body(finished);
     if (counts) {
       c.b.CreateBr(finished);
       c.b.SetInsertPoint(finished);
