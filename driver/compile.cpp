@@ -14,6 +14,7 @@
 #include "frontend/passes/map_sharing.h"
 #include "frontend/passes/resolve_types.h"
 #include "codegen/device/lower_device.h"
+#include "codegen/layout/program_layout.h"
 #include "targets/ptx/ptx_target.h"
 #include "targets/spirv/spirv_target.h"
 #include "driver/program_types.h"
@@ -29,12 +30,13 @@ static frontend::Diagnostics without_warnings(const frontend::Diagnostics &all) 
   return errors;
 }
 
-// The same probes for Vulkan compute shaders. Lowered into a copy of the spec: the probes, maps,
+// The same probes for Vulkan compute shaders. Lowered into a copy of the spec: the probes,
 // formats and probe names it adds are those the PTX lowering added (one lowering, two targets),
 // only the image is kept. A probe the Vulkan flavour cannot express leaves Vulkan shaders
 // untraced, said under -v; CUDA kernels are traced all the same.
 // COPY is the spec as it was before the PTX lowering.
 static void add_vulkan_image(const Compiled &c, const Options &options,
+                             const codegen::layout::ProgramLayout &layout,
                              const codegen::device::DeviceCodegenOptions &device_opts,
                              abi::ProgramSpec copy, abi::ProgramSpec &spec) {
   auto target = targets::make_spirv_target(targets::SpirvFlavour::Vulkan);
@@ -42,7 +44,7 @@ static void add_vulkan_image(const Compiled &c, const Options &options,
     return;
   auto opts = device_opts;
   opts.warnings = nullptr; // the PTX lowering said them
-  auto st = codegen::device::lower_device_probes(*c.program, c.sema, *target, opts, copy);
+  auto st = codegen::device::lower_device_probes(*c.program, c.sema, layout, *target, opts, copy);
   if (!st) {
     if (options.verbose)
       std::cerr << "gpubt: gpu probes will not run in Vulkan shaders: " << st.error() << "\n";
@@ -53,9 +55,10 @@ static void add_vulkan_image(const Compiled &c, const Options &options,
 }
 
 // gpu probes -> patch functions in PTX, into spec.device.
-static Status compile_device(const Compiled &c, const Options &options, abi::ProgramSpec &spec,
+static Status compile_device(const Compiled &c, const Options &options,
+                             const codegen::layout::ProgramLayout &layout, abi::ProgramSpec &spec,
                              std::ostream &err) {
-  if (!codegen::device::has_gpu_probes(*c.program))
+  if (!codegen::layout::has_gpu_probes(*c.program))
     return Ok{};
   codegen::TargetOptions target_opts;
   auto target = targets::make_ptx_target(target_opts);
@@ -63,17 +66,17 @@ static Status compile_device(const Compiled &c, const Options &options, abi::Pro
     return make_error("gpu probes need LLVM's NVPTX back end, which this gpubt was built without");
   spec.device.arch = target_opts.arch;
   codegen::device::DeviceCodegenOptions device_opts;
-  device_opts.map_capacity = options.gpu_map_capacity;
   std::vector<std::string> warnings;
   device_opts.warnings = &warnings;
   abi::ProgramSpec before = spec;
-  auto st = codegen::device::lower_device_probes(*c.program, c.sema, *target, device_opts, spec);
+  auto st =
+      codegen::device::lower_device_probes(*c.program, c.sema, layout, *target, device_opts, spec);
   for (const auto &w : warnings)
     if (!options.bt.no_warnings)
       err << "WARNING: " << w << "\n";
   if (!st)
     return st;
-  add_vulkan_image(c, options, device_opts, std::move(before), spec);
+  add_vulkan_image(c, options, layout, device_opts, std::move(before), spec);
   return Ok{};
 }
 
@@ -122,9 +125,19 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   if (options.emit == EmitStage::Ast)
     return c;
 
+  // The layout both back ends start from: maps, their device layouts. The BPF lowering runs
+  // first only because the device lowering numbers its probe names after the host's.
+  codegen::layout::LayoutOptions layout_opts;
+  layout_opts.map_max_entries = static_cast<uint32_t>(options.env.map_keys_max);
+  layout_opts.device_map_capacity = options.gpu_map_capacity;
+  auto layout = codegen::layout::lay_out_program(*c.program, c.sema, layout_opts);
+  if (!layout) {
+    err << file.name() << ": ERROR: " << layout.error() << "\n";
+    return std::nullopt;
+  }
+
   codegen::bpf::BpfCodegenOptions cg_opts;
   cg_opts.has_child = sema_opts.has_child;
-  cg_opts.map_max_entries = static_cast<uint32_t>(options.env.map_keys_max);
   cg_opts.timeline = !options.timeline.path.empty();
   cg_opts.helper_error_checks = options.bt.helper_check_level;
   cg_opts.uprobe_arg_index = [&](const frontend::AttachPoint &ap, std::string_view field) {
@@ -132,13 +145,13 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   };
   cg_opts.usdt_sites = make_usdt_site_finder(options);
   cg_opts.traced_program = traced_program(options);
-  auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, cg_opts);
+  auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, *layout, cg_opts);
   if (!artifacts) {
     err << file.name() << ": ERROR: " << artifacts.error() << "\n";
     return std::nullopt;
   }
   c.bpf = std::move(*artifacts);
-  if (auto st = compile_device(c, options, c.bpf->spec, err); !st) {
+  if (auto st = compile_device(c, options, *layout, c.bpf->spec, err); !st) {
     err << file.name() << ": ERROR: " << st.error() << "\n";
     return std::nullopt;
   }

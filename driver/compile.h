@@ -1,4 +1,5 @@
-// The compile half of the pipeline: script text -> AST -> typed AST -> BPF artifacts.
+// The compile half of the pipeline: script text -> AST -> typed AST -> layout -> BPF artifacts
+// (and the device image in their spec).
 #pragma once
 #include <memory>
 #include <optional>

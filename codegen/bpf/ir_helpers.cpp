@@ -34,12 +34,6 @@ llvm::Value *map_ref(LowerCtx &c, int map_index) {
   return c.b.CreateIntToPtr(v, c.b.getPtrTy());
 }
 
-llvm::Value *byte_ptr(LowerCtx &c, llvm::Value *base, uint32_t offset) {
-  if (offset == 0)
-    return base;
-  return c.b.CreateConstInBoundsGEP1_64(c.b.getInt8Ty(), base, offset);
-}
-
 llvm::Value *scratch_slot(LowerCtx &c, uint32_t size) {
   // Small temporaries (map keys of a word or two) go on the stack: a program that needs no
   // scratch skips its per-hit map lookup (see drop_unused_scratch).
@@ -196,11 +190,6 @@ void store_value(LowerCtx &c, llvm::Value *dst, uint32_t dst_align, const Type &
 
 void start_dead_block(LowerCtx &c) {
   c.b.SetInsertPoint(llvm::BasicBlock::Create(c.ctx, "dead", c.fn));
-}
-
-void set_error(LowerCtx &c, std::string msg) {
-  if (c.error.empty())
-    c.error = std::move(msg);
 }
 
 } // namespace gpubt::codegen::bpf

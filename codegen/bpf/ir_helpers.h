@@ -19,12 +19,8 @@ llvm::Value *scratch_slot(LowerCtx &c, uint32_t size);
 // An i64 stack slot in the entry block, zeroed there.
 llvm::Value *stack_i64(LowerCtx &c);
 
-llvm::Value *byte_ptr(LowerCtx &c, llvm::Value *base, uint32_t offset);
-inline uint32_t align_at(uint32_t align, uint32_t offset) {
-  uint32_t a = align;
-  while (a > 1 && offset % a)
-    a /= 2;
-  return a;
+inline llvm::Value *byte_ptr(LowerCtx &c, llvm::Value *base, uint32_t offset) {
+  return c.byte_ptr(base, offset);
 }
 
 void zero_bytes(LowerCtx &c, llvm::Value *dst, uint32_t align, uint32_t size);
@@ -49,6 +45,6 @@ bool is_memory_type(const frontend::Type &t); // String, Tuple, Record, Array, U
 
 // Starts a new block after a `ret` so later statements have somewhere to go (dead code).
 void start_dead_block(LowerCtx &c);
-void set_error(LowerCtx &c, std::string msg);
+inline void set_error(LowerCtx &c, std::string msg) { c.set_error(std::move(msg)); }
 
 } // namespace gpubt::codegen::bpf

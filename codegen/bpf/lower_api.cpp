@@ -179,7 +179,8 @@ bool needs_saved_args(const Probe &p, const AttachPoint &ap) {
 
 } // namespace
 
-void add_api_maps(const Program &program, MapLayout &layout, abi::ProgramSpec &spec) {
+void add_api_maps(const Program &program, layout::MapLayout &layout,
+                  abi::ProgramSpec &spec) {
   bool saved = false;
   for (const auto &p : program.probes)
     for (const auto &ap : p->attach_points)
@@ -283,7 +284,8 @@ Val lower_kname(LowerCtx &c, llvm::Value *handle) {
   return {c.b.CreateLoad(c.b.getInt64Ty(), result)};
 }
 
-std::vector<HiddenProbe> hidden_api_probes(const Program &program, const MapLayout &layout) {
+std::vector<HiddenProbe> hidden_api_probes(const Program &program,
+                                           const layout::MapLayout &layout) {
   std::vector<HiddenProbe> out;
   auto add = [&](abi::AttachKind kind, const std::string &target, const std::string &func,
                  void (*lower)(LowerCtx &, uint32_t), uint32_t slot) {

@@ -11,7 +11,8 @@ namespace gpubt::codegen::bpf {
 constexpr uint32_t kSavedArgWords = 12;
 
 // Adds the internal maps the program's API probes need (saved arguments, kname tables).
-void add_api_maps(const frontend::Program &program, MapLayout &layout, abi::ProgramSpec &spec);
+void add_api_maps(const frontend::Program &program, layout::MapLayout &layout,
+                  abi::ProgramSpec &spec);
 
 // The symbols a uprobe on AP attaches to: for a catalogued function named as in the API, the
 // catalog's primary symbol ("cuMemAlloc_v2") then its per-thread-stream variants
@@ -35,6 +36,6 @@ struct HiddenProbe {
   uint32_t slot = 0; // saved_args slot (argument saving) or pending-key tag (kname)
 };
 std::vector<HiddenProbe> hidden_api_probes(const frontend::Program &program,
-                                           const MapLayout &layout);
+                                           const layout::MapLayout &layout);
 
 } // namespace gpubt::codegen::bpf

@@ -1,5 +1,6 @@
-// The BPF back end's driver: maps, one function per (probe, attach point) in its own section,
-// optimization, object emission, and the ProgramSpec the runtime loads.
+// The BPF back end's driver: from the layout's spec, the API probes' maps, one function per
+// (probe, attach point) in its own section, optimization, object emission, and the ProgramSpec
+// the runtime loads.
 #include "codegen/bpf/lower_bpf.h"
 
 #include <linux/bpf.h>
@@ -10,8 +11,6 @@
 #include "codegen/bpf/fault_in.h"
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_api.h"
-#include "codegen/bpf/lower_expr.h"
-#include "codegen/bpf/lower_stmt.h"
 #include "codegen/bpf/lower_timeline.h"
 #include "codegen/bpf/lower_watchpoint.h"
 #include "stdlib/enums.h"
@@ -95,7 +94,7 @@ Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &sect
   if (pv != c.sema->vars.end())
     for (const auto &[vname, type] : pv->second)
       if (!type.is_none()) {
-        auto &var = variable(c, vname, type);
+        auto &var = c.variable(vname, type);
         if (is_memory_type(var.type))
           zero_bytes(c, var.ptr, 8, var.type.size);
       }
@@ -105,13 +104,7 @@ Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &sect
 
   c.spec->probes[c.probe_index].sleepable = c.opts->fault_in_strings && fault_in_user_strings(c);
 
-  if (c.probe->predicate) {
-    auto *pass = llvm::BasicBlock::Create(c.ctx, "pred.pass", c.fn);
-    c.b.CreateCondBr(truthy(c, lower_expr(c, *c.probe->predicate)), pass, out);
-    c.b.SetInsertPoint(pass);
-  }
-  if (c.probe->body)
-    lower_block(c, *c.probe->body);
+  c.lower_probe_body(out);
   c.b.CreateRet(c.b.getInt64(0));
   if (!c.error.empty())
     return make_error(c.error);
@@ -163,7 +156,7 @@ Status set_watchpoint(const AttachPoint &ap, const BpfCodegenOptions &opts, abi:
 // A probe codegen adds (not written in the script): PS with the body BODY lowers. Returns the
 // scratch bytes it used.
 uint32_t lower_hidden_probe(llvm::Module &mod, const abi::ProbeSpec &ps, const SemanticInfo &sema,
-                            const BpfCodegenOptions &opts, const MapLayout &layout,
+                            const BpfCodegenOptions &opts, const layout::MapLayout &layout,
                             abi::ProgramSpec &spec, const std::function<void(LowerCtx &)> &body) {
   uint32_t index = spec.probes.size();
   spec.probes.push_back(ps);
@@ -205,10 +198,12 @@ void add_enum_tables(abi::ProgramSpec &spec) {
 } // namespace
 
 Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &sema,
+                                  const layout::ProgramLayout &program_layout,
                                   const BpfCodegenOptions &opts) {
   BpfArtifacts art;
   abi::ProgramSpec &spec = art.spec;
-  MapLayout layout = add_map_specs(sema, opts.map_max_entries, spec);
+  spec = program_layout.spec;
+  layout::MapLayout layout = program_layout.maps;
   add_api_maps(program, layout, spec);
 
   llvm::LLVMContext llctx;

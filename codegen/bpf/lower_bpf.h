@@ -9,6 +9,7 @@
 
 #include "frontend/ast.h"
 #include "codegen/bpf/tracepoint_format.h"
+#include "codegen/layout/program_layout.h"
 #include "frontend/passes/semantic_info.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
@@ -18,7 +19,6 @@ namespace gpubt::codegen::bpf {
 
 struct BpfCodegenOptions {
   bool has_child = false;  // a child command runs (-c): cpid is allowed
-  uint32_t map_max_entries = 4096; // bpftrace's default
   bool optimize = true;    // run LLVM's O2 pipeline before instruction selection
   // Load uprobes that use str() sleepable and fault the strings' pages in first (bpftrace
   // 0.17 reads "" from pages not yet touched); false reproduces bpftrace exactly.
@@ -47,9 +47,11 @@ struct BpfArtifacts {
   std::vector<uint8_t> object; // the ELF object, for --emit=bpf
 };
 
-// Host probes only: GPU probes are skipped (they belong to the device targets).
+// Host probes only: GPU probes are skipped (they belong to the device targets). The spec starts
+// as LAYOUT's, with the GPU API probes' internal maps added.
 Result<BpfArtifacts> lower_to_bpf(const frontend::Program &program,
                                   const frontend::SemanticInfo &sema,
+                                  const layout::ProgramLayout &layout,
                                   const BpfCodegenOptions &opts);
 
 } // namespace gpubt::codegen::bpf

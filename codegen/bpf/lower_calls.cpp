@@ -12,6 +12,7 @@
 #include "codegen/bpf/lower_formatted.h"
 #include "codegen/bpf/lower_maps.h"
 #include "codegen/bpf/send_event.h"
+#include "codegen/layout/value_format.h"
 #include "stdlib/functions.h"
 #include "stdlib/registers.h"
 
@@ -25,18 +26,8 @@ namespace {
 // Lays ARGS out at 8-aligned offsets and sends them as a Printf / PrintValue event.
 void send_values(LowerCtx &c, abi::EventKind kind, std::string format,
                  const std::vector<const Expr *> &args) {
-  abi::FormatSpec fs;
-  fs.format = std::move(format);
   uint32_t off = 0;
-  for (const Expr *a : args) {
-    abi::FormatArg fa;
-    fa.type = to_value_type(a->type);
-    if (fa.type.size == 0)
-      fa.type.size = 8;
-    fa.offset = off;
-    off += (fa.type.size + 7) / 8 * 8;
-    fs.args.push_back(fa);
-  }
+  abi::FormatSpec fs = layout::value_format(std::move(format), args, &off);
   uint32_t index = c.spec->formats.size();
   c.spec->formats.push_back(fs);
   // Values first (they may use scratch and helpers), then the event buffer.

@@ -1,30 +1,20 @@
-// The state shared by the lowering of one probe function: the IR builder, the maps, the
-// per-CPU scratch area where large temporaries live (the BPF stack is only 512 bytes).
+// The state of lowering one probe function to BPF, and the BPF side of the lowering core's hooks
+// (codegen/common/lowering.h): values in the per-CPU scratch area where large temporaries live
+// (the BPF stack is only 512 bytes), maps, builtins and calls.
 #pragma once
-#include <map>
 #include <string>
 
-#include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/Module.h>
-
 #include "codegen/bpf/lower_bpf.h"
-#include "codegen/bpf/map_layout.h"
+#include "codegen/common/lowering.h"
+#include "codegen/layout/map_layout.h"
 
 namespace gpubt::codegen::bpf {
 
-// An integer-like value is an i64 (already truncated and re-extended to its type's width);
-// strings and tuples are a pointer to type.size bytes with the given alignment.
-struct Val {
-  llvm::Value *v = nullptr;
-  uint32_t align = 8;
-};
+// Strings and tuples are a pointer to type.size bytes with the given alignment.
+using Val = codegen::Value;
 
-struct LowerCtx {
-  LowerCtx(llvm::Module &m) : mod(m), ctx(m.getContext()), b(m.getContext()) {}
-  llvm::Module &mod;
-  llvm::LLVMContext &ctx;
-  llvm::IRBuilder<> b;
-  llvm::Function *fn = nullptr;
+struct LowerCtx : codegen::Lowering {
+  LowerCtx(llvm::Module &m) : Lowering(m) {}
   llvm::Value *regs = nullptr;    // the program's context argument
   llvm::Value *scratch = nullptr; // this CPU's scratch area (non-null past the entry check)
   uint32_t scratch_used = 0;
@@ -33,22 +23,31 @@ struct LowerCtx {
   // slots, see lower_api.h), or null.
   llvm::Value *saved_args = nullptr;
 
-  const frontend::SemanticInfo *sema = nullptr;
   const BpfCodegenOptions *opts = nullptr;
-  const frontend::Probe *probe = nullptr;
   const frontend::AttachPoint *ap = nullptr;
   const abi::UsdtSite *usdt = nullptr; // usdt: the one site this function is for
   uint32_t probe_index = 0; // index into ProgramSpec::probes / probe_names
   abi::ProgramSpec *spec = nullptr;
-  const MapLayout *maps = nullptr;
+  const layout::MapLayout *maps = nullptr;
 
-  struct Var {
-    frontend::Type type;
-    llvm::Value *ptr = nullptr; // alloca (integers) or scratch slot (strings, tuples)
-  };
-  std::map<std::string, Var> vars;
-  std::string error; // first error met; lowering goes on but the result is discarded
-  frontend::SourceSpan span; // the expression being lowered (-k's helper errors name it)
+protected: // lower_expr.cpp
+  bool holds_in_memory(const frontend::Type &t) const override;
+  llvm::Value *temp_buffer(uint32_t size, bool zeroed) override;
+  llvm::Value *variable_slot(const frontend::Type &t) override;
+  Val load(llvm::Value *ptr, uint32_t align, const frontend::Type &t) override;
+  void store(llvm::Value *dst, uint32_t align, const frontend::Type &dst_t, Val src,
+             const frontend::Type &src_t) override;
+  Val string_value(const frontend::StringExpr &e) override;
+  Val map_read(const frontend::MapExpr &m) override;
+  void map_write(const frontend::MapExpr &m, Val v, const frontend::Type &v_type) override;
+  bool map_aggregate(const frontend::MapExpr &m, const frontend::CallExpr &call) override;
+  Val builtin_value(const frontend::BuiltinExpr &e) override;
+  Val call_value(const frontend::CallExpr &e) override;
+  Val deref_value(const frontend::UnaryExpr &e) override;
+  Val index_value(const frontend::IndexExpr &e) override;
+  Val field_value(const frontend::FieldExpr &e) override; // args.NAME, records, through pointers
+  std::optional<Val> memory_compare(const frontend::BinaryExpr &e, Val l, Val r) override;
+  std::string operator_error(const frontend::BinaryExpr &e) override;
 };
 
 } // namespace gpubt::codegen::bpf

@@ -25,10 +25,12 @@ MapTarget find_map(LowerCtx &c, const std::string &name) {
   return {&it->second, idx->second};
 }
 
-uint32_t bucket_offset(const frontend::MapInfo &m) { return (user_key_size(m) + 7) / 8 * 8; }
+uint32_t bucket_offset(const frontend::MapInfo &m) {
+  return (layout::user_key_size(m) + 7) / 8 * 8;
+}
 
 llvm::Value *build_key(LowerCtx &c, const frontend::MapExpr &m, const MapTarget &t) {
-  uint32_t size = bpf_key_size(*t.info);
+  uint32_t size = layout::bpf_key_size(*t.info);
   llvm::Value *key = scratch_slot(c, size);
   zero_bytes(c, key, 8, size);
   const Type &kt = t.info->key;
@@ -110,7 +112,7 @@ void write_map(LowerCtx &c, const frontend::MapExpr &m, Val v, const Type &v_typ
   if (!t.info)
     return;
   llvm::Value *key = build_key(c, m, t);
-  uint32_t size = bpf_value_size(*t.info);
+  uint32_t size = layout::bpf_value_size(*t.info);
   llvm::Value *val = scratch_slot(c, size);
   if (size > t.info->value.size)
     zero_bytes(c, val, 8, size);

@@ -12,13 +12,6 @@ namespace gpubt::codegen::bpf {
 
 using namespace frontend;
 
-uint32_t pointer_step(const Type &t) {
-  if (t.kind != TypeKind::Pointer)
-    return 1;
-  const Type &pointee = t.elems[0];
-  return pointee.size ? pointee.size : 1;
-}
-
 namespace {
 
 // Whether the pointer expression E leads back to curtask: then it is kernel memory wherever the

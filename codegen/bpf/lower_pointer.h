@@ -1,6 +1,7 @@
 // Pointers and C records in host probes: `*p`, `p[i]` and `p->x` read the pointee (user memory
 // in uprobes, kernel memory elsewhere, as bpftrace chooses); `s.x` and `a[i]` pick a field or
-// element of a record or array value; arithmetic on a pointer counts in pointee sizes.
+// element of a record or array value. Arithmetic on a pointer (counted in pointee sizes,
+// codegen::pointer_step) is the lowering core's.
 #pragma once
 #include "codegen/bpf/lower_context.h"
 #include "frontend/ast.h"
@@ -19,8 +20,5 @@ Val lower_record_field(LowerCtx &c, const frontend::FieldExpr &e);
 // bpf_probe_read_user in uprobes, bpf_probe_read elsewhere (bpftrace 0.17's choice) and for a
 // POINTER that leads back to curtask (kernel memory, in a uprobe too).
 int read_helper(const LowerCtx &c, const frontend::Expr *pointer = nullptr);
-
-// How many bytes one step of pointer type `t` moves (the pointee's size); 1 for non-pointers.
-uint32_t pointer_step(const frontend::Type &t);
 
 } // namespace gpubt::codegen::bpf

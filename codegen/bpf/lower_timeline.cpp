@@ -3,7 +3,7 @@
 
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_api.h"
-#include "codegen/bpf/map_layout.h"
+#include "codegen/layout/value_type.h"
 #include "codegen/bpf/send_event.h"
 #include "stdlib/api_types.h"
 
@@ -61,7 +61,7 @@ void send_span_edge(LowerCtx &c) {
   uint32_t off = sizeof(abi::EventStamp);
   for (const SpanValue &v : values) {
     abi::FormatArg fa;
-    fa.type = to_value_type(v.type);
+    fa.type = layout::to_value_type(v.type);
     fa.offset = off;
     off += (fa.type.size + 7) / 8 * 8;
     span.arg_names.push_back(v.name);

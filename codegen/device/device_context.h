@@ -1,5 +1,6 @@
-// The state of lowering one gpu probe into a patch function, and the IR helpers the device
-// lowering files share (memory values, device atomics, the map table).
+// The state of lowering one gpu probe into a patch function, the device side of the lowering
+// core's hooks (codegen/common/lowering.h), and the IR helpers the device lowering files share
+// (memory values, device atomics, the map table).
 #pragma once
 #include <map>
 #include <string>
@@ -7,55 +8,62 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "codegen/common/lowering.h"
 #include "codegen/device_target.h"
+#include "codegen/layout/device_map_layout.h"
 #include "frontend/passes/semantic_info.h"
 #include "runtime/abi/program_spec.h"
 
 namespace gpubt::codegen::device {
 
-// A map as the device sees it: slot in gpubt_device_ctx::maps, layout, types.
-struct DeviceMap {
-  uint32_t slot = 0;
-  uint32_t stripe_step = 0; // striped scalar aggregation: an SM's entry is at smid * stripe_step
-  abi::DeviceMapSpec layout;
-  const frontend::MapInfo *info = nullptr;
-};
+using layout::DeviceMap;
 
-// Integers are i64 (normalized to their type); strings and tuples a generic pointer to
-// type.size bytes (8-aligned).
-struct DVal {
-  llvm::Value *v = nullptr;
-};
+// Strings and tuples are a generic pointer to type.size bytes (8-aligned).
+using DVal = codegen::Value;
 
-struct DevCtx {
-  DevCtx(llvm::Module &m, const DeviceTarget &t)
-      : mod(m), ctx(m.getContext()), b(m.getContext()), target(t) {}
-  llvm::Module &mod;
-  llvm::LLVMContext &ctx;
-  llvm::IRBuilder<> b;
+struct DevCtx : codegen::Lowering {
+  DevCtx(llvm::Module &m, const DeviceTarget &t) : Lowering(m), target(t) {}
   const DeviceTarget &target;
-  llvm::Function *fn = nullptr;
   llvm::Value *userdata = nullptr; // struct gpubt_device_ctx *, in the global address space
 
-  const frontend::SemanticInfo *sema = nullptr;
-  const frontend::Probe *probe = nullptr;
   uint32_t probe_name_index = 0; // into ProgramSpec::probe_names (the `probe` builtin)
   abi::ProgramSpec *spec = nullptr;
   const std::map<std::string, DeviceMap> *maps = nullptr;
-  std::map<std::string, llvm::Value *> vars; // alloca of 8 bytes or type.size bytes
   llvm::Value *last_thread = nullptr; // i64 0/1, counted once at the probe's start if used
   // --timeline: the clock the launch's last thread read for its launch record (0 elsewhere); that
   // thread's `nsecs` is this same reading, so the record's span is what the script measures.
   llvm::Value *launch_end_ns = nullptr;
-  std::string error; // first error met; lowering goes on but the result is discarded
+
+protected: // device_expr.cpp; values live in local memory (local_buffer)
+  bool holds_in_memory(const frontend::Type &t) const override;
+  llvm::Value *temp_buffer(uint32_t size, bool zeroed) override;
+  llvm::Value *variable_slot(const frontend::Type &t) override;
+  DVal load(llvm::Value *ptr, uint32_t align, const frontend::Type &t) override;
+  void store(llvm::Value *dst, uint32_t align, const frontend::Type &dst_t, DVal src,
+             const frontend::Type &src_t) override;
+  DVal string_value(const frontend::StringExpr &e) override;
+  DVal map_read(const frontend::MapExpr &m) override;
+  void map_write(const frontend::MapExpr &m, DVal v, const frontend::Type &v_type) override;
+  bool map_aggregate(const frontend::MapExpr &m, const frontend::CallExpr &call) override;
+  DVal builtin_value(const frontend::BuiltinExpr &e) override;
+  DVal call_value(const frontend::CallExpr &e) override;
+  // Not in gpu probes: *p, a[i], fields but a tuple's, operators on strings, while loops.
+  DVal deref_value(const frontend::UnaryExpr &e) override;
+  DVal index_value(const frontend::IndexExpr &e) override;
+  DVal field_value(const frontend::FieldExpr &e) override;
+  std::optional<DVal> memory_compare(const frontend::BinaryExpr &e, DVal l, DVal r) override;
+  std::string operator_error(const frontend::BinaryExpr &e) override;
+  void lower_while(const frontend::WhileStmt &s) override;
 };
 
-void set_error(DevCtx &c, std::string msg);
+inline void set_error(DevCtx &c, std::string msg) { c.set_error(std::move(msg)); }
 bool is_memory_type(const frontend::Type &t); // String, Tuple
 
 // An alloca in the entry block, zeroed there; SIZE bytes, 8-aligned.
 llvm::Value *local_buffer(DevCtx &c, uint32_t size);
-llvm::Value *byte_ptr(DevCtx &c, llvm::Value *base, uint64_t offset);
+inline llvm::Value *byte_ptr(DevCtx &c, llvm::Value *base, uint64_t offset) {
+  return c.byte_ptr(base, offset);
+}
 llvm::Value *load_u64(DevCtx &c, llvm::Value *p);
 void store_u64(DevCtx &c, llvm::Value *p, llvm::Value *v);
 // A field of the per-launch context, zero-extended to i64.
@@ -63,10 +71,10 @@ llvm::Value *ctx_field(DevCtx &c, uint32_t offset, uint32_t size);
 // A device address held in memory as a uint64, as a pointer in the global address space.
 llvm::Value *global_ptr(DevCtx &c, llvm::Value *address);
 
-// Value of type SRC_T stored as DST_T at DST + OFFSET (DST 8-aligned): integers
+// Value of type SRC_T stored as DST_T at DST + OFFSET (DST aligned to DST_ALIGN): integers
 // resized, strings cut or NUL-padded, tuples element by element.
 void store_value(DevCtx &c, llvm::Value *dst, const frontend::Type &dst_t, DVal src,
-                 const frontend::Type &src_t, uint32_t offset = 0);
+                 const frontend::Type &src_t, uint32_t offset = 0, uint32_t dst_align = 8);
 DVal load_value(DevCtx &c, llvm::Value *ptr, const frontend::Type &t);
 
 // Device-scope atomics (atom.*.gpu / ld.acquire.gpu / st.release.gpu).
@@ -78,12 +86,12 @@ void store_release(DevCtx &c, llvm::Value *p, llvm::Value *v);
 std::pair<llvm::Value *, llvm::Value *> compare_exchange(DevCtx &c, llvm::Value *p,
                                                          llvm::Value *expected, llvm::Value *v);
 
+inline DVal lower_expr(DevCtx &c, const frontend::Expr &e) { return c.lower_expr(e); }
+inline llvm::Value *truthy(DevCtx &c, DVal v) { return c.truthy(v); }
+
 // device_expr.cpp
-DVal lower_expr(DevCtx &c, const frontend::Expr &e);
 llvm::Value *device_nsecs(DevCtx &c); // `nsecs`: %globaltimer on the host's clock
 llvm::Value *probe_nsecs(DevCtx &c);  // `nsecs` in a probe body (see launch_end_ns)
-llvm::Value *truthy(DevCtx &c, DVal v);
-void lower_block(DevCtx &c, const frontend::BlockStmt &block);
 
 // device_maps.cpp
 const DeviceMap *find_map(DevCtx &c, const std::string &name);

@@ -1,11 +1,10 @@
-// Expressions, statements and gpu builtins -> device IR. Builtins are one table by
-// stdlib::BuiltinId; integer operators are shared with the host lowering (codegen/int_ops.h).
+// The device side of the lowering core's hooks (device_context.h) and gpu builtins -> device
+// IR. Builtins are one table by stdlib::BuiltinId; expressions and statements are the core's.
 #include <cstddef>
 #include <functional>
 
 #include "codegen/device/device_context.h"
 #include "codegen/int_ops.h"
-#include "codegen/ir_control.h"
 #include "runtime/abi/device_abi.h"
 #include "stdlib/builtins.h"
 #include "stdlib/functions.h"
@@ -16,8 +15,6 @@ using namespace frontend;
 using stdlib::BuiltinId;
 
 namespace {
-
-llvm::Value *i64_of(DevCtx &c, llvm::Value *i1) { return c.b.CreateZExt(i1, c.b.getInt64Ty()); }
 
 // A clock special (Clock, GlobalTimer); a target that has none makes the probe an error rather
 // than let it read a silent 0.
@@ -137,242 +134,75 @@ DVal lower_call(DevCtx &c, const CallExpr &call) {
   return {c.b.getInt64(0)};
 }
 
-DVal lower_logical(DevCtx &c, const BinaryExpr &e) {
-  llvm::Value *l = truthy(c, lower_expr(c, *e.lhs));
-  return {i64_of(c, emit_short_circuit(c.b, c.fn, e.op == BinaryOp::LogicalAnd, l,
-                                       [&] { return truthy(c, lower_expr(c, *e.rhs)); }))};
-}
-
-DVal lower_binary(DevCtx &c, const BinaryExpr &e) {
-  if (e.op == BinaryOp::LogicalAnd || e.op == BinaryOp::LogicalOr)
-    return lower_logical(c, e);
-  DVal l = lower_expr(c, *e.lhs), r = lower_expr(c, *e.rhs);
-  if (!l.v->getType()->isIntegerTy() || !r.v->getType()->isIntegerTy()) {
-    set_error(c, "operator on " + to_string(e.lhs->type) + " is not supported in gpu probes yet");
-    return {c.b.getInt64(0)};
-  }
-  bool is_signed = e.lhs->type.is_signed && e.rhs->type.is_signed;
-  return {int_binop(c.b, e.op, l.v, r.v, is_signed, e.type)};
-}
-
-llvm::Value *&variable(DevCtx &c, const std::string &name, const Type &type) {
-  auto &slot = c.vars[name];
-  if (!slot)
-    slot = local_buffer(c, is_memory_type(type) ? type.size : 8);
-  return slot;
-}
-
-Type variable_type(DevCtx &c, const std::string &name, const Type &fallback) {
-  auto pv = c.sema->vars.find(c.probe);
-  if (pv != c.sema->vars.end())
-    if (auto t = pv->second.find(name); t != pv->second.end() && !t->second.is_none())
-      return t->second;
-  return fallback;
-}
-
-void assign_variable(DevCtx &c, const std::string &name, DVal v, const Type &v_type) {
-  Type t = variable_type(c, name, v_type);
-  store_value(c, variable(c, name, t), t, v, v_type);
-}
-
-DVal lower_unary(DevCtx &c, const UnaryExpr &e) {
-  switch (e.op) {
-  case UnaryOp::Neg:
-    return {normalize_int(c.b, c.b.CreateNeg(lower_expr(c, *e.operand).v), e.type)};
-  case UnaryOp::Not:
-    return {i64_of(c, c.b.CreateNot(truthy(c, lower_expr(c, *e.operand))))};
-  case UnaryOp::BitNot:
-    return {normalize_int(c.b, c.b.CreateNot(lower_expr(c, *e.operand).v), e.type)};
-  case UnaryOp::Deref:
-    set_error(c, "codegen: the * operator is not supported in gpu probes");
-    return {c.b.getInt64(0)};
-  default:
-    break;
-  }
-  // ++/--: plain read-modify-write, not atomic across threads (as documented).
-  bool inc = e.op == UnaryOp::PreInc || e.op == UnaryOp::PostInc;
-  bool post = e.op == UnaryOp::PostInc || e.op == UnaryOp::PostDec;
-  const Expr &target = *e.operand;
-  llvm::Value *old = lower_expr(c, target).v;
-  auto *nv = normalize_int(c.b, c.b.CreateAdd(old, c.b.getInt64(inc ? 1 : -1)), target.type);
-  if (target.kind == ExprKind::Map)
-    write_map(c, target.as<MapExpr>(), {nv}, target.type);
-  else if (target.kind == ExprKind::Variable)
-    assign_variable(c, target.as<VariableExpr>().name, {nv}, target.type);
-  return {post ? old : nv};
-}
-
-DVal lower_ternary(DevCtx &c, const TernaryExpr &e) {
-  llvm::Value *cond = truthy(c, lower_expr(c, *e.cond));
-  bool mem = is_memory_type(e.type);
-  llvm::Value *out = mem ? local_buffer(c, e.type.size) : nullptr;
-  auto *then_bb = llvm::BasicBlock::Create(c.ctx, "tern.then", c.fn);
-  auto *else_bb = llvm::BasicBlock::Create(c.ctx, "tern.else", c.fn);
-  auto *done = llvm::BasicBlock::Create(c.ctx, "tern.done", c.fn);
-  c.b.CreateCondBr(cond, then_bb, else_bb);
-  const Expr *arms[2] = {e.then_expr.get(), e.else_expr.get()};
-  llvm::BasicBlock *starts[2] = {then_bb, else_bb}, *ends[2];
-  llvm::Value *vals[2] = {nullptr, nullptr};
-  for (int i = 0; i < 2; ++i) {
-    c.b.SetInsertPoint(starts[i]);
-    DVal v = lower_expr(c, *arms[i]);
-    if (mem)
-      store_value(c, out, e.type, v, arms[i]->type);
-    else
-      vals[i] = normalize_int(c.b, v.v, e.type);
-    ends[i] = c.b.GetInsertBlock();
-    c.b.CreateBr(done);
-  }
-  c.b.SetInsertPoint(done);
-  if (mem)
-    return {out};
-  auto *phi = c.b.CreatePHI(c.b.getInt64Ty(), 2);
-  phi->addIncoming(vals[0], ends[0]);
-  phi->addIncoming(vals[1], ends[1]);
-  return {phi};
-}
-
-DVal lower_string(DevCtx &c, const StringExpr &e) {
-  uint32_t size = std::max<uint32_t>(e.type.size, e.value.size() + 1);
-  llvm::Value *buf = local_buffer(c, size);
-  for (size_t i = 0; i < e.value.size(); ++i)
-    c.b.CreateStore(c.b.getInt8(uint8_t(e.value[i])), byte_ptr(c, buf, i));
-  return {buf};
-}
-
-DVal lower_tuple(DevCtx &c, const TupleExpr &e) {
-  llvm::Value *buf = local_buffer(c, e.type.size);
-  auto offs = tuple_offsets(e.type.elems, nullptr);
-  for (size_t i = 0; i < e.elems.size() && i < offs.size(); ++i)
-    store_value(c, buf, e.type.elems[i], lower_expr(c, *e.elems[i]), e.elems[i]->type, offs[i]);
-  return {buf};
-}
-
-DVal lower_field(DevCtx &c, const FieldExpr &e) {
-  const Type &bt = e.base->type;
-  if (bt.kind != TypeKind::Tuple) {
-    set_error(c, "field ." + e.field + " is not supported in gpu probes yet");
-    return {c.b.getInt64(0)};
-  }
-  DVal base = lower_expr(c, *e.base);
-  size_t i = std::stoul(e.field);
-  auto offs = tuple_offsets(bt.elems, nullptr);
-  if (i >= offs.size()) {
-    set_error(c, "codegen: tuple index " + e.field + " out of range");
-    return {c.b.getInt64(0)};
-  }
-  return load_value(c, byte_ptr(c, base.v, offs[i]), bt.elems[i]);
-}
-
-void lower_map_assign(DevCtx &c, const MapAssignStmt &s) {
-  const MapExpr &m = *s.map;
-  if (s.value->kind == ExprKind::Call) {
-    const auto &call = s.value->as<CallExpr>();
-    if (call.id && stdlib::function_info(*call.id).kind == stdlib::FunctionKind::Aggregation) {
-      update_aggregate(c, m, call.args.empty() ? nullptr : lower_expr(c, *call.args[0]).v);
-      return;
-    }
-  }
-  if (s.compound) {
-    DVal cur = read_map(c, m), r = lower_expr(c, *s.value);
-    bool is_signed = m.type.is_signed && s.value->type.is_signed;
-    write_map(c, m, {int_binop(c.b, *s.compound, cur.v, r.v, is_signed, m.type)}, m.type);
-    return;
-  }
-  write_map(c, m, lower_expr(c, *s.value), s.value->type);
-}
-
-void lower_var_assign(DevCtx &c, const VarAssignStmt &s) {
-  const std::string &name = s.var->name;
-  if (s.compound) {
-    Type t = variable_type(c, name, s.var->type);
-    DVal cur = load_value(c, variable(c, name, t), t), r = lower_expr(c, *s.value);
-    bool is_signed = t.is_signed && s.value->type.is_signed;
-    assign_variable(c, name, {int_binop(c.b, *s.compound, cur.v, r.v, is_signed, t)}, t);
-    return;
-  }
-  assign_variable(c, name, lower_expr(c, *s.value), s.value->type);
-}
-
-void lower_if(DevCtx &c, const IfStmt &s) {
-  llvm::Value *cond = truthy(c, lower_expr(c, *s.cond));
-  emit_if_else(
-      c.b, c.fn, cond, [&] { lower_block(c, *s.then_block); },
-      [&] {
-        if (s.else_block)
-          lower_block(c, *s.else_block);
-      });
-}
-
 } // namespace
 
-llvm::Value *truthy(DevCtx &c, DVal v) {
-  if (!v.v->getType()->isIntegerTy())
-    return c.b.getTrue();
-  return c.b.CreateICmpNE(v.v, llvm::ConstantInt::get(v.v->getType(), 0));
+bool DevCtx::holds_in_memory(const Type &t) const { return is_memory_type(t); }
+
+llvm::Value *DevCtx::temp_buffer(uint32_t size, bool) { return local_buffer(*this, size); }
+
+llvm::Value *DevCtx::variable_slot(const Type &t) {
+  return local_buffer(*this, is_memory_type(t) ? t.size : 8);
 }
 
-DVal lower_expr(DevCtx &c, const Expr &e) {
-  switch (e.kind) {
-  case ExprKind::Integer:
-    return {c.b.getInt64(e.as<IntegerExpr>().value)};
-  case ExprKind::String:
-    return lower_string(c, e.as<StringExpr>());
-  case ExprKind::Builtin:
-    return lower_builtin(c, e.as<BuiltinExpr>());
-  case ExprKind::Variable: {
-    const auto &name = e.as<VariableExpr>().name;
-    Type t = variable_type(c, name, e.type);
-    return load_value(c, variable(c, name, t), t);
-  }
-  case ExprKind::Map:
-    return read_map(c, e.as<MapExpr>());
-  case ExprKind::Call:
-    return lower_call(c, e.as<CallExpr>());
-  case ExprKind::Binary:
-    return lower_binary(c, e.as<BinaryExpr>());
-  case ExprKind::Unary:
-    return lower_unary(c, e.as<UnaryExpr>());
-  case ExprKind::Ternary:
-    return lower_ternary(c, e.as<TernaryExpr>());
-  case ExprKind::Cast:
-    return {normalize_int(c.b, lower_expr(c, *e.as<CastExpr>().operand).v, e.type)};
-  case ExprKind::Field:
-    return lower_field(c, e.as<FieldExpr>());
-  case ExprKind::Tuple:
-    return lower_tuple(c, e.as<TupleExpr>());
-  case ExprKind::Index:
-    set_error(c, "codegen: the [] operator is not supported in gpu probes");
-    return {c.b.getInt64(0)};
-  case ExprKind::SizeofType:
-    return {c.b.getInt64(int64_t(e.as<SizeofTypeExpr>().size))};
-  }
-  return {c.b.getInt64(0)};
+DVal DevCtx::load(llvm::Value *ptr, uint32_t align, const Type &t) {
+  DVal v = load_value(*this, ptr, t);
+  v.align = align;
+  return v;
 }
 
-void lower_block(DevCtx &c, const BlockStmt &block) {
-  for (const auto &s : block.stmts) {
-    switch (s->kind) {
-    case StmtKind::Expr:
-      lower_expr(c, *s->as<ExprStmt>().expr);
-      break;
-    case StmtKind::MapAssign:
-      lower_map_assign(c, s->as<MapAssignStmt>());
-      break;
-    case StmtKind::VarAssign:
-      lower_var_assign(c, s->as<VarAssignStmt>());
-      break;
-    case StmtKind::If:
-      lower_if(c, s->as<IfStmt>());
-      break;
-    case StmtKind::Block:
-      lower_block(c, s->as<BlockStmt>());
-      break;
-    case StmtKind::While: // check_types refuses loops in gpu probes
-      set_error(c, "while loops are not available in gpu probes");
-      break;
-    }
-  }
+void DevCtx::store(llvm::Value *dst, uint32_t align, const Type &dst_t, DVal src,
+                   const Type &src_t) {
+  store_value(*this, dst, dst_t, src, src_t, 0, align);
+}
+
+DVal DevCtx::string_value(const StringExpr &e) {
+  uint32_t size = std::max<uint32_t>(e.type.size, e.value.size() + 1);
+  llvm::Value *buf = local_buffer(*this, size);
+  for (size_t i = 0; i < e.value.size(); ++i)
+    b.CreateStore(b.getInt8(uint8_t(e.value[i])), byte_ptr(buf, i));
+  return {buf};
+}
+
+DVal DevCtx::map_read(const MapExpr &m) { return read_map(*this, m); }
+
+void DevCtx::map_write(const MapExpr &m, DVal v, const Type &v_type) {
+  write_map(*this, m, v, v_type);
+}
+
+bool DevCtx::map_aggregate(const MapExpr &m, const CallExpr &call) {
+  if (!call.id || stdlib::function_info(*call.id).kind != stdlib::FunctionKind::Aggregation)
+    return false;
+  update_aggregate(*this, m, call.args.empty() ? nullptr : lower_expr(*call.args[0]).v);
+  return true;
+}
+
+DVal DevCtx::builtin_value(const BuiltinExpr &e) { return lower_builtin(*this, e); }
+
+DVal DevCtx::call_value(const CallExpr &e) { return lower_call(*this, e); }
+
+DVal DevCtx::deref_value(const UnaryExpr &) {
+  set_error("codegen: the * operator is not supported in gpu probes");
+  return {b.getInt64(0)};
+}
+
+DVal DevCtx::index_value(const IndexExpr &) {
+  set_error("codegen: the [] operator is not supported in gpu probes");
+  return {b.getInt64(0)};
+}
+
+DVal DevCtx::field_value(const FieldExpr &e) {
+  set_error("field ." + e.field + " is not supported in gpu probes yet");
+  return {b.getInt64(0)};
+}
+
+std::optional<DVal> DevCtx::memory_compare(const BinaryExpr &, DVal, DVal) { return std::nullopt; }
+
+std::string DevCtx::operator_error(const BinaryExpr &e) {
+  return "operator on " + to_string(e.lhs->type) + " is not supported in gpu probes yet";
+}
+
+void DevCtx::lower_while(const WhileStmt &) { // check_types refuses loops in gpu probes
+  set_error("while loops are not available in gpu probes");
 }
 
 // `nsecs` in a probe: in the launch's last thread under --timeline, the reading its launch record

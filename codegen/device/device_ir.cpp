@@ -10,11 +10,6 @@ namespace gpubt::codegen::device {
 using frontend::Type;
 using frontend::TypeKind;
 
-void set_error(DevCtx &c, std::string msg) {
-  if (c.error.empty())
-    c.error = std::move(msg);
-}
-
 bool is_memory_type(const Type &t) {
   return t.kind == TypeKind::String || t.kind == TypeKind::Tuple;
 }
@@ -28,12 +23,6 @@ llvm::Value *local_buffer(DevCtx &c, uint32_t size) {
   a->setAlignment(llvm::Align(8));
   eb.CreateMemSet(a, eb.getInt8(0), size, llvm::Align(8));
   return a;
-}
-
-llvm::Value *byte_ptr(DevCtx &c, llvm::Value *base, uint64_t offset) {
-  if (offset == 0)
-    return base;
-  return c.b.CreateConstInBoundsGEP1_64(c.b.getInt8Ty(), base, offset);
 }
 
 llvm::Value *load_u64(DevCtx &c, llvm::Value *p) {
@@ -60,23 +49,16 @@ static void store_int(DevCtx &c, llvm::Value *p, llvm::Value *v, uint32_t size, 
                          llvm::Align(std::min(size, align)));
 }
 
-static uint32_t align_at(uint64_t offset) {
-  uint32_t a = 8;
-  while (a > 1 && offset % a)
-    a /= 2;
-  return a;
-}
-
-// SRC_ALIGN: what SRC's address is known to be aligned to (a tuple's element may not be 8).
-static void store_at(DevCtx &c, llvm::Value *base, uint32_t off, const Type &dst_t, DVal src,
-                     const Type &src_t, uint32_t src_align = 8) {
+// BASE is aligned to BASE_ALIGN, SRC to SRC.align (a tuple's string element may not be 8).
+static void store_at(DevCtx &c, llvm::Value *base, uint32_t base_align, uint32_t off,
+                     const Type &dst_t, DVal src, const Type &src_t) {
   llvm::Value *dst = byte_ptr(c, base, off);
   switch (dst_t.kind) {
   case TypeKind::String: {
     uint32_t n = std::min(dst_t.size, src_t.kind == TypeKind::String ? src_t.size : 0u);
     // Whole words while they last (both ends are 8-aligned): 64 byte loads of a kernel name per
     // thread cost a Vulkan vector add 4.7x.
-    uint32_t words = off % 8 || src_align < 8 ? 0 : n / 8;
+    uint32_t words = align_at(base_align, off) < 8 || src.align < 8 ? 0 : n / 8;
     for (uint32_t i = 0; i < words; ++i)
       store_u64(c, byte_ptr(c, dst, 8 * i), load_u64(c, byte_ptr(c, src.v, 8 * i)));
     for (uint32_t i = 8 * words; i < n; ++i)
@@ -90,8 +72,8 @@ static void store_at(DevCtx &c, llvm::Value *base, uint32_t off, const Type &dst
     auto soffs = frontend::tuple_offsets(src_t.elems, nullptr);
     for (size_t i = 0; i < dst_t.elems.size() && i < src_t.elems.size(); ++i) {
       DVal e = load_value(c, byte_ptr(c, src.v, soffs[i]), src_t.elems[i]);
-      store_at(c, base, off + doffs[i], dst_t.elems[i], e, src_t.elems[i],
-               std::min(src_align, align_at(soffs[i])));
+      e.align = align_at(src.align, soffs[i]);
+      store_at(c, base, base_align, off + doffs[i], dst_t.elems[i], e, src_t.elems[i]);
     }
     return;
   }
@@ -100,13 +82,13 @@ static void store_at(DevCtx &c, llvm::Value *base, uint32_t off, const Type &dst
       set_error(c, "codegen: cannot store " + to_string(src_t) + " as " + to_string(dst_t));
       return;
     }
-    store_int(c, dst, normalize_int(c.b, src.v, dst_t), dst_t.size, align_at(off));
+    store_int(c, dst, normalize_int(c.b, src.v, dst_t), dst_t.size, align_at(base_align, off));
   }
 }
 
 void store_value(DevCtx &c, llvm::Value *dst, const Type &dst_t, DVal src, const Type &src_t,
-                 uint32_t offset) {
-  store_at(c, dst, offset, dst_t, src, src_t);
+                 uint32_t offset, uint32_t dst_align) {
+  store_at(c, dst, dst_align, offset, dst_t, src, src_t);
 }
 
 DVal load_value(DevCtx &c, llvm::Value *ptr, const Type &t) {

@@ -1,8 +1,8 @@
 // printf in gpu probes: the record (EventHeader + payload laid out as host printf events) is
 // built in local memory, then copied into the device ring buffer (runtime/abi/device_abi.h).
 // --timeline's launch records take the same path.
-#include "codegen/bpf/map_layout.h"
 #include "codegen/device/device_context.h"
+#include "codegen/layout/value_format.h"
 #include "runtime/abi/device_abi.h"
 
 namespace gpubt::codegen::device {
@@ -14,20 +14,7 @@ namespace {
 // Appends the FormatSpec of ARGS (8-aligned offsets, as host printf) and returns its index.
 uint32_t add_format(DevCtx &c, std::string format, const std::vector<const Expr *> &args,
                     uint32_t *payload_size) {
-  abi::FormatSpec fs;
-  fs.format = std::move(format);
-  uint32_t off = 0;
-  for (const Expr *a : args) {
-    abi::FormatArg fa;
-    fa.type = bpf::to_value_type(a->type);
-    if (fa.type.size == 0)
-      fa.type.size = 8;
-    fa.offset = off;
-    off += (fa.type.size + 7) / 8 * 8;
-    fs.args.push_back(fa);
-  }
-  *payload_size = off;
-  c.spec->formats.push_back(std::move(fs));
+  c.spec->formats.push_back(layout::value_format(std::move(format), args, payload_size));
   return c.spec->formats.size() - 1;
 }
 

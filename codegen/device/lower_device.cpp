@@ -1,5 +1,5 @@
-// Device lowering's driver: which maps live on the device and their layouts, one patch function
-// per (gpu probe, attach point), optimization and PTX emission.
+// Device lowering's driver: one patch function per (gpu probe, attach point) over the layout's
+// device maps, the hidden launch-state probes, optimization and the target's image.
 #include "codegen/device/lower_device.h"
 
 #include <algorithm>
@@ -12,7 +12,6 @@
 #include "codegen/device/device_context.h"
 #include "codegen/device/probe_point.h"
 #include "frontend/ast_walk.h"
-#include "frontend/passes/map_sharing.h"
 #include "stdlib/builtins.h"
 
 namespace gpubt::codegen::device {
@@ -20,117 +19,6 @@ namespace gpubt::codegen::device {
 using namespace frontend;
 
 namespace {
-
-bool is_gpu_probe(const Probe &p) {
-  return !p.attach_points.empty() && is_gpu(p.attach_points[0].provider);
-}
-
-uint32_t round8(uint32_t n) { return (n + 7) / 8 * 8; }
-
-abi::DeviceMapSpec layout_of(const MapInfo &info, int map_index, uint32_t capacity) {
-  abi::DeviceMapSpec l;
-  l.map_index = map_index;
-  bool scalar = info.key.is_none();
-  l.capacity = scalar ? 1 : capacity;
-  l.key_size = scalar ? 0 : round8(info.key.size);
-  const Type &v = info.value;
-  switch (v.kind) {
-  case TypeKind::Count:
-  case TypeKind::Sum:
-    l.value_size = 8;
-    break;
-  case TypeKind::Min:
-  case TypeKind::Max:
-  case TypeKind::Avg:
-  case TypeKind::Stats:
-    l.value_size = 16;
-    break;
-  case TypeKind::Hist:
-  case TypeKind::Lhist:
-    l.buckets =
-        v.kind == TypeKind::Hist
-            ? GPUBT_HIST_BUCKETS
-            : 2 + uint32_t((v.lhist_max - v.lhist_min) / std::max<int64_t>(1, v.lhist_step));
-    l.value_size = 8 * l.buckets;
-    break;
-  default:
-    l.value_size = round8(std::max<uint32_t>(v.size, 8));
-    break;
-  }
-  l.entry_size = 8 + l.key_size + l.value_size;
-  if (!scalar && capacity == 0) {
-    l.capacity = GPUBT_DEFAULT_MAP_CAPACITY;
-    while (l.capacity > 1024 && l.storage_size() > GPUBT_DEFAULT_MAP_BYTES)
-      l.capacity /= 2;
-  }
-  return l;
-}
-
-// A scalar aggregation every thread of a grid updates would put all its atomics on one address
-// (a 2^26-thread vectorAdd counting warps: 2M atomics on one word, 15x the kernel's time on the
-// H100). Each SM gets an entry of its own instead, a cache line apart, merged on the host like
-// per-CPU values. Only for maps no gpu probe reads (a read would see one SM's part).
-void stripe(DeviceMap &dm) {
-  constexpr uint32_t kStripes = 256, kLine = 128; // SM ids (132 on an H100) fit 256
-  dm.stripe_step = 1;
-  while (dm.stripe_step * dm.layout.entry_size < kLine)
-    dm.stripe_step *= 2;
-  dm.layout.capacity = kStripes * dm.stripe_step;
-  // Zero is where they start: the agent marks every entry READY, so an update is one atomic
-  // (a READY store per warp cost 1.17x on the H100's vectorAdd).
-  dm.layout.prefilled = dm.info->value.kind != TypeKind::Min && dm.info->value.kind != TypeKind::Max;
-}
-
-// A table copied from or to a BPF map (by the agent, before each traced launch or at each
-// synchronization) holds at most the BPF map's entries: a power of two, and small, since it is
-// copied whole each time.
-uint32_t host_copy_capacity(const abi::MapSpec &host) {
-  constexpr uint32_t kMax = 4096;
-  uint32_t n = 1;
-  while (n < host.max_entries && n < kMax)
-    n *= 2;
-  return n;
-}
-
-// The device maps: every map a gpu probe names. Shared maps are checked by
-// frontend::check_map_sharing; one it refuses is refused here too.
-Result<std::map<std::string, DeviceMap>> device_maps(const Program &program,
-                                                     const SemanticInfo &sema,
-                                                     const DeviceCodegenOptions &opts,
-                                                     abi::ProgramSpec &spec) {
-  std::map<std::string, DeviceMap> out;
-  for (const auto &[name, sides] : frontend::map_sharing(program, sema)) {
-    if (!sides.gpu_use)
-      continue;
-    if (std::string why = frontend::map_sharing_error(name, sides); !why.empty())
-      return make_error(why);
-    auto info = sema.maps.find(name);
-    int index = -1;
-    for (size_t i = 0; i < spec.maps.size(); ++i)
-      if (spec.maps[i].name == name)
-        index = static_cast<int>(i);
-    if (info == sema.maps.end() || index < 0)
-      return make_error("BUG: map " + name + " has no map spec");
-    if (out.size() == GPUBT_MAX_DEVICE_MAPS)
-      return make_error("gpu probes use more than " + std::to_string(GPUBT_MAX_DEVICE_MAPS) +
-                        " maps");
-    DeviceMap dm;
-    dm.slot = out.size();
-    dm.info = &info->second;
-    bool from_host = sides.sharing == frontend::MapSharing::FromHost;
-    bool to_host = sides.sharing == frontend::MapSharing::ToHost;
-    dm.layout = layout_of(info->second, index,
-                          from_host || to_host ? host_copy_capacity(spec.maps[index])
-                                               : opts.map_capacity);
-    dm.layout.from_host = from_host;
-    dm.layout.to_host = to_host;
-    if (dm.layout.key_size == 0 && info->second.value.is_aggregate() && !sides.gpu_read)
-      stripe(dm);
-    spec.device.maps.push_back(dm.layout);
-    out[name] = dm;
-  }
-  return out;
-}
 
 bool uses_builtin(const Probe &p, stdlib::BuiltinId id) {
   bool found = false;
@@ -273,13 +161,7 @@ void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit
         end_ns = c.launch_end_ns = clock_in_last_thread(c);
     }
     auto *finished = counts ? llvm::BasicBlock::Create(c.ctx, "probe.done", c.fn) : out;
-    if (c.probe->predicate) {
-      auto *pass = llvm::BasicBlock::Create(c.ctx, "pred.pass", c.fn);
-      c.b.CreateCondBr(truthy(c, lower_expr(c, *c.probe->predicate)), pass, finished);
-      c.b.SetInsertPoint(pass);
-    }
-    if (c.probe->body)
-      lower_block(c, *c.probe->body);
+    c.lower_probe_body(finished);
     if (counts) {
       c.b.CreateBr(finished);
       c.b.SetInsertPoint(finished);
@@ -330,13 +212,6 @@ void lower_launch_start_function(DevCtx &c, const std::string &name, uint32_t pr
 
 } // namespace
 
-bool has_gpu_probes(const Program &program) {
-  for (const auto &p : program.probes)
-    if (is_gpu_probe(*p))
-      return true;
-  return false;
-}
-
 // A hidden gpu probe's spec, numbered after the others.
 static Result<abi::DeviceProbeSpec>
 hidden_probe(const std::string &kind, const std::string &pattern, const abi::ProgramSpec &spec) {
@@ -369,7 +244,7 @@ Status add_launch_state(const Program &program, llvm::Module &mod, const DeviceT
   int counting = 0;
   bool reads_start_elsewhere = false;
   for (const auto &probe : program.probes) {
-    if (!is_gpu_probe(*probe))
+    if (!layout::is_gpu_probe(*probe))
       continue;
     bool start = uses_builtin(*probe, stdlib::BuiltinId::LaunchStart);
     bool last = uses_builtin(*probe, stdlib::BuiltinId::LastThread);
@@ -430,24 +305,21 @@ Status add_launch_state(const Program &program, llvm::Module &mod, const DeviceT
 }
 
 Status lower_device_probes(const Program &program, const SemanticInfo &sema,
-                           const DeviceTarget &target, const DeviceCodegenOptions &opts,
-                           abi::ProgramSpec &spec, std::string *llvm_ir) {
+                           const layout::ProgramLayout &layout, const DeviceTarget &target,
+                           const DeviceCodegenOptions &opts, abi::ProgramSpec &spec,
+                           std::string *llvm_ir) {
   auto pow2 = [](uint32_t n) { return n && !(n & (n - 1)); };
-  if ((opts.map_capacity && !pow2(opts.map_capacity)) || !pow2(opts.ring_capacity) ||
-      opts.ring_capacity < 256)
+  if (!pow2(opts.ring_capacity) || opts.ring_capacity < 256)
     return make_error("device map and ring capacities must be powers of two");
-  if (!has_gpu_probes(program))
+  if (!layout::has_gpu_probes(program))
     return Ok{};
-  auto maps = device_maps(program, sema, opts, spec);
-  if (!maps)
-    return make_error(maps.error());
   spec.device.ring_capacity = opts.ring_capacity;
 
   llvm::LLVMContext llctx;
   llvm::Module mod("gpubt_device", llctx);
   target.prepare_module(mod);
   for (const auto &probe : program.probes) {
-    if (!is_gpu_probe(*probe))
+    if (!layout::is_gpu_probe(*probe))
       continue;
     for (const auto &ap : probe->attach_points) {
       uint32_t n = spec.device.probes.size();
@@ -463,7 +335,7 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
       c.probe = probe.get();
       c.probe_name_index = spec.probe_names.size();
       c.spec = &spec;
-      c.maps = &*maps;
+      c.maps = &layout.device_maps;
       spec.probe_names.push_back(ps.name);
       lower_patch_function(c, ps.function, n);
       if (!c.error.empty())

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
 
+#include "codegen/layout/program_layout.h"
 #include "tests/codegen/bpf_test_support.h"
 
 namespace gpubt::codegen::bpf::testing {
@@ -139,7 +140,10 @@ TEST(BpfLowering, AnUnresolvedCallIsABug) {
   frontend::Diagnostics diags;
   auto prog = frontend::parse_program(file, diags);
   ASSERT_TRUE(prog && !diags.has_errors());
-  auto art = lower_to_bpf(*prog, frontend::SemanticInfo{}, {});
+  frontend::SemanticInfo sema;
+  auto layout = codegen::layout::lay_out_program(*prog, sema, {});
+  ASSERT_TRUE(layout);
+  auto art = lower_to_bpf(*prog, sema, *layout, {});
   ASSERT_FALSE(art);
   EXPECT_EQ(art.error(), "BUG: function exit() has no host lowering");
 }

@@ -1,5 +1,5 @@
-// Test support for the BPF back end: script -> typed AST -> BpfArtifacts, and loading every
-// program of a ProgramSpec into the running kernel's verifier (maps created, fds patched).
+// Test support for the BPF back end: script -> typed AST -> layout -> BpfArtifacts, and loading
+// every program of a ProgramSpec into the running kernel's verifier (maps created, fds patched).
 #pragma once
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
@@ -33,7 +33,12 @@ inline Compiled compile_script(const std::string &script, bool has_child = false
     return out;
   }
   opts.has_child = has_child;
-  auto art = lower_to_bpf(*checked.prog, checked.sema, opts);
+  auto layout = layout::lay_out_program(*checked.prog, checked.sema, {});
+  if (!layout) {
+    out.error = layout.error();
+    return out;
+  }
+  auto art = lower_to_bpf(*checked.prog, checked.sema, *layout, opts);
   if (!art) {
     out.error = art.error();
     return out;

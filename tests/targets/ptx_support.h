@@ -10,6 +10,7 @@
 
 #include "codegen/bpf/lower_bpf.h"
 #include "codegen/device/lower_device.h"
+#include "codegen/layout/program_layout.h"
 #include "targets/ptx/ptx_target.h"
 #include "tests/support/checked_script.h"
 
@@ -25,9 +26,10 @@ struct DeviceCompiled {
 struct HostOptions {
   bool check_sharing = true; // false: as if the driver skipped check_map_sharing
   codegen::bpf::BpfCodegenOptions bpf;
+  codegen::layout::LayoutOptions layout;
 };
 
-// SCRIPT through the host lowering, then its gpu probes through TARGET.
+// SCRIPT through the layout pass and the host lowering, then its gpu probes through TARGET.
 inline DeviceCompiled compile_device_script(const std::string &script,
                                             const codegen::DeviceTarget &target,
                                             codegen::device::DeviceCodegenOptions opts = {},
@@ -40,13 +42,19 @@ inline DeviceCompiled compile_device_script(const std::string &script,
   }
   const frontend::Program &prog = *checked.prog;
   const frontend::SemanticInfo &sema = checked.sema;
-  auto art = codegen::bpf::lower_to_bpf(prog, sema, host.bpf);
+  auto layout = codegen::layout::lay_out_program(prog, sema, host.layout);
+  if (!layout) {
+    out.error = layout.error();
+    return out;
+  }
+  auto art = codegen::bpf::lower_to_bpf(prog, sema, *layout, host.bpf);
   if (!art) {
     out.error = art.error();
     return out;
   }
   out.spec = std::move(art->spec);
-  if (auto st = codegen::device::lower_device_probes(prog, sema, target, opts, out.spec); !st)
+  if (auto st = codegen::device::lower_device_probes(prog, sema, *layout, target, opts, out.spec);
+      !st)
     out.error = st.error();
   return out;
 }

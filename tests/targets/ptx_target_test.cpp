@@ -226,7 +226,7 @@ TEST(PtxTarget, DeviceMapLayouts) {
   auto c = compile_gpu_script("gpu:kretprobe:k { @c = count(); @[tid] = count(); "
                               "@h[bid_x] = hist(clock); @l = lhist(lane, 0, 32, 4); "
                               "@m[bid_x, lane] = max(clock); @v[lane] = (1, kernel); }",
-                              {.map_capacity = 1024});
+                              {}, {.layout = {.device_map_capacity = 1024}});
   ASSERT_EQ(c.error, "");
   std::map<std::string, abi::DeviceMapSpec> by_name;
   for (const auto &m : c.spec.device.maps)
@@ -330,7 +330,7 @@ TEST(PtxTarget, MapsHostProbesWriteAndGpuProbesRead) {
   for (auto [max_entries, capacity] : {std::pair{4096u, 4096u}, {1000u, 1024u}, {100000u, 4096u},
                                        {1u, 1u}}) {
     SCOPED_TRACE(max_entries);
-    auto c = compile_gpu_script(script, {}, {.bpf = {.map_max_entries = max_entries}});
+    auto c = compile_gpu_script(script, {}, {.layout = {.map_max_entries = max_entries}});
     ASSERT_EQ(c.error, "");
     auto maps = device_maps_by_name(c.spec);
     ASSERT_EQ(maps.size(), 4u);
@@ -373,7 +373,7 @@ TEST(PtxTarget, MapsGpuProbesWriteAndHostProbesRead) {
       uprobe:/bin/sh:main { printf("%d %d\n", @grid, @n[1]); })";
   for (auto [max_entries, capacity] : {std::pair{4096u, 4096u}, {1000u, 1024u}, {100000u, 4096u}}) {
     SCOPED_TRACE(max_entries);
-    auto c = compile_gpu_script(script, {}, {.bpf = {.map_max_entries = max_entries}});
+    auto c = compile_gpu_script(script, {}, {.layout = {.map_max_entries = max_entries}});
     ASSERT_EQ(c.error, "");
     auto maps = device_maps_by_name(c.spec);
     ASSERT_EQ(maps.size(), 3u);
@@ -425,8 +425,34 @@ TEST(PtxTarget, RefusedSharingIsRefusedByCodegenToo) {
 }
 
 TEST(PtxTarget, CapacitiesMustBePowersOfTwo) {
-  auto c = compile_gpu_script("gpu:kretprobe:k { @x[tid] = count(); }", {.map_capacity = 1000});
+  auto c = compile_gpu_script("gpu:kretprobe:k { @x[tid] = count(); }", {},
+                              {.layout = {.device_map_capacity = 1000}});
   EXPECT_EQ(c.error, "device map and ring capacities must be powers of two");
+}
+
+// The device lowering needs only the layout pass before it: no host probe is lowered here.
+TEST(PtxTarget, LowersFromTheLayoutAlone) {
+  auto checked = gpubt::testing::check_script(
+      R"(gpu:kretprobe:k { @[tid] = count(); printf("%d\n", lane); })", {}, true);
+  ASSERT_EQ(checked.error, "");
+  auto layout = codegen::layout::lay_out_program(*checked.prog, checked.sema, {});
+  ASSERT_TRUE(layout) << layout.error();
+  auto target = make_ptx_target({});
+  ASSERT_TRUE(target);
+  abi::ProgramSpec spec = layout->spec;
+  auto st = codegen::device::lower_device_probes(*checked.prog, checked.sema, *layout, *target, {},
+                                                 spec);
+  ASSERT_TRUE(st) << st.error();
+  EXPECT_TRUE(spec.probes.empty());
+  ASSERT_EQ(spec.device.probes.size(), 1u);
+  EXPECT_EQ(spec.probe_names, std::vector<std::string>{"gpu:kretprobe:k"});
+  EXPECT_EQ(spec.formats.size(), 1u);
+  ASSERT_EQ(spec.device.maps.size(), 1u);
+  EXPECT_EQ(spec.maps[spec.device.maps[0].map_index].name, "@");
+  if (!have_ptxas())
+    GTEST_SKIP() << "no " << kPtxas;
+  std::string log;
+  EXPECT_EQ(run_ptxas(spec.device.ptx, &log), 0) << log;
 }
 
 // The semantic pass keeps host-only builtins and functions out of gpu probes, and the reverse.
@@ -491,11 +517,13 @@ TEST(PtxTarget, ASecondLastThreadPastTheFrontEndIsABug) {
   frontend::SemanticInfo sema = frontend::resolve_types(*prog);
   frontend::check_types(*prog, sema, {}, diags);
   ASSERT_FALSE(diags.has_errors()) << diags.render(file);
-  auto art = codegen::bpf::lower_to_bpf(*prog, sema, {});
+  auto layout = codegen::layout::lay_out_program(*prog, sema, {});
+  ASSERT_TRUE(layout) << layout.error();
+  auto art = codegen::bpf::lower_to_bpf(*prog, sema, *layout, {});
   ASSERT_TRUE(art) << art.error();
   auto target = make_ptx_target({});
   ASSERT_TRUE(target);
-  auto st = codegen::device::lower_device_probes(*prog, sema, *target, {}, art->spec);
+  auto st = codegen::device::lower_device_probes(*prog, sema, *layout, *target, {}, art->spec);
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error(), "BUG: last_thread is counted by more than one gpu probe");
 }

@@ -1,5 +1,5 @@
 // SemanticInfo's maps -> abi::MapSpec rows (user maps, then the internal ring buffer, globals
-// and scratch maps), and frontend::Type -> abi::ValueType for the printer.
+// and scratch maps) with their BPF key and value sizes.
 #pragma once
 #include <map>
 #include <string>
@@ -7,17 +7,15 @@
 #include "frontend/passes/semantic_info.h"
 #include "runtime/abi/program_spec.h"
 
-namespace gpubt::codegen::bpf {
+namespace gpubt::codegen::layout {
 
 struct MapLayout {
   std::map<std::string, int> user; // "@x" -> index into ProgramSpec::maps
   int ringbuf = -1, globals = -1, scratch = -1;
-  // Internal maps of the GPU API probes (lower_api.h); -1 when the program needs none.
+  // Internal maps of the GPU API probes (codegen/bpf/lower_api.h); -1 when the program needs
+  // none. The BPF lowering adds them.
   int saved_args = -1, kname_stubs = -1, kname_names = -1, kname_pending = -1;
 };
-
-abi::ValueType to_value_type(const frontend::Type &t);
-abi::AggKind to_agg_kind(frontend::TypeKind k);
 
 // Bytes of the BPF key: a uint64 0 for scalar maps; hist/lhist append a uint64 bucket index
 // after the user key padded to 8 bytes.
@@ -26,8 +24,8 @@ uint32_t bpf_key_size(const frontend::MapInfo &m);
 uint32_t bpf_value_size(const frontend::MapInfo &m);
 
 // Appends every map to spec.maps and sets spec.ringbuf_map / spec.globals_map. The scratch
-// map's value size is fixed later (set_scratch_size), once every probe is lowered.
+// map's value size is fixed by the BPF lowering, once every probe is lowered.
 MapLayout add_map_specs(const frontend::SemanticInfo &sema, uint32_t max_entries,
                         abi::ProgramSpec &spec);
 
-} // namespace gpubt::codegen::bpf
+} // namespace gpubt::codegen::layout
