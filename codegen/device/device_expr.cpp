@@ -21,6 +21,8 @@ namespace {
 llvm::Value *read_clock(DevCtx &c, Special s) {
   if (std::string why = c.target.unavailable(s); !why.empty())
     set_error(c, why);
+  if (s == Special::Clock)
+    c.spec->device.features |= abi::DeviceReadsCycles;
   return c.target.special(c.b, s);
 }
 
@@ -216,14 +218,24 @@ llvm::Value *probe_nsecs(DevCtx &c) {
   return b.CreateSelect(b.CreateICmpNE(c.last_thread, b.getInt64(0)), c.launch_end_ns, now);
 }
 
+// (X * R) >> 32 for signed X and Q32 R without the 64-bit product overflowing: a Vulkan clock
+// ticking every 10 to 80 ns has R of that many times 2^32 (the CUDA agent's drift is a few
+// ppm). With X = xh * 2^32 + xl and R = rh * 2^32 + rl: xh * R + xl * rh + (xl * rl >> 32).
+static llvm::Value *mul_q32(llvm::IRBuilder<> &b, llvm::Value *x, llvm::Value *r) {
+  auto *low = b.getInt64(0xffffffffull);
+  auto *xh = b.CreateAShr(x, 32), *xl = b.CreateAnd(x, low);
+  auto *rh = b.CreateAShr(r, 32), *rl = b.CreateAnd(r, low);
+  return b.CreateAdd(b.CreateAdd(b.CreateMul(xh, r), b.CreateMul(xl, rh)),
+                     b.CreateLShr(b.CreateMul(xl, rl), 32));
+}
+
 // The agent's model of the GPU clock against CLOCK_MONOTONIC: offset plus drift.
 llvm::Value *device_nsecs(DevCtx &c) {
   c.spec->device.features |= abi::DeviceReadsClock; // the agent then measures the GPU clock
   auto &b = c.b;
   llvm::Value *t = read_clock(c, Special::GlobalTimer);
   auto *since = b.CreateSub(t, ctx_field(c, offsetof(gpubt_device_ctx, clock_base), 8));
-  auto *drift = b.CreateAShr(
-      b.CreateMul(since, ctx_field(c, offsetof(gpubt_device_ctx, clock_rate), 8)), 32);
+  auto *drift = mul_q32(b, since, ctx_field(c, offsetof(gpubt_device_ctx, clock_rate), 8));
   return b.CreateAdd(b.CreateAdd(t, ctx_field(c, offsetof(gpubt_device_ctx, clock_offset_ns), 8)),
                      drift);
 }

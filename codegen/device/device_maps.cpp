@@ -140,8 +140,12 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
   if (lockstep) {
     // The writer may be a lane of this subgroup, which (structured control flow) writes the key
     // only once every lane left this loop: waiting would never end. The key goes on to the next
-    // slot instead; a key in two slots is merged on the host like a key of two GPUs.
-    b.CreateBr(next);
+    // slot instead; a key in two slots is merged on the host like a key of two GPUs. A map
+    // without a key (one entry, or an SM's stripe) has no other slot for it: its slot is
+    // already the one, so the update goes there: its writer writes no key, and a min/max
+    // writer's start value lands before the update when both are lanes of one subgroup (from
+    // another subgroup, an update in the few instructions between claim and start is lost).
+    b.CreateBr(words.empty() ? compare : next);
   } else {
     s->addIncoming(load_acquire(c, entry), spin);
     b.CreateBr(wait);

@@ -69,7 +69,8 @@ struct gpubt_device_ctx {
                           Sanitizer patches a whole module, so probe N's code also runs in the
                           module's other kernels: it must return at once when bit N (N < 64) is
                           clear, and when userdata is NULL (a kernel the agent gave no ctx). */
-  int64_t clock_rate;  /* the GPU clock's drift against the host's, Q32 (see clock_offset_ns) */
+  int64_t clock_rate;  /* the GPU clock's drift against the host's, Q32 (see clock_offset_ns);
+                          Vulkan (t = the Device-scope shader clock): its tick in ns - 1, Q32 */
   uint64_t clock_base; /* the %globaltimer the drift is counted from */
   /* Per launch, when the script uses `launch_start` / `last_thread`: they start at UINT64_MAX
    * and 0, a hidden entry probe takes the min of the threads' `nsecs`, and exit probes count the
@@ -150,7 +151,10 @@ struct gpubt_device_map_header {
  * `size` bytes by CAS on head when head + size - tail <= capacity (else drops++ and the record
  * is lost), writes the record at data[pos % capacity] word by word (8-byte words, each word's
  * offset taken modulo capacity, so a record may wrap), fences, then stores commit. The agent
- * reads records from tail while commit == (uint32_t)(tail / 8 + 1), then advances tail. */
+ * reads records from tail while commit == (uint32_t)(tail / 8 + 1), then advances tail.
+ * Vulkan probes, whose ring is read only at the end (tail stays 0), reserve by an atomic add on
+ * head instead and drop a record that does not fit (its bytes stay reserved, the reader stops
+ * there): lavapipe mis-runs the CAS loop (codegen/device/device_printf.cpp). */
 struct gpubt_device_ring {
   uint64_t head;     /* bytes reserved by producers, monotonic */
   uint64_t tail;     /* bytes consumed by the agent, monotonic (written by the agent) */

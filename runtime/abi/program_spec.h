@@ -222,7 +222,8 @@ enum class DeviceFormat : uint8_t {
   SpirvOpenCL, // SPIR-V words: a library module for OpenCL / Level Zero kernels
 };
 enum DeviceFeature : uint32_t {
-  DeviceReadsClock = 1, // a probe reads the GPU's clock (nsecs)
+  DeviceReadsClock = 1,  // a probe reads the GPU's clock (nsecs)
+  DeviceReadsCycles = 2, // a probe reads a cycle counter (clock): Vulkan needs shaderSubgroupClock
 };
 struct DeviceCode {
   DeviceFormat format = DeviceFormat::Ptx;

@@ -18,19 +18,21 @@ enum Op : uint16_t {
   OpFunction = 54, OpFunctionParameter = 55, OpFunctionEnd = 56, OpFunctionCall = 57,
   OpVariable = 59, OpLoad = 61, OpStore = 62, OpDecorate = 71, OpCompositeExtract = 81,
   OpBitcast = 124, OpAtomicLoad = 227, OpAtomicStore = 228, OpAtomicCompareExchange = 230,
-  OpLabel = 248, OpReturn = 253, OpReturnValue = 254, OpSource = 3,
+  OpLabel = 248, OpReturn = 253, OpReturnValue = 254, OpSource = 3, OpReadClockKHR = 5056,
 };
 enum : uint32_t {
   StorageInput = 1, StorageFunction = 7, StorageBuffer = 12, StoragePhysicalBuffer = 5349,
   CapShader = 1, CapInt64 = 11, CapInt64Atomics = 12, CapLinkage = 5, CapInt8 = 39,
   CapPhysicalStorageBufferAddresses = 5347, CapStorageBuffer8BitAccess = 4448,
   CapGroupNonUniform = 61, CapGroupNonUniformBallot = 64, CapGroupNonUniformShuffle = 65,
+  CapShaderClockKHR = 5055,
   AddressingLogical = 0, AddressingPhysicalStorageBuffer64 = 5348, MemoryGLSL450 = 1,
   DecorationBuiltIn = 11, DecorationArrayStride = 6, DecorationLinkageAttributes = 41,
   BuiltInNumWorkgroups = 24, BuiltInWorkgroupId = 26, BuiltInLocalInvocationId = 27,
   BuiltInSubgroupLocalInvocationId = 41,
   ExecutionModelGLCompute = 5, ExecutionModeLocalSize = 17,
-  ScopeDevice = 1, SemanticsAcquire = 0x2, SemanticsRelease = 0x4, SemanticsAcqRel = 0x8,
+  ScopeDevice = 1, ScopeSubgroup = 3, SemanticsAcquire = 0x2, SemanticsRelease = 0x4,
+  SemanticsAcqRel = 0x8,
   SemanticsUniformMemory = 0x40,
 };
 

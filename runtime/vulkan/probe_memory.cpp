@@ -27,7 +27,8 @@ ProbeMemoryLayout ProbeMemoryLayout::of(const abi::AgentConfig &config) {
   }
   l.ring_offset = at;
   at += sizeof(gpubt_device_ring) + config.device.ring_capacity;
-  l.size = align_up(at);
+  l.scratch_offset = align_up(at);
+  l.size = l.scratch_offset + kAlign;
   return l;
 }
 
@@ -52,7 +53,8 @@ void init_probe_memory(const abi::AgentConfig &config, const ProbeMemoryLayout &
 
 void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout &layout,
                          uint8_t *host, uint64_t address, uint32_t index,
-                         const std::string &kernel, uint64_t probe_mask) {
+                         const std::string &kernel, uint64_t probe_mask,
+                         const DeviceClock &clock) {
   gpubt_device_ctx ctx{};
   ctx.abi_version = GPUBT_DEVICE_ABI_VERSION;
   ctx.pid = uint32_t(getpid());
@@ -64,6 +66,9 @@ void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout
     ctx.maps[j] = address + layout.map_offsets[j];
   ctx.probe_mask = probe_mask;
   ctx.launch_start = UINT64_MAX;
+  ctx.clock_offset_ns = clock.offset_ns;
+  ctx.clock_rate = clock.rate_q32;
+  ctx.clock_base = clock.base;
   std::memcpy(host + ProbeMemoryLayout::ctx_offset(index), &ctx, sizeof ctx);
 }
 

@@ -15,9 +15,18 @@ inline constexpr uint32_t kMaxEntryContexts = 256;
 struct ProbeMemoryLayout {
   std::vector<uint64_t> map_offsets; // per DeviceMapSpec
   uint64_t ring_offset = 0;
+  uint64_t scratch_offset = 0; // 8 bytes the layer's own shaders write (device_clock.h)
   uint64_t size = 0;
   static ProbeMemoryLayout of(const abi::AgentConfig &config);
   static uint64_t ctx_offset(uint32_t index);
+};
+
+// The Device-scope shader clock on CLOCK_MONOTONIC, as gpubt_device_ctx's clock fields hold it:
+// nsecs = t + offset_ns + ((int64_t)(t - base) * rate_q32 >> 32).
+struct DeviceClock {
+  int64_t offset_ns = 0;
+  int64_t rate_q32 = 0;
+  uint64_t base = 0;
 };
 
 // Zeroed memory HOST (LAYOUT.size bytes at device address ADDRESS) made ready for the probes:
@@ -28,7 +37,8 @@ void init_probe_memory(const abi::AgentConfig &config, const ProbeMemoryLayout &
 // Context INDEX for entry point KERNEL, running the probes in PROBE_MASK.
 void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout &layout,
                          uint8_t *host, uint64_t address, uint32_t index,
-                         const std::string &kernel, uint64_t probe_mask);
+                         const std::string &kernel, uint64_t probe_mask,
+                         const DeviceClock &clock = {});
 
 // What the probes wrote, as the CUDA agent reports a context.
 abi::DeviceImage read_probe_memory(const abi::AgentConfig &config,

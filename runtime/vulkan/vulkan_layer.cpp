@@ -22,6 +22,7 @@
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/device_abi.h"
 #include "runtime/abi/spirv_words.h"
+#include "runtime/vulkan/device_clock.h"
 #include "runtime/vulkan/link_probes.h"
 #include "runtime/vulkan/probe_memory.h"
 #include "runtime/vulkan/relax_atomics.h"
@@ -40,6 +41,7 @@ struct Config {
   bool needs_8bit = false;
   // VkSubgroupFeatureFlags the probes use (the layer itself reads the subgroup's lane: basic).
   uint32_t subgroup_ops = VK_SUBGROUP_FEATURE_BASIC_BIT;
+  ClockNeeds clocks; // from the features codegen set
 };
 
 const Config &config() {
@@ -58,6 +60,7 @@ const Config &config() {
       return c;
     }
     c.agent = std::move(*parsed);
+    c.clocks = ClockNeeds::of(c.agent.device.features);
     std::ifstream spv(c.agent.spirv_path, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(spv)), std::istreambuf_iterator<char>());
     c.probes.resize(bytes.size() / 4);
@@ -90,6 +93,7 @@ struct Instance {
   PFN_vkGetPhysicalDeviceFeatures2 features2 = nullptr;
   PFN_vkGetPhysicalDeviceProperties2 properties2 = nullptr;
   PFN_vkEnumerateDeviceExtensionProperties extensions = nullptr;
+  PFN_vkGetPhysicalDeviceQueueFamilyProperties queue_families = nullptr;
 };
 
 struct Device {
@@ -107,6 +111,8 @@ struct Device {
   PFN_vkFreeMemory free_memory = nullptr;
   bool active = false; // the probes' memory exists: shaders get probes
   uint32_t subgroup_size = 32;
+  float timestamp_period = 1; // ns per tick of the Device-scope clock
+  DeviceClock clock;          // its model, when the probes read nsecs
   bool relaxed_atomics = false; // lavapipe: see relax_atomics.h
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
@@ -167,6 +173,14 @@ template <typename T> T *loader_link(const void *next, VkStructureType type) {
   return c;
 }
 
+std::vector<VkExtensionProperties> device_extensions(const Instance &inst, VkPhysicalDevice pd) {
+  uint32_t n = 0;
+  inst.extensions(pd, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> have(n);
+  inst.extensions(pd, nullptr, &n, have.data());
+  return have;
+}
+
 // What the probes need of a device; empty if it has it all.
 std::string missing_features(const Instance &inst, VkPhysicalDevice pd) {
   if (!inst.features2)
@@ -194,7 +208,10 @@ std::string missing_features(const Instance &inst, VkPhysicalDevice pd) {
   uint32_t ops = config().subgroup_ops;
   if (!(sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) || (sub.supportedOperations & ops) != ops)
     return "compute shaders lack the subgroup operations the probes use (ballot, shuffle)";
-  return "";
+  bool has_clock = false;
+  for (const auto &e : device_extensions(inst, pd))
+    has_clock = has_clock || !std::strcmp(e.extensionName, "VK_KHR_shader_clock");
+  return missing_clock(config().clocks, pd, has_clock, inst.features2);
 }
 
 // Owns the edited copies of a VkDeviceCreateInfo the probes need.
@@ -205,6 +222,8 @@ struct DeviceFeatures {
   VkPhysicalDeviceShaderAtomicInt64Features a64{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
   VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceShaderClockFeaturesKHR clock{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
   std::vector<const char *> extensions;
   VkDeviceCreateInfo info{};
 };
@@ -220,21 +239,27 @@ void add_features(const Instance &inst, VkPhysicalDevice pd, const VkDeviceCreat
   auto *f2 = const_cast<VkPhysicalDeviceFeatures2 *>(
       find_chain<VkPhysicalDeviceFeatures2>(in.pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2));
   const void *head = in.pNext;
+  auto enable = [&](auto *mine, VkStructureType type, auto set) {
+    using T = std::remove_pointer_t<decltype(mine)>;
+    if (auto *theirs = const_cast<T *>(find_chain<T>(in.pNext, type))) {
+      set(theirs);
+    } else {
+      set(mine);
+      mine->pNext = const_cast<void *>(head);
+      head = mine;
+    }
+  };
+  const ClockNeeds &clocks = config().clocks;
+  if (clocks.any()) // not in the Vulkan 1.2 struct
+    enable(&out.clock, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR, [&](auto *s) {
+      s->shaderDeviceClock |= clocks.device;
+      s->shaderSubgroupClock |= clocks.subgroup;
+    });
   if (v12) {
     v12->bufferDeviceAddress = v12->shaderBufferInt64Atomics = VK_TRUE;
     if (config().needs_8bit)
       v12->storageBuffer8BitAccess = VK_TRUE;
   } else {
-    auto enable = [&](auto *mine, VkStructureType type, auto set) {
-      using T = std::remove_pointer_t<decltype(mine)>;
-      if (auto *theirs = const_cast<T *>(find_chain<T>(in.pNext, type))) {
-        set(theirs);
-      } else {
-        set(mine);
-        mine->pNext = const_cast<void *>(head);
-        head = mine;
-      }
-    };
     enable(&out.bda, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
            [](auto *s) { s->bufferDeviceAddress = VK_TRUE; });
     enable(&out.a64, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES,
@@ -253,15 +278,14 @@ void add_features(const Instance &inst, VkPhysicalDevice pd, const VkDeviceCreat
     out.info.pEnabledFeatures = &out.features;
   }
   // The extensions, for programs on Vulkan 1.0/1.1 instances (1.2 has them in core).
-  uint32_t n = 0;
-  inst.extensions(pd, nullptr, &n, nullptr);
-  std::vector<VkExtensionProperties> have(n);
-  inst.extensions(pd, nullptr, &n, have.data());
+  std::vector<VkExtensionProperties> have = device_extensions(inst, pd);
   out.extensions.assign(in.ppEnabledExtensionNames,
                         in.ppEnabledExtensionNames + in.enabledExtensionCount);
   std::vector<const char *> wanted{"VK_KHR_buffer_device_address", "VK_KHR_shader_atomic_int64"};
   if (config().needs_8bit)
     wanted.insert(wanted.end(), {"VK_KHR_8bit_storage", "VK_KHR_storage_buffer_storage_class"});
+  if (clocks.any())
+    wanted.push_back("VK_KHR_shader_clock");
   for (const char *w : wanted) {
     bool listed = false, offered = false;
     for (const char *e : out.extensions)
@@ -338,7 +362,34 @@ std::string make_probe_memory(const Instance &inst, VkPhysicalDevice pd, Device 
   return d.address ? "" : "no device address for the probes' buffer";
 }
 
-// The subgroup size, and whether the probes' atomics must be relaxed (relax_atomics.h).
+// nsecs: the Device-scope clock measured on a queue the program asked for (device_clock.h).
+std::string measure_clock(const Instance &inst, VkPhysicalDevice pd, const VkDeviceCreateInfo &info,
+                          PFN_vkSetDeviceLoaderData set_loader_data, Device &d) {
+  ClockDevice cd{d.handle, d.gdpa, set_loader_data, UINT32_MAX, d.timestamp_period,
+                 d.address + d.layout.scratch_offset,
+                 reinterpret_cast<const volatile uint64_t *>(d.host + d.layout.scratch_offset)};
+  uint32_t n = 0;
+  inst.queue_families(pd, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  inst.queue_families(pd, &n, families.data());
+  for (uint32_t i = 0; i < info.queueCreateInfoCount && cd.queue_family == UINT32_MAX; ++i) {
+    uint32_t f = info.pQueueCreateInfos[i].queueFamilyIndex;
+    if (f < n && (families[f].queueFlags & VK_QUEUE_COMPUTE_BIT))
+      cd.queue_family = f;
+  }
+  if (cd.queue_family == UINT32_MAX)
+    return "the probes read nsecs and the program's device has no compute queue to measure its "
+           "clock on";
+  std::string why;
+  d.clock = measure_device_clock(cd, why);
+  if (why.empty() && config().agent.verbose)
+    say("nsecs: the shader clock ticks every " +
+        std::to_string(1 + double(d.clock.rate_q32) / 4294967296.0) + " ns");
+  return why.empty() ? "" : "the probes read nsecs and its clock could not be measured: " + why;
+}
+
+// The subgroup size, the clock's tick, and whether the probes' atomics must be relaxed
+// (relax_atomics.h).
 void read_device_traits(const Instance &inst, VkPhysicalDevice pd, Device &d) {
   if (!inst.properties2)
     return;
@@ -347,6 +398,7 @@ void read_device_traits(const Instance &inst, VkPhysicalDevice pd, Device &d) {
   inst.properties2(pd, &p);
   if (sub.subgroupSize)
     d.subgroup_size = sub.subgroupSize;
+  d.timestamp_period = p.properties.limits.timestampPeriod;
   if (p.properties.apiVersion < VK_API_VERSION_1_2) // no VkPhysicalDeviceDriverProperties
     return;
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
@@ -400,6 +452,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo *info,
         get("vkGetPhysicalDeviceProperties2KHR"));
   inst.extensions = reinterpret_cast<PFN_vkEnumerateDeviceExtensionProperties>(
       get("vkEnumerateDeviceExtensionProperties"));
+  inst.queue_families = reinterpret_cast<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
+      get("vkGetPhysicalDeviceQueueFamilyProperties"));
   std::lock_guard<std::mutex> lock(g_mu);
   g_instances[key(*out)] = inst;
   return VK_SUCCESS;
@@ -424,6 +478,13 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceC
   PFN_vkGetInstanceProcAddr gipa = chain->u.pLayerInfo->pfnNextGetInstanceProcAddr;
   PFN_vkGetDeviceProcAddr gdpa = chain->u.pLayerInfo->pfnNextGetDeviceProcAddr;
   chain->u.pLayerInfo = chain->u.pLayerInfo->pNext;
+  PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
+  for (auto *c = find_chain<VkLayerDeviceCreateInfo>(info->pNext,
+                                                     VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
+       c; c = find_chain<VkLayerDeviceCreateInfo>(c->pNext,
+                                                  VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO))
+    if (c->function == VK_LOADER_DATA_CALLBACK)
+      set_loader_data = c->u.pfnSetDeviceLoaderData;
   Instance inst;
   {
     std::lock_guard<std::mutex> lock(g_mu);
@@ -469,6 +530,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceC
   if (probes) {
     read_device_traits(inst, pd, d);
     why = make_probe_memory(inst, pd, d);
+    if (why.empty() && config().clocks.device)
+      why = measure_clock(inst, pd, *info, set_loader_data, d);
     d.active = why.empty();
     if (!d.active)
       say("compute shaders are not traced: " + why);
@@ -535,7 +598,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateShaderModule(VkDevice device,
       continue;
     }
     uint32_t index = d.contexts++;
-    write_entry_context(c.agent, d.layout, d.host, d.address, index, name, mask);
+    write_entry_context(c.agent, d.layout, d.host, d.address, index, name, mask, d.clock);
     e.ctx_address = d.address + ProbeMemoryLayout::ctx_offset(index);
     entries.push_back(std::move(e));
     masks[name] = mask;

@@ -300,8 +300,8 @@ public:
     case Special::SmId: // no SPIR-V form: spreads striped maps over 256 entries
       return b.CreateAnd(arg(b, GPUBT_SPIRV_ARG_WORKGROUP_ID), 255);
     case Special::Clock:
-    case Special::GlobalTimer: // refused by unavailable()
-      return b.getInt64(0);
+    case Special::GlobalTimer:
+      return read_clock(b, s);
     case Special::ActiveMask:
       return ballot(b, b.getTrue());
     }
@@ -313,12 +313,14 @@ public:
   llvm::Value *mask_lane(llvm::IRBuilder<> &b) const override {
     return b.CreateAnd(special(b, Special::LaneId), 31);
   }
+  // Vulkan: `nsecs` is the Device-scope clock (shaderDeviceClock), which the layer measures
+  // against CLOCK_MONOTONIC; `clock` the Subgroup-scope one (shaderSubgroupClock), a counter
+  // like CUDA's per-SM %clock64. The OpenCL flavour runs nowhere here to measure it.
   std::string unavailable(Special s) const override {
-    if (s != Special::Clock && s != Special::GlobalTimer)
+    if ((s != Special::Clock && s != Special::GlobalTimer) || flavour_ == SpirvFlavour::Vulkan)
       return "";
     return std::string(s == Special::Clock ? "clock" : "nsecs") +
-           " cannot be read in " + (flavour_ == SpirvFlavour::Vulkan ? "Vulkan shaders" : "SPIR-V kernels") +
-           " yet (VK_KHR_shader_clock and calibrated timestamps are not wired)";
+           " cannot be read in SPIR-V kernels for OpenCL / Level Zero";
   }
 
   // SPIR-V has no match: one pass per distinct value among MASK's lanes, each pass led by the
@@ -464,6 +466,16 @@ private:
     return b.CreateAnd(b.CreateICmpEQ(lo, shuffle(b, nullptr, lo, src)),
                        b.CreateICmpEQ(hi, shuffle(b, nullptr, hi, src)));
   }
+  // OpReadClockKHR of S's scope, through the placeholder to_vulkan_flavour rewrites.
+  llvm::Value *read_clock(llvm::IRBuilder<> &b, Special s) const {
+    if (flavour_ != SpirvFlavour::Vulkan) // refused by unavailable()
+      return b.getInt64(0);
+    uint32_t scope = s == Special::Clock ? spirv::ScopeSubgroup : spirv::ScopeDevice;
+    auto *m = b.GetInsertBlock()->getModule();
+    auto callee = m->getOrInsertFunction(kClockPlaceholder + std::to_string(scope), b.getInt64Ty());
+    return b.CreateCall(callee);
+  }
+
 
   SpirvFlavour flavour_;
   llvm::Triple triple_;

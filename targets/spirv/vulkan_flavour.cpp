@@ -1,5 +1,5 @@
-// StorageBuffer pointers -> PhysicalStorageBuffer64, placeholder calls -> atomics (see
-// vulkan_flavour.h).
+// StorageBuffer pointers -> PhysicalStorageBuffer64, placeholder calls -> atomics and clock
+// reads (see vulkan_flavour.h).
 #include "targets/spirv/vulkan_flavour.h"
 
 #include <cstring>
@@ -25,6 +25,16 @@ bool parse_placeholder(const std::string &name, Placeholder &out) {
     return false;
   return std::sscanf(name.c_str() + n, "%u_%u", &out.opcode, &out.bits) == 2 &&
          (out.bits == 32 || out.bits == 64);
+}
+
+// gpubt_spv_clock_<scope>: the scope, or 0.
+uint32_t clock_scope(const std::string &name) {
+  size_t n = std::strlen(kClockPlaceholder);
+  unsigned scope = 0;
+  if (name.compare(0, n, kClockPlaceholder) != 0 ||
+      std::sscanf(name.c_str() + n, "%u", &scope) != 1)
+    return 0;
+  return scope;
 }
 
 // The ids of an atomic's scope and memory semantics constants.
@@ -57,6 +67,7 @@ Result<std::vector<uint32_t>> to_vulkan_flavour(const std::vector<uint32_t> &wor
     return make_error("BUG: the SPIR-V back end emitted no SPIR-V module");
 
   std::map<uint32_t, Placeholder> placeholders; // function id -> atomic
+  std::map<uint32_t, uint32_t> clocks;          // function id -> scope
   std::set<uint32_t> widths;
   for (const auto &in : m.insts)
     if (in.op == OpName) {
@@ -64,8 +75,11 @@ Result<std::vector<uint32_t>> to_vulkan_flavour(const std::vector<uint32_t> &wor
       if (parse_placeholder(string_at(in, 1), ph)) {
         placeholders[in.w[0]] = ph;
         widths.insert(ph.bits);
+      } else if (uint32_t scope = clock_scope(string_at(in, 1))) {
+        clocks[in.w[0]] = scope;
       }
     }
+  auto is_placeholder = [&](uint32_t id) { return placeholders.count(id) || clocks.count(id); };
 
   // Types and constants first: adding them moves instructions.
   std::map<uint32_t, uint32_t> value_ptr; // bits -> PhysicalStorageBuffer pointer type
@@ -74,18 +88,21 @@ Result<std::vector<uint32_t>> to_vulkan_flavour(const std::vector<uint32_t> &wor
   AtomicOperands ops{m.u32(ScopeDevice), m.u32(0), m.u32(SemanticsAcquire | SemanticsUniformMemory),
                      m.u32(SemanticsRelease | SemanticsUniformMemory),
                      m.u32(SemanticsAcqRel | SemanticsUniformMemory)};
+  std::map<uint32_t, uint32_t> scope_ids; // scope -> its constant
+  for (const auto &[fn, scope] : clocks)
+    scope_ids[scope] = m.u32(scope);
 
   std::vector<Inst> out;
   bool skipping = false, loads8 = false;
   std::map<uint32_t, uint32_t> int_width;
   for (auto &in : m.insts) {
-    if (in.op == OpFunction && placeholders.count(in.w[1]))
+    if (in.op == OpFunction && is_placeholder(in.w[1]))
       skipping = true;
     if (skipping) {
       skipping = in.op != OpFunctionEnd;
       continue;
     }
-    if ((in.op == OpName || in.op == OpDecorate) && placeholders.count(in.w[0]))
+    if ((in.op == OpName || in.op == OpDecorate) && is_placeholder(in.w[0]))
       continue;
     if (in.op == OpTypeInt)
       int_width[in.w[0]] = in.w[1];
@@ -96,6 +113,10 @@ Result<std::vector<uint32_t>> to_vulkan_flavour(const std::vector<uint32_t> &wor
       uint32_t cast = m.fresh_id();
       out.push_back({OpBitcast, {value_ptr[ph.bits], cast, in.w[3]}});
       out.push_back(atomic_for(ops, ph, in.w, cast));
+      continue;
+    }
+    if (in.op == OpFunctionCall && clocks.count(in.w[2])) {
+      out.push_back({OpReadClockKHR, {in.w[0], in.w[1], scope_ids[clocks[in.w[2]]]}});
       continue;
     }
     if (in.op == OpMemoryModel)
@@ -117,6 +138,10 @@ Result<std::vector<uint32_t>> to_vulkan_flavour(const std::vector<uint32_t> &wor
   m.add_capability(CapPhysicalStorageBufferAddresses);
   if (widths.count(64))
     m.add_capability(CapInt64Atomics);
+  if (!clocks.empty()) {
+    m.add_extension("SPV_KHR_shader_clock");
+    m.add_capability(CapShaderClockKHR);
+  }
   if (loads8) {
     m.add_extension("SPV_KHR_8bit_storage");
     m.add_capability(CapStorageBuffer8BitAccess);

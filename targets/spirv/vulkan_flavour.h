@@ -13,9 +13,12 @@ namespace gpubt::targets {
 
 // Placeholder `i64/i32 NAME<opcode>(ptr, args...)`: the SPIR-V atomic opcode in its name.
 inline const char *kAtomicPlaceholder = "gpubt_spv_atomic_";
+// Placeholder `i64 NAME<scope>()`: OpReadClockKHR of that scope (SPV_KHR_shader_clock), which
+// LLVM's Vulkan flavour does not take as __spirv_ReadClockKHR.
+inline const char *kClockPlaceholder = "gpubt_spv_clock_";
 
 // The module's StorageBuffer pointers become PhysicalStorageBuffer64 ones, placeholder calls
-// become atomics (device scope), placeholders are removed. Errors name what did not fit.
+// become atomics (device scope) or clock reads, placeholders are removed. Errors name what did not fit.
 Result<std::vector<uint32_t>> to_vulkan_flavour(const std::vector<uint32_t> &words);
 
 } // namespace gpubt::targets

@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "runtime/abi/spirv_words.h"
 #include "targets/spirv/spirv_target.h"
@@ -55,6 +57,7 @@ const char *const kScripts[] = {
     "gpu:kretprobe:k { @[bid_x, bid_y, tid_z] = count(); @s[lane, warp] = sum(1); }",
     "gpu:kretprobe:k / tid % 2 == 0 && lane < 16 / { @even = count(); }",
     "gpu:kretprobe:k { @x[tid] = tid * 2; }",
+    "gpu:kretprobe:k { @x = @x + 1; @y += 2; @z++; }",
 };
 
 class SpirvTarget : public ::testing::TestWithParam<const char *> {};
@@ -120,6 +123,52 @@ TEST(SpirvTarget, AggregatesPerSubgroup) {
               std::string(script).find("bid_x") != std::string::npos)
         << script;
   }
+}
+
+// nsecs reads the Device-scope shader clock and clock the Subgroup-scope one (OpReadClockKHR,
+// which LLVM's Vulkan flavour does not emit: the flavour rewrite does), and the program's
+// features tell the layer which the device must have; the OpenCL flavour refuses both.
+TEST(SpirvVulkan, ClocksAreShaderClockReads) {
+  TempDir dir;
+  auto target = make_spirv_target(SpirvFlavour::Vulkan);
+  ASSERT_TRUE(target);
+  auto c = compile_device_script(
+      "gpu:kprobe:main { @s = min(nsecs); } gpu:kretprobe:main { @d = max(nsecs - launch_start); "
+      "@c = min(clock); }",
+      *target);
+  ASSERT_EQ(c.error, "");
+  EXPECT_EQ(c.spec.device.features, abi::DeviceReadsClock | abi::DeviceReadsCycles);
+  const abi::DeviceCode *image = image_of(c.spec, abi::DeviceFormat::SpirvVulkan);
+  ASSERT_TRUE(image);
+  spirv::Module m;
+  ASSERT_TRUE(m.parse(reinterpret_cast<const uint32_t *>(image->bytes.data()),
+                      image->bytes.size() / 4));
+  EXPECT_TRUE(m.has_capability(spirv::CapShaderClockKHR));
+  std::map<uint32_t, uint32_t> constants; // id -> value
+  std::set<uint32_t> scopes;
+  for (const auto &in : m.insts) {
+    if (in.op == spirv::OpConstant && in.w.size() == 3)
+      constants[in.w[1]] = in.w[2];
+    if (in.op == spirv::OpReadClockKHR)
+      scopes.insert(constants[in.w[2]]);
+    if (in.op == spirv::OpName)
+      EXPECT_EQ(spirv::string_at(in, 1).find("gpubt_spv_clock"), std::string::npos);
+  }
+  EXPECT_EQ(scopes, (std::set<uint32_t>{spirv::ScopeDevice, spirv::ScopeSubgroup}));
+  std::ofstream(dir.path + "/p.spv", std::ios::binary) << image->bytes;
+  if (!have("spirv-val"))
+    GTEST_SKIP() << "no spirv-val";
+  std::string out;
+  EXPECT_EQ(sh("spirv-val " + dir.path + "/p.spv", &out), 0) << out;
+}
+
+TEST(SpirvOpenCl, RefusesClocks) {
+  auto target = make_spirv_target(SpirvFlavour::OpenCL);
+  ASSERT_TRUE(target);
+  EXPECT_EQ(compile_device_script("gpu:kretprobe:k { @ = max(nsecs); }", *target).error,
+            "gpu:kretprobe:k: nsecs cannot be read in SPIR-V kernels for OpenCL / Level Zero");
+  EXPECT_EQ(compile_device_script("gpu:kretprobe:k { @ = max(clock); }", *target).error,
+            "gpu:kretprobe:k: clock cannot be read in SPIR-V kernels for OpenCL / Level Zero");
 }
 
 // An OpenCL C kernel calling probe 0 as device_abi.h says, compiled by clang-22 to SPIR-V, linked

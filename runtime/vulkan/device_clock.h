@@ -1,0 +1,45 @@
+// The probes' clocks on a Vulkan device: `nsecs` reads the Device-scope shader clock and `clock`
+// the Subgroup-scope one (VK_KHR_shader_clock). The layer puts the Device-scope clock on
+// CLOCK_MONOTONIC, as the CUDA agent does %globaltimer, in gpubt_device_ctx's clock fields. It
+// measures that clock itself, with a one-invocation dispatch that reads it between two host
+// readings: the shader clock need not be the timestamp queries' clock that calibrated
+// timestamps pair with the host's (on lavapipe it is not).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <vulkan/vk_layer.h>
+#include <vulkan/vulkan.h>
+
+#include "runtime/vulkan/probe_memory.h"
+
+namespace gpubt::runtime::vulkan {
+
+// What the probes' DeviceFeature bits ask of a device.
+struct ClockNeeds {
+  bool device = false;   // nsecs: shaderDeviceClock
+  bool subgroup = false; // clock: shaderSubgroupClock
+  bool any() const { return device || subgroup; }
+  static ClockNeeds of(uint32_t features);
+};
+
+// Why the device cannot give the probes the clocks NEEDS asks for, or "". HAS_EXTENSION: the
+// device offers VK_KHR_shader_clock; FEATURES2 the instance's vkGetPhysicalDeviceFeatures2.
+std::string missing_clock(const ClockNeeds &needs, VkPhysicalDevice pd, bool has_extension,
+                          PFN_vkGetPhysicalDeviceFeatures2 features2);
+
+// What measuring the clock uses of a device the layer just created.
+struct ClockDevice {
+  VkDevice device = VK_NULL_HANDLE;
+  PFN_vkGetDeviceProcAddr gdpa = nullptr;          // the next layer's
+  PFN_vkSetDeviceLoaderData set_loader_data = nullptr; // for the command buffer and queue
+  uint32_t queue_family = 0;                       // one with compute, that the program asked for
+  float timestamp_period = 1;                      // the clock's nominal tick, if it is that one
+  uint64_t scratch_address = 0;                    // 8 bytes the shader writes ...
+  const volatile uint64_t *scratch_host = nullptr; // ... read here (host-coherent)
+};
+
+// The Device-scope clock on CLOCK_MONOTONIC, from readings some 20 ms apart. Empty WHY on success.
+DeviceClock measure_device_clock(const ClockDevice &d, std::string &why);
+
+} // namespace gpubt::runtime::vulkan
