@@ -5,6 +5,7 @@
 # prebuilt one (scripts/gpu-pack.sh stages a static one in .carry/) or the gpubt cases are skipped.
 # Usage: scripts/gpu-e2e.sh [--timings] [--torch] [--ml] [--no-suite] [--ptx-bench]
 #                           [--latency-bench] [--train-bench] [--attach] [--timeline]
+#                           [--vulkan] [--vulkan-bench]
 #        (env: GPUBT=path, WORK=build folder, ML_ONLY=regex of ML workloads, ML_OUTPUTS=file)
 # --ptx-bench: after the suite, bench/gpu/ptx_bench.sh (issue 5's PTX vs SASS vs hand-written table).
 # --latency-bench: after the suite, bench/gpu/launch_latency.py (what gpubt adds to launch latency).
@@ -13,9 +14,13 @@
 # --attach: tests/gpu/attach_suite.py (gpubt -p / system-wide on running trainers, issue 13).
 # --timeline: tests/gpu/timeline_check.py (--timeline over the PyTorch training step against
 #   tools/kerneltime.bt; the trace goes to $TIMELINE_OUT, default bench/gpu/logs/).
+# --vulkan: tests/vulkan/run_vulkan.py on the GPU's Vulkan driver (issue 15), with the layer and
+#   vk_vector_add that scripts/gpu-pack.sh stages in .carry/vulkan and the loader's .debs in .gl/
+#   (the device README's recipe) unpacked when no libvulkan.so.1 is installed.
+# --vulkan-bench: bench/gpu/vulkan_bench.py (plain vs `{ }` vs `@ = count()` per dispatch).
 # --no-suite: skip tests/gpu/run_suite.py (with --ml or a bench).
 set -uo pipefail
-PTX_BENCH=0 LATENCY_BENCH=0 ML=0 TRAIN_BENCH=0 SUITE=1 ATTACH=0 TIMELINE=0
+PTX_BENCH=0 LATENCY_BENCH=0 ML=0 TRAIN_BENCH=0 SUITE=1 ATTACH=0 TIMELINE=0 VULKAN=0 VULKAN_BENCH=0
 SUITE_ARGS=()
 for arg in "$@"; do
   case "$arg" in
@@ -24,6 +29,8 @@ for arg in "$@"; do
   --ml) ML=1 ;;
   --attach) ATTACH=1 ;;
   --timeline) TIMELINE=1 ;;
+  --vulkan) VULKAN=1 ;;
+  --vulkan-bench) VULKAN_BENCH=1 ;;
   --train-bench) TRAIN_BENCH=1 ;;
   --no-suite) SUITE=0 ;;
   *) SUITE_ARGS+=("$arg") ;;
@@ -107,6 +114,30 @@ fi
 if [ "$TRAIN_BENCH" = 1 ] && [ -n "$GPUBT" ]; then
   python3 "$ROOT/bench/gpu/train_cost.py" --gpubt "$GPUBT" --agent "$AGENT" \
     --rounds "${TRAIN_ROUNDS:-2}" --only "${TRAIN_ONLY:-}"
+fi
+if { [ "$VULKAN" = 1 ] || [ "$VULKAN_BENCH" = 1 ]; } && [ -n "$GPUBT" ]; then
+  VK=$ROOT/.carry/vulkan
+  if ! ldconfig -p | grep -q libvulkan.so.1 && [ -d "$ROOT/.gl" ]; then
+    for f in "$ROOT"/.gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+  fi
+  for icd in /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json \
+    /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; do
+    [ -f "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd && break
+  done
+  export GPUBT_VULKAN_LAYER_DIR=$VK
+  if [ ! -x "$VK/vk_vector_add" ]; then
+    echo "[FAIL] vulkan: no .carry/vulkan (run scripts/gpu-pack.sh where libvulkan-dev is)"
+    RC=1
+  else
+    if [ "$VULKAN" = 1 ]; then
+      python3 "$ROOT/tests/vulkan/run_vulkan.py" --gpubt "$GPUBT" --programs "$VK" || RC=1
+    fi
+    if [ "$VULKAN_BENCH" = 1 ]; then
+      python3 "$ROOT/bench/gpu/vulkan_bench.py" --programs "$VK" --gpubt "$GPUBT" \
+        --layer-dir "$VK" ${VK_DRIVER_FILES:+--icd "$VK_DRIVER_FILES"} || RC=1
+    fi
+  fi
 fi
 if [ "$PTX_BENCH" = 1 ]; then
   GPUBT=$GPUBT GPUBT_AGENT_PATH=$AGENT WORK=$WORK "$ROOT/bench/gpu/ptx_bench.sh"

@@ -1,14 +1,24 @@
 #!/bin/bash
 # Stages what the GPU machine cannot build (it has CUDA but no LLVM, libbpf or ANTLR): a release
 # gpubt with LLVM, libbpf, libelf and antlr4-runtime linked statically, stripped, in
-# .carry/gpubt/ (libfmt beside it in lib/), plus zstd's headers for the agent's build there.
-# scripts/gpu-e2e.sh picks them up from there.
+# .carry/gpubt/ (libfmt beside it in lib/), plus zstd's headers for the agent's build there, and
+# the Vulkan layer with its test program in .carry/vulkan/ (the GPU machine has neither Vulkan
+# headers nor SPIRV-Tools nor glslang). scripts/gpu-e2e.sh picks them up from there.
 # Usage: scripts/gpu-pack.sh [BUILD_DIR=build-static]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build-static}
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUBT_STATIC_LLVM=ON >/dev/null
 ninja -C "$BUILD" gpubt
+# The layer and vk_vector_add exist where libvulkan-dev, spirv-tools and glslang are installed.
+vulkan_targets=$(ninja -C "$BUILD" -t targets all | grep -oE '^(gpubt_vulkan_layer|vk_vector_add):' |
+  tr -d : | xargs)
+if [ -n "$vulkan_targets" ]; then
+  ninja -C "$BUILD" $vulkan_targets
+  mkdir -p "$ROOT/.carry/vulkan"
+  cp "$BUILD/runtime/vulkan/libgpubt_vulkan_layer.so" "$BUILD/runtime/vulkan/gpubt_vulkan_layer.json" \
+    "$BUILD/tests/programs/vk_vector_add" "$BUILD/tests/programs/vector_add.spv" "$ROOT/.carry/vulkan/"
+fi
 mkdir -p "$ROOT/.carry/gpubt/lib"
 strip -o "$ROOT/.carry/gpubt/gpubt" "$BUILD/gpubt"
 for lib in $(ldd "$BUILD/gpubt" | awk '/libfmt/ {print $3}'); do
