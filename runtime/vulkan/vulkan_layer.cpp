@@ -21,11 +21,12 @@
 
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/device_abi.h"
-#include "runtime/abi/spirv_words.h"
 #include "runtime/vulkan/device_clock.h"
+#include "runtime/vulkan/device_features.h"
 #include "runtime/vulkan/link_probes.h"
 #include "runtime/vulkan/probe_memory.h"
 #include "runtime/vulkan/relax_atomics.h"
+#include "runtime/vulkan/vk_chain.h"
 
 #define GPUBT_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -38,10 +39,7 @@ struct Config {
   bool active = false;
   abi::AgentConfig agent;
   std::vector<uint32_t> probes; // the probe module
-  bool needs_8bit = false;
-  // VkSubgroupFeatureFlags the probes use (the layer itself reads the subgroup's lane: basic).
-  uint32_t subgroup_ops = VK_SUBGROUP_FEATURE_BASIC_BIT;
-  ClockNeeds clocks; // from the features codegen set
+  ProbeNeeds needs;
 };
 
 const Config &config() {
@@ -60,22 +58,11 @@ const Config &config() {
       return c;
     }
     c.agent = std::move(*parsed);
-    c.clocks = ClockNeeds::of(c.agent.device.features);
     std::ifstream spv(c.agent.spirv_path, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(spv)), std::istreambuf_iterator<char>());
     c.probes.resize(bytes.size() / 4);
     std::memcpy(c.probes.data(), bytes.data(), c.probes.size() * 4);
-    // What the probes' OpCapability lines ask of the device.
-    for (size_t i = 5; i + 1 < c.probes.size(); i += c.probes[i] >> 16 ? c.probes[i] >> 16 : 1) {
-      if ((c.probes[i] & 0xffff) != spirv::OpCapability)
-        continue;
-      uint32_t cap = c.probes[i + 1];
-      c.needs_8bit = c.needs_8bit || cap == spirv::CapStorageBuffer8BitAccess;
-      if (cap == spirv::CapGroupNonUniformBallot)
-        c.subgroup_ops |= VK_SUBGROUP_FEATURE_BALLOT_BIT;
-      if (cap == spirv::CapGroupNonUniformShuffle)
-        c.subgroup_ops |= VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
-    }
+    c.needs = ProbeNeeds::of(c.probes, c.agent.device.features);
     c.active = !c.probes.empty();
     return c;
   }();
@@ -84,15 +71,12 @@ const Config &config() {
 
 void *key(const void *handle) { return *static_cast<void *const *>(handle); }
 
-struct Instance {
+struct Instance : PhysicalDeviceQueries {
   VkInstance handle = VK_NULL_HANDLE;
   PFN_vkGetInstanceProcAddr gipa = nullptr;
   PFN_vkDestroyInstance destroy = nullptr;
   PFN_vkCreateDevice create_device = nullptr;
   PFN_vkGetPhysicalDeviceMemoryProperties memory_properties = nullptr;
-  PFN_vkGetPhysicalDeviceFeatures2 features2 = nullptr;
-  PFN_vkGetPhysicalDeviceProperties2 properties2 = nullptr;
-  PFN_vkEnumerateDeviceExtensionProperties extensions = nullptr;
   PFN_vkGetPhysicalDeviceQueueFamilyProperties queue_families = nullptr;
 };
 
@@ -156,147 +140,6 @@ void write_results() {
 void at_exit() {
   std::lock_guard<std::mutex> lock(g_mu);
   write_results();
-}
-
-template <typename T> const T *find_chain(const void *next, VkStructureType type) {
-  for (auto *s = static_cast<const VkBaseInStructure *>(next); s; s = s->pNext)
-    if (s->sType == type)
-      return reinterpret_cast<const T *>(s);
-  return nullptr;
-}
-
-// The loader's link to the next layer in a create info's chain (the loader's layer interface).
-template <typename T> T *loader_link(const void *next, VkStructureType type) {
-  auto *c = const_cast<T *>(find_chain<T>(next, type));
-  while (c && c->function != VK_LAYER_LINK_INFO)
-    c = const_cast<T *>(find_chain<T>(c->pNext, type));
-  return c;
-}
-
-std::vector<VkExtensionProperties> device_extensions(const Instance &inst, VkPhysicalDevice pd) {
-  uint32_t n = 0;
-  inst.extensions(pd, nullptr, &n, nullptr);
-  std::vector<VkExtensionProperties> have(n);
-  inst.extensions(pd, nullptr, &n, have.data());
-  return have;
-}
-
-// What the probes need of a device; empty if it has it all.
-std::string missing_features(const Instance &inst, VkPhysicalDevice pd) {
-  if (!inst.features2)
-    return "vkGetPhysicalDeviceFeatures2 is missing (Vulkan 1.1 needed)";
-  VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
-  VkPhysicalDeviceShaderAtomicInt64Features a64{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES, &s8};
-  VkPhysicalDeviceBufferDeviceAddressFeatures bda{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES, &a64};
-  VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &bda};
-  inst.features2(pd, &f);
-  if (!bda.bufferDeviceAddress)
-    return "no bufferDeviceAddress";
-  if (!f.features.shaderInt64)
-    return "no shaderInt64";
-  if (!a64.shaderBufferInt64Atomics)
-    return "no shaderBufferInt64Atomics";
-  if (config().needs_8bit && !s8.storageBuffer8BitAccess)
-    return "no storageBuffer8BitAccess";
-  if (!inst.properties2)
-    return "vkGetPhysicalDeviceProperties2 is missing (Vulkan 1.1 needed)";
-  VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-  VkPhysicalDeviceProperties2 p{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sub};
-  inst.properties2(pd, &p);
-  uint32_t ops = config().subgroup_ops;
-  if (!(sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) || (sub.supportedOperations & ops) != ops)
-    return "compute shaders lack the subgroup operations the probes use (ballot, shuffle)";
-  bool has_clock = false;
-  for (const auto &e : device_extensions(inst, pd))
-    has_clock = has_clock || !std::strcmp(e.extensionName, "VK_KHR_shader_clock");
-  return missing_clock(config().clocks, pd, has_clock, inst.features2);
-}
-
-// Owns the edited copies of a VkDeviceCreateInfo the probes need.
-struct DeviceFeatures {
-  VkPhysicalDeviceFeatures features{};
-  VkPhysicalDeviceBufferDeviceAddressFeatures bda{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
-  VkPhysicalDeviceShaderAtomicInt64Features a64{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
-  VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
-  VkPhysicalDeviceShaderClockFeaturesKHR clock{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
-  std::vector<const char *> extensions;
-  VkDeviceCreateInfo info{};
-};
-
-// The program's device with the probes' features and extensions on. Features the program
-// chains already are switched on where they are (the structs are the program's; the Vulkan 1.2
-// struct excludes the per-feature ones).
-void add_features(const Instance &inst, VkPhysicalDevice pd, const VkDeviceCreateInfo &in,
-                  DeviceFeatures &out) {
-  out.info = in;
-  auto *v12 = const_cast<VkPhysicalDeviceVulkan12Features *>(find_chain<VkPhysicalDeviceVulkan12Features>(
-      in.pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES));
-  auto *f2 = const_cast<VkPhysicalDeviceFeatures2 *>(
-      find_chain<VkPhysicalDeviceFeatures2>(in.pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2));
-  const void *head = in.pNext;
-  auto enable = [&](auto *mine, VkStructureType type, auto set) {
-    using T = std::remove_pointer_t<decltype(mine)>;
-    if (auto *theirs = const_cast<T *>(find_chain<T>(in.pNext, type))) {
-      set(theirs);
-    } else {
-      set(mine);
-      mine->pNext = const_cast<void *>(head);
-      head = mine;
-    }
-  };
-  const ClockNeeds &clocks = config().clocks;
-  if (clocks.any()) // not in the Vulkan 1.2 struct
-    enable(&out.clock, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR, [&](auto *s) {
-      s->shaderDeviceClock |= clocks.device;
-      s->shaderSubgroupClock |= clocks.subgroup;
-    });
-  if (v12) {
-    v12->bufferDeviceAddress = v12->shaderBufferInt64Atomics = VK_TRUE;
-    if (config().needs_8bit)
-      v12->storageBuffer8BitAccess = VK_TRUE;
-  } else {
-    enable(&out.bda, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
-           [](auto *s) { s->bufferDeviceAddress = VK_TRUE; });
-    enable(&out.a64, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES,
-           [](auto *s) { s->shaderBufferInt64Atomics = VK_TRUE; });
-    if (config().needs_8bit)
-      enable(&out.s8, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
-             [](auto *s) { s->storageBuffer8BitAccess = VK_TRUE; });
-  }
-  out.info.pNext = head;
-  if (f2) {
-    f2->features.shaderInt64 = VK_TRUE;
-  } else {
-    if (in.pEnabledFeatures)
-      out.features = *in.pEnabledFeatures;
-    out.features.shaderInt64 = VK_TRUE;
-    out.info.pEnabledFeatures = &out.features;
-  }
-  // The extensions, for programs on Vulkan 1.0/1.1 instances (1.2 has them in core).
-  std::vector<VkExtensionProperties> have = device_extensions(inst, pd);
-  out.extensions.assign(in.ppEnabledExtensionNames,
-                        in.ppEnabledExtensionNames + in.enabledExtensionCount);
-  std::vector<const char *> wanted{"VK_KHR_buffer_device_address", "VK_KHR_shader_atomic_int64"};
-  if (config().needs_8bit)
-    wanted.insert(wanted.end(), {"VK_KHR_8bit_storage", "VK_KHR_storage_buffer_storage_class"});
-  if (clocks.any())
-    wanted.push_back("VK_KHR_shader_clock");
-  for (const char *w : wanted) {
-    bool listed = false, offered = false;
-    for (const char *e : out.extensions)
-      listed = listed || !std::strcmp(e, w);
-    for (const auto &e : have)
-      offered = offered || !std::strcmp(e.extensionName, w);
-    if (offered && !listed)
-      out.extensions.push_back(w);
-  }
-  out.info.enabledExtensionCount = uint32_t(out.extensions.size());
-  out.info.ppEnabledExtensionNames = out.extensions.data();
 }
 
 // A memory type for the probes' buffer: host-visible and coherent, so the host reads what they
@@ -491,12 +334,12 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceC
     inst = g_instances[key(pd)];
   }
   auto create = reinterpret_cast<PFN_vkCreateDevice>(gipa(inst.handle, "vkCreateDevice"));
-  std::string why = config().active ? missing_features(inst, pd) : "inactive";
+  std::string why = config().active ? missing_features(inst, pd, config().needs) : "inactive";
   VkResult r = VK_ERROR_INITIALIZATION_FAILED;
   bool probes = why.empty();
   if (probes) {
     DeviceFeatures features;
-    add_features(inst, pd, *info, features);
+    add_features(inst, pd, *info, config().needs, features);
     r = create(pd, &features.info, alloc, out);
     if (r != VK_SUCCESS) {
       why = "the device did not take the probes' features (" + std::to_string(r) + ")";
@@ -530,7 +373,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceC
   if (probes) {
     read_device_traits(inst, pd, d);
     why = make_probe_memory(inst, pd, d);
-    if (why.empty() && config().clocks.device)
+    if (why.empty() && config().needs.clocks.device)
       why = measure_clock(inst, pd, *info, set_loader_data, d);
     d.active = why.empty();
     if (!d.active)
