@@ -2,16 +2,21 @@
 // the -c child (VK_ADD_LAYER_PATH, VK_INSTANCE_LAYERS) with the agent config
 // (GPUBT_AGENT_CONFIG). At vkCreateDevice it turns on buffer device addresses and 64-bit
 // atomics and gives the probes one host-visible buffer; at vkCreateShaderModule it links the
-// probes into the compute entry points they match; at vkDestroyDevice and at exit it writes what
-// the probes wrote into the results file the CUDA agent's results sit beside. Anything that
-// fails leaves the program's objects as it made them, with a `gpubt:` line on stderr.
+// probes into the compute entry points they match by name, and where a module or pipeline gets
+// a debug name they match, it binds a twin pipeline with them; after the program's waits for the
+// GPU, at vkDestroyDevice and at exit it writes what the probes wrote into the results file the
+// CUDA agent's results sit beside. Anything that fails leaves the program's objects as it made
+// them, with a `gpubt:` line on stderr.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fnmatch.h>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 #include <vector>
@@ -24,6 +29,7 @@
 #include "runtime/vulkan/device_clock.h"
 #include "runtime/vulkan/device_features.h"
 #include "runtime/vulkan/link_probes.h"
+#include "runtime/vulkan/pipeline_recipe.h"
 #include "runtime/vulkan/probe_memory.h"
 #include "runtime/vulkan/relax_atomics.h"
 #include "runtime/vulkan/vk_chain.h"
@@ -91,6 +97,15 @@ struct Device {
   PFN_vkCmdDispatch dispatch = nullptr;
   PFN_vkCmdDispatchBase dispatch_base = nullptr;
   PFN_vkCmdDispatchIndirect dispatch_indirect = nullptr;
+  PFN_vkDestroyShaderModule destroy_shader_module = nullptr;
+  PFN_vkDestroyPipeline destroy_pipeline = nullptr;
+  PFN_vkDestroyPipelineLayout destroy_pipeline_layout = nullptr;
+  PFN_vkSetDebugUtilsObjectNameEXT set_object_name = nullptr;
+  PFN_vkQueueSubmit queue_submit = nullptr;
+  PFN_vkQueueSubmit2 queue_submit2 = nullptr;
+  PFN_vkQueueWaitIdle queue_wait_idle = nullptr;
+  PFN_vkDeviceWaitIdle device_wait_idle = nullptr;
+  PFN_vkWaitForFences wait_for_fences = nullptr;
   PFN_vkDestroyBuffer destroy_buffer = nullptr;
   PFN_vkFreeMemory free_memory = nullptr;
   bool active = false; // the probes' memory exists: shaders get probes
@@ -105,7 +120,11 @@ struct Device {
   ProbeMemoryLayout layout;
   uint32_t contexts = 0;
   std::map<VkShaderModule, std::map<std::string, uint64_t>> module_masks; // entry -> probes
-  std::map<VkShaderModule, std::vector<uint32_t>> originals; // instrumented modules' own code
+  using Code = std::shared_ptr<const std::vector<uint32_t>>;
+  std::map<VkShaderModule, Code> originals;             // every live module's own code
+  std::map<VkShaderModule, std::string> module_names;   // vkSetDebugUtilsObjectNameEXT's
+  std::map<VkPipeline, PipelineRecipe> recipes;         // compute pipelines made without probes
+  std::map<VkPipeline, VkPipeline> twins;               // ... and with them, made for a name
   std::map<VkPipeline, uint64_t> pipeline_masks;
   std::map<VkCommandBuffer, uint64_t> bound;
   std::vector<uint64_t> launches; // per probe: dispatches recorded with it
@@ -116,6 +135,15 @@ std::map<void *, Instance> g_instances;
 std::map<void *, Device> g_devices; // by dispatch key (devices, queues, command buffers)
 std::vector<abi::DeviceImage> g_done; // devices destroyed
 uint32_t g_next_device = 0;
+// Work was submitted since the results file was last written; when, and what writing it took.
+bool g_submitted = false;
+int64_t g_written_ns = 0, g_write_cost_ns = 0;
+
+int64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 // Rewrites this process's results file with every device's probe memory (the lock is held).
 void write_results() {
@@ -135,6 +163,19 @@ void write_results() {
     out << abi::write_agent_results(results);
   }
   std::rename((path + ".tmp").c_str(), path.c_str());
+}
+
+// After the program waited for the GPU: the results file again, so that a program killed before
+// its exit still shows what the probes counted up to its last wait. At most 1% of the time goes
+// to it: the probes' memory may be device memory read across PCIe (the lock is held).
+void write_results_after_wait() {
+  int64_t now = monotonic_ns();
+  if (!g_submitted || now - g_written_ns < 100 * g_write_cost_ns)
+    return;
+  write_results();
+  g_submitted = false;
+  g_written_ns = monotonic_ns();
+  g_write_cost_ns = g_written_ns - now;
 }
 
 void at_exit() {
@@ -367,6 +408,20 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceC
   if (!d.dispatch_base)
     d.dispatch_base = reinterpret_cast<PFN_vkCmdDispatchBase>(get("vkCmdDispatchBaseKHR"));
   d.dispatch_indirect = reinterpret_cast<PFN_vkCmdDispatchIndirect>(get("vkCmdDispatchIndirect"));
+  d.destroy_shader_module =
+      reinterpret_cast<PFN_vkDestroyShaderModule>(get("vkDestroyShaderModule"));
+  d.destroy_pipeline = reinterpret_cast<PFN_vkDestroyPipeline>(get("vkDestroyPipeline"));
+  d.destroy_pipeline_layout =
+      reinterpret_cast<PFN_vkDestroyPipelineLayout>(get("vkDestroyPipelineLayout"));
+  d.set_object_name =
+      reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(get("vkSetDebugUtilsObjectNameEXT"));
+  d.queue_submit = reinterpret_cast<PFN_vkQueueSubmit>(get("vkQueueSubmit"));
+  d.queue_submit2 = reinterpret_cast<PFN_vkQueueSubmit2>(get("vkQueueSubmit2"));
+  if (!d.queue_submit2)
+    d.queue_submit2 = reinterpret_cast<PFN_vkQueueSubmit2>(get("vkQueueSubmit2KHR"));
+  d.queue_wait_idle = reinterpret_cast<PFN_vkQueueWaitIdle>(get("vkQueueWaitIdle"));
+  d.device_wait_idle = reinterpret_cast<PFN_vkDeviceWaitIdle>(get("vkDeviceWaitIdle"));
+  d.wait_for_fences = reinterpret_cast<PFN_vkWaitForFences>(get("vkWaitForFences"));
   d.destroy_buffer = reinterpret_cast<PFN_vkDestroyBuffer>(get("vkDestroyBuffer"));
   d.free_memory = reinterpret_cast<PFN_vkFreeMemory>(get("vkFreeMemory"));
   d.launches.assign(config().agent.device.probes.size(), 0);
@@ -410,22 +465,21 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
   d.destroy(device, alloc);
 }
 
-VKAPI_ATTR VkResult VKAPI_CALL CreateShaderModule(VkDevice device,
-                                                  const VkShaderModuleCreateInfo *info,
-                                                  const VkAllocationCallbacks *alloc,
-                                                  VkShaderModule *out) {
-  std::unique_lock<std::mutex> lock(g_mu);
-  Device &d = g_devices[key(device)];
-  auto create = d.create_shader_module;
-  if (!d.active)
-    return lock.unlock(), create(device, info, alloc, out);
+// The entry points of CODE in TARGETS (entry point -> the name probes match it by, which the
+// probes read as `kernel`) with the probes linked in, and each one's probes; nothing where no
+// probe matches or linking failed (said). The lock is held.
+struct Instrumented {
+  std::vector<uint32_t> code;
+  std::map<std::string, uint64_t> masks; // entry point -> probes
+};
+std::optional<Instrumented> instrument(Device &d, const std::vector<uint32_t> &code,
+                                       const std::map<std::string, std::string> &targets) {
   const Config &c = config();
-  std::vector<uint32_t> code(info->pCode, info->pCode + info->codeSize / 4);
   std::vector<EntryProbes> entries;
-  std::map<std::string, uint64_t> masks;
-  for (const auto &name : compute_entry_points(code)) {
+  Instrumented out;
+  for (const auto &[entry, name] : targets) {
     EntryProbes e;
-    e.entry = name;
+    e.entry = entry;
     uint64_t mask = 0;
     for (size_t i = 0; i < c.agent.device.probes.size() && i < 64; ++i)
       if (fnmatch(c.agent.device.probes[i].kernel.c_str(), name.c_str(), 0) == 0) {
@@ -444,19 +498,19 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateShaderModule(VkDevice device,
     write_entry_context(c.agent, d.layout, d.host, d.address, index, name, mask, d.clock);
     e.ctx_address = d.address + ProbeMemoryLayout::ctx_offset(index);
     entries.push_back(std::move(e));
-    masks[name] = mask;
+    out.masks[entry] = mask;
   }
   if (entries.empty())
-    return lock.unlock(), create(device, info, alloc, out);
+    return std::nullopt;
   auto linked = link_probes(code, d.relaxed_atomics ? relax_atomics(c.probes) : c.probes, entries,
                             d.subgroup_size);
   if (!linked) {
-    say(entries[0].entry + ": not traced: " + linked.error());
-    return lock.unlock(), create(device, info, alloc, out);
+    say(targets.at(entries[0].entry) + ": not traced: " + linked.error());
+    return std::nullopt;
   }
   if (c.agent.verbose)
     for (const auto &e : entries)
-      say("probes linked into " + e.entry);
+      say("probes linked into " + targets.at(e.entry));
   // GPUBT_VULKAN_DUMP=DIR: each linked module as DIR/linked.<pid>.<n>.spv, for spirv-val.
   if (const char *dir = std::getenv("GPUBT_VULKAN_DUMP")) {
     static int n = 0;
@@ -465,44 +519,96 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateShaderModule(VkDevice device,
                   std::ios::binary)
         .write(reinterpret_cast<const char *>(linked->data()), linked->size() * 4);
   }
+  out.code = std::move(*linked);
+  return out;
+}
+
+// Compute entry points are matched by their SPIR-V name here; by a debug name, at pipelines.
+VKAPI_ATTR VkResult VKAPI_CALL CreateShaderModule(VkDevice device,
+                                                  const VkShaderModuleCreateInfo *info,
+                                                  const VkAllocationCallbacks *alloc,
+                                                  VkShaderModule *out) {
+  std::unique_lock<std::mutex> lock(g_mu);
+  Device &d = g_devices[key(device)];
+  auto create = d.create_shader_module;
+  if (!d.active)
+    return lock.unlock(), create(device, info, alloc, out);
+  auto code = std::make_shared<const std::vector<uint32_t>>(info->pCode,
+                                                            info->pCode + info->codeSize / 4);
+  std::map<std::string, std::string> targets;
+  for (const auto &name : compute_entry_points(*code))
+    targets[name] = name;
+  auto instrumented = instrument(d, *code, targets);
   lock.unlock();
-  VkShaderModuleCreateInfo mine = *info;
-  mine.codeSize = linked->size() * 4;
-  mine.pCode = linked->data();
-  VkResult r = create(device, &mine, alloc, out);
-  if (r != VK_SUCCESS) {
-    say(entries[0].entry + ": not traced: the driver refused the module (" + std::to_string(r) +
-        ")");
-    return create(device, info, alloc, out);
+  VkResult r = VK_ERROR_UNKNOWN;
+  if (instrumented) {
+    VkShaderModuleCreateInfo mine = *info;
+    mine.codeSize = instrumented->code.size() * 4;
+    mine.pCode = instrumented->code.data();
+    r = create(device, &mine, alloc, out);
+    if (r != VK_SUCCESS) {
+      say(instrumented->masks.begin()->first + ": not traced: the driver refused the module (" +
+          std::to_string(r) + ")");
+      instrumented.reset();
+    }
   }
+  if (!instrumented)
+    r = create(device, info, alloc, out);
+  if (r != VK_SUCCESS)
+    return r;
   lock.lock();
-  g_devices[key(device)].module_masks[*out] = std::move(masks);
-  g_devices[key(device)].originals[*out] = std::move(code);
+  Device &dd = g_devices[key(device)];
+  if (instrumented)
+    dd.module_masks[*out] = std::move(instrumented->masks);
+  dd.originals[*out] = std::move(code);
   return r;
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyShaderModule(VkDevice device, VkShaderModule module,
+                                               const VkAllocationCallbacks *alloc) {
+  std::unique_lock<std::mutex> lock(g_mu);
+  Device &d = g_devices[key(device)];
+  d.originals.erase(module); // a handle may come back for another module
+  d.module_names.erase(module);
+  d.module_masks.erase(module);
+  auto destroy = d.destroy_shader_module;
+  lock.unlock();
+  destroy(device, module, alloc);
+}
+
+PipelineFns pipeline_fns(const Device &d) {
+  return {d.create_shader_module, d.destroy_shader_module, d.create_compute_pipelines};
 }
 
 // A pipeline the driver refuses with the probes in its shader is made again from the program's
 // own module.
-VkResult create_uninstrumented(Device &d, VkDevice device, VkPipelineCache cache,
-                               const VkComputePipelineCreateInfo &info,
-                               const VkAllocationCallbacks *alloc, VkPipeline *out) {
+VkResult create_uninstrumented(Device &d, VkDevice device, const VkComputePipelineCreateInfo &info,
+                               VkPipeline *out) {
   auto original = d.originals.find(info.stage.module);
   if (original == d.originals.end())
     return VK_ERROR_UNKNOWN;
-  VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  mi.codeSize = original->second.size() * 4;
-  mi.pCode = original->second.data();
-  VkShaderModule module;
-  VkResult r = d.create_shader_module(device, &mi, nullptr, &module);
-  if (r != VK_SUCCESS)
-    return r;
-  VkComputePipelineCreateInfo mine = info;
-  mine.stage.module = module;
-  r = d.create_compute_pipelines(device, cache, 1, &mine, alloc, out);
-  auto destroy = reinterpret_cast<PFN_vkDestroyShaderModule>(
-      d.gdpa(device, "vkDestroyShaderModule"));
-  destroy(device, module, nullptr);
-  return r;
+  return PipelineRecipe(info, original->second).make(device, pipeline_fns(d), *original->second,
+                                                     out);
+}
+
+// PIPELINE, made without probes, got NAME: where probes match the name, a twin with them is made,
+// which vkCmdBindPipeline binds in its place (the lock is held).
+void make_twin(Device &d, VkDevice device, VkPipeline pipeline, const std::string &name) {
+  auto recipe = d.recipes.find(pipeline);
+  if (recipe == d.recipes.end() || d.twins.count(pipeline))
+    return;
+  auto instrumented = instrument(d, recipe->second.code(), {{recipe->second.entry(), name}});
+  if (!instrumented)
+    return;
+  VkPipeline twin = VK_NULL_HANDLE;
+  VkResult r = recipe->second.make(device, pipeline_fns(d), instrumented->code, &twin);
+  if (r != VK_SUCCESS) {
+    say(name + ": not traced: the driver refused the pipeline with the probes (" +
+        std::to_string(r) + ")");
+    return;
+  }
+  d.twins[pipeline] = twin;
+  d.pipeline_masks[twin] = instrumented->masks.begin()->second;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelineCache cache,
@@ -518,14 +624,24 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelin
   VkResult r = create(device, cache, n, infos, alloc, out);
   std::lock_guard<std::mutex> lock(g_mu);
   Device &d = g_devices[key(device)];
+  if (!d.active)
+    return r;
   for (uint32_t i = 0; i < n; ++i) {
-    auto m = d.module_masks.find(infos[i].stage.module);
-    if (m == d.module_masks.end() || !m->second.count(infos[i].stage.pName))
+    const VkComputePipelineCreateInfo &info = infos[i];
+    auto m = d.module_masks.find(info.stage.module);
+    if (m == d.module_masks.end() || !m->second.count(info.stage.pName)) {
+      auto original = d.originals.find(info.stage.module);
+      if (out[i] == VK_NULL_HANDLE || original == d.originals.end())
+        continue;
+      d.recipes.emplace(out[i], PipelineRecipe(info, original->second));
+      if (auto name = d.module_names.find(info.stage.module); name != d.module_names.end())
+        make_twin(d, device, out[i], name->second);
       continue;
+    }
     if (out[i] == VK_NULL_HANDLE) {
-      say(std::string(infos[i].stage.pName) + ": not traced: the driver refused the pipeline "
+      say(std::string(info.stage.pName) + ": not traced: the driver refused the pipeline "
           "with the probes (" + std::to_string(r) + ")");
-      VkResult again = create_uninstrumented(d, device, cache, infos[i], alloc, &out[i]);
+      VkResult again = create_uninstrumented(d, device, info, &out[i]);
       if (again == VK_SUCCESS && r != VK_SUCCESS) {
         bool all = true;
         for (uint32_t k = 0; k < n; ++k)
@@ -535,8 +651,61 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelin
       }
       continue;
     }
-    d.pipeline_masks[out[i]] = m->second[infos[i].stage.pName];
+    d.pipeline_masks[out[i]] = m->second[info.stage.pName];
   }
+  return r;
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyPipeline(VkDevice device, VkPipeline pipeline,
+                                           const VkAllocationCallbacks *alloc) {
+  std::unique_lock<std::mutex> lock(g_mu);
+  Device &d = g_devices[key(device)];
+  auto destroy = d.destroy_pipeline;
+  VkPipeline twin = VK_NULL_HANDLE;
+  if (auto t = d.twins.find(pipeline); t != d.twins.end()) {
+    twin = t->second;
+    d.pipeline_masks.erase(twin);
+    d.twins.erase(t);
+  }
+  d.recipes.erase(pipeline);
+  d.pipeline_masks.erase(pipeline);
+  lock.unlock();
+  if (twin)
+    destroy(device, twin, nullptr);
+  destroy(device, pipeline, alloc);
+}
+
+// A recipe whose layout is gone cannot make a twin any more.
+VKAPI_ATTR void VKAPI_CALL DestroyPipelineLayout(VkDevice device, VkPipelineLayout layout,
+                                                 const VkAllocationCallbacks *alloc) {
+  std::unique_lock<std::mutex> lock(g_mu);
+  Device &d = g_devices[key(device)];
+  for (auto it = d.recipes.begin(); it != d.recipes.end();)
+    it = it->second.layout() == layout ? d.recipes.erase(it) : std::next(it);
+  auto destroy = d.destroy_pipeline_layout;
+  lock.unlock();
+  destroy(device, layout, alloc);
+}
+
+// Shaders are matched by the names programs give their modules and pipelines too (GLSL's entry
+// points are all `main`).
+VKAPI_ATTR VkResult VKAPI_CALL SetDebugUtilsObjectName(VkDevice device,
+                                                       const VkDebugUtilsObjectNameInfoEXT *info) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  Device &d = g_devices[key(device)];
+  VkResult r = d.set_object_name ? d.set_object_name(device, info) : VK_SUCCESS;
+  if (!d.active || !info->pObjectName || !*info->pObjectName)
+    return r;
+  if (info->objectType == VK_OBJECT_TYPE_SHADER_MODULE) {
+    auto module = reinterpret_cast<VkShaderModule>(info->objectHandle);
+    d.module_names[module] = info->pObjectName;
+    auto original = d.originals.find(module);
+    for (auto &[pipeline, recipe] : d.recipes) // pipelines made from it before it had the name
+      if (original != d.originals.end() && &recipe.code() == original->second.get())
+        make_twin(d, device, pipeline, info->pObjectName);
+  }
+  if (info->objectType == VK_OBJECT_TYPE_PIPELINE)
+    make_twin(d, device, reinterpret_cast<VkPipeline>(info->objectHandle), info->pObjectName);
   return r;
 }
 
@@ -548,11 +717,55 @@ VKAPI_ATTR void VKAPI_CALL CmdBindPipeline(VkCommandBuffer cb, VkPipelineBindPoi
     Device &d = g_devices[key(cb)];
     bind = d.bind_pipeline;
     if (point == VK_PIPELINE_BIND_POINT_COMPUTE) {
+      if (auto t = d.twins.find(pipeline); t != d.twins.end())
+        pipeline = t->second;
       auto m = d.pipeline_masks.find(pipeline);
       d.bound[cb] = m == d.pipeline_masks.end() ? 0 : m->second;
     }
   }
   bind(cb, point, pipeline);
+}
+
+// Work submitted on a traced device: the next wait writes the results file.
+template <typename Info, typename F>
+VkResult submit(F Device::*fn, VkQueue queue, uint32_t n, const Info *submits, VkFence fence) {
+  std::unique_lock<std::mutex> lock(g_mu);
+  Device &d = g_devices[key(queue)];
+  g_submitted = g_submitted || d.active;
+  F next = d.*fn;
+  lock.unlock();
+  return next(queue, n, submits, fence);
+}
+VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t n, const VkSubmitInfo *submits,
+                                           VkFence fence) {
+  return submit(&Device::queue_submit, queue, n, submits, fence);
+}
+VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t n,
+                                            const VkSubmitInfo2 *submits, VkFence fence) {
+  return submit(&Device::queue_submit2, queue, n, submits, fence);
+}
+
+// The program waited for the GPU: its probes' results so far go to the results file.
+VkResult after_wait(VkResult r) {
+  if (r == VK_SUCCESS) {
+    std::lock_guard<std::mutex> lock(g_mu);
+    write_results_after_wait();
+  }
+  return r;
+}
+template <typename F> F next_fn(const void *handle, F Device::*fn) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_devices[key(handle)].*fn;
+}
+VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue) {
+  return after_wait(next_fn(queue, &Device::queue_wait_idle)(queue));
+}
+VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) {
+  return after_wait(next_fn(device, &Device::device_wait_idle)(device));
+}
+VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t n, const VkFence *fences,
+                                             VkBool32 all, uint64_t timeout) {
+  return after_wait(next_fn(device, &Device::wait_for_fences)(device, n, fences, all, timeout));
 }
 
 // Launches are counted as dispatches are recorded (a command buffer submitted twice counts once).
@@ -589,7 +802,18 @@ PFN_vkVoidFunction device_function(const char *name) {
   static const std::map<std::string, PFN_vkVoidFunction> fns = {
       {"vkDestroyDevice", reinterpret_cast<PFN_vkVoidFunction>(DestroyDevice)},
       {"vkCreateShaderModule", reinterpret_cast<PFN_vkVoidFunction>(CreateShaderModule)},
+      {"vkDestroyShaderModule", reinterpret_cast<PFN_vkVoidFunction>(DestroyShaderModule)},
       {"vkCreateComputePipelines", reinterpret_cast<PFN_vkVoidFunction>(CreateComputePipelines)},
+      {"vkDestroyPipeline", reinterpret_cast<PFN_vkVoidFunction>(DestroyPipeline)},
+      {"vkDestroyPipelineLayout", reinterpret_cast<PFN_vkVoidFunction>(DestroyPipelineLayout)},
+      {"vkSetDebugUtilsObjectNameEXT",
+       reinterpret_cast<PFN_vkVoidFunction>(SetDebugUtilsObjectName)},
+      {"vkQueueSubmit", reinterpret_cast<PFN_vkVoidFunction>(QueueSubmit)},
+      {"vkQueueSubmit2", reinterpret_cast<PFN_vkVoidFunction>(QueueSubmit2)},
+      {"vkQueueSubmit2KHR", reinterpret_cast<PFN_vkVoidFunction>(QueueSubmit2)},
+      {"vkQueueWaitIdle", reinterpret_cast<PFN_vkVoidFunction>(QueueWaitIdle)},
+      {"vkDeviceWaitIdle", reinterpret_cast<PFN_vkVoidFunction>(DeviceWaitIdle)},
+      {"vkWaitForFences", reinterpret_cast<PFN_vkVoidFunction>(WaitForFences)},
       {"vkCmdBindPipeline", reinterpret_cast<PFN_vkVoidFunction>(CmdBindPipeline)},
       {"vkCmdDispatch", reinterpret_cast<PFN_vkVoidFunction>(CmdDispatch)},
       {"vkCmdDispatchBase", reinterpret_cast<PFN_vkVoidFunction>(CmdDispatchBase)},
@@ -609,10 +833,15 @@ GPUBT_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevi
                                                                           const char *name) {
   if (!std::strcmp(name, "vkGetDeviceProcAddr"))
     return reinterpret_cast<PFN_vkVoidFunction>(vkGetDeviceProcAddr);
-  if (auto fn = device_function(name))
-    return fn;
-  std::lock_guard<std::mutex> lock(g_mu);
-  return g_devices[key(device)].gdpa(device, name);
+  PFN_vkGetDeviceProcAddr next;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    next = g_devices[key(device)].gdpa;
+  }
+  PFN_vkVoidFunction theirs = next(device, name);
+  // A function the device lacks (vkQueueSubmit2 before Vulkan 1.3) stays missing.
+  PFN_vkVoidFunction mine = device_function(name);
+  return mine && theirs ? mine : theirs;
 }
 
 GPUBT_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance,

@@ -101,6 +101,31 @@ def check_keyless_updates(gpubt, prog, n, invocations, env):
     return report(ok, "keyless maps: no update dropped", r)
 
 
+def check_debug_names(gpubt, prog, n, invocations, env):
+    """Shaders are matched by the names programs give them with VK_EXT_debug_utils too (GLSL's
+    entry points are all `main`), and `kernel` is that name: a pipeline named once its module is
+    destroyed (the layer makes it again with the probes), and a module named before its
+    pipeline is made."""
+    failed = 0
+    for var, name, probe, dispatches in (("VK_VECTOR_ADD_PIPELINE_NAME", "vadd", "kretprobe", 2),
+                                         ("VK_VECTOR_ADD_MODULE_NAME", "vmod", "kprobe", 1)):
+        r = run([gpubt, "-e", f"gpu:{probe}:v* {{ @[kernel] = count(); }}", "-c",
+                 f"{prog} {n} {dispatches}"], dict(env, **{var: name}))
+        want = f"@[{name}]: {dispatches * invocations}"
+        ok = r.returncode == 0 and want in r.stdout and f"vk_vector_add: ok {n}" in r.stdout
+        failed += report(ok, f"{var.split('_')[3].lower()} named {name}: {want}", r)
+    return failed
+
+
+def check_killed(gpubt, prog, n, invocations, env):
+    """A program killed by SIGKILL (no exit handlers run) still shows what its probes counted up
+    to its last wait for the GPU, and gpubt says how it died."""
+    r = run([gpubt, "-e", "gpu:kretprobe:main { @ = count(); }", "-c", f"{prog} {n} 1 kill"], env)
+    ok = (r.returncode != 0 and map_rows(r.stdout) == {("", None): invocations} and
+          "killed by SIGKILL" in r.stderr)
+    return report(ok, "killed program: counts up to its last wait, and how it died", r)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpubt", required=True)
@@ -198,6 +223,8 @@ def main():
     failed += not ok
     failed += check_clocks(args.gpubt, prog, n, invocations, env)
     failed += check_keyless_updates(args.gpubt, prog, n, invocations, env)
+    failed += check_debug_names(args.gpubt, prog, n, invocations, env)
+    failed += check_killed(args.gpubt, prog, n, invocations, env)
     # A shader no probe matches runs as built, and gpubt says no launch matched.
     r = run([args.gpubt, "-e", "gpu:kprobe:nosuch { @ = count(); }", "-c", prog], env)
     ok = "vk_vector_add: ok" in r.stdout + r.stderr and "no kernel launch matched" in r.stderr

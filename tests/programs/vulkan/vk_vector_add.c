@@ -5,6 +5,10 @@
 // exits non-zero on error. With "time", consecutive dispatches are separated by a barrier and
 // each is timed with timestamp queries: "dispatch_us MEDIAN" over all but the first (a warm-up),
 // or, where the queue has no timestamps, the host wall time of the submission over DISPATCHES.
+// With "kill", the program kills itself (SIGKILL, no exit handlers) 300 ms after its last wait.
+// VK_VECTOR_ADD_MODULE_NAME names the shader module before the pipeline is made and
+// VK_VECTOR_ADD_PIPELINE_NAME the pipeline once its module is destroyed, as debuggers and
+// profilers show them (VK_EXT_debug_utils).
 // The shader, vector_add.spv (glslangValidator -V vector_add.comp), is read from beside the
 // program, so the two can be copied to a GPU machine together.
 #include <stdio.h>
@@ -13,6 +17,7 @@
 #include <vulkan/vulkan.h>
 
 #include <limits.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,18 +98,37 @@ static int by_value(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+static VkResult set_object_name(VkDevice dev, PFN_vkSetDebugUtilsObjectNameEXT set_name,
+                                VkObjectType type, uint64_t handle, const char *name) {
+  if (!set_name)
+    return VK_ERROR_EXTENSION_NOT_PRESENT;
+  VkDebugUtilsObjectNameInfoEXT info = {VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
+  info.objectType = type;
+  info.objectHandle = handle;
+  info.pObjectName = name;
+  return set_name(dev, &info);
+}
+
 int main(int argc, char **argv) {
   uint32_t n = argc > 1 ? (uint32_t)atoi(argv[1]) : 1000;
   int dispatches = argc > 2 ? atoi(argv[2]) : 1;
   int timed = argc > 3 && strcmp(argv[3], "time") == 0;
+  int killed = argc > 3 && strcmp(argv[3], "kill") == 0;
+  const char *module_name = getenv("VK_VECTOR_ADD_MODULE_NAME");
+  const char *pipeline_name = getenv("VK_VECTOR_ADD_PIPELINE_NAME");
   if (n == 0 || dispatches < 1) {
-    fprintf(stderr, "usage: vk_vector_add [N] [DISPATCHES] [time]\n");
+    fprintf(stderr, "usage: vk_vector_add [N] [DISPATCHES] [time|kill]\n");
     return 2;
   }
   VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.apiVersion = VK_API_VERSION_1_0; // what most programs ask for
   VkInstanceCreateInfo ici = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   ici.pApplicationInfo = &app;
+  const char *debug_utils = "VK_EXT_debug_utils";
+  if (module_name || pipeline_name) {
+    ici.enabledExtensionCount = 1;
+    ici.ppEnabledExtensionNames = &debug_utils;
+  }
   VkInstance instance;
   CHECK(vkCreateInstance(&ici, NULL, &instance));
   uint32_t count = 1;
@@ -163,6 +187,11 @@ int main(int argc, char **argv) {
   smci.pCode = code;
   VkShaderModule module;
   CHECK(vkCreateShaderModule(dev, &smci, NULL, &module));
+  PFN_vkSetDebugUtilsObjectNameEXT set_name = (PFN_vkSetDebugUtilsObjectNameEXT)vkGetInstanceProcAddr(
+      instance, "vkSetDebugUtilsObjectNameEXT");
+  if (module_name)
+    CHECK(set_object_name(dev, set_name, VK_OBJECT_TYPE_SHADER_MODULE, (uint64_t)module,
+                          module_name));
 
   VkDescriptorSetLayoutBinding binds[3];
   for (int k = 0; k < 3; ++k) {
@@ -191,6 +220,12 @@ int main(int argc, char **argv) {
   cpci.layout = layout;
   VkPipeline pipeline;
   CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipeline));
+  if (pipeline_name) {
+    vkDestroyShaderModule(dev, module, NULL);
+    module = VK_NULL_HANDLE;
+    CHECK(set_object_name(dev, set_name, VK_OBJECT_TYPE_PIPELINE, (uint64_t)pipeline,
+                          pipeline_name));
+  }
 
   VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3};
   VkDescriptorPoolCreateInfo dpci = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
@@ -317,6 +352,12 @@ int main(int argc, char **argv) {
     }
   if (!bad)
     printf("vk_vector_add: ok %u\n", n);
+  if (killed) {
+    fflush(stdout);
+    usleep(300000);
+    CHECK(vkDeviceWaitIdle(dev));
+    raise(SIGKILL);
+  }
   if (queries)
     vkDestroyQueryPool(dev, queries, NULL);
   vkDestroyCommandPool(dev, cpool, NULL);
