@@ -7,6 +7,7 @@
 // GPU, at vkDestroyDevice and at exit it writes what the probes wrote into the results file the
 // CUDA agent's results sit beside. Anything that fails leaves the program's objects as it made
 // them, with a `gpubt:` line on stderr.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -137,7 +138,7 @@ std::vector<abi::DeviceImage> g_done; // devices destroyed
 uint32_t g_next_device = 0;
 // Work was submitted since the results file was last written; when, and what writing it took.
 bool g_submitted = false;
-int64_t g_written_ns = 0, g_write_cost_ns = 0;
+int64_t g_written_ns = 0, g_write_cost_ns = 0; // from the first device's creation
 
 int64_t monotonic_ns() {
   timespec ts;
@@ -166,11 +167,13 @@ void write_results() {
 }
 
 // After the program waited for the GPU: the results file again, so that a program killed before
-// its exit still shows what the probes counted up to its last wait. At most 1% of the time goes
-// to it: the probes' memory may be device memory read across PCIe (the lock is held).
+// its exit still shows what the probes counted up to its last wait. A second apart at least, and
+// at most 1% of the time: the probes' memory may be device memory read across PCIe, a keyed
+// map's table tens of MiB (the lock is held).
 void write_results_after_wait() {
+  constexpr int64_t kSecond = 1000000000;
   int64_t now = monotonic_ns();
-  if (!g_submitted || now - g_written_ns < 100 * g_write_cost_ns)
+  if (!g_submitted || now - g_written_ns < std::max(kSecond, 100 * g_write_cost_ns))
     return;
   write_results();
   g_submitted = false;
@@ -435,6 +438,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceC
       say("compute shaders are not traced: " + why);
   }
   std::lock_guard<std::mutex> lock(g_mu);
+  if (g_next_device == 0)
+    g_written_ns = monotonic_ns();
   d.index = g_next_device++;
   g_devices[key(*out)] = std::move(d);
   static bool registered = (std::atexit(at_exit), true);

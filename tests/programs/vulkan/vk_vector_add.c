@@ -5,7 +5,8 @@
 // exits non-zero on error. With "time", consecutive dispatches are separated by a barrier and
 // each is timed with timestamp queries: "dispatch_us MEDIAN" over all but the first (a warm-up),
 // or, where the queue has no timestamps, the host wall time of the submission over DISPATCHES.
-// With "kill", the program kills itself (SIGKILL, no exit handlers) 300 ms after its last wait.
+// With "kill", the program waits for the device again 1.1 s later (the Vulkan layer writes its
+// results after waits a second apart at most), then kills itself (SIGKILL, no exit handlers).
 // VK_VECTOR_ADD_MODULE_NAME names the shader module before the pipeline is made and
 // VK_VECTOR_ADD_PIPELINE_NAME the pipeline once its module is destroyed, as debuggers and
 // profilers show them (VK_EXT_debug_utils).
@@ -354,7 +355,7 @@ int main(int argc, char **argv) {
     printf("vk_vector_add: ok %u\n", n);
   if (killed) {
     fflush(stdout);
-    usleep(300000);
+    usleep(1100000);
     CHECK(vkDeviceWaitIdle(dev));
     raise(SIGKILL);
   }
