@@ -13,6 +13,9 @@ SCRIPTS = [  # label, probe body, vector_add_counted variant, what the traced ru
     # The best hand-written count: one counter per SM (a single counter is 7x: all warps' atomics
     # on one word).
     ('@ = count()', '@ = count();', 'count_sm', 'total'),
+    # A key the same for the whole launch (spread over 32 slots by SM): against the same count
+    # by hand.
+    ('@[kernel] = count()', '@[kernel] = count();', 'count_sm', 'kernel'),
     ('@[tid % 1024] = count()', '@[tid % 1024] = count();', 'tid1024', 'keys'),
     ('@h = hist(clock)', '@h = hist(clock);', 'hist', 'hist'),
 ]
@@ -39,6 +42,9 @@ def counted_ok(kind, p):
     if kind == 'total':
         m = re.search(r'^@: (\d+)$', p.stdout, re.M)
         return bool(m) and int(m.group(1)) == want
+    if kind == 'kernel':
+        rows = re.findall(r'^@\[vectorAdd[^\]]*\]: (\d+)$', p.stdout, re.M)
+        return len(rows) == 1 and int(rows[0]) == want
     if kind == 'keys':
         c = {int(k): int(v) for k, v in re.findall(r'^@\[(\d+)\]: (\d+)$', p.stdout, re.M)}
         return c == {k: want // 1024 for k in range(1024)}

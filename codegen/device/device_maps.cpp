@@ -86,9 +86,12 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
   llvm::Value *base = map_base(c, dm);
   uint64_t mask = L.capacity - 1;
   llvm::Value *start = words.empty() ? b.getInt64(0) : hash_words(c, words);
+  auto sm = [&] { return b.CreateZExt(c.target.special(b, Special::SmId), b.getInt64Ty()); };
   if (dm.stripe_step) // Min/Max start from the type's far end: claimed like any slot
-    start = b.CreateMul(b.CreateZExt(c.target.special(b, Special::SmId), b.getInt64Ty()),
-                        b.getInt64(dm.stripe_step));
+    start = b.CreateMul(sm(), b.getInt64(dm.stripe_step));
+  if (dm.key_spread) // this SM's place among the key's (device_map_layout.h)
+    start = b.CreateAdd(start, b.CreateMul(b.CreateURem(sm(), b.getInt64(dm.key_spread)),
+                                           b.getInt64(L.capacity / dm.key_spread)));
   // The sequence reaches every slot: an update is dropped only when the table is full.
   uint32_t limit = L.capacity;
 

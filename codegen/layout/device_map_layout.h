@@ -16,6 +16,10 @@ namespace gpubt::codegen::layout {
 struct DeviceMap {
   uint32_t slot = 0;
   uint32_t stripe_step = 0; // striped scalar aggregation: an SM's entry is at smid * stripe_step
+  // A keyed aggregation updated only under launch-uniform keys (launch_uniform_keys.h): a key's
+  // slot search starts at one of key_spread places, chosen by SM, so a key may hold up to
+  // key_spread slots (merged on the host, as a key of two GPUs is).
+  uint32_t key_spread = 0;
   abi::DeviceMapSpec layout;
   const frontend::MapInfo *info = nullptr;
 };

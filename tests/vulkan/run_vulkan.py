@@ -179,6 +179,13 @@ def main():
           **{("a", k): sum(t % 7 for t in range(invocations) if t // local % 2 == k) //
              (invocations // 2) for k in range(2)}},
          "min, max and avg grouped within a subgroup"),
+        # Keys the same for the whole dispatch: each key spread over slots by SM, merged on
+        # the host.
+        ("gpu:kretprobe:main { @c[1] = count(); @s[2] = sum(tid); @mn[3] = min(tid); "
+         "@mx[gdim_x] = max(tid); }", [str(n), "2"],
+         {("c", 1): 2 * invocations, ("s", 2): 2 * sum(range(invocations)), ("mn", 3): 0,
+          ("mx", groups): invocations - 1},
+         "launch-uniform keys, spread over slots"),
         ("gpu:kretprobe:main { @l[lane] = count(); @w[warp] = count(); }", [str(n)],
          subgroup_counts(invocations, local), "lane and warp: the device's subgroups"),
     ]

@@ -1,6 +1,8 @@
 // The layout pass: map specs, device map layouts and value formats, before any lowering.
 #include <linux/bpf.h>
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "codegen/layout/program_layout.h"
@@ -63,6 +65,24 @@ TEST(ProgramLayout, DeviceMapsIndexTheHostSpecs) {
   EXPECT_TRUE(l.layout->device_maps.at("@on").layout.from_host);
   EXPECT_EQ(l.layout->device_maps.at("@k").layout.capacity, 1024u);
   EXPECT_GT(l.layout->device_maps.at("@c").stripe_step, 0u); // no gpu probe reads it
+}
+
+// A keyed aggregation updated only under keys the same for a whole launch spreads each key over
+// slots by SM; one keyed by a thread's value, read by a gpu probe, or assigned does not.
+TEST(ProgramLayout, LaunchUniformKeysSpreadOverSlots) {
+  auto l = lay_out("gpu:kretprobe:k { @a[kernel] = count(); @b[kernel, pid, gdim_x * 2] = sum(1); "
+                   "@c[\"x\", 3] = hist(tid); @d[gdim_x] = count(); @d[tid] = count(); "
+                   "@e[kernel] = sum(1); $v = @e[kernel]; @f[kernel] = tid; @g[bid_x] = count(); "
+                   "$k = kernel; @h[$k] = count(); }",
+                   {.device_map_capacity = 1024});
+  ASSERT_EQ(l.checked.error, "");
+  ASSERT_TRUE(l.layout) << l.layout.error();
+  std::map<std::string, uint32_t> spread;
+  for (const auto &[name, dm] : l.layout->device_maps)
+    spread[name] = dm.key_spread;
+  EXPECT_EQ(spread, (std::map<std::string, uint32_t>{{"@a", 32}, {"@b", 32}, {"@c", 32},
+                                                      {"@d", 0}, {"@e", 0}, {"@f", 0},
+                                                      {"@g", 0}, {"@h", 0}}));
 }
 
 TEST(ProgramLayout, DeviceCapacityMustBeAPowerOfTwo) {
