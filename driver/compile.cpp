@@ -130,6 +130,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   codegen::layout::LayoutOptions layout_opts;
   layout_opts.map_max_entries = static_cast<uint32_t>(options.env.map_keys_max);
   layout_opts.device_map_capacity = options.gpu_map_capacity;
+  layout_opts.device_key_spread = options.gpu_key_spread;
   auto layout = codegen::layout::lay_out_program(*c.program, c.sema, layout_opts);
   if (!layout) {
     err << file.name() << ": ERROR: " << layout.error() << "\n";

@@ -52,6 +52,9 @@ void print_usage(std::FILE *out) {
       "    --emit=STAGE   print a stage and stop: ast, llvm (IR), bpf (ELF object) or ptx (gpu)\n"
       "    --gpu-map-capacity=N  slots per keyed map of gpu probes (a power of two; default 2^20,\n"
       "                   fewer for maps of large values)\n"
+      "    --gpu-key-spread=N  slots a key the same for a whole launch (@[kernel]) spreads over,\n"
+      "                   by SM, so its warps' atomics do not queue on one (a power of two up to\n"
+      "                   256; default 256; 1: one slot)\n"
       "    --gpu-backend=B  how gpu probes get into kernels: auto (default: compiled into the\n"
       "                   module's PTX where it has PTX, else patched into its SASS), ptx, sass\n"
       "    --gpu-arch=sm_XX  the GPU -l -v 'gpu:...' says each kernel's backend for (default:\n"
@@ -99,12 +102,13 @@ Result<pid_t> parse_pid(const std::string &text) {
 }
 
 Result<Options> parse_options(int argc, char **argv) {
-  enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity, OptGpuBackend, OptRawStrings, OptGpuArch,
+  enum { OptDryRun = 256, OptEmit, OptGpuMapCapacity, OptGpuKeySpread, OptGpuBackend, OptRawStrings, OptGpuArch,
          OptMetrics, OptMetricsSeries };
   std::vector<option> long_opts = {
       {"help", no_argument, nullptr, 'h'},     {"version", no_argument, nullptr, 'V'},
       {"dry-run", no_argument, nullptr, OptDryRun}, {"emit", required_argument, nullptr, OptEmit},
       {"gpu-map-capacity", required_argument, nullptr, OptGpuMapCapacity},
+      {"gpu-key-spread", required_argument, nullptr, OptGpuKeySpread},
       {"gpu-backend", required_argument, nullptr, OptGpuBackend},
       {"raw-strings", no_argument, nullptr, OptRawStrings},
       {"gpu-arch", required_argument, nullptr, OptGpuArch},
@@ -188,6 +192,15 @@ Result<Options> parse_options(int argc, char **argv) {
         return make_error(std::string("--gpu-map-capacity takes a power of two up to 2^30, not '") +
                           optarg + "'");
       o.gpu_map_capacity = static_cast<uint32_t>(v);
+      break;
+    }
+    case OptGpuKeySpread: {
+      char *end = nullptr;
+      unsigned long v = std::strtoul(optarg, &end, 10);
+      if (!*optarg || *end || v < 1 || v > 256 || (v & (v - 1)))
+        return make_error(std::string("--gpu-key-spread takes a power of two up to 256, not '") +
+                          optarg + "'");
+      o.gpu_key_spread = static_cast<uint32_t>(v);
       break;
     }
     case OptMetrics:

@@ -8,14 +8,18 @@ from bench_notes import finish
 
 N, LAUNCHES = 1 << 26, 21  # 20 timed launches after a warm-up; every launch is traced
 THREADS = N  # 2^26 is a multiple of the 256-thread block
-SCRIPTS = [  # label, probe body, vector_add_counted variant, what the traced run must print
+SCRIPTS = [  # label, probe body, vector_add_counted variant, what the traced run must print[, flags]
     ('{ }', '', 'none', None),
     # The best hand-written count: one counter per SM (a single counter is 7x: all warps' atomics
     # on one word).
     ('@ = count()', '@ = count();', 'count_sm', 'total'),
-    # A key the same for the whole launch (spread over 32 slots by SM): against the same count
-    # by hand.
+    # A key the same for the whole launch, spread over slots by SM (--gpu-key-spread, default
+    # 256; 1 is one slot, as before the spread): against the same count by hand.
     ('@[kernel] = count()', '@[kernel] = count();', 'count_sm', 'kernel'),
+    ('@[kernel] = count(), spread 32', '@[kernel] = count();', 'count_sm', 'kernel',
+     '--gpu-key-spread=32'),
+    ('@[kernel] = count(), spread 1', '@[kernel] = count();', 'count_sm', 'kernel',
+     '--gpu-key-spread=1'),
     ('@[tid % 1024] = count()', '@[tid % 1024] = count();', 'tid1024', 'keys'),
     ('@h = hist(clock)', '@h = hist(clock);', 'hist', 'hist'),
 ]
@@ -58,12 +62,12 @@ class Bench:
         self.env = dict(os.environ, GPUBT_AGENT_PATH=a.agent)
         self.notes = []
 
-    def traced(self, backend, script, command, extra_env=None, verbose=True):
-        cmd = [self.a.gpubt, f'--gpu-backend={backend}'] + (['-v'] if verbose else []) + \
-            ['-e', script, '-c', command]
+    def traced(self, backend, script, command, extra_env=None, verbose=True, flags=()):
+        cmd = [self.a.gpubt, f'--gpu-backend={backend}'] + list(flags) + \
+            (['-v'] if verbose else []) + ['-e', script, '-c', command]
         return run(cmd, env=dict(self.env, **(extra_env or {})))
 
-    def kernel_round(self, label, body, variant, kind):
+    def kernel_round(self, label, body, variant, kind, *flags):
         """One interleaved round for one script: plain, ptx, sass, hand-written."""
         out = {}
         vadd = f'{self.a.bin}/vectorAdd {N} {LAUNCHES}'
@@ -72,7 +76,8 @@ class Bench:
         if p.returncode != 0 or out['plain'] is None:
             self.notes.append(f'{label} plain: exit {p.returncode} {p.stderr.strip()[-200:]!r}')
         for backend in ('ptx', 'sass'):
-            p, _ = self.traced(backend, f'gpu:kretprobe:vectorAdd {{ {body} }}', vadd)
+            p, _ = self.traced(backend, f'gpu:kretprobe:vectorAdd {{ {body} }}', vadd,
+                               flags=flags)
             got = BACKEND_LINE.search(p.stderr)
             ok = p.returncode == 0 and got and got.group(1) == backend and counted_ok(kind, p)
             out[backend] = kernel_us(p) if ok else None  # a failed run's time is no result
@@ -95,8 +100,8 @@ class Bench:
     def kernel_table(self):
         samples = {label: [] for label, *_ in SCRIPTS}
         for r in range(self.a.rounds):
-            for label, body, variant, kind in SCRIPTS:
-                out = self.kernel_round(label, body, variant, kind)
+            for label, body, variant, kind, *flags in SCRIPTS:
+                out = self.kernel_round(label, body, variant, kind, *flags)
                 samples[label].append(out)
                 print(f'round {r + 1} {label}: ' +
                       ', '.join(f'{k} {v}' for k, v in out.items()), flush=True)

@@ -18,12 +18,17 @@ import tempfile
 from bench_notes import finish
 
 WORKGROUP = 64  # vector_add.comp's local_size_x
-SCRIPTS = [  # label, script (None: the program alone), checks the map's count
+SCRIPTS = [  # label, script (None: the program alone), checks the map's count[, flags]
     ('plain', None, False),
     ('{ }', 'gpu:kretprobe:main { }', False),
     ('@ = count()', 'gpu:kretprobe:main { @ = count(); }', True),
-    # Keyed: the key is matched across the subgroup before the one atomic (no target in the issue)
+    # Keyed by a key the same for the whole dispatch, spread over slots by SM (--gpu-key-spread,
+    # default 256; 1 is one slot, as before the spread). No target in the issue.
     ('@[kernel] = count()', 'gpu:kretprobe:main { @[kernel] = count(); }', False),
+    ('@[kernel] = count(), spread 32', 'gpu:kretprobe:main { @[kernel] = count(); }', False,
+     '--gpu-key-spread=32'),
+    ('@[kernel] = count(), spread 1', 'gpu:kretprobe:main { @[kernel] = count(); }', False,
+     '--gpu-key-spread=1'),
 ]
 TARGETS = {'{ }': 1.03, '@ = count()': 1.10}  # max x plain (issue 15, as the PTX backend on CUDA)
 
@@ -47,9 +52,10 @@ class Bench:
         self.notes = []
         self.device = self.timer = None
 
-    def run_one(self, label, script, counted):
+    def run_one(self, label, script, counted, *flags):
         cmd = f'{self.a.programs}/vk_vector_add {self.n} {self.a.dispatches} time'
-        argv = cmd.split() if script is None else [self.a.gpubt, '-v', '-e', script, '-c', cmd]
+        argv = cmd.split() if script is None else \
+            [self.a.gpubt, *flags, '-v', '-e', script, '-c', cmd]
         p = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=600)
         out = p.stdout + p.stderr
         us, timer, device = dispatch_us(out)
@@ -72,10 +78,10 @@ class Bench:
         return us
 
     def table(self):
-        samples = {label: [] for label, _, _ in SCRIPTS}
+        samples = {label: [] for label, *_ in SCRIPTS}
         for r in range(self.a.rounds):
-            for label, script, counted in SCRIPTS:
-                us = self.run_one(label, script, counted)
+            for label, script, counted, *flags in SCRIPTS:
+                us = self.run_one(label, script, counted, *flags)
                 if us is not None:
                     samples[label].append(us)
                 print(f'round {r + 1} {label}: {us}', flush=True)
@@ -87,7 +93,7 @@ class Bench:
               f'interleaved rounds)\n')
         print('| script at gpu:kretprobe:main | per dispatch (us) | vs plain | target |')
         print('|---|---|---|---|')
-        for label, _, _ in SCRIPTS:
+        for label, *_ in SCRIPTS:
             v = med[label]
             ratio = v / plain if v and plain else None
             target = '-'

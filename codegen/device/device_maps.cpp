@@ -323,9 +323,10 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
   }
 
   // Lanes with the same key (and bucket) form a group; its lowest lane updates the map once.
+  // Launch-uniform keys (key_spread) are every lane's: only a bucket can tell them apart.
   llvm::Value *mask = c.target.special(b, Special::ActiveMask);
   llvm::Value *group = mask;
-  auto match_words = words;
+  auto match_words = dm->key_spread ? std::vector<llvm::Value *>{} : words;
   if (bucket)
     match_words.push_back(bucket);
   for (auto *w : match_words)

@@ -85,6 +85,7 @@ uint32_t host_copy_capacity(const abi::MapSpec &host) {
 Result<std::map<std::string, DeviceMap>> add_device_maps(const Program &program,
                                                          const SemanticInfo &sema,
                                                          uint32_t capacity,
+                                                         uint32_t key_spread,
                                                          abi::ProgramSpec &spec) {
   std::map<std::string, DeviceMap> out;
   for (const auto &[name, sides] : frontend::map_sharing(program, sema)) {
@@ -116,11 +117,10 @@ Result<std::map<std::string, DeviceMap>> add_device_maps(const Program &program,
     if (dm.layout.key_size == 0 && private_aggregate)
       stripe(dm);
     // 2M warps of one launch on one slot cost a vector add 3.9x on the H100 (its atomics are
-    // serialized at one address); spread over 32 slots, each takes 1/32 of them.
-    constexpr uint32_t kKeySpread = 32;
-    if (dm.layout.key_size && private_aggregate && !from_host && !to_host &&
-        dm.layout.capacity >= 16 * kKeySpread && keys_launch_uniform(program, name))
-      dm.key_spread = kKeySpread;
+    // serialized at one address); spread over N slots, each takes 1/N of them.
+    if (dm.layout.key_size && private_aggregate && !from_host && !to_host && key_spread > 1 &&
+        dm.layout.capacity >= 16 * key_spread && keys_launch_uniform(program, name))
+      dm.key_spread = key_spread;
     spec.device.maps.push_back(dm.layout);
     out[name] = dm;
   }

@@ -26,10 +26,11 @@ struct DeviceMap {
 
 // Appends the layouts to spec.device.maps; spec.maps must list every map (add_map_specs).
 // CAPACITY: entries per keyed map, a power of two; 0: GPUBT_DEFAULT_MAP_CAPACITY, halved until
-// the map's storage fits GPUBT_DEFAULT_MAP_BYTES.
+// the map's storage fits GPUBT_DEFAULT_MAP_BYTES. KEY_SPREAD: DeviceMap::key_spread where it
+// applies (a power of two; 1: none).
 Result<std::map<std::string, DeviceMap>> add_device_maps(const frontend::Program &program,
                                                          const frontend::SemanticInfo &sema,
-                                                         uint32_t capacity,
+                                                         uint32_t capacity, uint32_t key_spread,
                                                          abi::ProgramSpec &spec);
 
 } // namespace gpubt::codegen::layout

@@ -1,6 +1,7 @@
 // Keys the same for every thread of a launch (launch_uniform_keys.h).
 #include "codegen/layout/launch_uniform_keys.h"
 
+#include "codegen/layout/program_layout.h"
 #include "frontend/ast_walk.h"
 
 namespace gpubt::codegen::layout {
@@ -66,19 +67,12 @@ bool uniform(const Expr &e) {
   }
 }
 
-bool on_gpu(const Probe &p) {
-  for (const auto &ap : p.attach_points)
-    if (is_gpu(ap.provider))
-      return true;
-  return false;
-}
-
 } // namespace
 
 bool keys_launch_uniform(const Program &program, const std::string &name) {
   bool all = true;
   for (const auto &p : program.probes)
-    if (on_gpu(*p))
+    if (is_gpu_probe(*p))
       for_each_expr(*p, [&](const Expr &e) {
         if (e.kind != ExprKind::Map || e.as<MapExpr>().name != name)
           return;

@@ -24,7 +24,7 @@ Result<ProgramLayout> lay_out_program(const frontend::Program &program,
   uint32_t capacity = opts.device_map_capacity;
   if (capacity & (capacity - 1))
     return make_error("device map and ring capacities must be powers of two");
-  auto device_maps = add_device_maps(program, sema, capacity, out.spec);
+  auto device_maps = add_device_maps(program, sema, capacity, opts.device_key_spread, out.spec);
   if (!device_maps)
     return make_error(device_maps.error());
   out.device_maps = std::move(*device_maps);

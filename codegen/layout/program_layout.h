@@ -18,6 +18,9 @@ struct LayoutOptions {
   // Entries per keyed gpu map, a power of two; 0: GPUBT_DEFAULT_MAP_CAPACITY, halved until the
   // map's storage fits GPUBT_DEFAULT_MAP_BYTES.
   uint32_t device_map_capacity = 0;
+  // Slots a key the same for a whole launch spreads over, by SM (DeviceMap::key_spread), a power
+  // of two; 1: one slot.
+  uint32_t device_key_spread = 256;
 };
 
 struct ProgramLayout {

@@ -74,7 +74,7 @@ TEST(ProgramLayout, LaunchUniformKeysSpreadOverSlots) {
                    "@c[\"x\", 3] = hist(tid); @d[gdim_x] = count(); @d[tid] = count(); "
                    "@e[kernel] = sum(1); $v = @e[kernel]; @f[kernel] = tid; @g[bid_x] = count(); "
                    "$k = kernel; @h[$k] = count(); }",
-                   {.device_map_capacity = 1024});
+                   {.device_map_capacity = 1024, .device_key_spread = 32});
   ASSERT_EQ(l.checked.error, "");
   ASSERT_TRUE(l.layout) << l.layout.error();
   std::map<std::string, uint32_t> spread;
