@@ -54,7 +54,7 @@ void print_usage(std::FILE *out) {
       "                   fewer for maps of large values)\n"
       "    --gpu-key-spread=N  slots a key the same for a whole launch (@[kernel]) spreads over,\n"
       "                   by SM, so its warps' atomics do not queue on one (a power of two up to\n"
-      "                   256; default 256; 1: one slot)\n"
+      "                   256; default 32; 1: one slot)\n"
       "    --gpu-backend=B  how gpu probes get into kernels: auto (default: compiled into the\n"
       "                   module's PTX where it has PTX, else patched into its SASS), ptx, sass\n"
       "    --gpu-arch=sm_XX  the GPU -l -v 'gpu:...' says each kernel's backend for (default:\n"

@@ -32,7 +32,7 @@ struct Options {
   runtime::TimelineOptions timeline; // --timeline FILE, --timeline-events N
   bool dry_run = false;
   uint32_t gpu_map_capacity = 0; // --gpu-map-capacity: slots per keyed gpu map (0: default)
-  uint32_t gpu_key_spread = 256;  // --gpu-key-spread: slots per launch-uniform key (1: one)
+  uint32_t gpu_key_spread = 32;   // --gpu-key-spread: slots per launch-uniform key (1: one)
   abi::GpuBackend gpu_backend = abi::GpuBackend::Auto; // --gpu-backend
   std::string gpu_arch;       // --gpu-arch sm_XX: the GPU `-l 'gpu:...'` lists backends for
   EmitStage emit = EmitStage::None;

@@ -14,10 +14,10 @@ SCRIPTS = [  # label, probe body, vector_add_counted variant, what the traced ru
     # on one word).
     ('@ = count()', '@ = count();', 'count_sm', 'total'),
     # A key the same for the whole launch, spread over slots by SM (--gpu-key-spread, default
-    # 256; 1 is one slot, as before the spread): against the same count by hand.
+    # 32; 1 is one slot, as before the spread): against the same count by hand.
     ('@[kernel] = count()', '@[kernel] = count();', 'count_sm', 'kernel'),
-    ('@[kernel] = count(), spread 32', '@[kernel] = count();', 'count_sm', 'kernel',
-     '--gpu-key-spread=32'),
+    ('@[kernel] = count(), spread 256', '@[kernel] = count();', 'count_sm', 'kernel',
+     '--gpu-key-spread=256'),
     ('@[kernel] = count(), spread 1', '@[kernel] = count();', 'count_sm', 'kernel',
      '--gpu-key-spread=1'),
     ('@[tid % 1024] = count()', '@[tid % 1024] = count();', 'tid1024', 'keys'),

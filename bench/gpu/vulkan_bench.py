@@ -23,10 +23,10 @@ SCRIPTS = [  # label, script (None: the program alone), checks the map's count[,
     ('{ }', 'gpu:kretprobe:main { }', False),
     ('@ = count()', 'gpu:kretprobe:main { @ = count(); }', True),
     # Keyed by a key the same for the whole dispatch, spread over slots by SM (--gpu-key-spread,
-    # default 256; 1 is one slot, as before the spread). No target in the issue.
+    # default 32; 1 is one slot, as before the spread). No target in the issue.
     ('@[kernel] = count()', 'gpu:kretprobe:main { @[kernel] = count(); }', False),
-    ('@[kernel] = count(), spread 32', 'gpu:kretprobe:main { @[kernel] = count(); }', False,
-     '--gpu-key-spread=32'),
+    ('@[kernel] = count(), spread 256', 'gpu:kretprobe:main { @[kernel] = count(); }', False,
+     '--gpu-key-spread=256'),
     ('@[kernel] = count(), spread 1', 'gpu:kretprobe:main { @[kernel] = count(); }', False,
      '--gpu-key-spread=1'),
 ]

@@ -20,7 +20,7 @@ struct LayoutOptions {
   uint32_t device_map_capacity = 0;
   // Slots a key the same for a whole launch spreads over, by SM (DeviceMap::key_spread), a power
   // of two; 1: one slot.
-  uint32_t device_key_spread = 256;
+  uint32_t device_key_spread = 32;
 };
 
 struct ProgramLayout {
