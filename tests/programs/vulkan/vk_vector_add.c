@@ -1,5 +1,6 @@
 // A plain Vulkan compute program: c = a + b over N floats on the first device, checked on the
-// host. Usage: vk_vector_add [N] [DISPATCHES] [time] (default 1000 elements in workgroups of 64,
+// host (b's scale, 1, is a specialization constant, as real programs set theirs).
+// Usage: vk_vector_add [N] [DISPATCHES] [time|kill] (default 1000 elements in workgroups of 64,
 // once). The buffers are device-local, filled and read back through a host-visible staging
 // buffer, as real programs keep them. Prints "vk_vector_add: ok N" or the first wrong element, and
 // exits non-zero on error. With "time", consecutive dispatches are separated by a barrier and
@@ -218,6 +219,10 @@ int main(int argc, char **argv) {
   cpci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   cpci.stage.module = module;
   cpci.stage.pName = "main";
+  const float b_scale = 1.0f; // vector_add.comp's B_SCALE
+  VkSpecializationMapEntry spec_entry = {0, 0, sizeof b_scale};
+  VkSpecializationInfo spec = {1, &spec_entry, sizeof b_scale, &b_scale};
+  cpci.stage.pSpecializationInfo = &spec;
   cpci.layout = layout;
   VkPipeline pipeline;
   CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipeline));
