@@ -12,13 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fnmatch.h>
 #include <fstream>
 #include <map>
-#include <memory>
 #include <mutex>
-#include <optional>
-#include <sstream>
 #include <unistd.h>
 #include <vector>
 
@@ -26,13 +22,11 @@
 #include <vulkan/vulkan.h>
 
 #include "runtime/abi/agent_protocol.h"
-#include "runtime/abi/device_abi.h"
 #include "runtime/vulkan/device_clock.h"
 #include "runtime/vulkan/device_features.h"
-#include "runtime/vulkan/link_probes.h"
-#include "runtime/vulkan/pipeline_recipe.h"
+#include "runtime/vulkan/layer_state.h"
+#include "runtime/vulkan/pipeline_hooks.h"
 #include "runtime/vulkan/probe_memory.h"
-#include "runtime/vulkan/relax_atomics.h"
 #include "runtime/vulkan/vk_chain.h"
 
 #define GPUBT_EXPORT extern "C" __attribute__((visibility("default")))
@@ -40,100 +34,6 @@
 namespace gpubt::runtime::vulkan {
 namespace {
 
-void say(const std::string &msg) { std::fprintf(stderr, "gpubt: vulkan: %s\n", msg.c_str()); }
-
-struct Config {
-  bool active = false;
-  abi::AgentConfig agent;
-  std::vector<uint32_t> probes; // the probe module
-  ProbeNeeds needs;
-};
-
-const Config &config() {
-  static Config c = [] {
-    Config c;
-    const char *path = std::getenv("GPUBT_AGENT_CONFIG");
-    if (!path)
-      return c;
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto parsed = abi::parse_agent_config(text.str());
-    if (!parsed || parsed->spirv_path.empty()) {
-      if (!parsed)
-        say("bad config: " + parsed.error());
-      return c;
-    }
-    c.agent = std::move(*parsed);
-    std::ifstream spv(c.agent.spirv_path, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(spv)), std::istreambuf_iterator<char>());
-    c.probes.resize(bytes.size() / 4);
-    std::memcpy(c.probes.data(), bytes.data(), c.probes.size() * 4);
-    c.needs = ProbeNeeds::of(c.probes, c.agent.device.features);
-    c.active = !c.probes.empty();
-    return c;
-  }();
-  return c;
-}
-
-void *key(const void *handle) { return *static_cast<void *const *>(handle); }
-
-struct Instance : PhysicalDeviceQueries {
-  VkInstance handle = VK_NULL_HANDLE;
-  PFN_vkGetInstanceProcAddr gipa = nullptr;
-  PFN_vkDestroyInstance destroy = nullptr;
-  PFN_vkCreateDevice create_device = nullptr;
-  PFN_vkGetPhysicalDeviceMemoryProperties memory_properties = nullptr;
-  PFN_vkGetPhysicalDeviceQueueFamilyProperties queue_families = nullptr;
-};
-
-struct Device {
-  VkDevice handle = VK_NULL_HANDLE;
-  uint32_t index = 0;
-  PFN_vkGetDeviceProcAddr gdpa = nullptr;
-  PFN_vkDestroyDevice destroy = nullptr;
-  PFN_vkCreateShaderModule create_shader_module = nullptr;
-  PFN_vkCreateComputePipelines create_compute_pipelines = nullptr;
-  PFN_vkCmdBindPipeline bind_pipeline = nullptr;
-  PFN_vkCmdDispatch dispatch = nullptr;
-  PFN_vkCmdDispatchBase dispatch_base = nullptr;
-  PFN_vkCmdDispatchIndirect dispatch_indirect = nullptr;
-  PFN_vkDestroyShaderModule destroy_shader_module = nullptr;
-  PFN_vkDestroyPipeline destroy_pipeline = nullptr;
-  PFN_vkDestroyPipelineLayout destroy_pipeline_layout = nullptr;
-  PFN_vkSetDebugUtilsObjectNameEXT set_object_name = nullptr;
-  PFN_vkQueueSubmit queue_submit = nullptr;
-  PFN_vkQueueSubmit2 queue_submit2 = nullptr;
-  PFN_vkQueueWaitIdle queue_wait_idle = nullptr;
-  PFN_vkDeviceWaitIdle device_wait_idle = nullptr;
-  PFN_vkWaitForFences wait_for_fences = nullptr;
-  PFN_vkDestroyBuffer destroy_buffer = nullptr;
-  PFN_vkFreeMemory free_memory = nullptr;
-  bool active = false; // the probes' memory exists: shaders get probes
-  uint32_t subgroup_size = 32;
-  float timestamp_period = 1; // ns per tick of the Device-scope clock
-  DeviceClock clock;          // its model, when the probes read nsecs
-  bool relaxed_atomics = false; // lavapipe: see relax_atomics.h
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  uint8_t *host = nullptr;
-  uint64_t address = 0;
-  ProbeMemoryLayout layout;
-  uint32_t contexts = 0;
-  std::map<VkShaderModule, std::map<std::string, uint64_t>> module_masks; // entry -> probes
-  using Code = std::shared_ptr<const std::vector<uint32_t>>;
-  std::map<VkShaderModule, Code> originals;             // every live module's own code
-  std::map<VkShaderModule, std::string> module_names;   // vkSetDebugUtilsObjectNameEXT's
-  std::map<VkPipeline, PipelineRecipe> recipes;         // compute pipelines made without probes
-  std::map<VkPipeline, VkPipeline> twins;               // ... and with them, made for a name
-  std::map<VkPipeline, uint64_t> pipeline_masks;
-  std::map<VkCommandBuffer, uint64_t> bound;
-  std::vector<uint64_t> launches; // per probe: dispatches recorded with it
-};
-
-std::mutex g_mu;
-std::map<void *, Instance> g_instances;
-std::map<void *, Device> g_devices; // by dispatch key (devices, queues, command buffers)
 std::vector<abi::DeviceImage> g_done; // devices destroyed
 uint32_t g_next_device = 0;
 // Work was submitted since the results file was last written; when, and what writing it took.
@@ -470,266 +370,6 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
   d.destroy(device, alloc);
 }
 
-// The entry points of CODE in TARGETS (entry point -> the name probes match it by, which the
-// probes read as `kernel`) with the probes linked in, and each one's probes; nothing where no
-// probe matches or linking failed (said). The lock is held.
-struct Instrumented {
-  std::vector<uint32_t> code;
-  std::map<std::string, uint64_t> masks; // entry point -> probes
-};
-std::optional<Instrumented> instrument(Device &d, const std::vector<uint32_t> &code,
-                                       const std::map<std::string, std::string> &targets) {
-  const Config &c = config();
-  std::vector<EntryProbes> entries;
-  Instrumented out;
-  for (const auto &[entry, name] : targets) {
-    EntryProbes e;
-    e.entry = entry;
-    uint64_t mask = 0;
-    for (size_t i = 0; i < c.agent.device.probes.size() && i < 64; ++i)
-      if (fnmatch(c.agent.device.probes[i].kernel.c_str(), name.c_str(), 0) == 0) {
-        mask |= 1ull << i;
-        e.calls.push_back({c.agent.device.probes[i].function + GPUBT_PROBE_DIRECT_SUFFIX,
-                           c.agent.device.probes[i].exit});
-      }
-    if (!mask)
-      continue;
-    if (d.contexts == kMaxEntryContexts) {
-      say(name + ": not traced: more than " + std::to_string(kMaxEntryContexts) +
-          " instrumented entry points");
-      continue;
-    }
-    uint32_t index = d.contexts++;
-    write_entry_context(c.agent, d.layout, d.host, d.address, index, name, mask, d.clock);
-    e.ctx_address = d.address + ProbeMemoryLayout::ctx_offset(index);
-    entries.push_back(std::move(e));
-    out.masks[entry] = mask;
-  }
-  if (entries.empty())
-    return std::nullopt;
-  auto linked = link_probes(code, d.relaxed_atomics ? relax_atomics(c.probes) : c.probes, entries,
-                            d.subgroup_size);
-  if (!linked) {
-    say(targets.at(entries[0].entry) + ": not traced: " + linked.error());
-    return std::nullopt;
-  }
-  if (c.agent.verbose)
-    for (const auto &e : entries)
-      say("probes linked into " + targets.at(e.entry));
-  // GPUBT_VULKAN_DUMP=DIR: each linked module as DIR/linked.<pid>.<n>.spv, for spirv-val.
-  if (const char *dir = std::getenv("GPUBT_VULKAN_DUMP")) {
-    static int n = 0;
-    std::ofstream(std::string(dir) + "/linked." + std::to_string(getpid()) + "." +
-                      std::to_string(n++) + ".spv",
-                  std::ios::binary)
-        .write(reinterpret_cast<const char *>(linked->data()), linked->size() * 4);
-  }
-  out.code = std::move(*linked);
-  return out;
-}
-
-// Compute entry points are matched by their SPIR-V name here; by a debug name, at pipelines.
-VKAPI_ATTR VkResult VKAPI_CALL CreateShaderModule(VkDevice device,
-                                                  const VkShaderModuleCreateInfo *info,
-                                                  const VkAllocationCallbacks *alloc,
-                                                  VkShaderModule *out) {
-  std::unique_lock<std::mutex> lock(g_mu);
-  Device &d = g_devices[key(device)];
-  auto create = d.create_shader_module;
-  if (!d.active)
-    return lock.unlock(), create(device, info, alloc, out);
-  auto code = std::make_shared<const std::vector<uint32_t>>(info->pCode,
-                                                            info->pCode + info->codeSize / 4);
-  std::map<std::string, std::string> targets;
-  for (const auto &name : compute_entry_points(*code))
-    targets[name] = name;
-  auto instrumented = instrument(d, *code, targets);
-  lock.unlock();
-  VkResult r = VK_ERROR_UNKNOWN;
-  if (instrumented) {
-    VkShaderModuleCreateInfo mine = *info;
-    mine.codeSize = instrumented->code.size() * 4;
-    mine.pCode = instrumented->code.data();
-    r = create(device, &mine, alloc, out);
-    if (r != VK_SUCCESS) {
-      say(instrumented->masks.begin()->first + ": not traced: the driver refused the module (" +
-          std::to_string(r) + ")");
-      instrumented.reset();
-    }
-  }
-  if (!instrumented)
-    r = create(device, info, alloc, out);
-  if (r != VK_SUCCESS)
-    return r;
-  lock.lock();
-  Device &dd = g_devices[key(device)];
-  if (instrumented)
-    dd.module_masks[*out] = std::move(instrumented->masks);
-  dd.originals[*out] = std::move(code);
-  return r;
-}
-
-VKAPI_ATTR void VKAPI_CALL DestroyShaderModule(VkDevice device, VkShaderModule module,
-                                               const VkAllocationCallbacks *alloc) {
-  std::unique_lock<std::mutex> lock(g_mu);
-  Device &d = g_devices[key(device)];
-  d.originals.erase(module); // a handle may come back for another module
-  d.module_names.erase(module);
-  d.module_masks.erase(module);
-  auto destroy = d.destroy_shader_module;
-  lock.unlock();
-  destroy(device, module, alloc);
-}
-
-PipelineFns pipeline_fns(const Device &d) {
-  return {d.create_shader_module, d.destroy_shader_module, d.create_compute_pipelines};
-}
-
-// A pipeline the driver refuses with the probes in its shader is made again from the program's
-// own module.
-VkResult create_uninstrumented(Device &d, VkDevice device, const VkComputePipelineCreateInfo &info,
-                               VkPipeline *out) {
-  auto original = d.originals.find(info.stage.module);
-  if (original == d.originals.end())
-    return VK_ERROR_UNKNOWN;
-  return PipelineRecipe(info, original->second).make(device, pipeline_fns(d), *original->second,
-                                                     out);
-}
-
-// PIPELINE, made without probes, got NAME: where probes match the name, a twin with them is made,
-// which vkCmdBindPipeline binds in its place (the lock is held).
-void make_twin(Device &d, VkDevice device, VkPipeline pipeline, const std::string &name) {
-  auto recipe = d.recipes.find(pipeline);
-  if (recipe == d.recipes.end() || d.twins.count(pipeline))
-    return;
-  auto instrumented = instrument(d, recipe->second.code(), {{recipe->second.entry(), name}});
-  if (!instrumented)
-    return;
-  VkPipeline twin = VK_NULL_HANDLE;
-  VkResult r = recipe->second.make(device, pipeline_fns(d), instrumented->code, &twin);
-  if (r != VK_SUCCESS) {
-    say(name + ": not traced: the driver refused the pipeline with the probes (" +
-        std::to_string(r) + ")");
-    return;
-  }
-  d.twins[pipeline] = twin;
-  d.pipeline_masks[twin] = instrumented->masks.begin()->second;
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelineCache cache,
-                                                      uint32_t n,
-                                                      const VkComputePipelineCreateInfo *infos,
-                                                      const VkAllocationCallbacks *alloc,
-                                                      VkPipeline *out) {
-  PFN_vkCreateComputePipelines create;
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    create = g_devices[key(device)].create_compute_pipelines;
-  }
-  VkResult r = create(device, cache, n, infos, alloc, out);
-  std::lock_guard<std::mutex> lock(g_mu);
-  Device &d = g_devices[key(device)];
-  if (!d.active)
-    return r;
-  for (uint32_t i = 0; i < n; ++i) {
-    const VkComputePipelineCreateInfo &info = infos[i];
-    auto m = d.module_masks.find(info.stage.module);
-    if (m == d.module_masks.end() || !m->second.count(info.stage.pName)) {
-      auto original = d.originals.find(info.stage.module);
-      if (out[i] == VK_NULL_HANDLE || original == d.originals.end())
-        continue;
-      d.recipes.emplace(out[i], PipelineRecipe(info, original->second));
-      if (auto name = d.module_names.find(info.stage.module); name != d.module_names.end())
-        make_twin(d, device, out[i], name->second);
-      continue;
-    }
-    if (out[i] == VK_NULL_HANDLE) {
-      say(std::string(info.stage.pName) + ": not traced: the driver refused the pipeline "
-          "with the probes (" + std::to_string(r) + ")");
-      VkResult again = create_uninstrumented(d, device, info, &out[i]);
-      if (again == VK_SUCCESS && r != VK_SUCCESS) {
-        bool all = true;
-        for (uint32_t k = 0; k < n; ++k)
-          all = all && out[k] != VK_NULL_HANDLE;
-        if (all)
-          r = VK_SUCCESS;
-      }
-      continue;
-    }
-    d.pipeline_masks[out[i]] = m->second[info.stage.pName];
-  }
-  return r;
-}
-
-VKAPI_ATTR void VKAPI_CALL DestroyPipeline(VkDevice device, VkPipeline pipeline,
-                                           const VkAllocationCallbacks *alloc) {
-  std::unique_lock<std::mutex> lock(g_mu);
-  Device &d = g_devices[key(device)];
-  auto destroy = d.destroy_pipeline;
-  VkPipeline twin = VK_NULL_HANDLE;
-  if (auto t = d.twins.find(pipeline); t != d.twins.end()) {
-    twin = t->second;
-    d.pipeline_masks.erase(twin);
-    d.twins.erase(t);
-  }
-  d.recipes.erase(pipeline);
-  d.pipeline_masks.erase(pipeline);
-  lock.unlock();
-  if (twin)
-    destroy(device, twin, nullptr);
-  destroy(device, pipeline, alloc);
-}
-
-// A recipe whose layout is gone cannot make a twin any more.
-VKAPI_ATTR void VKAPI_CALL DestroyPipelineLayout(VkDevice device, VkPipelineLayout layout,
-                                                 const VkAllocationCallbacks *alloc) {
-  std::unique_lock<std::mutex> lock(g_mu);
-  Device &d = g_devices[key(device)];
-  for (auto it = d.recipes.begin(); it != d.recipes.end();)
-    it = it->second.layout() == layout ? d.recipes.erase(it) : std::next(it);
-  auto destroy = d.destroy_pipeline_layout;
-  lock.unlock();
-  destroy(device, layout, alloc);
-}
-
-// Shaders are matched by the names programs give their modules and pipelines too (GLSL's entry
-// points are all `main`).
-VKAPI_ATTR VkResult VKAPI_CALL SetDebugUtilsObjectName(VkDevice device,
-                                                       const VkDebugUtilsObjectNameInfoEXT *info) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  Device &d = g_devices[key(device)];
-  VkResult r = d.set_object_name ? d.set_object_name(device, info) : VK_SUCCESS;
-  if (!d.active || !info->pObjectName || !*info->pObjectName)
-    return r;
-  if (info->objectType == VK_OBJECT_TYPE_SHADER_MODULE) {
-    auto module = reinterpret_cast<VkShaderModule>(info->objectHandle);
-    d.module_names[module] = info->pObjectName;
-    auto original = d.originals.find(module);
-    for (auto &[pipeline, recipe] : d.recipes) // pipelines made from it before it had the name
-      if (original != d.originals.end() && &recipe.code() == original->second.get())
-        make_twin(d, device, pipeline, info->pObjectName);
-  }
-  if (info->objectType == VK_OBJECT_TYPE_PIPELINE)
-    make_twin(d, device, reinterpret_cast<VkPipeline>(info->objectHandle), info->pObjectName);
-  return r;
-}
-
-VKAPI_ATTR void VKAPI_CALL CmdBindPipeline(VkCommandBuffer cb, VkPipelineBindPoint point,
-                                           VkPipeline pipeline) {
-  PFN_vkCmdBindPipeline bind;
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    Device &d = g_devices[key(cb)];
-    bind = d.bind_pipeline;
-    if (point == VK_PIPELINE_BIND_POINT_COMPUTE) {
-      if (auto t = d.twins.find(pipeline); t != d.twins.end())
-        pipeline = t->second;
-      auto m = d.pipeline_masks.find(pipeline);
-      d.bound[cb] = m == d.pipeline_masks.end() ? 0 : m->second;
-    }
-  }
-  bind(cb, point, pipeline);
-}
 
 // Work submitted on a traced device: the next wait writes the results file.
 template <typename Info, typename F>
@@ -773,62 +413,20 @@ VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t n, const 
   return after_wait(next_fn(device, &Device::wait_for_fences)(device, n, fences, all, timeout));
 }
 
-// Launches are counted as dispatches are recorded (a command buffer submitted twice counts once).
-Device &count_dispatch(VkCommandBuffer cb) {
-  Device &d = g_devices[key(cb)];
-  uint64_t mask = d.bound[cb];
-  for (size_t i = 0; i < d.launches.size() && i < 64; ++i)
-    d.launches[i] += (mask >> i) & 1;
-  return d;
-}
-
-VKAPI_ATTR void VKAPI_CALL CmdDispatch(VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z) {
-  std::unique_lock<std::mutex> lock(g_mu);
-  auto fn = count_dispatch(cb).dispatch;
-  lock.unlock();
-  fn(cb, x, y, z);
-}
-VKAPI_ATTR void VKAPI_CALL CmdDispatchBase(VkCommandBuffer cb, uint32_t bx, uint32_t by,
-                                           uint32_t bz, uint32_t x, uint32_t y, uint32_t z) {
-  std::unique_lock<std::mutex> lock(g_mu);
-  auto fn = count_dispatch(cb).dispatch_base;
-  lock.unlock();
-  fn(cb, bx, by, bz, x, y, z);
-}
-VKAPI_ATTR void VKAPI_CALL CmdDispatchIndirect(VkCommandBuffer cb, VkBuffer buffer,
-                                               VkDeviceSize offset) {
-  std::unique_lock<std::mutex> lock(g_mu);
-  auto fn = count_dispatch(cb).dispatch_indirect;
-  lock.unlock();
-  fn(cb, buffer, offset);
-}
 
 PFN_vkVoidFunction device_function(const char *name) {
   static const std::map<std::string, PFN_vkVoidFunction> fns = {
       {"vkDestroyDevice", reinterpret_cast<PFN_vkVoidFunction>(DestroyDevice)},
-      {"vkCreateShaderModule", reinterpret_cast<PFN_vkVoidFunction>(CreateShaderModule)},
-      {"vkDestroyShaderModule", reinterpret_cast<PFN_vkVoidFunction>(DestroyShaderModule)},
-      {"vkCreateComputePipelines", reinterpret_cast<PFN_vkVoidFunction>(CreateComputePipelines)},
-      {"vkDestroyPipeline", reinterpret_cast<PFN_vkVoidFunction>(DestroyPipeline)},
-      {"vkDestroyPipelineLayout", reinterpret_cast<PFN_vkVoidFunction>(DestroyPipelineLayout)},
-      {"vkSetDebugUtilsObjectNameEXT",
-       reinterpret_cast<PFN_vkVoidFunction>(SetDebugUtilsObjectName)},
       {"vkQueueSubmit", reinterpret_cast<PFN_vkVoidFunction>(QueueSubmit)},
       {"vkQueueSubmit2", reinterpret_cast<PFN_vkVoidFunction>(QueueSubmit2)},
       {"vkQueueSubmit2KHR", reinterpret_cast<PFN_vkVoidFunction>(QueueSubmit2)},
       {"vkQueueWaitIdle", reinterpret_cast<PFN_vkVoidFunction>(QueueWaitIdle)},
       {"vkDeviceWaitIdle", reinterpret_cast<PFN_vkVoidFunction>(DeviceWaitIdle)},
       {"vkWaitForFences", reinterpret_cast<PFN_vkVoidFunction>(WaitForFences)},
-      {"vkCmdBindPipeline", reinterpret_cast<PFN_vkVoidFunction>(CmdBindPipeline)},
-      {"vkCmdDispatch", reinterpret_cast<PFN_vkVoidFunction>(CmdDispatch)},
-      {"vkCmdDispatchBase", reinterpret_cast<PFN_vkVoidFunction>(CmdDispatchBase)},
-      {"vkCmdDispatchBaseKHR", reinterpret_cast<PFN_vkVoidFunction>(CmdDispatchBase)},
-      {"vkCmdDispatchIndirect", reinterpret_cast<PFN_vkVoidFunction>(CmdDispatchIndirect)},
   };
   auto it = fns.find(name);
-  return it == fns.end() ? nullptr : it->second;
+  return it != fns.end() ? it->second : pipeline_function(name);
 }
-
 } // namespace
 } // namespace gpubt::runtime::vulkan
 
