@@ -5,7 +5,7 @@
 
 namespace gpubt::codegen {
 
-void optimize_o2(llvm::Module &m, llvm::TargetMachine *tm) {
+void optimize_o2(llvm::Module &m, llvm::TargetMachine *tm, const char *then) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cam;
@@ -17,6 +17,12 @@ void optimize_o2(llvm::Module &m, llvm::TargetMachine *tm) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cam, mam);
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
+  if (!then)
+    return;
+  llvm::ModulePassManager after;
+  if (auto err = pb.parsePassPipeline(after, then))
+    llvm::report_fatal_error(std::move(err)); // a pipeline of ours: a BUG, not the user's
+  after.run(m, mam);
 }
 
 } // namespace gpubt::codegen

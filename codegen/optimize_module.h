@@ -5,6 +5,7 @@
 
 namespace gpubt::codegen {
 
-void optimize_o2(llvm::Module &m, llvm::TargetMachine *tm);
+// THEN: a pass pipeline (opt's syntax) run after O2, or none.
+void optimize_o2(llvm::Module &m, llvm::TargetMachine *tm, const char *then = nullptr);
 
 } // namespace gpubt::codegen

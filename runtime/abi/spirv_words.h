@@ -18,7 +18,9 @@ enum Op : uint16_t {
   OpFunction = 54, OpFunctionParameter = 55, OpFunctionEnd = 56, OpFunctionCall = 57,
   OpVariable = 59, OpLoad = 61, OpStore = 62, OpDecorate = 71, OpCompositeExtract = 81,
   OpBitcast = 124, OpAtomicLoad = 227, OpAtomicStore = 228, OpAtomicCompareExchange = 230,
-  OpLabel = 248, OpReturn = 253, OpReturnValue = 254, OpSource = 3, OpReadClockKHR = 5056,
+  OpLoopMerge = 246, OpSelectionMerge = 247, OpLabel = 248, OpBranch = 249,
+  OpBranchConditional = 250, OpSwitch = 251, OpReturn = 253, OpReturnValue = 254, OpSource = 3,
+  OpReadClockKHR = 5056,
 };
 enum : uint32_t {
   StorageInput = 1, StorageFunction = 7, StorageBuffer = 12, StoragePhysicalBuffer = 5349,

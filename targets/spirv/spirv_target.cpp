@@ -366,7 +366,14 @@ public:
   // Vulkan promises no independent forward progress between invocations of a subgroup.
   bool lockstep_lanes() const override { return true; }
 
-  void optimize(llvm::Module &m) const override { codegen::optimize_o2(m, tm_.get()); }
+  // Vulkan needs structured control flow, and LLVM 22's SPIR-V back end structurizes some CFGs
+  // wrongly on its own (spirv-val: a branch "exits the selection ... but not via a structured
+  // exit"; seen with last_thread, which tools/kerneltime.bt uses, and with if/else around map
+  // updates): LLVM's StructurizeCFG (AMDGPU's) gives it one where every branch has its merge.
+  void optimize(llvm::Module &m) const override {
+    codegen::optimize_o2(m, tm_.get(),
+                         flavour_ == SpirvFlavour::Vulkan ? "function(structurizecfg)" : nullptr);
+  }
 
   Result<abi::DeviceCode> emit(llvm::Module &m) const override {
     bool vulkan = flavour_ == SpirvFlavour::Vulkan;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "runtime/abi/spirv_words.h"
+#include "targets/spirv/merge_placement.h"
 
 namespace gpubt::targets {
 
@@ -126,6 +127,7 @@ Result<std::vector<uint32_t>> to_vulkan_flavour(const std::vector<uint32_t> &wor
     out.push_back(std::move(in));
   }
   m.insts = std::move(out);
+  place_merges_before_branches(m.insts);
 
   // OpPtrAccessChain on a PhysicalStorageBuffer pointer needs its element's stride.
   std::vector<Inst> strides;

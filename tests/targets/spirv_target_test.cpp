@@ -58,6 +58,20 @@ const char *const kScripts[] = {
     "gpu:kretprobe:k / tid % 2 == 0 && lane < 16 / { @even = count(); }",
     "gpu:kretprobe:k { @x[tid] = tid * 2; }",
     "gpu:kretprobe:k { @x = @x + 1; @y += 2; @z++; }",
+    // tools/kerneltime.bt: the launch's last thread (a count of exits, then its own branch)
+    "gpu:kretprobe:k / last_thread / { @c = count(); }",
+    // Nested ifs with printf and keyed maps under a predicate.
+    "gpu:kretprobe:k / tid % 2 == 0 / { if (lane < 4) { @a[tid] = count(); } else { if (warp == "
+    "1) { printf(\"x %d\\n\", tid); } else { @b[bid_x] = sum(tid); } } @m = max(tid); }",
+    "gpu:kprobe:k { if (tid > 10) { if (tid < 100) { @x[tid % 7] = count(); } } @y[1] = "
+    "count(); }",
+    "gpu:kretprobe:k { if (lane < 4) { @a[tid % 5] = sum(tid); } else { @b[tid % 3] = max(tid); } }",
+};
+// Scripts that read the GPU clock, which the OpenCL flavour refuses.
+const char *const kVulkanScripts[] = {
+    "gpu:kretprobe:* / last_thread / { @us[kernel] = hist((nsecs - launch_start) / 1000); }",
+    "gpu:kprobe:k { @s = min(nsecs); } gpu:kretprobe:k { if (last_thread) { @d = hist(nsecs - "
+    "launch_start); } @c = count(); }",
 };
 
 class SpirvTarget : public ::testing::TestWithParam<const char *> {};
@@ -77,10 +91,11 @@ void emit_script(SpirvFlavour flavour, const std::string &script, const TempDir 
   std::ofstream(dir.path + "/p.spv", std::ios::binary) << image->bytes;
 }
 
-TEST_P(SpirvTarget, VulkanFlavourValidates) {
+// SCRIPT's Vulkan flavour is a Shader module with physical storage buffers that spirv-val takes.
+void expect_vulkan_valid(const char *script) {
   TempDir dir;
   abi::DeviceCode image;
-  ASSERT_NO_FATAL_FAILURE(emit_script(SpirvFlavour::Vulkan, GetParam(), dir, image));
+  ASSERT_NO_FATAL_FAILURE(emit_script(SpirvFlavour::Vulkan, script, dir, image));
   spirv::Module m;
   ASSERT_TRUE(m.parse(reinterpret_cast<const uint32_t *>(image.bytes.data()),
                       image.bytes.size() / 4));
@@ -94,6 +109,12 @@ TEST_P(SpirvTarget, VulkanFlavourValidates) {
   // checked as Vulkan 1.2 modules by tests/vulkan/run_vulkan.py.
   EXPECT_EQ(sh("spirv-val " + dir.path + "/p.spv", &out), 0) << out;
 }
+
+TEST_P(SpirvTarget, VulkanFlavourValidates) { expect_vulkan_valid(GetParam()); }
+
+class SpirvVulkanOnly : public ::testing::TestWithParam<const char *> {};
+TEST_P(SpirvVulkanOnly, VulkanFlavourValidates) { expect_vulkan_valid(GetParam()); }
+INSTANTIATE_TEST_SUITE_P(Scripts, SpirvVulkanOnly, ::testing::ValuesIn(kVulkanScripts));
 
 TEST_P(SpirvTarget, OpenClFlavourValidates) {
   TempDir dir;

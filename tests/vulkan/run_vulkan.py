@@ -117,6 +117,17 @@ def check_debug_names(gpubt, prog, n, invocations, env):
     return failed
 
 
+def check_kerneltime(gpubt, prog, n, env):
+    """tools/kerneltime.bt as written: one count per dispatch in its histogram."""
+    tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
+                        "kerneltime.bt")
+    r = run([gpubt, tool, "-c", f"{prog} {n} 3"], env)
+    counts = re.findall(r"^[\[(][^\])]*[\])]\s+(\d+)\s+\|", r.stdout, re.M)
+    ok = r.returncode == 0 and "@kernel_us[main]" in r.stdout and \
+        sum(int(c) for c in counts) == 3
+    return report(ok, "tools/kerneltime.bt: 3 dispatches in the histogram", r)
+
+
 def check_killed(gpubt, prog, n, invocations, env):
     """A program killed by SIGKILL (no exit handlers run) still shows what its probes counted up
     to its last wait for the GPU, and gpubt says how it died."""
@@ -186,6 +197,15 @@ def main():
          {("c", 1): 2 * invocations, ("s", 2): 2 * sum(range(invocations)), ("mn", 3): 0,
           ("mx", groups): invocations - 1},
          "launch-uniform keys, spread over slots"),
+        # An if/else around keyed maps, and a predicate on last_thread: LLVM's SPIR-V back end
+        # alone structurized both wrongly (the layer refused the modules).
+        ("gpu:kretprobe:main { if (tid % 2 == 0) { @a[tid % 5] = count(); } else "
+         "{ @b[tid % 3] = count(); } }", [str(n)],
+         {**{("a", k): len(range(k if k % 2 == 0 else k + 5, invocations, 10)) for k in range(5)},
+          **{("b", k): len(range(k if k % 2 == 1 else k + 3, invocations, 6)) for k in range(3)}},
+         "if/else around keyed maps"),
+        ("gpu:kretprobe:main / last_thread / { @c = count(); }", [str(n), "3"],
+         {("c", None): 3}, "last_thread: once per dispatch"),
         ("gpu:kretprobe:main { @l[lane] = count(); @w[warp] = count(); }", [str(n)],
          subgroup_counts(invocations, local), "lane and warp: the device's subgroups"),
     ]
@@ -232,6 +252,7 @@ def main():
     failed += check_keyless_updates(args.gpubt, prog, n, invocations, env)
     failed += check_debug_names(args.gpubt, prog, n, invocations, env)
     failed += check_killed(args.gpubt, prog, n, invocations, env)
+    failed += check_kerneltime(args.gpubt, prog, n, env)
     # A shader no probe matches runs as built, and gpubt says no launch matched.
     r = run([args.gpubt, "-e", "gpu:kprobe:nosuch { @ = count(); }", "-c", prog], env)
     ok = "vk_vector_add: ok" in r.stdout + r.stderr and "no kernel launch matched" in r.stderr
