@@ -7,6 +7,7 @@ Usage: run_vulkan.py --gpubt PATH --programs DIR. Exits 77 (skipped) when no Vul
 the program uninstrumented.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -126,6 +127,24 @@ def check_kerneltime(gpubt, prog, n, env):
     ok = r.returncode == 0 and "@kernel_us[main]" in r.stdout and \
         sum(int(c) for c in counts) == 3
     return report(ok, "tools/kerneltime.bt: 3 dispatches in the histogram", r)
+
+
+def check_timeline(gpubt, prog, n, env):
+    """--timeline: one GPU span per dispatch, named by its entry point, from its first
+    invocation's start to its last one's exit (the hidden probes use last_thread)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "trace.json")
+        r = run([gpubt, "--timeline", path, "-e", "gpu:kretprobe:main { @ = count(); }", "-c",
+                 f"{prog} {n} 3"], env)
+        spans = []
+        if os.path.exists(path):
+            with open(path) as f:
+                trace = json.load(f)
+            events = trace["traceEvents"] if isinstance(trace, dict) else trace
+            spans = [e for e in events if e.get("ph") == "X" and e.get("cat") == "gpu"]
+    ok = (r.returncode == 0 and len(spans) == 3 and all(s["name"] == "main" and s["dur"] > 0
+                                                         for s in spans))
+    return report(ok, f"--timeline: {len(spans)} GPU spans for 3 dispatches", r)
 
 
 def check_killed(gpubt, prog, n, invocations, env):
@@ -253,6 +272,7 @@ def main():
     failed += check_debug_names(args.gpubt, prog, n, invocations, env)
     failed += check_killed(args.gpubt, prog, n, invocations, env)
     failed += check_kerneltime(args.gpubt, prog, n, env)
+    failed += check_timeline(args.gpubt, prog, n, env)
     # A shader no probe matches runs as built, and gpubt says no launch matched.
     r = run([args.gpubt, "-e", "gpu:kprobe:nosuch { @ = count(); }", "-c", prog], env)
     ok = "vk_vector_add: ok" in r.stdout + r.stderr and "no kernel launch matched" in r.stderr
