@@ -131,14 +131,15 @@ PipelineFns pipeline_fns(const Device &d) {
 }
 
 // A pipeline the driver refuses with the probes in its shader is made again from the program's
-// own module.
-VkResult create_uninstrumented(Device &d, VkDevice device, const VkComputePipelineCreateInfo &info,
-                               VkPipeline *out) {
+// own module, with its cache and allocator (the program destroys it with that allocator).
+VkResult create_uninstrumented(Device &d, VkDevice device, VkPipelineCache cache,
+                               const VkComputePipelineCreateInfo &info,
+                               const VkAllocationCallbacks *alloc, VkPipeline *out) {
   auto original = d.originals.find(info.stage.module);
   if (original == d.originals.end())
     return VK_ERROR_UNKNOWN;
-  return PipelineRecipe(info, original->second).make(device, pipeline_fns(d), *original->second,
-                                                     out);
+  return make_pipeline_with_code(device, pipeline_fns(d), info, cache, alloc, *original->second,
+                                 out);
 }
 
 // PIPELINE, made without probes, got NAME: where probes match the name, a twin with them is made,
@@ -191,7 +192,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelin
     if (out[i] == VK_NULL_HANDLE) {
       say(std::string(info.stage.pName) + ": not traced: the driver refused the pipeline "
           "with the probes (" + std::to_string(r) + ")");
-      VkResult again = create_uninstrumented(d, device, info, &out[i]);
+      VkResult again = create_uninstrumented(d, device, cache, info, alloc, &out[i]);
       if (again == VK_SUCCESS && r != VK_SUCCESS) {
         bool all = true;
         for (uint32_t k = 0; k < n; ++k)

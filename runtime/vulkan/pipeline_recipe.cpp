@@ -23,14 +23,25 @@ PipelineRecipe::PipelineRecipe(const VkComputePipelineCreateInfo &info,
     required_subgroup_size_ = r->requiredSubgroupSize;
 }
 
-VkResult PipelineRecipe::make(VkDevice device, const PipelineFns &fns,
-                              const std::vector<uint32_t> &code, VkPipeline *out) const {
+VkResult make_pipeline_with_code(VkDevice device, const PipelineFns &fns,
+                                 const VkComputePipelineCreateInfo &info, VkPipelineCache cache,
+                                 const VkAllocationCallbacks *alloc,
+                                 const std::vector<uint32_t> &code, VkPipeline *out) {
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   mi.codeSize = code.size() * 4;
   mi.pCode = code.data();
   VkShaderModule module = VK_NULL_HANDLE;
   if (VkResult r = fns.create_module(device, &mi, nullptr, &module); r != VK_SUCCESS)
     return r;
+  VkComputePipelineCreateInfo mine = info;
+  mine.stage.module = module;
+  VkResult r = fns.create_pipelines(device, cache, 1, &mine, alloc, out);
+  fns.destroy_module(device, module, nullptr); // a pipeline keeps what it needs of it
+  return r;
+}
+
+VkResult PipelineRecipe::make(VkDevice device, const PipelineFns &fns,
+                              const std::vector<uint32_t> &code, VkPipeline *out) const {
   VkSpecializationInfo spec{uint32_t(spec_entries_.size()), spec_entries_.data(),
                             spec_data_.size(), spec_data_.data()};
   VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup{
@@ -42,14 +53,11 @@ VkResult PipelineRecipe::make(VkDevice device, const PipelineFns &fns,
   info.stage.pNext = required_subgroup_size_ ? &subgroup : nullptr;
   info.stage.flags = stage_flags_;
   info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  info.stage.module = module;
   info.stage.pName = entry_.c_str();
   info.stage.pSpecializationInfo = has_spec_ ? &spec : nullptr;
   info.layout = layout_;
   info.basePipelineIndex = -1;
-  VkResult r = fns.create_pipelines(device, VK_NULL_HANDLE, 1, &info, nullptr, out);
-  fns.destroy_module(device, module, nullptr); // a pipeline keeps what it needs of it
-  return r;
+  return make_pipeline_with_code(device, fns, info, VK_NULL_HANDLE, nullptr, code, out);
 }
 
 } // namespace gpubt::runtime::vulkan

@@ -20,6 +20,13 @@ struct PipelineFns {
   PFN_vkCreateComputePipelines create_pipelines = nullptr;
 };
 
+// INFO's pipeline with a module of CODE in place of its own (the rest of INFO as the program gave
+// it): VK_SUCCESS or the driver's error.
+VkResult make_pipeline_with_code(VkDevice device, const PipelineFns &fns,
+                                 const VkComputePipelineCreateInfo &info, VkPipelineCache cache,
+                                 const VkAllocationCallbacks *alloc,
+                                 const std::vector<uint32_t> &code, VkPipeline *out);
+
 class PipelineRecipe {
 public:
   PipelineRecipe(const VkComputePipelineCreateInfo &info,
@@ -29,7 +36,8 @@ public:
   const std::string &entry() const { return entry_; }
   VkPipelineLayout layout() const { return layout_; }
 
-  // The pipeline again with CODE as its shader; VK_SUCCESS or the driver's error.
+  // The pipeline again with CODE as its shader, the layer's own (no cache, no allocator);
+  // VK_SUCCESS or the driver's error.
   VkResult make(VkDevice device, const PipelineFns &fns, const std::vector<uint32_t> &code,
                 VkPipeline *out) const;
 
