@@ -87,6 +87,11 @@ struct BinaryExpr : Expr {
   ExprPtr lhs, rhs;
 };
 enum class UnaryOp { Neg, Not, BitNot, Deref, PreInc, PreDec, PostInc, PostDec };
+// ++x, --x, x++, x--: the forms that write their operand.
+inline bool is_step(UnaryOp op) {
+  return op == UnaryOp::PreInc || op == UnaryOp::PreDec || op == UnaryOp::PostInc ||
+         op == UnaryOp::PostDec;
+}
 struct UnaryExpr : Expr {
   UnaryExpr() : Expr(ExprKind::Unary) {}
   UnaryOp op = UnaryOp::Neg;

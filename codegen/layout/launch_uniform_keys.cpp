@@ -46,10 +46,7 @@ bool uniform(const Expr &e) {
     return uniform(*e.as<BinaryExpr>().lhs) && uniform(*e.as<BinaryExpr>().rhs);
   case ExprKind::Unary: {
     const auto &u = e.as<UnaryExpr>();
-    bool reads_or_steps = u.op == UnaryOp::Deref || u.op == UnaryOp::PreInc ||
-                          u.op == UnaryOp::PreDec || u.op == UnaryOp::PostInc ||
-                          u.op == UnaryOp::PostDec;
-    return !reads_or_steps && uniform(*u.operand);
+    return u.op != UnaryOp::Deref && !is_step(u.op) && uniform(*u.operand);
   }
   case ExprKind::Ternary: {
     const auto &t = e.as<TernaryExpr>();

@@ -67,9 +67,7 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
     });
   for_each_expr(p, [&](const Expr &e) {
     if (e.kind == ExprKind::Unary && e.as<UnaryExpr>().operand->kind == ExprKind::Map) {
-      UnaryOp op = e.as<UnaryExpr>().op;
-      if (op == UnaryOp::PreInc || op == UnaryOp::PreDec || op == UnaryOp::PostInc ||
-          op == UnaryOp::PostDec)
+      if (is_step(e.as<UnaryExpr>().op))
         writes.insert(e.as<UnaryExpr>().operand.get());
     }
     if (e.kind == ExprKind::Call && is_deleter(e.as<CallExpr>()) &&

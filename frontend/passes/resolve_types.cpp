@@ -327,9 +327,7 @@ private:
   }
 
   void unary(UnaryExpr &u) {
-    bool is_incdec = u.op == UnaryOp::PreInc || u.op == UnaryOp::PreDec ||
-                     u.op == UnaryOp::PostInc || u.op == UnaryOp::PostDec;
-    if (is_incdec && u.operand->kind == ExprKind::Map) {
+    if (is_step(u.op) && u.operand->kind == ExprKind::Map) {
       auto &m = u.operand->as<MapExpr>();
       keys(m);
       MapInfo &info = define_map(m);
@@ -339,7 +337,7 @@ private:
       return;
     }
     expr(*u.operand);
-    if (is_incdec)
+    if (is_step(u.op))
       u.type = u.operand->type;
     else if (u.op == UnaryOp::Deref) // *p: p's pointee; *n on an integer reads a uint64
       u.type = u.operand->type.kind == TypeKind::Pointer ? pointee(u.operand->type)
