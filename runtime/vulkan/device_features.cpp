@@ -25,16 +25,14 @@ ProbeNeeds ProbeNeeds::of(const std::vector<uint32_t> &probes, uint32_t device_f
   ProbeNeeds n;
   n.clocks = ClockNeeds::of(device_features);
   // What the probes' OpCapability lines ask of the device.
-  for (size_t i = 5; i + 1 < probes.size(); i += probes[i] >> 16 ? probes[i] >> 16 : 1) {
-    if ((probes[i] & 0xffff) != spirv::OpCapability)
-      continue;
-    uint32_t cap = probes[i + 1];
-    n.storage_8bit = n.storage_8bit || cap == spirv::CapStorageBuffer8BitAccess;
-    if (cap == spirv::CapGroupNonUniformBallot)
-      n.subgroup_ops |= VK_SUBGROUP_FEATURE_BALLOT_BIT;
-    if (cap == spirv::CapGroupNonUniformShuffle)
-      n.subgroup_ops |= VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
-  }
+  spirv::Module m;
+  if (!m.parse(probes.data(), probes.size()))
+    return n; // the layer links nothing it cannot parse
+  n.storage_8bit = m.has_capability(spirv::CapStorageBuffer8BitAccess);
+  if (m.has_capability(spirv::CapGroupNonUniformBallot))
+    n.subgroup_ops |= VK_SUBGROUP_FEATURE_BALLOT_BIT;
+  if (m.has_capability(spirv::CapGroupNonUniformShuffle))
+    n.subgroup_ops |= VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
   return n;
 }
 
