@@ -42,13 +42,7 @@ void send_record(DevCtx &c, llvm::Value *buf, uint32_t size) {
   auto *write = llvm::BasicBlock::Create(c.ctx, "ring.write", c.fn);
   auto *drop = llvm::BasicBlock::Create(c.ctx, "ring.drop", c.fn);
   auto *done = llvm::BasicBlock::Create(c.ctx, "ring.done", c.fn);
-  // The Vulkan layer gives every context a ring, and LLVM's SPIR-V structurizer mis-nests this
-  // test's merge with the reservation's inside a probe's `if` (the module failed spirv-val).
-  bool lockstep = c.target.lockstep_lanes();
-  if (lockstep)
-    b.CreateBr(have);
-  else
-    b.CreateCondBr(b.CreateICmpEQ(ring_addr, b.getInt64(0)), done, have);
+  b.CreateCondBr(b.CreateICmpEQ(ring_addr, b.getInt64(0)), done, have);
 
   b.SetInsertPoint(have);
   auto *ring = global_ptr(c, ring_addr);
@@ -60,7 +54,7 @@ void send_record(DevCtx &c, llvm::Value *buf, uint32_t size) {
       b.getInt64Ty());
   auto *data = byte_ptr(c, ring, sizeof(gpubt_device_ring));
   llvm::Value *head = nullptr;
-  if (lockstep) {
+  if (c.target.lockstep_lanes()) {
     head = reserve_by_add(c, head_p, tail_p, cap, size, write, drop);
   } else {
     auto *loop = llvm::BasicBlock::Create(c.ctx, "ring.reserve", c.fn, write);
