@@ -417,7 +417,6 @@ VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t n, const 
   return after_wait(next_fn(device, &Device::wait_for_fences)(device, n, fences, all, timeout));
 }
 
-
 PFN_vkVoidFunction device_function(const char *name) {
   static const std::map<std::string, PFN_vkVoidFunction> fns = {
       {"vkDestroyDevice", reinterpret_cast<PFN_vkVoidFunction>(DestroyDevice)},
