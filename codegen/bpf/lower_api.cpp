@@ -24,7 +24,12 @@ constexpr uint32_t kStackWords = kSavedArgWords - 6;
 constexpr uint32_t kPendingEntries = 10240;
 
 // Pending-key tags of the kname learning probes (the high half of the key; the low half is tid).
-enum KnameTag : uint32_t { TagGetKernel = 1, TagModuleGetFunction = 2, TagLibraryGetKernel = 3 };
+enum KnameTag : uint32_t {
+  TagGetKernel = 1,
+  TagModuleGetFunction = 2,
+  TagLibraryGetKernel = 3,
+  TagKernelGetFunction = 4, // a CUkernel's CUfunction: what cuBLAS passes to cuLaunchKernel
+};
 
 // Whether any expression of PROBE satisfies PRED.
 template <class P> bool probe_uses(const Probe &probe, P &&pred) {
@@ -110,7 +115,7 @@ void save_args(LowerCtx &c, uint32_t slot) {
 void pending_entry(LowerCtx &c, uint32_t tag) {
   llvm::Value *v = scratch_slot(c, 16);
   c.b.CreateAlignedStore(ctx_word(c, stdlib::pt_regs_arg_offset(0)), v, llvm::Align(8));
-  uint32_t second = tag == TagGetKernel ? 1 : 2;
+  uint32_t second = tag == TagGetKernel || tag == TagKernelGetFunction ? 1 : 2;
   c.b.CreateAlignedStore(ctx_word(c, stdlib::pt_regs_arg_offset(second)), byte_ptr(c, v, 8),
                          llvm::Align(8));
   update(c, c.maps->kname_pending, tid_key(c, tag), v);
@@ -142,6 +147,13 @@ void pending_return(LowerCtx &c, uint32_t tag) {
       llvm::Value *stub = stack_i64(c);
       c.b.CreateStore(second, stub);
       update(c, c.maps->kname_stubs, handle, stub);
+    } else if (tag == TagKernelGetFunction) { // the function is named as its kernel is
+      llvm::Value *kernel = stack_i64(c);
+      c.b.CreateStore(second, kernel);
+      for (int map : {c.maps->kname_stubs, c.maps->kname_names}) {
+        llvm::Value *known = lookup(c, map, kernel);
+        if_nonnull(c, known, [&] { update(c, map, handle, known); });
+      }
     } else {
       llvm::Value *name = scratch_slot(c, abi::kKernelNameSize);
       zero_bytes(c, name, 8, abi::kKernelNameSize);
@@ -312,7 +324,8 @@ std::vector<HiddenProbe> hidden_api_probes(const Program &program,
   if (layout.kname_stubs >= 0) {
     const std::pair<const char *, const char *> learners[] = {{"cudart", "__cudaGetKernel"},
                                                               {"cuda", "cuModuleGetFunction"},
-                                                              {"cuda", "cuLibraryGetKernel"}};
+                                                              {"cuda", "cuLibraryGetKernel"},
+                                                              {"cuda", "cuKernelGetFunction"}};
     uint32_t tag = TagGetKernel;
     for (const auto &[target, func] : learners) {
       add(abi::AttachKind::Uprobe, target, func, pending_entry, tag);

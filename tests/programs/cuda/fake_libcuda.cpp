@@ -1,6 +1,7 @@
 // A stand-in libcuda.so.1 for CI (no driver): the kernel lookups and cuLaunchKernel succeed and
 // hand out heap handles, as a real driver does, so kname() of CUfunction/CUkernel handles
-// (learned from cuModuleGetFunction/cuLibraryGetKernel) is tested without a GPU.
+// (learned from cuModuleGetFunction/cuLibraryGetKernel/cuKernelGetFunction) is tested without a
+// GPU.
 #include <cstdlib>
 
 extern "C" {
@@ -21,6 +22,12 @@ __attribute__((noinline)) CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibra
   if (!name || !*name)
     return 500;
   *pKernel = malloc(16);
+  return 0;
+}
+__attribute__((noinline)) CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
+  if (!kernel)
+    return 400; // CUDA_ERROR_INVALID_HANDLE
+  *pFunc = malloc(16); // a context's own handle, not the kernel's
   return 0;
 }
 __attribute__((noinline)) CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned,
