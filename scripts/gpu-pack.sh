@@ -8,7 +8,12 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build-static}
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUBT_STATIC_LLVM=ON >/dev/null
+# RelWithDebInfo (stripped below) as scripts/setup.sh builds: with ccache the two builds share
+# every object but the link.
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUBT_STATIC_LLVM=ON \
+  "${launcher[@]}" >/dev/null
 ninja -C "$BUILD" gpubt
 # The layer and vk_vector_add exist where libvulkan-dev, spirv-tools and glslang are installed.
 vulkan_targets=$(ninja -C "$BUILD" -t targets all | grep -oE '^(gpubt_vulkan_layer|vk_vector_add):' |
@@ -18,6 +23,7 @@ if [ -n "$vulkan_targets" ]; then
   mkdir -p "$ROOT/.carry/vulkan"
   cp "$BUILD/runtime/vulkan/libgpubt_vulkan_layer.so" "$BUILD/runtime/vulkan/gpubt_vulkan_layer.json" \
     "$BUILD/tests/programs/vk_vector_add" "$BUILD/tests/programs/vector_add.spv" "$ROOT/.carry/vulkan/"
+  strip "$ROOT/.carry/vulkan/libgpubt_vulkan_layer.so" "$ROOT/.carry/vulkan/vk_vector_add"
 fi
 mkdir -p "$ROOT/.carry/gpubt/lib"
 strip -o "$ROOT/.carry/gpubt/gpubt" "$BUILD/gpubt"
