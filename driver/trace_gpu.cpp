@@ -84,6 +84,12 @@ bool apply_gpu_outcome(const abi::ProgramSpec &spec, runtime::GpuOutcome &outcom
     printer.output().lost_events(outcome.ring_drops);
   for (const auto &w : outcome.warnings)
     err << "WARNING: " << w << "\n";
+  if (!outcome.kernel_names.empty()) {
+    err << "gpubt: kernel names of 64 characters or more are shortened to their first 50, '~' "
+           "and a hash of the whole name:\n";
+    for (const auto &[shortened, full] : outcome.kernel_names)
+      err << "  " << shortened << " = " << full << "\n";
+  }
   runtime::merge_device_maps(spec, outcome.maps, maps);
   return outcome.launches > 0;
 }

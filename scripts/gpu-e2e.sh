@@ -58,6 +58,7 @@ nvcc -O2 -arch=$ARCH "$T/vector_add.cu" -o "$B/vectorAdd" &
 nvcc -O2 -gencode arch=compute_$NUM,code=$ARCH "$T/vector_add.cu" -o "$B/vectorAdd_sass" &
 nvcc -O2 -gencode arch=compute_$NUM,code=compute_$NUM "$T/vector_add.cu" -o "$B/vectorAdd_ptx" &
 nvcc -O2 -arch=$ARCH "$T/grid3d.cu" -o "$B/grid3d" &
+nvcc -O2 -arch=$ARCH "$T/long_names.cu" -o "$B/long_names" &
 nvcc -O2 -arch=$ARCH "$T/multi_ctx.cu" -lcuda -o "$B/multi_ctx" &
 nvcc -O2 -arch=$ARCH "$T/graph_add.cu" -o "$B/graph_add" &
 nvcc -O2 -arch=$ARCH -cubin "$T/multi_ctx.cu" -o "$B/scale.cubin" &

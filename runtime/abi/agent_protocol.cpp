@@ -322,6 +322,11 @@ std::string write_agent_results(const AgentResults &r) {
   put_u64(out, r.messages.size());
   for (const auto &m : r.messages)
     put_blob(out, m);
+  put_u64(out, r.kernel_names.size());
+  for (const auto &[shortened, full] : r.kernel_names) {
+    put_blob(out, shortened);
+    put_blob(out, full);
+  }
   return out;
 }
 
@@ -362,6 +367,17 @@ Result<AgentResults> parse_agent_results(const std::string &bytes) {
     if (!r.blob(m))
       return bad();
     res.messages.emplace_back(m.begin(), m.end());
+  }
+  if (r.pos == bytes.size())
+    return res; // an older agent's results
+  if (!r.count(n))
+    return bad();
+  for (uint64_t i = 0; i < n; ++i) {
+    std::vector<uint8_t> shortened, full;
+    if (!r.blob(shortened) || !r.blob(full))
+      return bad();
+    res.kernel_names[std::string(shortened.begin(), shortened.end())] =
+        std::string(full.begin(), full.end());
   }
   return res;
 }

@@ -3,6 +3,7 @@
 // the agent compiles agent_protocol.cpp itself and links nothing else of gpubt.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,9 @@ struct DeviceImage {
 struct AgentResults {
   std::vector<DeviceImage> images;
   std::vector<std::string> messages; // why something was not traced (the agent printed them too)
+  // Kernels whose device name was shortened (kernel_name.h): that name -> the full one. Written
+  // after the rest, so results of an agent older than this gpubt still parse.
+  std::map<std::string, std::string> kernel_names;
 };
 
 std::string write_agent_results(const AgentResults &results);

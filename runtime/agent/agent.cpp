@@ -292,23 +292,28 @@ void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &k
     lock.lock();
   else if (!lock.try_lock()) // gpubt is detaching: the module stays as loaded
     return;
-  bool patched = false;
+  // All of the module's probes or none: a failure takes back what was registered, so the module
+  // runs exactly as loaded.
+  std::string failed;
   for (const auto *probe : wanted) {
     auto point = probe->exit ? SANITIZER_INSTRUCTION_BLOCK_EXIT : SANITIZER_INSTRUCTION_BLOCK_ENTER;
     SanitizerResult r = sanitizerPatchInstructions(point, module, probe->function.c_str());
     if (r != SANITIZER_SUCCESS) {
-      say(a, probe->name + ": patching " + probe->function + " failed: " + result_text(r));
-      continue;
+      failed = probe->name + ": patching " + probe->function + " failed (" + result_text(r) + ")";
+      break;
     }
-    patched = true;
   }
-  if (!patched)
-    return;
-  SanitizerResult r = sanitizerPatchModule(module);
+  if (failed.empty())
+    if (SanitizerResult r = sanitizerPatchModule(module); r != SANITIZER_SUCCESS)
+      failed = "sanitizerPatchModule failed (" + result_text(r) + ")";
+  if (!failed.empty()) {
+    SanitizerResult r = sanitizerUnpatchModule(module);
+    lock.unlock();
+    return say(a, failed + (r == SANITIZER_SUCCESS
+                                ? ": the module was left as loaded, its kernels run uninstrumented"
+                                : ": undoing it failed too (" + result_text(r) + ")"));
+  }
   lock.unlock();
-  if (r != SANITIZER_SUCCESS)
-    return say(a, "sanitizerPatchModule failed (" + result_text(r) +
-                      "): the module's kernels run uninstrumented");
   it->second->patched.insert(module);
   if (from_callback) // attaching turns them on once every module is patched
     enable_launch_callbacks(a);
@@ -375,6 +380,7 @@ void on_module_unload(Agent &a, const Sanitizer_ResourceModuleData &d) {
   it->second->ptx_modules.erase(d.module);
   it->second->userdata.erase(d.module);
   std::erase_if(it->second->prepared, [&](const auto &p) { return p.first.first == d.module; });
+  std::erase_if(it->second->callback_data, [&](const auto &f) { return f.second == d.module; });
   // Function handles of the module may be reused by a later module: forget them.
   it->second->masks.clear();
   it->second->kernel_ctxs.clear();
@@ -397,8 +403,12 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
                         ? prepared->second
                         : setup_kernel(a, c, d.context, d.module, names,
                                        by_ptx ? ptx->second : nullptr, !from_graph, true);
-    if (!by_ptx && k.userdata && sanitizerSetCallbackData(d.function, k.userdata) != SANITIZER_SUCCESS)
-      k = {0, nullptr, "sanitizerSetCallbackData failed for kernel " + names.base};
+    if (!by_ptx && k.userdata) {
+      if (sanitizerSetCallbackData(d.function, k.userdata) == SANITIZER_SUCCESS)
+        c.callback_data[d.function] = d.module;
+      else
+        k = {0, nullptr, "sanitizerSetCallbackData failed for kernel " + names.base};
+    }
     if (!k.error.empty())
       say(a, k.error + ": it runs uninstrumented");
     if (a.config.verbose) {
@@ -604,10 +614,11 @@ void on_synchronized(Agent &a, const Sanitizer_SynchronizeData &d) {
 
 } // namespace
 
-abi::DeviceImage close_context(Context &c) {
+abi::DeviceImage close_context(Context &c, std::map<std::string, std::string> &kernel_names) {
   abi::DeviceImage img;
   img.device = c.device;
   if (c.memory) {
+    kernel_names.insert(c.memory->shortened_names().begin(), c.memory->shortened_names().end());
     img = c.memory->read_back(c.device);
     c.memory->release();
   }
@@ -625,7 +636,7 @@ void finish_context(Agent &a, CUcontext ctx) {
   if (c.memory && !c.write_back_failed)
     if (auto st = c.memory->write_back_host_maps(a.config, nullptr); !st)
       say(a, "writing the GPU's values into the host's maps at the end failed: " + st.error());
-  a.results.images.push_back(close_context(c));
+  a.results.images.push_back(close_context(c, a.results.kernel_names));
   a.contexts.erase(it);
 }
 

@@ -44,6 +44,10 @@ struct Context {
   std::set<CUmodule> patched;           // modules with probe code in them
   std::map<CUfunction, uint64_t> masks; // functions whose userdata is set
   std::map<CUfunction, void *> kernel_ctxs; // their userdata (mask != 0)
+  // Functions whose Compute Sanitizer callback data points into this context's memory, with
+  // their module. The callback data outlives a detach: it must be cleared before the memory is
+  // freed, or the next session's patches run with the last one's freed userdata (issue 23).
+  std::map<CUfunction, CUmodule> callback_data;
   std::map<CUmodule, const PtxImage *> ptx_modules; // loaded from an instrumented image
   std::map<CUmodule, CUdeviceptr> userdata;         // their userdata arrays
   std::map<std::pair<CUmodule, std::string>, KernelSetup> prepared; // at load, by mangled name
@@ -110,8 +114,9 @@ void trace_context(Agent &a, CUcontext ctx, const KnownContext &known);
 // called in a Compute Sanitizer callback, where the patch lock is only tried (else deferred).
 void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &known,
                   bool from_callback);
-// CTX's maps and counts, read back and released (its launches must be over).
-abi::DeviceImage close_context(Context &c);
+// CTX's maps and counts, read back and released (its launches must be over); the kernels whose
+// names were shortened join KERNEL_NAMES.
+abi::DeviceImage close_context(Context &c, std::map<std::string, std::string> &kernel_names);
 
 // Attaching (attach_session.cpp): the control socket's handler.
 ControlServer::Handler attach_handler(Agent &a);

@@ -135,6 +135,19 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
          " module(s) patched in " + std::to_string(contexts.size()) + " CUDA context(s)";
 }
 
+// The callback data this session gave functions points at memory freed below; the next
+// session patches the same functions again, and its probes would read it before their first
+// launch callback sets theirs (an illegal address on the H100 and H200, issue 23). Under a.mu:
+// no module unloads meanwhile, so every handle is still valid.
+void clear_callback_data(Agent &a) {
+  for (auto &[ctx, c] : a.contexts) {
+    for (const auto &[function, module] : c->callback_data)
+      if (SanitizerResult r = sanitizerSetCallbackData(function, nullptr); r != SANITIZER_SUCCESS)
+        say(a, "clearing a kernel's probe data failed (" + result_text(r) + ")");
+    c->callback_data.clear();
+  }
+}
+
 // CTX current on this thread while it lives (the attaching thread has none of its own).
 class CurrentContext {
 public:
@@ -184,18 +197,21 @@ std::string detach(Agent &a) {
   std::map<CUcontext, std::unique_ptr<Context>> taken;
   {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
+    clear_callback_data(a);
     taken.swap(a.contexts);
   }
   std::vector<abi::DeviceImage> images;
+  std::map<std::string, std::string> kernel_names;
   for (auto &[ctx, c] : taken) {
     CurrentContext current(ctx);
     if (c->memory && !c->write_back_failed && writes_host_maps(a.config))
       (void)c->memory->write_back_host_maps(a.config, nullptr);
-    images.push_back(close_context(*c));
+    images.push_back(close_context(*c, kernel_names));
   }
   std::lock_guard<std::recursive_mutex> lock(a.mu);
   for (auto &img : images)
     a.results.images.push_back(std::move(img));
+  a.results.kernel_names.insert(kernel_names.begin(), kernel_names.end());
   std::string bytes = abi::write_agent_results(a.results);
   a.results = {};
   a.config = {};

@@ -13,6 +13,7 @@
 #include <sanitizer.h>
 
 #include "runtime/abi/device_abi.h"
+#include "runtime/abi/kernel_name.h"
 #include "runtime/abi/ring_records.h"
 #include "runtime/agent/host_map_snapshot.h"
 #include "runtime/agent/host_map_writeback.h"
@@ -163,7 +164,10 @@ void *ContextMemory::kernel_ctx(const std::string &kernel_name, uint64_t mask) {
   c.ring = reinterpret_cast<uint64_t>(ring_);
   c.kernel_index = next_kernel_index_++;
   c.num_maps = static_cast<uint32_t>(std::min<size_t>(maps_.size(), GPUBT_MAX_DEVICE_MAPS));
-  std::strncpy(c.kernel_name, key.first.c_str(), GPUBT_KERNEL_NAME_SIZE - 1);
+  std::string name = abi::device_kernel_name(key.first);
+  if (name != key.first)
+    shortened_names_[name] = key.first;
+  std::strncpy(c.kernel_name, name.c_str(), GPUBT_KERNEL_NAME_SIZE - 1);
   for (uint32_t i = 0; i < c.num_maps; ++i)
     c.maps[i] = reinterpret_cast<uint64_t>(maps_[i]);
   c.probe_mask = mask;

@@ -59,6 +59,8 @@ public:
 
   // Copies the maps and the ring's undrained records back (call before release()).
   abi::DeviceImage read_back(int device) const;
+  // The kernels whose device name had to be shortened: that name -> the full one.
+  const std::map<std::string, std::string> &shortened_names() const { return shortened_names_; }
   void release(); // frees everything (not in the destructor: contexts may be gone at exit)
 
 private:
@@ -77,6 +79,7 @@ private:
   void *staging_ = nullptr;   // pinned host memory: launch callbacks may copy only from/to it
   std::map<std::pair<std::string, uint64_t>, void *> kernel_ctxs_;
   uint32_t next_kernel_index_ = 0;
+  std::map<std::string, std::string> shortened_names_;
   ClockModel clock_;
   void *host_map_staging_ = nullptr; // pinned: kHostMapSlots images of each host map
   void *launch_reset_ = nullptr;     // pinned: {UINT64_MAX, 0}, copied before each launch

@@ -48,6 +48,7 @@ void merge_results(abi::AgentResults &into, abi::AgentResults from, pid_t pid) {
     into.images.push_back(std::move(img));
   for (auto &m : from.messages)
     into.messages.push_back("process " + std::to_string(pid) + ": " + m);
+  into.kernel_names.merge(from.kernel_names);
 }
 
 // PID as its own pid namespace numbers it (the last NSpid of /proc/PID/status): an agent in a

@@ -35,6 +35,7 @@ Result<abi::AgentResults> read_all_results(const GpuRun &run) {
         all.images.push_back(std::move(img));
       for (auto &m : one->messages)
         all.messages.push_back(std::move(m));
+      all.kernel_names.merge(one->kernel_names);
     }
     closedir(d);
   }
@@ -60,6 +61,7 @@ GpuOutcome gpu_outcome(const abi::ProgramSpec &spec, const abi::AgentResults &re
   std::vector<DeviceMapSnapshot> merged(layouts.size());
   GpuOutcome out;
   out.maps.resize(spec.maps.size());
+  out.kernel_names = all->kernel_names;
   // A from_host map's device table is the host's copy: the host map prints. A to_host map's is
   // read for its drops only: the agent copied it into the BPF map, which prints.
   auto valid = [&](size_t j) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "runtime/abi/device_abi.h"
+#include "runtime/abi/kernel_name.h"
 #include "runtime/abi/ring_records.h"
 
 namespace gpubt::runtime::vulkan {
@@ -61,7 +62,7 @@ void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout
   ctx.ring = address + layout.ring_offset;
   ctx.kernel_index = index;
   ctx.num_maps = uint32_t(config.device.maps.size());
-  std::strncpy(ctx.kernel_name, kernel.c_str(), GPUBT_KERNEL_NAME_SIZE - 1);
+  std::strncpy(ctx.kernel_name, abi::device_kernel_name(kernel).c_str(), GPUBT_KERNEL_NAME_SIZE - 1);
   for (size_t j = 0; j < config.device.maps.size() && j < GPUBT_MAX_DEVICE_MAPS; ++j)
     ctx.maps[j] = address + layout.map_offsets[j];
   ctx.probe_mask = probe_mask;

@@ -123,12 +123,98 @@ def keyed(out, name):
     return {int(k): int(v) for k, v in re.findall(rf'^@{name}\[(\d+)\]: (\d+)$', out, re.M)}
 
 
+def attach_cycles(gpubt, env, tmp, D, P, both, sessions=20, seed=23):
+    """Issue 23: attach/detach sessions in a mixed, seeded random order on one long-running trainer
+    (-p or every agent process, ended by SIGINT, SIGTERM, kill -9 or the script's exit(), training
+    during attach or not, host+gpu or gpu-only scripts of different map layouts, a second gpubt
+    refused meanwhile). The first three are the sequence that killed the trainer (issue 23 item 1):
+    -p twice, then without -p, each ended by interval exit() while training runs. A session whose
+    boundaries fall between bursts must count every launch on both sides."""
+    import random, threading
+    rng = random.Random(seed)
+    scripts = {  # name: (text, counted: @gpu and @host over the same launches)
+        'host+gpu': (LAUNCHES, True),
+        'per-pid': (PER_PID, True),
+        'gpu scalar': ('gpu:kprobe:* /tid == 0/ { @gpu = count(); }', False),
+        'gpu by kernel': ('gpu:kprobe:* /tid == 0/ { @k[kernel] = count(); }', False),
+        'gpu exit hist': ('gpu:kretprobe:* /last_thread/ { @t = hist(nsecs - launch_start); }', False),
+    }
+    plan = [('-p', 'host+gpu', 'exit', True), ('-p', 'host+gpu', 'exit', True),
+            ('all', 'per-pid', 'exit', True)]
+    while len(plan) < sessions:
+        mode = rng.choice(['-p', 'all'])
+        script = rng.choice(list(scripts))
+        if mode == 'all' and script == 'host+gpu':
+            script = 'per-pid'  # system-wide host probes: counts by pid
+        plan.append((mode, script, rng.choice(['int', 'term', 'kill', 'exit']), rng.random() < 0.5))
+    for i, (mode, script, end, live) in enumerate(plan):
+        text, counted = scripts[script]
+        if end == 'exit':
+            text += ' interval:s:3 { exit(); }'
+        args = [gpubt] + (['-p', str(D.pid)] if mode == '-p' else ['-v']) + ['-e', text]
+        name = f'cycle {i + 1}/{len(plan)} ({mode}, {script}, {end}, {"live" if live else "idle"})'
+        burst = None
+        if live:  # training while gpubt attaches
+            burst = threading.Thread(target=both, args=(30,))
+            burst.start()
+        try:
+            g = Gpubt(args, env, tmp, wait_for=[D.pid] if mode == 'all' else ())
+        except RuntimeError as e:
+            if burst:
+                burst.join()
+            check(name, False, f'attach failed: {e}')
+            continue
+        refused = None
+        if mode == '-p' and rng.random() < 0.3:
+            busy = subprocess.run([gpubt, '-p', str(D.pid), '-e', 'gpu:kprobe:* { @ = count(); }'],
+                                  env=env, capture_output=True, text=True, timeout=120)
+            refused = busy.returncode != 0 and 'busy' in busy.stderr
+        if burst:
+            burst.join()  # it may have ended before the attach did: train while attached too
+        both(10)
+        if end == 'exit':
+            rc = g.p.wait(timeout=120)
+            out, err = g.text()
+        elif end == 'kill':
+            g.p.kill()
+            g.p.wait()
+            rc, out, err = 0, '', ''
+            time.sleep(1)  # the agent sees the socket close and detaches by itself
+        else:
+            g.p.send_signal(signal.SIGINT if end == 'int' else signal.SIGTERM)
+            rc = g.p.wait(timeout=120)
+            out, err = g.text()
+        alive = D.p.poll() is None
+        bad = [l for l in err.splitlines() if 'failed' in l or 'illegal' in l]
+        ok = alive and rc == 0 and not bad and refused is not False
+        detail = f'trainer {"alive" if alive else "DEAD"}, exit {rc}'
+        if counted and end in ('int', 'term') and not live:
+            by_pid = script == 'per-pid'
+            gpu, host = ((keyed(out, 'gpu').get(D.pid), keyed(out, 'host').get(D.pid))
+                         if by_pid else (value(out, 'gpu'), value(out, 'host')))
+            ok = ok and gpu and gpu == host
+            detail += f', gpu launches {gpu} == host {host}'
+        elif counted and end != 'kill':
+            gpu = keyed(out, 'gpu').get(D.pid) if script == 'per-pid' else value(out, 'gpu')
+            ok = ok and bool(gpu)
+            detail += f', gpu launches {gpu} (boundaries while training: not compared)'
+        if refused is not None:
+            detail += f', second gpubt refused: {refused}'
+        check(name, ok, detail + (f' {bad[:3]!r}' if bad else '') +
+              ('' if ok else f' {err.strip()[-600:]!r} trainer log {open(D.log).read()[-600:]!r}'))
+        if not alive:
+            return False
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--gpubt', required=True)
     ap.add_argument('--agent', required=True)
     ap.add_argument('--rounds', type=int, default=25)
     ap.add_argument('--steps', type=int, default=40)
+    ap.add_argument('--cycles', type=int, default=20)
+    ap.add_argument('--only-cycles', action='store_true')
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix='gpubt-attach-')
     plain_env = {k: v for k, v in os.environ.items() if not k.startswith('GPUBT_')}
@@ -175,6 +261,13 @@ def main():
     for _ in range(3):  # warm-up: clocks, cuBLAS's choices, the caching allocator
         both(40)
     dormant_rss = D.rss_kb() - P.rss_kb()
+    if a.only_cycles:  # the attach/detach cycles alone (a quicker run while debugging them)
+        attach_cycles(a.gpubt, gpubt_env, tmp, D, P, both, sessions=a.cycles)
+        check('loss sequence bit-identical to the run without agent',
+              traced_losses == plain_losses and len(traced_losses) > 0,
+              f'{len(traced_losses)} steps compared')
+        print(f'attach suite: {sum(results)}/{len(results)} passed')
+        return 0 if all(results) else 1
     timing('dormant')
 
     for attempt in (1, 2):
@@ -259,6 +352,7 @@ def main():
     check('no -p: two trainers, one started after gpubt', ok,
           f'exit {rc}, gpu launches by pid {gpu}, host by pid {host} {err.strip()[-300:]!r}')
     D2.quit()
+    attach_cycles(a.gpubt, gpubt_env, tmp, D, P, both, sessions=a.cycles)
     check('loss sequence bit-identical to the run without agent',
           traced_losses == plain_losses and len(traced_losses) > 0,
           f'{len(traced_losses)} steps compared')

@@ -259,6 +259,16 @@ def gpubt_cases(a, plain):
     gpubt_case(a, 'gpubt: grid3d @[tid_x, tid_y, tid_z] = count()',
                'gpu:kretprobe:grid3d < @[tid_x, tid_y, tid_z] = count(); >', f'{b}/grid3d',
                threads, plain['grid3d'])
+    def long_names(p):  # two kernels equal for 80 characters: two keys, the legend names them
+        c = keyed_counts(p.stdout)
+        counts = sorted(c.values())
+        full = re.findall(r'^  (\S+~[0-9a-f]{12}) = (\S+)$', p.stderr, re.M)
+        ok = (p.returncode == 0 and counts == [3 * 64, 5 * 64] and
+              all(len(k) == 63 for k in c) and sorted(s for s, _ in full) == sorted(c) and
+              {f[-1] for _, f in full} == {'A', 'B'})
+        return ok, f'exit {p.returncode}, keys {c}, legend {full}'
+    gpubt_case(a, 'gpubt: kernels named alike past 63 characters stay apart',
+               'gpu:kprobe:sm90_* { @[kernel] = count(); }', f'{b}/long_names', long_names)
     gpubt_case(a, 'gpubt: grid3d tid covers 0..767',
                'gpu:kretprobe:grid3d < @[tid] = count(); >', f'{b}/grid3d', per_tid(768, 1),
                plain['grid3d'])

@@ -145,3 +145,19 @@ TEST(AgentProtocol, BadHostMapLines) {
 
 } // namespace
 } // namespace gpubt::abi
+
+TEST(AgentProtocol, ResultsCarryShortenedKernelNames) {
+  gpubt::abi::AgentResults r;
+  r.messages.push_back("m");
+  r.kernel_names["k~0123456789ab"] = "a full name";
+  auto back = gpubt::abi::parse_agent_results(gpubt::abi::write_agent_results(r));
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back->kernel_names, r.kernel_names);
+  // An older agent's results end after the messages.
+  std::string old = gpubt::abi::write_agent_results(gpubt::abi::AgentResults{{}, {"m"}, {}});
+  old.resize(old.size() - 8);
+  auto older = gpubt::abi::parse_agent_results(old);
+  ASSERT_TRUE(older) << older.error();
+  EXPECT_EQ(older->messages, std::vector<std::string>{"m"});
+  EXPECT_TRUE(older->kernel_names.empty());
+}
