@@ -264,7 +264,7 @@ void prepare_kernels(Agent &a, Context &c, CUcontext ctx, CUmodule module,
 void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &known,
                   bool from_callback) {
   auto it = a.contexts.find(ctx);
-  if (it == a.contexts.end() || it->second->patched.count(module))
+  if (it == a.contexts.end() || it->second->patched.count(module) || it->second->detaching)
     return;
   std::vector<KernelNames> names;
   for (const auto &f : known.functions)
@@ -388,7 +388,7 @@ void on_module_unload(Agent &a, const Sanitizer_ResourceModuleData &d) {
 
 void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
   auto it = a.contexts.find(d.context);
-  if (it == a.contexts.end())
+  if (it == a.contexts.end() || it->second->detaching)
     return;
   Context &c = *it->second;
   auto known = c.masks.find(d.function);
@@ -715,6 +715,9 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
       }
     }
   }
+  if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
+    run_quiet_patching(a); // an attach or detach waiting for a launch (not in graph callbacks:
+                           // a driver call there hangs the launch)
   std::lock_guard<std::recursive_mutex> lock(a.mu);
   if (domain == SANITIZER_CB_DOMAIN_DRIVER_API)
     return on_module_load_call(a, cbid, *static_cast<const Sanitizer_CallbackData *>(cbdata));

@@ -2,6 +2,8 @@
 // a running process (attach_session.cpp). Everything is guarded by Agent::mu.
 #pragma once
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -51,6 +53,7 @@ struct Context {
   std::map<CUmodule, const PtxImage *> ptx_modules; // loaded from an instrumented image
   std::map<CUmodule, CUdeviceptr> userdata;         // their userdata arrays
   std::map<std::pair<CUmodule, std::string>, KernelSetup> prepared; // at load, by mangled name
+  bool detaching = false; // its modules were unpatched for a detach: launches are not traced
   bool before_launch_failed = false;
   bool said_stream_writes = false;
   bool write_back_failed = false;
@@ -98,6 +101,14 @@ struct Agent {
   // only try it (held by a detaching gpubt: the module stays unpatched).
   std::mutex patch_mu;
   std::vector<int> received_fds; // BPF map fds gpubt sent, closed at detach
+
+  // Patching or unpatching a module while its kernels run rewrites code under them (an illegal
+  // instruction in cuBLAS on the H200, issue 23): attach and detach ask the next kernel launch to
+  // do it on the launching thread once every traced context is idle (quiet_patching.cpp).
+  enum class Quiet { None, Patch, Unpatch, Busy, Done };
+  std::mutex quiet_mu;
+  std::condition_variable quiet_cv;
+  std::atomic<Quiet> quiet{Quiet::None};
 };
 
 std::string result_text(SanitizerResult r);
@@ -117,6 +128,18 @@ void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &k
 // CTX's maps and counts, read back and released (its launches must be over); the kernels whose
 // names were shortened join KERNEL_NAMES.
 abi::DeviceImage close_context(Context &c, std::map<std::string, std::string> &kernel_names);
+
+// Quiet patching (quiet_patching.cpp). On the control socket's thread: asks the next launch to
+// patch every known module (PATCH) or to unpatch every patched one (else) and waits up to
+// TIMEOUT; false when no launch came (the caller does it itself: nothing was started).
+bool patch_at_next_launch(Agent &a, bool patch, std::chrono::milliseconds timeout);
+// In a launch callback (not a graph node's), before a.mu: does what was asked, if anything.
+void run_quiet_patching(Agent &a);
+// Patches every module the process has loaded into the traced contexts; the deferred list ends.
+void patch_known_modules(Agent &a);
+// Unpatches every patched module and clears the callback data (a.mu held); launches after it are
+// not traced.
+void unpatch_all_modules(Agent &a);
 
 // Attaching (attach_session.cpp): the control socket's handler.
 ControlServer::Handler attach_handler(Agent &a);

@@ -1,11 +1,11 @@
 // gpubt attaching to a running process, and detaching, on the control socket's thread (see
 // agent_state.h). The Compute Sanitizer allows patching a loaded module from another thread and
-// unpatching it later: the launches in between run the probes, and only those.
+// unpatching it later, but not under a running kernel: the program's next launch does it while
+// the GPU is idle (quiet_patching.cpp); the launches in between run the probes, and only those.
 //
 // Locks: this thread takes mu for state, patch_mu around patching calls, and never waits for mu
 // while a callback might hold the Compute Sanitizer's own lock waiting for it: modules loaded
-// while attaching are left in `deferred` (under known_mu) rather than patched in their callback,
-// and launch callbacks are turned on only once every module is patched.
+// while attaching are left in `deferred` (under known_mu) rather than patched in their callback.
 #include <cstdio>
 #include <utility>
 #include <unistd.h>
@@ -15,6 +15,10 @@
 
 namespace gpubt::agent {
 namespace {
+
+// How long attaching and detaching wait for the program's next launch to patch or unpatch while
+// its GPU is idle; a program that launches nothing meanwhile is patched from here.
+constexpr std::chrono::milliseconds kWaitForLaunch{2000};
 
 void close_fds(std::vector<int> &fds) {
   for (int fd : fds)
@@ -55,33 +59,6 @@ bool writes_host_maps(const abi::AgentConfig &config) {
   return false;
 }
 
-// Patches the modules loaded while attaching, until none is left; then callbacks patch.
-void patch_deferred(Agent &a) {
-  for (;;) {
-    std::vector<CUmodule> modules;
-    {
-      std::lock_guard<std::mutex> lock(a.known_mu);
-      if (a.deferred.empty()) {
-        a.attaching = false;
-        return;
-      }
-      modules.swap(a.deferred);
-    }
-    for (CUmodule m : modules) {
-      KnownModule known;
-      {
-        std::lock_guard<std::mutex> lock(a.known_mu);
-        auto it = a.known_modules.find(m);
-        if (it == a.known_modules.end())
-          continue; // unloaded meanwhile
-        known = it->second;
-      }
-      std::lock_guard<std::recursive_mutex> lock(a.mu);
-      patch_module(a, known.context, m, known, false);
-    }
-  }
-}
-
 Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector<int> fds) {
   auto config = config_of(blobs, fds);
   if (!config) {
@@ -104,48 +81,33 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
   if (a.config.reads_clock())
     a.clock = make_clock_service(a);
   std::map<CUcontext, KnownContext> contexts;
-  std::vector<std::pair<CUmodule, KnownModule>> modules;
   {
     std::lock_guard<std::mutex> lock(a.known_mu);
     a.attaching = true;
     contexts = a.known_contexts;
-    modules.assign(a.known_modules.begin(), a.known_modules.end());
   }
   {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
     for (const auto &[ctx, known] : contexts)
       trace_context(a, ctx, known);
   }
-  for (const auto &[module, known] : modules) {
-    std::lock_guard<std::recursive_mutex> lock(a.mu);
-    patch_module(a, known.context, module, known, false);
-  }
-  patch_deferred(a);
+  enable_launch_callbacks(a); // the next launch patches (quiet_patching.cpp)
+  bool quiet = patch_at_next_launch(a, true, kWaitForLaunch);
   size_t patched = 0;
   {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
+    if (!quiet) // no launch came: no kernel runs (or only graphs, or several GPUs: see there)
+      patch_known_modules(a);
     for (const auto &[ctx, c] : a.contexts)
       patched += c->patched.size();
   }
+  if (!patched) // launch callbacks cost every launch: on again when a module gets probes
+    disable_launch_callbacks(a);
   if (writes_host_maps(a.config))
     enable_sync_callbacks(a, true);
-  if (patched)
-    enable_launch_callbacks(a);
   return "process " + std::to_string(getpid()) + ": " + std::to_string(patched) +
-         " module(s) patched in " + std::to_string(contexts.size()) + " CUDA context(s)";
-}
-
-// The callback data this session gave functions points at memory freed below; the next
-// session patches the same functions again, and its probes would read it before their first
-// launch callback sets theirs (an illegal address on the H100 and H200, issue 23). Under a.mu:
-// no module unloads meanwhile, so every handle is still valid.
-void clear_callback_data(Agent &a) {
-  for (auto &[ctx, c] : a.contexts) {
-    for (const auto &[function, module] : c->callback_data)
-      if (SanitizerResult r = sanitizerSetCallbackData(function, nullptr); r != SANITIZER_SUCCESS)
-        say(a, "clearing a kernel's probe data failed (" + result_text(r) + ")");
-    c->callback_data.clear();
-  }
+         " module(s) patched in " + std::to_string(contexts.size()) + " CUDA context(s)" +
+         (quiet ? " while its GPU was idle" : "");
 }
 
 // CTX current on this thread while it lives (the attaching thread has none of its own).
@@ -174,21 +136,13 @@ std::string detach(Agent &a) {
     for (const auto &[ctx, c] : a.contexts)
       contexts.push_back(ctx);
   }
-  disable_launch_callbacks(a);
-  if (writes_host_maps(a.config))
-    enable_sync_callbacks(a, false);
-  {
-    std::lock_guard<std::mutex> patching(a.patch_mu);
-    std::vector<CUmodule> modules;
-    {
-      std::lock_guard<std::recursive_mutex> lock(a.mu);
-      for (const auto &[ctx, c] : a.contexts)
-        modules.insert(modules.end(), c->patched.begin(), c->patched.end());
-    }
-    for (CUmodule m : modules)
-      if (SanitizerResult r = sanitizerUnpatchModule(m); r != SANITIZER_SUCCESS)
-        say(a, "unpatching a module failed (" + result_text(r) + ")");
+  if (writes_host_maps(a.config)) // off first: a synchronizing thread must not wait for a.mu
+    enable_sync_callbacks(a, false);  // while the next launch holds it until the GPU is idle
+  if (!patch_at_next_launch(a, false, kWaitForLaunch)) {
+    std::lock_guard<std::recursive_mutex> lock(a.mu);
+    unpatch_all_modules(a); // no launch came: no kernel runs (or see patch_at_next_launch)
   }
+  disable_launch_callbacks(a);
   for (CUcontext ctx : contexts) { // the last patched kernels may still be running
     CurrentContext current(ctx);
     GPUBT_DRIVER(cuCtxSynchronize)();
@@ -197,7 +151,6 @@ std::string detach(Agent &a) {
   std::map<CUcontext, std::unique_ptr<Context>> taken;
   {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
-    clear_callback_data(a);
     taken.swap(a.contexts);
   }
   std::vector<abi::DeviceImage> images;

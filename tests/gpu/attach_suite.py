@@ -123,7 +123,7 @@ def keyed(out, name):
     return {int(k): int(v) for k, v in re.findall(rf'^@{name}\[(\d+)\]: (\d+)$', out, re.M)}
 
 
-def attach_cycles(gpubt, env, tmp, D, P, both, sessions=20, seed=23):
+def attach_cycles(gpubt, env, tmp, D, P, both, sessions=20, seed=23, live_mode='mixed'):
     """Issue 23: attach/detach sessions in a mixed, seeded random order on one long-running trainer
     (-p or every agent process, ended by SIGINT, SIGTERM, kill -9 or the script's exit(), training
     during attach or not, host+gpu or gpu-only scripts of different map layouts, a second gpubt
@@ -146,7 +146,8 @@ def attach_cycles(gpubt, env, tmp, D, P, both, sessions=20, seed=23):
         script = rng.choice(list(scripts))
         if mode == 'all' and script == 'host+gpu':
             script = 'per-pid'  # system-wide host probes: counts by pid
-        plan.append((mode, script, rng.choice(['int', 'term', 'kill', 'exit']), rng.random() < 0.5))
+        live = rng.random() < 0.5 if live_mode == 'mixed' else live_mode == 'always'
+        plan.append((mode, script, rng.choice(['int', 'term', 'kill', 'exit']), live))
     for i, (mode, script, end, live) in enumerate(plan):
         text, counted = scripts[script]
         if end == 'exit':
@@ -215,6 +216,8 @@ def main():
     ap.add_argument('--steps', type=int, default=40)
     ap.add_argument('--cycles', type=int, default=20)
     ap.add_argument('--only-cycles', action='store_true')
+    ap.add_argument('--seed', type=int, default=23)
+    ap.add_argument('--live', choices=['mixed', 'never', 'always'], default='mixed')
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix='gpubt-attach-')
     plain_env = {k: v for k, v in os.environ.items() if not k.startswith('GPUBT_')}
@@ -262,7 +265,8 @@ def main():
         both(40)
     dormant_rss = D.rss_kb() - P.rss_kb()
     if a.only_cycles:  # the attach/detach cycles alone (a quicker run while debugging them)
-        attach_cycles(a.gpubt, gpubt_env, tmp, D, P, both, sessions=a.cycles)
+        attach_cycles(a.gpubt, gpubt_env, tmp, D, P, both, sessions=a.cycles, seed=a.seed,
+                      live_mode=a.live)
         check('loss sequence bit-identical to the run without agent',
               traced_losses == plain_losses and len(traced_losses) > 0,
               f'{len(traced_losses)} steps compared')
