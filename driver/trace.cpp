@@ -96,21 +96,22 @@ void report_dropped_keys(const abi::ProgramSpec &spec, const std::vector<uint64_
           << "BPFTRACE_MAP_KEYS_MAX to keep them\n";
 }
 
-// A -c program or -p process that is not there is an error in the options, found before any
-// map or probe is made.
-bool check_target(const Options &options, std::ostream &err) {
+// A -c program or -p process that is not there is found before any map or probe is made: a
+// -c program that cannot be executed is the program's failure (ExitChildFailed, as when its
+// exec fails later), a -p process that is not there an error in the options.
+int check_target(const Options &options, std::ostream &err) {
   if (!options.child_command.empty()) {
     if (auto path = runtime::resolve_command(options.child_command); !path) {
       err << "ERROR: " << path.error() << "\n";
-      return false;
+      return ExitChildFailed;
     }
   } else if (options.pid > 0) {
     if (auto fd = runtime::open_pidfd(options.pid); !fd) {
       err << "ERROR: " << fd.error() << "\n";
-      return false;
+      return ExitUserError;
     }
   }
-  return true;
+  return ExitOk;
 }
 
 // bpftrace's cap: each probe costs an attach (10,000 BEGIN probes took 18 s) and kernel memory.
@@ -133,7 +134,9 @@ bool child_stdout_to_stderr(const Options &options) {
 
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
           std::ostream &err) {
-  if (!check_target(options, err) || !check_probe_count(spec.probes.size(), options, err))
+  if (int target = check_target(options, err); target != ExitOk)
+    return target;
+  if (!check_probe_count(spec.probes.size(), options, err))
     return ExitUserError;
   std::unique_ptr<runtime::MetricsEndpoint> metrics;
   if (!listen_for_metrics(options, metrics, err))
