@@ -141,15 +141,15 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   std::unique_ptr<runtime::MetricsEndpoint> metrics;
   if (!listen_for_metrics(options, metrics, err))
     return ExitUserError;
-  if (!options.timeline.path.empty())
-    if (auto st = runtime::TimelineOutput::check_writable(options.timeline.path); !st) {
-      err << "ERROR: " << st.error() << "\n";
+  auto output = runtime::make_output(options.format, out, {options.raw_strings});
+  if (!options.timeline.path.empty()) { // put in place when the trace ends, however it ends
+    auto timeline = runtime::TimelineOutput::create(options.timeline);
+    if (!timeline) {
+      err << "ERROR: " << timeline.error() << "\n";
       return ExitUserError;
     }
-  auto output = runtime::make_output(options.format, out, {options.raw_strings});
-  if (!options.timeline.path.empty()) // written when the output goes, however the trace ends
-    output = runtime::make_tee_output(
-        std::move(output), std::make_unique<runtime::TimelineOutput>(options.timeline, err));
+    output = runtime::make_tee_output(std::move(output), std::move(*timeline));
+  }
   // Without -c, gpu probes attach to the agents of processes already running: with no host
   // probe, no BPF either (a user may attach to their own processes without CAP_BPF).
   bool attach_gpu = has_gpu_probes(spec) && options.child_command.empty();
@@ -256,13 +256,14 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     runtime::EventPrinter gpu_printer(spec, *output, nullptr); // no host addresses
     gpu_ran = detach_gpu_probes(spec, *gpu_attach, gpu_printer, maps, err);
   }
+  int files = finish_output_files(*output, err);
   runtime::print_all_maps(*output, s.spec(), maps, s.symbolizer());
   output->flush();
   // After exit() or Ctrl-C gpubt ends the child itself: only a child that ended the trace counts.
   int child = report_child_exit(
       stop == runtime::StopReason::ChildExited ? s.child_exit() : std::nullopt, err);
   int gpu_status = has_gpu_probes(spec) ? report_gpu_probes_ran(gpu_ran, err) : ExitOk;
-  return child != ExitOk ? child : gpu_status;
+  return first_failure({child, gpu_status, files});
 }
 
 } // namespace gpubt::driver
