@@ -4,6 +4,7 @@ programs and serves /metrics; `promtool check metrics` accepts what it serves, a
 Prometheus server (temporary config and storage, free ports, 1 s scrapes) scrapes it and answers
 queries about the values. Exits 77 (ctest's skip) only when promtool or prometheus is missing."""
 import argparse
+import itertools
 import json
 import os
 import re
@@ -135,11 +136,11 @@ def check_idle_and_slow_clients(f, gpubt, programs):
     held = []
     stop_slow = threading.Event()
 
-    def slowloris():
-        s = socket.create_connection(("127.0.0.1", port))
-        held.append(s)
+    def slowloris(s):
+        # A request that never ends: a header line that grows a byte a second.
+        data = itertools.chain(b"GET /metrics HTTP/1.1\r\nX-Slow: ", itertools.repeat(ord("a")))
         try:
-            for b in b"GET /metrics HTTP/1.1\r\nHost: x\r\n":
+            for b in data:
                 if stop_slow.wait(1):
                     return
                 s.send(bytes([b]))
@@ -148,8 +149,10 @@ def check_idle_and_slow_clients(f, gpubt, programs):
 
     try:
         f.check(bool(wait_for(lambda: get(url)[0] == 200, 15)), "slow clients: gpubt serves")
+        # The slow one first: a server taking connections in turn is held by it for ever.
+        held.append(socket.create_connection(("127.0.0.1", port)))
+        threading.Thread(target=slowloris, args=(held[0],), daemon=True).start()
         held += [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
-        threading.Thread(target=slowloris, daemon=True).start()
         time.sleep(1.5)  # the slow client has sent a byte or two (a wait for it, not a race)
         t0 = time.time()
         try:
