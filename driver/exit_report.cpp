@@ -1,6 +1,7 @@
 // How the -c program ended and whether gpu probes ran, in words (see exit_report.h).
 #include "driver/exit_report.h"
 
+#include <csignal>
 #include <cstring>
 #include <string>
 
@@ -40,6 +41,27 @@ int report_gpu_probes_ran(bool ran, std::ostream &err) {
   err << "gpubt: no gpu probe ran (see the warnings above)\n";
   err.flush();
   return ExitGpuProbesDidNotRun;
+}
+
+int finish_output_files(runtime::Output &out, std::ostream &err) {
+  sigset_t stops, old;
+  sigemptyset(&stops);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP})
+    sigaddset(&stops, sig);
+  sigprocmask(SIG_BLOCK, &stops, &old);
+  auto st = out.finish();
+  if (!st)
+    err << "ERROR: " << st.error() << "\n";
+  err.flush();
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  return st ? ExitOk : ExitTraceFailed;
+}
+
+int first_failure(std::initializer_list<int> statuses) {
+  for (int s : statuses)
+    if (s != ExitOk)
+      return s;
+  return ExitOk;
 }
 
 } // namespace gpubt::driver

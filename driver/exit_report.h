@@ -1,9 +1,11 @@
 // Says on stderr, after the maps printed, how the -c program ended and whether gpu probes ran,
 // and what each makes gpubt's exit status (exit_codes.h).
 #pragma once
+#include <initializer_list>
 #include <optional>
 #include <ostream>
 
+#include "runtime/output/output.h"
 #include "runtime/process/child_process.h"
 
 namespace gpubt::driver {
@@ -14,5 +16,13 @@ int report_child_exit(const std::optional<runtime::ChildExit> &child, std::ostre
 
 // gpu probes were asked for: when none RAN, says so and returns ExitGpuProbesDidNotRun.
 int report_gpu_probes_ran(bool ran, std::ostream &err);
+
+// The trace has ended: OUT's files (--timeline) are put in place before the maps print, with
+// Ctrl-C, SIGTERM and SIGHUP held off meanwhile (they take effect after). A failure is said
+// and returns ExitTraceFailed.
+int finish_output_files(runtime::Output &out, std::ostream &err);
+
+// The status gpubt exits with: the first of STATUSES that is not ExitOk.
+int first_failure(std::initializer_list<int> statuses);
 
 } // namespace gpubt::driver

@@ -1,4 +1,4 @@
-// --timeline FILE and --timeline-events N: a trace-event file written beside the normal output
+// --timeline FILE, --timeline-events N and --timeline-mb N: a trace-event file written beside the normal output
 // (runtime/output/timeline_output.h). Kept apart from options.cpp, as bpftrace_flags.h is.
 #pragma once
 #include <getopt.h>

@@ -96,21 +96,22 @@ void report_dropped_keys(const abi::ProgramSpec &spec, const std::vector<uint64_
           << "BPFTRACE_MAP_KEYS_MAX to keep them\n";
 }
 
-// A -c program or -p process that is not there is an error in the options, found before any
-// map or probe is made.
-bool check_target(const Options &options, std::ostream &err) {
+// A -c program or -p process that is not there is found before any map or probe is made: a
+// -c program that cannot be executed is the program's failure (ExitChildFailed, as when its
+// exec fails later), a -p process that is not there an error in the options.
+int check_target(const Options &options, std::ostream &err) {
   if (!options.child_command.empty()) {
     if (auto path = runtime::resolve_command(options.child_command); !path) {
       err << "ERROR: " << path.error() << "\n";
-      return false;
+      return ExitChildFailed;
     }
   } else if (options.pid > 0) {
     if (auto fd = runtime::open_pidfd(options.pid); !fd) {
       err << "ERROR: " << fd.error() << "\n";
-      return false;
+      return ExitUserError;
     }
   }
-  return true;
+  return ExitOk;
 }
 
 // bpftrace's cap: each probe costs an attach (10,000 BEGIN probes took 18 s) and kernel memory.
@@ -133,20 +134,22 @@ bool child_stdout_to_stderr(const Options &options) {
 
 int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &out,
           std::ostream &err) {
-  if (!check_target(options, err) || !check_probe_count(spec.probes.size(), options, err))
+  if (int target = check_target(options, err); target != ExitOk)
+    return target;
+  if (!check_probe_count(spec.probes.size(), options, err))
     return ExitUserError;
   std::unique_ptr<runtime::MetricsEndpoint> metrics;
   if (!listen_for_metrics(options, metrics, err))
     return ExitUserError;
-  if (!options.timeline.path.empty())
-    if (auto st = runtime::TimelineOutput::check_writable(options.timeline.path); !st) {
-      err << "ERROR: " << st.error() << "\n";
+  auto output = runtime::make_output(options.format, out, {options.raw_strings});
+  if (!options.timeline.path.empty()) { // put in place when the trace ends, however it ends
+    auto timeline = runtime::TimelineOutput::create(options.timeline);
+    if (!timeline) {
+      err << "ERROR: " << timeline.error() << "\n";
       return ExitUserError;
     }
-  auto output = runtime::make_output(options.format, out, {options.raw_strings});
-  if (!options.timeline.path.empty()) // written when the output goes, however the trace ends
-    output = runtime::make_tee_output(
-        std::move(output), std::make_unique<runtime::TimelineOutput>(options.timeline, err));
+    output = runtime::make_tee_output(std::move(output), std::move(*timeline));
+  }
   // Without -c, gpu probes attach to the agents of processes already running: with no host
   // probe, no BPF either (a user may attach to their own processes without CAP_BPF).
   bool attach_gpu = has_gpu_probes(spec) && options.child_command.empty();
@@ -253,13 +256,14 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     runtime::EventPrinter gpu_printer(spec, *output, nullptr); // no host addresses
     gpu_ran = detach_gpu_probes(spec, *gpu_attach, gpu_printer, maps, err);
   }
+  int files = finish_output_files(*output, err);
   runtime::print_all_maps(*output, s.spec(), maps, s.symbolizer());
   output->flush();
   // After exit() or Ctrl-C gpubt ends the child itself: only a child that ended the trace counts.
   int child = report_child_exit(
       stop == runtime::StopReason::ChildExited ? s.child_exit() : std::nullopt, err);
   int gpu_status = has_gpu_probes(spec) ? report_gpu_probes_ran(gpu_ran, err) : ExitOk;
-  return child != ExitOk ? child : gpu_status;
+  return first_failure({child, gpu_status, files});
 }
 
 } // namespace gpubt::driver

@@ -141,11 +141,12 @@ int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime
   printer.print_ring_records(pending);
   std::vector<runtime::MapData> maps(spec.maps.size());
   bool ran = run && finish_gpu_run(spec, *run, printer, maps, err);
+  int files = finish_output_files(out, err);
   runtime::print_all_maps(out, spec, maps, nullptr);
   out.flush();
   int status = report_child_exit(g_interrupted ? std::nullopt : (*child)->exit_info(), err);
   int gpu_status = report_gpu_probes_ran(ran, err);
-  return status != ExitOk ? status : gpu_status;
+  return first_failure({status, gpu_status, files});
 }
 
 } // namespace gpubt::driver

@@ -84,9 +84,10 @@ int trace_gpu_attached(const abi::ProgramSpec &spec, const Options &options, run
   std::vector<runtime::MapData> maps(spec.maps.size());
   pending.clear();
   bool ran = detach_gpu_probes(spec, *gpu, printer, maps, err);
+  int files = finish_output_files(out, err);
   runtime::print_all_maps(out, spec, maps, nullptr);
   out.flush();
-  return report_gpu_probes_ran(ran, err);
+  return first_failure({report_gpu_probes_ran(ran, err), files});
 }
 
 } // namespace gpubt::driver

@@ -35,8 +35,8 @@ void serve_metrics(runtime::MetricsEndpoint &endpoint, const abi::ProgramSpec &s
         maps[i] = s->read_map(static_cast<int>(i));
     std::ostringstream text;
     auto out = runtime::make_prometheus_output(text, {options.metrics_series});
-    if (s)
-      runtime::print_all_maps(*out, spec, maps, symbolize);
+    if (s) // the probe names as late attaches (a library loaded since) made them
+      runtime::print_all_maps(*out, s->spec_snapshot(), maps, symbolize);
     out->attached_probes(attached);
     out->lost_events(s ? s->lost_events() : 0);
     int pid = s ? s->target_pid() : -1;

@@ -20,6 +20,7 @@ public:
   ~UniqueFd() { reset(); }
   int get() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
+  int release() { return std::exchange(fd_, -1); } // the caller closes it now
   void reset() {
     if (fd_ >= 0)
       close(fd_);

@@ -1,5 +1,6 @@
 // Map creation and program loading through libbpf's low-level API.
 #include "runtime/bpf/loader.h"
+#include "runtime/process/fd_limit.h"
 #include "runtime/bpf/uprobe_multi.h"
 #include <bpf/bpf.h>
 #include <cerrno>
@@ -59,7 +60,7 @@ Result<std::vector<UniqueFd>> create_maps(const abi::ProgramSpec &spec) {
       return make_error(fmt::format("failed to create map {} (type {}, key {}, value {}, "
                                     "entries {}): {}",
                                     m.name, m.bpf_type, m.key_size, m.value_size, m.max_entries,
-                                    strerror(-fd)));
+                                    error_text(-fd)));
     fds.emplace_back(fd);
   }
   return fds;
@@ -114,7 +115,7 @@ Result<UniqueFd> load_program(const abi::ProbeSpec &probe, const std::vector<Uni
       break;
   }
   return make_error(
-      fmt::format("Error loading BPF program for {}: {}\n{}", probe.name, strerror(err), log));
+      fmt::format("Error loading BPF program for {}: {}\n{}", probe.name, error_text(err), log));
 }
 
 } // namespace gpubt::runtime

@@ -174,12 +174,27 @@ Symbolizer Session::symbolizer() const {
                                    spec_.kernel_names_map >= 0 ? map_fd(spec_.kernel_names_map) : -1,
                                    target_pid());
   // By pointer: probes attached late (attach_loaded) add names while printers hold this.
-  return [process, names = &function_names_.funcs](uint64_t value) {
+  return [process, names = &function_names_.funcs, mutex = names_mutex_](uint64_t value) {
     if (!(value & abi::kFuncCookieTag))
       return process(value);
     uint64_t index = value & abi::kCookieFuncMask;
-    return index < names->size() ? (*names)[index] : process(value);
+    {
+      std::lock_guard lock(*mutex);
+      if (index < names->size())
+        return (*names)[index];
+    }
+    return process(value);
   };
+}
+
+abi::ProgramSpec Session::spec_snapshot() const {
+  std::lock_guard lock(*names_mutex_);
+  return spec_;
+}
+
+Result<Attached> Session::attach_named(const abi::ProbeSpec &probe, size_t probe_index) {
+  std::lock_guard lock(*names_mutex_);
+  return attach_probe(probe, progs_[probe_index].get(), target_pid(), function_names_);
 }
 
 Result<int> Session::attach() {
@@ -212,7 +227,7 @@ Result<int> Session::attach() {
       continue;
     }
     auto evs = lib && !*lib ? Result<Attached>(make_error(lib->error()))
-                            : attach_probe(probe, progs_[i].get(), target_pid(), function_names_);
+                            : attach_named(probe, i);
     if (probe.hidden) { // codegen's helpers: best effort, never counted or reported
       if (evs)
         for (auto &e : evs->fds)
@@ -289,7 +304,7 @@ void Session::attach_loaded() {
       never_loaded_.erase(probe.target);
     for (const auto &file : files) {
       probe.target = file;
-      auto evs = attach_probe(probe, progs_[i].get(), target_pid(), function_names_);
+      auto evs = attach_named(probe, i);
       if (evs)
         for (auto &e : evs->fds)
           events_.push_back(std::move(e));
@@ -347,7 +362,7 @@ void Session::run_triggers(abi::AttachKind kind) {
 void Session::run_begin() {
   run_triggers(abi::AttachKind::Begin);
   for (size_t i : intervals_) {
-    auto evs = attach_probe(spec_.probes[i], progs_[i].get(), target_pid(), function_names_);
+    auto evs = attach_named(spec_.probes[i], i);
     if (!evs) {
       std::fprintf(stderr, "ERROR: %s: %s\n", spec_.probes[i].name.c_str(), evs.error().c_str());
       continue;

@@ -12,6 +12,7 @@
 #include "runtime/abi/unique_fd.h"
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -86,8 +87,14 @@ public:
     return child_ ? child_->exit_info() : std::nullopt;
   }
   int target_pid() const;        // -p or -c pid, else -1
-  Symbolizer symbolizer() const; // for UserSym/func values of the target process
+  // For UserSym/func values of the target process; safe on another thread while late probes
+  // attach (it reads the function names under their lock).
+  Symbolizer symbolizer() const;
+  // The spec as the main thread sees it; only for the main thread: a late attach (a library the
+  // process loads) appends to its probe names.
   const abi::ProgramSpec &spec() const { return spec_; }
+  // A copy of the spec taken under the names' lock, for another thread (--metrics' scrapes).
+  abi::ProgramSpec spec_snapshot() const;
 
   int handle_event_thunk(const void *data, size_t size); // the ring buffer callback; internal
 
@@ -102,6 +109,9 @@ private:
   bool defer_until_loaded(size_t probe_index); // pending_ (starts the load watch)
   void attach_loaded();                        // the process is stopped at a library load
   void continue_after_load(bool loaded);       // attach_loaded() if stopped there, then SIGCONT
+  // attach_probe() with the names' lock held: it appends to function_names_ and spec_'s
+  // probe names, which other threads read.
+  Result<Attached> attach_named(const abi::ProbeSpec &probe, size_t probe_index);
 
   abi::ProgramSpec spec_;
   SessionOptions options_;
@@ -114,6 +124,9 @@ private:
   std::map<uint32_t, uint64_t> watched_; // function-form watchpoints: the address each watches
   std::vector<std::string> unmatched_, skipped_;
   FunctionNames function_names_; // attach cookies index this (func)
+  // Guards function_names_.funcs and spec_.probe_names, appended to by late attaches while the
+  // metrics thread reads them. Behind a pointer: the symbolizers hold it.
+  std::shared_ptr<std::mutex> names_mutex_ = std::make_shared<std::mutex>();
   ring_buffer *rb_ = nullptr;
   EventHandler *handler_ = nullptr;
   bool exit_requested_ = false;

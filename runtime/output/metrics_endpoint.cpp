@@ -14,32 +14,24 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
 namespace gpubt::runtime {
 
 namespace {
 
 constexpr size_t kMaxRequest = 16384; // a scrape's request is a few hundred bytes
-
-void send_all(int fd, const std::string &bytes) {
-  for (size_t sent = 0; sent < bytes.size();) {
-    ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0 && errno != EINTR)
-      return;
-    sent += n > 0 ? size_t(n) : 0;
-  }
-}
+// From accept to the last byte of the answer (Prometheus' default scrape timeout).
+constexpr auto kDeadline = std::chrono::seconds(10);
+// Connections served at once; one more closes the oldest.
+constexpr size_t kMaxClients = 32;
 
 std::string response(const char *status, const char *type, const std::string &body, bool head) {
   return std::string("HTTP/1.1 ") + status + "\r\nContent-Type: " + type +
          "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
          (head ? "" : body);
-}
-
-// A client that sends nothing or reads nothing cannot hold the endpoint for long.
-void set_timeouts(int fd) {
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
 } // namespace
@@ -78,7 +70,7 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::listen_on(const std::s
   // With no host, getaddrinfo lists 0.0.0.0 before ::, and :: would also take IPv4 on most
   // systems: the first that binds is the one.
   for (addrinfo *a = found; a && !fd.valid(); a = a->ai_next) {
-    UniqueFd s(socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+    UniqueFd s(socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
     int one = 1;
     setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (s.valid() && bind(s.get(), a->ai_addr, a->ai_addrlen) == 0 && listen(s.get(), 16) == 0)
@@ -99,6 +91,14 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::listen_on(const std::s
   return std::unique_ptr<MetricsEndpoint>(
       new MetricsEndpoint(std::move(fd), std::move(wake), bound_port));
 }
+
+struct MetricsEndpoint::Client {
+  UniqueFd fd;
+  std::chrono::steady_clock::time_point deadline;
+  std::string request, answer;
+  size_t sent = 0;
+  bool answering = false;
+};
 
 MetricsEndpoint::MetricsEndpoint(UniqueFd listener, UniqueFd wake, int port)
     : listener_(std::move(listener)), wake_(std::move(wake)), port_(port) {}
@@ -122,49 +122,90 @@ void MetricsEndpoint::loop() {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  std::vector<Client> clients; // oldest first
   for (;;) {
-    pollfd p[2] = {{listener_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
-    if (poll(p, 2, -1) < 0 && errno != EINTR)
+    auto now = std::chrono::steady_clock::now();
+    std::erase_if(clients, [&](const Client &c) { return c.deadline <= now; });
+    int timeout = -1;
+    for (const auto &c : clients) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(c.deadline - now).count();
+      timeout = timeout < 0 ? int(left) : std::min(timeout, int(left));
+    }
+    std::vector<pollfd> p = {{wake_.get(), POLLIN, 0}, {listener_.get(), POLLIN, 0}};
+    for (const auto &c : clients)
+      p.push_back({c.fd.get(), short(c.answering ? POLLOUT : POLLIN), 0});
+    if (poll(p.data(), p.size(), timeout) < 0 && errno != EINTR)
       return;
-    if (p[1].revents)
-      return;
-    if (!(p[0].revents & POLLIN))
+    if (p[0].revents)
+      return; // the clients' sockets close with them, whatever they were doing
+    for (size_t i = 0; i < clients.size(); ++i) {
+      Client &c = clients[i];
+      if (!p[i + 2].revents)
+        continue;
+      bool more = c.answering ? true : read_request(c);
+      while (more && c.answering && c.sent < c.answer.size()) {
+        ssize_t n = send(c.fd.get(), c.answer.data() + c.sent, c.answer.size() - c.sent,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0)
+          c.sent += size_t(n);
+        else if (n < 0 && errno == EINTR)
+          continue;
+        else
+          more = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+        if (n <= 0)
+          break;
+      }
+      if (!more || (c.answering && c.sent == c.answer.size()))
+        c.fd.reset(); // done, or the client went away
+    }
+    std::erase_if(clients, [](const Client &c) { return !c.fd.valid(); });
+    if (!(p[1].revents & POLLIN))
       continue;
-    UniqueFd client(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (client.valid())
-      answer(client.get());
+    for (;;) {
+      UniqueFd fd(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+      if (!fd.valid())
+        break;
+      if (clients.size() == kMaxClients)
+        clients.erase(clients.begin());
+      clients.push_back({std::move(fd), std::chrono::steady_clock::now() + kDeadline, {}, {}, 0,
+                         false});
+    }
   }
 }
 
-void MetricsEndpoint::answer(int client) {
-  set_timeouts(client);
-  std::string request;
+bool MetricsEndpoint::read_request(Client &c) {
   char buf[4096];
-  while (request.find("\r\n\r\n") == std::string::npos && request.size() < kMaxRequest) {
-    ssize_t n = recv(client, buf, sizeof buf, 0);
+  while (c.request.find("\r\n\r\n") == std::string::npos && c.request.size() < kMaxRequest) {
+    ssize_t n = recv(c.fd.get(), buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return true; // the rest comes later, or the deadline ends it
     if (n <= 0)
-      return;
-    request.append(buf, size_t(n));
+      return false;
+    c.request.append(buf, size_t(n));
   }
+  const std::string &request = c.request;
+  c.answering = true;
   // "GET /metrics?x HTTP/1.1": the method, then the path up to its query.
   size_t sp1 = request.find(' '), sp2 = request.find(' ', sp1 + 1);
   if (sp1 == std::string::npos || sp2 == std::string::npos) {
-    send_all(client, response("400 Bad Request", "text/plain", "bad request\n", false));
-    return;
+    c.answer = response("400 Bad Request", "text/plain", "bad request\n", false);
+    return true;
   }
   std::string method = request.substr(0, sp1);
   std::string path = request.substr(sp1 + 1, sp2 - sp1 - 1);
   path = path.substr(0, path.find('?'));
   bool head = method == "HEAD";
   if (method != "GET" && !head)
-    send_all(client, response("405 Method Not Allowed", "text/plain", "GET only\n", false));
+    c.answer = response("405 Method Not Allowed", "text/plain", "GET only\n", false);
   else if (path == "/metrics")
-    send_all(client,
-             response("200 OK", "text/plain; version=0.0.4; charset=utf-8", render_(), head));
+    c.answer = response("200 OK", "text/plain; version=0.0.4; charset=utf-8", render_(), head);
   else if (path == "/")
-    send_all(client, response("200 OK", "text/plain", "gpubt: metrics at /metrics\n", head));
+    c.answer = response("200 OK", "text/plain", "gpubt: metrics at /metrics\n", head);
   else
-    send_all(client, response("404 Not Found", "text/plain", "not found\n", head));
+    c.answer = response("404 Not Found", "text/plain", "not found\n", head);
+  return true;
 }
 
 } // namespace gpubt::runtime

@@ -1,6 +1,7 @@
 // --metrics: a minimal HTTP/1.1 server on its own thread that answers GET /metrics with a text
-// made afresh for each request (one Prometheus scrape). One connection at a time, closed after
-// its answer, which is all a scraper needs; no library, so the runtime gains no dependency.
+// made afresh for each request (one Prometheus scrape), then closes the connection. One poll
+// loop serves many connections at once, each with a deadline counted from its accept, so an
+// idle or slow client holds nothing up; no library, so the runtime gains no dependency.
 #pragma once
 #include <functional>
 #include <memory>
@@ -17,7 +18,8 @@ public:
   // Listens on ADDR:PORT: "127.0.0.1:9464", "[::1]:9464", "node1:9464", or ":9464" for every
   // address. Nothing is answered before serve().
   static Result<std::unique_ptr<MetricsEndpoint>> listen_on(const std::string &address);
-  ~MetricsEndpoint(); // stops the thread; a scrape in progress is finished first
+  ~MetricsEndpoint(); // stops the thread at once (a render in progress ends first); never waits
+                      // on a client
 
   // Starts the thread; RENDER runs on it for each GET /metrics and returns the exposition text.
   void serve(std::function<std::string()> render);
@@ -25,8 +27,10 @@ public:
 
 private:
   MetricsEndpoint(UniqueFd listener, UniqueFd wake, int port);
+  struct Client;
   void loop();
-  void answer(int client);
+  // Reads what came; once the request is whole, makes the answer. False: the client is done.
+  bool read_request(Client &c);
 
   UniqueFd listener_, wake_; // wake_: an eventfd the destructor writes to end loop()'s poll
   int port_;

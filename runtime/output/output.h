@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/abi/result.h"
 #include "runtime/output/value.h"
 
 namespace gpubt::runtime {
@@ -107,6 +108,10 @@ public:
   virtual void origin(const EventOrigin &) {}
   virtual void span_edge(const SpanEdge &) {}
   virtual void gpu_launch(const GpuLaunch &) {}
+  // The trace has ended, before the maps print at exit: a format that writes a file of its own
+  // (--timeline) puts it in place now, so that a signal while the maps print cannot lose it.
+  // Once; later calls answer the same.
+  virtual Status finish() { return Ok{}; }
 };
 
 std::unique_ptr<Output> make_output(OutputFormat format, std::ostream &out,

@@ -37,11 +37,22 @@ Int parse_int(const std::string &text) {
   return text[0] == '-' ? -v : v;
 }
 
-// A label value: the traced program's strings with control characters and bytes that are not
-// UTF-8 as \xNN (label values must be UTF-8), then the format's escapes for \, " and newline.
+// The traced program's bytes as a label's text: control characters and bytes that are not
+// UTF-8 as \xNN or \n, \t, \r (label values must be UTF-8), and a backslash of the string itself
+// as \\, so that every backslash starts an escape and two strings never give one label
+// ("c<newline>d" is c\nd, the four characters c\nd are c\\nd).
+std::string label_text(std::string_view s) {
+  std::string doubled;
+  for (char c : s)
+    doubled += c == '\\' ? std::string_view("\\\\") : std::string_view(&c, 1);
+  return escape_control(doubled);
+}
+
+// A label value in the exposition format: that text with the format's own escapes for \, "
+// and newline (text format 0.0.4).
 std::string label_value(const Value &v) {
   std::string out;
-  for (char c : value_text(v, escape_control)) {
+  for (char c : value_text(v, label_text)) {
     if (c == '\\' || c == '"')
       out += {'\\', c};
     else if (c == '\n')

@@ -25,6 +25,10 @@ public:
   void origin(const EventOrigin &o) override { a_->origin(o), b_->origin(o); }
   void span_edge(const SpanEdge &e) override { a_->span_edge(e), b_->span_edge(e); }
   void gpu_launch(const GpuLaunch &l) override { a_->gpu_launch(l), b_->gpu_launch(l); }
+  Status finish() override {
+    auto a = a_->finish(), b = b_->finish();
+    return a ? b : a;
+  }
 
 private:
   std::unique_ptr<Output> a_, b_;

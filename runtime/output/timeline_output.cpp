@@ -1,10 +1,9 @@
 // The trace-event JSON of --timeline (see timeline_output.h). Spans are closed here, as
-// complete ("X") events, so that the ring never keeps one half of a span without the other.
+// complete ("X") events, so that the file never keeps one half of a span without the other.
 #include "runtime/output/timeline_output.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <set>
 
 #include "runtime/output/escape.h"
@@ -51,47 +50,45 @@ std::string first_line(const std::string &text) {
   return line.empty() ? "printf" : line.substr(0, 80);
 }
 
+// Held spans beyond this many bytes under one open call are written at once (see span_edge).
+constexpr size_t kMaxHeldBytes = size_t(1) << 20;
+
+std::string event_json(char ph, const std::string &name, const std::string &cat, uint64_t ts,
+                       uint64_t dur, uint32_t pid, uint32_t tid, const std::string &args) {
+  std::string obj = "{\"ph\":\"" + std::string(1, ph) + "\",\"name\":" + quoted(name) +
+                    ",\"cat\":" + quoted(cat) + ",\"ts\":" + micros(ts);
+  if (ph == 'X')
+    obj += ",\"dur\":" + micros(dur);
+  else
+    obj += ",\"s\":\"t\"";
+  return obj + ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
+         ",\"args\":{" + args + "}}";
+}
+
 } // namespace
 
-TimelineOutput::TimelineOutput(TimelineOptions options, std::ostream &errors)
-    : options_(std::move(options)), errors_(errors) {}
-
-Status TimelineOutput::check_writable(const std::string &path) {
-  std::string tmp = path + ".tmp";
-  if (!std::ofstream(tmp, std::ios::binary | std::ios::trunc))
-    return make_error("--timeline: cannot write " + tmp);
-  std::remove(tmp.c_str());
-  return Ok{};
+Result<std::unique_ptr<TimelineOutput>> TimelineOutput::create(TimelineOptions options) {
+  auto file = TimelineFile::open(options.path, {options.max_events, options.max_bytes});
+  if (!file)
+    return Error{file.error()};
+  return std::unique_ptr<TimelineOutput>(new TimelineOutput(std::move(options), std::move(*file)));
 }
 
-TimelineOutput::~TimelineOutput() {
-  if (options_.path.empty())
-    return;
-  std::string tmp = options_.path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << json();
-    f.close();
-    if (!f) {
-      errors_ << "ERROR: --timeline: cannot write " << tmp << "\n";
-      return;
-    }
-  }
-  if (std::rename(tmp.c_str(), options_.path.c_str()) != 0)
-    errors_ << "ERROR: --timeline: cannot rename " << tmp << " to " << options_.path << "\n";
-}
+TimelineOutput::TimelineOutput(TimelineOptions options, std::unique_ptr<TimelineFile> file)
+    : options_(std::move(options)), file_(std::move(file)) {}
 
-void TimelineOutput::add(Event e) {
+TimelineOutput::~TimelineOutput() = default;
+
+void TimelineOutput::write(const Event &e) {
   last_ts_ = std::max(last_ts_, e.ts + e.dur);
-  if (options_.max_events == 0) {
-    ++dropped_;
-    return;
-  }
-  if (ring_.size() == options_.max_events) {
-    ring_.pop_front();
-    ++dropped_;
-  }
-  ring_.push_back(std::move(e));
+  file_->append(event_json(e.ph, e.name, e.cat, e.ts, e.dur, e.pid, e.tid, e.args));
+}
+
+void TimelineOutput::release(Open &o) {
+  for (const auto &e : o.held)
+    file_->append(e);
+  o.held.clear();
+  o.held_bytes = 0;
 }
 
 uint32_t TimelineOutput::track_pid(const EventOrigin &at) const {
@@ -106,13 +103,15 @@ void TimelineOutput::printf(const Message &message) {
   e.ts = origin_->nsecs;
   e.pid = track_pid(*origin_);
   e.tid = origin_->tid;
+  if (e.pid & kGpuPidBit)
+    gpu_tracks_.insert({e.pid, e.tid});
   std::string text = message.joined();
   e.name = first_line(text);
   e.cat = "printf";
   append_member(e.args, "text", quoted(text));
   append_member(e.args, "probe", quoted(origin_->probe));
   origin_.reset();
-  add(std::move(e));
+  write(e);
 }
 
 void TimelineOutput::span_edge(const SpanEdge &edge) {
@@ -123,10 +122,11 @@ void TimelineOutput::span_edge(const SpanEdge &edge) {
   last_ts_ = std::max(last_ts_, edge.at.nsecs);
   if (!edge.exit) {
     if (stack.size() == kMaxDepth) {
+      release(stack.front());
       stack.erase(stack.begin());
       ++unmatched_returns_;
     }
-    stack.push_back({edge.name, args, edge.at.nsecs});
+    stack.push_back({edge.name, args, edge.at.nsecs, {}, 0});
     return;
   }
   // The innermost open call of this function; a return without one (its entry came before
@@ -137,18 +137,39 @@ void TimelineOutput::span_edge(const SpanEdge &edge) {
     ++unmatched_returns_;
     return;
   }
+  size_t at = size_t(stack.rend() - it) - 1;
+  Open &o = stack[at];
   Event e;
-  e.ts = it->ts;
-  e.dur = edge.at.nsecs > it->ts ? edge.at.nsecs - it->ts : 0;
+  e.ts = o.ts;
+  e.dur = edge.at.nsecs > o.ts ? edge.at.nsecs - o.ts : 0;
   e.pid = edge.at.pid;
   e.tid = edge.at.tid;
   e.name = edge.name;
   e.cat = "call";
-  e.args = it->args;
+  e.args = o.args;
   if (!args.empty())
     e.args += (e.args.empty() ? "" : ",") + args;
-  stack.erase(std::next(it).base(), stack.end());
-  add(std::move(e));
+  std::vector<std::string> held = std::move(o.held);
+  for (size_t i = at + 1; i < stack.size(); ++i) // calls whose return was missed
+    release(stack[i]);
+  stack.resize(at);
+  // Events go out as calls return, inner ones first; viewers sort them by start, but of two
+  // starting at the same ns they may nest the longer in the shorter if it comes later in the
+  // file (chrome://tracing, Perfetto before v48). So a call starting where the call around it
+  // started waits for that one and is written after it.
+  if (!stack.empty() && stack.back().ts == e.ts && stack.back().held_bytes < kMaxHeldBytes) {
+    Open &outer = stack.back();
+    outer.held.push_back(event_json(e.ph, e.name, e.cat, e.ts, e.dur, e.pid, e.tid, e.args));
+    outer.held_bytes += outer.held.back().size();
+    for (auto &h : held) {
+      outer.held_bytes += h.size();
+      outer.held.push_back(std::move(h));
+    }
+    return;
+  }
+  write(e);
+  for (const auto &h : held)
+    file_->append(h);
 }
 
 void TimelineOutput::gpu_launch(const GpuLaunch &launch) {
@@ -167,78 +188,56 @@ void TimelineOutput::gpu_launch(const GpuLaunch &launch) {
   e.cat = "gpu";
   append_member(e.args, "kernel", quoted(launch.kernel));
   append_member(e.args, "launch", std::to_string(n));
-  add(std::move(e));
+  gpu_tracks_.insert({e.pid, e.tid});
+  write(e);
 }
 
-std::string TimelineOutput::json() const {
-  std::vector<const Event *> events;
-  for (const Event &e : ring_)
-    events.push_back(&e);
-  // By start; of two starting together the longer first, so that a viewer nests the other in
-  // it (the ring holds calls in the order they returned: inner ones first).
-  std::stable_sort(events.begin(), events.end(), [](const Event *a, const Event *b) {
-    return a->ts != b->ts ? a->ts < b->ts : a->dur > b->dur;
-  });
-  std::string out = "{\"traceEvents\":[\n";
-  bool first = true;
-  auto emit = [&](const std::string &obj) {
-    out += (first ? "" : ",\n") + obj;
-    first = false;
-  };
+Status TimelineOutput::finish() {
+  if (finished_)
+    return *finished_;
   // Names of the GPU process and its kernel tracks.
-  std::set<std::pair<uint32_t, uint32_t>> gpu_tracks;
-  for (const Event *e : events)
-    if (e->pid & kGpuPidBit)
-      gpu_tracks.insert({e->pid, e->tid});
+  std::vector<std::string> names;
   std::set<uint32_t> gpu_pids;
-  for (const auto &[pid, tid] : gpu_tracks) {
+  for (const auto &[pid, tid] : gpu_tracks_) {
     if (gpu_pids.insert(pid).second)
-      emit("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(pid) +
-           ",\"tid\":0,\"args\":{\"name\":" +
-           quoted("GPU (pid " + std::to_string(pid & ~kGpuPidBit) + ")") + "}}");
+      names.push_back("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(pid) +
+                      ",\"tid\":0,\"args\":{\"name\":" +
+                      quoted("GPU (pid " + std::to_string(pid & ~kGpuPidBit) + ")") + "}}");
     auto k = kernels_.find(tid);
     std::string name =
         k != kernels_.end() ? demangle_symbol(k->second) : "kernel #" + std::to_string(tid);
-    emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) +
-         ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":" + quoted(name) + "}}");
+    names.push_back("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) +
+                    ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":" + quoted(name) +
+                    "}}");
   }
-  auto event = [&](const Event &e) {
-    std::string obj = "{\"ph\":\"" + std::string(1, e.ph) + "\",\"name\":" + quoted(e.name) +
-                      ",\"cat\":" + quoted(e.cat) + ",\"ts\":" + micros(e.ts);
-    if (e.ph == 'X')
-      obj += ",\"dur\":" + micros(e.dur);
-    else
-      obj += ",\"s\":\"t\"";
-    obj += ",\"pid\":" + std::to_string(e.pid) + ",\"tid\":" + std::to_string(e.tid) +
-           ",\"args\":{" + e.args + "}}";
-    emit(obj);
-  };
-  for (const Event *e : events)
-    event(*e);
-  // Calls still open at the end (gpubt stopped inside them) end where the trace ends.
-  for (const auto &[track, stack] : open_)
-    for (const Open &o : stack) {
-      Event e;
-      e.ts = o.ts;
-      e.dur = last_ts_ > o.ts ? last_ts_ - o.ts : 0;
-      e.pid = track.first;
-      e.tid = track.second;
-      e.name = o.name;
-      e.cat = "call";
-      e.args = o.args;
-      append_member(e.args, "unfinished", "true");
-      event(e);
+  // Calls still open at the end (gpubt stopped inside them) end where the trace ends, each
+  // before the calls it holds; one whose entry was the last event lasts 1 ns (viewers drop a
+  // span of none).
+  std::vector<std::string> unfinished;
+  for (auto &[track, stack] : open_)
+    for (Open &o : stack) {
+      std::string args = o.args;
+      append_member(args, "unfinished", "true");
+      unfinished.push_back(event_json('X', o.name, "call", o.ts,
+                                      last_ts_ > o.ts ? last_ts_ - o.ts : 1, track.first,
+                                      track.second, args));
+      for (auto &h : o.held)
+        unfinished.push_back(std::move(h));
     }
-  out += "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{";
-  out += member("tool", quoted("gpubt")) + "," +
-         member("clock", quoted("CLOCK_MONOTONIC")) + "," +
-         member("event_limit", std::to_string(options_.max_events)) + "," +
-         member("dropped_events", std::to_string(dropped_)) + "," +
-         member("lost_events", std::to_string(lost_)) + "," +
-         member("unmatched_returns", std::to_string(unmatched_returns_)) + "," +
-         member("untimed_launches", std::to_string(untimed_launches_)) + "," +
-         member("attached_probes", std::to_string(attached_));
-  return out + "}}\n";
+  open_.clear();
+  auto trailer = [&](uint64_t dropped) {
+    return member("displayTimeUnit", quoted("ns")) + "," + quoted("otherData") + ":{" +
+           member("tool", quoted("gpubt")) + "," + member("clock", quoted("CLOCK_MONOTONIC")) +
+           "," + member("event_limit", std::to_string(options_.max_events)) + "," +
+           member("byte_limit", std::to_string(options_.max_bytes)) + "," +
+           member("dropped_events", std::to_string(dropped)) + "," +
+           member("lost_events", std::to_string(lost_)) + "," +
+           member("unmatched_returns", std::to_string(unmatched_returns_)) + "," +
+           member("untimed_launches", std::to_string(untimed_launches_)) + "," +
+           member("attached_probes", std::to_string(attached_)) + "}";
+  };
+  finished_ = file_->put_in_place(names, unfinished, trailer);
+  return *finished_;
 }
 
 } // namespace gpubt::runtime

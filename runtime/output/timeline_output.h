@@ -1,40 +1,39 @@
 // --timeline FILE: the trace-event JSON that Perfetto's UI, chrome://tracing and speedscope
 // open, written beside the main output. Spans per call on their pid/tid track, printf()s as
-// instant events on their probe's track, gpu launches as spans on a track per kernel.
+// instant events on their probe's track, gpu launches as spans on a track per kernel. Events go
+// to the file as they come (timeline_file.h): memory stays small however long the trace.
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
-#include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "runtime/abi/result.h"
 #include "runtime/output/output.h"
+#include "runtime/output/timeline_file.h"
 
 namespace gpubt::runtime {
 
 struct TimelineOptions {
   std::string path;
-  // The ring: the newest this many events are kept; the file's otherData says how many were
-  // dropped.
+  // The newest this many events, and this many bytes of them, are kept (timeline_file.h); the
+  // file's otherData says how many were dropped.
   size_t max_events = 1000000;
+  size_t max_bytes = size_t(256) << 20;
 };
 
 class TimelineOutput : public Output {
 public:
-  // The file is written when this is destroyed (whole, to PATH.tmp, then renamed over PATH);
-  // a failure to write it goes to ERRORS.
-  TimelineOutput(TimelineOptions options, std::ostream &errors);
+  // Checks PATH (a regular file or none; its folder writable) before tracing starts.
+  static Result<std::unique_ptr<TimelineOutput>> create(TimelineOptions options);
+  // Without finish(), FILE is left as it was.
   ~TimelineOutput() override;
 
-  // Whether the file can be written where PATH says (checked before tracing starts).
-  static Status check_writable(const std::string &path);
-
-  // The trace of what came so far, as the file will hold it.
-  std::string json() const;
+  Status finish() override;
 
   void printf(const Message &message) override;
   void time(const std::string &) override {}
@@ -60,19 +59,24 @@ private:
   struct Open {
     std::string name, args;
     uint64_t ts = 0;
+    // Calls inside this one that started at its very ts, written after it (see span_edge).
+    std::vector<std::string> held;
+    size_t held_bytes = 0;
   };
-  void add(Event e);
+  TimelineOutput(TimelineOptions options, std::unique_ptr<TimelineFile> file);
+  void write(const Event &e);
+  void release(Open &o);
   uint32_t track_pid(const EventOrigin &at) const;
 
   TimelineOptions options_;
-  std::ostream &errors_;
-  std::deque<Event> ring_;
-  uint64_t dropped_ = 0, lost_ = 0, attached_ = 0, unmatched_returns_ = 0, untimed_launches_ = 0,
-           last_ts_ = 0;
+  std::unique_ptr<TimelineFile> file_;
+  std::optional<Status> finished_;
+  uint64_t lost_ = 0, attached_ = 0, unmatched_returns_ = 0, untimed_launches_ = 0, last_ts_ = 0;
   std::optional<EventOrigin> origin_;
   std::map<std::pair<uint32_t, uint32_t>, std::vector<Open>> open_; // (pid, tid): call stack
   std::map<uint32_t, std::string> kernels_;                         // kernel index -> name
   std::map<uint32_t, uint64_t> launches_;                           // kernel index -> launches
+  std::set<std::pair<uint32_t, uint32_t>> gpu_tracks_;              // (pid, kernel index)
 };
 
 } // namespace gpubt::runtime

@@ -69,10 +69,7 @@ void read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr &sh, const std::vector<
 
 // Out of descriptors (many probes) says so, with the limit: not "not an ELF file".
 std::string open_error(const std::string &path, int err) {
-  std::string why = "cannot open '" + path + "': " + strerror(err);
-  if (out_of_fds(err))
-    why += " (the open-file limit is " + std::to_string(fd_limit()) + ")";
-  return why;
+  return "cannot open '" + path + "': " + error_text(err);
 }
 
 } // namespace

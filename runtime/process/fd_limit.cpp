@@ -2,6 +2,7 @@
 #include "runtime/process/fd_limit.h"
 
 #include <cerrno>
+#include <cstring>
 #include <sys/resource.h>
 
 namespace gpubt::runtime {
@@ -30,5 +31,12 @@ unsigned long fd_limit() {
 }
 
 bool out_of_fds(int err) { return err == EMFILE || err == ENFILE; }
+
+std::string error_text(int err) {
+  std::string why = std::strerror(err);
+  if (out_of_fds(err))
+    why += " (the open-file limit is " + std::to_string(fd_limit()) + ")";
+  return why;
+}
 
 } // namespace gpubt::runtime

@@ -282,6 +282,17 @@ def out_of_descriptors_says_so(ctx):
     expect("not an ELF file" not in r.stderr, r.stderr[-500:])
 
 
+@case
+def out_of_descriptors_for_maps_names_the_limit(ctx):
+    # 300 maps under a hard limit of 200 descriptors: the map that does not fit says the limit,
+    # as README's "Limits and safety" promises ("Too many open files (the open-file limit is N)").
+    maps = " ".join(f"@m{i} = 1;" for i in range(300))
+    r = subprocess.run(["prlimit", "--nofile=200:200", ctx.gpubt, "-e",
+                        f"BEGIN {{ {maps} exit(); }}"], capture_output=True, text=True, timeout=30)
+    expect(r.returncode == 1, f"exit {r.returncode}: {r.stderr[-300:]}")
+    expect("Too many open files (the open-file limit is 200)" in r.stderr, r.stderr[-500:])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpubt", required=True)

@@ -4,6 +4,7 @@ programs and serves /metrics; `promtool check metrics` accepts what it serves, a
 Prometheus server (temporary config and storage, free ports, 1 s scrapes) scrapes it and answers
 queries about the values. Exits 77 (ctest's skip) only when promtool or prometheus is missing."""
 import argparse
+import itertools
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -103,6 +105,109 @@ def check_exposition(f, text, promtool):
             "--metrics-series 2 keeps two series and sums the third into other", str(rest))
     f.check(s.get("gpubt_attached_probes") == 1 and s.get("gpubt_attached_processes") == 1 and
             s.get("gpubt_lost_events_total") == 0, "health: probes, processes, lost events", text)
+
+
+def start(gpubt, programs, script, extra=()):
+    port = free_port()
+    p = subprocess.Popen([gpubt, "--metrics", f"127.0.0.1:{port}", *extra, "-e", script, "-c",
+                          f"{programs}/spin 60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, stdin=subprocess.DEVNULL)
+    return p, f"http://127.0.0.1:{port}/metrics", port
+
+
+def stop(p, timeout=20):
+    """Ctrl-C; the output, and how long gpubt took to end (None: it did not)."""
+    p.send_signal(signal.SIGINT)
+    t0 = time.time()
+    try:
+        out, err = p.communicate(timeout=timeout)
+        return out, err, time.time() - t0
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        return out, err, None
+
+
+def check_idle_and_slow_clients(f, gpubt, programs):
+    """Issue 23 S3: 5 connections that send nothing and one that sends a byte a second hold up
+    neither a scrape nor gpubt's end (the maps still print). Bounds are generous: a loaded
+    2-CPU machine answers a scrape in well under a second."""
+    p, url, port = start(gpubt, programs, f"uprobe:{programs}/spin:tick {{ @ticks = count(); }}")
+    held = []
+    stop_slow = threading.Event()
+
+    def slowloris(s):
+        # A request that never ends: a header line that grows a byte a second.
+        data = itertools.chain(b"GET /metrics HTTP/1.1\r\nX-Slow: ", itertools.repeat(ord("a")))
+        try:
+            for b in data:
+                if stop_slow.wait(1):
+                    return
+                s.send(bytes([b]))
+        except OSError:
+            pass  # gpubt closed it: its deadline passed
+
+    try:
+        f.check(bool(wait_for(lambda: get(url)[0] == 200, 15)), "slow clients: gpubt serves")
+        # The slow one first: a server taking connections in turn is held by it for ever.
+        held.append(socket.create_connection(("127.0.0.1", port)))
+        threading.Thread(target=slowloris, args=(held[0],), daemon=True).start()
+        held += [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
+        time.sleep(1.5)  # the slow client has sent a byte or two (a wait for it, not a race)
+        t0 = time.time()
+        try:
+            ok = get(url, timeout=10)[0] == 200
+        except OSError as e:
+            ok = False
+        took = time.time() - t0
+        f.check(ok and took < 5, "a scrape answers beside 5 idle clients and a slow one",
+                f"{took:.1f} s")
+    finally:
+        out, err, took = stop(p)
+        stop_slow.set()
+        for s in held:
+            s.close()
+    f.check(took is not None and took < 10 and p.returncode == 0 and "@ticks: " in out,
+            "gpubt ends at once on Ctrl-C with the maps printed while clients hang",
+            f"took {took}, rc {p.returncode}\n{out}\n{err}")
+
+
+def check_labels_stay_distinct(f, gpubt, programs, promtool):
+    """A newline and the two characters \\n, byte 0xff and the four characters \\xff: four
+    series that Prometheus keeps apart, and promtool accepts."""
+    script = ('BEGIN { @k["c\\nd"] = count(); @k["c\\\\nd"] = count(); @k["e\\xff"] = count(); '
+              '@k["e\\\\xff"] = count(); @k["e\\\\xff"] = count(); }')
+    p, url, _ = start(gpubt, programs, script)
+    try:
+        text = wait_for(lambda: get(url)[2], 15) or ""
+    finally:
+        stop(p)
+    series = {k: v for k, v in samples(text).items() if k.startswith("gpubt_k_total")}
+    want = {r'gpubt_k_total{key="c\\nd"}': 1, r'gpubt_k_total{key="c\\\\nd"}': 1,
+            r'gpubt_k_total{key="e\\xff"}': 1, r'gpubt_k_total{key="e\\\\xff"}': 2}
+    f.check(series == want, "label values: four keys, four series", f"{series}\n{text}")
+    r = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+    f.check(r.returncode == 0, "promtool accepts those labels", r.stdout + r.stderr)
+
+
+def check_late_probe_names(f, gpubt, programs):
+    """Probes attached when the traced program loads a library (dlopen) add probe names while
+    the metrics thread reads them: a scrape shows the wildcard's expanded names, as the exit
+    printout does (the scrape reads a copy taken under the lock that attaching holds)."""
+    lib = f"{programs}/fake-cudart/libcudart.so.13"
+    if not os.path.exists(lib):
+        return
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    p = subprocess.Popen([gpubt, "--metrics", f"127.0.0.1:{port}", "-e",
+                          "uprobe:cudart:cuda* { @[probe, func] = count(); }", "-c",
+                          f"{programs}/dlopen_calls {lib} cudaMalloc 3 1 30"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         stdin=subprocess.DEVNULL)
+    want = 'gpubt_map_total{key0="uprobe:cudart:cudaMalloc",key1="cudaMalloc"}'
+    text = wait_for(lambda: (lambda t: t if want in t else None)(get(url)[2]), 15)
+    out, err, _ = stop(p)
+    f.check(bool(text), "a scrape after a late attach names its probes", f"{out}\n{err}")
 
 
 def query(base, expr):
@@ -200,6 +305,9 @@ def main():
                 out, err = gpubt.communicate()
     f.check(gpubt.returncode == 0 and "@ticks: " in out,
             "gpubt ends on Ctrl-C with its usual output", f"rc {gpubt.returncode}\n{out}\n{err}")
+    check_idle_and_slow_clients(f, args.gpubt, args.programs)
+    check_labels_stay_distinct(f, args.gpubt, args.programs, promtool)
+    check_late_probe_names(f, args.gpubt, args.programs)
     print(f"{f.count} failed" if f.count else "all passed")
     return 1 if f.count else 0
 

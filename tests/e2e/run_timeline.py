@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import shutil
+import stat
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -21,7 +23,7 @@ def run(ctx, args, timeout=30):
                           stdin=subprocess.DEVNULL, timeout=timeout)
 
 
-def load(path):
+def load(path, alone=True):
     """The trace, checked for what every gpubt trace must be."""
     with open(path, encoding="utf-8") as f:
         trace = json.load(f)
@@ -31,7 +33,9 @@ def load(path):
         assert isinstance(e["pid"], int) and isinstance(e["tid"], int), e
         if e["ph"] == "X":
             assert e["dur"] >= 0 and e["ts"] > 0, e
-    assert not os.path.exists(path + ".tmp")
+    # Nothing beside it: the segments had no name, the private temporary was renamed.
+    assert not alone or os.listdir(os.path.dirname(path)) == [os.path.basename(path)], os.listdir(
+        os.path.dirname(path))
     return trace
 
 
@@ -201,7 +205,7 @@ def gpu_records_trace_imports(ctx):
     path = os.path.join(ctx.build, "timeline_gpu_records.json")
     if not os.path.exists(path):
         return "SKIP"  # runtime_tests has not run
-    trace = load(path)
+    trace = load(path, alone=False)
     gpu = spans(trace, "scale")
     assert len(gpu) == 1 and gpu[0]["cat"] == "gpu", gpu
     tracks = viewer(ctx, path)
@@ -232,6 +236,185 @@ def bad_options_are_refused(ctx):
     r = run(ctx, ["--timeline", "/nonexistent/dir/t.json", "-e", "BEGIN { exit(); }"])
     assert r.returncode != 0
     assert "ERROR: --timeline: cannot write /nonexistent/dir/t.json" in r.stderr, r.stderr
+
+
+# --- files gpubt must never harm (issue 23): a root gpubt, another user's plants, odd files
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+PRINTFS = "uprobe:{p}/calls:add {{ printf(\"add %d %d\\n\", arg0, arg1); }}"
+
+
+@case
+def a_planted_temporary_is_never_followed(ctx):
+    """S1: another user plants FILE.tmp -> a victim in a folder both may write (no sticky bit,
+    so fs.protected_symlinks does not step in). Root's gpubt leaves the victim and the link
+    alone, and FILE is a regular file of its own."""
+    folder = tempfile.mkdtemp(prefix="gpubt-timeline-shared-")
+    os.chmod(folder, 0o777)
+    victim = os.path.join(tempfile.mkdtemp(prefix="gpubt-victim-"), "victim")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    path = os.path.join(folder, "x.json")
+    for name in ("x.json.tmp", ".x.json.tmp"):
+        subprocess.run(NOBODY + ["ln", "-s", victim, os.path.join(folder, name)], check=True)
+    r = run(ctx, ["--timeline", path, "-e", PRINTFS.format(p=ctx.programs), "-c",
+                  f"{ctx.programs}/calls 2"])
+    assert r.returncode == 0, r.stderr
+    with open(victim) as f:
+        assert f.read() == "precious\n"
+    for name in ("x.json.tmp", ".x.json.tmp"):
+        assert os.readlink(os.path.join(folder, name)) == victim
+    st = os.lstat(path)
+    assert stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid(), st
+    with open(path) as f:
+        assert len([e for e in json.load(f)["traceEvents"] if e["ph"] == "i"]) == 20
+
+
+def refused(ctx, path, kind):
+    r = run(ctx, ["--timeline", path, "-e", "BEGIN { exit(); }"])
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert f"ERROR: --timeline: {path} is {kind}; gpubt writes a new file and renames it over " \
+        "FILE, which would replace it: name a regular file" in r.stderr, r.stderr
+
+
+@case
+def devices_fifos_symlinks_and_folders_are_refused_and_left_alone(ctx):
+    """Never replaced by a JSON file. The device is a null device of the test's own (mknod c
+    1 3): a gpubt that replaced it harms nothing, as it would the real /dev/null or /dev/full."""
+    folder = tempfile.mkdtemp(prefix="gpubt-timeline-odd-")
+    null, fifo, link, sub = (os.path.join(folder, n) for n in ("null", "fifo", "stdout", "sub"))
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    os.mkfifo(fifo)
+    os.symlink("/dev/stdout", link)
+    os.mkdir(sub)
+    refused(ctx, null, "a character device")
+    refused(ctx, fifo, "a FIFO")
+    refused(ctx, link, "a symbolic link")
+    refused(ctx, sub, "a directory")
+    assert stat.S_ISCHR(os.lstat(null).st_mode) and os.lstat(null).st_rdev == os.makedev(1, 3)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert os.readlink(link) == "/dev/stdout"
+    assert os.listdir(sub) == []
+    assert sorted(os.listdir(folder)) == ["fifo", "null", "stdout", "sub"], os.listdir(folder)
+
+
+@case
+def a_full_disk_fails_the_run_and_leaves_nothing(ctx):
+    """A 64 KiB file system: the trace does not fit; gpubt says so and exits 2 (README's
+    "output could not be written"), and nothing is left there."""
+    folder = tempfile.mkdtemp(prefix="gpubt-timeline-full-")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", folder], check=True)
+    try:
+        path = os.path.join(folder, "t.json")
+        r = run(ctx, ["--timeline", path, "-e", PRINTFS.format(p=ctx.programs), "-c",
+                      f"{ctx.programs}/calls 100"])
+        assert r.returncode == 2, (r.returncode, r.stderr)
+        assert f"ERROR: --timeline: cannot write {path}: No space left on device" in r.stderr, \
+            r.stderr
+        assert "add 9 99" in r.stdout  # the trace itself ran to the end
+        assert os.listdir(folder) == [], os.listdir(folder)
+    finally:
+        subprocess.run(["umount", folder], check=True)
+
+
+@case
+def a_folder_removed_mid_run_fails_the_run(ctx):
+    folder = tempfile.mkdtemp(prefix="gpubt-timeline-gone-")
+    path = os.path.join(folder, "t.json")
+    prog = f"uprobe:{ctx.programs}/spin:tick {{ printf(\"tick\\n\"); }}"
+    p = subprocess.Popen([ctx.gpubt, "--timeline", path, "-e", prog, "-c",
+                          f"{ctx.programs}/spin 20"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    assert p.stdout.readline().startswith("Attaching")
+    assert p.stdout.readline() == "tick\n"  # tracing: Ctrl-C now ends the trace
+    shutil.rmtree(folder)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 2, (p.returncode, err)
+    assert f"ERROR: --timeline: cannot write {path}: No such file or directory" in err, err
+    assert not os.path.exists(folder)
+
+
+@case
+def two_gpubt_writing_one_file_leave_valid_json(ctx):
+    """Each writes a private temporary and renames it: the file is one of theirs, whole. Both
+    are stopped by one Ctrl-C each at once, with ~20 MB to write, so their writes overlap (the
+    old FILE.tmp shared by both gave invalid JSON)."""
+    prog = (f"uprobe:{ctx.programs}/spin:tick {{ unroll(50) "
+            f"{{ printf(\"%1000d\\n\", arg0); }} }}")
+    for _ in range(3):
+        path = tmpfile("shared.json")
+        procs = [subprocess.Popen([ctx.gpubt, "--timeline", path, "-e", prog, "-c",
+                                   f"{ctx.programs}/spin 30"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  stdin=subprocess.DEVNULL, text=True) for _ in range(2)]
+        for p in procs:
+            for _ in range(50 * 100 * 2):  # two seconds of events: ~20 MB of trace
+                assert p.stdout.readline(), p.stderr.read()
+        for p in procs:
+            p.send_signal(signal.SIGINT)
+        for p in procs:
+            _, err = p.communicate(timeout=60)
+            assert p.returncode == 0, err
+        trace = load(path)
+        assert len(instants(trace)) >= 50 * 100 * 2 - 1, len(instants(trace))  # less "Attaching"
+
+
+@case
+def a_signal_while_the_maps_print_keeps_the_timeline(ctx):
+    """The file is in place before the exit maps print: gpubt blocked writing a map of 4,096
+    keys into a pipe nobody reads, then killed by SIGTERM there, has written it."""
+    path = tmpfile("maps.json")
+    prog = (f"uprobe:{ctx.programs}/calls:add {{ @[arg0, arg1, nsecs] = count(); }} "
+            f"uretprobe:{ctx.programs}/calls:add {{}}")
+    p = subprocess.Popen([ctx.gpubt, "--timeline", path, "-e", prog, "-c",
+                          f"{ctx.programs}/calls 1000"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    import fcntl
+    import termios
+    size = fcntl.fcntl(p.stdout.fileno(), 1032)  # F_GETPIPE_SZ
+    deadline = time.time() + 60
+    # Half the pipe queued: only the map printout writes that much, and its 4,096 keys (the
+    # map's size) take more than the pipe holds, so gpubt is in it and stays there.
+    while True:
+        queued = fcntl.ioctl(p.stdout.fileno(), termios.FIONREAD, b"\0\0\0\0")
+        if int.from_bytes(queued, "little") >= size // 2:
+            break
+        assert time.time() < deadline and p.poll() is None, "gpubt never filled its stdout"
+        time.sleep(0.1)
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=20)
+    assert p.returncode == -signal.SIGTERM, p.returncode
+    trace = load(path)
+    assert len(spans(trace, "add")) == 10000, len(spans(trace, "add"))
+
+
+def peak_rss_mb(args):
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    assert p.returncode == 0, (p.returncode, p.stderr.read()[-500:])
+    return usage.ru_maxrss / 1024
+
+
+@case
+def memory_stays_bounded_with_large_printfs(ctx):
+    """Printfs of 4,000 characters: a trace of ~120 MB streams to the folder; gpubt's
+    peak memory is within 48 MB of the same trace without --timeline."""
+    path = tmpfile("big.json")
+    # 100 printfs every 10 ms: a pace gpubt keeps up with, so that none is lost.
+    prog = (f"uprobe:{ctx.programs}/spin:tick {{ unroll(100) "
+            f"{{ printf(\"%1000d%1000d%1000d%1000d\\n\", arg0, arg0, arg0, arg0); }} }}")
+    args = ["-e", prog, "-c", f"{ctx.programs}/spin 3"]
+    without = peak_rss_mb([ctx.gpubt] + args)
+    with_timeline = peak_rss_mb([ctx.gpubt, "--timeline", path] + args)
+    size_mb = os.path.getsize(path) / 2**20
+    assert size_mb > 48, size_mb  # more than the bound: a trace held in memory fails it
+    assert with_timeline - without < 48, (with_timeline, without, size_mb)
+    print(f"  peak RSS {with_timeline:.0f} MB, {without:.0f} MB without; {size_mb:.0f} MB file")
+    trace = load(path)
+    assert len(instants(trace)) + trace["otherData"]["lost_events"] == 30000
 
 
 def main():

@@ -1,6 +1,6 @@
 // Loads a library with dlopen() once running, as PyTorch loads its own libcudart:
-// `dlopen_calls LIB FUNC N [DELAY_S]` sleeps DELAY_S, dlopens LIB and calls
-// int FUNC(void **, size_t) N times with 4096 (N = 0: only loads LIB).
+// `dlopen_calls LIB FUNC N [DELAY_S [AFTER_S]]` sleeps DELAY_S, dlopens LIB, calls
+// int FUNC(void **, size_t) N times with 4096 (N = 0: only loads LIB), then sleeps AFTER_S.
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -31,5 +31,7 @@ int main(int argc, char **argv) {
     void *p = NULL;
     fn(&p, 4096);
   }
+  if (argc > 5)
+    sleep(atoi(argv[5]));
   return 0;
 }

@@ -45,7 +45,7 @@ gpubt_map 5
 gpubt_bytes_total 4096
 # HELP gpubt_calls_total gpubt map @calls: count()
 # TYPE gpubt_calls_total counter
-gpubt_calls_total{key="a\"b\\c\\nd\\x1b"} 3
+gpubt_calls_total{key="a\"b\\\\c\\nd\\x1b"} 3
 gpubt_calls_total{key="x"} 1
 # HELP gpubt_name gpubt map @name: a value
 # TYPE gpubt_name gauge
@@ -53,6 +53,22 @@ gpubt_name{key="7",value="bash"} 1
 # HELP gpubt_t gpubt map @t: sum()
 # TYPE gpubt_t gauge
 gpubt_t{key0="1",key1="scale(float*, int)"} -4
+)EX");
+}
+
+// A newline and the two characters \n, byte 0xff and the four characters \xff: four series.
+// Every backslash of a label's text starts an escape, so no two strings share a label.
+TEST(PrometheusOutput, DistinctStringsNeverShareALabel) {
+  Case c;
+  c.add(map_spec("@k", AggKind::Count, str_t(), uint_t()),
+        {entry(str("c\nd"), {u64(1)}), entry(str("c\\nd"), {u64(2)}),
+         entry(str("e\xff"), {u64(3)}), entry(str("e\\xff"), {u64(4)})});
+  EXPECT_EQ(c.exposition(), R"EX(# HELP gpubt_k_total gpubt map @k: count()
+# TYPE gpubt_k_total counter
+gpubt_k_total{key="e\\\\xff"} 4
+gpubt_k_total{key="e\\xff"} 3
+gpubt_k_total{key="c\\\\nd"} 2
+gpubt_k_total{key="c\\nd"} 1
 )EX");
 }
 

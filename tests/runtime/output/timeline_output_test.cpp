@@ -6,6 +6,8 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/abi/device_abi.h"
 #include "runtime/output/event_printer.h"
@@ -28,6 +30,30 @@ Bytes record(const Bytes &event) {
   uint32_t size = uint32_t(sizeof(gpubt_ring_record) + event.size());
   return cat({le(size), le(uint32_t(1)), event});
 }
+
+// A timeline writing into a file of its own; trace() puts the file in place and reads it.
+struct Timeline {
+  explicit Timeline(TimelineOptions options = {}) {
+    static int n = 0;
+    options.path = ::testing::TempDir() + "timeline_output_test_" + std::to_string(getpid()) +
+                   "_" + std::to_string(n++) + ".json";
+    path = options.path;
+    auto made = TimelineOutput::create(options);
+    EXPECT_TRUE(made) << made.error();
+    out = std::move(*made);
+  }
+  ~Timeline() { std::remove(path.c_str()); }
+  std::string trace() {
+    auto st = out->finish();
+    EXPECT_TRUE(st) << st.error();
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+  std::string path;
+  std::unique_ptr<TimelineOutput> out;
+};
 
 size_t count(const std::string &s, const std::string &what) {
   size_t n = 0;
@@ -53,9 +79,9 @@ abi::ProgramSpec timeline_spec() {
 
 TEST(TimelineOutput, HostSpansAndPrintfsFromStampedEvents) {
   abi::ProgramSpec spec = timeline_spec();
-  std::ostringstream text, errors;
-  auto out = make_tee_output(make_output(OutputFormat::Text, text),
-                             std::make_unique<TimelineOutput>(TimelineOptions{}, errors));
+  std::ostringstream text;
+  Timeline teed;
+  auto out = make_tee_output(make_output(OutputFormat::Text, text), std::move(teed.out));
   EventPrinter printer(spec, *out, nullptr);
   auto send = [&](abi::EventKind kind, uint32_t index, const Bytes &payload) {
     printer.print({uint32_t(kind), index}, payload.data(), payload.size());
@@ -68,8 +94,8 @@ TEST(TimelineOutput, HostSpansAndPrintfsFromStampedEvents) {
   EXPECT_EQ(text.str(), "size 4096\n"); // the main output prints as before
 
   // The tee hands the same calls to the timeline; read what it would write.
-  TimelineOutput tl(TimelineOptions{}, errors);
-  EventPrinter direct(spec, tl, nullptr);
+  Timeline tl;
+  EventPrinter direct(spec, *tl.out, nullptr);
   for (const auto &[kind, index, payload] :
        std::vector<std::tuple<abi::EventKind, uint32_t, Bytes>>{
            {abi::EventKind::Span, 0, cat({stamp(1000000, 7, 8, 0), u64(4096)})},
@@ -77,7 +103,7 @@ TEST(TimelineOutput, HostSpansAndPrintfsFromStampedEvents) {
            {abi::EventKind::Span, 1, cat({stamp(3000250, 7, 8, 1), le(uint32_t(2)), le(uint32_t(0))})},
            {abi::EventKind::Span, 1, cat({stamp(4000000, 7, 9, 1), u64(0)})}})
     direct.print({uint32_t(kind), index}, payload.data(), payload.size());
-  std::string json = tl.json();
+  std::string json = tl.trace();
   EXPECT_NE(json.find("{\"ph\":\"X\",\"name\":\"cudaMalloc\",\"cat\":\"call\",\"ts\":1000.000,"
                       "\"dur\":2000.250,\"pid\":7,\"tid\":8,\"args\":{\"size\":4096,"
                       "\"retval\":\"cudaErrorMemoryAllocation\"}}"),
@@ -94,9 +120,8 @@ TEST(TimelineOutput, HostSpansAndPrintfsFromStampedEvents) {
 
 TEST(TimelineOutput, GpuLaunchRecordsAndGpuPrintfsShareTheKernelTrack) {
   abi::ProgramSpec spec = timeline_spec();
-  std::ostringstream errors;
-  TimelineOutput tl(TimelineOptions{}, errors);
-  EventPrinter printer(spec, tl, nullptr);
+  Timeline tl;
+  EventPrinter printer(spec, *tl.out, nullptr);
   Bytes name = str("scale", abi::kLaunchKernelNameSize);
   Bytes launch = cat({header(abi::EventKind::GpuLaunch, 0), u64(5000000), u64(5400000),
                       le(uint32_t(7)), le(uint32_t(3)), name});
@@ -108,7 +133,7 @@ TEST(TimelineOutput, GpuLaunchRecordsAndGpuPrintfsShareTheKernelTrack) {
   Bytes bytes = cat({record(gpu_printf), record(launch), record(untimed)});
   printer.print_ring_records(bytes);
   EXPECT_TRUE(bytes.empty());
-  std::string json = tl.json();
+  std::string json = tl.trace();
   uint32_t gpu_pid = 7 | 1u << 30;
   std::string track = "\"pid\":" + std::to_string(gpu_pid) + ",\"tid\":3";
   EXPECT_NE(json.find("{\"ph\":\"X\",\"name\":\"scale\",\"cat\":\"gpu\",\"ts\":5000.000,"
@@ -127,30 +152,28 @@ TEST(TimelineOutput, GpuLaunchRecordsAndGpuPrintfsShareTheKernelTrack) {
 }
 
 TEST(TimelineOutput, RingKeepsTheNewestEventsAndCountsTheDropped) {
-  std::ostringstream errors;
-  TimelineOutput tl(TimelineOptions{"", 2}, errors);
+  Timeline tl(TimelineOptions{"", 2});
   for (int i = 0; i < 5; ++i) {
-    tl.span_edge({{uint64_t(1000 * i), 1, 1, false, ""}, "f", false, {}});
-    tl.span_edge({{uint64_t(1000 * i + 500), 1, 1, false, ""}, "f", true, {}});
+    tl.out->span_edge({{uint64_t(1000 * i), 1, 1, false, ""}, "f", false, {}});
+    tl.out->span_edge({{uint64_t(1000 * i + 500), 1, 1, false, ""}, "f", true, {}});
   }
-  std::string json = tl.json();
+  std::string json = tl.trace();
   EXPECT_EQ(count(json, "\"ph\":\"X\""), 2u) << json;
   EXPECT_NE(json.find("\"ts\":3.000"), std::string::npos) << json;
   EXPECT_NE(json.find("\"ts\":4.000"), std::string::npos) << json;
-  EXPECT_NE(json.find("\"event_limit\":2,\"dropped_events\":3"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"event_limit\":2,\"byte_limit\":268435456,\"dropped_events\":3"), std::string::npos) << json;
 }
 
 // A call still running when tracing stops ends where the trace ends, marked unfinished; nested
 // calls close innermost first.
 TEST(TimelineOutput, NestedAndUnfinishedCalls) {
-  std::ostringstream errors;
-  TimelineOutput tl(TimelineOptions{}, errors);
-  tl.span_edge({{1000, 1, 2, false, ""}, "outer", false, {}});
-  tl.span_edge({{2000, 1, 2, false, ""}, "inner", false, {}});
-  tl.span_edge({{3000, 1, 2, false, ""}, "inner", true, {}});
-  tl.span_edge({{5000, 1, 2, false, ""}, "other", false, {}});
-  tl.span_edge({{9000, 1, 3, false, ""}, "g", true, {}}); // unmatched, but moves the end
-  std::string json = tl.json();
+  Timeline tl;
+  tl.out->span_edge({{1000, 1, 2, false, ""}, "outer", false, {}});
+  tl.out->span_edge({{2000, 1, 2, false, ""}, "inner", false, {}});
+  tl.out->span_edge({{3000, 1, 2, false, ""}, "inner", true, {}});
+  tl.out->span_edge({{5000, 1, 2, false, ""}, "other", false, {}});
+  tl.out->span_edge({{9000, 1, 3, false, ""}, "g", true, {}}); // unmatched, but moves the end
+  std::string json = tl.trace();
   EXPECT_NE(json.find("\"name\":\"inner\",\"cat\":\"call\",\"ts\":2.000,\"dur\":1.000"),
             std::string::npos) << json;
   EXPECT_NE(json.find("\"name\":\"outer\",\"cat\":\"call\",\"ts\":1.000,\"dur\":8.000,\"pid\":1,"
@@ -162,36 +185,63 @@ TEST(TimelineOutput, NestedAndUnfinishedCalls) {
 
 // Calls that start together (the clock's tick) are written outer first, so viewers nest them.
 TEST(TimelineOutput, CallsStartingTogetherAreWrittenOuterFirst) {
-  std::ostringstream errors;
-  TimelineOutput tl(TimelineOptions{}, errors);
-  tl.span_edge({{1000, 1, 2, false, ""}, "outer", false, {}});
-  tl.span_edge({{1000, 1, 2, false, ""}, "inner", false, {}});
-  tl.span_edge({{2000, 1, 2, false, ""}, "inner", true, {}});
-  tl.span_edge({{3000, 1, 2, false, ""}, "outer", true, {}});
-  std::string json = tl.json();
+  Timeline tl;
+  tl.out->span_edge({{1000, 1, 2, false, ""}, "outer", false, {}});
+  tl.out->span_edge({{1000, 1, 2, false, ""}, "inner", false, {}});
+  tl.out->span_edge({{2000, 1, 2, false, ""}, "inner", true, {}});
+  tl.out->span_edge({{3000, 1, 2, false, ""}, "outer", true, {}});
+  std::string json = tl.trace();
   EXPECT_LT(json.find("\"name\":\"outer\""), json.find("\"name\":\"inner\"")) << json;
 }
 
-TEST(TimelineOutput, FileIsWrittenWhenTheOutputGoes) {
-  std::string path = ::testing::TempDir() + "timeline_output_test.json";
-  std::remove(path.c_str());
-  std::ostringstream errors;
-  {
-    TimelineOutput tl(TimelineOptions{path, 10}, errors);
-    tl.span_edge({{1000, 1, 2, false, ""}, "f", false, {}});
-    tl.span_edge({{2000, 1, 2, false, ""}, "f", true, {}});
+// The byte limit keeps the newest events that fit, whole.
+TEST(TimelineOutput, ByteLimitKeepsTheNewestEventsThatFit) {
+  Timeline tl(TimelineOptions{"", 1000, 1000});
+  for (int i = 0; i < 40; ++i) {
+    tl.out->span_edge({{uint64_t(1000 * i), 1, 1, false, ""}, "f", false, {}});
+    tl.out->span_edge({{uint64_t(1000 * i + 500), 1, 1, false, ""}, "f", true, {}});
   }
-  std::ifstream f(path);
+  std::string json = tl.trace();
+  size_t kept = count(json, "\"ph\":\"X\"");
+  EXPECT_GT(kept, 5u) << json;
+  EXPECT_LT(kept, 40u) << json;
+  EXPECT_NE(json.find("\"ts\":39.000"), std::string::npos) << json; // the newest is there
+  EXPECT_EQ(json.find("\"ts\":0.000"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"dropped_events\":" + std::to_string(40 - kept)), std::string::npos)
+      << json;
+}
+
+TEST(TimelineOutput, FileIsPutInPlaceAtFinishAndOnlyThen) {
+  std::string folder = ::testing::TempDir() + "timeline_finish_" + std::to_string(getpid());
+  mkdir(folder.c_str(), 0700);
+  std::string path = folder + "/t.json";
+  std::ofstream(path) << "old";
+  {
+    auto tl = TimelineOutput::create({path, 10});
+    ASSERT_TRUE(tl) << tl.error();
+    (*tl)->span_edge({{1000, 1, 2, false, ""}, "f", false, {}});
+    (*tl)->span_edge({{2000, 1, 2, false, ""}, "f", true, {}});
+  } // not finished: FILE is as it was
+  std::stringstream before;
+  before << std::ifstream(path).rdbuf();
+  EXPECT_EQ(before.str(), "old");
+  {
+    auto tl = TimelineOutput::create({path, 10});
+    ASSERT_TRUE(tl) << tl.error();
+    (*tl)->span_edge({{1000, 1, 2, false, ""}, "f", false, {}});
+    (*tl)->span_edge({{2000, 1, 2, false, ""}, "f", true, {}});
+    ASSERT_TRUE((*tl)->finish());
+  }
   std::stringstream ss;
-  ss << f.rdbuf();
+  ss << std::ifstream(path).rdbuf();
   EXPECT_NE(ss.str().find("\"name\":\"f\""), std::string::npos) << ss.str();
   EXPECT_EQ(ss.str().substr(0, 15), "{\"traceEvents\":");
-  EXPECT_EQ(errors.str(), "");
-  {
-    TimelineOutput bad(TimelineOptions{"/nonexistent/dir/t.json", 10}, errors);
-  }
-  EXPECT_NE(errors.str().find("--timeline: cannot write /nonexistent/dir/t.json.tmp"),
-            std::string::npos);
+  // Nothing else is left in the folder: the segments had no name, the temporary was renamed.
+  std::remove(path.c_str());
+  EXPECT_EQ(rmdir(folder.c_str()), 0) << "files left in " << folder;
+  auto bad = TimelineOutput::create({"/nonexistent/dir/t.json", 10});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error(), "--timeline: cannot write /nonexistent/dir/t.json: No such file or directory");
 }
 
 } // namespace
