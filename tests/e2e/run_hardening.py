@@ -282,6 +282,117 @@ def out_of_descriptors_says_so(ctx):
     expect("not an ELF file" not in r.stderr, r.stderr[-500:])
 
 
+# --- issue 23 S2: a root gpubt and another (unprivileged) user's fake agent sockets
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+NOBODY_DIR = "/tmp/gpubt-agent-65534"
+GPU_SCRIPT = "gpu:kprobe:vectorAdd { @ = count(); }"
+
+
+class FakeAgent:
+    """tests/e2e/fake_agent.py run by nobody, binding NOBODY_DIR/NAME_PID.sock. LIB: it maps a
+    file named libgpubt_agent.so, so it looks like a process that loaded the agent."""
+
+    def __init__(self, name_pid, mode, lib=False):
+        self.work = tempfile.mkdtemp(prefix="gpubt-fake-agent-")
+        os.chmod(self.work, 0o755)
+        script = os.path.join(self.work, "fake_agent.py")
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_agent.py")) as f:
+            source = f.read()
+        with open(script, "w") as f:
+            f.write(source)
+        self.lib = os.path.join(self.work, "libgpubt_agent.so")
+        with open("/bin/true", "rb") as src, open(self.lib, "wb") as dst:
+            dst.write(src.read())
+        self.log = os.path.join(self.work, "log")
+        open(self.log, "w").close()
+        os.chmod(self.log, 0o666)
+        args = NOBODY + ["python3", script, NOBODY_DIR, str(name_pid), mode, self.log]
+        self.p = subprocess.Popen(args + ([self.lib] if lib else []), stdin=subprocess.DEVNULL)
+        expect(wait_for(lambda: "ready" in self.said(), 10), "the fake agent did not start")
+        self.pid = int(self.said().split()[1])
+
+    def said(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def close(self):
+        killed(self.p)
+        subprocess.run(["rm", "-rf", self.work])
+
+
+def with_fake_agent(name_pid, mode, lib, body):
+    subprocess.run(["rm", "-rf", NOBODY_DIR])  # a folder left by an earlier run
+    fake = FakeAgent(name_pid, mode, lib)
+    try:
+        return body(fake)
+    finally:
+        fake.close()
+        subprocess.run(["rm", "-rf", NOBODY_DIR])
+
+
+def gpu_env(fake):
+    # gpubt checks that an agent library exists before attaching; the fake's copy will do.
+    return dict(os.environ, GPUBT_AGENT_PATH=fake.lib)
+
+
+@case
+def p_fake_socket_of_another_user_is_not_connected_to(ctx):
+    # nobody names its socket after a root process: root's `gpubt -p` must not talk to it.
+    target = subprocess.Popen(["sleep", "60"])
+    try:
+        def body(fake):
+            start = time.time()
+            r = run(ctx, ["-p", str(target.pid), "-e", GPU_SCRIPT], env=gpu_env(fake))
+            expect(r.returncode != 0, f"exit {r.returncode}: {r.stderr}")
+            expect("connected" not in fake.said(), f"root connected to the fake: {r.stderr}")
+            expect("belongs to uid 65534" in r.stderr, r.stderr)
+            expect(time.time() - start < 15, "gpubt stalled on the fake socket")
+        with_fake_agent(target.pid, "silent", False, body)
+    finally:
+        killed(target)
+
+
+@case
+def no_p_fake_socket_without_the_agent_is_not_connected_to(ctx):
+    # Without -p root attaches to every agent: a process that has not loaded it is not one.
+    def body(fake):
+        start = time.time()
+        r = run(ctx, ["-e", GPU_SCRIPT + " interval:ms:700 { exit(); }"], env=gpu_env(fake))
+        expect("connected" not in fake.said(), f"root connected to the fake: {r.stderr}")
+        expect(f"process {fake.pid}: not connecting" in r.stderr and
+               "has not loaded gpubt's agent" in r.stderr, r.stderr)
+        expect(time.time() - start < 15, "gpubt stalled on the fake socket")
+    with_fake_agent("self", "silent", False, body)
+
+
+@case
+def agent_text_reaches_the_terminal_escaped(ctx):
+    # Even a process that looks like an agent's (it maps libgpubt_agent.so) is another user's:
+    # what it answers is printed with its escape sequences as text.
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), "-e", GPU_SCRIPT], env=gpu_env(fake))
+        expect("attach" in fake.said(), f"the fake got no Attach: {r.stderr}")
+        expect(r.returncode != 0, f"exit {r.returncode}")
+        expect("\x1b" not in r.stderr and "\x9b" not in r.stderr and "\x07" not in r.stderr,
+               f"raw escapes printed: {r.stderr!r}")
+        expect("\\x1b]0;owned\\x07\\x1b[2J" in r.stderr, r.stderr)
+    with_fake_agent("self", "escape", True, body)
+
+
+@case
+def agent_frame_header_cannot_make_gpubt_allocate(ctx):
+    # A header claiming a 2 GiB Refused frame is refused as such, at once: nothing allocated,
+    # no wait for bytes that never come.
+    def body(fake):
+        start = time.time()
+        r = run(ctx, ["-p", str(fake.pid), "-e", GPU_SCRIPT], env=gpu_env(fake))
+        expect(r.returncode != 0, f"exit {r.returncode}")
+        expect("more than a frame of its type may carry" in r.stderr, r.stderr)
+        expect(time.time() - start < 15, "gpubt waited for the frame")
+    with_fake_agent("self", "huge", True, body)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpubt", required=True)
