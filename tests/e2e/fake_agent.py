@@ -5,7 +5,7 @@ usage: fake_agent.py DIR NAME_PID MODE LOG [LIB]
 Binds DIR/NAME_PID.sock (NAME_PID "self": this process's pid), writes "ready" to LOG, and for
 each connection writes "connected" and, if an Attach frame comes, "attach". MODE says what it
 answers: "escape" a Refused frame full of terminal escape sequences, "huge" a header claiming a
-2 GiB Refused frame, "silent" nothing. LIB: a file named libgpubt_agent*.so to map first (this
+2 GiB Refused frame, "exit3" Attached and then exits with status 3, "silent" nothing. LIB: a file named libgpubt_agent*.so to map first (this
 process then looks like one that loaded the agent)."""
 import mmap
 import os
@@ -46,6 +46,11 @@ def main():
         if mode == "escape":
             text = b"\x1b]0;owned\x07\x1b[2J\x1b[31mred\x1b[0m \x9b6n"
             conn.sendall(struct.pack("<IIQ", 3, 0, len(text)) + text)
+        elif mode == "exit3":
+            text = b"a fake that will exit"
+            conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)
+            conn.close()
+            sys.exit(3)
         elif mode == "huge":
             conn.sendall(struct.pack("<IIQ", 3, 0, (1 << 31) - 1) + b"x" * 64)
         keep_open = conn  # noqa: F841 - silent: the connection stays open, unanswered

@@ -393,6 +393,50 @@ def agent_frame_header_cannot_make_gpubt_allocate(ctx):
     with_fake_agent("self", "huge", True, body)
 
 
+# --- issue 23: -p says how its process ended, as -c does
+
+def check_p_reports_end(ctx, argv, script, end, expected):
+    """gpubt -p on ARGV's process with SCRIPT; END(process) ends it once probes are attached;
+    gpubt must then print EXPECTED (with the pid for {pid}) and exit 3, as with -c."""
+    target = subprocess.Popen(argv, stdin=subprocess.PIPE)
+    try:
+        p = start_gpubt(ctx, ["-p", str(target.pid), "-e", script])
+        expect(wait_attached(p), "gpubt did not attach")
+        end(target)
+        out, err = p.communicate(timeout=20)
+        expect(p.returncode == 3, f"exit {p.returncode}: {err}")
+        expect(expected.format(pid=target.pid) + "\n" in err, err)
+    finally:
+        killed(target)
+
+
+@case
+def p_process_killed_by_sigkill_is_reported(ctx):
+    spin = f"{ctx.programs}/spin"
+    check_p_reports_end(ctx, [spin, "60"], f"uprobe:{spin}:tick {{ @ = count(); }}",
+                        lambda t: t.kill(), "gpubt: spin (pid {pid}) was killed by SIGKILL")
+
+
+@case
+def p_process_exit_status_is_reported(ctx):
+    def end(t):
+        t.stdin.write(b"go\n")
+        t.stdin.flush()
+    check_p_reports_end(ctx, ["sh", "-c", "read x; exit 3"],
+                        "tracepoint:syscalls:sys_enter_getppid { @ = count(); }", end,
+                        "gpubt: sh (pid {pid}) exited with status 3")
+
+
+@case
+def p_gpu_attached_process_exit_status_is_reported(ctx):
+    # The gpu-only -p path (trace_gpu_attach.cpp) says it the same way: the process here plays
+    # an agent that answers Attached and exits 3.
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), "-e", GPU_SCRIPT], env=gpu_env(fake))
+        expect(r.returncode == 3, f"exit {r.returncode}: {r.stderr}")
+        expect(f"gpubt: python3 (pid {fake.pid}) exited with status 3\n" in r.stderr, r.stderr)
+    with_fake_agent("self", "exit3", True, body)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpubt", required=True)
