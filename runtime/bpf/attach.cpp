@@ -128,16 +128,18 @@ Result<Events> attach_tracepoint(const abi::ProbeSpec &p, int prog_fd, int,
     auto ev = open_tracepoint_event(*id);
     if (!ev)
       return make_error("failed to attach " + p.name + ": " + ev.error());
+    // A kernel without perf-event links (before 5.15) attaches the old way: `probe` is then
+    // the pattern, as before.
+    Result<UniqueFd> link = make_error("no wildcard");
     if (wildcard) {
       uint64_t probe_index = names.probe_names->size();
       names.probe_names->push_back("tracepoint:" + tp.category + ":" + tp.name);
-      auto link = attach_bpf_to_event(ev->get(), prog_fd, abi::kFuncCookieTag | probe_index << 32);
-      if (!link)
-        return make_error("failed to attach " + p.name + ": " + link.error());
-      out.fds.push_back(std::move(*link));
-    } else if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st) {
-      return make_error("failed to attach " + p.name + ": " + st.error());
+      link = attach_bpf_to_event(ev->get(), prog_fd, abi::kFuncCookieTag | probe_index << 32);
     }
+    if (link)
+      out.fds.push_back(std::move(*link));
+    else if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
+      return make_error("failed to attach " + p.name + ": " + st.error());
     out.fds.push_back(std::move(*ev));
     out.count++;
   }

@@ -8,12 +8,14 @@
 #include <cstddef>
 #include <cstring>
 #include <fstream>
+#include <linux/capability.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/filter.h>
 #include <linux/netlink.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace gpubt::runtime {
@@ -59,6 +61,15 @@ Status subscribe(int socket) {
   return Ok{};
 }
 
+// The proc connector takes a listener only with CAP_NET_ADMIN, and says no only in an ack
+// nobody reads: asked first, the reason is known at once.
+bool can_listen() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  return syscall(SYS_capget, &header, data) == 0 &&
+         (data[CAP_NET_ADMIN / 32].effective & (1u << (CAP_NET_ADMIN % 32)));
+}
+
 std::string comm_of(int pid) {
   std::string name;
   std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/comm"), name);
@@ -71,6 +82,10 @@ std::unique_ptr<ProcessExitWatch> ProcessExitWatch::start(int pid) {
   std::unique_ptr<ProcessExitWatch> w(new ProcessExitWatch);
   w->pid_ = pid;
   w->name_ = comm_of(pid);
+  if (!can_listen()) {
+    w->error_ = "the proc connector needs root: CAP_NET_ADMIN";
+    return w;
+  }
   UniqueFd fd(socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR));
   sockaddr_nl addr{};
   addr.nl_family = AF_NETLINK;
