@@ -391,12 +391,14 @@ def agent_frame_header_cannot_make_gpubt_allocate(ctx):
 
 # --- issue 23: -p says how its process ended, as -c does
 
-def check_p_reports_end(ctx, argv, script, end, expected):
+def check_p_reports_end(ctx, argv, script, end, expected, wrapper=()):
     """gpubt -p on ARGV's process with SCRIPT; END(process) ends it once probes are attached;
     gpubt must then print EXPECTED (with the pid for {pid}) and exit 3, as with -c."""
     target = subprocess.Popen(argv, stdin=subprocess.PIPE)
     try:
-        p = start_gpubt(ctx, ["-p", str(target.pid), "-e", script])
+        p = subprocess.Popen(list(wrapper) + [ctx.gpubt, "-p", str(target.pid), "-e", script],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, text=True, errors="replace")
         expect(wait_attached(p), "gpubt did not attach")
         end(target)
         out, err = p.communicate(timeout=20)
@@ -404,6 +406,12 @@ def check_p_reports_end(ctx, argv, script, end, expected):
         expect(expected.format(pid=target.pid) + "\n" in err, err)
     finally:
         killed(target)
+
+
+def send_line(process):
+    """Ends `sh -c "read x; exit 3"`."""
+    process.stdin.write(b"go\n")
+    process.stdin.flush()
 
 
 @case
@@ -415,12 +423,19 @@ def p_process_killed_by_sigkill_is_reported(ctx):
 
 @case
 def p_process_exit_status_is_reported(ctx):
-    def end(t):
-        t.stdin.write(b"go\n")
-        t.stdin.flush()
     check_p_reports_end(ctx, ["sh", "-c", "read x; exit 3"],
-                        "tracepoint:syscalls:sys_enter_getppid { @ = count(); }", end,
+                        "tracepoint:syscalls:sys_enter_getppid { @ = count(); }", send_line,
                         "gpubt: sh (pid {pid}) exited with status 3")
+
+
+@case
+def p_process_end_without_cap_net_admin_is_said_so(ctx):
+    # Without CAP_NET_ADMIN the proc connector takes no listener: the end is still reported.
+    check_p_reports_end(ctx, ["sh", "-c", "read x; exit 3"],
+                        "tracepoint:syscalls:sys_enter_getppid { @ = count(); }", send_line,
+                        "gpubt: sh (pid {pid}) ended; its exit status is not known "
+                        "(the proc connector needs root: CAP_NET_ADMIN)",
+                        ["setpriv", "--bounding-set", "-net_admin", "--inh-caps", "-net_admin"])
 
 
 @case
