@@ -29,6 +29,9 @@ int report_child_exit(const std::optional<runtime::ChildExit> &child, std::ostre
     err << "gpubt: " << who << " was killed by " << signal_name(child->signal) << "\n";
   else if (child->exited && child->status != 0)
     err << "gpubt: " << who << " exited with status " << child->status << "\n";
+  else if (!child->unknown_why.empty())
+    err << "gpubt: " << who << " ended; its exit status is not known (" << child->unknown_why
+        << ")\n";
   else
     return ExitOk;
   err.flush();

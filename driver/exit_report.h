@@ -1,4 +1,4 @@
-// Says on stderr, after the maps printed, how the -c program ended and whether gpu probes ran,
+// Says on stderr, after the maps printed, how the -c program or -p process ended and whether gpu probes ran,
 // and what each makes gpubt's exit status (exit_codes.h).
 #pragma once
 #include <initializer_list>
@@ -10,7 +10,8 @@
 
 namespace gpubt::driver {
 
-// "gpubt: NAME (pid N) was killed by SIGSEGV", "... exited with status 3", or the exec error.
+// "gpubt: NAME (pid N) was killed by SIGSEGV", "... exited with status 3", the exec error, or
+// "... ended; its exit status is not known (WHY)" (-p without the proc connector).
 // Returns ExitChildFailed for those, ExitOk for a clean exit or no child (nothing is written).
 int report_child_exit(const std::optional<runtime::ChildExit> &child, std::ostream &err);
 

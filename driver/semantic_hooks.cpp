@@ -29,6 +29,8 @@ frontend::SemanticOptions make_semantic_options(const Options &options,
   };
   so.retval_type = stdlib::api_retval_type;
   so.field_error = [&](const frontend::AttachPoint &ap, std::string_view field) {
+    if (ap.provider == frontend::Provider::Tracepoint)
+      return codegen::bpf::tracepoint_arg_error(ap, field);
     std::string msg = stdlib::api_arg_error(ap, field);
     return msg.empty() ? uprobe_arg_error(program_types, c_types, ap, field) : msg;
   };

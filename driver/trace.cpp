@@ -17,6 +17,7 @@
 #include "runtime/output/print_map.h"
 #include "runtime/output/tee_output.h"
 #include "runtime/output/timeline_output.h"
+#include "runtime/process/exit_watch.h"
 
 namespace gpubt::driver {
 namespace {
@@ -138,6 +139,8 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     return target;
   if (!check_probe_count(spec.probes.size(), options, err))
     return ExitUserError;
+  // -p: how the process ends, if it does before the trace (listening before anything attaches).
+  auto target_exit = options.pid > 0 ? runtime::ProcessExitWatch::start(options.pid) : nullptr;
   std::unique_ptr<runtime::MetricsEndpoint> metrics;
   if (!listen_for_metrics(options, metrics, err))
     return ExitUserError;
@@ -156,7 +159,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   if (attach_gpu && spec.probes.empty()) {
     if (metrics)
       serve_metrics(*metrics, spec, nullptr, options, spec.device.probes.size());
-    return trace_gpu_attached(spec, options, *output, err);
+    return trace_gpu_attached(spec, options, target_exit.get(), *output, err);
   }
   if (auto st = runtime::check_bpf_privileges(); !st) {
     err << "ERROR: " << st.error() << "\n";
@@ -260,8 +263,10 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   runtime::print_all_maps(*output, s.spec(), maps, s.symbolizer());
   output->flush();
   // After exit() or Ctrl-C gpubt ends the child itself: only a child that ended the trace counts.
-  int child = report_child_exit(
-      stop == runtime::StopReason::ChildExited ? s.child_exit() : std::nullopt, err);
+  std::optional<runtime::ChildExit> ended;
+  if (stop == runtime::StopReason::ChildExited)
+    ended = target_exit ? target_exit->ended() : s.child_exit();
+  int child = report_child_exit(ended, err);
   int gpu_status = has_gpu_probes(spec) ? report_gpu_probes_ran(gpu_ran, err) : ExitOk;
   return first_failure({child, gpu_status, files});
 }

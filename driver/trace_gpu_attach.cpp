@@ -48,7 +48,8 @@ bool detach_gpu_probes(const abi::ProgramSpec &spec, runtime::GpuAttach &gpu,
   return apply_gpu_outcome(spec, outcome, printer, maps, err);
 }
 
-int trace_gpu_attached(const abi::ProgramSpec &spec, const Options &options, runtime::Output &out,
+int trace_gpu_attached(const abi::ProgramSpec &spec, const Options &options,
+                       runtime::ProcessExitWatch *target_exit, runtime::Output &out,
                        std::ostream &err) {
   runtime::UniqueFd target;
   if (options.pid > 0) {
@@ -71,15 +72,14 @@ int trace_gpu_attached(const abi::ProgramSpec &spec, const Options &options, run
     err << "__BPFTRACE_NOTIFY_PROBES_ATTACHED" << std::endl;
   runtime::EventPrinter printer(spec, out, nullptr); // device values carry no host addresses
   std::vector<uint8_t> pending;
-  while (!g_stop) {
+  bool ended = false;
+  while (!g_stop && !ended) {
     pollfd p{target.get(), POLLIN, 0};
-    bool ended = poll(&p, target.valid() ? 1 : 0, 200) > 0;
+    ended = poll(&p, target.valid() ? 1 : 0, 200) > 0;
     auto events = gpu->take_events();
     pending.insert(pending.end(), events.begin(), events.end());
     printer.print_ring_records(pending);
     out.flush();
-    if (ended)
-      break;
   }
   std::vector<runtime::MapData> maps(spec.maps.size());
   pending.clear();
@@ -87,7 +87,9 @@ int trace_gpu_attached(const abi::ProgramSpec &spec, const Options &options, run
   int files = finish_output_files(out, err);
   runtime::print_all_maps(out, spec, maps, nullptr);
   out.flush();
-  return first_failure({report_gpu_probes_ran(ran, err), files});
+  int child = report_child_exit(
+      ended && target_exit ? std::optional(target_exit->ended()) : std::nullopt, err);
+  return first_failure({child, report_gpu_probes_ran(ran, err), files});
 }
 
 } // namespace gpubt::driver

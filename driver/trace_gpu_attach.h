@@ -10,6 +10,7 @@
 #include "runtime/abi/program_spec.h"
 #include "runtime/gpu/gpu_attach.h"
 #include "runtime/output/event_printer.h"
+#include "runtime/process/exit_watch.h"
 
 namespace gpubt::driver {
 
@@ -26,8 +27,10 @@ bool detach_gpu_probes(const abi::ProgramSpec &spec, runtime::GpuAttach &gpu,
                        runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
                        std::ostream &err);
 
-// A script of gpu probes only, attached until Ctrl-C, SIGTERM or (-p) the process's end.
-int trace_gpu_attached(const abi::ProgramSpec &spec, const Options &options, runtime::Output &out,
+// A script of gpu probes only, attached until Ctrl-C, SIGTERM or (-p) the process's end, which
+// TARGET_EXIT (-p; else nullptr) words as -c's end is worded.
+int trace_gpu_attached(const abi::ProgramSpec &spec, const Options &options,
+                       runtime::ProcessExitWatch *target_exit, runtime::Output &out,
                        std::ostream &err);
 
 } // namespace gpubt::driver

@@ -186,11 +186,15 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
          const auto &names = c.spec->probe_names;
          auto first = std::find(names.begin(), names.end(), names[c.probe_index]);
          llvm::Value *fixed = c.b.getInt64(first - names.begin());
-         bool uprobe = c.ap && (c.ap->provider == frontend::Provider::Uprobe ||
-                                c.ap->provider == frontend::Provider::Uretprobe);
-         if (!uprobe || c.ap->func.find_first_of("*?[") == std::string::npos)
+         bool expands = c.ap && (c.ap->provider == frontend::Provider::Uprobe ||
+                                 c.ap->provider == frontend::Provider::Uretprobe ||
+                                 c.ap->provider == frontend::Provider::Tracepoint);
+         bool tracepoint = expands && c.ap->provider == frontend::Provider::Tracepoint;
+         auto wild = [](const std::string &s) { return s.find_first_of("*?[") != s.npos; };
+         if (!expands || !(wild(c.ap->func) || (tracepoint && wild(c.ap->target))))
            return {fixed};
-         // A wildcard: the matched function's expanded name, from its attach cookie.
+         // A wildcard: the matched function's or tracepoint's expanded name, from its attach
+         // cookie (runtime/bpf/attach.cpp).
          llvm::Value *cookie = call_helper(c, BPF_FUNC_get_attach_cookie, {c.regs});
          llvm::Value *index = c.b.CreateAnd(c.b.CreateLShr(cookie, 32), 0x7fffffff);
          return {c.b.CreateSelect(c.b.CreateICmpNE(cookie, c.b.getInt64(0)), index, fixed)};

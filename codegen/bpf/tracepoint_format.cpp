@@ -5,12 +5,24 @@
 
 #include <fstream>
 #include <regex>
+#include <utility>
+#include <vector>
+
+#include "frontend/passes/check_attach_points.h"
 
 namespace gpubt::codegen::bpf {
 
-std::optional<TracepointField> read_tracepoint_field(const std::string &category,
-                                                     const std::string &event,
-                                                     const std::string &field) {
+namespace {
+
+// Every field of the first tracepoint CATEGORY:EVENT (wildcards allowed) matches, in the order
+// of its format file; nullopt when there is no such format file.
+struct TracepointFormat {
+  std::string category, event; // the tracepoint read
+  std::vector<std::pair<std::string, TracepointField>> fields;
+};
+
+std::optional<TracepointFormat> read_tracepoint_format(const std::string &category,
+                                                       const std::string &event) {
   for (const char *root : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
     std::string path = std::string(root) + "/events/" + category + "/" + event + "/format";
     glob_t g{};
@@ -20,12 +32,16 @@ std::optional<TracepointField> read_tracepoint_field(const std::string &category
     std::ifstream in(path);
     if (!in)
       continue;
+    TracepointFormat format;
+    size_t end = path.rfind('/'), mid = path.rfind('/', end - 1), start = path.rfind('/', mid - 1);
+    format.category = path.substr(start + 1, mid - start - 1);
+    format.event = path.substr(mid + 1, end - mid - 1);
     static const std::regex re(
         R"(field:(.*[^\w])(\w+)(\[\w*\])?;\s*offset:(\d+);\s*size:(\d+);\s*signed:(\d+);)");
     std::string line;
     while (std::getline(in, line)) {
       std::smatch m;
-      if (!std::regex_search(line, m, re) || m[2] != field)
+      if (!std::regex_search(line, m, re))
         continue;
       TracepointField f;
       f.offset = std::stoul(m[4]);
@@ -38,10 +54,22 @@ std::optional<TracepointField> read_tracepoint_field(const std::string &category
       std::smatch r;
       if (!m[3].matched && std::regex_search(type, r, record))
         f.record = r[1].str() + " " + r[2].str();
-      return f;
+      format.fields.emplace_back(m[2], f);
     }
-    return std::nullopt;
+    return format;
   }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<TracepointField> read_tracepoint_field(const std::string &category,
+                                                     const std::string &event,
+                                                     const std::string &field) {
+  if (auto format = read_tracepoint_format(category, event))
+    for (const auto &[name, f] : format->fields)
+      if (name == field)
+        return f;
   return std::nullopt;
 }
 
@@ -68,6 +96,25 @@ std::optional<frontend::Type> tracepoint_arg_type(const frontend::AttachPoint &a
   if (!f)
     return std::nullopt;
   return tracepoint_field_type(*f);
+}
+
+std::string tracepoint_arg_error(const frontend::AttachPoint &ap, std::string_view field) {
+  if (ap.provider != frontend::Provider::Tracepoint)
+    return "";
+  auto format = read_tracepoint_format(ap.target, ap.func);
+  if (!format)
+    return "";
+  std::vector<std::string> names;
+  for (const auto &[name, f] : format->fields)
+    if (name == field)
+      return "";
+    else if (name.rfind("common_", 0) != 0)
+      names.push_back(name);
+  std::string message = "Struct/union of type 'struct _tracepoint_" + format->category + "_" +
+                        format->event + "' does not contain a field named '" +
+                        std::string(field) + "'";
+  std::string near = frontend::nearest_name(std::string(field), names);
+  return near.empty() ? message : message + " (did you mean '" + near + "'?)";
 }
 
 } // namespace gpubt::codegen::bpf

@@ -33,4 +33,9 @@ frontend::Type tracepoint_field_type(const TracepointField &f);
 std::optional<frontend::Type> tracepoint_arg_type(const frontend::AttachPoint &ap,
                                                   std::string_view field);
 
+// A frontend::FieldErrorFn for tracepoints: bpftrace's "Struct/union of type 'struct
+// _tracepoint_CATEGORY_EVENT' does not contain a field named 'NAME'", with a did-you-mean when a
+// field is near; empty when the field is there or the format cannot be read.
+std::string tracepoint_arg_error(const frontend::AttachPoint &ap, std::string_view field);
+
 } // namespace gpubt::codegen::bpf

@@ -685,6 +685,8 @@ private:
       else if (c.args.size() == 1 && !is_bytes(a0))
         error(c.span, "buf() expects a length argument for non-array type " +
                           type_name_in_messages(a0));
+      else if (c.args[0]->kind == ExprKind::String) // the literal is built whole, then copied
+        check_built_size(c.args[0]->span, "buf() of a string literal", a0.size);
       break;
     case FunctionId::Ntop: {
       const Type &addr = c.args.back()->type;

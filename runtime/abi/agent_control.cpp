@@ -1,10 +1,15 @@
 // The dormant agent's socket: frames, blobs and where it listens (see agent_control.h).
 #include "runtime/abi/agent_control.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <fcntl.h>
+#include <optional>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -14,7 +19,7 @@ namespace gpubt::abi {
 namespace {
 
 constexpr size_t kMaxFds = 64;
-constexpr uint64_t kMaxFrame = uint64_t(1) << 31;
+constexpr size_t kReadChunk = size_t(1) << 20; // a frame's buffer grows by this as bytes come
 
 struct Header {
   uint32_t type;
@@ -22,28 +27,62 @@ struct Header {
   uint64_t size;
 };
 
-Status send_all(int socket, const char *data, size_t size) {
-  while (size) {
-    ssize_t n = send(socket, data, size, MSG_NOSIGNAL);
+using Clock = std::chrono::steady_clock;
+
+// TIMEOUT_MS from now; nullopt: no limit.
+std::optional<Clock::time_point> deadline_in(int timeout_ms) {
+  if (timeout_ms < 0)
+    return std::nullopt;
+  return Clock::now() + std::chrono::milliseconds(timeout_ms);
+}
+
+// Waits until SOCKET is ready for EVENTS or DEADLINE passes (error "timed out").
+Status wait_ready(int socket, short events, const std::optional<Clock::time_point> &deadline) {
+  for (;;) {
+    int ms = -1;
+    if (deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
+      if (left.count() <= 0)
+        return make_error("timed out");
+      ms = int(std::min<int64_t>(left.count(), INT32_MAX));
+    }
+    pollfd p{socket, events, 0};
+    int r = poll(&p, 1, ms);
+    if (r > 0)
+      return Ok{};
+    if (r < 0 && errno != EINTR)
+      return make_error(std::string("poll: ") + strerror(errno));
+  }
+}
+
+// Sends MESSAGE (its data and control) in full by DEADLINE; a partial send goes on with the
+// data left, the control having gone with the first byte.
+Status send_message(int socket, msghdr &m, const std::optional<Clock::time_point> &deadline) {
+  while (m.msg_iov->iov_len) {
+    ssize_t n = sendmsg(socket, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno == EINTR)
       continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (auto st = wait_ready(socket, POLLOUT, deadline); !st)
+        return make_error("sending to the agent socket failed: " + st.error());
+      continue;
+    }
     if (n <= 0)
       return make_error(std::string("sending to the agent socket failed: ") + strerror(errno));
-    data += n;
-    size -= size_t(n);
+    m.msg_iov->iov_base = static_cast<char *>(m.msg_iov->iov_base) + n;
+    m.msg_iov->iov_len -= size_t(n);
+    m.msg_control = nullptr;
+    m.msg_controllen = 0;
   }
   return Ok{};
 }
 
-// Reads SIZE bytes; fds that come along are appended to FDS.
-Status recv_all(int socket, char *data, size_t size, int timeout_ms, std::vector<int> *fds) {
+// Reads SIZE bytes by DEADLINE; fds that come along are appended to FDS.
+Status recv_all(int socket, char *data, size_t size,
+                const std::optional<Clock::time_point> &deadline, std::vector<int> *fds) {
   while (size) {
-    pollfd p{socket, POLLIN, 0};
-    int r = poll(&p, 1, timeout_ms);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r == 0)
-      return make_error("timed out");
+    if (auto st = wait_ready(socket, POLLIN, deadline); !st)
+      return st;
     iovec io{data, size};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)];
     msghdr m{};
@@ -51,8 +90,8 @@ Status recv_all(int socket, char *data, size_t size, int timeout_ms, std::vector
     m.msg_iovlen = 1;
     m.msg_control = control;
     m.msg_controllen = sizeof control;
-    ssize_t n = recvmsg(socket, &m, MSG_CMSG_CLOEXEC);
-    if (n < 0 && errno == EINTR)
+    ssize_t n = recvmsg(socket, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
       continue;
     if (n == 0)
       return make_error("closed");
@@ -77,9 +116,28 @@ Status recv_all(int socket, char *data, size_t size, int timeout_ms, std::vector
 
 } // namespace
 
-Status send_frame(int socket, Frame type, const std::string &bytes, const std::vector<int> &fds) {
+uint64_t max_frame_bytes(Frame type) {
+  switch (type) {
+  case Frame::Attach:  // the config and a cubin per GPU architecture
+  case Frame::Results: // every device map of every context
+    return uint64_t(1) << 30;
+  case Frame::Events: // printf records drained after one launch
+    return uint64_t(256) << 20;
+  case Frame::Attached:
+  case Frame::Refused:
+  case Frame::Log:
+    return uint64_t(1) << 20;
+  case Frame::Detach:
+    return 0;
+  }
+  return 0;
+}
+
+Status send_frame(int socket, Frame type, const std::string &bytes, const std::vector<int> &fds,
+                  int timeout_ms) {
   if (fds.size() > kMaxFds)
     return make_error("too many file descriptors for one frame");
+  auto deadline = deadline_in(timeout_ms);
   Header h{uint32_t(type), 0, bytes.size()};
   iovec io{&h, sizeof h};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)] = {};
@@ -95,29 +153,35 @@ Status send_frame(int socket, Frame type, const std::string &bytes, const std::v
     c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
     std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
   }
-  ssize_t n;
-  do
-    n = sendmsg(socket, &m, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
-    return make_error(std::string("sending to the agent socket failed: ") + strerror(errno));
-  if (size_t(n) < sizeof h)
-    if (auto st = send_all(socket, reinterpret_cast<const char *>(&h) + n, sizeof h - n); !st)
-      return st;
-  return send_all(socket, bytes.data(), bytes.size());
+  if (auto st = send_message(socket, m, deadline); !st)
+    return st;
+  iovec body{const_cast<char *>(bytes.data()), bytes.size()};
+  msghdr b{};
+  b.msg_iov = &body;
+  b.msg_iovlen = 1;
+  return send_message(socket, b, deadline);
 }
 
 Result<ControlFrame> recv_frame(int socket, int timeout_ms) {
+  auto deadline = deadline_in(timeout_ms);
   Header h{};
   ControlFrame f;
-  if (auto st = recv_all(socket, reinterpret_cast<char *>(&h), sizeof h, timeout_ms, &f.fds); !st)
+  if (auto st = recv_all(socket, reinterpret_cast<char *>(&h), sizeof h, deadline, &f.fds); !st)
     return make_error(st.error());
-  if (h.size > kMaxFrame || h.type < uint32_t(Frame::Attach) || h.type > uint32_t(Frame::Log))
-    return make_error("a malformed frame on the agent socket");
+  if (h.type < uint32_t(Frame::Attach) || h.type > uint32_t(Frame::Log))
+    return make_error("a malformed frame on the agent socket (type " + std::to_string(h.type) +
+                      ")");
   f.type = Frame(h.type);
-  f.bytes.resize(h.size);
-  if (auto st = recv_all(socket, f.bytes.data(), f.bytes.size(), timeout_ms, nullptr); !st)
-    return make_error(st.error());
+  if (h.size > max_frame_bytes(f.type))
+    return make_error("a malformed frame on the agent socket (" + std::to_string(h.size) +
+                      " bytes, more than a frame of its type may carry)");
+  while (f.bytes.size() < h.size) {
+    size_t at = f.bytes.size();
+    f.bytes.resize(at + std::min<uint64_t>(kReadChunk, h.size - at));
+    if (auto st = recv_all(socket, f.bytes.data() + at, f.bytes.size() - at, deadline, nullptr);
+        !st)
+      return make_error(st.error());
+  }
   return f;
 }
 
@@ -176,12 +240,18 @@ std::vector<AgentSocket> find_agent_sockets(pid_t pid) {
   }
   std::vector<AgentSocket> found;
   for (const auto &dir : dirs) {
+    // Opened without following a link, then checked: what is read is what was checked.
+    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat ds;
-    DIR *d = opendir(dir.c_str());
-    if (!d)
+    if (fd < 0)
       continue;
-    if (fstat(dirfd(d), &ds) != 0) {
-      closedir(d);
+    if (fstat(fd, &ds) != 0 || !S_ISDIR(ds.st_mode) || (ds.st_mode & 022)) {
+      close(fd);
+      continue;
+    }
+    DIR *d = fdopendir(fd);
+    if (!d) {
+      close(fd);
       continue;
     }
     while (dirent *e = readdir(d)) {

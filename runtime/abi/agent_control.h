@@ -29,10 +29,18 @@ struct ControlFrame {
   std::vector<int> fds; // received with it (the receiver owns them)
 };
 
+// The most bytes a frame of TYPE may carry: a peer's header cannot make the reader allocate more
+// (Attach and Results carry cubins and device maps; the others a line or a printf ring's worth).
+uint64_t max_frame_bytes(Frame type);
+
 // Sends one frame (MSG_NOSIGNAL: a peer gone is an error, not a SIGPIPE). FDS travel with it.
+// TIMEOUT_MS (-1: no limit) bounds the whole frame: a peer that stops reading cannot hold us.
 Status send_frame(int socket, Frame type, const std::string &bytes,
-                  const std::vector<int> &fds = {});
-// Reads one frame, waiting at most TIMEOUT_MS (-1: no limit). Error "closed" at end of stream.
+                  const std::vector<int> &fds = {}, int timeout_ms = -1);
+// Reads one frame within TIMEOUT_MS in all (-1: no limit), so a peer that sends a byte at a time
+// cannot hold the reader either. Error "closed" at end of stream; a frame over its type's
+// max_frame_bytes is an error before anything is allocated, and memory grows only with the
+// bytes that arrive.
 Result<ControlFrame> recv_frame(int socket, int timeout_ms = -1);
 
 // Attach's bytes: the config text and each cubin's bytes (AgentConfig::cubins order).
@@ -51,7 +59,9 @@ struct AgentSocket {
   std::string path;
 };
 // Every agent socket this user may see (GPUBT_AGENT_DIR, else /tmp/gpubt-agent-*), with the pid
-// it names; PID > 0: only that process's.
+// it names; PID > 0: only that process's. Only folders (not links to them) that no one but their
+// owner may write to: anyone can make a /tmp/gpubt-agent-N of their own. Whether the socket is
+// the agent of the process it names is the caller's to check (runtime/gpu/agent_peer.h).
 std::vector<AgentSocket> find_agent_sockets(pid_t pid = 0);
 
 } // namespace gpubt::abi

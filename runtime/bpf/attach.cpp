@@ -112,10 +112,14 @@ Result<Events> attach_trigger(const abi::ProbeSpec &, int, int, FunctionNames &)
   return out;
 }
 
-Result<Events> attach_tracepoint(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
+// A wildcard's tracepoints each get their expanded name, as a matched uprobe does: the cookie
+// names it for `probe` (lower_builtins.cpp).
+Result<Events> attach_tracepoint(const abi::ProbeSpec &p, int prog_fd, int,
+                                 FunctionNames &names) {
   auto tps = match_tracepoints(p.target, p.func);
   if (!tps)
     return make_error(tps.error());
+  bool wildcard = has_wildcard(p.target) || has_wildcard(p.func);
   Events out;
   for (const auto &tp : *tps) {
     auto id = tracepoint_id(tp.category, tp.name);
@@ -124,7 +128,17 @@ Result<Events> attach_tracepoint(const abi::ProbeSpec &p, int prog_fd, int, Func
     auto ev = open_tracepoint_event(*id);
     if (!ev)
       return make_error("failed to attach " + p.name + ": " + ev.error());
-    if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
+    // A kernel without perf-event links (before 5.15) attaches the old way: `probe` is then
+    // the pattern, as before.
+    Result<UniqueFd> link = make_error("no wildcard");
+    if (wildcard) {
+      uint64_t probe_index = names.probe_names->size();
+      names.probe_names->push_back("tracepoint:" + tp.category + ":" + tp.name);
+      link = attach_bpf_to_event(ev->get(), prog_fd, abi::kFuncCookieTag | probe_index << 32);
+    }
+    if (link)
+      out.fds.push_back(std::move(*link));
+    else if (auto st = attach_bpf_to_event(ev->get(), prog_fd); !st)
       return make_error("failed to attach " + p.name + ": " + st.error());
     out.fds.push_back(std::move(*ev));
     out.count++;

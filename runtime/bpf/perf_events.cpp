@@ -1,5 +1,7 @@
 // perf_event_open for uprobe, tracepoint and software events, and attaching BPF to them.
 #include "runtime/bpf/perf_events.h"
+
+#include <bpf/bpf.h>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -139,6 +141,16 @@ Status attach_bpf_to_event(int event_fd, int prog_fd) {
   if (ioctl(event_fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
     return make_error(std::string("PERF_EVENT_IOC_ENABLE: ") + strerror(errno));
   return Ok{};
+}
+
+Result<UniqueFd> attach_bpf_to_event(int event_fd, int prog_fd, uint64_t cookie) {
+  LIBBPF_OPTS(bpf_link_create_opts, opts, .perf_event = {.bpf_cookie = cookie});
+  UniqueFd link(bpf_link_create(prog_fd, event_fd, BPF_PERF_EVENT, &opts));
+  if (!link.valid())
+    return make_error(std::string("BPF_LINK_CREATE: ") + strerror(errno));
+  if (ioctl(event_fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+    return make_error(std::string("PERF_EVENT_IOC_ENABLE: ") + strerror(errno));
+  return link;
 }
 
 } // namespace gpubt::runtime

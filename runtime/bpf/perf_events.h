@@ -38,4 +38,8 @@ Result<UniqueFd> open_interval_event(uint64_t period_ns);
 // PERF_EVENT_IOC_SET_BPF then ENABLE.
 Status attach_bpf_to_event(int event_fd, int prog_fd);
 
+// The same through a BPF link that gives the program COOKIE (bpf_get_attach_cookie); the link
+// must be kept open as long as the event.
+Result<UniqueFd> attach_bpf_to_event(int event_fd, int prog_fd, uint64_t cookie);
+
 } // namespace gpubt::runtime

@@ -7,35 +7,28 @@
 #include <fstream>
 #include <poll.h>
 #include <sstream>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "runtime/abi/agent_control.h"
+#include "runtime/gpu/agent_peer.h"
+#include "runtime/output/escape.h"
 
 namespace gpubt::runtime {
 namespace {
 
 using abi::Frame;
 
+// An agent's answer to Attach: patching a big program's modules takes a while.
+constexpr auto kAnswerTime = std::chrono::seconds(30);
+constexpr int kSendMs = 10000;  // the Attach frame (a peer that stops reading)
+constexpr int kFrameMs = 5000;  // one frame, once its first byte is there
+
 std::string read_file(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-Result<UniqueFd> connect_to(const std::string &path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path)
-    return make_error("the socket path " + path + " is too long");
-  std::strcpy(addr.sun_path, path.c_str());
-  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid() || connect(fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0)
-    return make_error("cannot connect to " + path + ": " + strerror(errno));
-  return fd;
 }
 
 bool process_exists(pid_t pid) {
@@ -47,7 +40,7 @@ void merge_results(abi::AgentResults &into, abi::AgentResults from, pid_t pid) {
   for (auto &img : from.images)
     into.images.push_back(std::move(img));
   for (auto &m : from.messages)
-    into.messages.push_back("process " + std::to_string(pid) + ": " + m);
+    into.messages.push_back("process " + std::to_string(pid) + ": " + escape_control(m));
   into.kernel_names.merge(from.kernel_names);
 }
 
@@ -130,12 +123,22 @@ Result<std::unique_ptr<GpuAttach>> GpuAttach::start(const abi::ProgramSpec &spec
     blobs.push_back(read_file(c.path));
   g->attach_bytes_ = abi::pack_blobs(blobs);
   if (pid > 0) {
-    if (auto st = g->attach(sockets.front()); !st)
-      return make_error("cannot attach to process " + std::to_string(pid) + ": " + st.error());
+    // Another user may have put a socket of that name in a folder of their own: each is tried,
+    // and only the process's own agent passes connect_to_agent's checks.
+    std::string why;
+    for (const auto &s : sockets) {
+      auto st = g->attach(s, pid);
+      if (st)
+        break;
+      why += (why.empty() ? "" : "; ") + st.error();
+    }
+    if (!g->attached_count_)
+      return make_error("cannot attach to process " + std::to_string(pid) + ": " + why);
   } else {
+    // All at once: one agent slow to answer (or a socket that never does) costs one wait.
     for (const auto &s : sockets)
-      if (auto st = g->attach(s); !st && process_exists(s.pid))
-        err << "WARNING: process " << s.pid << ": " << st.error() << "\n";
+      g->start_attach(s);
+    g->join_attaches();
     if (!g->attached_count_)
       err << "WARNING: no CUDA process with gpubt's agent is running yet: gpu probes attach to "
              "those that start (`gpubt agent env` says how to start one)\n";
@@ -148,36 +151,68 @@ GpuAttach::~GpuAttach() {
   stop_ = true;
   if (thread_.joinable())
     thread_.join();
+  join_attaches();
 }
 
-Status GpuAttach::attach(const abi::AgentSocket &socket) {
+void GpuAttach::start_attach(const abi::AgentSocket &socket) {
   tried_.insert(socket.pid);
-  auto fd = connect_to(socket.path);
+  attaching_.emplace_back([this, socket] {
+    if (auto st = attach(socket, socket.pid); !st && process_exists(socket.pid)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      *err_ << "WARNING: process " << socket.pid << ": " << st.error() << "\n";
+    }
+  });
+}
+
+void GpuAttach::join_attaches() {
+  for (auto &t : attaching_)
+    if (t.joinable())
+      t.join();
+  attaching_.clear();
+}
+
+bool GpuAttach::wait_readable(int fd, std::chrono::steady_clock::time_point deadline) const {
+  while (!stop_ && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 200) > 0)
+      return true;
+  }
+  return false;
+}
+
+Status GpuAttach::attach(const abi::AgentSocket &socket, pid_t pid) {
+  auto fd = connect_to_agent(socket, pid);
   if (!fd)
     return make_error(fd.error());
-  if (auto st = abi::send_frame(fd->get(), Frame::Attach, attach_bytes_, fds_); !st)
+  if (auto st = abi::send_frame(fd->get(), Frame::Attach, attach_bytes_, fds_, kSendMs); !st)
     return st;
+  auto deadline = std::chrono::steady_clock::now() + kAnswerTime;
   for (;;) {
-    auto f = abi::recv_frame(fd->get(), 30000);
+    if (!wait_readable(fd->get(), deadline))
+      return make_error(stop_ ? "the trace ended before the agent answered"
+                              : "the agent did not answer in time");
+    auto f = abi::recv_frame(fd->get(), kFrameMs);
     if (!f)
       return make_error("the agent did not answer (" + f.error() + ")");
     for (int extra : f->fds)
       close(extra);
+    std::string text = escape_control(f->bytes); // another user's process may have written it
     if (f->type == Frame::Log) {
+      std::lock_guard<std::mutex> lock(mu_);
       if (options_.verbose)
-        *err_ << "gpubt: [" << socket.pid << "] " << f->bytes << "\n";
+        *err_ << "gpubt: [" << pid << "] " << text << "\n";
       continue;
     }
     if (f->type == Frame::Refused)
-      return make_error(f->bytes);
+      return make_error(text);
     if (f->type != Frame::Attached)
       return make_error("an unexpected answer from the agent");
-    if (options_.verbose)
-      *err_ << "gpubt: attached to " << f->bytes << "\n";
     auto link = std::make_unique<Link>();
-    link->pid = socket.pid;
+    link->pid = pid;
     link->fd = std::move(*fd);
     std::lock_guard<std::mutex> lock(mu_);
+    if (options_.verbose)
+      *err_ << "gpubt: attached to " << text << "\n";
     links_.push_back(std::move(link));
     ++attached_count_;
     return Ok{};
@@ -185,7 +220,7 @@ Status GpuAttach::attach(const abi::AgentSocket &socket) {
 }
 
 void GpuAttach::read_frame(Link &link) {
-  auto f = abi::recv_frame(link.fd.get(), 5000);
+  auto f = abi::recv_frame(link.fd.get(), kFrameMs);
   if (!f) {
     link.done = true;
     *err_ << "WARNING: process " << link.pid << " went away without sending its GPU maps\n";
@@ -198,7 +233,7 @@ void GpuAttach::read_frame(Link &link) {
     events_.insert(events_.end(), f->bytes.begin(), f->bytes.end());
   } else if (f->type == Frame::Log) {
     if (options_.verbose)
-      *err_ << "gpubt: [" << link.pid << "] " << f->bytes << "\n";
+      *err_ << "gpubt: [" << link.pid << "] " << escape_control(f->bytes) << "\n";
   } else if (f->type == Frame::Results) {
     link.done = true;
     auto results = abi::parse_agent_results(f->bytes);
@@ -231,8 +266,7 @@ void GpuAttach::loop() {
       last_scan = now;
       for (const auto &s : abi::find_agent_sockets(0))
         if (!tried_.count(s.pid))
-          if (auto st = attach(s); !st && process_exists(s.pid))
-            *err_ << "WARNING: process " << s.pid << ": " << st.error() << "\n";
+          start_attach(s); // not waited for here: the attached ones' frames keep coming
     }
   }
 }
@@ -246,8 +280,9 @@ abi::AgentResults GpuAttach::finish(std::ostream &err) {
   stop_ = true;
   if (thread_.joinable())
     thread_.join();
+  join_attaches(); // they give up at stop_: the links they made are detached below
   for (auto &l : links_)
-    if (!l->done && !abi::send_frame(l->fd.get(), Frame::Detach, ""))
+    if (!l->done && !abi::send_frame(l->fd.get(), Frame::Detach, "", {}, kSendMs))
       l->done = true;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (auto &l : links_)

@@ -4,6 +4,7 @@
 // it detaches: each process is unpatched and sends back its maps.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -53,8 +54,13 @@ private:
     bool done = false; // its results came, or it went away
   };
   explicit GpuAttach(GpuRun run) : run_(std::move(run)) {}
-  // Connects to SOCKET's agent and sends the attach; error: why not.
-  Status attach(const abi::AgentSocket &socket);
+  // Connects to SOCKET, the agent of process PID (agent_peer.h), sends the attach and waits for
+  // the answer (until stop_); error: why not.
+  Status attach(const abi::AgentSocket &socket, pid_t pid);
+  // attach() on a thread of its own, which warns when it fails; join_attaches() waits for them.
+  void start_attach(const abi::AgentSocket &socket);
+  void join_attaches();
+  bool wait_readable(int fd, std::chrono::steady_clock::time_point deadline) const;
   void loop(); // new agents (no pid), frames from attached ones
   void read_frame(Link &link);
 
@@ -71,6 +77,7 @@ private:
   std::atomic<size_t> attached_count_ = 0;
   std::atomic<bool> stop_ = false;
   std::thread thread_;
+  std::vector<std::thread> attaching_; // start_attach's (made and joined by one thread at a time)
 };
 
 // Why PID cannot be attached to when it has no agent socket this user can see.

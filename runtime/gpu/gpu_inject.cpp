@@ -148,6 +148,16 @@ std::string find_vulkan_layer() {
   return "";
 }
 
+// What the user is told when find_vulkan_layer() finds nothing.
+std::string missing_vulkan_layer() {
+  if (const char *p = std::getenv("GPUBT_VULKAN_LAYER_DIR"))
+    return std::string("the Vulkan layer is missing: no ") + kVulkanLayerManifest + " in " + p +
+           " (GPUBT_VULKAN_LAYER_DIR)";
+  return std::string("the Vulkan layer is missing: no ") + kVulkanLayerManifest +
+         " (with libgpubt_vulkan_layer.so) next to gpubt, in runtime/vulkan or in ../lib/gpubt "
+         "(install it with gpubt, or set GPUBT_VULKAN_LAYER_DIR)";
+}
+
 const abi::DeviceCode *vulkan_image(const abi::ProgramSpec &spec) {
   for (const auto &image : spec.device.images)
     if (image.format == abi::DeviceFormat::SpirvVulkan)
@@ -202,8 +212,13 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   // loaded as a program starts, so attaching serves CUDA only.
   const abi::DeviceCode *spirv = vulkan_image(spec);
   std::string layer = spirv && !attach ? find_vulkan_layer() : "";
+  if (!agent && layer.empty() && spirv && !attach)
+    return make_error(missing_vulkan_layer() + "; nor is there a CUDA agent: " + agent.error());
   if (!agent && layer.empty())
     return make_error(agent.error());
+  if (layer.empty() && spirv && !attach && verbose)
+    std::fprintf(stderr, "gpubt: Vulkan compute shaders are not traced: %s\n",
+                 missing_vulkan_layer().c_str());
   auto tmp = make_owned_temp_dir("gpubt-gpu-");
   if (!tmp)
     return make_error(tmp.error());

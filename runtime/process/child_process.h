@@ -25,6 +25,7 @@ struct ChildExit {
   int status = 0;
   int signal = 0;     // it was killed by this signal
   int exec_errno = 0; // the command could not be executed (execv's errno); it never ran
+  std::string unknown_why; // it ended, but how is not known (-p: see exit_watch.h)
 };
 
 class ChildProcess {

@@ -293,6 +293,172 @@ def out_of_descriptors_for_maps_names_the_limit(ctx):
     expect("Too many open files (the open-file limit is 200)" in r.stderr, r.stderr[-500:])
 
 
+# --- issue 23 S2: a root gpubt and another (unprivileged) user's fake agent sockets
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+NOBODY_DIR = "/tmp/gpubt-agent-65534"
+GPU_SCRIPT = "gpu:kprobe:vectorAdd { @ = count(); }"
+
+
+class FakeAgent:
+    """tests/e2e/fake_agent.py run by nobody, binding NOBODY_DIR/NAME_PID.sock. LIB: it maps a
+    file named libgpubt_agent.so, so it looks like a process that loaded the agent."""
+
+    def __init__(self, name_pid, mode, lib=False):
+        self.work = tempfile.mkdtemp(prefix="gpubt-fake-agent-")
+        os.chmod(self.work, 0o755)
+        script = os.path.join(self.work, "fake_agent.py")
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_agent.py")) as f:
+            source = f.read()
+        with open(script, "w") as f:
+            f.write(source)
+        self.lib = os.path.join(self.work, "libgpubt_agent.so")
+        with open("/bin/true", "rb") as src, open(self.lib, "wb") as dst:
+            dst.write(src.read())
+        self.log = os.path.join(self.work, "log")
+        open(self.log, "w").close()
+        os.chmod(self.log, 0o666)
+        args = NOBODY + ["python3", script, NOBODY_DIR, str(name_pid), mode, self.log]
+        self.p = subprocess.Popen(args + ([self.lib] if lib else []), stdin=subprocess.DEVNULL)
+        expect(wait_for(lambda: "ready" in self.said(), 30), "the fake agent did not start")
+        self.pid = int(self.said().split()[1])
+
+    def said(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def close(self):
+        killed(self.p)
+        subprocess.run(["rm", "-rf", self.work])
+
+
+def with_fake_agent(name_pid, mode, lib, body):
+    subprocess.run(["rm", "-rf", NOBODY_DIR])  # a folder left by an earlier run
+    fake = FakeAgent(name_pid, mode, lib)
+    try:
+        return body(fake)
+    finally:
+        fake.close()
+        subprocess.run(["rm", "-rf", NOBODY_DIR])
+
+
+def gpu_env(fake):
+    # gpubt checks that an agent library exists before attaching; the fake's copy will do.
+    return dict(os.environ, GPUBT_AGENT_PATH=fake.lib)
+
+
+@case
+def p_fake_socket_of_another_user_is_not_connected_to(ctx):
+    # nobody names its socket after a root process: root's `gpubt -p` must not talk to it.
+    target = subprocess.Popen(["sleep", "60"])
+    try:
+        def body(fake):
+            r = run(ctx, ["-p", str(target.pid), "-e", GPU_SCRIPT], env=gpu_env(fake),
+                    timeout=60)
+            expect(r.returncode != 0, f"exit {r.returncode}: {r.stderr}")
+            expect("connected" not in fake.said(), f"root connected to the fake: {r.stderr}")
+            expect("belongs to uid 65534" in r.stderr, r.stderr)
+        with_fake_agent(target.pid, "silent", False, body)
+    finally:
+        killed(target)
+
+
+@case
+def no_p_fake_socket_without_the_agent_is_not_connected_to(ctx):
+    # Without -p root attaches to every agent: a process that has not loaded it is not one.
+    def body(fake):
+        r = run(ctx, ["-e", GPU_SCRIPT + " interval:ms:700 { exit(); }"], env=gpu_env(fake),
+                timeout=60)
+        expect("connected" not in fake.said(), f"root connected to the fake: {r.stderr}")
+        expect(f"process {fake.pid}: not connecting" in r.stderr and
+               "has not loaded gpubt's agent" in r.stderr, r.stderr)
+    with_fake_agent("self", "silent", False, body)
+
+
+@case
+def agent_text_reaches_the_terminal_escaped(ctx):
+    # Even a process that looks like an agent's (it maps libgpubt_agent.so) is another user's:
+    # what it answers is printed with its escape sequences as text.
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), "-e", GPU_SCRIPT], env=gpu_env(fake), timeout=60)
+        expect("attach" in fake.said(), f"the fake got no Attach: {r.stderr}")
+        expect(r.returncode != 0, f"exit {r.returncode}")
+        expect("\x1b" not in r.stderr and "\x9b" not in r.stderr and "\x07" not in r.stderr,
+               f"raw escapes printed: {r.stderr!r}")
+        expect("\\x1b]0;owned\\x07\\x1b[2J" in r.stderr, r.stderr)
+    with_fake_agent("self", "escape", True, body)
+
+
+@case
+def agent_frame_header_cannot_make_gpubt_allocate(ctx):
+    # A header claiming a 2 GiB Refused frame is refused as such, at once: nothing allocated,
+    # no wait for bytes that never come.
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), "-e", GPU_SCRIPT], env=gpu_env(fake), timeout=60)
+        expect(r.returncode != 0, f"exit {r.returncode}")
+        expect("more than a frame of its type may carry" in r.stderr, r.stderr)
+    with_fake_agent("self", "huge", True, body)
+
+
+# --- issue 23: -p says how its process ended, as -c does
+
+def check_p_reports_end(ctx, argv, script, end, expected, wrapper=()):
+    """gpubt -p on ARGV's process with SCRIPT; END(process) ends it once probes are attached;
+    gpubt must then print EXPECTED (with the pid for {pid}) and exit 3, as with -c."""
+    target = subprocess.Popen(argv, stdin=subprocess.PIPE)
+    try:
+        p = subprocess.Popen(list(wrapper) + [ctx.gpubt, "-p", str(target.pid), "-e", script],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, text=True, errors="replace")
+        expect(wait_attached(p), "gpubt did not attach")
+        end(target)
+        out, err = p.communicate(timeout=20)
+        expect(p.returncode == 3, f"exit {p.returncode}: {err}")
+        expect(expected.format(pid=target.pid) + "\n" in err, err)
+    finally:
+        killed(target)
+
+
+def send_line(process):
+    """Ends `sh -c "read x; exit 3"`."""
+    process.stdin.write(b"go\n")
+    process.stdin.flush()
+
+
+@case
+def p_process_killed_by_sigkill_is_reported(ctx):
+    spin = f"{ctx.programs}/spin"
+    check_p_reports_end(ctx, [spin, "60"], f"uprobe:{spin}:tick {{ @ = count(); }}",
+                        lambda t: t.kill(), "gpubt: spin (pid {pid}) was killed by SIGKILL")
+
+
+@case
+def p_process_exit_status_is_reported(ctx):
+    check_p_reports_end(ctx, ["sh", "-c", "read x; exit 3"],
+                        "tracepoint:syscalls:sys_enter_getppid { @ = count(); }", send_line,
+                        "gpubt: sh (pid {pid}) exited with status 3")
+
+
+@case
+def p_process_end_without_cap_net_admin_is_said_so(ctx):
+    # Without CAP_NET_ADMIN the proc connector takes no listener: the end is still reported.
+    check_p_reports_end(ctx, ["sh", "-c", "read x; exit 3"],
+                        "tracepoint:syscalls:sys_enter_getppid { @ = count(); }", send_line,
+                        "gpubt: sh (pid {pid}) ended; its exit status is not known "
+                        "(the proc connector needs root: CAP_NET_ADMIN)",
+                        ["setpriv", "--bounding-set", "-net_admin", "--inh-caps", "-net_admin"])
+
+
+@case
+def p_gpu_attached_process_exit_status_is_reported(ctx):
+    # The gpu-only -p path (trace_gpu_attach.cpp) says it the same way: the process here plays
+    # an agent that answers Attached and exits 3.
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), "-e", GPU_SCRIPT], env=gpu_env(fake), timeout=60)
+        expect(r.returncode == 3, f"exit {r.returncode}: {r.stderr}")
+        expect(f"gpubt: python3 (pid {fake.pid}) exited with status 3\n" in r.stderr, r.stderr)
+    with_fake_agent("self", "exit3", True, body)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpubt", required=True)

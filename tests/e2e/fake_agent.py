@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""An unprivileged user's fake gpubt agent socket (run_hardening.py's socket cases, issue 23 S2).
+
+usage: fake_agent.py DIR NAME_PID MODE LOG [LIB]
+Binds DIR/NAME_PID.sock (NAME_PID "self": this process's pid), writes "ready" to LOG, and for
+each connection writes "connected" and, if an Attach frame comes, "attach". MODE says what it
+answers: "escape" a Refused frame full of terminal escape sequences, "huge" a header claiming a
+2 GiB Refused frame, "exit3" Attached and then exits with status 3, "silent" nothing. LIB: a file named libgpubt_agent*.so to map first (this
+process then looks like one that loaded the agent)."""
+import mmap
+import os
+import socket
+import struct
+import sys
+
+
+def main():
+    folder, name_pid, mode, log = sys.argv[1:5]
+    if len(sys.argv) > 5:
+        with open(sys.argv[5], "rb") as f:
+            keep = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)  # noqa: F841 - stays mapped
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    pid = os.getpid() if name_pid == "self" else int(name_pid)
+    path = f"{folder}/{pid}.sock"
+    if os.path.exists(path):
+        os.unlink(path)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.listen(4)
+
+    def say(what):
+        with open(log, "a") as f:
+            f.write(what + "\n")
+
+    say(f"ready {os.getpid()}")
+    while True:
+        conn, _ = s.accept()
+        say("connected")
+        conn.settimeout(5)
+        try:
+            head = conn.recv(16)
+        except OSError:
+            head = b""
+        if len(head) >= 4 and struct.unpack("<I", head[:4])[0] == 1:
+            say("attach")
+        if mode == "escape":
+            text = b"\x1b]0;owned\x07\x1b[2J\x1b[31mred\x1b[0m \x9b6n"
+            conn.sendall(struct.pack("<IIQ", 3, 0, len(text)) + text)
+        elif mode == "exit3":
+            text = b"a fake that will exit"
+            conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)
+            conn.close()
+            sys.exit(3)
+        elif mode == "huge":
+            conn.sendall(struct.pack("<IIQ", 3, 0, (1 << 31) - 1) + b"x" * 64)
+        keep_open = conn  # noqa: F841 - silent: the connection stays open, unanswered
+
+
+if __name__ == "__main__":
+    main()
