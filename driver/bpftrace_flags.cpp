@@ -11,7 +11,7 @@
 namespace gpubt::driver {
 
 namespace {
-enum : int { kUnsafe = 512, kInclude, kNoWarnings, kInfo, kUsdtFileActivation, kBtf };
+enum : int { kUnsafe = 512, kInclude, kNoWarnings, kInfo, kUsdtFileActivation, kBtf, kVerifyLlvmIr };
 } // namespace
 
 const char kBpftraceShortOptions[] = "qkB:I:db";
@@ -22,7 +22,8 @@ std::vector<option> bpftrace_long_options() {
           {"no-warnings", no_argument, nullptr, kNoWarnings},
           {"info", no_argument, nullptr, kInfo},
           {"usdt-file-activation", no_argument, nullptr, kUsdtFileActivation},
-          {"btf", no_argument, nullptr, kBtf}};
+          {"btf", no_argument, nullptr, kBtf},
+          {"verify-llvm-ir", no_argument, nullptr, kVerifyLlvmIr}};
 }
 
 std::optional<Status> apply_bpftrace_flag(int c, const char *arg, BpftraceFlags &f) {
@@ -53,6 +54,9 @@ std::optional<Status> apply_bpftrace_flag(int c, const char *arg, BpftraceFlags 
     return Ok{};
   case 'b': // bpftrace's -b/--btf: BTF is always used where present; kept for old scripts
   case kBtf:
+  // bpftrace's --verify-llvm-ir (its runtime tests pass it): both of gpubt's lowerings verify
+  // every module they build, always.
+  case kVerifyLlvmIr:
     return Ok{};
   case kUnsafe:
     f.unsafe = true;

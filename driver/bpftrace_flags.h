@@ -1,5 +1,6 @@
 // bpftrace 0.17's flags that gpubt takes with bpftrace's meaning and messages: -q, --unsafe,
-// -k/-kk, -B, -I, --include, -d/-dd, --no-warnings, --info, --usdt-file-activation, -b/--btf.
+// -k/-kk, -B, -I, --include, -d/-dd, --no-warnings, --info, --usdt-file-activation, -b/--btf,
+// and --verify-llvm-ir (newer bpftrace's).
 // Kept apart from options.cpp so that gpubt's own options and their checks grow separately.
 #pragma once
 #include <getopt.h>

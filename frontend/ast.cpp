@@ -19,14 +19,18 @@ bool is_watchpoint(Provider p) {
 
 std::string AttachPoint::name() const {
   switch (provider) {
-  case Provider::Begin:
-    return "BEGIN";
+  case Provider::Begin: // bpftrace spells them lowercase since 0.22; 0.17's scripts say BEGIN
+    return raw == "begin" ? "begin" : "BEGIN";
   case Provider::End:
-    return "END";
+    return raw == "end" ? "end" : "END";
   case Provider::Interval:
     if (interval_ns % 1000000000 == 0)
       return "interval:s:" + std::to_string(interval_ns / 1000000000);
-    return "interval:ms:" + std::to_string(interval_ns / 1000000);
+    if (interval_ns % 1000000 == 0)
+      return "interval:ms:" + std::to_string(interval_ns / 1000000);
+    if (interval_ns % 1000 == 0)
+      return "interval:us:" + std::to_string(interval_ns / 1000);
+    return "interval:ns:" + std::to_string(interval_ns);
   case Provider::Uprobe:
     return "uprobe:" + target + ":" + func;
   case Provider::Uretprobe:

@@ -65,6 +65,11 @@ struct BuiltinExpr : Expr {
 struct VariableExpr : Expr {
   VariableExpr() : Expr(ExprKind::Variable) {}
   std::string name; // with the '$'
+  // Set by scope_variables: which `let` or loop declaration the name means (0: the probe-wide
+  // variable of bpftrace 0.17, which every undeclared assignment makes).
+  int decl = 0;
+  // The variable's identity for the passes and codegen: NAME, or NAME#DECL.
+  std::string key() const { return decl ? name + "#" + std::to_string(decl) : name; }
 };
 struct MapExpr : Expr {
   MapExpr() : Expr(ExprKind::Map) {}
@@ -129,7 +134,7 @@ struct TupleExpr : Expr {
   std::vector<ExprPtr> elems;
 };
 
-enum class StmtKind { Expr, MapAssign, VarAssign, If, Block, While };
+enum class StmtKind { Expr, MapAssign, VarAssign, If, Block, While, Jump };
 
 struct Stmt : Node {
   explicit Stmt(StmtKind k) : kind(k) {}
@@ -156,6 +161,8 @@ struct VarAssignStmt : Stmt {
   std::unique_ptr<VariableExpr> var;
   std::optional<BinaryOp> compound;
   ExprPtr value;
+  // `let $x = v` (`let $x;` has the value 0), or a for loop's variable (and its hidden end)
+  enum class Decl { None, Let, Loop } declaration = Decl::None;
 };
 struct BlockStmt : Stmt {
   BlockStmt() : Stmt(StmtKind::Block) {}
@@ -169,10 +176,20 @@ struct IfStmt : Stmt {
 };
 
 // while (cond) { ... }: the verifier bounds it (bpftrace's loops, kernel >= 5.3).
+// `for ($i : a..b) { ... }` is built as { let $i = a; let $end = b; while ($i < $end) { ... }
+// step: $i = $i + 1 }: STEP runs after the body and on `continue`.
 struct WhileStmt : Stmt {
   WhileStmt() : Stmt(StmtKind::While) {}
   ExprPtr cond;
   std::unique_ptr<BlockStmt> body;
+  StmtPtr step;        // null for a while loop
+  bool is_for = false; // written as a for loop
+};
+
+enum class Jump { Break, Continue, Return };
+struct JumpStmt : Stmt {
+  JumpStmt() : Stmt(StmtKind::Jump) {}
+  Jump jump = Jump::Break;
 };
 
 enum class Provider {

@@ -77,7 +77,7 @@ void dump_stmt(const Stmt &s, int depth, std::string &out) {
   }
   case StmtKind::VarAssign: {
     const auto &a = s.as<VarAssignStmt>();
-    dump_assign(pad.c_str(), a.compound, *a.var, *a.value, out);
+    dump_assign((pad + (a.declaration != VarAssignStmt::Decl::None ? "let " : "")).c_str(), a.compound, *a.var, *a.value, out);
     return;
   }
   case StmtKind::If: {
@@ -97,7 +97,16 @@ void dump_stmt(const Stmt &s, int depth, std::string &out) {
   case StmtKind::While:
     out += pad + "while " + dump_expr(*s.as<WhileStmt>().cond) + "\n";
     dump_block(*s.as<WhileStmt>().body, depth + 1, out);
+    if (s.as<WhileStmt>().step) {
+      out += pad + "step\n";
+      dump_stmt(*s.as<WhileStmt>().step, depth + 1, out);
+    }
     return;
+  case StmtKind::Jump: {
+    static const char *const names[] = {"break", "continue", "return"};
+    out += pad + names[int(s.as<JumpStmt>().jump)] + "\n";
+    return;
+  }
   }
 }
 

@@ -75,6 +75,10 @@ template <class F> void for_each_expr(const Stmt &s, F &&f) {
   case StmtKind::While:
     for_each_expr(*s.as<WhileStmt>().cond, f);
     for_each_expr(*s.as<WhileStmt>().body, f);
+    if (s.as<WhileStmt>().step)
+      for_each_expr(*s.as<WhileStmt>().step, f);
+    break;
+  case StmtKind::Jump:
     break;
   }
 }
@@ -91,6 +95,8 @@ template <class F> void for_each_stmt(const Stmt &s, F &&f) {
       for_each_stmt(*st, f);
   } else if (s.kind == StmtKind::While) {
     for_each_stmt(*s.as<WhileStmt>().body, f);
+    if (s.as<WhileStmt>().step)
+      for_each_stmt(*s.as<WhileStmt>().step, f);
   }
 }
 

@@ -15,7 +15,7 @@ struct ProviderRow {
 
 // gpu probes are spelled with two words: gpu:kprobe:KERNEL.
 const ProviderRow kProviders[] = {
-    {"BEGIN", "", Provider::Begin, 0},           {"END", "", Provider::End, 0},
+    {"BEGIN", "begin", Provider::Begin, 0},      {"END", "end", Provider::End, 0},
     {"interval", "i", Provider::Interval, 2},    {"uprobe", "u", Provider::Uprobe, 2},
     {"uretprobe", "ur", Provider::Uretprobe, 2}, {"tracepoint", "t", Provider::Tracepoint, 2},
     {"gpu:kprobe", "", Provider::GpuKprobe, 1},  {"gpu:kretprobe", "", Provider::GpuKretprobe, 1},
@@ -32,6 +32,11 @@ const std::string_view kUnsupported[] = {
     "f",
     "kretfunc",
     "fr",
+    "fentry",
+    "fexit",
+    "self",
+    "bench",
+    "test",
     "iter",
     "it",
     "rawtracepoint",
@@ -41,7 +46,8 @@ const std::string_view kUnsupported[] = {
 const struct {
   std::string_view unit;
   uint64_t ns_per, hz; // hz: the count is a frequency
-} kIntervalUnits[] = {{"s", 1000000000, 0}, {"ms", 1000000, 0}, {"us", 1000, 0}, {"hz", 0, 1}};
+} kIntervalUnits[] = {{"s", 1000000000, 0}, {"ms", 1000000, 0}, {"us", 1000, 0}, {"ns", 1, 0},
+                      {"hz", 0, 1}};
 
 std::vector<std::string> split(std::string_view raw) {
   std::vector<std::string> parts(1);
@@ -79,8 +85,13 @@ const ProviderRow *find_provider(const std::vector<std::string> &parts, size_t &
   return nullptr;
 }
 
-bool set_interval(AttachPoint &ap, const std::string &unit, const std::string &count,
-                  Diagnostics &diags) {
+// interval:UNIT:COUNT, or (UNIT empty) interval:COUNTUNIT and interval:COUNT in nanoseconds.
+bool set_interval(AttachPoint &ap, std::string unit, std::string count, Diagnostics &diags) {
+  if (unit.empty() && ap.provider == Provider::Interval) {
+    size_t digits = count.find_first_not_of("0123456789");
+    unit = digits == std::string::npos ? "ns" : count.substr(digits);
+    count = count.substr(0, digits);
+  }
   uint64_t n = 0;
   auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
   for (const auto &u : kIntervalUnits) {
@@ -215,7 +226,8 @@ bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
   // take every remaining part as the function.
   bool cxx_func = row->provider == Provider::Uprobe || row->provider == Provider::Uretprobe ||
                   is_gpu(row->provider);
-  bool arity_ok = args == size_t(row->args) || (cxx_func && args > size_t(row->args));
+  bool arity_ok = args == size_t(row->args) || (cxx_func && args > size_t(row->args)) ||
+                  (row->provider == Provider::Interval && args == 1);
   bool empty = false;
   for (size_t i = words; i < parts.size(); ++i)
     empty |= parts[i].empty() && !(cxx_func && i >= words + row->args);
@@ -233,6 +245,8 @@ bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
     ap.func = join(parts, words);
     return true;
   default:
+    if (row->provider == Provider::Interval && args == 1) // interval:1s, interval:100 (ns)
+      return set_interval(ap, "", parts[words], diags);
     if (row->provider == Provider::Interval || row->provider == Provider::Profile) {
       if (row->provider == Provider::Profile) { // named as written: profile:hz:99
         ap.target = parts[words];

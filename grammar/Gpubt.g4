@@ -1,4 +1,6 @@
-// The gpubt language: bpftrace 0.17's syntax plus `< ... >` probe bodies and gpu:/host: probes.
+// The gpubt language: bpftrace 0.17's syntax plus `< ... >` probe bodies and gpu:/host: probes,
+// and what newer bpftrace added (issue 29): let, for, break/continue/return, true/false,
+// `if`/`while` without parentheses, duration literals.
 //
 // Lexing depends on where we are, so the lexer keeps a little state (see @lexer::members):
 //  * header    outside any probe body: attach points are single ATTACH tokens (paths, wildcards,
@@ -211,11 +213,20 @@ block : LBRACE stmts RBRACE ;
 // A statement without its `;` must be the last one of its block. An action, not a predicate,
 // checks that: ANTLR would evaluate a predicate while predicting the end of the expression
 // before it, and report the error there, without bison's "expecting }".
-stmts : (ifStmt | unrollStmt | whileStmt | stmt (SEMI | {if (!block_end()) throw antlr4::InputMismatchException(this);}))* ;
+stmts : (ifStmt | unrollStmt | whileStmt | forStmt | blockStmt
+         | (letStmt | jumpStmt | stmt) (SEMI | {if (!block_end()) throw antlr4::InputMismatchException(this);}))* ;
 
-ifStmt : IF LPAREN expr RPAREN block (ELSE (block | ifStmt))? ;
+// bpftrace since 0.21 takes the condition without parentheses too: `if $x > 1 { ... }`.
+ifStmt : IF expr block (ELSE (block | ifStmt))? ;
 unrollStmt : UNROLL LPAREN expr RPAREN block ;
-whileStmt : WHILE LPAREN expr RPAREN block ;
+whileStmt : WHILE expr block ;
+// for ($i : 0..10) { ... } and for ($kv : @map) { ... }, parentheses optional.
+forStmt : FOR (LPAREN forHead RPAREN | forHead) block ;
+forHead : var COLON (map | expr DOTDOT expr) ;
+blockStmt : block ;
+// let $x;  let $x = 1;  let $x: uint8 = 1;
+letStmt : LET var (COLON typeName)? (ASSIGN expr)? ;
+jumpStmt : BREAK | CONTINUE | RETURN ;
 
 // The builder checks the left side of an assignment (a map, a variable, or a tuple element,
 // which is an error of its own).
@@ -228,7 +239,8 @@ assignOp
 // Alternatives from tightest to loosest binding (ANTLR's precedence order), as in C.
 expr
   : primary                                          # primaryExpr
-  | expr op=(DOT | PTR) field=(IDENT | INT_TYPE | INT) (LBRACKET index+=expr RBRACKET)* # fieldExpr
+  | expr op=(DOT | PTR) field=(IDENT | INT_TYPE | INT | FOR | LET | BREAK | CONTINUE | RETURN)
+    (LBRACKET index+=expr RBRACKET)* # fieldExpr
   | op=(MINUS | LNOT | BNOT | MUL) expr              # unaryExpr
   | LPAREN typeName RPAREN expr                       # castExpr
   | expr op=(MUL | DIV | MOD) expr                   # binaryExpr
@@ -247,6 +259,7 @@ expr
 // Lists are written out (not a shared rule) so that an error inside one expects `)` or `,`.
 primary
   : INT                                                        # intLit
+  | (TRUE | FALSE)                                             # boolLit
   | STRING                                                     # stringLit
   | (map | var) post=(INCREMENT | DECREMENT)?                  # lvalueExpr
   | pre=(INCREMENT | DECREMENT) (map | var | IDENT)            # preIncDec
@@ -281,6 +294,13 @@ IF : 'if' ;
 ELSE : 'else' ;
 UNROLL : 'unroll' ;
 WHILE : 'while' ;
+FOR : 'for' ;
+LET : 'let' ;
+BREAK : 'break' ;
+CONTINUE : 'continue' ;
+RETURN : 'return' ;
+TRUE : 'true' ;
+FALSE : 'false' ;
 STRUCT : 'struct' ;
 UNION : 'union' ;
 ENUM : 'enum' ;
@@ -290,8 +310,10 @@ MAP : '@' [a-zA-Z0-9_]* ;
 PARAMCOUNT : '$#' ;
 PARAM : '$' [0-9]+ ;
 VAR : '$' [a-zA-Z_] [a-zA-Z0-9_]* ;
-// Decimal with `_` separators and an optional exponent (1e3), hex, or octal (010), as bpftrace.
-INT : '0' [xX] [0-9a-fA-F]+ | [0-9] [0-9_]* ([eE] [0-9]+)? ;
+// Decimal with `_` separators and an optional exponent (1e3), hex, or octal (010), as bpftrace;
+// a duration suffix (1ms, 5s: nanoseconds) or C's integer suffixes (10UL), as newer bpftrace.
+INT : ('0' [xX] [0-9a-fA-F]+ | [0-9] [0-9_]* ([eE] [0-9]+)?) INT_SUFFIX? ;
+fragment INT_SUFFIX : 'ns' | 'us' | 'ms' | 's' | 'm' | 'h' | 'd' | [uU]? ([lL] [lL]?)? ;
 STRING : '"' ( '\\' ~[\r\n] | ~["\\\r\n] )* '"' ;
 UNTERMINATED_STRING : '"' ( '\\' ~[\r\n] | ~["\\\r\n] )* ;
 
@@ -305,6 +327,7 @@ SEMI : ';' ;
 COMMA : ',' ;
 COLON : ':' ;
 QUES : '?' ;
+DOTDOT : '..' ;
 DOT : '.' ;
 PTR : '->' ;
 

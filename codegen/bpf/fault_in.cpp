@@ -113,6 +113,8 @@ void collect_block(const BlockStmt *b, std::vector<const Expr *> &out) {
       collect(s->as<WhileStmt>().cond.get(), out);
       collect_block(s->as<WhileStmt>().body.get(), out);
       break;
+    case StmtKind::Jump:
+      break;
     }
   }
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
@@ -107,6 +108,12 @@ private:
   void lower_map_assign(const frontend::MapAssignStmt &s);
   void lower_var_assign(const frontend::VarAssignStmt &s);
   void lower_if(const frontend::IfStmt &s);
+  void lower_jump(const frontend::JumpStmt &s);
+  struct Loop {
+    llvm::BasicBlock *next, *exit; // continue's and break's targets
+  };
+  std::vector<Loop> loops_;                 // around the statement being lowered
+  llvm::BasicBlock *probe_end_ = nullptr; // return's target
   // `lhs op= rhs` on integers: CUR (of type CUR_T, already read) combined with RHS.
   Value compound_value(frontend::BinaryOp op, Value cur, const frontend::Type &cur_t,
                        const frontend::Expr &rhs);

@@ -97,7 +97,7 @@ Value Lowering::lower_incdec(const UnaryExpr &e) {
   if (target.kind == ExprKind::Map)
     map_write(target.as<MapExpr>(), {nv}, target.type);
   else if (target.kind == ExprKind::Variable)
-    assign_variable(target.as<VariableExpr>().name, {nv}, target.type);
+    assign_variable(target.as<VariableExpr>().key(), {nv}, target.type);
   else
     set_error("codegen: ++/-- needs a map or a variable");
   return {post ? old : nv};
@@ -190,7 +190,7 @@ Value Lowering::lower_expr_here(const Expr &e) {
   case ExprKind::Builtin:
     return builtin_value(e.as<BuiltinExpr>());
   case ExprKind::Variable: {
-    auto &var = variable(e.as<VariableExpr>().name, e.type);
+    auto &var = variable(e.as<VariableExpr>().key(), e.type);
     return load(var.ptr, 8, var.type);
   }
   case ExprKind::Map:

@@ -1,5 +1,6 @@
 // The core's statements: expression statements, map and variable (compound) assignment,
-// if/else, blocks, while loops, and a probe's predicate and body (lowering.h).
+// if/else, blocks, while and for loops with break/continue, return, and a probe's predicate and
+// body (lowering.h).
 #include "codegen/common/lowering.h"
 
 #include "codegen/int_ops.h"
@@ -31,7 +32,7 @@ void Lowering::lower_map_assign(const MapAssignStmt &s) {
 }
 
 void Lowering::lower_var_assign(const VarAssignStmt &s) {
-  const std::string &name = s.var->name;
+  const std::string name = s.var->key();
   if (s.compound) {
     auto &var = variable(name, s.var->type);
     Type t = var.type;
@@ -52,18 +53,39 @@ void Lowering::lower_if(const IfStmt &s) {
                });
 }
 
-// The kernel's verifier must see the loop end (bounded loops, kernel >= 5.3).
+// The kernel's verifier must see the loop end (bounded loops, kernel >= 5.3). `continue` goes to
+// the step (a for loop's $i + 1) or the condition, `break` past the loop.
 void Lowering::lower_while(const WhileStmt &s) {
   auto *head = llvm::BasicBlock::Create(ctx, "while.cond", fn);
   auto *body = llvm::BasicBlock::Create(ctx, "while.body", fn);
+  auto *step = s.step ? llvm::BasicBlock::Create(ctx, "while.step", fn) : head;
   auto *done = llvm::BasicBlock::Create(ctx, "while.done", fn);
   b.CreateBr(head);
   b.SetInsertPoint(head);
   b.CreateCondBr(truthy(lower_expr(*s.cond)), body, done);
   b.SetInsertPoint(body);
+  loops_.push_back({step, done});
   lower_block(*s.body);
-  b.CreateBr(head);
+  loops_.pop_back();
+  b.CreateBr(step);
+  if (s.step) {
+    b.SetInsertPoint(step);
+    lower_stmt(*s.step);
+    b.CreateBr(head);
+  }
   b.SetInsertPoint(done);
+}
+
+// break, continue (check_types saw them inside a loop) and return (the probe's end). What follows
+// a jump in its block is unreachable; it is lowered into a block of its own, which LLVM drops.
+void Lowering::lower_jump(const JumpStmt &s) {
+  if (s.jump == Jump::Return)
+    b.CreateBr(probe_end_);
+  else if (!loops_.empty())
+    b.CreateBr(s.jump == Jump::Break ? loops_.back().exit : loops_.back().next);
+  else
+    return set_error("BUG: break or continue outside a loop");
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "after.jump", fn));
 }
 
 void Lowering::lower_stmt(const Stmt &s) {
@@ -86,6 +108,9 @@ void Lowering::lower_stmt(const Stmt &s) {
   case StmtKind::While:
     lower_while(s.as<WhileStmt>());
     break;
+  case StmtKind::Jump:
+    lower_jump(s.as<JumpStmt>());
+    break;
   }
 }
 
@@ -95,6 +120,7 @@ void Lowering::lower_block(const BlockStmt &block) {
 }
 
 void Lowering::lower_probe_body(llvm::BasicBlock *skip) {
+  probe_end_ = skip;
   if (probe->predicate) {
     auto *pass = llvm::BasicBlock::Create(ctx, "pred.pass", fn);
     b.CreateCondBr(truthy(lower_expr(*probe->predicate)), pass, skip);

@@ -3,6 +3,7 @@
 #include "frontend/parse/ast_builder.h"
 
 #include "frontend/attach_point.h"
+#include "frontend/scope_variables.h"
 #include "frontend/parse/literals.h"
 #include "frontend/parse/positional_params.h"
 #include "frontend/parse/syntax_errors.h"
@@ -150,6 +151,15 @@ private:
         b->stmts.push_back(unroll_stmt(u));
       else if (auto *w = dynamic_cast<P::WhileStmtContext *>(child))
         b->stmts.push_back(while_stmt(w));
+      else if (auto *f = dynamic_cast<P::ForStmtContext *>(child)) {
+        if (auto built = for_stmt(f))
+          b->stmts.push_back(std::move(built));
+      } else if (auto *bs = dynamic_cast<P::BlockStmtContext *>(child))
+        b->stmts.push_back(block(bs->block()->stmts(), span(bs)));
+      else if (auto *l = dynamic_cast<P::LetStmtContext *>(child))
+        b->stmts.push_back(let_stmt(l));
+      else if (auto *j = dynamic_cast<P::JumpStmtContext *>(child))
+        b->stmts.push_back(jump_stmt(j));
       else if (auto *st = dynamic_cast<P::StmtContext *>(child))
         if (auto built = stmt(st))
           b->stmts.push_back(std::move(built));
@@ -185,6 +195,78 @@ private:
     s->cond = expr(ctx->expr());
     s->body = block(ctx->block()->stmts(), span(ctx->block()));
     return s;
+  }
+
+  // let $x; let $x = v; let $x: type = v. `let $x;` holds 0 (of TYPE) until assigned.
+  std::unique_ptr<VarAssignStmt> let_stmt(P::LetStmtContext *ctx) {
+    auto s = std::make_unique<VarAssignStmt>();
+    s->span = span(ctx);
+    s->declaration = VarAssignStmt::Decl::Let;
+    s->var = var(ctx->var());
+    s->value = ctx->expr() ? expr(ctx->expr()) : make<IntegerExpr>(span(ctx));
+    if (auto *t = ctx->typeName()) {
+      auto cast = make<CastExpr>(s->value->span);
+      cast->type_name = type_name(t);
+      cast->pointer_depth = static_cast<int>(t->MUL().size());
+      cast->operand = std::move(s->value);
+      s->value = std::move(cast);
+    }
+    return s;
+  }
+
+  std::unique_ptr<JumpStmt> jump_stmt(P::JumpStmtContext *ctx) {
+    auto s = std::make_unique<JumpStmt>();
+    s->span = span(ctx);
+    s->jump = ctx->BREAK() ? Jump::Break : ctx->CONTINUE() ? Jump::Continue : Jump::Return;
+    return s;
+  }
+
+  // for ($i : a..b) { body } as { let $i = a; let $i.end = b; while ($i < $i.end) { body }
+  // step $i = $i + 1 } (ast.h). The end is evaluated once, as bpftrace does.
+  StmtPtr for_stmt(P::ForStmtContext *ctx) {
+    Nest nest(*this);
+    auto *head = ctx->forHead();
+    if (head->map()) {
+      diags_.error(span(head), "for loops over a map are not supported by gpubt yet");
+      return nullptr;
+    }
+    SourceSpan at = span(ctx);
+    auto loop_var = [&] { return var(head->var()); };
+    auto end_var = [&] {
+      auto v = var(head->var());
+      v->name += ".end"; // no script can name it
+      return v;
+    };
+    auto out = std::make_unique<BlockStmt>();
+    out->span = at;
+    auto decl = [&](std::unique_ptr<VariableExpr> v, ExprPtr value) {
+      auto s = std::make_unique<VarAssignStmt>();
+      s->span = v->span;
+      s->declaration = VarAssignStmt::Decl::Loop;
+      s->var = std::move(v);
+      s->value = std::move(value);
+      out->stmts.push_back(std::move(s));
+    };
+    decl(loop_var(), expr(head->expr(0)));
+    decl(end_var(), expr(head->expr(1)));
+    auto loop = std::make_unique<WhileStmt>();
+    loop->span = at;
+    loop->is_for = true;
+    auto cond = make<BinaryExpr>(span(head));
+    cond->op = BinaryOp::Lt;
+    cond->lhs = loop_var();
+    cond->rhs = end_var();
+    loop->cond = std::move(cond);
+    loop->body = block(ctx->block()->stmts(), span(ctx->block()));
+    auto step = std::make_unique<VarAssignStmt>();
+    step->span = span(head);
+    step->var = loop_var();
+    step->compound = BinaryOp::Add;
+    step->value = make<IntegerExpr>(span(head));
+    step->value->as<IntegerExpr>().value = 1;
+    loop->step = std::move(step);
+    out->stmts.push_back(std::move(loop));
+    return out;
   }
 
   // unroll (N) { ... }: the block N times over (N a literal or a positional parameter, 1..100).
@@ -336,6 +418,11 @@ private:
   ExprPtr primary(P::PrimaryContext *ctx) {
     if (auto *c = dynamic_cast<P::IntLitContext *>(ctx))
       return integer(c);
+    if (auto *c = dynamic_cast<P::BoolLitContext *>(ctx)) { // an integer until gpubt has bool
+      auto e = make<IntegerExpr>(span(c));
+      e->value = c->TRUE() ? 1 : 0;
+      return e;
+    }
     if (auto *c = dynamic_cast<P::StringLitContext *>(ctx)) {
       auto e = make<StringExpr>(span(c));
       Token *t = c->STRING()->getSymbol();
@@ -545,6 +632,8 @@ std::unique_ptr<Program> build_ast(P::ProgramContext *tree, antlr4::BufferedToke
   };
   size_t before = errors();
   auto prog = Builder(tokens, source, params, diags).program(tree);
+  if (errors() == before)
+    scope_variables(*prog, diags);
   return errors() == before ? std::move(prog) : nullptr;
 }
 

@@ -1,7 +1,11 @@
 // Literal decoding; the lexer has already checked the overall shape of the token.
 #include "frontend/parse/literals.h"
 
+#include <cctype>
+
 namespace gpubt::frontend::parse {
+
+static IntLiteral decode_plain_int(std::string_view text);
 
 static bool mul_add(uint64_t &acc, uint64_t base, uint64_t digit) {
   return !__builtin_mul_overflow(acc, base, &acc) && !__builtin_add_overflow(acc, digit, &acc);
@@ -17,7 +21,43 @@ static int digit_value(char c) {
   return 99;
 }
 
+// Newer bpftrace's suffixes: a duration (1ms is 1000000, in nanoseconds), or C's U/L/LL, which
+// change nothing. Returns the multiplier and cuts the suffix off TEXT.
+static uint64_t cut_suffix(std::string_view &text) {
+  bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  while (!text.empty() && std::string_view("uUlL").find(text.back()) != std::string_view::npos)
+    text.remove_suffix(1);
+  if (hex)
+    return 1;
+  static const struct {
+    std::string_view suffix;
+    uint64_t ns;
+  } kDurations[] = {{"ns", 1},          {"us", 1000},           {"ms", 1000000},
+                    {"s", 1000000000}, {"m", 60000000000},     {"h", 3600000000000},
+                    {"d", 86400000000000}};
+  for (const auto &d : kDurations)
+    if (text.size() > d.suffix.size() && text.ends_with(d.suffix) &&
+        (d.suffix.size() == 2 || !std::isalpha(static_cast<unsigned char>(text[text.size() - 2])))) {
+      text.remove_suffix(d.suffix.size());
+      return d.ns;
+    }
+  return 1;
+}
+
 IntLiteral decode_int(std::string_view text) {
+  const std::string_view written = text;
+  uint64_t unit = cut_suffix(text);
+  IntLiteral out = decode_plain_int(text);
+  if (out.value && unit != 1 && __builtin_mul_overflow(uint64_t(*out.value), unit, &unit)) {
+    out.value.reset();
+    out.error = "integer " + std::string(written) + " is out of range";
+  } else if (out.value && unit != 1) {
+    out.value = int64_t(unit);
+  }
+  return out;
+}
+
+static IntLiteral decode_plain_int(std::string_view text) {
   std::string_view digits = text, exponent;
   uint64_t base = 10;
   if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {

@@ -1,5 +1,6 @@
 // Decoding of integer and string literals with bpftrace 0.17's rules (1_000, 1e3, 0x10, 010;
-// \n \t \r \\ \" \xHH \NNN). Pure functions so the parser and its tests share them.
+// \n \t \r \\ \" \xHH \NNN), and newer bpftrace's suffixes (1ms, 5s,
+// 10UL). Pure functions so the parser and its tests share them.
 #pragma once
 #include <cstdint>
 #include <optional>

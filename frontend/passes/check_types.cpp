@@ -145,6 +145,10 @@ private:
         case StmtKind::While:
           f(*s->as<WhileStmt>().cond);
           self(*s->as<WhileStmt>().body, self);
+          if (s->as<WhileStmt>().step)
+            f(*s->as<WhileStmt>().step->as<VarAssignStmt>().value);
+          break;
+        case StmtKind::Jump:
           break;
         }
       }
@@ -200,21 +204,38 @@ private:
     case StmtKind::Block:
       block(s.as<BlockStmt>());
       break;
+    case StmtKind::Jump:
+      jump(s.as<JumpStmt>());
+      break;
     case StmtKind::While: {
       const auto &w = s.as<WhileStmt>();
       expr(*w.cond, Use::Value);
       if (!final_)
         for (const auto &ap : probe_->attach_points)
           if (is_gpu(ap.provider)) {
-            error(w.span, "while loops are not available in gpu probes");
+            error(w.span, std::string(w.is_for ? "for" : "while") +
+                              " loops are not available in gpu probes");
             break;
           }
       if (final_ && !w.cond->type.is_integer_like() && !w.cond->type.is_none())
-        error(w.cond->span, "Invalid condition in while(): " + kind_name(w.cond->type));
+        error(w.cond->span, std::string(w.is_for ? "Invalid range in for loop: " :
+                                                   "Invalid condition in while(): ") +
+                                kind_name(w.cond->type));
+      ++loops_;
       block(*w.body);
+      --loops_;
+      if (w.step)
+        stmt(*w.step);
       break;
     }
     }
+  }
+
+  void jump(const JumpStmt &j) {
+    if (final_ || j.jump == Jump::Return || loops_ > 0)
+      return;
+    error(j.span, std::string(j.jump == Jump::Break ? "break" : "continue") +
+                      " can only be used inside a loop");
   }
 
   const MapInfo *map_info(const std::string &name) const {
@@ -260,13 +281,13 @@ private:
   void var_assign(const VarAssignStmt &a) {
     const Expr &value = *a.value;
     expr(value, Use::Value);
-    const std::string &name = a.var->name;
-    if (a.compound && !declared_.count(name) && !final_)
+    const std::string &name = a.var->name, key = a.var->key();
+    if (a.compound && !declared_.count(key) && !final_)
       error(a.var->span, "Undefined or undeclared variable: " + name);
-    auto it = var_types_.find(name);
+    auto it = var_types_.find(key);
     if (!final_ && it != var_types_.end() && !value.type.is_none() && !it->second.is_none() &&
         !same_kind(it->second, value.type)) {
-      const Type &have = probe_vars_ && probe_vars_->count(name) ? probe_vars_->at(name) : it->second;
+      const Type &have = probe_vars_ && probe_vars_->count(key) ? probe_vars_->at(key) : it->second;
       error(between(a.var->span, value.span, a.compound ? 2 : 1),
             "Type mismatch for " + name + ": trying to assign value of type '" +
                 type_name_in_messages(value.type) +
@@ -275,9 +296,9 @@ private:
     }
     if (final_ && value.kind != ExprKind::Tuple) // a tuple literal was checked as one
       check_built_size(value.span, "value of " + name, value.type.size);
-    declared_.insert(name);
+    declared_.insert(key);
     if (it == var_types_.end())
-      var_types_[name] = value.type;
+      var_types_[key] = value.type;
   }
 
   // Keys of a map access, and (final pass) whether they match the map's key type.
@@ -340,7 +361,7 @@ private:
     case ExprKind::Variable: {
       const std::string &name = e.as<VariableExpr>().name;
       bool positional = name.size() > 1 && std::all_of(name.begin() + 1, name.end(), ::isdigit);
-      if (!final_ && !positional && !declared_.count(name))
+      if (!final_ && !positional && !declared_.count(e.as<VariableExpr>().key()))
         error(e.span, "Undefined or undeclared variable: " + name);
       break;
     }
@@ -865,6 +886,7 @@ private:
   const SemanticOptions &options_;
   Diagnostics &diags_;
   bool final_ = false;
+  int loops_ = 0; // loops around the statement being checked
   bool in_sizeof_ = false; // checking sizeof's argument: a typedef name is allowed there
   int errors_ = 0;
   const Probe *probe_ = nullptr;

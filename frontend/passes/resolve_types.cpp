@@ -125,6 +125,10 @@ private:
     case StmtKind::While:
       expr(*s.as<WhileStmt>().cond);
       block(*s.as<WhileStmt>().body);
+      if (s.as<WhileStmt>().step)
+        stmt(*s.as<WhileStmt>().step);
+      break;
+    case StmtKind::Jump:
       break;
     case StmtKind::If: {
       auto &i = s.as<IfStmt>();
@@ -158,7 +162,7 @@ private:
 
   void var_assign(VarAssignStmt &a) {
     expr(*a.value);
-    Type &slot = (*vars_)[a.var->name];
+    Type &slot = (*vars_)[a.var->key()];
     changed_ |= merge_into(slot, assigned_type(slot, a.compound, *a.value));
     a.var->type = slot;
   }
@@ -255,7 +259,7 @@ private:
         e.type = Type::integer(); // positional parameter
         break;
       }
-      auto it = vars_->find(name);
+      auto it = vars_->find(e.as<VariableExpr>().key());
       e.type = it != vars_->end() ? it->second : Type::none();
       break;
     }

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Runs bpftrace's own runtime test cases (tests/runtime of a bpftrace checkout, e.g. tag v0.17.0)
-with gpubt and/or the installed bpftrace in bpftrace's place, and its bundled tools/*.bt through
-`gpubt --dry-run` (and `bpftrace -d`). Prints pass counts; writes per-case results as JSON.
+"""Runs bpftrace's own runtime test cases (tests/runtime of a bpftrace checkout: tag v0.17.0, or
+its head) with gpubt and/or the installed bpftrace in bpftrace's place, and its bundled tools/*.bt
+through `gpubt --dry-run` (and `bpftrace -d`). Prints pass counts; writes per-case results as JSON.
 
 The case files are bpftrace's, read where they lie; none of them is copied into this repository.
-Their format (blocks of NAME/RUN|PROG/EXPECT/TIMEOUT/BEFORE/AFTER/REQUIRES/REQUIRES_FEATURE/ENV/
-MIN_KERNEL/MAX_KERNEL/ARCH/WILL_FAIL lines) and meaning follow bpftrace's runner: EXPECT is a
-regular expression searched in stdout+stderr; the run must exit 0 unless WILL_FAIL or it timed out;
-TIMEOUT counts from the moment probes are attached.
+bpftrace_cases.py reads either format; the meaning follows the checkout's own runner: every
+EXPECT* must hold on stdout+stderr; the run must exit 0 (head: RETURN_CODE) unless WILL_FAIL or
+it timed out; TIMEOUT counts from the moment probes are attached. At head, PROG runs with
+--verify-llvm-ir (and `-q -f json` for an EXPECT_JSON), as bpftrace's runner runs it.
 """
 import argparse
 import fnmatch
@@ -22,60 +22,10 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from bpftrace_cases import is_language_case, read_cases
+
 ATTACH_TIMEOUT = 5
 NOTIFY = "__BPFTRACE_NOTIFY_PROBES_ATTACHED"
-FIELDS = {"NAME", "RUN", "PROG", "EXPECT", "TIMEOUT", "BEFORE", "AFTER", "MIN_KERNEL", "MAX_KERNEL",
-          "REQUIRES", "ENV", "ARCH", "REQUIRES_FEATURE", "WILL_FAIL"}
-
-
-def parse_file(path, suite):
-    cases, block = [], []
-    lines = open(path, encoding="utf-8").read().split("\n")
-    for i, line in enumerate(lines):
-        if line.startswith("#"):
-            continue
-        if line.strip():
-            block.append(line)
-        if (not line.strip() or i == len(lines) - 1) and block:
-            cases.append(make_case(block, suite, path))
-            block = []
-    return [c for c in cases if not c["arch"] or platform.machine().lower() in c["arch"]]
-
-
-def make_case(block, suite, path):
-    c = {"suite": suite, "requires": [], "features": [], "env": {}, "arch": [], "will_fail": False,
-         "run": "", "prog": "", "before": "", "after": "", "min_kernel": "", "max_kernel": ""}
-    for item in block:
-        parts = item.split()
-        key, value = parts[0], " ".join(parts[1:])
-        if key not in FIELDS:
-            raise SystemExit(f"{path}: unknown field {key}")
-        if key == "REQUIRES":
-            c["requires"].append(value)
-        elif key == "REQUIRES_FEATURE":
-            c["features"] += value.split()
-        elif key == "ENV":
-            c["env"].update(kv.split("=", 1) for kv in value.split())
-        elif key == "ARCH":
-            c["arch"] = [a.strip() for a in value.split("|")]
-        elif key == "WILL_FAIL":
-            c["will_fail"] = True
-        elif key == "TIMEOUT":
-            c["timeout"] = int(value)
-        else:
-            c[key.lower()] = value
-    c["id"] = f"{suite}.{c['name']}"
-    return c
-
-
-def read_cases(runtime_dir):
-    cases = []
-    for root, dirs, files in os.walk(runtime_dir):
-        dirs[:] = sorted(d for d in dirs if d not in ("engine", "scripts", "outputs"))
-        for f in sorted(files):
-            if not f.startswith("."):
-                cases += parse_file(os.path.join(root, f), f)
-    return cases
 
 
 def version_tuple(v):
@@ -105,6 +55,9 @@ def skip_reason(case, feats, env_path):
         return "min kernel"
     if case["max_kernel"] and version_tuple(case["max_kernel"]) < kernel:
         return "max kernel"
+    env_has = case["skip_if_env_has"]
+    if env_has and os.environ.get(env_has[0], "") == env_has[1]:
+        return "env: " + "=".join(env_has)
     for req in case["requires"]:
         if subprocess.call(req, shell=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            env={"PATH": env_path}) != 0:
@@ -128,29 +81,79 @@ def kill_group(p):
         p.wait()
 
 
-def run_case(case, tool, env_path, timeout_scale):
-    """Returns (status, command, output). Status: pass, fail, timeout."""
+def case_command(case, tool, fmt):
+    if fmt == "head":  # as bpftrace's runner at head builds it (engine/runner.py)
+        if case["run"]:
+            return case["run"].replace("{{BPFTRACE}}", tool + " --verify-llvm-ir")
+        json_flags = "-q -f json " if case["expects"] and case["expects"][0][0] == "json" else ""
+        prog = case["prog"].replace("'", "'\\''")
+        return f"{tool} {json_flags}--verify-llvm-ir -e '{prog}'"
     if case["run"]:
-        cmd = case["run"].replace("{{BPFTRACE}}", tool)
-    else:
-        cmd = f"{tool} -e '{case['prog']}'"
-    timeout = case.get("timeout", 5) * timeout_scale
-    before = after = p = None
-    output, timed_out = "", False
+        return case["run"].replace("{{BPFTRACE}}", tool)
+    return f"{tool} -e '{case['prog']}'"
+
+
+def expect_holds(mode, text, output, case):
+    if mode == "text":
+        return re.search(f"^\\s*{re.escape(text)}\\s*$", output, re.M)
+    if mode == "text_none":
+        return not re.search(f"^\\s*{re.escape(text)}\\s*$", output, re.M)
+    if mode == "regex":
+        return re.search(text, output, re.M)
+    if mode == "regex_none":
+        return not re.search(text, output, re.M)
     try:
-        if case["before"]:
-            before = subprocess.Popen(case["before"], shell=True, preexec_fn=os.setsid,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            child = os.path.basename(case["before"].split()[-1])
-            waited = 0.0
-            while subprocess.call(["pidof", child], stdout=subprocess.DEVNULL) != 0:
-                time.sleep(0.1)
-                waited += 0.1
-                if waited > timeout:
-                    return "timeout", cmd, "BEFORE did not start"
-            if "{{BEFORE_PID}}" in cmd:
-                pid = subprocess.run(["pidof", child], capture_output=True, text=True).stdout.split()[0]
-                cmd = cmd.replace("{{BEFORE_PID}}", pid)
+        want = open(text).read().strip()
+    except OSError:
+        return False
+    if mode == "file":
+        if case["localize_ts"] >= 0:
+            want = time.strftime(want, time.localtime(case["localize_ts"]))
+        return output.strip() == want
+    try:  # json: one document, or .ndjson line by line
+        got = output.strip().splitlines()
+        if text.endswith(".ndjson"):
+            lines = want.splitlines()
+            return len(lines) == len(got) and all(json.loads(a) == json.loads(b)
+                                                  for a, b in zip(lines, got))
+        return len(got) == 1 and json.loads(got[0]) == json.loads(want)
+    except ValueError:
+        return False
+
+
+def start_befores(case, cmd, timeout):
+    """Starts the BEFORE programs and waits until each runs; returns (processes, cmd, error)."""
+    procs = []
+    for before in case["befores"]:
+        procs.append(subprocess.Popen(before, shell=True, preexec_fn=os.setsid,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        child = os.path.basename(before.split()[-1])
+        waited = 0.0
+        while subprocess.call(["pidof", child], stdout=subprocess.DEVNULL) != 0:
+            time.sleep(0.1)
+            waited += 0.1
+            if waited > timeout:
+                return procs, cmd, "BEFORE did not start"
+    if procs and "{{BEFORE_PID}}" in cmd:
+        child = os.path.basename(case["befores"][0].split()[-1])
+        pid = subprocess.run(["pidof", child], capture_output=True, text=True).stdout.split()[0]
+        cmd = cmd.replace("{{BEFORE_PID}}", pid)
+    return procs, cmd, None
+
+
+def run_case(case, tool, env_path, timeout_scale, fmt):
+    """Returns (status, command, output). Status: pass, fail, timeout."""
+    cmd = case_command(case, tool, fmt)
+    timeout = case.get("timeout", 5) * timeout_scale
+    befores, after, p = [], None, None
+    output, timed_out = "", False
+    exact = any(m in ("file", "json") for m, _ in case["expects"])
+    try:
+        if case["setup"] and subprocess.call(case["setup"], shell=True) != 0:
+            return "fail", cmd, "SETUP failed"
+        befores, cmd, error = start_befores(case, cmd, timeout)
+        if error:
+            return "timeout", cmd, error
         env = {"PATH": env_path, "test": case["name"], NOTIFY: "1",
                "__BPFTRACE_NOTIFY_AOT_PORTABILITY_DISABLED": "1", "BPFTRACE_VERIFY_LLVM_IR": "1"}
         env.update(case["env"])
@@ -163,7 +166,7 @@ def run_case(case, tool, env_path, timeout_scale):
         deadline = time.time() + ATTACH_TIMEOUT * timeout_scale
         attached = False
         while p.poll() is None and time.time() < deadline:
-            if not attached and any(c == NOTIFY + "\n" for c in chunks):
+            if not attached and NOTIFY + "\n" in chunks:
                 attached = True
                 deadline = time.time() + timeout
                 if case["after"]:
@@ -178,32 +181,41 @@ def run_case(case, tool, env_path, timeout_scale):
             except subprocess.TimeoutExpired:
                 kill_group(p)
         reader.join(timeout=5)
+        if exact and NOTIFY + "\n" in chunks:  # an exact expectation starts after the notice
+            chunks = chunks[chunks.index(NOTIFY + "\n") + 1:]
         output = "".join(chunks)
     finally:
-        kill_group(before)
+        for b in befores:
+            kill_group(b)
         kill_group(p)
         kill_group(after)
-    found = re.search(case["expect"], output, re.M)
+        if case["cleanup"]:
+            subprocess.call(case["cleanup"], shell=True)
+    found = all(expect_holds(m, t, output, case) for m, t in case["expects"])
     if timed_out:
         return ("pass" if found else "timeout"), cmd, output
-    if p.returncode != 0 and not case["will_fail"]:
+    want_rc = case["return_code"]
+    if case["will_fail"]:
+        if p.returncode == 0 and fmt == "head":
+            return "fail", cmd, output + "\n[exit 0, WILL_FAIL]"
+    elif p.returncode != want_rc:
         return "fail", cmd, output + f"\n[exit {p.returncode}]"
     return ("pass" if found else "fail"), cmd, output
 
 
-def run_suite(cases, tool, env_path, jobs, timeout_scale, verbose, log):
+def run_suite(cases, tool, env_path, jobs, timeout_scale, verbose, log, fmt):
     results = {}
 
     def one(case):
         if case.get("skip"):
             return case, ("skip", "", case["skip"])
-        if case["before"]:
+        if case["befores"]:
             with before_lock:
-                return case, run_case(case, tool, env_path, timeout_scale)
-        return case, run_case(case, tool, env_path, timeout_scale)
+                return case, run_case(case, tool, env_path, timeout_scale, fmt)
+        return case, run_case(case, tool, env_path, timeout_scale, fmt)
 
-    serial = [c for c in cases if c["before"]]
-    parallel = [c for c in cases if not c["before"]]
+    serial = [c for c in cases if c["befores"]]
+    parallel = [c for c in cases if not c["befores"]]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(one, c) for c in parallel]
         for c in serial:
@@ -213,7 +225,7 @@ def run_suite(cases, tool, env_path, jobs, timeout_scale, verbose, log):
             results[case["id"]] = status
             log.write(f"[{status.upper():7}] {case['id']}\n")
             if status in ("fail", "timeout"):
-                log.write(f"\tCommand: {cmd}\n\tExpected: {case['expect']}\n")
+                log.write(f"\tCommand: {cmd}\n\tExpected: {case['expects']}\n")
                 log.write("\tOutput: " + output[-2000:].replace("\n", "\n\t        ") + "\n")
             log.flush()
             if verbose:
@@ -263,20 +275,29 @@ def main():
     ap.add_argument("--timeout-scale", type=float, default=1.0)
     ap.add_argument("--out", default="/tmp/gpubt-conformance")
     ap.add_argument("--no-tools-check", action="store_true", help="skip tools/*.bt")
+    ap.add_argument("--language", action="store_true",
+                    help="only the language suites' cases that need begin/end/interval alone "
+                         "(issue 29's measure, for a checkout at bpftrace's head)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
 
     runtime_dir = os.path.join(a.checkout, "tests", "runtime")
     os.makedirs(a.out, exist_ok=True)
-    cases = [c for c in read_cases(runtime_dir) if fnmatch.fnmatch(c["id"], a.filter)]
+    cases, fmt = read_cases(runtime_dir)
+    cases = [c for c in cases if fnmatch.fnmatch(c["id"], a.filter)]
+    if a.language:
+        cases = [c for c in cases if is_language_case(c, runtime_dir)]
     env_path = os.environ.get("PATH", "/usr/bin:/bin")
     feats = machine_features(a.bpftrace)
     os.chdir(a.work)  # cases name ./testprogs/... relative to bpftrace's build/tests
     os.makedirs("runtime", exist_ok=True)
     for sub in ("scripts", "outputs"):
         link = os.path.join("runtime", sub)
-        if not os.path.exists(link):
-            os.symlink(os.path.join(runtime_dir, sub), link)
+        target = os.path.join(runtime_dir, sub)
+        if os.path.lexists(link) and os.readlink(link) != target:
+            os.remove(link)  # a checkout of another version ran here before
+        if not os.path.lexists(link):
+            os.symlink(target, link)
     for c in cases:
         c["skip"] = skip_reason(c, feats, env_path)
 
@@ -289,7 +310,8 @@ def main():
         if name == "gpubt":
             binary = as_bpftrace(binary)
         with open(os.path.join(a.out, f"{name}.log"), "w") as log:
-            res = run_suite(cases, binary, env_path, a.jobs, a.timeout_scale, a.verbose, log)
+            res = run_suite(cases, binary, env_path, a.jobs, a.timeout_scale, a.verbose, log,
+                            fmt)
         json.dump(res, open(os.path.join(a.out, f"{name}.json"), "w"), indent=1, sort_keys=True)
         summary[name] = res
         if not a.no_tools_check:

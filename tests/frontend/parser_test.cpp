@@ -201,6 +201,56 @@ TEST(Parser, WhileLoop) {
             "  (call exit)\n");
 }
 
+// Newer bpftrace's statements (issue 29): a for range is built as a declared loop variable, its
+// end, and a while loop with a step; `let`; jumps; `if` without parentheses; lowercase begin.
+TEST(Parser, ForRangeLetAndJumps) {
+  EXPECT_EQ(parse("begin { let $n = 3; for ($i : 0..$n) { if $i == 1 { continue; } break } "
+                  "return; }"),
+            "Program\n"
+            " Probe begin\n"
+            "  let (= (var $n) (int 3))\n"
+            "  block\n"
+            "   let (= (var $i) (int 0))\n"
+            "   let (= (var $i.end) (var $n))\n"
+            "   while (< (var $i) (var $i.end))\n"
+            "    if (== (var $i) (int 1))\n"
+            "     continue\n"
+            "    break\n"
+            "   step\n"
+            "    (+= (var $i) (int 1))\n"
+            "  return\n");
+}
+
+TEST(Parser, DurationAndSuffixedLiterals) {
+  EXPECT_EQ(parse("BEGIN { @ = (1ns, 2us, 3ms, 4s, 1m, 1h, 1d, 10UL, 0x10u, true, false); }"),
+            "Program\n"
+            " Probe BEGIN\n"
+            "  (= (map @) (tuple (int 1) (int 2000) (int 3000000) (int 4000000000) "
+            "(int 60000000000) (int 3600000000000) (int 86400000000000) (int 10) (int 16) "
+            "(int 1) (int 0)))\n");
+}
+
+TEST(ParserErrors, ScopesLikeBpftrace) {
+  EXPECT_EQ(error("begin { let $x = 1; { let $x = 2 } }"),
+            "stdin:1:23-29: ERROR: Variable $x was already declared. Variable shadowing is not "
+            "allowed.\n"
+            "begin { let $x = 1; { let $x = 2 } }\n"
+            "                      ~~~~~~\n"
+            "stdin:1:9-15: ERROR: This is the initial declaration.\n"
+            "begin { let $x = 1; { let $x = 2 } }\n"
+            "        ~~~~~~\n");
+  EXPECT_EQ(error("begin { $i = 5; for ($i : 1..10) { print($i) } }"),
+            "stdin:1:22-24: ERROR: Loop declaration shadows existing variable: $i\n"
+            "begin { $i = 5; for ($i : 1..10) { print($i) } }\n"
+            "                     ~~\n"
+            "stdin:1:9-11: ERROR: This is the initial assignment.\n"
+            "begin { $i = 5; for ($i : 1..10) { print($i) } }\n"
+            "        ~~\n");
+  // Declarations in sibling blocks, and 0.17's probe-wide variables, are fine.
+  EXPECT_EQ(parse("begin { if (1) { let $x = 1 } else { let $x = 2 } }").substr(0, 7), "Program");
+  EXPECT_EQ(parse("begin { if (1) { $a = 1 } else { $a = 2 } print($a) }").substr(0, 7), "Program");
+}
+
 TEST(Parser, TernaryNesting) {
   EXPECT_EQ(
       parse("BEGIN { @x = $a ? $b ? 1 : 2 : $c ? 3 : 4; @y = 1 ? 2 : 3 ? 4 : 5; }"),
@@ -367,8 +417,9 @@ TEST(ParserErrors, SyntaxErrorsLikeBpftrace) {
             "stdin:1:18-20: ERROR: syntax error, unexpected ;, expecting :\n"
             "BEGIN { @x = 1 ? 2; }\n"
             "                 ~~\n");
+  // `if` takes its condition without parentheses too (newer bpftrace), so `(1` may be a tuple.
   EXPECT_EQ(error("BEGIN { if (1 { } }"),
-            "stdin:1:15-16: ERROR: syntax error, unexpected {, expecting )\n"
+            "stdin:1:15-16: ERROR: syntax error, unexpected {, expecting ) or \",\"\n"
             "BEGIN { if (1 { } }\n"
             "              ~\n");
   EXPECT_EQ(error("BEGIN { @x = (1,2,); }"), "stdin:1:14-20: ERROR: syntax error, unexpected )\n"
@@ -498,10 +549,14 @@ TEST(ParserErrors, AttachPoints) {
   EXPECT_EQ(error("uprobe:x { }"), "stdin:1:1-9: ERROR: uprobe probe type requires 2 arguments\n"
                                    "uprobe:x { }\n"
                                    "~~~~~~~~\n");
-  EXPECT_EQ(error("interval:1 { }"),
-            "stdin:1:1-11: ERROR: interval probe type requires 2 arguments\n"
-            "interval:1 { }\n"
-            "~~~~~~~~~~\n");
+  // interval:1 (nanoseconds) and interval:1s are newer bpftrace's one-part forms.
+  EXPECT_EQ(error("interval:1x { }"), "stdin:1:1-12: ERROR: x is not an accepted unit of time\n"
+                                      "interval:1x { }\n"
+                                      "~~~~~~~~~~~\n");
+  EXPECT_EQ(error("interval:1:2:3 { }"),
+            "stdin:1:1-15: ERROR: interval probe type requires 2 arguments\n"
+            "interval:1:2:3 { }\n"
+            "~~~~~~~~~~~~~~\n");
   EXPECT_EQ(error("interval:x:1 { }"), "stdin:1:1-13: ERROR: x is not an accepted unit of time\n"
                                        "interval:x:1 { }\n"
                                        "~~~~~~~~~~~~\n");
