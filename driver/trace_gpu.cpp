@@ -10,6 +10,7 @@
 #include "driver/exit_codes.h"
 #include "driver/exit_report.h"
 #include "driver/trace.h"
+#include "runtime/output/escape.h"
 #include "runtime/abi/device_abi.h"
 #include "runtime/process/child_process.h"
 #include "runtime/gpu/device_maps.h"
@@ -88,7 +89,8 @@ bool apply_gpu_outcome(const abi::ProgramSpec &spec, runtime::GpuOutcome &outcom
     err << "gpubt: kernel names of 64 characters or more are shortened to their first 50, '~' "
            "and a hash of the whole name:\n";
     for (const auto &[shortened, full] : outcome.kernel_names)
-      err << "  " << shortened << " = " << full << "\n";
+      err << "  " << runtime::escape_control(shortened) << " = " << runtime::escape_control(full)
+          << "\n"; // the names come from the traced process
   }
   runtime::merge_device_maps(spec, outcome.maps, maps);
   return outcome.launches > 0;

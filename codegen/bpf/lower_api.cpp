@@ -11,6 +11,7 @@
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
 #include "frontend/ast_walk.h"
+#include "runtime/abi/agent_protocol.h"
 #include "stdlib/api_types.h"
 
 namespace gpubt::codegen::bpf {
@@ -294,6 +295,40 @@ Val lower_kname(LowerCtx &c, llvm::Value *handle) {
     c.b.CreateStore(c.b.CreateAlignedLoad(c.b.getInt64Ty(), stub, llvm::Align(8)), result);
   });
   return {c.b.CreateLoad(c.b.getInt64Ty(), result)};
+}
+
+bool is_gpu_api_probe(const AttachPoint &ap) {
+  if (ap.provider != Provider::Uprobe && ap.provider != Provider::Uretprobe)
+    return false;
+  for (auto lib : {stdlib::ApiLibrary::Cudart, stdlib::ApiLibrary::Cuda, stdlib::ApiLibrary::Hip})
+    if (ap.target == stdlib::library_alias(lib))
+      return true;
+  std::string file = ap.target.substr(ap.target.rfind('/') + 1);
+  for (const char *lib : {"libcuda.so", "libcudart.so", "libamdhip64.so"})
+    if (file.rfind(lib, 0) == 0)
+      return true;
+  return false;
+}
+
+void return_on_agent_thread(LowerCtx &c) {
+  llvm::BasicBlock &entry = c.fn->getEntryBlock();
+  llvm::IRBuilder<> at_entry(&entry, entry.begin());
+  auto *comm = at_entry.CreateAlloca(llvm::ArrayType::get(c.b.getInt8Ty(), 16));
+  comm->setAlignment(llvm::Align(8));
+  call_helper(c, BPF_FUNC_get_current_comm, {comm, c.b.getInt32(16)});
+  uint64_t prefix = 0, mask = 0;
+  for (size_t i = 0; i < sizeof abi::kAgentThreadPrefix - 1; ++i) {
+    prefix |= uint64_t(uint8_t(abi::kAgentThreadPrefix[i])) << (8 * i);
+    mask |= uint64_t(0xff) << (8 * i);
+  }
+  auto *word = c.b.CreateAlignedLoad(c.b.getInt64Ty(), comm, llvm::Align(8));
+  auto *ours = c.b.CreateICmpEQ(c.b.CreateAnd(word, c.b.getInt64(mask)), c.b.getInt64(prefix));
+  auto *skip = llvm::BasicBlock::Create(c.ctx, "agent.thread", c.fn);
+  auto *go = llvm::BasicBlock::Create(c.ctx, "program.thread", c.fn);
+  c.b.CreateCondBr(ours, skip, go);
+  c.b.SetInsertPoint(skip);
+  c.b.CreateRet(c.b.getInt64(0));
+  c.b.SetInsertPoint(go);
 }
 
 std::vector<HiddenProbe> hidden_api_probes(const Program &program,

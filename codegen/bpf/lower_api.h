@@ -29,6 +29,12 @@ Val lower_api_arg(LowerCtx &c, const frontend::FieldExpr &e);
 Val lower_api_param(LowerCtx &c, const stdlib::ApiParam &p, const frontend::Type &type);
 Val lower_kname(LowerCtx &c, llvm::Value *handle);
 
+// A uprobe on a GPU API library (cudart, cuda, hip: an alias or a path to one).
+bool is_gpu_api_probe(const frontend::AttachPoint &ap);
+// Returns at once when the probe fires on one of gpubt's own threads in the traced process (the
+// agent's, named abi::kAgentThreadPrefix...): their CUDA calls are gpubt's, not the program's.
+void return_on_agent_thread(LowerCtx &c);
+
 // A hidden program body: returns the scratch bytes used. Each is lowered into its own function.
 struct HiddenProbe {
   abi::ProbeSpec spec; // name, kind, target, func, hidden = true

@@ -98,6 +98,8 @@ Result<uint32_t> lower_probe_function(llvm::Module &mod, const std::string &sect
         if (is_memory_type(var.type))
           zero_bytes(c, var.ptr, 8, var.type.size);
       }
+  if (c.skip_agent_threads)
+    return_on_agent_thread(c);
   load_saved_args(c);
   if (span_edge)
     send_span_edge(c);
@@ -213,6 +215,9 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
     return make_error(st.error());
 
   uint32_t scratch_size = 8;
+  bool gpu_probes = std::any_of(program.probes.begin(), program.probes.end(), [](const auto &p) {
+    return layout::is_gpu_probe(*p);
+  });
   std::vector<std::pair<uint32_t, const AttachPoint *>> watch_setups; // watchpoint:FUNC+argN
   for (const auto &probe : program.probes) {
     for (const auto &ap : probe->attach_points) {
@@ -256,6 +261,7 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
         c.probe_index = index;
         c.spec = &spec;
         c.maps = &layout;
+        c.skip_agent_threads = gpu_probes && is_gpu_api_probe(ap);
         auto used = lower_probe_function(*mod, kSectionPrefix + std::to_string(index), c,
                                          opts.timeline && is_span_edge(program, ap));
         if (!used)

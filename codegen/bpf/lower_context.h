@@ -24,6 +24,7 @@ struct LowerCtx : codegen::Lowering {
   llvm::Value *saved_args = nullptr;
 
   const BpfCodegenOptions *opts = nullptr;
+  bool skip_agent_threads = false; // return at once on gpubt's own threads (return_on_agent_thread)
   const frontend::AttachPoint *ap = nullptr;
   const abi::UsdtSite *usdt = nullptr; // usdt: the one site this function is for
   uint32_t probe_index = 0; // index into ProgramSpec::probes / probe_names

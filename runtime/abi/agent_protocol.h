@@ -72,6 +72,10 @@ struct DeviceImage {
   std::vector<uint8_t> ring_records;      // printf records drained, in order
   uint64_t ring_drops = 0;
 };
+// The agent's own threads in a traced process are named so ("gpubt-clock", "gpubt-control"):
+// host probes on the GPU API libraries skip them, since their CUDA calls are gpubt's.
+inline constexpr char kAgentThreadPrefix[] = "gpubt-";
+
 struct AgentResults {
   std::vector<DeviceImage> images;
   std::vector<std::string> messages; // why something was not traced (the agent printed them too)

@@ -5,10 +5,13 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "runtime/abi/agent_protocol.h"
 
 namespace gpubt::agent {
 
@@ -59,6 +62,8 @@ std::string ControlServer::refusal(uid_t uid) const {
 }
 
 void ControlServer::loop() {
+  // Named so that host probes on the CUDA libraries skip this thread's calls (agent_protocol.h).
+  pthread_setname_np(pthread_self(), (std::string(abi::kAgentThreadPrefix) + "control").c_str());
   while (!stop_) {
     pollfd p[2] = {{listen_.get(), POLLIN, 0}, {wake_read_.get(), POLLIN, 0}};
     if (poll(p, 2, -1) < 0 && errno != EINTR)

@@ -5,9 +5,11 @@
 #include <atomic>
 #include <cstring>
 #include <ctime>
+#include <pthread.h>
 
 #include <sanitizer.h>
 
+#include "runtime/abi/agent_protocol.h"
 #include "runtime/agent/driver_api.h"
 
 namespace gpubt::agent {
@@ -183,6 +185,8 @@ std::optional<ClockModel> ClockService::model(CUcontext ctx, std::chrono::millis
 
 void ClockService::run() {
   g_on_service_thread = true;
+  // Named so that host probes on the CUDA libraries skip this thread's calls (agent_protocol.h).
+  pthread_setname_np(pthread_self(), (std::string(abi::kAgentThreadPrefix) + "clock").c_str());
   // Relaxed: nothing done here is refused during (or breaks) the program's graph captures.
   CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
   if (auto exchange = GPUBT_DRIVER(cuThreadExchangeStreamCaptureMode))
