@@ -716,8 +716,9 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
     }
   }
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
-    run_quiet_patching(a); // an attach or detach waiting for a launch (not in graph callbacks:
-                           // a driver call there hangs the launch)
+    // An attach or detach waiting for a launch (not in graph callbacks: a driver call there
+    // hangs the launch).
+    run_quiet_patching(a, static_cast<const Sanitizer_LaunchData *>(cbdata)->stream);
   std::lock_guard<std::recursive_mutex> lock(a.mu);
   if (domain == SANITIZER_CB_DOMAIN_DRIVER_API)
     return on_module_load_call(a, cbid, *static_cast<const Sanitizer_CallbackData *>(cbdata));

@@ -133,8 +133,9 @@ abi::DeviceImage close_context(Context &c, std::map<std::string, std::string> &k
 // patch every known module (PATCH) or to unpatch every patched one (else) and waits up to
 // TIMEOUT; false when no launch came (the caller does it itself: nothing was started).
 bool patch_at_next_launch(Agent &a, bool patch, std::chrono::milliseconds timeout);
-// In a launch callback (not a graph node's), before a.mu: does what was asked, if anything.
-void run_quiet_patching(Agent &a);
+// In a launch callback (not a graph node's) on STREAM, before a.mu: does what was asked, if
+// anything, unless the launch is being captured into a graph.
+void run_quiet_patching(Agent &a, CUstream stream);
 // Patches every module the process has loaded into the traced contexts; the deferred list ends.
 void patch_known_modules(Agent &a);
 // Unpatches every patched module and clears the callback data (a.mu held); launches after it are

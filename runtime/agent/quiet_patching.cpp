@@ -102,14 +102,24 @@ bool patch_at_next_launch(Agent &a, bool patch, std::chrono::milliseconds timeou
   return true;
 }
 
-void run_quiet_patching(Agent &a) {
+void run_quiet_patching(Agent &a, CUstream stream) {
   Quiet asked = a.quiet.load();
-  if ((asked != Quiet::Patch && asked != Quiet::Unpatch) ||
-      !a.quiet.compare_exchange_strong(asked, Quiet::Busy))
+  if (asked != Quiet::Patch && asked != Quiet::Unpatch)
+    return;
+  // A launch into a graph being captured: synchronizing now would break the capture.
+  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (GPUBT_DRIVER(cuStreamIsCapturing)(stream, &capturing) != CUDA_SUCCESS ||
+      capturing != CU_STREAM_CAPTURE_STATUS_NONE)
+    return; // a later launch does it
+  if (!a.quiet.compare_exchange_strong(asked, Quiet::Busy))
     return;
   {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
+    // Relaxed: another thread's capture in global mode must not refuse (or be broken by) the sync.
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    GPUBT_DRIVER(cuThreadExchangeStreamCaptureMode)(&mode);
     synchronize_contexts(a);
+    GPUBT_DRIVER(cuThreadExchangeStreamCaptureMode)(&mode);
     if (asked == Quiet::Patch)
       patch_known_modules(a);
     else
