@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unistd.h>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/vulkan/device_clock.h"
 #include "runtime/vulkan/device_features.h"
+#include "runtime/vulkan/host_map_copies.h"
 #include "runtime/vulkan/layer_state.h"
 #include "runtime/vulkan/pipeline_hooks.h"
 #include "runtime/vulkan/probe_memory.h"
@@ -41,11 +43,24 @@ uint32_t g_next_device = 0;
 // probes' memory, a copy across PCIe and a file write at about 1 GB/s).
 bool g_submitted = false;
 int64_t g_written_ns = 0, g_write_cost_ns = 0;
+// Work was submitted since the maps host probes read were last copied into their BPF maps.
+bool g_copy_pending = false;
 
 int64_t monotonic_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// The maps gpu probes write and host probes read, from D's probe memory into their BPF maps
+// (host_map_copies.h); each failure said once (the lock is held).
+void copy_to_host(const Device &d) {
+  static std::set<std::string> said;
+  if (!d.active)
+    return;
+  for (const auto &e : copy_maps_to_host(config().agent, d.layout, d.host))
+    if (said.insert(e).second)
+      say("host probes do not see what the shaders wrote: " + e);
 }
 
 // Rewrites this process's results file with every device's probe memory (the lock is held).
@@ -85,6 +100,8 @@ void write_results_after_wait() {
 
 void at_exit() {
   std::lock_guard<std::mutex> lock(g_mu);
+  for (const auto &[k, d] : g_devices)
+    copy_to_host(d);
   write_results();
 }
 
@@ -364,6 +381,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
     g_done.push_back(std::move(image));
   }
   g_devices.erase(it);
+  copy_to_host(d);
   if (d.active)
     write_results(); // before the memory goes
   lock.unlock();
@@ -381,6 +399,7 @@ VkResult submit(F Device::*fn, VkQueue queue, uint32_t n, const Info *submits, V
   std::unique_lock<std::mutex> lock(g_mu);
   Device &d = g_devices[key(queue)];
   g_submitted = g_submitted || d.active;
+  g_copy_pending = g_copy_pending || d.active;
   F next = d.*fn;
   lock.unlock();
   return next(queue, n, submits, fence);
@@ -394,10 +413,16 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t n,
   return submit(&Device::queue_submit2, queue, n, submits, fence);
 }
 
-// The program waited for the GPU: its probes' results so far go to the results file.
+// The program waited for the GPU: the maps host probes read get what the shaders wrote (after
+// every wait, as the CUDA agent copies them at every synchronization: host probes that run next
+// see it), and the probes' results so far go to the results file.
 VkResult after_wait(VkResult r) {
   if (r == VK_SUCCESS) {
     std::lock_guard<std::mutex> lock(g_mu);
+    if (g_copy_pending)
+      for (const auto &[k, d] : g_devices)
+        copy_to_host(d);
+    g_copy_pending = false;
     write_results_after_wait();
   }
   return r;

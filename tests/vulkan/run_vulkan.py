@@ -156,6 +156,33 @@ def check_killed(gpubt, prog, n, invocations, env):
     return report(ok, "killed program: counts up to its last wait, and how it died", r)
 
 
+def libvulkan():
+    """The Vulkan loader the program links, for a host probe on its functions."""
+    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    m = re.search(r"libvulkan\.so\.1 \(libc6,x86-64\) => (\S+)", out)
+    return m.group(1) if m else "libvulkan.so.1"
+
+
+def check_gpu_to_host_map(gpubt, prog, n, env):
+    """A map gpu probes write and host probes read is copied into its BPF map after the
+    program's waits and at its end (as the CUDA agent does at synchronizations): END prints it,
+    and a host probe that runs after the waits (vkDestroyPipeline, after the last
+    vkQueueWaitIdle) reads it."""
+    failed = 0
+    r = run([gpubt, "-e", "gpu:kprobe:main /tid == 0/ { @last = 5; } END { print(@last); }",
+             "-c", f"{prog} {n}"], env)
+    ok = r.returncode == 0 and r.stdout.count("@last: 5") == 2 and \
+        f"vk_vector_add: ok {n}" in r.stdout
+    failed += report(ok, "a map gpu probes write: END and the exit print it", r)
+    r = run([gpubt, "-e", "gpu:kprobe:main /tid == 0/ { @last = 5; } "
+             f"uprobe:{libvulkan()}:vkDestroyPipeline {{ @seen = @last + 1; }}",
+             "-c", f"{prog} {n}"], env)
+    got = map_rows(r.stdout)
+    ok = r.returncode == 0 and got.get(("seen", None)) == 6 and got.get(("last", None)) == 5
+    failed += report(ok, "a map gpu probes write: a host probe reads it after the waits", r)
+    return failed
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpubt", required=True)
@@ -273,6 +300,7 @@ def main():
     failed += check_killed(args.gpubt, prog, n, invocations, env)
     failed += check_kerneltime(args.gpubt, prog, n, env)
     failed += check_timeline(args.gpubt, prog, n, env)
+    failed += check_gpu_to_host_map(args.gpubt, prog, n, env)
     # A shader no probe matches runs as built, and gpubt says no launch matched.
     r = run([args.gpubt, "-e", "gpu:kprobe:nosuch { @ = count(); }", "-c", prog], env)
     ok = "vk_vector_add: ok" in r.stdout + r.stderr and "no kernel launch matched" in r.stderr
