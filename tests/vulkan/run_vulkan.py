@@ -183,6 +183,33 @@ def check_gpu_to_host_map(gpubt, prog, n, env):
     return failed
 
 
+def check_entry_points(gpubt, prog, n, invocations, env):
+    """Probes go to the entry point dispatched: entry_points.spv has alpha and beta (functions of
+    their own calling one shared function) and gamma and delta (two entry points on one
+    function); only the one the program runs is counted, at entry and at exit."""
+    if not os.path.exists(os.path.join(os.path.dirname(prog), "entry_points.spv")):
+        print("[SKIP] entry_points.spv not built (no spirv-as)")
+        return 0
+    failed = 0
+    for entry in ("alpha", "beta", "gamma", "delta"):
+        dump = tempfile.mkdtemp(prefix="gpubt-vk-dump-")
+        r = run([gpubt, "-e", "gpu:kprobe:* { @[kernel] = count(); } "
+                 "gpu:kretprobe:* { @r[kernel] = count(); }", "-c", f"{prog} {n}"],
+                dict(env, VK_VECTOR_ADD_SHADER="entry_points.spv", VK_VECTOR_ADD_ENTRY=entry,
+                     GPUBT_VULKAN_DUMP=dump))
+        got = dict(((m, k), int(v)) for m, k, v in
+                   re.findall(r"^@(\w*)\[(\w+)\]: (\d+)$", r.stdout, re.M))
+        want = {("", entry): invocations, ("r", entry): invocations}
+        linked = [os.path.join(dump, f) for f in os.listdir(dump)]
+        valid = not shutil.which("spirv-val") or (linked and all(subprocess.run(
+            ["spirv-val", "--target-env", "vulkan1.2", f]).returncode == 0 for f in linked))
+        shutil.rmtree(dump, ignore_errors=True)
+        ok = (r.returncode == 0 and got == want and valid and
+              f"vk_vector_add: ok {n}" in r.stdout)
+        failed += report(ok, f"entry point {entry} of 4 in one module: {got}", r)
+    return failed
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpubt", required=True)
@@ -301,6 +328,7 @@ def main():
     failed += check_kerneltime(args.gpubt, prog, n, env)
     failed += check_timeline(args.gpubt, prog, n, env)
     failed += check_gpu_to_host_map(args.gpubt, prog, n, env)
+    failed += check_entry_points(args.gpubt, prog, n, invocations, env)
     # A shader no probe matches runs as built, and gpubt says no launch matched.
     r = run([args.gpubt, "-e", "gpu:kprobe:nosuch { @ = count(); }", "-c", prog], env)
     ok = "vk_vector_add: ok" in r.stdout + r.stderr and "no kernel launch matched" in r.stderr

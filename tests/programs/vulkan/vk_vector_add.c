@@ -11,6 +11,8 @@
 // VK_VECTOR_ADD_MODULE_NAME names the shader module before the pipeline is made and
 // VK_VECTOR_ADD_PIPELINE_NAME the pipeline once its module is destroyed, as debuggers and
 // profilers show them (VK_EXT_debug_utils).
+// VK_VECTOR_ADD_SHADER names another shader file beside the program and VK_VECTOR_ADD_ENTRY the
+// entry point to run (entry_points.spv: alpha, beta, gamma, delta).
 // The shader, vector_add.spv (glslangValidator -V vector_add.comp), is read from beside the
 // program, so the two can be copied to a GPU machine together.
 #include <stdio.h>
@@ -32,13 +34,15 @@
     }                                                                                              \
   } while (0)
 
-static uint32_t *read_shader(size_t *size) {
+static uint32_t *read_shader(const char *name, size_t *size) {
   char path[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
   if (n <= 0)
     exit(1);
   path[n] = 0;
-  strcpy(strrchr(path, '/') + 1, "vector_add.spv");
+  if (strlen(name) > 30 || strchr(name, '/'))
+    exit(1);
+  strcpy(strrchr(path, '/') + 1, name);
   FILE *f = fopen(path, "rb");
   if (!f) {
     perror(path);
@@ -118,6 +122,8 @@ int main(int argc, char **argv) {
   int killed = argc > 3 && strcmp(argv[3], "kill") == 0;
   const char *module_name = getenv("VK_VECTOR_ADD_MODULE_NAME");
   const char *pipeline_name = getenv("VK_VECTOR_ADD_PIPELINE_NAME");
+  const char *shader = getenv("VK_VECTOR_ADD_SHADER");
+  const char *entry = getenv("VK_VECTOR_ADD_ENTRY");
   if (n == 0 || dispatches < 1) {
     fprintf(stderr, "usage: vk_vector_add [N] [DISPATCHES] [time|kill]\n");
     return 2;
@@ -183,7 +189,7 @@ int main(int argc, char **argv) {
   }
 
   size_t code_size;
-  uint32_t *code = read_shader(&code_size);
+  uint32_t *code = read_shader(shader ? shader : "vector_add.spv", &code_size);
   VkShaderModuleCreateInfo smci = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   smci.codeSize = code_size;
   smci.pCode = code;
@@ -218,7 +224,7 @@ int main(int argc, char **argv) {
   cpci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   cpci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   cpci.stage.module = module;
-  cpci.stage.pName = "main";
+  cpci.stage.pName = entry ? entry : "main";
   const float b_scale = 1.0f; // vector_add.comp's B_SCALE
   VkSpecializationMapEntry spec_entry = {0, 0, sizeof b_scale};
   VkSpecializationInfo spec = {1, &spec_entry, sizeof b_scale, &b_scale};
