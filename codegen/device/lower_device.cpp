@@ -81,6 +81,7 @@ void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bi
 // is the last. i64 0/1.
 llvm::Value *count_exit(DevCtx &c) {
   auto &b = c.b;
+  c.spec->device.features |= abi::DeviceLaunchState;
   llvm::Value *mask = b.CreateTrunc(c.target.special(b, Special::ActiveMask), b.getInt32Ty());
   auto *lane = b.CreateTrunc(c.target.mask_lane(b), b.getInt32Ty());
   auto *leader = b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {mask, b.getTrue()});
@@ -189,6 +190,7 @@ void lower_launch_end_function(DevCtx &c, const std::string &name, uint32_t prob
 void lower_launch_start_function(DevCtx &c, const std::string &name, uint32_t probe_bit) {
   lower_probe_functions(c, name, probe_bit, [&](llvm::BasicBlock *) {
     auto &b = c.b;
+    c.spec->device.features |= abi::DeviceLaunchState;
     llvm::Value *mask = b.CreateTrunc(c.target.special(b, Special::ActiveMask), b.getInt32Ty());
     auto *lane = b.CreateTrunc(c.target.mask_lane(b), b.getInt32Ty());
     auto *leader =

@@ -58,6 +58,7 @@ struct Device {
   PFN_vkCmdDispatch dispatch = nullptr;
   PFN_vkCmdDispatchBase dispatch_base = nullptr;
   PFN_vkCmdDispatchIndirect dispatch_indirect = nullptr;
+  PFN_vkCmdPipelineBarrier pipeline_barrier = nullptr;
   PFN_vkDestroyShaderModule destroy_shader_module = nullptr;
   PFN_vkDestroyPipeline destroy_pipeline = nullptr;
   PFN_vkDestroyPipelineLayout destroy_pipeline_layout = nullptr;

@@ -278,32 +278,58 @@ VKAPI_ATTR void VKAPI_CALL CmdBindPipeline(VkCommandBuffer cb, VkPipelineBindPoi
 }
 
 // Launches are counted as dispatches are recorded (a command buffer submitted twice counts once).
-Device &count_dispatch(VkCommandBuffer cb) {
+// A dispatch of a pipeline whose probes keep per-launch state in its context (last_thread,
+// launch_start: abi::DeviceLaunchState) waits for the compute work before it, and sees its
+// writes: without a barrier between them a driver may run consecutive dispatches at once
+// (NVIDIA's does; lavapipe runs them one by one), and their threads would count into one
+// launch_exited, whose last thread resets it while the other dispatch still counts. A barrier
+// only adds ordering, so the program's results stay as they were. The lock is held; the barrier
+// is recorded after it is let go.
+struct Dispatch {
+  PFN_vkCmdPipelineBarrier barrier = nullptr; // or none needed
+  void record(VkCommandBuffer cb) const {
+    if (!barrier)
+      return;
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT,
+                       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+            &mb, 0, nullptr, 0, nullptr);
+  }
+};
+template <typename F> Dispatch count_dispatch(VkCommandBuffer cb, F Device::*fn, F &next) {
   Device &d = g_devices[key(cb)];
   uint64_t mask = d.bound[cb];
   for (size_t i = 0; i < d.launches.size() && i < 64; ++i)
     d.launches[i] += (mask >> i) & 1;
-  return d;
+  next = d.*fn;
+  bool ordered = mask && (config().agent.device.features & abi::DeviceLaunchState);
+  return {ordered ? d.pipeline_barrier : nullptr};
 }
 
 VKAPI_ATTR void VKAPI_CALL CmdDispatch(VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z) {
   std::unique_lock<std::mutex> lock(g_mu);
-  auto fn = count_dispatch(cb).dispatch;
+  PFN_vkCmdDispatch fn;
+  Dispatch d = count_dispatch(cb, &Device::dispatch, fn);
   lock.unlock();
+  d.record(cb);
   fn(cb, x, y, z);
 }
 VKAPI_ATTR void VKAPI_CALL CmdDispatchBase(VkCommandBuffer cb, uint32_t bx, uint32_t by,
                                            uint32_t bz, uint32_t x, uint32_t y, uint32_t z) {
   std::unique_lock<std::mutex> lock(g_mu);
-  auto fn = count_dispatch(cb).dispatch_base;
+  PFN_vkCmdDispatchBase fn;
+  Dispatch d = count_dispatch(cb, &Device::dispatch_base, fn);
   lock.unlock();
+  d.record(cb);
   fn(cb, bx, by, bz, x, y, z);
 }
 VKAPI_ATTR void VKAPI_CALL CmdDispatchIndirect(VkCommandBuffer cb, VkBuffer buffer,
                                                VkDeviceSize offset) {
   std::unique_lock<std::mutex> lock(g_mu);
-  auto fn = count_dispatch(cb).dispatch_indirect;
+  PFN_vkCmdDispatchIndirect fn;
+  Dispatch d = count_dispatch(cb, &Device::dispatch_indirect, fn);
   lock.unlock();
+  d.record(cb);
   fn(cb, buffer, offset);
 }
 

@@ -330,6 +330,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceC
   if (!d.dispatch_base)
     d.dispatch_base = reinterpret_cast<PFN_vkCmdDispatchBase>(get("vkCmdDispatchBaseKHR"));
   d.dispatch_indirect = reinterpret_cast<PFN_vkCmdDispatchIndirect>(get("vkCmdDispatchIndirect"));
+  d.pipeline_barrier = reinterpret_cast<PFN_vkCmdPipelineBarrier>(get("vkCmdPipelineBarrier"));
   d.destroy_shader_module =
       reinterpret_cast<PFN_vkDestroyShaderModule>(get("vkDestroyShaderModule"));
   d.destroy_pipeline = reinterpret_cast<PFN_vkDestroyPipeline>(get("vkDestroyPipeline"));

@@ -146,6 +146,23 @@ TEST(SpirvTarget, AggregatesPerSubgroup) {
   }
 }
 
+// last_thread and launch_start keep per-launch state in the entry point's context: the features
+// tell the layer to order the dispatches of pipelines with such probes (overlapping dispatches,
+// which NVIDIA's driver runs where no barrier separates them, would mix their counts); kerneltime
+// and --timeline's hidden probes among them.
+TEST(SpirvVulkan, LaunchStateIsAFeature) {
+  auto target = make_spirv_target(SpirvFlavour::Vulkan);
+  ASSERT_TRUE(target);
+  for (auto [script, state] :
+       {std::pair{"gpu:kretprobe:main { @ = count(); }", false},
+        std::pair{"gpu:kretprobe:main /last_thread/ { @ = count(); }", true},
+        std::pair{"gpu:kretprobe:main { @ = max(nsecs - launch_start); }", true}}) {
+    auto c = compile_device_script(script, *target);
+    ASSERT_EQ(c.error, "") << script;
+    EXPECT_EQ(bool(c.spec.device.features & abi::DeviceLaunchState), state) << script;
+  }
+}
+
 // nsecs reads the Device-scope shader clock and clock the Subgroup-scope one (OpReadClockKHR,
 // which LLVM's Vulkan flavour does not emit: the flavour rewrite does), and the program's
 // features tell the layer which the device must have; the OpenCL flavour refuses both.
@@ -158,7 +175,8 @@ TEST(SpirvVulkan, ClocksAreShaderClockReads) {
       "@c = min(clock); }",
       *target);
   ASSERT_EQ(c.error, "");
-  EXPECT_EQ(c.spec.device.features, abi::DeviceReadsClock | abi::DeviceReadsCycles);
+  EXPECT_EQ(c.spec.device.features,
+            abi::DeviceReadsClock | abi::DeviceReadsCycles | abi::DeviceLaunchState);
   const abi::DeviceCode *image = image_of(c.spec, abi::DeviceFormat::SpirvVulkan);
   ASSERT_TRUE(image);
   spirv::Module m;
