@@ -54,12 +54,12 @@ void init_probe_memory(const abi::AgentConfig &config, const ProbeMemoryLayout &
 void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout &layout,
                          uint8_t *host, uint64_t address, uint32_t index,
                          const std::string &kernel, uint64_t probe_mask,
-                         const DeviceClock &clock) {
+                         const DeviceClock &clock, std::optional<uint32_t> kernel_index) {
   gpubt_device_ctx ctx{};
   ctx.abi_version = GPUBT_DEVICE_ABI_VERSION;
   ctx.pid = uint32_t(getpid());
   ctx.ring = address + layout.ring_offset;
-  ctx.kernel_index = index;
+  ctx.kernel_index = kernel_index.value_or(index);
   ctx.num_maps = uint32_t(config.device.maps.size());
   std::strncpy(ctx.kernel_name, kernel.c_str(), GPUBT_KERNEL_NAME_SIZE - 1);
   for (size_t j = 0; j < config.device.maps.size() && j < GPUBT_MAX_DEVICE_MAPS; ++j)

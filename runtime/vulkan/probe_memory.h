@@ -3,6 +3,7 @@
 // printf ring (layouts of runtime/abi/device_abi.h). Pure layout and bytes: no Vulkan calls.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,9 @@
 
 namespace gpubt::runtime::vulkan {
 
-inline constexpr uint32_t kMaxEntryContexts = 256;
+// Instrumented entry points alive at once on a device (a destroyed one's slot is used again:
+// entry_slots.h); a context is under 1 KiB, so 4096 of them take at most 4 MiB.
+inline constexpr uint32_t kMaxEntryContexts = 4096;
 
 struct ProbeMemoryLayout {
   std::vector<uint64_t> map_offsets; // per DeviceMapSpec
@@ -34,11 +37,13 @@ struct DeviceClock {
 void init_probe_memory(const abi::AgentConfig &config, const ProbeMemoryLayout &layout,
                        uint8_t *host);
 
-// Context INDEX for entry point KERNEL, running the probes in PROBE_MASK.
+// Context INDEX for entry point KERNEL, running the probes in PROBE_MASK; KERNEL_INDEX (the
+// timeline's row) is INDEX unless given (a slot used again gets a new one).
 void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout &layout,
                          uint8_t *host, uint64_t address, uint32_t index,
                          const std::string &kernel, uint64_t probe_mask,
-                         const DeviceClock &clock = {});
+                         const DeviceClock &clock = {},
+                         std::optional<uint32_t> kernel_index = std::nullopt);
 
 // What the probes wrote, as the CUDA agent reports a context.
 abi::DeviceImage read_probe_memory(const abi::AgentConfig &config,

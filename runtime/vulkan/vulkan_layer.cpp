@@ -63,6 +63,11 @@ void copy_to_host(const Device &d) {
       say("host probes do not see what the shaders wrote: " + e);
 }
 
+std::string untraced_summary() {
+  return std::to_string(g_untraced) + " compute entry point(s) the probes matched ran without "
+         "them (said above): their dispatches are not in the maps";
+}
+
 // Rewrites this process's results file with every device's probe memory (the lock is held).
 void write_results() {
   const Config &c = config();
@@ -75,6 +80,8 @@ void write_results() {
       image.probe_launches = d.launches;
       results.images.push_back(std::move(image));
     }
+  if (g_untraced)
+    results.messages.push_back(untraced_summary());
   std::string path = c.agent.results_path + "." + std::to_string(getpid()) + ".vulkan";
   {
     std::ofstream out(path + ".tmp", std::ios::binary | std::ios::trunc);
@@ -103,6 +110,8 @@ void at_exit() {
   for (const auto &[k, d] : g_devices)
     copy_to_host(d);
   write_results();
+  if (g_untraced)
+    say(untraced_summary());
 }
 
 // A memory type for the probes' buffer: host-visible and coherent, so the host reads what they
@@ -348,6 +357,10 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceC
   d.destroy_buffer = reinterpret_cast<PFN_vkDestroyBuffer>(get("vkDestroyBuffer"));
   d.free_memory = reinterpret_cast<PFN_vkFreeMemory>(get("vkFreeMemory"));
   d.launches.assign(config().agent.device.probes.size(), 0);
+  // GPUBT_VULKAN_ENTRY_SLOTS=N: fewer instrumented entry points at once, for tests of the limit.
+  if (const char *n = std::getenv("GPUBT_VULKAN_ENTRY_SLOTS"))
+    d.slots = EntrySlots(std::min<uint32_t>(uint32_t(std::strtoul(n, nullptr, 10)),
+                                            kMaxEntryContexts));
   if (probes) {
     read_device_traits(inst, pd, d);
     why = make_probe_memory(inst, pd, d);

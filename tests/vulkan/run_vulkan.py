@@ -210,6 +210,27 @@ def check_entry_points(gpubt, prog, n, invocations, env):
     return failed
 
 
+def check_many_pipelines(gpubt, prog, env):
+    """A program that makes, runs and destroys 400 modules and pipelines (as programs that build
+    shaders on the fly do) has every dispatch traced: a destroyed entry point's context slot is
+    used again. Where the slots run out (GPUBT_VULKAN_ENTRY_SLOTS=1 here: the program's first
+    pipeline stays alive), each untraced entry point is said and the exit says how many."""
+    failed = 0
+    r = run([gpubt, "-e", "gpu:kprobe:main { @ = count(); }", "-c", f"{prog} 64"],
+            dict(env, VK_VECTOR_ADD_PIPELINES="400"), timeout=600)
+    ok = (r.returncode == 0 and map_rows(r.stdout) == {("", None): 401 * 64} and
+          "not traced" not in r.stderr and "vk_vector_add: ok 64" in r.stdout)
+    failed += report(ok, f"401 pipelines made and destroyed, every dispatch traced: "
+                     f"{map_rows(r.stdout)}", r)
+    r = run([gpubt, "-e", "gpu:kprobe:main { @ = count(); }", "-c", f"{prog} 64"],
+            dict(env, VK_VECTOR_ADD_PIPELINES="3", GPUBT_VULKAN_ENTRY_SLOTS="1"))
+    ok = (map_rows(r.stdout) == {("", None): 64} and
+          r.stderr.count("main: not traced: more than 1 instrumented entry points") == 3 and
+          "3 compute entry point(s) the probes matched ran without them" in r.stderr)
+    failed += report(ok, "entry points past the limit: each said, and counted at the exit", r)
+    return failed
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpubt", required=True)
@@ -329,6 +350,7 @@ def main():
     failed += check_timeline(args.gpubt, prog, n, env)
     failed += check_gpu_to_host_map(args.gpubt, prog, n, env)
     failed += check_entry_points(args.gpubt, prog, n, invocations, env)
+    failed += check_many_pipelines(args.gpubt, prog, env)
     # A shader no probe matches runs as built, and gpubt says no launch matched.
     r = run([args.gpubt, "-e", "gpu:kprobe:nosuch { @ = count(); }", "-c", prog], env)
     ok = "vk_vector_add: ok" in r.stdout + r.stderr and "no kernel launch matched" in r.stderr

@@ -12,7 +12,9 @@
 // VK_VECTOR_ADD_PIPELINE_NAME the pipeline once its module is destroyed, as debuggers and
 // profilers show them (VK_EXT_debug_utils).
 // VK_VECTOR_ADD_SHADER names another shader file beside the program and VK_VECTOR_ADD_ENTRY the
-// entry point to run (entry_points.spv: alpha, beta, gamma, delta).
+// entry point to run (entry_points.spv: alpha, beta, gamma, delta). VK_VECTOR_ADD_PIPELINES=K
+// then makes, runs once (one submit and wait each) and destroys K more modules and pipelines, as
+// programs that build shaders on the fly do.
 // The shader, vector_add.spv (glslangValidator -V vector_add.comp), is read from beside the
 // program, so the two can be copied to a GPU machine together.
 #include <stdio.h>
@@ -115,6 +117,39 @@ static VkResult set_object_name(VkDevice dev, PFN_vkSetDebugUtilsObjectNameEXT s
   return set_name(dev, &info);
 }
 
+// K times: a module and a pipeline made from CODE, one dispatch of it submitted and waited for,
+// both destroyed.
+static void churn_pipelines(VkDevice dev, VkQueue queue, VkCommandPool cpool,
+                            const VkShaderModuleCreateInfo *smci, VkComputePipelineCreateInfo cpci,
+                            VkDescriptorSet set, uint32_t n, int k) {
+  for (int i = 0; i < k; ++i) {
+    CHECK(vkCreateShaderModule(dev, smci, NULL, &cpci.stage.module));
+    VkPipeline pipeline;
+    CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipeline));
+    VkCommandBufferAllocateInfo cbai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cbai.commandPool = cpool;
+    cbai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cbai.commandBufferCount = 1;
+    VkCommandBuffer cb;
+    CHECK(vkAllocateCommandBuffers(dev, &cbai, &cb));
+    VkCommandBufferBeginInfo cbbi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    CHECK(vkBeginCommandBuffer(cb, &cbbi));
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, cpci.layout, 0, 1, &set, 0, NULL);
+    vkCmdPushConstants(cb, cpci.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &n);
+    vkCmdDispatch(cb, (n + 63) / 64, 1, 1);
+    CHECK(vkEndCommandBuffer(cb));
+    VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    CHECK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
+    CHECK(vkQueueWaitIdle(queue));
+    vkFreeCommandBuffers(dev, cpool, 1, &cb);
+    vkDestroyPipeline(dev, pipeline, NULL);
+    vkDestroyShaderModule(dev, cpci.stage.module, NULL);
+  }
+}
+
 int main(int argc, char **argv) {
   uint32_t n = argc > 1 ? (uint32_t)atoi(argv[1]) : 1000;
   int dispatches = argc > 2 ? atoi(argv[2]) : 1;
@@ -124,6 +159,7 @@ int main(int argc, char **argv) {
   const char *pipeline_name = getenv("VK_VECTOR_ADD_PIPELINE_NAME");
   const char *shader = getenv("VK_VECTOR_ADD_SHADER");
   const char *entry = getenv("VK_VECTOR_ADD_ENTRY");
+  int churn = getenv("VK_VECTOR_ADD_PIPELINES") ? atoi(getenv("VK_VECTOR_ADD_PIPELINES")) : 0;
   if (n == 0 || dispatches < 1) {
     fprintf(stderr, "usage: vk_vector_add [N] [DISPATCHES] [time|kill]\n");
     return 2;
@@ -354,6 +390,8 @@ int main(int argc, char **argv) {
            count, how, props.deviceName);
     free(us);
   }
+
+  churn_pipelines(dev, queue, cpool, &smci, cpci, set, n, churn);
 
   const float *c = stage; // read back into the staging buffer's first half
   int bad = 0;
