@@ -182,7 +182,7 @@ std::string measure_clock(const Instance &inst, VkPhysicalDevice pd, const VkDev
                           PFN_vkSetDeviceLoaderData set_loader_data, Device &d) {
   ClockDevice cd{d.handle, d.gdpa, set_loader_data, UINT32_MAX, d.timestamp_period,
                  d.address + d.layout.scratch_offset,
-                 reinterpret_cast<const volatile uint64_t *>(d.host + d.layout.scratch_offset)};
+                 reinterpret_cast<volatile uint64_t *>(d.host + d.layout.scratch_offset)};
   uint32_t n = 0;
   inst.queue_families(pd, &n, nullptr);
   std::vector<VkQueueFamilyProperties> families(n);
@@ -195,9 +195,11 @@ std::string measure_clock(const Instance &inst, VkPhysicalDevice pd, const VkDev
   if (cd.queue_family == UINT32_MAX)
     return "the probes read nsecs and the program's device has no compute queue to measure its "
            "clock on";
-  std::string why;
-  d.clock = measure_device_clock(cd, why);
-  if (why.empty() && config().agent.verbose)
+  std::string why, note;
+  d.clock = measure_device_clock(cd, why, note);
+  if (!note.empty())
+    say(note);
+  else if (why.empty() && config().agent.verbose)
     say("nsecs: the shader clock ticks every " +
         std::to_string(1 + double(d.clock.rate_q32) / 4294967296.0) + " ns");
   return why.empty() ? "" : "the probes read nsecs and its clock could not be measured: " + why;

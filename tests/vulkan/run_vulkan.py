@@ -88,6 +88,22 @@ def check_clocks(gpubt, prog, n, invocations, env):
     return failed
 
 
+def check_clocks_under_load(gpubt, prog, n, invocations, env):
+    """The same clock checks with two busy loops per CPU running beside them (CI's 2-CPU machine
+    runs builds beside the suite): the clock measurement takes longer readings where it must, and
+    never refuses the probes (it did, 'the device clock did not advance', when lavapipe's 32-bit
+    clock wrapped between its readings; that case is DeviceClockModel.AcrossA32BitWrap)."""
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(2 * (os.cpu_count() or 1))]
+    try:
+        failed = check_clocks(gpubt, prog, n, invocations, env)
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    return failed
+
+
 def check_keyless_updates(gpubt, prog, n, invocations, env):
     """A map without a key has one slot: lanes of a subgroup that found it being claimed by one
     of them update it too instead of dropping the update (`+=` is a plain read-modify-write, as
@@ -343,6 +359,7 @@ def main():
               f"{len(set(lines))} distinct\n  {r.stderr[-1000:]}")
     failed += not ok
     failed += check_clocks(args.gpubt, prog, n, invocations, env)
+    failed += check_clocks_under_load(args.gpubt, prog, n, invocations, env)
     failed += check_keyless_updates(args.gpubt, prog, n, invocations, env)
     failed += check_debug_names(args.gpubt, prog, n, invocations, env)
     failed += check_killed(args.gpubt, prog, n, invocations, env)

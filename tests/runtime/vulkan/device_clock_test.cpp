@@ -48,3 +48,43 @@ TEST(DeviceClock, RefusesADeviceWithoutTheClock) {
 
 } // namespace
 } // namespace gpubt::runtime::vulkan
+
+namespace gpubt::runtime::vulkan {
+namespace {
+
+// Lavapipe's Device-scope clock is CLOCK_MONOTONIC's low 32 bits: readings 20 ms apart straddle
+// its wrap (every 4.29 s) about once in 200 measurements, more on a loaded machine whose
+// readings are further apart. That is no reason to refuse the probes ("the device clock did not
+// advance" refused them before): the model takes the difference modulo 2^32 and still puts the
+// first reading on the host's clock.
+TEST(DeviceClockModel, AcrossA32BitWrap) {
+  const int64_t host = 1599046343869; // CLOCK_MONOTONIC at the first reading
+  ClockSample first{uint64_t(host) & 0xffffffff, host - 500, host + 500};
+  const int64_t later = host + 4294967296 - (host & 0xffffffff) + 7000000; // 7 ms past the wrap
+  ClockSample last{uint64_t(later) & 0xffffffff, later - 500, later + 500};
+  ASSERT_LT(last.ticks, first.ticks);
+  auto model = clock_model(first, last, 1.0);
+  ASSERT_TRUE(model) << model.error();
+  EXPECT_EQ(model->rate_q32, 0); // 1 ns a tick
+  EXPECT_EQ(int64_t(first.ticks) + model->offset_ns, host);
+}
+
+TEST(DeviceClockModel, MeasuresTheTick) {
+  // A 64-bit clock at 1.5 ns a tick, readings 100 ms apart with 10 us windows: not the nominal 1.
+  ClockSample first{uint64_t(1) << 40, 1000000000, 1000010000};
+  ClockSample last{first.ticks + 66666667, first.before + 100000000, first.after + 100000000};
+  auto model = clock_model(first, last, 1.0);
+  ASSERT_TRUE(model) << model.error();
+  EXPECT_NEAR(1.0 + double(model->rate_q32) / 4294967296.0, 1.5, 1e-6);
+  EXPECT_EQ(model->base, first.ticks);
+}
+
+TEST(DeviceClockModel, AClockThatStandsStillHasNoModel) {
+  ClockSample first{uint64_t(1) << 40, 1000, 2000}, last{uint64_t(1) << 40, 5000, 6000};
+  auto model = clock_model(first, last, 1.0);
+  ASSERT_FALSE(model);
+  EXPECT_EQ(model.error(), "the device clock did not advance");
+}
+
+} // namespace
+} // namespace gpubt::runtime::vulkan
