@@ -226,6 +226,7 @@ DeviceClock model_at(const Sample &at, double ns_per_tick) {
   clock.base = at.ticks;
   clock.offset_ns = at.middle() - int64_t(at.ticks);
   clock.rate_q32 = std::llround((ns_per_tick - 1.0) * 4294967296.0);
+  clock.mask = at.ticks && !(at.ticks >> 32) ? 0xffffffffull : 0; // see clock_model
   return clock;
 }
 
@@ -242,7 +243,21 @@ Result<DeviceClock> clock_model(const Sample &first, const Sample &last, double 
   double error = double((first.after - first.before) + (last.after - last.before)) / span;
   if (std::fabs(ns_per_tick / timestamp_period - 1) <= error)
     ns_per_tick = timestamp_period;
-  return model_at(first, ns_per_tick);
+  DeviceClock clock = model_at(first, ns_per_tick);
+  clock.mask = narrow(first, last) ? 0xffffffffull : 0;
+  return clock;
+}
+
+DeviceClock rebased_clock(const DeviceClock &clock, int64_t nsecs) {
+  // nsecs(t) = t + offset + ((t - base) * rate >> 32): the tick at NSECS, then the offset that
+  // keeps nsecs(t) for every t.
+  double rate = double(clock.rate_q32) / 4294967296.0;
+  double at = double(nsecs - clock.offset_ns - int64_t(clock.base)) / (1.0 + rate);
+  int64_t moved = int64_t(std::llround(at));
+  DeviceClock out = clock;
+  out.base = clock.base + uint64_t(moved);
+  out.offset_ns = clock.offset_ns + int64_t((__int128(moved) * clock.rate_q32) >> 32);
+  return out;
 }
 
 DeviceClock measure_device_clock(const ClockDevice &d, std::string &why, std::string &note) {

@@ -55,6 +55,11 @@ struct ClockSample {
 Result<DeviceClock> clock_model(const ClockSample &first, const ClockSample &last,
                                 double timestamp_period);
 
+// CLOCK with its base moved to the tick the model puts at NSECS (the same model). A clock
+// narrower than 64 bits (mask) is unwrapped from its base: the layer moves the base forward as
+// the program submits work, so that a probe's reading lies within 2^32 ticks of it.
+DeviceClock rebased_clock(const DeviceClock &clock, int64_t nsecs);
+
 // The Device-scope clock on CLOCK_MONOTONIC, from readings 20 ms apart, then 100 ms and 500 ms
 // where the clock did not advance measurably. A busy machine never stops the probes: where no
 // pair of readings gives a model, the lower-accuracy one is used (the nominal tick, and the

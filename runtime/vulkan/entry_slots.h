@@ -37,6 +37,7 @@ public:
       free_.push_back(slot);
   }
   uint32_t held() const { return uint32_t(refs_.size() - free_.size()); }
+  uint32_t used() const { return uint32_t(refs_.size()); } // slots 0..used()-1 were ever taken
   uint32_t capacity() const { return capacity_; }
 
 private:

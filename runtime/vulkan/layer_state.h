@@ -76,6 +76,7 @@ struct Device {
   uint32_t subgroup_size = 32;
   float timestamp_period = 1; // ns per tick of the Device-scope clock
   DeviceClock clock;          // its model, when the probes read nsecs
+  int64_t clock_rebased_ns = 0; // when a narrow clock's base was last moved (CLOCK_MONOTONIC)
   bool relaxed_atomics = false; // lavapipe: see relax_atomics.h
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;

@@ -69,7 +69,17 @@ void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout
   ctx.clock_offset_ns = clock.offset_ns;
   ctx.clock_rate = clock.rate_q32;
   ctx.clock_base = clock.base;
+  ctx.clock_mask = clock.mask;
   std::memcpy(host + ProbeMemoryLayout::ctx_offset(index), &ctx, sizeof ctx);
+}
+
+void write_entry_clock(uint8_t *host, uint32_t index, const DeviceClock &clock) {
+  uint8_t *ctx = host + ProbeMemoryLayout::ctx_offset(index);
+  // A probe running meanwhile may read the new base with the old offset: a rebase keeps the
+  // model (rebased_clock), so that is off by the drift over the move only.
+  std::memcpy(ctx + offsetof(gpubt_device_ctx, clock_base), &clock.base, 8);
+  std::memcpy(ctx + offsetof(gpubt_device_ctx, clock_offset_ns), &clock.offset_ns, 8);
+  std::memcpy(ctx + offsetof(gpubt_device_ctx, clock_mask), &clock.mask, 8);
 }
 
 abi::DeviceImage read_probe_memory(const abi::AgentConfig &config,

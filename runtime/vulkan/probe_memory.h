@@ -30,6 +30,7 @@ struct DeviceClock {
   int64_t offset_ns = 0;
   int64_t rate_q32 = 0;
   uint64_t base = 0;
+  uint64_t mask = 0; // gpubt_device_ctx::clock_mask: 0, or the bits of a narrower clock
 };
 
 // Zeroed memory HOST (LAYOUT.size bytes at device address ADDRESS) made ready for the probes:
@@ -44,6 +45,9 @@ void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout
                          const std::string &kernel, uint64_t probe_mask,
                          const DeviceClock &clock = {},
                          std::optional<uint32_t> kernel_index = std::nullopt);
+
+// Context INDEX's clock fields only (the layer moves a narrow clock's base forward).
+void write_entry_clock(uint8_t *host, uint32_t index, const DeviceClock &clock);
 
 // What the probes wrote, as the CUDA agent reports a context.
 abi::DeviceImage read_probe_memory(const abi::AgentConfig &config,

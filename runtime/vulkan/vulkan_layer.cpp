@@ -409,11 +409,27 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
 }
 
 
+// A clock narrower than 64 bits (lavapipe's) is unwrapped by the probes from its base, within
+// 2^32 ticks of it (device_clock.h): before work is submitted, the base moves to 100 ms before
+// now, a second apart at most, in every context (the lock is held). A dispatch's readings are
+// then right for the 4.29 s after its submit.
+void rebase_narrow_clock(Device &d) {
+  constexpr int64_t kSecond = 1000000000;
+  int64_t now = monotonic_ns();
+  if (!d.active || !d.clock.mask || now - d.clock_rebased_ns < kSecond)
+    return;
+  d.clock = rebased_clock(d.clock, now - kSecond / 10);
+  for (uint32_t i = 0; i < d.slots.used(); ++i)
+    write_entry_clock(d.host, i, d.clock);
+  d.clock_rebased_ns = now;
+}
+
 // Work submitted on a traced device: the next wait writes the results file.
 template <typename Info, typename F>
 VkResult submit(F Device::*fn, VkQueue queue, uint32_t n, const Info *submits, VkFence fence) {
   std::unique_lock<std::mutex> lock(g_mu);
   Device &d = g_devices[key(queue)];
+  rebase_narrow_clock(d);
   g_submitted = g_submitted || d.active;
   g_copy_pending = g_copy_pending || d.active;
   F next = d.*fn;

@@ -88,6 +88,23 @@ def check_clocks(gpubt, prog, n, invocations, env):
     return failed
 
 
+def check_clock_after_wrap(gpubt, prog, n, env):
+    """A dispatch submitted 4.5 s after the device was made (and its clock measured): lavapipe's
+    32-bit clock has wrapped since (every 4.29 s), and nsecs still lies between the submit's and
+    the run's end on the host's clock (it came out 4.29 s early before)."""
+    r = run([gpubt, "-e", "gpu:kprobe:main { @a = min(nsecs); } "
+             "gpu:kretprobe:main { @t = max(nsecs); }", "-c", f"{prog} {n}"],
+            dict(env, VK_VECTOR_ADD_DELAY_MS="4500"))
+    t1 = time.monotonic_ns()
+    got = map_rows(r.stdout)
+    m = re.search(r"dispatch submitted at (\d+)", r.stdout)
+    a, t = got.get(("a", None)), got.get(("t", None))
+    ok = (r.returncode == 0 and m is not None and a is not None and t is not None and
+          int(m.group(1)) <= a <= t <= t1)
+    return report(ok, f"nsecs 4.5 s after the clock was measured: "
+                  f"{m.group(1) if m else None} <= {a} <= {t} <= {t1}", r)
+
+
 def check_clocks_under_load(gpubt, prog, n, invocations, env):
     """The same clock checks with two busy loops per CPU running beside them (CI's 2-CPU machine
     runs builds beside the suite): the clock measurement takes longer readings where it must, and
@@ -360,6 +377,7 @@ def main():
     failed += not ok
     failed += check_clocks(args.gpubt, prog, n, invocations, env)
     failed += check_clocks_under_load(args.gpubt, prog, n, invocations, env)
+    failed += check_clock_after_wrap(args.gpubt, prog, n, env)
     failed += check_keyless_updates(args.gpubt, prog, n, invocations, env)
     failed += check_debug_names(args.gpubt, prog, n, invocations, env)
     failed += check_killed(args.gpubt, prog, n, invocations, env)

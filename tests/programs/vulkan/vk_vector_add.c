@@ -14,7 +14,8 @@
 // VK_VECTOR_ADD_SHADER names another shader file beside the program and VK_VECTOR_ADD_ENTRY the
 // entry point to run (entry_points.spv: alpha, beta, gamma, delta). VK_VECTOR_ADD_PIPELINES=K
 // then makes, runs once (one submit and wait each) and destroys K more modules and pipelines, as
-// programs that build shaders on the fly do.
+// programs that build shaders on the fly do. VK_VECTOR_ADD_DELAY_MS=D waits D ms before it
+// submits the dispatches and prints "vk_vector_add: dispatch submitted at NS" (CLOCK_MONOTONIC).
 // The shader, vector_add.spv (glslangValidator -V vector_add.comp), is read from beside the
 // program, so the two can be copied to a GPU machine together.
 #include <stdio.h>
@@ -160,6 +161,7 @@ int main(int argc, char **argv) {
   const char *shader = getenv("VK_VECTOR_ADD_SHADER");
   const char *entry = getenv("VK_VECTOR_ADD_ENTRY");
   int churn = getenv("VK_VECTOR_ADD_PIPELINES") ? atoi(getenv("VK_VECTOR_ADD_PIPELINES")) : 0;
+  int delay_ms = getenv("VK_VECTOR_ADD_DELAY_MS") ? atoi(getenv("VK_VECTOR_ADD_DELAY_MS")) : 0;
   if (n == 0 || dispatches < 1) {
     fprintf(stderr, "usage: vk_vector_add [N] [DISPATCHES] [time|kill]\n");
     return 2;
@@ -360,6 +362,14 @@ int main(int argc, char **argv) {
     VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cbs[k];
+    if (k == 1 && delay_ms > 0) {
+      usleep((useconds_t)delay_ms * 1000);
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      printf("vk_vector_add: dispatch submitted at %lld\n",
+             (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
+      fflush(stdout);
+    }
     double t0 = now_us();
     CHECK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
     CHECK(vkQueueWaitIdle(queue));
