@@ -65,7 +65,7 @@ bool names_any(const Parsed &in, const std::map<uint32_t, uint32_t> &rename) {
 
 // A copy of function FN (its result ids fresh from BOUND), appended to INSTS; the module-level
 // instructions naming its ids (execution modes, names, decorations) copied beside theirs.
-// Returns the copy's id.
+// Returns the copy's id, or 0 where the module has no such function.
 uint32_t copy_function(std::vector<Parsed> &insts, uint32_t fn, uint32_t &bound) {
   size_t begin = 0;
   while (begin < insts.size() && !(insts[begin].op() == OpFunction && insts[begin].words[2] == fn))
@@ -73,6 +73,8 @@ uint32_t copy_function(std::vector<Parsed> &insts, uint32_t fn, uint32_t &bound)
   size_t end = begin;
   while (end < insts.size() && insts[end].op() != OpFunctionEnd)
     ++end;
+  if (end == insts.size())
+    return 0;
   std::map<uint32_t, uint32_t> rename; // every id the function defines -> a fresh one
   for (size_t i = begin; i < end; ++i)
     if (insts[i].result)
@@ -116,6 +118,8 @@ Result<std::vector<uint32_t>> give_entries_own_functions(const std::vector<uint3
       continue;
     --named[ep.w[1]];
     uint32_t copy = copy_function(*insts, ep.w[1], bound);
+    if (!copy)
+      return make_error("entry point " + string_at(ep, 2) + " names no function");
     (*insts)[i].words[2] = copy;
     changed = true;
   }
