@@ -24,6 +24,10 @@ if [ -n "$vulkan_targets" ]; then
   cp "$BUILD/runtime/vulkan/libgpubt_vulkan_layer.so" "$BUILD/runtime/vulkan/gpubt_vulkan_layer.json" \
     "$BUILD/tests/programs/vk_vector_add" "$BUILD/tests/programs/vector_add.spv" "$ROOT/.carry/vulkan/"
   strip "$ROOT/.carry/vulkan/libgpubt_vulkan_layer.so" "$ROOT/.carry/vulkan/vk_vector_add"
+  # entry_points.spv (run_vulkan.py's entry point cases): built where spirv-as is.
+  if [ -f "$BUILD/tests/programs/entry_points.spv" ]; then
+    cp "$BUILD/tests/programs/entry_points.spv" "$ROOT/.carry/vulkan/"
+  fi
 fi
 mkdir -p "$ROOT/.carry/gpubt/lib"
 strip -o "$ROOT/.carry/gpubt/gpubt" "$BUILD/gpubt"

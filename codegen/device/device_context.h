@@ -78,7 +78,9 @@ void store_value(DevCtx &c, llvm::Value *dst, const frontend::Type &dst_t, DVal 
 DVal load_value(DevCtx &c, llvm::Value *ptr, const frontend::Type &t);
 
 // Device-scope atomics (atom.*.gpu / ld.acquire.gpu / st.release.gpu).
-llvm::Value *atomic_rmw(DevCtx &c, llvm::AtomicRMWInst::BinOp op, llvm::Value *p, llvm::Value *v);
+// ORDER: relaxed (map updates), or AcquireRelease where the result orders other memory.
+llvm::Value *atomic_rmw(DevCtx &c, llvm::AtomicRMWInst::BinOp op, llvm::Value *p, llvm::Value *v,
+                        llvm::AtomicOrdering order = llvm::AtomicOrdering::Monotonic);
 llvm::Value *load_relaxed(DevCtx &c, llvm::Value *p); // a u64 other SMs update: no stale L1
 llvm::Value *load_acquire(DevCtx &c, llvm::Value *p);
 void store_release(DevCtx &c, llvm::Value *p, llvm::Value *v);

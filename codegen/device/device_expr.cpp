@@ -234,7 +234,12 @@ llvm::Value *device_nsecs(DevCtx &c) {
   c.spec->device.features |= abi::DeviceReadsClock; // the agent then measures the GPU clock
   auto &b = c.b;
   llvm::Value *t = read_clock(c, Special::GlobalTimer);
-  auto *since = b.CreateSub(t, ctx_field(c, offsetof(gpubt_device_ctx, clock_base), 8));
+  auto *base = ctx_field(c, offsetof(gpubt_device_ctx, clock_base), 8);
+  auto *mask = ctx_field(c, offsetof(gpubt_device_ctx, clock_mask), 8);
+  auto *since = b.CreateSub(t, base);
+  // A clock narrower than 64 bits (clock_mask) is unwrapped from clock_base.
+  since = b.CreateSelect(b.CreateICmpEQ(mask, b.getInt64(0)), since, b.CreateAnd(since, mask));
+  t = b.CreateAdd(base, since);
   auto *drift = mul_q32(b, since, ctx_field(c, offsetof(gpubt_device_ctx, clock_rate), 8));
   return b.CreateAdd(b.CreateAdd(t, ctx_field(c, offsetof(gpubt_device_ctx, clock_offset_ns), 8)),
                      drift);

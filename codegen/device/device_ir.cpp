@@ -104,9 +104,9 @@ static llvm::SyncScope::ID device_scope(DevCtx &c) {
   return c.ctx.getOrInsertSyncScopeID("device");
 }
 
-llvm::Value *atomic_rmw(DevCtx &c, llvm::AtomicRMWInst::BinOp op, llvm::Value *p, llvm::Value *v) {
-  return c.b.CreateAtomicRMW(op, p, v, llvm::Align(8), llvm::AtomicOrdering::Monotonic,
-                             device_scope(c));
+llvm::Value *atomic_rmw(DevCtx &c, llvm::AtomicRMWInst::BinOp op, llvm::Value *p, llvm::Value *v,
+                        llvm::AtomicOrdering order) {
+  return c.b.CreateAtomicRMW(op, p, v, llvm::Align(8), order, device_scope(c));
 }
 
 llvm::Value *load_relaxed(DevCtx &c, llvm::Value *p) {

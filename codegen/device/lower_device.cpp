@@ -78,9 +78,14 @@ void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bi
 
 // `last_thread`: every thread leaving counts itself in the launch's launch_exited (one atomic
 // per warp, by its lowest active lane); the lane that brings the count to the grid's threads
-// is the last. i64 0/1.
+// is the last. i64 0/1. The add is acquire-release: each leader's add releases what its lane
+// wrote before (launch_start's min: the entry leader is the lowest lane, so it leads at exit
+// too), and the last one's add, reading the end of their release sequences, acquires all of
+// it: the last thread's probe sees every warp's launch_start (Vulkan memory model; relaxed, it
+// was only likely on hardware whose atomics all meet in L2).
 llvm::Value *count_exit(DevCtx &c) {
   auto &b = c.b;
+  c.spec->device.features |= abi::DeviceLaunchState;
   llvm::Value *mask = b.CreateTrunc(c.target.special(b, Special::ActiveMask), b.getInt32Ty());
   auto *lane = b.CreateTrunc(c.target.mask_lane(b), b.getInt32Ty());
   auto *leader = b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {mask, b.getTrue()});
@@ -93,7 +98,8 @@ llvm::Value *count_exit(DevCtx &c) {
   b.SetInsertPoint(add);
   auto *exited = b.CreateGEP(b.getInt8Ty(), c.userdata,
                              b.getInt64(offsetof(gpubt_device_ctx, launch_exited)));
-  auto *before = atomic_rmw(c, llvm::AtomicRMWInst::Add, exited, n);
+  auto *before =
+      atomic_rmw(c, llvm::AtomicRMWInst::Add, exited, n, llvm::AtomicOrdering::AcquireRelease);
   b.CreateBr(join);
   b.SetInsertPoint(join);
   auto *old = b.CreatePHI(b.getInt64Ty(), 2);
@@ -189,6 +195,7 @@ void lower_launch_end_function(DevCtx &c, const std::string &name, uint32_t prob
 void lower_launch_start_function(DevCtx &c, const std::string &name, uint32_t probe_bit) {
   lower_probe_functions(c, name, probe_bit, [&](llvm::BasicBlock *) {
     auto &b = c.b;
+    c.spec->device.features |= abi::DeviceLaunchState;
     llvm::Value *mask = b.CreateTrunc(c.target.special(b, Special::ActiveMask), b.getInt32Ty());
     auto *lane = b.CreateTrunc(c.target.mask_lane(b), b.getInt32Ty());
     auto *leader =

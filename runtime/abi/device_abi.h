@@ -80,6 +80,11 @@ struct gpubt_device_ctx {
    * several streams share them. */
   uint64_t launch_start;  /* `launch_start`: the earliest entry `nsecs` of this launch */
   uint64_t launch_exited; /* threads that passed the exit probe (`last_thread`) */
+  uint64_t clock_mask; /* 0: t is the whole clock. Else the bits the clock has (lavapipe's Vulkan
+                          Device-scope clock: 0xffffffff, CLOCK_MONOTONIC's low 32 bits): t is
+                          first unwrapped as clock_base + ((t - clock_base) & clock_mask), right
+                          for 2^32 ticks after clock_base, which the Vulkan layer moves forward
+                          as the program submits work */
 };
 
 /* A device map's storage: this header, then `capacity` entries of `entry_size` bytes:
@@ -172,7 +177,7 @@ struct gpubt_ring_record {
 
 #ifdef __cplusplus
 } /* extern "C" */
-static_assert(sizeof(gpubt_device_ctx) == 136 + 8 * GPUBT_MAX_DEVICE_MAPS, "device ABI");
+static_assert(sizeof(gpubt_device_ctx) == 144 + 8 * GPUBT_MAX_DEVICE_MAPS, "device ABI");
 static_assert(sizeof(gpubt_device_map_header) == 32, "device ABI");
 static_assert(sizeof(gpubt_device_ring) == 32, "device ABI");
 #endif

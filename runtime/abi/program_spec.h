@@ -224,6 +224,10 @@ enum class DeviceFormat : uint8_t {
 enum DeviceFeature : uint32_t {
   DeviceReadsClock = 1,  // a probe reads the GPU's clock (nsecs)
   DeviceReadsCycles = 2, // a probe reads a cycle counter (clock): Vulkan needs shaderSubgroupClock
+  // A probe counts last_thread or reads launch_start: per-launch state in the kernel's context,
+  // right only while its launches do not overlap (the Vulkan layer orders a traced pipeline's
+  // dispatches; CUDA's stream order does it for the agent).
+  DeviceLaunchState = 4,
 };
 struct DeviceCode {
   DeviceFormat format = DeviceFormat::Ptx;

@@ -55,12 +55,7 @@ int64_t monotonic_ns() {
   return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// A clock reading and the host's CLOCK_MONOTONIC around the submit that took it.
-struct Sample {
-  uint64_t ticks = 0;
-  int64_t before = 0, after = 0;
-  int64_t middle() const { return before + (after - before) / 2; }
-};
+using Sample = ClockSample;
 
 // The measuring dispatch's Vulkan objects, destroyed with it.
 class ClockDispatch {
@@ -68,6 +63,8 @@ public:
   explicit ClockDispatch(const ClockDevice &d) : d_(d) {}
   ~ClockDispatch() {
     auto dev = d_.device;
+    if (pending_) // a reading that never came: nothing it uses may go before it is done
+      fn<PFN_vkQueueWaitIdle>("vkQueueWaitIdle")(queue_);
     if (fence_)
       fn<PFN_vkDestroyFence>("vkDestroyFence")(dev, fence_, nullptr);
     if (pool_)
@@ -135,21 +132,34 @@ public:
     return "";
   }
 
-  // One submit; false if it failed.
+  // One submit; false if it failed, or if its reading did not arrive within 10 s of the host's
+  // time (a loaded machine may run it late; the fence is waited for without a deadline of its
+  // own, and the reading is taken only once the shader's write is seen).
   bool sample(Sample &out) {
+    if (pending_)
+      return false;
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cmd_;
     auto submit = fn<PFN_vkQueueSubmit>("vkQueueSubmit");
     auto wait = fn<PFN_vkWaitForFences>("vkWaitForFences");
     auto reset = fn<PFN_vkResetFences>("vkResetFences");
+    *d_.scratch_host = 0; // the shader writes the clock over it
     out.before = monotonic_ns();
-    if (submit(queue_, 1, &si, fence_) ||
-        wait(d_.device, 1, &fence_, VK_TRUE, 1000000000ull) != VK_SUCCESS)
+    if (submit(queue_, 1, &si, fence_))
       return false;
+    pending_ = true;
+    constexpr int64_t kDeadline = 10000000000;
+    VkResult r = VK_TIMEOUT;
+    while (r == VK_TIMEOUT && monotonic_ns() - out.before < kDeadline)
+      r = wait(d_.device, 1, &fence_, VK_TRUE, 100000000ull);
+    if (r != VK_SUCCESS)
+      return false;
+    while ((out.ticks = *d_.scratch_host) == 0 && monotonic_ns() - out.before < kDeadline)
+      std::this_thread::yield();
     out.after = monotonic_ns();
-    out.ticks = *d_.scratch_host;
-    return reset(d_.device, 1, &fence_) == VK_SUCCESS;
+    pending_ = false;
+    return out.ticks != 0 && reset(d_.device, 1, &fence_) == VK_SUCCESS;
   }
 
 private:
@@ -165,6 +175,7 @@ private:
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
+  bool pending_ = false; // submitted, not seen done
 };
 
 // The narrowest of a few samples: the least time between the host's readings and the clock's.
@@ -173,13 +184,16 @@ bool narrowest(ClockDispatch &dispatch, Sample &best) {
   for (int i = 0; i < 8; ++i) {
     Sample s;
     if (!dispatch.sample(s))
-      return false;
+      return any;
     if (!any || s.after - s.before < best.after - best.before)
       best = s;
     any = true;
   }
   return any;
 }
+
+// Every reading fits in 32 bits: the clock is taken as 32 bits wide (see clock_model).
+bool narrow(const Sample &a, const Sample &b) { return (a.ticks | b.ticks) >> 32 == 0; }
 
 } // namespace
 
@@ -205,32 +219,80 @@ std::string missing_clock(const ClockNeeds &needs, VkPhysicalDevice pd, bool has
   return "";
 }
 
-DeviceClock measure_device_clock(const ClockDevice &d, std::string &why) {
+// nsecs = t + offset + ((t - base) * rate >> 32) (device_abi.h), rate = tick - 1 ns in Q32: the
+// clock whose reading AT is NS_PER_TICK apart.
+DeviceClock model_at(const Sample &at, double ns_per_tick) {
   DeviceClock clock;
-  ClockDispatch dispatch(d);
-  why = dispatch.create();
-  if (!why.empty())
-    return clock;
-  Sample first, last;
-  bool ok = narrowest(dispatch, first);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ok = ok && narrowest(dispatch, last);
-  if (!ok || last.ticks <= first.ticks) {
-    why = ok ? "the device clock did not advance" : "the clock-reading dispatch failed";
-    return clock;
-  }
+  clock.base = at.ticks;
+  clock.offset_ns = at.middle() - int64_t(at.ticks);
+  clock.rate_q32 = std::llround((ns_per_tick - 1.0) * 4294967296.0);
+  clock.mask = at.ticks && !(at.ticks >> 32) ? 0xffffffffull : 0; // see clock_model
+  return clock;
+}
+
+Result<DeviceClock> clock_model(const Sample &first, const Sample &last, double timestamp_period) {
+  uint64_t ticks = last.ticks - first.ticks;
+  if (narrow(first, last))
+    ticks &= 0xffffffffull; // across a wrap of a 32-bit clock too
   double span = double(last.middle() - first.middle());
-  double ns_per_tick = span / double(last.ticks - first.ticks);
+  if (ticks == 0 || int64_t(ticks) < 0 || span <= 0)
+    return make_error("the device clock did not advance");
+  double ns_per_tick = span / double(ticks);
   // The nominal tick, where the measurement cannot tell them apart: it does not drift with the
   // submits' latency (NVIDIA's clock is the timestamps' nanoseconds).
   double error = double((first.after - first.before) + (last.after - last.before)) / span;
-  if (std::fabs(ns_per_tick / d.timestamp_period - 1) <= error)
-    ns_per_tick = d.timestamp_period;
-  // nsecs = t + offset + ((t - base) * rate >> 32) (device_abi.h), rate = tick - 1 ns in Q32.
-  clock.base = first.ticks;
-  clock.offset_ns = first.middle() - int64_t(first.ticks);
-  clock.rate_q32 = std::llround((ns_per_tick - 1.0) * 4294967296.0);
+  if (std::fabs(ns_per_tick / timestamp_period - 1) <= error)
+    ns_per_tick = timestamp_period;
+  DeviceClock clock = model_at(first, ns_per_tick);
+  clock.mask = narrow(first, last) ? 0xffffffffull : 0;
   return clock;
+}
+
+DeviceClock rebased_clock(const DeviceClock &clock, int64_t nsecs) {
+  // nsecs(t) = t + offset + ((t - base) * rate >> 32): the tick at NSECS, then the offset that
+  // keeps nsecs(t) for every t.
+  double rate = double(clock.rate_q32) / 4294967296.0;
+  double at = double(nsecs - clock.offset_ns - int64_t(clock.base)) / (1.0 + rate);
+  int64_t moved = int64_t(std::llround(at));
+  DeviceClock out = clock;
+  out.base = clock.base + uint64_t(moved);
+  out.offset_ns = clock.offset_ns + int64_t((__int128(moved) * clock.rate_q32) >> 32);
+  return out;
+}
+
+DeviceClock measure_device_clock(const ClockDevice &d, std::string &why, std::string &note) {
+  ClockDispatch dispatch(d);
+  why = dispatch.create();
+  note.clear();
+  if (!why.empty())
+    return {};
+  Sample best; // the narrowest reading seen, for the lower-accuracy model
+  bool any = false;
+  std::string last_why = "the clock-reading dispatch did not finish";
+  for (int window_ms : {20, 100, 500}) {
+    Sample first, last;
+    bool ok = narrowest(dispatch, first);
+    std::this_thread::sleep_for(std::chrono::milliseconds(window_ms));
+    ok = narrowest(dispatch, last) && ok;
+    for (const Sample *s : {&first, &last})
+      if (s->ticks && (!any || s->after - s->before < best.after - best.before)) {
+        best = *s;
+        any = true;
+      }
+    if (!ok)
+      continue;
+    auto model = clock_model(first, last, d.timestamp_period);
+    if (model)
+      return *model;
+    last_why = model.error();
+  }
+  note = "nsecs is less accurate: " + last_why + " over readings 20, 100 and 500 ms apart (a busy "
+         "machine?), so the clock's tick is taken as the device's timestampPeriod (" +
+         std::to_string(d.timestamp_period) + " ns)";
+  if (any)
+    return model_at(best, d.timestamp_period);
+  note += "; no reading came back: nsecs is the device's raw clock";
+  return model_at({}, d.timestamp_period);
 }
 
 } // namespace gpubt::runtime::vulkan

@@ -12,6 +12,7 @@ namespace gpubt::runtime::vulkan {
 std::mutex g_mu;
 std::map<void *, Instance> g_instances;
 std::map<void *, Device> g_devices;
+uint32_t g_untraced = 0;
 
 void say(const std::string &msg) { std::fprintf(stderr, "gpubt: vulkan: %s\n", msg.c_str()); }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/vulkan/device_clock.h"
 #include "runtime/vulkan/device_features.h"
+#include "runtime/vulkan/entry_slots.h"
 #include "runtime/vulkan/pipeline_recipe.h"
 #include "runtime/vulkan/probe_memory.h"
 
@@ -58,6 +60,7 @@ struct Device {
   PFN_vkCmdDispatch dispatch = nullptr;
   PFN_vkCmdDispatchBase dispatch_base = nullptr;
   PFN_vkCmdDispatchIndirect dispatch_indirect = nullptr;
+  PFN_vkCmdPipelineBarrier pipeline_barrier = nullptr;
   PFN_vkDestroyShaderModule destroy_shader_module = nullptr;
   PFN_vkDestroyPipeline destroy_pipeline = nullptr;
   PFN_vkDestroyPipelineLayout destroy_pipeline_layout = nullptr;
@@ -73,20 +76,27 @@ struct Device {
   uint32_t subgroup_size = 32;
   float timestamp_period = 1; // ns per tick of the Device-scope clock
   DeviceClock clock;          // its model, when the probes read nsecs
+  int64_t clock_rebased_ns = 0; // when a narrow clock's base was last moved (CLOCK_MONOTONIC)
   bool relaxed_atomics = false; // lavapipe: see relax_atomics.h
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
   uint8_t *host = nullptr;
   uint64_t address = 0;
   ProbeMemoryLayout layout;
-  uint32_t contexts = 0;
-  std::map<VkShaderModule, std::map<std::string, uint64_t>> module_masks; // entry -> probes
+  // An instrumented entry point's probes and context slot.
+  struct Entry {
+    uint64_t mask = 0;
+    uint32_t slot = 0;
+  };
+  EntrySlots slots{kMaxEntryContexts};
+  uint32_t entries_made = 0; // kernel_index of the next
+  std::map<VkShaderModule, std::map<std::string, Entry>> module_entries; // holds its slots
   using Code = std::shared_ptr<const std::vector<uint32_t>>;
   std::map<VkShaderModule, Code> originals;             // every live module's own code
   std::map<VkShaderModule, std::string> module_names;   // vkSetDebugUtilsObjectNameEXT's
   std::map<VkPipeline, PipelineRecipe> recipes;         // compute pipelines made without probes
   std::map<VkPipeline, VkPipeline> twins;               // ... and with them, made for a name
-  std::map<VkPipeline, uint64_t> pipeline_masks;
+  std::map<VkPipeline, Entry> pipeline_entries; // holds its slot
   std::map<VkCommandBuffer, uint64_t> bound;
   std::vector<uint64_t> launches; // per probe: dispatches recorded with it
 };
@@ -94,5 +104,8 @@ struct Device {
 extern std::mutex g_mu;
 extern std::map<void *, Instance> g_instances;
 extern std::map<void *, Device> g_devices; // by dispatch key (devices, queues, command buffers)
+// Entry points probes matched that run without them, on any device (each said as it happened;
+// the results and the exit say how many).
+extern uint32_t g_untraced;
 
 } // namespace gpubt::runtime::vulkan

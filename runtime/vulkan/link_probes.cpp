@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <spirv-tools/libspirv.hpp>
 #include <spirv-tools/linker.hpp>
 
 #include "runtime/abi/device_abi.h"
 #include "runtime/abi/spirv_words.h"
+#include "runtime/vulkan/entry_functions.h"
 
 namespace gpubt::runtime::vulkan {
 
@@ -131,7 +133,13 @@ Result<std::vector<uint32_t>> link_probes(const std::vector<uint32_t> &module,
                                           const std::vector<EntryProbes> &entries,
                                           uint32_t subgroup_size) {
   Module m, p;
-  if (!m.parse(module.data(), module.size()))
+  std::set<std::string> names;
+  for (const auto &e : entries)
+    names.insert(e.entry);
+  auto own = give_entries_own_functions(module, names); // each its own probes
+  if (!own)
+    return make_error(own.error());
+  if (!m.parse(own->data(), own->size()))
     return make_error("the shader module is not SPIR-V");
   if (!p.parse(probes.data(), probes.size()))
     return make_error("the probe module is not SPIR-V");

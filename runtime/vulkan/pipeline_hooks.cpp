@@ -20,8 +20,19 @@ namespace {
 // probe matches or linking failed (said). The lock is held.
 struct Instrumented {
   std::vector<uint32_t> code;
-  std::map<std::string, uint64_t> masks; // entry point -> probes
+  std::map<std::string, Device::Entry> entries; // entry point -> probes, slot (held once)
 };
+
+// NAME, which probes matched, runs without them: said, and counted for the exit's summary.
+void not_traced(const std::string &name, const std::string &why) {
+  say(name + ": not traced: " + why);
+  ++g_untraced;
+}
+
+void release(Device &d, const std::map<std::string, Device::Entry> &entries) {
+  for (const auto &[name, e] : entries)
+    d.slots.release(e.slot);
+}
 std::optional<Instrumented> instrument(Device &d, const std::vector<uint32_t> &code,
                                        const std::map<std::string, std::string> &targets) {
   const Config &c = config();
@@ -39,23 +50,25 @@ std::optional<Instrumented> instrument(Device &d, const std::vector<uint32_t> &c
       }
     if (!mask)
       continue;
-    if (d.contexts == kMaxEntryContexts) {
-      say(name + ": not traced: more than " + std::to_string(kMaxEntryContexts) +
-          " instrumented entry points");
+    auto slot = d.slots.take();
+    if (!slot) {
+      not_traced(name, "more than " + std::to_string(d.slots.capacity()) +
+                              " instrumented entry points alive at once");
       continue;
     }
-    uint32_t index = d.contexts++;
-    write_entry_context(c.agent, d.layout, d.host, d.address, index, name, mask, d.clock);
-    e.ctx_address = d.address + ProbeMemoryLayout::ctx_offset(index);
+    write_entry_context(c.agent, d.layout, d.host, d.address, *slot, name, mask, d.clock,
+                        d.entries_made++);
+    e.ctx_address = d.address + ProbeMemoryLayout::ctx_offset(*slot);
     entries.push_back(std::move(e));
-    out.masks[entry] = mask;
+    out.entries[entry] = {mask, *slot};
   }
   if (entries.empty())
     return std::nullopt;
   auto linked = link_probes(code, d.relaxed_atomics ? relax_atomics(c.probes) : c.probes, entries,
                             d.subgroup_size);
   if (!linked) {
-    say(targets.at(entries[0].entry) + ": not traced: " + linked.error());
+    not_traced(targets.at(entries[0].entry), linked.error());
+    release(d, out.entries);
     return std::nullopt;
   }
   if (c.agent.verbose)
@@ -91,25 +104,29 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateShaderModule(VkDevice device,
   auto instrumented = instrument(d, *code, targets);
   lock.unlock();
   VkResult r = VK_ERROR_UNKNOWN;
+  bool refused = false;
   if (instrumented) {
     VkShaderModuleCreateInfo mine = *info;
     mine.codeSize = instrumented->code.size() * 4;
     mine.pCode = instrumented->code.data();
     r = create(device, &mine, alloc, out);
-    if (r != VK_SUCCESS) {
-      say(instrumented->masks.begin()->first + ": not traced: the driver refused the module (" +
-          std::to_string(r) + ")");
-      instrumented.reset();
-    }
+    refused = r != VK_SUCCESS;
   }
-  if (!instrumented)
+  if (!instrumented || refused)
     r = create(device, info, alloc, out);
-  if (r != VK_SUCCESS)
-    return r;
   lock.lock();
   Device &dd = g_devices[key(device)];
+  if (instrumented && (refused || r != VK_SUCCESS)) {
+    if (refused)
+      not_traced(instrumented->entries.begin()->first,
+                 "the driver refused the module (" + std::to_string(r) + ")");
+    release(dd, instrumented->entries);
+    instrumented.reset();
+  }
+  if (r != VK_SUCCESS)
+    return r;
   if (instrumented)
-    dd.module_masks[*out] = std::move(instrumented->masks);
+    dd.module_entries[*out] = std::move(instrumented->entries);
   dd.originals[*out] = std::move(code);
   return r;
 }
@@ -120,7 +137,10 @@ VKAPI_ATTR void VKAPI_CALL DestroyShaderModule(VkDevice device, VkShaderModule m
   Device &d = g_devices[key(device)];
   d.originals.erase(module); // a handle may come back for another module
   d.module_names.erase(module);
-  d.module_masks.erase(module);
+  if (auto m = d.module_entries.find(module); m != d.module_entries.end()) {
+    release(d, m->second); // its pipelines hold their slots still
+    d.module_entries.erase(m);
+  }
   auto destroy = d.destroy_shader_module;
   lock.unlock();
   destroy(device, module, alloc);
@@ -154,12 +174,13 @@ void make_twin(Device &d, VkDevice device, VkPipeline pipeline, const std::strin
   VkPipeline twin = VK_NULL_HANDLE;
   VkResult r = recipe->second.make(device, pipeline_fns(d), instrumented->code, &twin);
   if (r != VK_SUCCESS) {
-    say(name + ": not traced: the driver refused the pipeline with the probes (" +
-        std::to_string(r) + ")");
+    not_traced(name, "the driver refused the pipeline with the probes (" + std::to_string(r) +
+                            ")");
+    release(d, instrumented->entries);
     return;
   }
   d.twins[pipeline] = twin;
-  d.pipeline_masks[twin] = instrumented->masks.begin()->second;
+  d.pipeline_entries[twin] = instrumented->entries.begin()->second; // holds the slot taken
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelineCache cache,
@@ -179,8 +200,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelin
     return r;
   for (uint32_t i = 0; i < n; ++i) {
     const VkComputePipelineCreateInfo &info = infos[i];
-    auto m = d.module_masks.find(info.stage.module);
-    if (m == d.module_masks.end() || !m->second.count(info.stage.pName)) {
+    auto m = d.module_entries.find(info.stage.module);
+    if (m == d.module_entries.end() || !m->second.count(info.stage.pName)) {
       auto original = d.originals.find(info.stage.module);
       if (out[i] == VK_NULL_HANDLE || original == d.originals.end())
         continue;
@@ -190,8 +211,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelin
       continue;
     }
     if (out[i] == VK_NULL_HANDLE) {
-      say(std::string(info.stage.pName) + ": not traced: the driver refused the pipeline "
-          "with the probes (" + std::to_string(r) + ")");
+      not_traced(info.stage.pName,
+                 "the driver refused the pipeline with the probes (" + std::to_string(r) + ")");
       VkResult again = create_uninstrumented(d, device, cache, info, alloc, &out[i]);
       if (again == VK_SUCCESS && r != VK_SUCCESS) {
         bool all = true;
@@ -202,7 +223,9 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelin
       }
       continue;
     }
-    d.pipeline_masks[out[i]] = m->second[info.stage.pName];
+    const Device::Entry &e = m->second[info.stage.pName];
+    d.slots.hold(e.slot);
+    d.pipeline_entries[out[i]] = e;
   }
   return r;
 }
@@ -213,13 +236,19 @@ VKAPI_ATTR void VKAPI_CALL DestroyPipeline(VkDevice device, VkPipeline pipeline,
   Device &d = g_devices[key(device)];
   auto destroy = d.destroy_pipeline;
   VkPipeline twin = VK_NULL_HANDLE;
+  auto let_go = [&](VkPipeline p) {
+    if (auto e = d.pipeline_entries.find(p); e != d.pipeline_entries.end()) {
+      d.slots.release(e->second.slot);
+      d.pipeline_entries.erase(e);
+    }
+  };
   if (auto t = d.twins.find(pipeline); t != d.twins.end()) {
     twin = t->second;
-    d.pipeline_masks.erase(twin);
+    let_go(twin);
     d.twins.erase(t);
   }
   d.recipes.erase(pipeline);
-  d.pipeline_masks.erase(pipeline);
+  let_go(pipeline);
   lock.unlock();
   if (twin)
     destroy(device, twin, nullptr);
@@ -270,40 +299,66 @@ VKAPI_ATTR void VKAPI_CALL CmdBindPipeline(VkCommandBuffer cb, VkPipelineBindPoi
     if (point == VK_PIPELINE_BIND_POINT_COMPUTE) {
       if (auto t = d.twins.find(pipeline); t != d.twins.end())
         pipeline = t->second;
-      auto m = d.pipeline_masks.find(pipeline);
-      d.bound[cb] = m == d.pipeline_masks.end() ? 0 : m->second;
+      auto m = d.pipeline_entries.find(pipeline);
+      d.bound[cb] = m == d.pipeline_entries.end() ? 0 : m->second.mask;
     }
   }
   bind(cb, point, pipeline);
 }
 
 // Launches are counted as dispatches are recorded (a command buffer submitted twice counts once).
-Device &count_dispatch(VkCommandBuffer cb) {
+// A dispatch of a pipeline whose probes keep per-launch state in its context (last_thread,
+// launch_start: abi::DeviceLaunchState) waits for the compute work before it, and sees its
+// writes: without a barrier between them a driver may run consecutive dispatches at once
+// (NVIDIA's does; lavapipe runs them one by one), and their threads would count into one
+// launch_exited, whose last thread resets it while the other dispatch still counts. A barrier
+// only adds ordering, so the program's results stay as they were. The lock is held; the barrier
+// is recorded after it is let go.
+struct Dispatch {
+  PFN_vkCmdPipelineBarrier barrier = nullptr; // or none needed
+  void record(VkCommandBuffer cb) const {
+    if (!barrier)
+      return;
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT,
+                       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+            &mb, 0, nullptr, 0, nullptr);
+  }
+};
+template <typename F> Dispatch count_dispatch(VkCommandBuffer cb, F Device::*fn, F &next) {
   Device &d = g_devices[key(cb)];
   uint64_t mask = d.bound[cb];
   for (size_t i = 0; i < d.launches.size() && i < 64; ++i)
     d.launches[i] += (mask >> i) & 1;
-  return d;
+  next = d.*fn;
+  bool ordered = mask && (config().agent.device.features & abi::DeviceLaunchState);
+  return {ordered ? d.pipeline_barrier : nullptr};
 }
 
 VKAPI_ATTR void VKAPI_CALL CmdDispatch(VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z) {
   std::unique_lock<std::mutex> lock(g_mu);
-  auto fn = count_dispatch(cb).dispatch;
+  PFN_vkCmdDispatch fn;
+  Dispatch d = count_dispatch(cb, &Device::dispatch, fn);
   lock.unlock();
+  d.record(cb);
   fn(cb, x, y, z);
 }
 VKAPI_ATTR void VKAPI_CALL CmdDispatchBase(VkCommandBuffer cb, uint32_t bx, uint32_t by,
                                            uint32_t bz, uint32_t x, uint32_t y, uint32_t z) {
   std::unique_lock<std::mutex> lock(g_mu);
-  auto fn = count_dispatch(cb).dispatch_base;
+  PFN_vkCmdDispatchBase fn;
+  Dispatch d = count_dispatch(cb, &Device::dispatch_base, fn);
   lock.unlock();
+  d.record(cb);
   fn(cb, bx, by, bz, x, y, z);
 }
 VKAPI_ATTR void VKAPI_CALL CmdDispatchIndirect(VkCommandBuffer cb, VkBuffer buffer,
                                                VkDeviceSize offset) {
   std::unique_lock<std::mutex> lock(g_mu);
-  auto fn = count_dispatch(cb).dispatch_indirect;
+  PFN_vkCmdDispatchIndirect fn;
+  Dispatch d = count_dispatch(cb, &Device::dispatch_indirect, fn);
   lock.unlock();
+  d.record(cb);
   fn(cb, buffer, offset);
 }
 

@@ -55,12 +55,12 @@ void init_probe_memory(const abi::AgentConfig &config, const ProbeMemoryLayout &
 void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout &layout,
                          uint8_t *host, uint64_t address, uint32_t index,
                          const std::string &kernel, uint64_t probe_mask,
-                         const DeviceClock &clock) {
+                         const DeviceClock &clock, std::optional<uint32_t> kernel_index) {
   gpubt_device_ctx ctx{};
   ctx.abi_version = GPUBT_DEVICE_ABI_VERSION;
   ctx.pid = uint32_t(getpid());
   ctx.ring = address + layout.ring_offset;
-  ctx.kernel_index = index;
+  ctx.kernel_index = kernel_index.value_or(index);
   ctx.num_maps = uint32_t(config.device.maps.size());
   std::strncpy(ctx.kernel_name, abi::device_kernel_name(kernel).c_str(), GPUBT_KERNEL_NAME_SIZE - 1);
   for (size_t j = 0; j < config.device.maps.size() && j < GPUBT_MAX_DEVICE_MAPS; ++j)
@@ -70,7 +70,17 @@ void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout
   ctx.clock_offset_ns = clock.offset_ns;
   ctx.clock_rate = clock.rate_q32;
   ctx.clock_base = clock.base;
+  ctx.clock_mask = clock.mask;
   std::memcpy(host + ProbeMemoryLayout::ctx_offset(index), &ctx, sizeof ctx);
+}
+
+void write_entry_clock(uint8_t *host, uint32_t index, const DeviceClock &clock) {
+  uint8_t *ctx = host + ProbeMemoryLayout::ctx_offset(index);
+  // A probe running meanwhile may read the new base with the old offset: a rebase keeps the
+  // model (rebased_clock), so that is off by the drift over the move only.
+  std::memcpy(ctx + offsetof(gpubt_device_ctx, clock_base), &clock.base, 8);
+  std::memcpy(ctx + offsetof(gpubt_device_ctx, clock_offset_ns), &clock.offset_ns, 8);
+  std::memcpy(ctx + offsetof(gpubt_device_ctx, clock_mask), &clock.mask, 8);
 }
 
 abi::DeviceImage read_probe_memory(const abi::AgentConfig &config,

@@ -3,6 +3,7 @@
 // printf ring (layouts of runtime/abi/device_abi.h). Pure layout and bytes: no Vulkan calls.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,9 @@
 
 namespace gpubt::runtime::vulkan {
 
-inline constexpr uint32_t kMaxEntryContexts = 256;
+// Instrumented entry points alive at once on a device (a destroyed one's slot is used again:
+// entry_slots.h); a context is under 1 KiB, so 4096 of them take at most 4 MiB.
+inline constexpr uint32_t kMaxEntryContexts = 4096;
 
 struct ProbeMemoryLayout {
   std::vector<uint64_t> map_offsets; // per DeviceMapSpec
@@ -27,6 +30,7 @@ struct DeviceClock {
   int64_t offset_ns = 0;
   int64_t rate_q32 = 0;
   uint64_t base = 0;
+  uint64_t mask = 0; // gpubt_device_ctx::clock_mask: 0, or the bits of a narrower clock
 };
 
 // Zeroed memory HOST (LAYOUT.size bytes at device address ADDRESS) made ready for the probes:
@@ -34,11 +38,16 @@ struct DeviceClock {
 void init_probe_memory(const abi::AgentConfig &config, const ProbeMemoryLayout &layout,
                        uint8_t *host);
 
-// Context INDEX for entry point KERNEL, running the probes in PROBE_MASK.
+// Context INDEX for entry point KERNEL, running the probes in PROBE_MASK; KERNEL_INDEX (the
+// timeline's row) is INDEX unless given (a slot used again gets a new one).
 void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout &layout,
                          uint8_t *host, uint64_t address, uint32_t index,
                          const std::string &kernel, uint64_t probe_mask,
-                         const DeviceClock &clock = {});
+                         const DeviceClock &clock = {},
+                         std::optional<uint32_t> kernel_index = std::nullopt);
+
+// Context INDEX's clock fields only (the layer moves a narrow clock's base forward).
+void write_entry_clock(uint8_t *host, uint32_t index, const DeviceClock &clock);
 
 // What the probes wrote, as the CUDA agent reports a context.
 abi::DeviceImage read_probe_memory(const abi::AgentConfig &config,

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unistd.h>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/vulkan/device_clock.h"
 #include "runtime/vulkan/device_features.h"
+#include "runtime/vulkan/host_map_copies.h"
 #include "runtime/vulkan/layer_state.h"
 #include "runtime/vulkan/pipeline_hooks.h"
 #include "runtime/vulkan/probe_memory.h"
@@ -41,11 +43,29 @@ uint32_t g_next_device = 0;
 // probes' memory, a copy across PCIe and a file write at about 1 GB/s).
 bool g_submitted = false;
 int64_t g_written_ns = 0, g_write_cost_ns = 0;
+// Work was submitted since the maps host probes read were last copied into their BPF maps.
+bool g_copy_pending = false;
 
 int64_t monotonic_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// The maps gpu probes write and host probes read, from D's probe memory into their BPF maps
+// (host_map_copies.h); each failure said once (the lock is held).
+void copy_to_host(const Device &d) {
+  static std::set<std::string> said;
+  if (!d.active)
+    return;
+  for (const auto &e : copy_maps_to_host(config().agent, d.layout, d.host))
+    if (said.insert(e).second)
+      say("host probes do not see what the shaders wrote: " + e);
+}
+
+std::string untraced_summary() {
+  return std::to_string(g_untraced) + " compute entry point(s) the probes matched ran without "
+         "them (said above): their dispatches are not in the maps";
 }
 
 // Rewrites this process's results file with every device's probe memory (the lock is held).
@@ -60,6 +80,8 @@ void write_results() {
       image.probe_launches = d.launches;
       results.images.push_back(std::move(image));
     }
+  if (g_untraced)
+    results.messages.push_back(untraced_summary());
   std::string path = c.agent.results_path + "." + std::to_string(getpid()) + ".vulkan";
   {
     std::ofstream out(path + ".tmp", std::ios::binary | std::ios::trunc);
@@ -85,7 +107,11 @@ void write_results_after_wait() {
 
 void at_exit() {
   std::lock_guard<std::mutex> lock(g_mu);
+  for (const auto &[k, d] : g_devices)
+    copy_to_host(d);
   write_results();
+  if (g_untraced)
+    say(untraced_summary());
 }
 
 // A memory type for the probes' buffer: host-visible and coherent, so the host reads what they
@@ -156,7 +182,7 @@ std::string measure_clock(const Instance &inst, VkPhysicalDevice pd, const VkDev
                           PFN_vkSetDeviceLoaderData set_loader_data, Device &d) {
   ClockDevice cd{d.handle, d.gdpa, set_loader_data, UINT32_MAX, d.timestamp_period,
                  d.address + d.layout.scratch_offset,
-                 reinterpret_cast<const volatile uint64_t *>(d.host + d.layout.scratch_offset)};
+                 reinterpret_cast<volatile uint64_t *>(d.host + d.layout.scratch_offset)};
   uint32_t n = 0;
   inst.queue_families(pd, &n, nullptr);
   std::vector<VkQueueFamilyProperties> families(n);
@@ -169,9 +195,11 @@ std::string measure_clock(const Instance &inst, VkPhysicalDevice pd, const VkDev
   if (cd.queue_family == UINT32_MAX)
     return "the probes read nsecs and the program's device has no compute queue to measure its "
            "clock on";
-  std::string why;
-  d.clock = measure_device_clock(cd, why);
-  if (why.empty() && config().agent.verbose)
+  std::string why, note;
+  d.clock = measure_device_clock(cd, why, note);
+  if (!note.empty())
+    say(note);
+  else if (why.empty() && config().agent.verbose)
     say("nsecs: the shader clock ticks every " +
         std::to_string(1 + double(d.clock.rate_q32) / 4294967296.0) + " ns");
   return why.empty() ? "" : "the probes read nsecs and its clock could not be measured: " + why;
@@ -313,6 +341,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceC
   if (!d.dispatch_base)
     d.dispatch_base = reinterpret_cast<PFN_vkCmdDispatchBase>(get("vkCmdDispatchBaseKHR"));
   d.dispatch_indirect = reinterpret_cast<PFN_vkCmdDispatchIndirect>(get("vkCmdDispatchIndirect"));
+  d.pipeline_barrier = reinterpret_cast<PFN_vkCmdPipelineBarrier>(get("vkCmdPipelineBarrier"));
   d.destroy_shader_module =
       reinterpret_cast<PFN_vkDestroyShaderModule>(get("vkDestroyShaderModule"));
   d.destroy_pipeline = reinterpret_cast<PFN_vkDestroyPipeline>(get("vkDestroyPipeline"));
@@ -330,6 +359,10 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceC
   d.destroy_buffer = reinterpret_cast<PFN_vkDestroyBuffer>(get("vkDestroyBuffer"));
   d.free_memory = reinterpret_cast<PFN_vkFreeMemory>(get("vkFreeMemory"));
   d.launches.assign(config().agent.device.probes.size(), 0);
+  // GPUBT_VULKAN_ENTRY_SLOTS=N: fewer instrumented entry points at once, for tests of the limit.
+  if (const char *n = std::getenv("GPUBT_VULKAN_ENTRY_SLOTS"))
+    d.slots = EntrySlots(std::min<uint32_t>(uint32_t(std::strtoul(n, nullptr, 10)),
+                                            kMaxEntryContexts));
   if (probes) {
     read_device_traits(inst, pd, d);
     why = make_probe_memory(inst, pd, d);
@@ -364,6 +397,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
     g_done.push_back(std::move(image));
   }
   g_devices.erase(it);
+  copy_to_host(d);
   if (d.active)
     write_results(); // before the memory goes
   lock.unlock();
@@ -375,12 +409,29 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
 }
 
 
+// A clock narrower than 64 bits (lavapipe's) is unwrapped by the probes from its base, within
+// 2^32 ticks of it (device_clock.h): before work is submitted, the base moves to 100 ms before
+// now, a second apart at most, in every context (the lock is held). A dispatch's readings are
+// then right for the 4.29 s after its submit.
+void rebase_narrow_clock(Device &d) {
+  constexpr int64_t kSecond = 1000000000;
+  int64_t now = monotonic_ns();
+  if (!d.active || !d.clock.mask || now - d.clock_rebased_ns < kSecond)
+    return;
+  d.clock = rebased_clock(d.clock, now - kSecond / 10);
+  for (uint32_t i = 0; i < d.slots.used(); ++i)
+    write_entry_clock(d.host, i, d.clock);
+  d.clock_rebased_ns = now;
+}
+
 // Work submitted on a traced device: the next wait writes the results file.
 template <typename Info, typename F>
 VkResult submit(F Device::*fn, VkQueue queue, uint32_t n, const Info *submits, VkFence fence) {
   std::unique_lock<std::mutex> lock(g_mu);
   Device &d = g_devices[key(queue)];
+  rebase_narrow_clock(d);
   g_submitted = g_submitted || d.active;
+  g_copy_pending = g_copy_pending || d.active;
   F next = d.*fn;
   lock.unlock();
   return next(queue, n, submits, fence);
@@ -394,10 +445,16 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t n,
   return submit(&Device::queue_submit2, queue, n, submits, fence);
 }
 
-// The program waited for the GPU: its probes' results so far go to the results file.
+// The program waited for the GPU: the maps host probes read get what the shaders wrote (after
+// every wait, as the CUDA agent copies them at every synchronization: host probes that run next
+// see it), and the probes' results so far go to the results file.
 VkResult after_wait(VkResult r) {
   if (r == VK_SUCCESS) {
     std::lock_guard<std::mutex> lock(g_mu);
+    if (g_copy_pending)
+      for (const auto &[k, d] : g_devices)
+        copy_to_host(d);
+    g_copy_pending = false;
     write_results_after_wait();
   }
   return r;

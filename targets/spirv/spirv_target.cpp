@@ -110,8 +110,12 @@ bool atomics_to_placeholders(llvm::Module &m, std::string &why) {
       params.push_back(a->getType());
     bool is_store = opcode == spirv::OpAtomicStore;
     auto *fty = llvm::FunctionType::get(is_store ? b.getVoidTy() : ty, params, false);
+    auto *rmw = llvm::dyn_cast<llvm::AtomicRMWInst>(i);
+    bool acq_rel = rmw && llvm::isAtLeastOrStrongerThan(rmw->getOrdering(),
+                                                        llvm::AtomicOrdering::AcquireRelease);
     auto callee = m.getOrInsertFunction(std::string(kAtomicPlaceholder) + std::to_string(opcode) +
-                                            "_" + std::to_string(bits),
+                                            "_" + std::to_string(bits) +
+                                            (acq_rel ? kAcqRelSuffix : ""),
                                         fty);
     llvm::Value *call = b.CreateCall(callee, args);
     if (auto *x = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(i)) {

@@ -17,6 +17,7 @@ using namespace spirv;
 
 struct Placeholder {
   uint32_t opcode = 0, bits = 0;
+  bool acq_rel = false; // a read-modify-write that orders other memory
 };
 
 // gpubt_spv_atomic_<opcode>_<bits>
@@ -24,6 +25,9 @@ bool parse_placeholder(const std::string &name, Placeholder &out) {
   size_t n = std::strlen(kAtomicPlaceholder);
   if (name.compare(0, n, kAtomicPlaceholder) != 0)
     return false;
+  size_t suffix = std::strlen(kAcqRelSuffix);
+  out.acq_rel =
+      name.size() > suffix && name.compare(name.size() - suffix, suffix, kAcqRelSuffix) == 0;
   return std::sscanf(name.c_str() + n, "%u_%u", &out.opcode, &out.bits) == 2 &&
          (out.bits == 32 || out.bits == 64);
 }
@@ -56,7 +60,8 @@ Inst atomic_for(const AtomicOperands &o, const Placeholder &ph, const std::vecto
     return {OpAtomicCompareExchange,
             {call[0], call[1], pointer, o.scope, o.acq_rel, o.acquire, call[5], call[4]}};
   default:
-    return {uint16_t(ph.opcode), {call[0], call[1], pointer, o.scope, o.relaxed, call[4]}};
+    return {uint16_t(ph.opcode),
+            {call[0], call[1], pointer, o.scope, ph.acq_rel ? o.acq_rel : o.relaxed, call[4]}};
   }
 }
 

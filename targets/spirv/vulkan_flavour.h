@@ -11,8 +11,10 @@
 
 namespace gpubt::targets {
 
-// Placeholder `i64/i32 NAME<opcode>(ptr, args...)`: the SPIR-V atomic opcode in its name.
+// Placeholder `i64/i32 NAME<opcode>_<bits>[_acq_rel](ptr, args...)`: the SPIR-V atomic opcode in
+// its name; a read-modify-write is relaxed unless the name ends in kAcqRelSuffix.
 inline const char *kAtomicPlaceholder = "gpubt_spv_atomic_";
+inline const char *kAcqRelSuffix = "_acq_rel";
 // Placeholder `i64 NAME<scope>()`: OpReadClockKHR of that scope (SPV_KHR_shader_clock), which
 // LLVM's Vulkan flavour does not take as __spirv_ReadClockKHR.
 inline const char *kClockPlaceholder = "gpubt_spv_clock_";

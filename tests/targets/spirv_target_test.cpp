@@ -146,6 +146,49 @@ TEST(SpirvTarget, AggregatesPerSubgroup) {
   }
 }
 
+// last_thread and launch_start keep per-launch state in the entry point's context: the features
+// tell the layer to order the dispatches of pipelines with such probes (overlapping dispatches,
+// which NVIDIA's driver runs where no barrier separates them, would mix their counts); kerneltime
+// and --timeline's hidden probes among them.
+TEST(SpirvVulkan, LaunchStateIsAFeature) {
+  auto target = make_spirv_target(SpirvFlavour::Vulkan);
+  ASSERT_TRUE(target);
+  for (auto [script, state] :
+       {std::pair{"gpu:kretprobe:main { @ = count(); }", false},
+        std::pair{"gpu:kretprobe:main /last_thread/ { @ = count(); }", true},
+        std::pair{"gpu:kretprobe:main { @ = max(nsecs - launch_start); }", true}}) {
+    auto c = compile_device_script(script, *target);
+    ASSERT_EQ(c.error, "") << script;
+    EXPECT_EQ(bool(c.spec.device.features & abi::DeviceLaunchState), state) << script;
+  }
+}
+
+// last_thread's count is the one acquire-release atomic add (the last thread then sees every
+// warp's launch_start); map updates stay relaxed.
+TEST(SpirvVulkan, LastThreadCountIsAcquireRelease) {
+  auto target = make_spirv_target(SpirvFlavour::Vulkan);
+  ASSERT_TRUE(target);
+  auto c = compile_device_script(
+      "gpu:kretprobe:main /last_thread/ { @c = count(); @d = max(nsecs - launch_start); }",
+      *target);
+  ASSERT_EQ(c.error, "");
+  const abi::DeviceCode *image = image_of(c.spec, abi::DeviceFormat::SpirvVulkan);
+  ASSERT_TRUE(image);
+  spirv::Module m;
+  ASSERT_TRUE(m.parse(reinterpret_cast<const uint32_t *>(image->bytes.data()),
+                      image->bytes.size() / 4));
+  std::map<uint32_t, uint32_t> constants; // id -> value
+  std::map<uint32_t, int> adds;           // semantics -> OpAtomicIAdd
+  for (const auto &in : m.insts) {
+    if (in.op == spirv::OpConstant && in.w.size() == 3)
+      constants[in.w[1]] = in.w[2];
+    if (in.op == 234) // OpAtomicIAdd: type, result, pointer, scope, semantics, value
+      ++adds[constants[in.w[4]]];
+  }
+  EXPECT_EQ(adds[spirv::SemanticsAcqRel | spirv::SemanticsUniformMemory], 1);
+  EXPECT_GE(adds[0], 1);
+}
+
 // nsecs reads the Device-scope shader clock and clock the Subgroup-scope one (OpReadClockKHR,
 // which LLVM's Vulkan flavour does not emit: the flavour rewrite does), and the program's
 // features tell the layer which the device must have; the OpenCL flavour refuses both.
@@ -158,7 +201,8 @@ TEST(SpirvVulkan, ClocksAreShaderClockReads) {
       "@c = min(clock); }",
       *target);
   ASSERT_EQ(c.error, "");
-  EXPECT_EQ(c.spec.device.features, abi::DeviceReadsClock | abi::DeviceReadsCycles);
+  EXPECT_EQ(c.spec.device.features,
+            abi::DeviceReadsClock | abi::DeviceReadsCycles | abi::DeviceLaunchState);
   const abi::DeviceCode *image = image_of(c.spec, abi::DeviceFormat::SpirvVulkan);
   ASSERT_TRUE(image);
   spirv::Module m;

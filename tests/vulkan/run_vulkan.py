@@ -88,6 +88,39 @@ def check_clocks(gpubt, prog, n, invocations, env):
     return failed
 
 
+def check_clock_after_wrap(gpubt, prog, n, env):
+    """A dispatch submitted 4.5 s after the device was made (and its clock measured): lavapipe's
+    32-bit clock has wrapped since (every 4.29 s), and nsecs still lies between the submit's and
+    the run's end on the host's clock (it came out 4.29 s early before)."""
+    r = run([gpubt, "-e", "gpu:kprobe:main { @a = min(nsecs); } "
+             "gpu:kretprobe:main { @t = max(nsecs); }", "-c", f"{prog} {n}"],
+            dict(env, VK_VECTOR_ADD_DELAY_MS="4500"))
+    t1 = time.monotonic_ns()
+    got = map_rows(r.stdout)
+    m = re.search(r"dispatch submitted at (\d+)", r.stdout)
+    a, t = got.get(("a", None)), got.get(("t", None))
+    ok = (r.returncode == 0 and m is not None and a is not None and t is not None and
+          int(m.group(1)) <= a <= t <= t1)
+    return report(ok, f"nsecs 4.5 s after the clock was measured: "
+                  f"{m.group(1) if m else None} <= {a} <= {t} <= {t1}", r)
+
+
+def check_clocks_under_load(gpubt, prog, n, invocations, env):
+    """The same clock checks with two busy loops per CPU running beside them (CI's 2-CPU machine
+    runs builds beside the suite): the clock measurement takes longer readings where it must, and
+    never refuses the probes (it did, 'the device clock did not advance', when lavapipe's 32-bit
+    clock wrapped between its readings; that case is DeviceClockModel.AcrossA32BitWrap)."""
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(2 * (os.cpu_count() or 1))]
+    try:
+        failed = check_clocks(gpubt, prog, n, invocations, env)
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    return failed
+
+
 def check_keyless_updates(gpubt, prog, n, invocations, env):
     """A map without a key has one slot: lanes of a subgroup that found it being claimed by one
     of them update it too instead of dropping the update (`+=` is a plain read-modify-write, as
@@ -154,6 +187,81 @@ def check_killed(gpubt, prog, n, invocations, env):
     ok = (r.returncode != 0 and map_rows(r.stdout) == {("", None): invocations} and
           "killed by SIGKILL" in r.stderr)
     return report(ok, "killed program: counts up to its last wait, and how it died", r)
+
+
+def libvulkan():
+    """The Vulkan loader the program links, for a host probe on its functions."""
+    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    m = re.search(r"libvulkan\.so\.1 \(libc6,x86-64\) => (\S+)", out)
+    return m.group(1) if m else "libvulkan.so.1"
+
+
+def check_gpu_to_host_map(gpubt, prog, n, env):
+    """A map gpu probes write and host probes read is copied into its BPF map after the
+    program's waits and at its end (as the CUDA agent does at synchronizations): END prints it,
+    and a host probe that runs after the waits (vkDestroyPipeline, after the last
+    vkQueueWaitIdle) reads it."""
+    failed = 0
+    r = run([gpubt, "-e", "gpu:kprobe:main /tid == 0/ { @last = 5; } END { print(@last); }",
+             "-c", f"{prog} {n}"], env)
+    ok = r.returncode == 0 and r.stdout.count("@last: 5") == 2 and \
+        f"vk_vector_add: ok {n}" in r.stdout
+    failed += report(ok, "a map gpu probes write: END and the exit print it", r)
+    r = run([gpubt, "-e", "gpu:kprobe:main /tid == 0/ { @last = 5; } "
+             f"uprobe:{libvulkan()}:vkDestroyPipeline {{ @seen = @last + 1; }}",
+             "-c", f"{prog} {n}"], env)
+    got = map_rows(r.stdout)
+    ok = r.returncode == 0 and got.get(("seen", None)) == 6 and got.get(("last", None)) == 5
+    failed += report(ok, "a map gpu probes write: a host probe reads it after the waits", r)
+    return failed
+
+
+def check_entry_points(gpubt, prog, n, invocations, env):
+    """Probes go to the entry point dispatched: entry_points.spv has alpha and beta (functions of
+    their own calling one shared function) and gamma and delta (two entry points on one
+    function); only the one the program runs is counted, at entry and at exit."""
+    if not os.path.exists(os.path.join(os.path.dirname(prog), "entry_points.spv")):
+        print("[SKIP] entry_points.spv not built (no spirv-as)")
+        return 0
+    failed = 0
+    for entry in ("alpha", "beta", "gamma", "delta"):
+        dump = tempfile.mkdtemp(prefix="gpubt-vk-dump-")
+        r = run([gpubt, "-e", "gpu:kprobe:* { @[kernel] = count(); } "
+                 "gpu:kretprobe:* { @r[kernel] = count(); }", "-c", f"{prog} {n}"],
+                dict(env, VK_VECTOR_ADD_SHADER="entry_points.spv", VK_VECTOR_ADD_ENTRY=entry,
+                     GPUBT_VULKAN_DUMP=dump))
+        got = dict(((m, k), int(v)) for m, k, v in
+                   re.findall(r"^@(\w*)\[(\w+)\]: (\d+)$", r.stdout, re.M))
+        want = {("", entry): invocations, ("r", entry): invocations}
+        linked = [os.path.join(dump, f) for f in os.listdir(dump)]
+        valid = not shutil.which("spirv-val") or (linked and all(subprocess.run(
+            ["spirv-val", "--target-env", "vulkan1.2", f]).returncode == 0 for f in linked))
+        shutil.rmtree(dump, ignore_errors=True)
+        ok = (r.returncode == 0 and got == want and valid and
+              f"vk_vector_add: ok {n}" in r.stdout)
+        failed += report(ok, f"entry point {entry} of 4 in one module: {got}", r)
+    return failed
+
+
+def check_many_pipelines(gpubt, prog, env):
+    """A program that makes, runs and destroys 400 modules and pipelines (as programs that build
+    shaders on the fly do) has every dispatch traced: a destroyed entry point's context slot is
+    used again. Where the slots run out (GPUBT_VULKAN_ENTRY_SLOTS=1 here: the program's first
+    pipeline stays alive), each untraced entry point is said and the exit says how many."""
+    failed = 0
+    r = run([gpubt, "-e", "gpu:kprobe:main { @ = count(); }", "-c", f"{prog} 64"],
+            dict(env, VK_VECTOR_ADD_PIPELINES="400"), timeout=600)
+    ok = (r.returncode == 0 and map_rows(r.stdout) == {("", None): 401 * 64} and
+          "not traced" not in r.stderr and "vk_vector_add: ok 64" in r.stdout)
+    failed += report(ok, f"401 pipelines made and destroyed, every dispatch traced: "
+                     f"{map_rows(r.stdout)}", r)
+    r = run([gpubt, "-e", "gpu:kprobe:main { @ = count(); }", "-c", f"{prog} 64"],
+            dict(env, VK_VECTOR_ADD_PIPELINES="3", GPUBT_VULKAN_ENTRY_SLOTS="1"))
+    ok = (map_rows(r.stdout) == {("", None): 64} and
+          r.stderr.count("main: not traced: more than 1 instrumented entry points") == 3 and
+          "3 compute entry point(s) the probes matched ran without them" in r.stderr)
+    failed += report(ok, "entry points past the limit: each said, and counted at the exit", r)
+    return failed
 
 
 def main():
@@ -268,11 +376,16 @@ def main():
               f"{len(set(lines))} distinct\n  {r.stderr[-1000:]}")
     failed += not ok
     failed += check_clocks(args.gpubt, prog, n, invocations, env)
+    failed += check_clocks_under_load(args.gpubt, prog, n, invocations, env)
+    failed += check_clock_after_wrap(args.gpubt, prog, n, env)
     failed += check_keyless_updates(args.gpubt, prog, n, invocations, env)
     failed += check_debug_names(args.gpubt, prog, n, invocations, env)
     failed += check_killed(args.gpubt, prog, n, invocations, env)
     failed += check_kerneltime(args.gpubt, prog, n, env)
     failed += check_timeline(args.gpubt, prog, n, env)
+    failed += check_gpu_to_host_map(args.gpubt, prog, n, env)
+    failed += check_entry_points(args.gpubt, prog, n, invocations, env)
+    failed += check_many_pipelines(args.gpubt, prog, env)
     # A shader no probe matches runs as built, and gpubt says no launch matched.
     r = run([args.gpubt, "-e", "gpu:kprobe:nosuch { @ = count(); }", "-c", prog], env)
     ok = "vk_vector_add: ok" in r.stdout + r.stderr and "no kernel launch matched" in r.stderr

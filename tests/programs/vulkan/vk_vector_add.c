@@ -11,6 +11,11 @@
 // VK_VECTOR_ADD_MODULE_NAME names the shader module before the pipeline is made and
 // VK_VECTOR_ADD_PIPELINE_NAME the pipeline once its module is destroyed, as debuggers and
 // profilers show them (VK_EXT_debug_utils).
+// VK_VECTOR_ADD_SHADER names another shader file beside the program and VK_VECTOR_ADD_ENTRY the
+// entry point to run (entry_points.spv: alpha, beta, gamma, delta). VK_VECTOR_ADD_PIPELINES=K
+// then makes, runs once (one submit and wait each) and destroys K more modules and pipelines, as
+// programs that build shaders on the fly do. VK_VECTOR_ADD_DELAY_MS=D waits D ms before it
+// submits the dispatches and prints "vk_vector_add: dispatch submitted at NS" (CLOCK_MONOTONIC).
 // The shader, vector_add.spv (glslangValidator -V vector_add.comp), is read from beside the
 // program, so the two can be copied to a GPU machine together.
 #include <stdio.h>
@@ -32,13 +37,15 @@
     }                                                                                              \
   } while (0)
 
-static uint32_t *read_shader(size_t *size) {
+static uint32_t *read_shader(const char *name, size_t *size) {
   char path[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
   if (n <= 0)
     exit(1);
   path[n] = 0;
-  strcpy(strrchr(path, '/') + 1, "vector_add.spv");
+  if (strlen(name) > 30 || strchr(name, '/'))
+    exit(1);
+  strcpy(strrchr(path, '/') + 1, name);
   FILE *f = fopen(path, "rb");
   if (!f) {
     perror(path);
@@ -111,6 +118,39 @@ static VkResult set_object_name(VkDevice dev, PFN_vkSetDebugUtilsObjectNameEXT s
   return set_name(dev, &info);
 }
 
+// K times: a module and a pipeline made from CODE, one dispatch of it submitted and waited for,
+// both destroyed.
+static void churn_pipelines(VkDevice dev, VkQueue queue, VkCommandPool cpool,
+                            const VkShaderModuleCreateInfo *smci, VkComputePipelineCreateInfo cpci,
+                            VkDescriptorSet set, uint32_t n, int k) {
+  for (int i = 0; i < k; ++i) {
+    CHECK(vkCreateShaderModule(dev, smci, NULL, &cpci.stage.module));
+    VkPipeline pipeline;
+    CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipeline));
+    VkCommandBufferAllocateInfo cbai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cbai.commandPool = cpool;
+    cbai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cbai.commandBufferCount = 1;
+    VkCommandBuffer cb;
+    CHECK(vkAllocateCommandBuffers(dev, &cbai, &cb));
+    VkCommandBufferBeginInfo cbbi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    CHECK(vkBeginCommandBuffer(cb, &cbbi));
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, cpci.layout, 0, 1, &set, 0, NULL);
+    vkCmdPushConstants(cb, cpci.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &n);
+    vkCmdDispatch(cb, (n + 63) / 64, 1, 1);
+    CHECK(vkEndCommandBuffer(cb));
+    VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    CHECK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
+    CHECK(vkQueueWaitIdle(queue));
+    vkFreeCommandBuffers(dev, cpool, 1, &cb);
+    vkDestroyPipeline(dev, pipeline, NULL);
+    vkDestroyShaderModule(dev, cpci.stage.module, NULL);
+  }
+}
+
 int main(int argc, char **argv) {
   uint32_t n = argc > 1 ? (uint32_t)atoi(argv[1]) : 1000;
   int dispatches = argc > 2 ? atoi(argv[2]) : 1;
@@ -118,6 +158,10 @@ int main(int argc, char **argv) {
   int killed = argc > 3 && strcmp(argv[3], "kill") == 0;
   const char *module_name = getenv("VK_VECTOR_ADD_MODULE_NAME");
   const char *pipeline_name = getenv("VK_VECTOR_ADD_PIPELINE_NAME");
+  const char *shader = getenv("VK_VECTOR_ADD_SHADER");
+  const char *entry = getenv("VK_VECTOR_ADD_ENTRY");
+  int churn = getenv("VK_VECTOR_ADD_PIPELINES") ? atoi(getenv("VK_VECTOR_ADD_PIPELINES")) : 0;
+  int delay_ms = getenv("VK_VECTOR_ADD_DELAY_MS") ? atoi(getenv("VK_VECTOR_ADD_DELAY_MS")) : 0;
   if (n == 0 || dispatches < 1) {
     fprintf(stderr, "usage: vk_vector_add [N] [DISPATCHES] [time|kill]\n");
     return 2;
@@ -183,7 +227,7 @@ int main(int argc, char **argv) {
   }
 
   size_t code_size;
-  uint32_t *code = read_shader(&code_size);
+  uint32_t *code = read_shader(shader ? shader : "vector_add.spv", &code_size);
   VkShaderModuleCreateInfo smci = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   smci.codeSize = code_size;
   smci.pCode = code;
@@ -218,7 +262,7 @@ int main(int argc, char **argv) {
   cpci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   cpci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   cpci.stage.module = module;
-  cpci.stage.pName = "main";
+  cpci.stage.pName = entry ? entry : "main";
   const float b_scale = 1.0f; // vector_add.comp's B_SCALE
   VkSpecializationMapEntry spec_entry = {0, 0, sizeof b_scale};
   VkSpecializationInfo spec = {1, &spec_entry, sizeof b_scale, &b_scale};
@@ -318,6 +362,14 @@ int main(int argc, char **argv) {
     VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cbs[k];
+    if (k == 1 && delay_ms > 0) {
+      usleep((useconds_t)delay_ms * 1000);
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      printf("vk_vector_add: dispatch submitted at %lld\n",
+             (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
+      fflush(stdout);
+    }
     double t0 = now_us();
     CHECK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
     CHECK(vkQueueWaitIdle(queue));
@@ -348,6 +400,8 @@ int main(int argc, char **argv) {
            count, how, props.deviceName);
     free(us);
   }
+
+  churn_pipelines(dev, queue, cpool, &smci, cpci, set, n, churn);
 
   const float *c = stage; // read back into the staging buffer's first half
   int bad = 0;
