@@ -31,12 +31,13 @@ def run(cmd, env=None, timeout=120):
 
 # --- the agent's files (runtime/abi/agent_protocol.cpp) -------------------------------------
 
-def write_config(path, cubin, results, probes, maps, ring=0):
+def write_config(path, cubin, results, probes, maps, ring=0, functions=None):
     with open(path, 'w') as f:
         f.write(f'results\t{results}\nring\t{ring}\ncubin\tsm_90\t{cubin}\n')
         for i, (probe, pattern) in enumerate(probes):
             point = 'exit' if probe == 'kretprobe' else 'enter'
-            f.write(f'probe\t{point}\tgpubt_probe_{i}\tgpu:{probe}:{pattern}\t{pattern}\n')
+            function = functions[i] if functions else f'gpubt_probe_{i}'
+            f.write(f'probe\t{point}\t{function}\tgpu:{probe}:{pattern}\t{pattern}\n')
         for cap, key, value in maps:
             f.write(f'map\t{cap}\t{key}\t{value}\t{8 + key + value}\t0\n')
 
@@ -162,6 +163,19 @@ def agent_cases(a, tmp, plain):
     launches = [img['launches'] for img in images]
     ok = (p.returncode == 0 and checksum(p.stdout) == plain['vectorAdd'] and launches == [[0]])
     row('agent: kernel pattern matching nothing', ok, f'launches {launches}, stderr {p.stderr.strip()!r}')
+    # One probe of two cannot be patched in (its function is not in the probe code): the module
+    # is left as loaded, not patched with the other probe alone (issue 23).
+    write_config(cfg, a.selftest_cubin, res, [('kretprobe', 'vectorAdd'), ('kprobe', 'vectorAdd')],
+                 [(65536, 8, 8), (1, 0, 8)], functions=['gpubt_probe_0', 'gpubt_no_such_probe'])
+    p, _ = run([f'{b}/vectorAdd_sass', '50000', '2'], env=agent_env(a.agent, cfg))
+    images, messages = read_results(res)
+    launches = [img['launches'] for img in images]
+    entries = [len(map_entries(m)) for img in images for m in img['maps']]
+    ok = (p.returncode == 0 and checksum(p.stdout) == plain['vectorAdd_sass'] and
+          all(n == 0 for l in launches for n in l) and not any(entries) and
+          any('left as loaded' in m for m in messages))
+    row('agent: a probe that cannot be patched in leaves the module as loaded', ok,
+        f'launches {launches}, map entries {entries}, messages {messages}')
     # Unloadable probe code: the program runs uninstrumented and says why.
     write_config(cfg, '/nonexistent.cubin', res, [('kretprobe', 'vectorAdd')], [(16, 8, 8)])
     p, _ = run([f'{b}/vectorAdd', '50000', '2'], env=agent_env(a.agent, cfg))
