@@ -75,6 +75,8 @@ Result<std::vector<UniqueFd>> hold_at_python(int pid, const std::string &exe) {
   if (interp.empty())
     return make_error(exe + " runs no CPython interpreter (neither it nor a library it links "
                             "defines _PyRuntime)");
+  if (auto py = read_python_file(interp); !py) // a version pystack does not read: say so now
+    return make_error(py.error());
   std::vector<UniqueFd> fds;
   for (const char *func : {"Py_InitializeFromConfig", "Py_FinalizeEx"}) {
     auto hold = hold_at(pid, interp, func);

@@ -171,23 +171,19 @@ void Session::setup_python() {
   if (spec_.python_procs_map < 0)
     return;
   int fd = maps_[spec_.python_procs_map].get();
-  auto warn = [](const std::string &why) {
-    if (!python_absent(why))
-      std::fprintf(stderr, "WARNING: pystack: %s; Python frames are left out\n", why.c_str());
-  };
   if (target_pid() <= 0) {
     register_running_pythons(fd); // processes started later have no Python frames
   } else if (child_) {
     // Held (exit_hold_'s way) where the interpreter starts and ends: at_python_stop().
     auto hold = hold_at_python(target_pid(), child_->path());
     if (!hold)
-      return warn(hold.error());
+      return warn_python(hold.error());
     if (exit_hold_.empty())
       guard_stops();
     for (auto &h : *hold)
       exit_hold_.push_back(std::move(h));
   } else if (auto st = register_python(fd, target_pid()); !st) {
-    warn(st.error());
+    warn_python(st.error());
   } else {
     python_registered_ = true;
   }
@@ -199,9 +195,8 @@ void Session::at_python_stop(EventHandler &handler) {
   if (!python_registered_) {
     auto st = register_python(maps_[spec_.python_procs_map].get(), target_pid());
     python_registered_ = true; // tried once: an error is warned about once
-    if (!st && !python_absent(st.error()))
-      std::fprintf(stderr, "WARNING: pystack: %s; Python frames are left out\n",
-                   st.error().c_str());
+    if (!st)
+      warn_python(st.error());
   }
   // Perhaps at Py_FinalizeEx: the events so far, and the frames in maps, are named now.
   consume(handler);

@@ -116,15 +116,6 @@ const std::optional<CodeInfo> &code_info(int pid, uint64_t code, const PythonInt
   return it->second;
 }
 
-void warn_once(int pid, const std::string &why) {
-  static std::mutex warn_mu;
-  static std::set<int> warned;
-  std::lock_guard lock(warn_mu);
-  if (!python_absent(why) && warned.insert(pid).second)
-    std::fprintf(stderr, "WARNING: pystack: %s; Python frames of process %d are left out\n",
-                 why.c_str(), pid);
-}
-
 bool is_shim(const abi::PyStackFrame &f, const PythonInterpreter &py) {
   uint32_t owner = uint32_t(f.code >> abi::kPyOwnerShift);
   return (f.code & abi::kPyCodeMask) == 0 ||
@@ -176,14 +167,14 @@ std::vector<std::string> python_frame_lines(const abi::PyStackHeader &header,
   int pid = int(header.pid);
   if (header.status & abi::kPyStackNoInterpreter) {
     if (const auto &py = python_of(pid); !py)
-      warn_once(pid, py.error());
+      warn_python(py.error());
     return out;
   }
   if (header.status & abi::kPyStackNoThread)
     return out;
   const auto &py = python_of(pid);
   if (!py) {
-    warn_once(pid, py.error());
+    warn_python(py.error());
     return out;
   }
   size_t n = std::min<size_t>(header.status & 0xffff, frames.size());

@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cinttypes>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -142,7 +144,9 @@ bool defines_python_runtime(const std::string &path) {
   return elf_symbol_address(path, "_PyRuntime").has_value();
 }
 
-Result<PythonInterpreter> read_python_file(const std::string &path) {
+Result<PythonInterpreter> read_python_file(const std::string &given) {
+  char real[PATH_MAX];
+  std::string path = realpath(given.c_str(), real) ? real : given; // one name in messages
   auto runtime = elf_symbol_address(path, "_PyRuntime");
   if (!runtime)
     return make_error(path + " has no _PyRuntime symbol (not CPython, or stripped)");
@@ -217,6 +221,14 @@ Result<PythonInterpreter> find_python(int pid) {
 bool python_absent(const std::string &why) {
   return why.find("no CPython interpreter mapped") != std::string::npos ||
          why.find("is gone") != std::string::npos;
+}
+
+void warn_python(const std::string &why) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  std::lock_guard lock(mu);
+  if (!python_absent(why) && warned.insert(why).second)
+    std::fprintf(stderr, "WARNING: pystack: %s; Python frames are left out\n", why.c_str());
 }
 
 const Result<PythonInterpreter> &python_of(int pid) {

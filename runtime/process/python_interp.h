@@ -44,6 +44,10 @@ bool defines_python_runtime(const std::string &path);
 // warning is due for that.
 bool python_absent(const std::string &why);
 
+// Prints "WARNING: pystack: WHY; Python frames are left out" once per WHY (none where
+// python_absent(WHY)).
+void warn_python(const std::string &why);
+
 // Interpreters found, by pid, for the printer: find_python's answer (or its error) is kept.
 const Result<PythonInterpreter> &python_of(int pid);
 
