@@ -176,6 +176,10 @@ void Session::setup_python() {
   } else if (child_) {
     // Held (exit_hold_'s way) where the interpreter starts and ends: at_python_stop().
     auto hold = hold_at_python(target_pid(), child_->path());
+    if (!hold && hold.error().find("runs no CPython") != std::string::npos) {
+      python_poll_ = true; // a wrapper (a pyenv shim, a shell) may exec python: look each loop
+      return;
+    }
     if (!hold)
       return warn_python(hold.error());
     if (exit_hold_.empty())
@@ -190,7 +194,16 @@ void Session::setup_python() {
 }
 
 void Session::at_python_stop(EventHandler &handler) {
-  if (spec_.python_procs_map < 0 || !child_ || process_state(target_pid()) != 'T')
+  if (python_poll_ && !python_registered_ && child_ && child_->execed()) {
+    // Frames taken before this finds the interpreter are left out.
+    auto st = register_python(maps_[spec_.python_procs_map].get(), target_pid());
+    if (st || !python_absent(st.error())) {
+      python_registered_ = true;
+      if (!st)
+        warn_python(st.error());
+    }
+  }
+  if (spec_.python_procs_map < 0 || !child_ || python_poll_ || process_state(target_pid()) != 'T')
     return;
   if (!python_registered_) {
     auto st = register_python(maps_[spec_.python_procs_map].get(), target_pid());

@@ -147,6 +147,7 @@ private:
   void guard_stops();
   bool load_watch_failed_ = false;
   bool python_registered_ = false; // the target's interpreter is in the python_procs map
+  bool python_poll_ = false; // -c runs no python itself: look for one after each loop
 };
 
 } // namespace gpubt::runtime

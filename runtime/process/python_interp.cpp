@@ -141,7 +141,9 @@ bool defines_python_runtime(const std::string &path) {
   auto base = basename_of(path);
   if (base.rfind("python", 0) != 0 && base.rfind("libpython", 0) != 0)
     return false;
-  return elf_symbol_address(path, "_PyRuntime").has_value();
+  // Py_Initialize too: an interpreter older than 3.7 (no _PyRuntime) is one to warn about.
+  return elf_symbol_address(path, "_PyRuntime").has_value() ||
+         elf_symbol_address(path, "Py_Initialize").has_value();
 }
 
 Result<PythonInterpreter> read_python_file(const std::string &given) {
@@ -149,7 +151,8 @@ Result<PythonInterpreter> read_python_file(const std::string &given) {
   std::string path = realpath(given.c_str(), real) ? real : given; // one name in messages
   auto runtime = elf_symbol_address(path, "_PyRuntime");
   if (!runtime)
-    return make_error(path + " has no _PyRuntime symbol (not CPython, or stripped)");
+    return make_error(path + " has no _PyRuntime symbol (CPython older than 3.7, or stripped): "
+                             "pystack reads 3.11 to 3.13");
   auto elf = read_loads(path);
   if (!elf)
     return make_error("cannot read the ELF program headers of " + path);

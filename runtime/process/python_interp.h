@@ -37,7 +37,8 @@ Result<PythonInterpreter> find_python(int pid);
 // is the file's. Errors as find_python's.
 Result<PythonInterpreter> read_python_file(const std::string &path);
 
-// Whether PATH defines _PyRuntime: a python executable or libpython.
+// Whether PATH is a CPython interpreter (python* or libpython* defining _PyRuntime or
+// Py_Initialize): a python executable or libpython.
 bool defines_python_runtime(const std::string &path);
 
 // Whether find_python's error WHY says only that the process runs no CPython (or is gone): no

@@ -23,7 +23,10 @@ FRAMES = 31  # abi::kPyStackFrames
 def pythons():
     """The CPython interpreters installed, one per real file."""
     found = {}
-    for p in sorted(glob.glob("/usr/bin/python3.*") + glob.glob("/usr/local/bin/python3.*")):
+    pyenv = os.path.join(os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv")),
+                         "versions", "*", "bin", "python3.*")
+    for p in sorted(glob.glob("/usr/bin/python3.*") + glob.glob("/usr/local/bin/python3.*") +
+                    glob.glob(pyenv)):
         if re.fullmatch(r"python3\.\d+", os.path.basename(p)) and os.access(p, os.X_OK):
             found.setdefault(os.path.realpath(p), p)
     return list(found.values())
@@ -67,13 +70,38 @@ def check_python(ctx, python):
     print(f"  {python}: {len(expected)} call paths match traceback.extract_stack()")
 
 
+def version(python):
+    r = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2])"],
+                       capture_output=True, text=True, timeout=30)
+    return tuple(int(x) for x in r.stdout.split())
+
+
 @case
 def pystack_matches_traceback(ctx):
-    found = pythons()
+    found = [p for p in pythons() if version(p) >= (3, 11)]
     if not found:
         return "SKIP"
     for python in found:
         check_python(ctx, python)
+
+
+@case
+def pystack_older_python_warns(ctx):
+    """A real CPython older than 3.11 (pyenv's, where installed): the warning, no frames."""
+    old = [p for p in pythons() if version(p) < (3, 11)]
+    if not old:
+        return "SKIP"
+    lib = os.path.join(ctx.programs, "libpymark.so")
+    prog = f"uprobe:{lib}:gpubt_py_mark {{ @[pystack] = count(); }}"
+    for python in old:
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = f"{python} {os.path.join(HERE, 'pystack', 'calls.py')} {lib} {tmp}/t.json"
+            r = subprocess.run([ctx.gpubt, "-e", prog, "-c", cmd], capture_output=True,
+                               text=True, errors="replace", stdin=subprocess.DEVNULL, timeout=60)
+        assert r.returncode == 0, (r.returncode, r.stderr)
+        warnings = [l for l in r.stderr.splitlines() if l.startswith("WARNING: pystack:")]
+        assert len(warnings) == 1 and "pystack reads 3.11 to 3.13" in warnings[0], r.stderr
+        assert "@[\n]: 9" in r.stdout, r.stdout
 
 
 @case
