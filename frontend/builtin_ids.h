@@ -12,6 +12,7 @@ enum class BuiltinId {
   Retval, Func, Probe, Args,
   Ustack, // the user call stack (host uprobes, uretprobes, tracepoints)
   Kstack, // the kernel call stack
+  Pystack, // the Python call stack of the thread's CPython interpreter (host probes)
   // gpu only
   TidX, TidY, TidZ, BidX, BidY, BidZ, BdimX, BdimY, BdimZ, GdimX, GdimY, GdimZ,
   Lane, Warp, Sm, Clock, Kernel,

@@ -147,6 +147,8 @@ std::string to_string(const Type &t) {
     return "ustack";
   case TypeKind::KStack:
     return "kstack";
+  case TypeKind::PyStack:
+    return "pystack";
   case TypeKind::Pointer:
     return to_string(t.elems[0]) + " *";
   case TypeKind::Record:

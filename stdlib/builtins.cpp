@@ -1,6 +1,7 @@
 // The builtin table. Types and misuse messages are bpftrace 0.17's (`bpftrace -d` shows the
 // types); gpu-only rows are gpubt's own.
 #include "stdlib/builtins.h"
+#include "runtime/abi/python_stack.h"
 
 #include <array>
 #include <charconv>
@@ -66,6 +67,12 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
      bit(Provider::Uprobe) | bit(Provider::Uretprobe) | bit(Provider::Usdt) |
          bit(Provider::Tracepoint),
      "The ustack builtin can not be used with '{probe}' probes"},
+    // Python frames of the thread's CPython interpreter (runtime/abi/python_stack.h).
+    {"pystack", BuiltinId::Pystack, TypeKind::PyStack, abi::pystack_size(abi::kPyStackFrames),
+     false,
+     bit(Provider::Uprobe) | bit(Provider::Uretprobe) | bit(Provider::Usdt) |
+         bit(Provider::Tracepoint) | bit(Provider::Profile),
+     "The pystack builtin can not be used with '{probe}' probes"},
     // kKstackFrames (32) kernel return addresses, innermost first.
     {"kstack", BuiltinId::Kstack, TypeKind::KStack, 8 * 32, false,
      kKernelFn | bit(Provider::Tracepoint) | bit(Provider::Profile) | bit(Provider::Uprobe) |

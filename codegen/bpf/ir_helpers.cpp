@@ -127,7 +127,8 @@ llvm::Value *normalize(LowerCtx &c, llvm::Value *v, const Type &t) {
 }
 
 bool is_memory_type(const Type &t) {
-  return t.is_aggregate_value() || t.kind == TypeKind::UStack || t.kind == TypeKind::KStack;
+  return t.is_aggregate_value() || t.kind == TypeKind::UStack || t.kind == TypeKind::KStack ||
+         t.kind == TypeKind::PyStack;
 }
 
 static uint32_t int_size(const Type &t) {
@@ -153,6 +154,7 @@ void store_value(LowerCtx &c, llvm::Value *dst, uint32_t dst_align, const Type &
   }
   case TypeKind::UStack:
   case TypeKind::KStack:
+  case TypeKind::PyStack:
   case TypeKind::Inet:
   case TypeKind::MacAddr:
   case TypeKind::Record:

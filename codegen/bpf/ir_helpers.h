@@ -41,7 +41,7 @@ Val load_value(LowerCtx &c, llvm::Value *ptr, uint32_t align, const frontend::Ty
 void store_value(LowerCtx &c, llvm::Value *dst, uint32_t dst_align, const frontend::Type &dst_t,
                  Val src, const frontend::Type &src_t);
 
-bool is_memory_type(const frontend::Type &t); // String, Tuple, Record, Array, UStack
+bool is_memory_type(const frontend::Type &t); // String, Tuple, Record, Array, the stacks
 
 // Starts a new block after a `ret` so later statements have somewhere to go (dead code).
 void start_dead_block(LowerCtx &c);

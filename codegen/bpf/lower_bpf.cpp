@@ -11,6 +11,7 @@
 #include "codegen/bpf/fault_in.h"
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_api.h"
+#include "codegen/bpf/lower_pystack.h"
 #include "codegen/bpf/lower_timeline.h"
 #include "codegen/bpf/lower_watchpoint.h"
 #include "stdlib/enums.h"
@@ -207,6 +208,7 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
   spec = program_layout.spec;
   layout::MapLayout layout = program_layout.maps;
   add_api_maps(program, layout, spec);
+  add_python_maps(program, layout, spec);
 
   llvm::LLVMContext llctx;
   auto mod = std::make_unique<llvm::Module>("gpubt", llctx);

@@ -7,6 +7,7 @@
 
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
+#include "codegen/bpf/lower_pystack.h"
 #include "codegen/bpf/lower_usdt.h"
 #include "codegen/bpf/tracepoint_format.h"
 #include "stdlib/builtins.h"
@@ -170,6 +171,10 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
          call_helper(c, BPF_FUNC_get_stack,
                      {c.regs, buf, c.b.getInt32(e.type.size), c.b.getInt64(BPF_F_USER_STACK)});
          return {buf, 8};
+       }},
+      {BuiltinId::Pystack,
+       [](LowerCtx &c, const BuiltinExpr &e, int) -> Val {
+         return lower_pystack(c, (e.type.size - 8) / 16);
        }},
       {BuiltinId::Kstack,
        [](LowerCtx &c, const BuiltinExpr &e, int) -> Val {

@@ -52,6 +52,9 @@ abi::ValueType to_value_type(const Type &t) {
   case TypeKind::KStack:
     v.kind = abi::ValueType::KStack;
     break;
+  case TypeKind::PyStack:
+    v.kind = abi::ValueType::PyStack;
+    break;
   case TypeKind::UserSym:
     v.kind = abi::ValueType::UserSym;
     v.size = 8;

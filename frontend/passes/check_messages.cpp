@@ -41,6 +41,7 @@ std::string printf_kind_name(const Type &t) {
   case TypeKind::KernelName:
   case TypeKind::UStack:
   case TypeKind::KStack:
+  case TypeKind::PyStack:
   case TypeKind::Timestamp:
   case TypeKind::Inet:
   case TypeKind::MacAddr:

@@ -12,13 +12,14 @@ namespace gpubt::abi {
 // A value's byte layout and how to print it.
 struct ValueType {
   // KernelName: u64 stub or handle, see kernel_names_map. UStack: size/8 u64 user return
-  // addresses, innermost first, 0-padded; KStack: the same of kernel addresses.
+  // addresses, innermost first, 0-padded; KStack: the same of kernel addresses. PyStack:
+  // Python frames as code objects in a process (runtime/abi/python_stack.h).
   // Record: a C struct/union, fields elems at offsets named by names; Array: size/elems[0].size
   // elements of elems[0].
   // Buffer, Inet, MacAddr, Errno, Username, CgroupPath: frontend/types.h's kinds of the names.
   enum Kind : uint8_t { None, Int, UInt, String, Tuple, Enum, UserSym, Probe, Timestamp,
                         KernelName, UStack, Record, Array, Buffer, Inet, MacAddr, Errno,
-                        Username, CgroupPath, KStack };
+                        Username, CgroupPath, KStack, PyStack };
   Kind kind = None;
   uint32_t size = 0;               // bytes
   std::vector<ValueType> elems;    // Tuple, Record: the fields; Array: the element
@@ -266,6 +267,9 @@ struct ProgramSpec {
   // probes on cuModuleGetFunction/cuLibraryGetKernel; KernelName values found there print that
   // name, others are symbolized in the traced process (host stubs). -1 when unused.
   int kernel_names_map = -1;
+  // pystack: a hash map u32 pid -> abi::PythonProcess (python_stack.h) the runtime fills for
+  // each process whose interpreter it found. -1 when unused.
+  int python_procs_map = -1;
   DeviceProgramSpec device; // gpu probes, their maps and PTX
 };
 

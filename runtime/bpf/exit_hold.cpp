@@ -19,12 +19,14 @@ uint64_t insn(uint8_t code, uint8_t dst, int32_t imm) {
 
 } // namespace
 
-Result<std::vector<UniqueFd>> hold_at_exit(int pid) {
+Result<std::vector<UniqueFd>> hold_at_exit(int pid) { return hold_at(pid, "libc", "exit"); }
+
+Result<std::vector<UniqueFd>> hold_at(int pid, const std::string &target, const std::string &func) {
   abi::ProbeSpec p;
-  p.name = "uprobe:libc:exit";
+  p.name = "uprobe:" + target + ":" + func;
   p.kind = abi::AttachKind::Uprobe;
-  p.target = "libc";
-  p.func = "exit";
+  p.target = target;
+  p.func = func;
   p.hidden = true;
   p.insns = {
       insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, SIGSTOP),

@@ -12,6 +12,9 @@ namespace gpubt::runtime {
 // closing them detaches.
 Result<std::vector<UniqueFd>> hold_at_exit(int pid);
 
+// The same stop at the entry of FUNC in TARGET (a path or a library name) in process PID.
+Result<std::vector<UniqueFd>> hold_at(int pid, const std::string &target, const std::string &func);
+
 // If PID is stopped (held at exit): snapshots its mappings and lets it go on. Returns whether
 // it was held.
 bool release_held(int pid);

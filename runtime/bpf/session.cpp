@@ -8,6 +8,8 @@
 #include "runtime/bpf/kernel_names.h"
 #include "runtime/bpf/loader.h"
 #include "runtime/bpf/perf_events.h"
+#include "runtime/bpf/python_procs.h"
+#include "runtime/process/python_interp.h"
 #include "runtime/bpf/map_ops.h"
 #include "runtime/process/symbolizer.h"
 #include "runtime/bpf/triggers.h"
@@ -55,7 +57,8 @@ uint64_t monotonic_ns() {
 }
 
 bool has_user_addresses(const abi::ValueType &t) {
-  if (t.kind == abi::ValueType::KernelName || t.kind == abi::ValueType::UStack)
+  if (t.kind == abi::ValueType::KernelName || t.kind == abi::ValueType::UStack ||
+      t.kind == abi::ValueType::PyStack)
     return true;
   for (const auto &e : t.elems)
     if (has_user_addresses(e))
@@ -155,12 +158,66 @@ Status Session::setup() {
     if (auto hold = hold_at_exit(target_pid()))
       exit_hold_ = std::move(*hold);
   }
+  setup_python();
   if (spec_.ringbuf_map >= 0) {
     rb_ = ring_buffer__new(maps_[spec_.ringbuf_map].get(), ringbuf_callback, this, nullptr);
     if (!rb_)
       return make_error(std::string("failed to open the ring buffer: ") + strerror(errno));
   }
   return Ok{};
+}
+
+void Session::setup_python() {
+  if (spec_.python_procs_map < 0)
+    return;
+  int fd = maps_[spec_.python_procs_map].get();
+  if (target_pid() <= 0) {
+    register_running_pythons(fd); // processes started later have no Python frames
+  } else if (child_) {
+    // Held (exit_hold_'s way) where the interpreter starts and ends: at_python_stop().
+    auto hold = hold_at_python(target_pid(), child_->path());
+    if (!hold && hold.error().find("runs no CPython") != std::string::npos) {
+      python_poll_ = true; // a wrapper (a pyenv shim, a shell) may exec python: look each loop
+      return;
+    }
+    if (!hold)
+      return warn_python(hold.error());
+    if (exit_hold_.empty())
+      guard_stops();
+    for (auto &h : *hold)
+      exit_hold_.push_back(std::move(h));
+  } else if (auto st = register_python(fd, target_pid()); !st) {
+    warn_python(st.error());
+  } else {
+    python_registered_ = true;
+  }
+}
+
+void Session::at_python_stop(EventHandler &handler) {
+  if (python_poll_ && !python_registered_ && child_ && child_->execed()) {
+    // Frames taken before this finds the interpreter are left out.
+    auto st = register_python(maps_[spec_.python_procs_map].get(), target_pid());
+    if (st || !python_absent(st.error())) {
+      python_registered_ = true;
+      if (!st)
+        warn_python(st.error());
+    }
+  }
+  if (spec_.python_procs_map < 0 || !child_ || python_poll_ || process_state(target_pid()) != 'T')
+    return;
+  if (!python_registered_) {
+    auto st = register_python(maps_[spec_.python_procs_map].get(), target_pid());
+    python_registered_ = true; // tried once: an error is warned about once
+    if (!st)
+      warn_python(st.error());
+  }
+  // Perhaps at Py_FinalizeEx: the events so far, and the frames in maps, are named now.
+  consume(handler);
+  std::vector<MapData> contents(spec_.maps.size());
+  for (size_t i = 0; i < spec_.maps.size(); ++i)
+    if (!spec_.maps[i].internal)
+      contents[i] = read_map(int(i));
+  remember_python_frames_in(spec_.maps, contents);
 }
 
 int Session::target_pid() const {
@@ -480,6 +537,7 @@ StopReason Session::run(EventHandler &handler) {
     int n = epoll_wait(ep.get(), evs, 4, 200);
     if (load_watch_)
       continue_after_load(load_watch_->take_loads());
+    at_python_stop(handler);
     if (!exit_hold_.empty())
       release_held(target_pid());
     for (int i = 0; i < n; ++i) {

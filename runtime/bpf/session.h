@@ -109,6 +109,8 @@ private:
   bool defer_until_loaded(size_t probe_index); // pending_ (starts the load watch)
   void attach_loaded();                        // the process is stopped at a library load
   void continue_after_load(bool loaded);       // attach_loaded() if stopped there, then SIGCONT
+  void setup_python();                         // pystack: the python_procs map and its stops
+  void at_python_stop(EventHandler &handler);  // stopped at a python_procs.h stop: map, frames
   // attach_probe() with the names' lock held: it appends to function_names_ and spec_'s
   // probe names, which other threads read.
   Result<Attached> attach_named(const abi::ProbeSpec &probe, size_t probe_index);
@@ -144,6 +146,8 @@ private:
   std::unique_ptr<StopGuard> stop_guard_; // -p: before a hold is armed (stop_guard.h)
   void guard_stops();
   bool load_watch_failed_ = false;
+  bool python_registered_ = false; // the target's interpreter is in the python_procs map
+  bool python_poll_ = false; // -c runs no python itself: look for one after each loop
 };
 
 } // namespace gpubt::runtime

@@ -5,6 +5,7 @@
 #include "runtime/output/strftime_format.h"
 #include "runtime/process/demangle.h"
 #include "runtime/process/kernel_symbols.h"
+#include "runtime/process/python_frames.h"
 
 #include <algorithm>
 #include <cstring>
@@ -84,6 +85,18 @@ std::string stack_lines(const ValueType &type, const uint8_t *data, NameOf name_
   return out;
 }
 
+// pystack in the same layout, `file:line function` a line (runtime/process/python_frames.h).
+std::string python_stack_text(const ValueType &type, const uint8_t *data) {
+  abi::PyStackHeader header;
+  std::memcpy(&header, data, sizeof header);
+  std::vector<abi::PyStackFrame> frames((type.size - sizeof header) / sizeof(abi::PyStackFrame));
+  std::memcpy(frames.data(), data + sizeof header, frames.size() * sizeof(abi::PyStackFrame));
+  std::string out = "\n";
+  for (const auto &line : python_frame_lines(header, frames))
+    out += "    " + line + "\n";
+  return out;
+}
+
 std::string probe_name(uint64_t index, const abi::ProgramSpec &spec) {
   return index < spec.probe_names.size() ? spec.probe_names[index] : std::to_string(index);
 }
@@ -138,6 +151,8 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
     }));
   case ValueType::KStack:
     return named(stack_lines(type, data, kernel_symbol_at));
+  case ValueType::PyStack:
+    return named(python_stack_text(type, data));
   case ValueType::Probe:
     return named(probe_name(uint64_t(value_as_int(type, data)), spec));
   case ValueType::Timestamp: // strftime(): its format rides in the type

@@ -1,0 +1,198 @@
+// pystack in BPF (see lower_pystack.h). The walk, as CPython's own debuggers do it: _PyRuntime ->
+// the first interpreter -> its thread states, the one whose native_thread_id is this thread (the
+// GIL's holder is not enough: ctypes and PyTorch release it around native calls) -> its current
+// _PyInterpreterFrame -> previous ..., skipping the C-stack shim frames of 3.12+. Loops are
+// bounded for the verifier; a read that faults reads as 0 and ends the walk.
+#include "codegen/bpf/lower_pystack.h"
+
+#include <linux/bpf.h>
+
+#include <cstddef>
+
+#include "codegen/bpf/ir_helpers.h"
+#include "frontend/ast_walk.h"
+#include "runtime/abi/python_stack.h"
+
+namespace gpubt::codegen::bpf {
+
+using namespace frontend;
+
+namespace {
+
+constexpr uint32_t kMaxThreads = 64;    // thread states searched for this thread's
+constexpr uint32_t kFrameSlot = 136;    // kPyFrameBytes read into a slot masked offsets stay in
+constexpr uint32_t kProcessEntries = 4096;
+
+bool program_uses_pystack(const Program &program) {
+  bool found = false;
+  for (const auto &p : program.probes)
+    for_each_expr(*p, [&](const Expr &e) { found = found || is_builtin(e, BuiltinId::Pystack); });
+  return found;
+}
+
+// *(u64 *)ADDR in the traced process; 0 where it cannot be read.
+llvm::Value *read_word(LowerCtx &c, llvm::Value *slot, llvm::Value *addr) {
+  call_helper(c, BPF_FUNC_probe_read_user,
+              {slot, c.b.getInt32(8), c.b.CreateIntToPtr(addr, c.b.getPtrTy())});
+  return c.b.CreateAlignedLoad(c.b.getInt64Ty(), slot, llvm::Align(8));
+}
+
+// A field offset of the process record, as i64.
+llvm::Value *offset_of(LowerCtx &c, llvm::Value *info, size_t field) {
+  auto *v = c.b.CreateAlignedLoad(c.b.getInt32Ty(), byte_ptr(c, info, uint32_t(field)),
+                                  llvm::Align(4));
+  return c.b.CreateZExt(v, c.b.getInt64Ty());
+}
+
+// A load from the frame slot at a field offset masked into it (the verifier needs the bound).
+llvm::Value *frame_field(LowerCtx &c, llvm::Value *slot, llvm::Value *off, llvm::Type *ty) {
+  auto *masked = c.b.CreateAnd(off, c.b.getInt64(127));
+  auto *p = c.b.CreateInBoundsGEP(c.b.getInt8Ty(), slot, masked);
+  auto align = llvm::Align(ty->getIntegerBitWidth() / 8); // CPython's fields are aligned
+  return c.b.CreateZExt(c.b.CreateAlignedLoad(ty, p, align), c.b.getInt64Ty());
+}
+
+llvm::BasicBlock *block(LowerCtx &c, const char *name) {
+  return llvm::BasicBlock::Create(c.ctx, name, c.fn);
+}
+
+void store_status(LowerCtx &c, llvm::Value *buf, llvm::Value *status) {
+  c.b.CreateAlignedStore(c.b.CreateTrunc(status, c.b.getInt32Ty()), byte_ptr(c, buf, 4),
+                         llvm::Align(4));
+}
+
+} // namespace
+
+void add_python_maps(const Program &program, layout::MapLayout &layout, abi::ProgramSpec &spec) {
+  if (!program_uses_pystack(program))
+    return;
+  abi::MapSpec m;
+  m.name = "python_procs";
+  m.bpf_type = BPF_MAP_TYPE_HASH;
+  m.key_size = 4;
+  m.value_size = sizeof(abi::PythonProcess);
+  m.max_entries = kProcessEntries;
+  m.internal = true;
+  spec.maps.push_back(std::move(m));
+  layout.python_procs = static_cast<int>(spec.maps.size() - 1);
+  spec.python_procs_map = layout.python_procs;
+}
+
+Val lower_pystack(LowerCtx &c, uint32_t frames) {
+  using P = abi::PythonProcess;
+  uint32_t size = abi::pystack_size(frames);
+  // 32 frame slots whatever FRAMES is, so a masked index stays inside.
+  llvm::Value *buf = scratch_slot(c, abi::pystack_size(32));
+  zero_bytes(c, buf, 8, size);
+  llvm::Value *frame_buf = scratch_slot(c, kFrameSlot);
+  llvm::Value *word = stack_i64(c);
+  llvm::Type *i64 = c.b.getInt64Ty();
+
+  llvm::Value *pid_tgid = call_helper(c, BPF_FUNC_get_current_pid_tgid, {});
+  llvm::Value *pid = c.b.CreateLShr(pid_tgid, 32);
+  llvm::Value *tid = c.b.CreateAnd(pid_tgid, 0xffffffffu);
+  c.b.CreateAlignedStore(c.b.CreateTrunc(pid, c.b.getInt32Ty()), buf, llvm::Align(8));
+  store_status(c, buf, c.b.getInt64(abi::kPyStackNoInterpreter));
+  llvm::Value *key = stack_i64(c);
+  c.b.CreateStore(pid, key);
+  llvm::Value *info = call_helper(c, BPF_FUNC_map_lookup_elem,
+                                  {map_ref(c, c.maps->python_procs), key}, c.b.getPtrTy());
+
+  auto *known = block(c, "py.known"), *done = block(c, "py.done");
+  c.b.CreateCondBr(c.b.CreateIsNull(info), done, known);
+  c.b.SetInsertPoint(known);
+  llvm::Value *runtime = c.b.CreateAlignedLoad(i64, info, llvm::Align(8));
+  llvm::Value *interp = read_word(c, word, c.b.CreateAdd(runtime, offset_of(c, info, offsetof(P, interpreters_head))));
+  llvm::Value *head = read_word(c, word, c.b.CreateAdd(interp, offset_of(c, info, offsetof(P, threads_head))));
+  llvm::Value *ntid_off = offset_of(c, info, offsetof(P, native_thread_id));
+  llvm::Value *next_off = offset_of(c, info, offsetof(P, thread_next));
+  store_status(c, buf, c.b.getInt64(abi::kPyStackNoThread));
+  auto *entry = c.b.GetInsertBlock();
+
+  // The thread states, newest first.
+  auto *tloop = block(c, "py.threads"), *tbody = block(c, "py.thread"),
+       *tnext = block(c, "py.thread.next"), *found = block(c, "py.found");
+  c.b.CreateBr(tloop);
+  c.b.SetInsertPoint(tloop);
+  auto *ti = c.b.CreatePHI(i64, 2);
+  auto *ts = c.b.CreatePHI(i64, 2);
+  ti->addIncoming(c.b.getInt64(0), entry);
+  ts->addIncoming(head, entry);
+  c.b.CreateCondBr(c.b.CreateICmpEQ(ts, c.b.getInt64(0)), done, tbody);
+  c.b.SetInsertPoint(tbody);
+  llvm::Value *ntid = read_word(c, word, c.b.CreateAdd(ts, ntid_off));
+  c.b.CreateCondBr(c.b.CreateICmpEQ(ntid, tid), found, tnext);
+  c.b.SetInsertPoint(tnext);
+  llvm::Value *ts_next = read_word(c, word, c.b.CreateAdd(ts, next_off));
+  llvm::Value *ti_next = c.b.CreateAdd(ti, c.b.getInt64(1));
+  ti->addIncoming(ti_next, tnext);
+  ts->addIncoming(ts_next, tnext);
+  c.b.CreateCondBr(c.b.CreateICmpULT(ti_next, c.b.getInt64(kMaxThreads)), tloop, done);
+
+  // Its current frame: through the _PyCFrame in 3.11/3.12, in the thread state from 3.13.
+  c.b.SetInsertPoint(found);
+  llvm::Value *cframe_off = offset_of(c, info, offsetof(P, cframe));
+  auto *via_cframe = block(c, "py.cframe"), *have_holder = block(c, "py.holder");
+  auto *from_found = c.b.GetInsertBlock();
+  c.b.CreateCondBr(c.b.CreateICmpEQ(cframe_off, c.b.getInt64(abi::kPyNoOffset)), have_holder,
+                   via_cframe);
+  c.b.SetInsertPoint(via_cframe);
+  llvm::Value *cframe = read_word(c, word, c.b.CreateAdd(ts, cframe_off));
+  c.b.CreateBr(have_holder);
+  c.b.SetInsertPoint(have_holder);
+  auto *holder = c.b.CreatePHI(i64, 2);
+  holder->addIncoming(ts, from_found);
+  holder->addIncoming(cframe, via_cframe);
+  llvm::Value *first =
+      read_word(c, word, c.b.CreateAdd(holder, offset_of(c, info, offsetof(P, current_frame))));
+  llvm::Value *code_off = offset_of(c, info, offsetof(P, frame_code));
+  llvm::Value *prev_off = offset_of(c, info, offsetof(P, frame_previous));
+  llvm::Value *instr_off = offset_of(c, info, offsetof(P, frame_instr));
+  llvm::Value *owner_off = offset_of(c, info, offsetof(P, frame_owner));
+  llvm::Value *cstack = offset_of(c, info, offsetof(P, owner_cstack));
+  auto *walk_entry = c.b.GetInsertBlock();
+
+  // The frames, innermost first, every one (shims too: the owner rides in the code word's top
+  // byte for the runtime to skip them). A per-frame branch would double the verifier's paths.
+  auto *floop = block(c, "py.frames"), *fbody = block(c, "py.frame"),
+       *fend = block(c, "py.frames.end"), *ftrunc = block(c, "py.frames.truncated");
+  c.b.CreateBr(floop);
+  c.b.SetInsertPoint(floop);
+  auto *fj = c.b.CreatePHI(i64, 2);
+  auto *fr = c.b.CreatePHI(i64, 2);
+  fj->addIncoming(c.b.getInt64(0), walk_entry);
+  fr->addIncoming(first, walk_entry);
+  c.b.CreateCondBr(c.b.CreateICmpEQ(fr, c.b.getInt64(0)), fend, fbody);
+  c.b.SetInsertPoint(fbody);
+  call_helper(c, BPF_FUNC_probe_read_user,
+              {frame_buf, c.b.getInt32(abi::kPyFrameBytes), c.b.CreateIntToPtr(fr, c.b.getPtrTy())});
+  llvm::Value *code = frame_field(c, frame_buf, code_off, i64);
+  llvm::Value *instr = frame_field(c, frame_buf, instr_off, i64);
+  llvm::Value *prev = frame_field(c, frame_buf, prev_off, i64);
+  llvm::Value *owner = frame_field(c, frame_buf, owner_off, c.b.getInt8Ty());
+  code = c.b.CreateOr(c.b.CreateAnd(code, c.b.getInt64(abi::kPyCodeMask)),
+                      c.b.CreateShl(owner, abi::kPyOwnerShift));
+  llvm::Value *at = c.b.CreateAdd(c.b.CreateShl(c.b.CreateAnd(fj, c.b.getInt64(31)), 4),
+                                  c.b.getInt64(8));
+  llvm::Value *slot = c.b.CreateInBoundsGEP(c.b.getInt8Ty(), buf, at);
+  c.b.CreateAlignedStore(code, slot, llvm::Align(8));
+  c.b.CreateAlignedStore(instr, c.b.CreateInBoundsGEP(c.b.getInt8Ty(), slot, c.b.getInt64(8)),
+                         llvm::Align(8));
+  llvm::Value *fj_next = c.b.CreateAdd(fj, c.b.getInt64(1));
+  fj->addIncoming(fj_next, fbody);
+  fr->addIncoming(prev, fbody);
+  c.b.CreateCondBr(c.b.CreateICmpULT(fj_next, c.b.getInt64(frames)), floop, ftrunc);
+
+  c.b.SetInsertPoint(ftrunc); // FRAMES taken: more if PREV is not the end
+  llvm::Value *more = c.b.CreateZExt(c.b.CreateICmpNE(prev, c.b.getInt64(0)), i64);
+  store_status(c, buf, c.b.CreateOr(fj_next, c.b.CreateMul(more, c.b.getInt64(abi::kPyStackTruncated))));
+  c.b.CreateBr(done);
+  c.b.SetInsertPoint(fend);
+  store_status(c, buf, fj);
+  c.b.CreateBr(done);
+
+  c.b.SetInsertPoint(done);
+  return {buf, 8};
+}
+
+} // namespace gpubt::codegen::bpf

@@ -1,0 +1,16 @@
+// pystack: the Python frames of the probed thread, read from its CPython interpreter's state with
+// the offsets the runtime found for the process (the python_procs map, runtime/abi/python_stack.h).
+// BPF takes (code object, instruction pointer) per frame; the runtime names them when it prints.
+#pragma once
+#include "codegen/bpf/lower_context.h"
+
+namespace gpubt::codegen::bpf {
+
+// Adds the python_procs map when PROGRAM uses pystack (sets spec.python_procs_map).
+void add_python_maps(const frontend::Program &program, layout::MapLayout &layout,
+                     abi::ProgramSpec &spec);
+
+// A pystack value of up to FRAMES (<= abi::kPyStackFrames) frames, in scratch memory.
+Val lower_pystack(LowerCtx &c, uint32_t frames);
+
+} // namespace gpubt::codegen::bpf
