@@ -9,11 +9,13 @@
 namespace gpubt::driver {
 
 int run_agent_command(int argc, char **argv, std::FILE *out) {
-  if (argc != 3 || std::string(argv[2]) != "env") {
-    std::fprintf(stderr, "usage: gpubt agent env\n"
-                         "  prints how to start CUDA programs with gpubt's agent, so that gpubt "
-                         "can attach to them later\n");
-    return ExitUserError;
+  std::string word = argc == 3 ? argv[2] : "";
+  if (word != "env") {
+    bool help = word == "--help" || word == "-h";
+    std::fprintf(help ? out : stderr, "usage: gpubt agent env\n"
+                                      "  prints how to start CUDA programs with gpubt's agent, so "
+                                      "that gpubt can attach to them later\n");
+    return help ? ExitOk : ExitUserError;
   }
   auto found = runtime::find_agent_library();
   if (!found)

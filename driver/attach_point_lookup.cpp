@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "frontend/nearest_name.h"
 #include "runtime/bpf/tracefs.h"
 #include "runtime/process/binary_paths.h"
 #include "runtime/process/symbols.h"

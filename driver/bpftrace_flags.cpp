@@ -1,5 +1,6 @@
 // bpftrace's flags: parsing, cross-checks and --info.
 #include "driver/bpftrace_flags.h"
+#include "driver/version.h"
 
 #include <cstdio>
 #include <cstring>
@@ -89,7 +90,7 @@ void print_info(std::FILE *out) {
   uname(&u);
   std::fprintf(out, "System\n  OS: %s %s %s\n  Arch: %s\n\n", u.sysname, u.release, u.version,
                u.machine);
-  std::fputs("Build\n  version: gpubt v0.1.0\n  LLVM: " LLVM_VERSION_STRING "\n\n", out);
+  std::fprintf(out, "Build\n  version: gpubt %s\n  LLVM: " LLVM_VERSION_STRING "\n\n", kVersion);
   runtime::print_kernel_info(out);
 }
 

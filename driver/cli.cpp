@@ -48,9 +48,15 @@ int run_cli(int argc, char **argv) {
     return run_agent_command(argc, argv, stdout);
   auto parsed = parse_options(argc, argv);
   if (!parsed) {
-    if (!parsed.error().empty())
-      std::fprintf(stderr, "ERROR: %s\n", parsed.error().c_str());
-    print_usage(stderr);
+    // A bad value is one line and where to read more; an unknown option (getopt has said
+    // which) or no program at all gets the whole usage, as bpftrace gives it.
+    const std::string &error = parsed.error();
+    if (!error.empty())
+      std::fprintf(stderr, "ERROR: %s\n", error.c_str());
+    if (error.empty() || error == kNoProgramError)
+      print_usage(stderr);
+    else
+      std::fputs("Try 'gpubt --help' for the options.\n", stderr);
     return ExitUserError;
   }
   Options &o = *parsed;
@@ -60,7 +66,7 @@ int run_cli(int argc, char **argv) {
     return 0;
   }
   if (o.version) {
-    std::puts("gpubt v0.1.0");
+    std::printf("gpubt %s\n", kVersion);
     return 0;
   }
   if (o.bt.info) {

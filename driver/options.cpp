@@ -11,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "driver/environment_help.h"
 #include "driver/timeline_options.h"
 #include "runtime/gpu/gpu_arch.h"
 
@@ -18,6 +19,8 @@ namespace gpubt::driver {
 
 void print_usage(std::FILE *out) {
   std::fprintf(out,
+      "gpubt %s: bpftrace 0.17's language, with gpu: probes in CUDA kernels and Vulkan shaders\n"
+      "\n"
       "USAGE:\n"
       "    gpubt [options] filename\n"
       "    gpubt [options] -e 'program'\n"
@@ -67,8 +70,10 @@ void print_usage(std::FILE *out) {
       "\n"
       "EXAMPLES:\n"
       "gpubt -e 'host:uprobe:cudart:cudaMalloc { @bytes = hist(arg1); }' -c ./train\n"
-      "gpubt -e 'gpu:kretprobe:vectorAdd < @[tid] = count(); >' -c ./vectorAdd\n",
-      kTimelineUsage);
+      "gpubt -e 'gpu:kretprobe:vectorAdd < @[tid] = count(); >' -c ./vectorAdd\n"
+      "\n"
+      "%s",
+      kVersion, kTimelineUsage, kEnvironmentHelp);
 }
 
 // A script file, or standard input for "-" (bpftrace's `bpftrace -`).
@@ -261,7 +266,7 @@ Result<Options> parse_options(int argc, char **argv) {
   }
   if (!have_e) {
     if (optind >= argc)
-      return make_error("USAGE: filename or -e 'program' required.");
+      return make_error(kNoProgramError);
     std::string name = argv[optind++];
     auto text = read_script(name);
     if (!text)

@@ -1,5 +1,6 @@
 // gpubt's command-line options (bpftrace's flags, plus gpubt's own).
 #pragma once
+#include "driver/version.h"
 #include <optional>
 #include <string>
 #include <sys/types.h>
@@ -42,6 +43,8 @@ struct Options {
   BpftraceEnv env;                 // BPFTRACE_* environment variables
   std::vector<std::string> params; // positional parameters: the words after the script
 };
+
+inline constexpr char kNoProgramError[] = "USAGE: filename or -e 'program' required.";
 
 // Parses argv. Errors are user-facing messages (usage problems, unreadable script file).
 Result<Options> parse_options(int argc, char **argv);

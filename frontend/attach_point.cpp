@@ -1,5 +1,6 @@
 // Splits an attach point on ':' (outside "quotes") and checks it against the provider table.
 #include "frontend/attach_point.h"
+#include "frontend/nearest_name.h"
 
 #include <charconv>
 #include <string_view>
@@ -192,6 +193,38 @@ bool set_perf_event(AttachPoint &ap, const std::string &type, const std::vector<
   return true;
 }
 
+// The probe type names (and aliases) a misspelling may be near: gpu's second words after "gpu:".
+std::vector<std::string> type_names(bool gpu) {
+  std::vector<std::string> names;
+  for (const auto &row : kProviders) {
+    bool two = row.name.substr(0, 4) == "gpu:";
+    if (two == gpu)
+      names.emplace_back(gpu ? row.name.substr(4) : row.name);
+    if (!gpu && !row.alias.empty())
+      names.emplace_back(row.alias);
+  }
+  if (!gpu)
+    names.emplace_back("gpu");
+  return names;
+}
+
+// An unknown probe type, at the word that names it: `gpu:kprob:k` blames `kprob`.
+void report_invalid_type(AttachPoint &ap, const std::vector<std::string> &parts,
+                         Diagnostics &diags) {
+  bool gpu = parts[0] == "gpu" && parts.size() > 1;
+  const std::string &word = gpu ? parts[1] : parts[0];
+  SourceSpan at = ap.span;
+  at.col += (ap.host_prefix ? 5 : 0) + (gpu ? 4 : 0);
+  at.end_line = at.line;
+  at.end_col = at.col + uint32_t(word.size());
+  std::string near = did_you_mean(word, type_names(gpu));
+  if (gpu)
+    diags.error(at, "Invalid gpu probe type: " + word +
+                        (near.empty() ? " (gpu probes are gpu:kprobe and gpu:kretprobe)" : near));
+  else
+    diags.error(at, "Invalid probe type: " + word + near);
+}
+
 } // namespace
 
 bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
@@ -208,7 +241,7 @@ bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
         diags.error(ap.span, parts[0] + " probes are not supported by gpubt");
         return false;
       }
-    diags.error(ap.span, "Invalid probe type: " + parts[0]);
+    report_invalid_type(ap, parts, diags);
     return false;
   }
   ap.provider = row->provider;

@@ -132,6 +132,27 @@ BuiltinUse find_builtin(std::string_view name) {
   return {};
 }
 
+std::vector<std::string> builtin_names() {
+  std::vector<std::string> names;
+  for (const auto &b : kBuiltins) {
+    bool numbered = b.id == BuiltinId::Arg || b.id == BuiltinId::Sarg;
+    for (int n = 0; n < (numbered ? 10 : 1); ++n)
+      names.push_back(std::string(b.name) + (numbered ? std::to_string(n) : ""));
+  }
+  return names;
+}
+
+std::string builtin_for_cuda_spelling(std::string_view base, std::string_view field) {
+  static constexpr std::pair<std::string_view, std::string_view> kCuda[] = {
+      {"threadIdx", "tid_"}, {"blockIdx", "bid_"}, {"blockDim", "bdim_"}, {"gridDim", "gdim_"}};
+  if (field != "x" && field != "y" && field != "z")
+    return "";
+  for (auto [cuda, ours] : kCuda)
+    if (base == cuda)
+      return std::string(ours) + std::string(field);
+  return "";
+}
+
 const BuiltinInfo &builtin_info(BuiltinId id) {
   for (const auto &b : kBuiltins)
     if (b.id == id)

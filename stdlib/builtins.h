@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "frontend/ast.h"
 #include "frontend/types.h"
@@ -37,6 +38,13 @@ struct BuiltinUse {
 // Looks up "pid", "arg3", "tid_x"; info is null for an unknown name. resolve_types stores what
 // it finds on the BuiltinExpr; later stages read the id.
 BuiltinUse find_builtin(std::string_view name);
+
+// Every builtin's name ("arg0".."arg9" for argN), for did-you-mean.
+std::vector<std::string> builtin_names();
+
+// The builtin for a CUDA spelling in a gpu probe ("threadIdx.x" -> "tid_x", "gridDim.z" ->
+// "gdim_z"); empty when BASE.FIELD is no such spelling.
+std::string builtin_for_cuda_spelling(std::string_view base, std::string_view field);
 
 // The row of a builtin id.
 const BuiltinInfo &builtin_info(BuiltinId id);

@@ -125,6 +125,13 @@ const FunctionInfo *find_function(std::string_view name) {
   return nullptr;
 }
 
+std::vector<std::string> function_names() {
+  std::vector<std::string> names;
+  for (const auto &f : kFunctions)
+    names.emplace_back(f.name);
+  return names;
+}
+
 const FunctionInfo &function_info(FunctionId id) {
   for (const auto &f : kFunctions)
     if (f.id == id)

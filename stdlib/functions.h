@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "frontend/builtin_ids.h"
 #include "frontend/types.h"
@@ -46,6 +47,9 @@ struct FunctionInfo {
 
 // Null for an unknown name. resolve_types stores the id on the CallExpr; later stages read it.
 const FunctionInfo *find_function(std::string_view name);
+
+// Every function's name, for did-you-mean.
+std::vector<std::string> function_names();
 
 // The row of a function id.
 const FunctionInfo &function_info(FunctionId id);

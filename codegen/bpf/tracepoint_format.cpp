@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "frontend/passes/check_attach_points.h"
+#include "frontend/nearest_name.h"
 
 namespace gpubt::codegen::bpf {
 

@@ -25,11 +25,3 @@ using AttachPointLookup = std::function<AttachPointStatus(const AttachPoint &)>;
 void check_attach_points(Program &program, const AttachPointLookup &lookup, Diagnostics &diags);
 
 } // namespace gpubt::frontend
-
-namespace gpubt::frontend {
-
-// The candidate closest to NAME by edit distance, if close enough to be a misspelling (at most
-// 2 edits, and fewer than a third of NAME's length); empty if none.
-std::string nearest_name(const std::string &name, const std::vector<std::string> &candidates);
-
-} // namespace gpubt::frontend

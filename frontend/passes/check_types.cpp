@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 
+#include "frontend/nearest_name.h"
 #include "frontend/passes/printf_format.h"
 #include "stdlib/builtins.h"
 #include "stdlib/functions.h"
@@ -71,7 +72,9 @@ private:
     for_each_expr([&](const Expr &e) { visit(e, visit); });
     if (!unknown)
       return false;
-    error(prefix(unknown->span, unknown->name.size()), "Unknown function: " + unknown->name);
+    error(prefix(unknown->span, unknown->name.size()),
+          "Unknown function: " + unknown->name +
+              did_you_mean(unknown->name, stdlib::function_names()));
     return true;
   }
 
@@ -452,7 +455,8 @@ private:
     if (!b.id && b.constant)
       return; // cudaSuccess, CUDA_ERROR_OUT_OF_MEMORY, hipMemcpyHostToDevice, ...
     if (!b.id) {
-      error(b.span, "Unknown identifier: '" + b.name + "'");
+      error(b.span, "Unknown identifier: '" + b.name + "'" +
+                        did_you_mean(b.name, stdlib::builtin_names()));
       return;
     }
     const stdlib::BuiltinInfo &info = stdlib::builtin_info(*b.id);
@@ -532,7 +536,24 @@ private:
     }
   }
 
+  // threadIdx.x in a gpu probe: one error at the whole spelling, naming the builtin it is.
+  bool cuda_spelling(const FieldExpr &f) {
+    if (final_ || f.base->kind != ExprKind::Builtin || !probe_ ||
+        std::none_of(probe_->attach_points.begin(), probe_->attach_points.end(),
+                     [](const AttachPoint &ap) { return is_gpu(ap.provider); }))
+      return false;
+    const auto &b = f.base->as<BuiltinExpr>();
+    std::string ours = stdlib::builtin_for_cuda_spelling(b.name, f.field);
+    if (b.id || b.constant || ours.empty())
+      return false;
+    error(f.span, "Unknown identifier: '" + b.name + "." + f.field + "' (in gpu probes, CUDA's " +
+                      b.name + "." + f.field + " is " + ours + ")");
+    return true;
+  }
+
   void field(const FieldExpr &f) {
+    if (cuda_spelling(f))
+      return;
     expr(*f.base, Use::Value);
     if (!final_ && (f.base->type.kind == TypeKind::Record ||
                     f.base->type.kind == TypeKind::Pointer)) {

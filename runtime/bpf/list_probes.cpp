@@ -103,13 +103,21 @@ Status list_perf_events(const std::string &type, const std::string &rest, Lines 
   return Ok{};
 }
 
-Status list_tracepoints_matching(const std::string &rest, Lines &out) {
+// VERBOSE (-lv): each tracepoint's fields under it, as bpftrace 0.17 lists them.
+Status list_tracepoints_matching(const std::string &rest, bool verbose, Lines &out) {
   auto tps = list_tracepoints();
   if (!tps)
     return make_error(tps.error());
-  for (const auto &tp : *tps)
-    if (rest.empty() || match_wildcard(rest, tp.category + ":" + tp.name))
-      out.push_back("tracepoint:" + tp.category + ":" + tp.name);
+  for (const auto &tp : *tps) {
+    if (!rest.empty() && !match_wildcard(rest, tp.category + ":" + tp.name))
+      continue;
+    out.push_back("tracepoint:" + tp.category + ":" + tp.name);
+    if (!verbose)
+      continue;
+    if (auto fields = tracepoint_field_declarations(tp.category, tp.name))
+      for (const auto &f : *fields)
+        out.push_back("    " + f);
+  }
   return Ok{};
 }
 
@@ -119,10 +127,24 @@ struct TypeRow {
 constexpr TypeRow kTypes[] = {{"tracepoint", "t"}, {"uprobe", "u"},   {"uretprobe", "ur"},
                               {"usdt", "U"},       {"software", "s"}, {"hardware", "h"}};
 
+// Probe types a script may name whose probes -l has no list of.
+constexpr const char *kUnlisted[] = {"BEGIN",   "END",        "interval", "profile", "kprobe",
+                                     "k",       "kretprobe",  "kr",       "watchpoint", "w",
+                                     "asyncwatchpoint", "aw"};
+
+// TYPE of a "TYPE:REST" pattern that names no probe type -l lists: an error, as bpftrace's.
+Status unknown_type(const std::string &type) {
+  for (const char *t : kUnlisted)
+    if (type == t)
+      return make_error("-l lists no " + type + " probes (it lists tracepoint, uprobe, "
+                        "uretprobe, usdt, software, hardware and gpu probes)");
+  return make_error("Invalid probe type: " + type);
+}
+
 Status list_type(const std::string &type, const std::string &rest, int pid, bool verbose,
                  Lines &out) {
   if (type == "tracepoint")
-    return list_tracepoints_matching(rest, out);
+    return list_tracepoints_matching(rest, verbose, out);
   if (type == "uprobe" || type == "uretprobe")
     return list_functions(type, rest, pid, verbose, out);
   if (type == "usdt")
@@ -145,6 +167,11 @@ Status list_probes(const std::string &pattern, std::ostream &out, int pid, bool 
   if (auto st = check_characters(pattern); !st)
     return st;
   Lines lines;
+  if (pattern.rfind("host:", 0) == 0) { // host:uprobe:... as a script spells it
+    if (pattern.rfind("host:gpu:", 0) == 0)
+      return make_error("host: cannot prefix a gpu probe");
+    return list_probes(pattern.substr(5), out, pid, verbose);
+  }
   if (pattern.empty()) {
     // With -p: the process's functions and USDT probes; else what the system has.
     std::vector<std::string> types = pid > 0 ? std::vector<std::string>{"uprobe", "usdt"}
@@ -165,6 +192,8 @@ Status list_probes(const std::string &pattern, std::ostream &out, int pid, bool 
       if (!st && named)
         return st;
     }
+    if (!any && !rest.empty() && !has_wildcard(head) && head.find('/') == std::string::npos)
+      return unknown_type(head);
     if (!any) { // no type: the whole pattern against every tracepoint line
       Lines all;
       if (auto st = list_type("tracepoint", "", pid, false, all); !st)

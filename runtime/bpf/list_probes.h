@@ -11,8 +11,10 @@ namespace gpubt::runtime {
 // uretprobe, usdt, software, hardware, or their short names; a wildcard TYPE lists each type it
 // matches): "uprobe:PATH:FUNC" (PATH a library name, a wildcard, or with -p "*": the process's
 // files), "usdt:PATH[:PROVIDER]:NAME". A pattern without a type is matched against the full
-// "tracepoint:cat:name" lines. Characters no probe has are an error, as in bpftrace.
-// VERBOSE (-lv): a uprobe's function arguments from the binary's DWARF under its line.
+// "tracepoint:cat:name" lines; "host:" before TYPE is dropped, as in scripts. A TYPE that is not
+// one of these, and characters no probe has, are errors, as in bpftrace.
+// VERBOSE (-lv): a uprobe's function arguments from the binary's DWARF under its line, a
+// tracepoint's fields under it.
 Status list_probes(const std::string &pattern, std::ostream &out, int pid = -1,
                    bool verbose = false);
 

@@ -46,6 +46,29 @@ Result<int> tracepoint_id(const std::string &category, const std::string &name) 
   return id;
 }
 
+Result<std::vector<std::string>> tracepoint_field_declarations(const std::string &category,
+                                                               const std::string &name) {
+  auto root = tracefs_root();
+  if (!root)
+    return make_error(root.error());
+  std::string path = *root + "/events/" + category + "/" + name + "/format";
+  std::ifstream f(path);
+  if (!f)
+    return make_error("cannot read " + path);
+  std::vector<std::string> fields;
+  for (std::string line; std::getline(f, line);) {
+    auto at = line.find("field:");
+    auto end = line.find(';', at);
+    if (at == std::string::npos || end == std::string::npos)
+      continue;
+    std::string decl = line.substr(at + 6, end - at - 6);
+    auto name_at = decl.find_last_of(" *");
+    if (decl.compare(name_at + 1, 7, "common_") != 0)
+      fields.push_back(std::move(decl));
+  }
+  return fields;
+}
+
 Result<std::vector<Tracepoint>> list_tracepoints() {
   auto root = tracefs_root();
   if (!root)

@@ -18,6 +18,11 @@ struct Tracepoint {
   std::string category, name;
 };
 
+// The declarations of CATEGORY:NAME's own fields ("char * buf", "__data_loc char[] filename"),
+// as events/CAT/NAME/format spells them, without the common_ fields every record starts with.
+Result<std::vector<std::string>> tracepoint_field_declarations(const std::string &category,
+                                                               const std::string &name);
+
 // All tracepoints (from available_events), sorted.
 Result<std::vector<Tracepoint>> list_tracepoints();
 

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <cctype>
 #include <set>
+#include <string_view>
 #include <sys/stat.h>
 #include <vector>
 
@@ -53,6 +55,21 @@ Result<Pattern> parse_pattern(const std::string &pattern) {
   if (!tail.empty())
     p.kernel = tail;
   return p;
+}
+
+// A kernel name as a script can paste it: a name with characters an attach point cannot hold
+// (blanks, `(`, `,`, `<`: grammar/Gpubt.g4's attach_char) in "double quotes".
+std::string pasteable(const std::string &kernel) {
+  static const std::string_view plain = "_./*?+-~$@[]#%=!&|^:";
+  bool quote = false;
+  for (char c : kernel)
+    quote |= !isalnum(static_cast<unsigned char>(c)) && plain.find(c) == std::string_view::npos;
+  if (!quote)
+    return kernel;
+  std::string q = "\"";
+  for (char c : kernel)
+    q += c == '"' ? std::string("\\\"") : std::string(1, c);
+  return q + '"';
 }
 
 struct Arch {
@@ -179,7 +196,7 @@ void print_verbose(const std::vector<FileKernels> &files, const Pattern &p, cons
       for (const auto &row : f.rows) {
         std::string backend = ptx::backend_name(row.backend);
         out << backend << std::string(6 - backend.size(), ' ') << "gpu:" << type << ":"
-            << row.display << "\n";
+            << pasteable(row.display) << "\n";
       }
   }
 }
@@ -231,7 +248,7 @@ Status list_gpu_probes(const GpuListRequest &request, std::ostream &out) {
       kernels.insert(row.display);
   for (const auto &type : pattern->types)
     for (const auto &k : kernels)
-      out << "gpu:" << type << ":" << k << "\n";
+      out << "gpu:" << type << ":" << pasteable(k) << "\n";
   return Ok{};
 }
 

@@ -90,11 +90,13 @@ std::unique_ptr<ProcessExitWatch> ProcessExitWatch::start(int pid) {
   sockaddr_nl addr{};
   addr.nl_family = AF_NETLINK;
   addr.nl_groups = CN_IDX_PROC;
-  Status st = Ok{};
-  if (!fd.valid() || bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0)
+  // The filter goes on before bind: once bound, a socket gets every process event the connector
+  // multicasts while another listener (another gpubt) has it on, and one queued before the
+  // filter would be read as PID's exit ("killed by SIGWINCH").
+  Status st = fd.valid() ? filter_exits_of(fd.get(), pid)
+                         : make_error(std::string("the proc connector: ") + strerror(errno));
+  if (st && bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0)
     st = make_error(std::string("the proc connector: ") + strerror(errno));
-  if (st)
-    st = filter_exits_of(fd.get(), pid);
   if (st)
     st = subscribe(fd.get());
   if (st)
@@ -120,14 +122,17 @@ ChildExit ProcessExitWatch::ended() {
     return e;
   }
   alignas(nlmsghdr) char buf[4096];
-  ssize_t n = recv(socket_.get(), buf, sizeof buf, MSG_DONTWAIT);
-  if (n < ssize_t(kExitTgid + 2 * sizeof(uint32_t))) {
-    e.unknown_why = n < 0 ? std::string("reading the proc connector: ") + strerror(errno)
-                          : "a short message from the proc connector";
-    return e;
-  }
   proc_event ev;
-  std::memcpy(&ev, buf + kEvent, std::min(sizeof ev, size_t(n) - kEvent));
+  do { // only PID's exit counts, whatever else the queue holds
+    ssize_t n = recv(socket_.get(), buf, sizeof buf, MSG_DONTWAIT);
+    if (n < ssize_t(kExitTgid + 2 * sizeof(uint32_t))) {
+      e.unknown_why = n < 0 ? std::string("reading the proc connector: ") + strerror(errno)
+                            : "a short message from the proc connector";
+      return e;
+    }
+    std::memcpy(&ev, buf + kEvent, std::min(sizeof ev, size_t(n) - kEvent));
+  } while (ev.what != proc_event::PROC_EVENT_EXIT ||
+           ev.event_data.exit.process_tgid != pid_ || ev.event_data.exit.process_pid != pid_);
   uint32_t code = ev.event_data.exit.exit_code; // task->exit_code: a wait status
   if (code & 0x7f) {
     e.signal = int(code & 0x7f);

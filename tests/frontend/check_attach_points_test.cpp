@@ -4,6 +4,7 @@
 
 #include "frontend/parse/parse.h"
 #include "frontend/passes/check_attach_points.h"
+#include "frontend/nearest_name.h"
 
 namespace gpubt::frontend {
 namespace {

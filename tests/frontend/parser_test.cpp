@@ -564,9 +564,17 @@ TEST(ParserErrors, AttachPoints) {
                                   "BEGIN:x { }\n"
                                   "~~~~~~~\n");
   // bpftrace 0.17 aborts ("FATAL: Invalid probe type made it to attachpoint parser").
-  EXPECT_EQ(error("foo:bar { }"), "stdin:1:1-8: ERROR: Invalid probe type: foo\n"
+  EXPECT_EQ(error("foo:bar { }"), "stdin:1:1-4: ERROR: Invalid probe type: foo\n"
                                   "foo:bar { }\n"
-                                  "~~~~~~~\n");
+                                  "~~~\n");
+  EXPECT_EQ(error("host:uprbe:/bin/ls:main { }"),
+            "stdin:1:6-11: ERROR: Invalid probe type: uprbe (did you mean 'uprobe'?)\n"
+            "host:uprbe:/bin/ls:main { }\n"
+            "     ~~~~~\n");
+  EXPECT_EQ(error("gpu:kretprob:\"scale(float*, int)\" { }"),
+            "stdin:1:5-13: ERROR: Invalid gpu probe type: kretprob (did you mean 'kretprobe'?)\n"
+            "gpu:kretprob:\"scale(float*, int)\" { }\n"
+            "    ~~~~~~~~\n");
   EXPECT_EQ(error("rawtracepoint:x { }"),
             "stdin:1:1-16: ERROR: rawtracepoint probes are not supported by gpubt\n"
             "rawtracepoint:x { }\n"

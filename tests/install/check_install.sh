@@ -13,6 +13,11 @@ check_tree() { # PREFIX
   out=$(cd / && "$gpubt" -e 'BEGIN { printf("installed gpubt runs\n"); exit(); }')
   grep -qx 'installed gpubt runs' <<<"$out" || { echo "FAIL: $gpubt printed: $out"; exit 1; }
   "$gpubt" --dry-run "$1/share/gpubt/tools/kerneltime.bt" || { echo "FAIL: tools do not compile"; exit 1; }
+  for tool in "$1"/share/gpubt/tools/*.bt; do # commands of their own: #!/usr/bin/env gpubt
+    [ -x "$tool" ] || { echo "FAIL: $tool is not executable"; exit 1; }
+  done
+  (cd / && PATH=$1/bin:$PATH "$1/share/gpubt/tools/kerneltime.bt" --dry-run) ||
+    { echo "FAIL: kerneltime.bt does not run as a command"; exit 1; }
   env=$("$gpubt" agent env 2>/dev/null)
   grep -q '^export CUDA_INJECTION64_PATH=' <<<"$env" || { echo "FAIL: gpubt agent env: $env"; exit 1; }
   check_vulkan_layer "$1"
