@@ -5,7 +5,8 @@ usage: fake_agent.py DIR NAME_PID MODE LOG [LIB]
 Binds DIR/NAME_PID.sock (NAME_PID "self": this process's pid), writes "ready" to LOG, and for
 each connection writes "connected" and, if an Attach frame comes, "attach". MODE says what it
 answers: "escape" a Refused frame full of terminal escape sequences, "huge" a header claiming a
-2 GiB Refused frame, "exit3" Attached and then exits with status 3, "silent" nothing. LIB: a file named libgpubt_agent*.so to map first (this
+2 GiB Refused frame, "exit3" Attached and then exits with status 3, "fds" a header of no frame
+type with 64 fds of LOG riding on it, "silent" nothing. LIB: a file named libgpubt_agent*.so to map first (this
 process then looks like one that loaded the agent)."""
 import mmap
 import os
@@ -51,6 +52,10 @@ def main():
             conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)
             conn.close()
             sys.exit(3)
+        elif mode == "fds":
+            marker = os.open(log, os.O_RDONLY)
+            socket.send_fds(conn, [struct.pack("<IIQ", 99, 0, 0)], [marker] * 64)
+            os.close(marker)
         elif mode == "huge":
             conn.sendall(struct.pack("<IIQ", 3, 0, (1 << 31) - 1) + b"x" * 64)
         keep_open = conn  # noqa: F841 - silent: the connection stays open, unanswered

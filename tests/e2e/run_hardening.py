@@ -400,6 +400,37 @@ def agent_frame_header_cannot_make_gpubt_allocate(ctx):
     with_fake_agent("self", "huge", True, body)
 
 
+@case
+def fds_of_a_refused_frame_are_closed(ctx):
+    # A process that looks like an agent's answers with 64 fds on a frame gpubt refuses: they
+    # must not stay in root's fd table (a few such processes would fill it).
+    def body(fake):
+        p = subprocess.Popen([ctx.gpubt, "-e", GPU_SCRIPT], env=gpu_env(fake),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, text=True, errors="replace")
+        try:
+            said = ""
+            while f"process {fake.pid}:" not in said:
+                line = p.stderr.readline()
+                expect(line, f"gpubt ended before refusing the fake: {said}")
+                said += line
+            expect("a malformed frame" in said, said)
+            held = []
+            for fd in os.listdir(f"/proc/{p.pid}/fd"):
+                try:
+                    held.append(os.readlink(f"/proc/{p.pid}/fd/{fd}"))
+                except OSError:
+                    pass
+            expect(fake.log not in held, f"gpubt keeps {held.count(fake.log)} fds of the fake's")
+        finally:
+            p.send_signal(signal.SIGINT)
+            try:
+                p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                killed(p)
+    with_fake_agent("self", "fds", True, body)
+
+
 # --- issue 23: -p says how its process ended, as -c does
 
 def check_p_reports_end(ctx, argv, script, end, expected, wrapper=()):
