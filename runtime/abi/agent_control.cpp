@@ -269,7 +269,8 @@ std::vector<AgentSocket> find_agent_sockets(pid_t pid) {
     while (dirent *e = readdir(d)) {
       std::string name = e->d_name;
       size_t dot = name.find(".sock");
-      if (dot == std::string::npos || dot + 5 != name.size() || dot == 0 ||
+      // A pid: at most 7 digits (pid_max is at most 2^22), so that no name wraps to another pid.
+      if (dot == std::string::npos || dot + 5 != name.size() || dot == 0 || dot > 7 ||
           name.find_first_not_of("0123456789") != dot)
         continue;
       pid_t p = pid_t(std::atol(name.c_str()));

@@ -23,6 +23,8 @@ using abi::Frame;
 constexpr auto kAnswerTime = std::chrono::seconds(30);
 constexpr int kSendMs = 10000;  // the Attach frame (a peer that stops reading)
 constexpr int kFrameMs = 5000;  // one frame, once its first byte is there
+// Sockets tried at once without -p: a few silent ones cost one answer time, not one each.
+constexpr size_t kAttachWorkers = 32;
 
 std::string read_file(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -138,7 +140,7 @@ Result<std::unique_ptr<GpuAttach>> GpuAttach::start(const abi::ProgramSpec &spec
     // All at once: one agent slow to answer (or a socket that never does) costs one wait.
     for (const auto &s : sockets)
       g->start_attach(s);
-    g->join_attaches();
+    g->wait_attaches();
     if (!g->attached_count_)
       err << "WARNING: no CUDA process with gpubt's agent is running yet: gpu probes attach to "
              "those that start (`gpubt agent env` says how to start one)\n";
@@ -151,24 +153,52 @@ GpuAttach::~GpuAttach() {
   stop_ = true;
   if (thread_.joinable())
     thread_.join();
-  join_attaches();
+  stop_attaches();
 }
 
 void GpuAttach::start_attach(const abi::AgentSocket &socket) {
   tried_.insert(socket.pid);
-  attaching_.emplace_back([this, socket] {
-    if (auto st = attach(socket, socket.pid); !st && process_exists(socket.pid)) {
-      std::lock_guard<std::mutex> lock(mu_);
-      *err_ << "WARNING: process " << socket.pid << ": " << st.error() << "\n";
-    }
-  });
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  queued_.push_back(socket);
+  if (workers_.size() < kAttachWorkers && workers_.size() < queued_.size() + attaching_)
+    workers_.emplace_back([this] { attach_worker(); });
+  queue_cv_.notify_one();
 }
 
-void GpuAttach::join_attaches() {
-  for (auto &t : attaching_)
-    if (t.joinable())
-      t.join();
-  attaching_.clear();
+void GpuAttach::attach_worker() {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  for (;;) {
+    queue_cv_.wait(lock, [&] { return stop_ || !queued_.empty(); });
+    if (stop_)
+      return; // what is still queued is not tried: the trace is over
+    abi::AgentSocket socket = queued_.front();
+    queued_.pop_front();
+    ++attaching_;
+    lock.unlock();
+    if (auto st = attach(socket, socket.pid); !st && process_exists(socket.pid)) {
+      std::lock_guard<std::mutex> out(mu_);
+      *err_ << "WARNING: process " << socket.pid << ": " << st.error() << "\n";
+    }
+    lock.lock();
+    --attaching_;
+    queue_cv_.notify_all();
+  }
+}
+
+void GpuAttach::wait_attaches() {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  queue_cv_.wait(lock, [&] { return queued_.empty() && attaching_ == 0; });
+}
+
+void GpuAttach::stop_attaches() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_); // no worker between its check and its wait
+    stop_ = true;
+  }
+  queue_cv_.notify_all();
+  for (auto &t : workers_)
+    t.join();
+  workers_.clear();
 }
 
 bool GpuAttach::wait_readable(int fd, std::chrono::steady_clock::time_point deadline) const {
@@ -280,7 +310,7 @@ abi::AgentResults GpuAttach::finish(std::ostream &err) {
   stop_ = true;
   if (thread_.joinable())
     thread_.join();
-  join_attaches(); // they give up at stop_: the links they made are detached below
+  stop_attaches(); // they give up at stop_: the links they made are detached below
   for (auto &l : links_)
     if (!l->done && !abi::send_frame(l->fd.get(), Frame::Detach, "", {}, kSendMs))
       l->done = true;

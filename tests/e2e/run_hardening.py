@@ -431,6 +431,26 @@ def fds_of_a_refused_frame_are_closed(ctx):
     with_fake_agent("self", "fds", True, body)
 
 
+@case
+def many_socket_names_cost_no_thread_each(ctx):
+    # nobody makes 40,000 socket names in a folder of its own (no process behind them): root's
+    # gpubt without -p tried each on a thread of its own, ran out of threads and aborted.
+    subprocess.run(["rm", "-rf", NOBODY_DIR])
+    try:
+        subprocess.run(NOBODY + ["sh", "-c", f"mkdir -m 700 {NOBODY_DIR} && cd {NOBODY_DIR} && "
+                                 "seq 3000000 3040000 | sed 's/$/.sock/' | xargs touch"],
+                       check=True)
+        lib = os.path.join(tempfile.mkdtemp(prefix="gpubt-flood-"), "libgpubt_agent.so")
+        subprocess.run(["cp", "/bin/true", lib], check=True)
+        r = run(ctx, ["-e", GPU_SCRIPT + " interval:ms:300 { exit(); }"],
+                env=dict(os.environ, GPUBT_AGENT_PATH=lib), timeout=120)
+        subprocess.run(["rm", "-rf", os.path.dirname(lib)])
+        expect(r.returncode in (0, 4), f"exit {r.returncode}: {r.stderr[-500:]}")
+        expect("terminate" not in r.stderr, r.stderr[-500:])
+    finally:
+        subprocess.run(["rm", "-rf", NOBODY_DIR])
+
+
 # --- issue 23: -p says how its process ended, as -c does
 
 def check_p_reports_end(ctx, argv, script, end, expected, wrapper=()):
