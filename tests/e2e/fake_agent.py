@@ -44,6 +44,18 @@ def main():
             head = b""
         if len(head) >= 4 and struct.unpack("<I", head[:4])[0] == 1:
             say("attach")
+        if len(head) == 16 and mode != "silent":
+            # The whole frame is read before answering: closing with some of it unread would
+            # make gpubt's send fail (EPIPE) before it reads the answer.
+            left = struct.unpack("<Q", head[8:])[0]
+            try:
+                while left > 0:
+                    got = conn.recv(min(left, 1 << 16))
+                    if not got:
+                        break
+                    left -= len(got)
+            except OSError:
+                pass
         if mode == "escape":
             text = b"\x1b]0;owned\x07\x1b[2J\x1b[31mred\x1b[0m \x9b6n"
             conn.sendall(struct.pack("<IIQ", 3, 0, len(text)) + text)
