@@ -311,9 +311,11 @@ abi::AgentResults GpuAttach::finish(std::ostream &err) {
   if (thread_.joinable())
     thread_.join();
   stop_attaches(); // they give up at stop_: the links they made are detached below
+  // A process that is gone cannot take the Detach, but what it sent before it went is still
+  // in the socket: it is read below up to the end of the stream.
   for (auto &l : links_)
-    if (!l->done && !abi::send_frame(l->fd.get(), Frame::Detach, "", {}, kSendMs))
-      l->done = true;
+    if (!l->done)
+      (void)abi::send_frame(l->fd.get(), Frame::Detach, "", {}, kSendMs);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (auto &l : links_)
     while (!l->done) {

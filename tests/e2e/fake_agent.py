@@ -6,7 +6,8 @@ Binds DIR/NAME_PID.sock (NAME_PID "self": this process's pid), writes "ready" to
 each connection writes "connected" and, if an Attach frame comes, "attach". MODE says what it
 answers: "escape" a Refused frame full of terminal escape sequences, "huge" a header claiming a
 2 GiB Refused frame, "exit3" Attached and then exits with status 3, "fds" a header of no frame
-type with 64 fds of LOG riding on it, "silent" nothing. LIB: a file named libgpubt_agent*.so to map first (this
+type with 64 fds of LOG riding on it, "printexit" Attached, an Events frame with a printf record
+of format 0, and exits with status 3, "silent" nothing. LIB: a file named libgpubt_agent*.so to map first (this
 process then looks like one that loaded the agent)."""
 import mmap
 import os
@@ -62,6 +63,13 @@ def main():
         elif mode == "exit3":
             text = b"a fake that will exit"
             conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)
+            conn.close()
+            sys.exit(3)
+        elif mode == "printexit":
+            text = b"a fake that prints and exits"
+            conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)
+            record = struct.pack("<IIII", 16, 1, 1, 0)
+            conn.sendall(struct.pack("<IIQ", 4, 0, len(record)) + record)
             conn.close()
             sys.exit(3)
         elif mode == "fds":
