@@ -13,6 +13,7 @@
 #include "runtime/abi/agent_control.h"
 #include "runtime/gpu/agent_peer.h"
 #include "runtime/output/escape.h"
+#include "runtime/output/event_printer.h"
 
 namespace gpubt::runtime {
 namespace {
@@ -260,7 +261,13 @@ void GpuAttach::read_frame(Link &link) {
     close(extra);
   std::lock_guard<std::mutex> lock(mu_);
   if (f->type == Frame::Events) {
-    events_.insert(events_.end(), f->bytes.begin(), f->bytes.end());
+    // Whole records only: a frame that is not would swallow every later process's records.
+    auto bytes = reinterpret_cast<const uint8_t *>(f->bytes.data());
+    size_t whole = whole_device_records(bytes, f->bytes.size());
+    if (whole < f->bytes.size())
+      *err_ << "WARNING: process " << link.pid << " sent " << f->bytes.size() - whole
+            << " bytes that are not gpu probe records: left out\n";
+    events_.insert(events_.end(), bytes, bytes + whole);
   } else if (f->type == Frame::Log) {
     if (options_.verbose)
       *err_ << "gpubt: [" << link.pid << "] " << escape_control(f->bytes) << "\n";

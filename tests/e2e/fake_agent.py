@@ -6,8 +6,11 @@ Binds DIR/NAME_PID.sock (NAME_PID "self": this process's pid), writes "ready" to
 each connection writes "connected" and, if an Attach frame comes, "attach". MODE says what it
 answers: "escape" a Refused frame full of terminal escape sequences, "huge" a header claiming a
 2 GiB Refused frame, "exit3" Attached and then exits with status 3, "fds" a header of no frame
-type with 64 fds of LOG riding on it, "printexit" Attached, an Events frame with a printf record
-of format 0, and exits with status 3, "silent" nothing. LIB: a file named libgpubt_agent*.so to map first (this
+type with 64 fds of LOG riding on it, "system" Attached, then an Events frame holding a
+system() record (which no gpu probe can make) and exits with status 3, "badrecord" Attached, an
+Events frame whose record claims 0 bytes, one with a printf record of format 0, and exits with
+status 3, "printexit" Attached, an Events frame with a printf record of format 0, and exits with
+status 3, "silent" nothing. LIB: a file named libgpubt_agent*.so to map first (this
 process then looks like one that loaded the agent)."""
 import mmap
 import os
@@ -65,11 +68,25 @@ def main():
             conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)
             conn.close()
             sys.exit(3)
+        elif mode == "system":
+            text = b"a fake that asks for a command"
+            conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)
+            record = struct.pack("<IIII", 16, 1, 8, 0)  # ring header, EventKind::System, format 0
+            conn.sendall(struct.pack("<IIQ", 4, 0, len(record)) + record)
+            conn.close()
+            sys.exit(3)
         elif mode == "printexit":
             text = b"a fake that prints and exits"
             conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)
             record = struct.pack("<IIII", 16, 1, 1, 0)
             conn.sendall(struct.pack("<IIQ", 4, 0, len(record)) + record)
+            conn.close()
+            sys.exit(3)
+        elif mode == "badrecord":
+            text = b"a fake with a broken record"
+            conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)
+            for record in (struct.pack("<IIII", 0, 1, 1, 0), struct.pack("<IIII", 16, 1, 1, 0)):
+                conn.sendall(struct.pack("<IIQ", 4, 0, len(record)) + record)
             conn.close()
             sys.exit(3)
         elif mode == "fds":

@@ -467,6 +467,21 @@ def records_a_process_sent_before_it_ended_print(ctx):
         with_fake_agent("self", "printexit", True, body)
 
 
+@case
+def agent_record_that_is_no_record_blocks_no_later_one(ctx):
+    # An agent's Events frame whose record claims 0 bytes: gpubt waited for the rest of it for
+    # ever, so no later record printed (another process's, without -p) and they piled up in
+    # memory. The frame is left out with a warning; the next one prints.
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), "-e", 'gpu:kprobe:vectorAdd { printf("hello\\n"); }'],
+                env=gpu_env(fake), timeout=60)
+        expect(r.returncode == 3, f"exit {r.returncode}: {r.stderr}")
+        expect(r.stdout.count("hello\n") == 1, f"stdout: {r.stdout!r} stderr: {r.stderr}")
+        expect(f"process {fake.pid} sent 16 bytes that are not gpu probe records" in r.stderr,
+               r.stderr)
+    with_fake_agent("self", "badrecord", True, body)
+
+
 # --- issue 23: -p says how its process ended, as -c does
 
 def check_p_reports_end(ctx, argv, script, end, expected, wrapper=()):
