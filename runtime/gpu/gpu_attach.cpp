@@ -24,6 +24,10 @@ using abi::Frame;
 constexpr auto kAnswerTime = std::chrono::seconds(30);
 constexpr int kSendMs = 10000;  // the Attach frame (a peer that stops reading)
 constexpr int kFrameMs = 5000;  // one frame, once its first byte is there
+// Printf records received and not yet printed: with host probes in the script they print at
+// the end, and the processes sending them may be other users'. Past this, records are dropped
+// and counted (as a full ring would).
+constexpr size_t kMaxEventBytes = size_t(64) << 20;
 // Sockets tried at once without -p: a few silent ones cost one answer time, not one each.
 constexpr size_t kAttachWorkers = 32;
 
@@ -267,7 +271,10 @@ void GpuAttach::read_frame(Link &link) {
     if (whole < f->bytes.size())
       *err_ << "WARNING: process " << link.pid << " sent " << f->bytes.size() - whole
             << " bytes that are not gpu probe records: left out\n";
-    events_.insert(events_.end(), bytes, bytes + whole);
+    if (events_.size() + whole > kMaxEventBytes)
+      events_dropped_[link.pid] += whole;
+    else
+      events_.insert(events_.end(), bytes, bytes + whole);
   } else if (f->type == Frame::Log) {
     if (options_.verbose)
       *err_ << "gpubt: [" << link.pid << "] " << escape_control(f->bytes) << "\n";
@@ -333,6 +340,10 @@ abi::AgentResults GpuAttach::finish(std::ostream &err) {
       read_frame(*l);
     }
   std::lock_guard<std::mutex> lock(mu_);
+  for (const auto &[pid, bytes] : events_dropped_)
+    err << "WARNING: process " << pid << ": " << bytes << " bytes of gpu printf records were "
+        << "dropped: gpubt holds at most " << (kMaxEventBytes >> 20)
+        << " MiB of them before they print\n";
   return std::exchange(results_, {});
 }
 

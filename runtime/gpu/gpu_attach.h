@@ -79,7 +79,8 @@ private:
   std::mutex mu_;
   std::vector<std::unique_ptr<Link>> links_;
   std::set<pid_t> tried_; // processes seen (attached or refused): not tried again
-  std::vector<uint8_t> events_;
+  std::vector<uint8_t> events_; // at most kMaxEventBytes (gpu_attach.cpp) not yet taken
+  std::map<pid_t, uint64_t> events_dropped_; // bytes of records past it, by process
   abi::AgentResults results_;
   std::atomic<size_t> attached_count_ = 0;
   std::atomic<bool> stop_ = false;

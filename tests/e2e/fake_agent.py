@@ -10,6 +10,7 @@ type with 64 fds of LOG riding on it, "system" Attached, then an Events frame ho
 system() record (which no gpu probe can make) and exits with status 3, "badrecord" Attached, an
 Events frame whose record claims 0 bytes, one with a printf record of format 0, and exits with
 status 3, "printexit" Attached, an Events frame with a printf record of format 0, and exits with
+status 3, "flood" Attached, 16 Events frames of 32 MiB of GpuLaunch records, and exits with
 status 3, "silent" nothing. LIB: a file named libgpubt_agent*.so to map first (this
 process then looks like one that loaded the agent)."""
 import mmap
@@ -80,6 +81,15 @@ def main():
             conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)
             record = struct.pack("<IIII", 16, 1, 1, 0)
             conn.sendall(struct.pack("<IIQ", 4, 0, len(record)) + record)
+            conn.close()
+            sys.exit(3)
+        elif mode == "flood":
+            text = b"a fake that floods"
+            conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)
+            record = struct.pack("<IIII", 104, 1, 11, 0) + bytes(88)  # EventKind::GpuLaunch
+            frame = record * ((32 << 20) // len(record))
+            for _ in range(16):
+                conn.sendall(struct.pack("<IIQ", 4, 0, len(frame)) + frame)
             conn.close()
             sys.exit(3)
         elif mode == "badrecord":

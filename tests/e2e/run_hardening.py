@@ -482,6 +482,26 @@ def agent_record_that_is_no_record_blocks_no_later_one(ctx):
     with_fake_agent("self", "badrecord", True, body)
 
 
+@case
+def agent_records_cannot_grow_gpubt_without_bound(ctx):
+    # With a host probe in the script an attached process's records print at the end: until
+    # then gpubt kept all of them, as many as the process sent (here 512 MiB: a peak of 700 MiB
+    # and more). Past 64 MiB they are dropped and counted; what gpubt holds no longer grows with
+    # what is sent (one frame of up to 32 MiB here being read, the 64 MiB kept, their copies).
+    def body(fake):
+        r = subprocess.run(["/usr/bin/time", "-f", "maxrss %M", ctx.gpubt, "-p", str(fake.pid),
+                            "-e", 'gpu:kprobe:vectorAdd { printf("x\\n"); } '
+                            f'uprobe:{ctx.programs}/spin:tick {{ @ = count(); }}'],
+                           capture_output=True, text=True, errors="replace", env=gpu_env(fake),
+                           stdin=subprocess.DEVNULL, timeout=120)
+        expect(r.returncode == 3, f"exit {r.returncode}: {r.stderr[-500:]}")
+        expect(f"process {fake.pid}: " in r.stderr and "bytes of gpu printf records were "
+               "dropped" in r.stderr, r.stderr[-500:])
+        rss_mib = int(r.stderr.rsplit("maxrss ", 1)[1].split()[0]) >> 10
+        expect(rss_mib < 320, f"peak RSS {rss_mib} MiB for 512 MiB sent")
+    with_fake_agent("self", "flood", True, body)
+
+
 # --- issue 23: -p says how its process ended, as -c does
 
 def check_p_reports_end(ctx, argv, script, end, expected, wrapper=()):
