@@ -11,7 +11,8 @@ system() record (which no gpu probe can make) and exits with status 3, "badrecor
 Events frame whose record claims 0 bytes, one with a printf record of format 0, and exits with
 status 3, "printexit" Attached, an Events frame with a printf record of format 0, and exits with
 status 3, "flood" Attached, 16 Events frames of 32 MiB of GpuLaunch records, and exits with
-status 3, "silent" nothing. LIB: a file named libgpubt_agent*.so to map first (this
+status 3, "badresults" Attached, and at Detach Results of two images, the first with a ring record
+claiming 0 bytes, the second with a printf record of format 0, "silent" nothing. LIB: a file named libgpubt_agent*.so to map first (this
 process then looks like one that loaded the agent)."""
 import mmap
 import os
@@ -92,6 +93,19 @@ def main():
                 conn.sendall(struct.pack("<IIQ", 4, 0, len(frame)) + frame)
             conn.close()
             sys.exit(3)
+        elif mode == "badresults":
+            text = b"a fake with broken results"
+            conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)
+            conn.settimeout(None)
+            conn.recv(16)  # Detach
+
+            def image(ring):
+                return (struct.pack("<QQQQ", 0, 1, 1, 0) + struct.pack("<Q", len(ring)) + ring +
+                        struct.pack("<Q", 0))
+            results = (b"GPUBTRS1" + struct.pack("<Q", 2) +
+                       image(struct.pack("<IIII", 0, 1, 1, 0)) +
+                       image(struct.pack("<IIII", 16, 1, 1, 0)) + struct.pack("<QQ", 0, 0))
+            conn.sendall(struct.pack("<IIQ", 6, 0, len(results)) + results)
         elif mode == "badrecord":
             text = b"a fake with a broken record"
             conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)

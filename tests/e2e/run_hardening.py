@@ -483,6 +483,19 @@ def agent_record_that_is_no_record_blocks_no_later_one(ctx):
 
 
 @case
+def results_record_that_is_no_record_takes_no_other_image_with_it(ctx):
+    # The Results' ring records of every image (every process) print one after the other: a
+    # record claiming 0 bytes in one image lost the records of the images after it.
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), "-e", 'gpu:kprobe:vectorAdd { printf("hello\\n"); } '
+                      "interval:ms:100 { exit(); }"], env=gpu_env(fake), timeout=60)
+        expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+        expect(r.stdout.count("hello\n") == 1, f"stdout: {r.stdout!r} stderr: {r.stderr}")
+        expect("GPU results held 16 bytes that are not gpu probe records" in r.stderr, r.stderr)
+    with_fake_agent("self", "badresults", True, body)
+
+
+@case
 def agent_records_cannot_grow_gpubt_without_bound(ctx):
     # With a host probe in the script an attached process's records print at the end: until
     # then gpubt kept all of them, as many as the process sent (here 512 MiB: a peak of 700 MiB
