@@ -555,6 +555,40 @@ def p_process_exit_status_is_reported(ctx):
 
 
 @case
+def p_process_name_reaches_the_terminal_escaped(ctx):
+    # The name in "NAME (pid N) exited" is the process's comm, which it sets itself: another
+    # user's process named itself with terminal escapes, which root's gpubt printed raw.
+    name = "\x1b]0;owned\x07\x1b[2J"
+    code = ("import sys; open('/proc/self/comm', 'w').write(sys.argv[1]); "
+            "sys.stdin.readline(); sys.exit(3)")
+    target = subprocess.Popen(NOBODY + ["/usr/bin/python3", "-c", code, name],
+                              stdin=subprocess.PIPE)
+    try:
+        expect(wait_for(lambda: _comm(target.pid) == name, 20), "the name was not set")
+        p = subprocess.Popen([ctx.gpubt, "-p", str(target.pid), "-e",
+                              "tracepoint:syscalls:sys_enter_getppid { @ = count(); }"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, text=True, errors="replace")
+        expect(wait_attached(p), "gpubt did not attach")
+        send_line(target)
+        out, err = p.communicate(timeout=20)
+        expect(p.returncode == 3, f"exit {p.returncode}: {err!r}")
+        expect("\x1b" not in err and "\x07" not in err, f"raw escapes printed: {err!r}")
+        expect(f"gpubt: \\x1b]0;owned\\x07\\x1b[2J (pid {target.pid}) exited with status 3\n"
+               in err, repr(err))
+    finally:
+        killed(target)
+
+
+def _comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().rstrip("\n")
+    except OSError:
+        return None
+
+
+@case
 def p_process_end_without_cap_net_admin_is_said_so(ctx):
     # Without CAP_NET_ADMIN the proc connector takes no listener: the end is still reported.
     check_p_reports_end(ctx, ["sh", "-c", "read x; exit 3"],
