@@ -140,7 +140,8 @@ Result<std::unique_ptr<GpuAttach>> GpuAttach::start(const abi::ProgramSpec &spec
       why += (why.empty() ? "" : "; ") + st.error();
     }
     if (!g->attached_count_)
-      return make_error("cannot attach to process " + std::to_string(pid) + ": " + why);
+      return make_error("cannot attach to process " + std::to_string(pid) + ": " +
+                        escape_control(why));
   } else {
     // All at once: one agent slow to answer (or a socket that never does) costs one wait.
     for (const auto &s : sockets)
@@ -182,7 +183,8 @@ void GpuAttach::attach_worker() {
     lock.unlock();
     if (auto st = attach(socket, socket.pid); !st && process_exists(socket.pid)) {
       std::lock_guard<std::mutex> out(mu_);
-      *err_ << "WARNING: process " << socket.pid << ": " << st.error() << "\n";
+      // The socket's path is in it: anyone may name a folder /tmp/gpubt-agent-<escapes>.
+      *err_ << "WARNING: process " << socket.pid << ": " << escape_control(st.error()) << "\n";
     }
     lock.lock();
     --attaching_;

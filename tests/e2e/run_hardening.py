@@ -304,7 +304,7 @@ class FakeAgent:
     """tests/e2e/fake_agent.py run by nobody, binding NOBODY_DIR/NAME_PID.sock. LIB: it maps a
     file named libgpubt_agent.so, so it looks like a process that loaded the agent."""
 
-    def __init__(self, name_pid, mode, lib=False):
+    def __init__(self, name_pid, mode, lib=False, folder=NOBODY_DIR):
         self.work = tempfile.mkdtemp(prefix="gpubt-fake-agent-")
         os.chmod(self.work, 0o755)
         script = os.path.join(self.work, "fake_agent.py")
@@ -318,7 +318,7 @@ class FakeAgent:
         self.log = os.path.join(self.work, "log")
         open(self.log, "w").close()
         os.chmod(self.log, 0o666)
-        args = NOBODY + ["python3", script, NOBODY_DIR, str(name_pid), mode, self.log]
+        args = NOBODY + ["python3", script, folder, str(name_pid), mode, self.log]
         self.p = subprocess.Popen(args + ([self.lib] if lib else []), stdin=subprocess.DEVNULL)
         expect(wait_for(lambda: "ready" in self.said(), 30), "the fake agent did not start")
         self.pid = int(self.said().split()[1])
@@ -387,6 +387,26 @@ def agent_text_reaches_the_terminal_escaped(ctx):
                f"raw escapes printed: {r.stderr!r}")
         expect("\\x1b]0;owned\\x07\\x1b[2J" in r.stderr, r.stderr)
     with_fake_agent("self", "escape", True, body)
+
+
+@case
+def agent_folder_name_reaches_the_terminal_escaped(ctx):
+    # Anyone may make /tmp/gpubt-agent-<anything>: a folder named with terminal escapes, and a
+    # socket in it named after a process of that user's without the agent. Root's gpubt warns
+    # about it, path and all: escaped.
+    folder = "/tmp/gpubt-agent-\x1b]0;owned\x07\x1b[2J"
+    subprocess.run(["rm", "-rf", folder])
+    fake = FakeAgent("self", "silent", False, folder)
+    try:
+        r = run(ctx, ["-e", GPU_SCRIPT + " interval:ms:300 { exit(); }"], env=gpu_env(fake),
+                timeout=60)
+        expect(f"process {fake.pid}: not connecting" in r.stderr, r.stderr)
+        expect("\x1b" not in r.stderr and "\x07" not in r.stderr,
+               f"raw escapes printed: {r.stderr!r}")
+        expect("gpubt-agent-\\x1b]0;owned\\x07\\x1b[2J/" in r.stderr, repr(r.stderr))
+    finally:
+        fake.close()
+        subprocess.run(["rm", "-rf", folder])
 
 
 @case
