@@ -537,11 +537,14 @@ def agent_records_cannot_grow_gpubt_without_bound(ctx):
 
 # --- issue 23: -p says how its process ended, as -c does
 
-def check_p_reports_end(ctx, argv, script, end, expected, wrapper=()):
-    """gpubt -p on ARGV's process with SCRIPT; END(process) ends it once probes are attached;
-    gpubt must then print EXPECTED (with the pid for {pid}) and exit 3, as with -c."""
+def check_p_reports_end(ctx, argv, script, end, expected, wrapper=(), ready=None):
+    """gpubt -p on ARGV's process (once READY(pid) holds, if given) with SCRIPT; END(process)
+    ends it once probes are attached; gpubt must then print EXPECTED (with the pid for {pid})
+    and exit 3, as with -c. Returns gpubt's stderr."""
     target = subprocess.Popen(argv, stdin=subprocess.PIPE)
     try:
+        if ready:
+            expect(wait_for(lambda: ready(target.pid), 20), "the process did not get ready")
         p = subprocess.Popen(list(wrapper) + [ctx.gpubt, "-p", str(target.pid), "-e", script],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL, text=True, errors="replace")
@@ -549,7 +552,8 @@ def check_p_reports_end(ctx, argv, script, end, expected, wrapper=()):
         end(target)
         out, err = p.communicate(timeout=20)
         expect(p.returncode == 3, f"exit {p.returncode}: {err}")
-        expect(expected.format(pid=target.pid) + "\n" in err, err)
+        expect(expected.format(pid=target.pid) + "\n" in err, repr(err))
+        return err
     finally:
         killed(target)
 
@@ -581,23 +585,11 @@ def p_process_name_reaches_the_terminal_escaped(ctx):
     name = "\x1b]0;owned\x07\x1b[2J"
     code = ("import sys; open('/proc/self/comm', 'w').write(sys.argv[1]); "
             "sys.stdin.readline(); sys.exit(3)")
-    target = subprocess.Popen(NOBODY + ["/usr/bin/python3", "-c", code, name],
-                              stdin=subprocess.PIPE)
-    try:
-        expect(wait_for(lambda: _comm(target.pid) == name, 20), "the name was not set")
-        p = subprocess.Popen([ctx.gpubt, "-p", str(target.pid), "-e",
-                              "tracepoint:syscalls:sys_enter_getppid { @ = count(); }"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             stdin=subprocess.DEVNULL, text=True, errors="replace")
-        expect(wait_attached(p), "gpubt did not attach")
-        send_line(target)
-        out, err = p.communicate(timeout=20)
-        expect(p.returncode == 3, f"exit {p.returncode}: {err!r}")
-        expect("\x1b" not in err and "\x07" not in err, f"raw escapes printed: {err!r}")
-        expect(f"gpubt: \\x1b]0;owned\\x07\\x1b[2J (pid {target.pid}) exited with status 3\n"
-               in err, repr(err))
-    finally:
-        killed(target)
+    err = check_p_reports_end(ctx, NOBODY + ["/usr/bin/python3", "-c", code, name],
+                              "tracepoint:syscalls:sys_enter_getppid { @ = count(); }", send_line,
+                              "gpubt: \\x1b]0;owned\\x07\\x1b[2J (pid {pid}) exited with status 3",
+                              ready=lambda pid: _comm(pid) == name)
+    expect("\x1b" not in err and "\x07" not in err, f"raw escapes printed: {err!r}")
 
 
 def _comm(pid):

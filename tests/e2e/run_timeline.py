@@ -284,12 +284,7 @@ def a_folder_swapped_for_a_link_mid_run_is_not_followed(ctx):
     with open(victim, "w") as f:
         f.write("precious\n")
     path = os.path.join(base, "sub", "t.json")
-    prog = f"uprobe:{ctx.programs}/spin:tick {{ printf(\"tick\\n\"); }}"
-    p = subprocess.Popen([ctx.gpubt, "--timeline", path, "-e", prog, "-c",
-                          f"{ctx.programs}/spin 20"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-    assert p.stdout.readline().startswith("Attaching")
-    assert p.stdout.readline() == "tick\n"  # tracing: Ctrl-C now ends the trace
+    p = start_ticking(ctx, path)
     subprocess.run(NOBODY + ["sh", "-c", f"cd {base} && mv sub old && ln -s {victim_folder} sub"],
                    check=True)
     p.send_signal(signal.SIGINT)
@@ -351,16 +346,22 @@ def a_full_disk_fails_the_run_and_leaves_nothing(ctx):
         subprocess.run(["umount", folder], check=True)
 
 
-@case
-def a_folder_removed_mid_run_fails_the_run(ctx):
-    folder = tempfile.mkdtemp(prefix="gpubt-timeline-gone-")
-    path = os.path.join(folder, "t.json")
+def start_ticking(ctx, path):
+    """gpubt --timeline PATH printing spin's ticks, once it traces (Ctrl-C then ends it)."""
     prog = f"uprobe:{ctx.programs}/spin:tick {{ printf(\"tick\\n\"); }}"
     p = subprocess.Popen([ctx.gpubt, "--timeline", path, "-e", prog, "-c",
                           f"{ctx.programs}/spin 20"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     assert p.stdout.readline().startswith("Attaching")
-    assert p.stdout.readline() == "tick\n"  # tracing: Ctrl-C now ends the trace
+    assert p.stdout.readline() == "tick\n"
+    return p
+
+
+@case
+def a_folder_removed_mid_run_fails_the_run(ctx):
+    folder = tempfile.mkdtemp(prefix="gpubt-timeline-gone-")
+    path = os.path.join(folder, "t.json")
+    p = start_ticking(ctx, path)
     shutil.rmtree(folder)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=20)
