@@ -535,6 +535,21 @@ def agent_records_cannot_grow_gpubt_without_bound(ctx):
     with_fake_agent("self", "flood", True, body)
 
 
+@case
+def kernel_names_reach_the_terminal_escaped(ctx):
+    # A kernel's name is the traced program's (cuModuleGetFunction's argument): kname() in a map
+    # key and in printf("%s") printed it raw, escape sequences and all.
+    name = "\x1b]0;owned\x07\x1bc"
+    r = run(ctx, ["-e", "host:uprobe:cuda:cuLaunchKernel { @k[kname(args.f)] = count(); "
+                  'printf("launch %s\\n", kname(args.f)); }',
+                  "-c", f"{ctx.programs}/fake_cu_calls '{name}'"], timeout=60)
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    expect("\x1b" not in r.stdout and "\x07" not in r.stdout,
+           f"raw escapes printed: {r.stdout!r}")
+    expect("@k[\\x1b]0;owned\\x07\\x1bc]: 1\n" in r.stdout, repr(r.stdout))
+    expect("launch \\x1b]0;owned\\x07\\x1bc\n" in r.stdout, repr(r.stdout))
+
+
 # --- issue 23: -p says how its process ended, as -c does
 
 def check_p_reports_end(ctx, argv, script, end, expected, wrapper=(), ready=None):
