@@ -296,17 +296,29 @@ def out_of_descriptors_for_maps_names_the_limit(ctx):
 # --- issue 23 S2: a root gpubt and another (unprivileged) user's fake agent sockets
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
-NOBODY_DIR = "/tmp/gpubt-agent-65534"
 GPU_SCRIPT = "gpu:kprobe:vectorAdd { @ = count(); }"
 
 
-class FakeAgent:
-    """tests/e2e/fake_agent.py run by nobody, binding NOBODY_DIR/NAME_PID.sock. LIB: it maps a
-    file named libgpubt_agent.so, so it looks like a process that loaded the agent."""
+def nobodys_agent_folder(work):
+    """A folder of nobody's in WORK (a folder of root's, mode 0755) for agent sockets: gpubt
+    finds it through GPUBT_AGENT_DIR (gpu_env). Not /tmp/gpubt-agent-65534: another run of the
+    suite beside this one (another checkout) would make and remove the same folder."""
+    folder = os.path.join(work, "agent-65534")
+    os.mkdir(folder, 0o700)
+    os.chown(folder, 65534, 65534)
+    return folder
 
-    def __init__(self, name_pid, mode, lib=False, folder=NOBODY_DIR):
+
+class FakeAgent:
+    """tests/e2e/fake_agent.py run by nobody, binding FOLDER/NAME_PID.sock (FOLDER: a private
+    one of nobody's, by default). LIB: it maps a file named libgpubt_agent.so, so it looks like a
+    process that loaded the agent."""
+
+    def __init__(self, name_pid, mode, lib=False, folder=None):
         self.work = tempfile.mkdtemp(prefix="gpubt-fake-agent-")
         os.chmod(self.work, 0o755)
+        self.private = folder is None
+        self.folder = nobodys_agent_folder(self.work) if self.private else folder
         script = os.path.join(self.work, "fake_agent.py")
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_agent.py")) as f:
             source = f.read()
@@ -318,7 +330,7 @@ class FakeAgent:
         self.log = os.path.join(self.work, "log")
         open(self.log, "w").close()
         os.chmod(self.log, 0o666)
-        args = NOBODY + ["python3", script, folder, str(name_pid), mode, self.log]
+        args = NOBODY + ["python3", script, self.folder, str(name_pid), mode, self.log]
         self.p = subprocess.Popen(args + ([self.lib] if lib else []), stdin=subprocess.DEVNULL)
         expect(wait_for(lambda: "ready" in self.said(), 30), "the fake agent did not start")
         self.pid = int(self.said().split()[1])
@@ -333,18 +345,19 @@ class FakeAgent:
 
 
 def with_fake_agent(name_pid, mode, lib, body):
-    subprocess.run(["rm", "-rf", NOBODY_DIR])  # a folder left by an earlier run
     fake = FakeAgent(name_pid, mode, lib)
     try:
         return body(fake)
     finally:
         fake.close()
-        subprocess.run(["rm", "-rf", NOBODY_DIR])
 
 
 def gpu_env(fake):
     # gpubt checks that an agent library exists before attaching; the fake's copy will do.
-    return dict(os.environ, GPUBT_AGENT_PATH=fake.lib)
+    env = dict(os.environ, GPUBT_AGENT_PATH=fake.lib)
+    if fake.private:
+        env["GPUBT_AGENT_DIR"] = fake.folder
+    return env
 
 
 @case
@@ -455,20 +468,21 @@ def fds_of_a_refused_frame_are_closed(ctx):
 def many_socket_names_cost_no_thread_each(ctx):
     # nobody makes 40,000 socket names in a folder of its own (no process behind them): root's
     # gpubt without -p tried each on a thread of its own, ran out of threads and aborted.
-    subprocess.run(["rm", "-rf", NOBODY_DIR])
+    work = tempfile.mkdtemp(prefix="gpubt-flood-")
+    os.chmod(work, 0o755)
     try:
-        subprocess.run(NOBODY + ["sh", "-c", f"mkdir -m 700 {NOBODY_DIR} && cd {NOBODY_DIR} && "
+        folder = nobodys_agent_folder(work)
+        subprocess.run(NOBODY + ["sh", "-c", f"cd {folder} && "
                                  "seq 3000000 3040000 | sed 's/$/.sock/' | xargs touch"],
                        check=True)
-        lib = os.path.join(tempfile.mkdtemp(prefix="gpubt-flood-"), "libgpubt_agent.so")
+        lib = os.path.join(work, "libgpubt_agent.so")
         subprocess.run(["cp", "/bin/true", lib], check=True)
         r = run(ctx, ["-e", GPU_SCRIPT + " interval:ms:300 { exit(); }"],
-                env=dict(os.environ, GPUBT_AGENT_PATH=lib), timeout=120)
-        subprocess.run(["rm", "-rf", os.path.dirname(lib)])
+                env=dict(os.environ, GPUBT_AGENT_PATH=lib, GPUBT_AGENT_DIR=folder), timeout=120)
         expect(r.returncode in (0, 4), f"exit {r.returncode}: {r.stderr[-500:]}")
         expect("terminate" not in r.stderr, r.stderr[-500:])
     finally:
-        subprocess.run(["rm", "-rf", NOBODY_DIR])
+        subprocess.run(["rm", "-rf", work])
 
 
 @case
