@@ -283,20 +283,22 @@ def a_folder_swapped_for_a_link_mid_run_is_not_followed(ctx):
     victim = os.path.join(victim_folder, "t.json")
     with open(victim, "w") as f:
         f.write("precious\n")
-    path = os.path.join(base, "sub", "t.json")
-    p = start_ticking(ctx, path)
-    subprocess.run(NOBODY + ["sh", "-c", f"cd {base} && mv sub old && ln -s {victim_folder} sub"],
-                   check=True)
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=20)
-    assert p.returncode == 0, (p.returncode, err)
-    with open(victim) as f:
-        assert f.read() == "precious\n", "root's file was replaced through the link"
-    assert os.listdir(victim_folder) == ["t.json"], os.listdir(victim_folder)
-    with open(os.path.join(base, "old", "t.json")) as f:
-        assert any(e.get("name") == "tick" for e in json.load(f)["traceEvents"])
-    shutil.rmtree(base)
-    shutil.rmtree(victim_folder)
+    try:
+        path = os.path.join(base, "sub", "t.json")
+        p = start_ticking(ctx, path)
+        swap = f"cd {base} && mv sub old && ln -s {victim_folder} sub"
+        subprocess.run(NOBODY + ["sh", "-c", swap], check=True)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=20)
+        assert p.returncode == 0, (p.returncode, err)
+        with open(victim) as f:
+            assert f.read() == "precious\n", "root's file was replaced through the link"
+        assert os.listdir(victim_folder) == ["t.json"], os.listdir(victim_folder)
+        with open(os.path.join(base, "old", "t.json")) as f:
+            assert any(e.get("name") == "tick" for e in json.load(f)["traceEvents"])
+    finally:
+        shutil.rmtree(base)
+        shutil.rmtree(victim_folder)
 
 
 def refused(ctx, path, kind):
