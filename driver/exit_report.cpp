@@ -6,6 +6,7 @@
 #include <string>
 
 #include "driver/exit_codes.h"
+#include "runtime/output/escape.h"
 
 namespace gpubt::driver {
 namespace {
@@ -21,7 +22,9 @@ std::string signal_name(int sig) {
 int report_child_exit(const std::optional<runtime::ChildExit> &child, std::ostream &err) {
   if (!child)
     return ExitOk;
-  std::string who = child->name + " (pid " + std::to_string(child->pid) + ")";
+  // The name is the process's comm, which it sets itself (and may be another user's).
+  std::string who = runtime::escape_control(child->name) + " (pid " +
+                    std::to_string(child->pid) + ")";
   if (child->exec_errno)
     err << "ERROR: failed to exec '" << child->path << "': " << std::strerror(child->exec_errno)
         << "\n";

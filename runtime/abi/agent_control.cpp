@@ -166,6 +166,17 @@ Result<ControlFrame> recv_frame(int socket, int timeout_ms) {
   auto deadline = deadline_in(timeout_ms);
   Header h{};
   ControlFrame f;
+  // The fds that came with a frame that is then refused are closed: a peer sending malformed
+  // frames must not fill the reader's fd table.
+  struct CloseOnError {
+    ControlFrame &f;
+    bool keep = false;
+    ~CloseOnError() {
+      if (!keep)
+        for (int fd : f.fds)
+          close(fd);
+    }
+  } guard{f};
   if (auto st = recv_all(socket, reinterpret_cast<char *>(&h), sizeof h, deadline, &f.fds); !st)
     return make_error(st.error());
   if (h.type < uint32_t(Frame::Attach) || h.type > uint32_t(Frame::Log))
@@ -182,6 +193,7 @@ Result<ControlFrame> recv_frame(int socket, int timeout_ms) {
         !st)
       return make_error(st.error());
   }
+  guard.keep = true;
   return f;
 }
 
@@ -257,7 +269,8 @@ std::vector<AgentSocket> find_agent_sockets(pid_t pid) {
     while (dirent *e = readdir(d)) {
       std::string name = e->d_name;
       size_t dot = name.find(".sock");
-      if (dot == std::string::npos || dot + 5 != name.size() || dot == 0 ||
+      // A pid: at most 7 digits (pid_max is at most 2^22), so that no name wraps to another pid.
+      if (dot == std::string::npos || dot + 5 != name.size() || dot == 0 || dot > 7 ||
           name.find_first_not_of("0123456789") != dot)
         continue;
       pid_t p = pid_t(std::atol(name.c_str()));

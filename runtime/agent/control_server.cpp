@@ -17,6 +17,14 @@ namespace gpubt::agent {
 
 using abi::Frame;
 
+namespace {
+// Every frame the agent sends has this long: sends to gpubt happen on the program's own threads
+// (printf records after a launch, -v lines) or under the lock they take, so a gpubt that stops
+// reading (suspended with Ctrl-Z, stopped in a debugger) must not stop the program. Past it the
+// session ends and the agent detaches by itself.
+constexpr int kSendMs = 5000;
+} // namespace
+
 Result<std::unique_ptr<ControlServer>> ControlServer::start(Handler handler) {
   std::string dir = abi::agent_dir(getuid());
   if (auto st = abi::make_private_dir(dir); !st)
@@ -77,7 +85,7 @@ void ControlServer::loop() {
     socklen_t len = sizeof peer;
     if (getsockopt(conn.get(), SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 ||
         (peer.uid != 0 && peer.uid != getuid())) {
-      (void)abi::send_frame(conn.get(), Frame::Refused, refusal(peer.uid));
+      (void)abi::send_frame(conn.get(), Frame::Refused, refusal(peer.uid), {}, kSendMs);
       continue;
     }
     serve(std::move(conn), peer.pid);
@@ -104,13 +112,17 @@ void ControlServer::serve(runtime::UniqueFd conn, pid_t peer) {
     std::lock_guard<std::mutex> lock(send_mu_);
     if (!said) {
       session_ = -1;
-      (void)abi::send_frame(conn.get(), Frame::Refused, said.error());
+      (void)abi::send_frame(conn.get(), Frame::Refused, said.error(), {}, kSendMs);
       return;
     }
-    if (session_ >= 0 && !abi::send_frame(conn.get(), Frame::Attached, *said))
+    if (session_ >= 0 && !abi::send_frame(conn.get(), Frame::Attached, *said, {}, kSendMs))
       session_ = -1;
   }
-  bool gone = session_ < 0;
+  bool gone;
+  {
+    std::lock_guard<std::mutex> lock(send_mu_); // send() may have ended it meanwhile
+    gone = session_ < 0;
+  }
   while (!gone && !stop_) {
     pollfd p[3] = {{conn.get(), POLLIN, 0}, {listen_.get(), POLLIN, 0},
                    {wake_read_.get(), POLLIN, 0}};
@@ -126,7 +138,8 @@ void ControlServer::serve(runtime::UniqueFd conn, pid_t peer) {
                                   ? refusal(cred.uid)
                                   : "busy: gpubt (pid " + std::to_string(peer) +
                                         ") is attached to process " + std::to_string(getpid()) +
-                                        "; one session at a time");
+                                        "; one session at a time",
+                              {}, kSendMs);
     }
     if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       auto f = abi::recv_frame(conn.get(), 1000);
@@ -141,7 +154,7 @@ void ControlServer::serve(runtime::UniqueFd conn, pid_t peer) {
   std::string results = handler_.detach();
   std::lock_guard<std::mutex> lock(send_mu_);
   if (session_ >= 0 && !gone)
-    (void)abi::send_frame(conn.get(), Frame::Results, results);
+    (void)abi::send_frame(conn.get(), Frame::Results, results, {}, kSendMs);
   session_ = -1;
 }
 
@@ -155,7 +168,7 @@ bool ControlServer::send(Frame type, const std::string &bytes) {
   std::lock_guard<std::mutex> lock(send_mu_);
   if (session_ < 0)
     return false;
-  if (!abi::send_frame(session_, type, bytes)) {
+  if (!abi::send_frame(session_, type, bytes, {}, kSendMs)) {
     shutdown(session_, SHUT_RDWR); // the session loop sees it and detaches
     session_ = -1;
     return false;
@@ -167,7 +180,7 @@ void ControlServer::finish(const std::string &results) {
   {
     std::lock_guard<std::mutex> lock(send_mu_);
     if (session_ >= 0) {
-      (void)abi::send_frame(session_, Frame::Results, results);
+      (void)abi::send_frame(session_, Frame::Results, results, {}, kSendMs);
       shutdown(session_, SHUT_RDWR);
       session_ = -1;
     }

@@ -13,6 +13,7 @@
 #include "runtime/abi/agent_control.h"
 #include "runtime/gpu/agent_peer.h"
 #include "runtime/output/escape.h"
+#include "runtime/output/event_printer.h"
 
 namespace gpubt::runtime {
 namespace {
@@ -23,6 +24,12 @@ using abi::Frame;
 constexpr auto kAnswerTime = std::chrono::seconds(30);
 constexpr int kSendMs = 10000;  // the Attach frame (a peer that stops reading)
 constexpr int kFrameMs = 5000;  // one frame, once its first byte is there
+// Printf records received and not yet printed: with host probes in the script they print at
+// the end, and the processes sending them may be other users'. Past this, records are dropped
+// and counted (as a full ring would).
+constexpr size_t kMaxEventBytes = size_t(64) << 20;
+// Sockets tried at once without -p: a few silent ones cost one answer time, not one each.
+constexpr size_t kAttachWorkers = 32;
 
 std::string read_file(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -133,12 +140,13 @@ Result<std::unique_ptr<GpuAttach>> GpuAttach::start(const abi::ProgramSpec &spec
       why += (why.empty() ? "" : "; ") + st.error();
     }
     if (!g->attached_count_)
-      return make_error("cannot attach to process " + std::to_string(pid) + ": " + why);
+      return make_error("cannot attach to process " + std::to_string(pid) + ": " +
+                        escape_control(why));
   } else {
     // All at once: one agent slow to answer (or a socket that never does) costs one wait.
     for (const auto &s : sockets)
       g->start_attach(s);
-    g->join_attaches();
+    g->wait_attaches();
     if (!g->attached_count_)
       err << "WARNING: no CUDA process with gpubt's agent is running yet: gpu probes attach to "
              "those that start (`gpubt agent env` says how to start one)\n";
@@ -151,24 +159,53 @@ GpuAttach::~GpuAttach() {
   stop_ = true;
   if (thread_.joinable())
     thread_.join();
-  join_attaches();
+  stop_attaches();
 }
 
 void GpuAttach::start_attach(const abi::AgentSocket &socket) {
   tried_.insert(socket.pid);
-  attaching_.emplace_back([this, socket] {
-    if (auto st = attach(socket, socket.pid); !st && process_exists(socket.pid)) {
-      std::lock_guard<std::mutex> lock(mu_);
-      *err_ << "WARNING: process " << socket.pid << ": " << st.error() << "\n";
-    }
-  });
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  queued_.push_back(socket);
+  if (workers_.size() < kAttachWorkers && workers_.size() < queued_.size() + attaching_)
+    workers_.emplace_back([this] { attach_worker(); });
+  queue_cv_.notify_one();
 }
 
-void GpuAttach::join_attaches() {
-  for (auto &t : attaching_)
-    if (t.joinable())
-      t.join();
-  attaching_.clear();
+void GpuAttach::attach_worker() {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  for (;;) {
+    queue_cv_.wait(lock, [&] { return stop_ || !queued_.empty(); });
+    if (stop_)
+      return; // what is still queued is not tried: the trace is over
+    abi::AgentSocket socket = queued_.front();
+    queued_.pop_front();
+    ++attaching_;
+    lock.unlock();
+    if (auto st = attach(socket, socket.pid); !st && process_exists(socket.pid)) {
+      std::lock_guard<std::mutex> out(mu_);
+      // The socket's path is in it: anyone may name a folder /tmp/gpubt-agent-<escapes>.
+      *err_ << "WARNING: process " << socket.pid << ": " << escape_control(st.error()) << "\n";
+    }
+    lock.lock();
+    --attaching_;
+    queue_cv_.notify_all();
+  }
+}
+
+void GpuAttach::wait_attaches() {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  queue_cv_.wait(lock, [&] { return queued_.empty() && attaching_ == 0; });
+}
+
+void GpuAttach::stop_attaches() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_); // no worker between its check and its wait
+    stop_ = true;
+  }
+  queue_cv_.notify_all();
+  for (auto &t : workers_)
+    t.join();
+  workers_.clear();
 }
 
 bool GpuAttach::wait_readable(int fd, std::chrono::steady_clock::time_point deadline) const {
@@ -230,7 +267,16 @@ void GpuAttach::read_frame(Link &link) {
     close(extra);
   std::lock_guard<std::mutex> lock(mu_);
   if (f->type == Frame::Events) {
-    events_.insert(events_.end(), f->bytes.begin(), f->bytes.end());
+    // Whole records only: a frame that is not would swallow every later process's records.
+    auto bytes = reinterpret_cast<const uint8_t *>(f->bytes.data());
+    size_t whole = whole_device_records(bytes, f->bytes.size());
+    if (whole < f->bytes.size())
+      *err_ << "WARNING: process " << link.pid << " sent " << f->bytes.size() - whole
+            << " bytes that are not gpu probe records: left out\n";
+    if (events_.size() + whole > kMaxEventBytes)
+      events_dropped_[link.pid] += whole;
+    else
+      events_.insert(events_.end(), bytes, bytes + whole);
   } else if (f->type == Frame::Log) {
     if (options_.verbose)
       *err_ << "gpubt: [" << link.pid << "] " << escape_control(f->bytes) << "\n";
@@ -280,10 +326,12 @@ abi::AgentResults GpuAttach::finish(std::ostream &err) {
   stop_ = true;
   if (thread_.joinable())
     thread_.join();
-  join_attaches(); // they give up at stop_: the links they made are detached below
+  stop_attaches(); // they give up at stop_: the links they made are detached below
+  // A process that is gone cannot take the Detach, but what it sent before it went is still
+  // in the socket: it is read below up to the end of the stream.
   for (auto &l : links_)
-    if (!l->done && !abi::send_frame(l->fd.get(), Frame::Detach, "", {}, kSendMs))
-      l->done = true;
+    if (!l->done)
+      (void)abi::send_frame(l->fd.get(), Frame::Detach, "", {}, kSendMs);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (auto &l : links_)
     while (!l->done) {
@@ -294,6 +342,10 @@ abi::AgentResults GpuAttach::finish(std::ostream &err) {
       read_frame(*l);
     }
   std::lock_guard<std::mutex> lock(mu_);
+  for (const auto &[pid, bytes] : events_dropped_)
+    err << "WARNING: process " << pid << ": " << bytes << " bytes of gpu printf records were "
+        << "dropped: gpubt holds at most " << (kMaxEventBytes >> 20)
+        << " MiB of them before they print\n";
   return std::exchange(results_, {});
 }
 

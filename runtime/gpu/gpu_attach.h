@@ -5,7 +5,9 @@
 #pragma once
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -57,9 +59,14 @@ private:
   // Connects to SOCKET, the agent of process PID (agent_peer.h), sends the attach and waits for
   // the answer (until stop_); error: why not.
   Status attach(const abi::AgentSocket &socket, pid_t pid);
-  // attach() on a thread of its own, which warns when it fails; join_attaches() waits for them.
+  // Queues attach() for one of a few worker threads, which warn when it fails; wait_attaches()
+  // waits until the queue is empty and none is in progress, stop_attaches() ends the workers.
+  // The workers are few whatever the number of sockets: anyone can make any number of socket
+  // names in a folder of their own, and a thread for each ran a root gpubt out of threads.
   void start_attach(const abi::AgentSocket &socket);
-  void join_attaches();
+  void attach_worker();
+  void wait_attaches();
+  void stop_attaches();
   bool wait_readable(int fd, std::chrono::steady_clock::time_point deadline) const;
   void loop(); // new agents (no pid), frames from attached ones
   void read_frame(Link &link);
@@ -72,12 +79,18 @@ private:
   std::mutex mu_;
   std::vector<std::unique_ptr<Link>> links_;
   std::set<pid_t> tried_; // processes seen (attached or refused): not tried again
-  std::vector<uint8_t> events_;
+  std::vector<uint8_t> events_; // at most kMaxEventBytes (gpu_attach.cpp) not yet taken
+  std::map<pid_t, uint64_t> events_dropped_; // bytes of records past it, by process
   abi::AgentResults results_;
   std::atomic<size_t> attached_count_ = 0;
   std::atomic<bool> stop_ = false;
   std::thread thread_;
-  std::vector<std::thread> attaching_; // start_attach's (made and joined by one thread at a time)
+  // start_attach's queue and workers (made and joined by one thread at a time).
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<abi::AgentSocket> queued_;
+  size_t attaching_ = 0; // attach() calls in progress on the workers
+  std::vector<std::thread> workers_;
 };
 
 // Why PID cannot be attached to when it has no agent socket this user can see.

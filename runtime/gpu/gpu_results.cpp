@@ -7,6 +7,7 @@
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/gpu/device_maps.h"
 #include "runtime/gpu/gpu_inject.h"
+#include "runtime/output/event_printer.h"
 
 namespace gpubt::runtime {
 namespace {
@@ -77,8 +78,15 @@ GpuOutcome gpu_outcome(const abi::ProgramSpec &spec, const abi::AgentResults &re
       if (!st)
         out.warnings.push_back(st.error());
     }
+    // Whole records only: the images of several processes follow each other, and a record
+    // that is not one would take the next process's with it.
+    size_t whole = whole_device_records(img.ring_records.data(), img.ring_records.size());
+    if (whole < img.ring_records.size())
+      out.warnings.push_back("a process's GPU results held " +
+                             std::to_string(img.ring_records.size() - whole) +
+                             " bytes that are not gpu probe records: left out");
     out.ring_records.insert(out.ring_records.end(), img.ring_records.begin(),
-                            img.ring_records.end());
+                            img.ring_records.begin() + ptrdiff_t(whole));
     out.ring_drops += img.ring_drops;
   }
   std::vector<uint64_t> launches(spec.device.probes.size());

@@ -161,17 +161,45 @@ void EventPrinter::print(const abi::EventHeader &h, const uint8_t *payload, size
   }
 }
 
-void EventPrinter::print_ring_records(std::vector<uint8_t> &bytes) {
-  constexpr size_t head = sizeof(gpubt_ring_record) + sizeof(abi::EventHeader);
+namespace {
+
+constexpr size_t kRecordHead = sizeof(gpubt_ring_record) + sizeof(abi::EventHeader);
+
+bool device_kind(uint32_t kind) {
+  return kind == uint32_t(abi::EventKind::Printf) || kind == uint32_t(abi::EventKind::GpuLaunch);
+}
+
+} // namespace
+
+size_t whole_device_records(const uint8_t *bytes, size_t size) {
   size_t pos = 0;
-  while (pos + head <= bytes.size()) {
+  while (size - pos >= kRecordHead) {
+    gpubt_ring_record r;
+    abi::EventHeader h;
+    std::memcpy(&r, bytes + pos, sizeof r);
+    std::memcpy(&h, bytes + pos + sizeof r, sizeof h);
+    if (r.size < kRecordHead || r.size % 8 || r.size > size - pos || !device_kind(h.kind))
+      break;
+    pos += r.size;
+  }
+  return pos;
+}
+
+void EventPrinter::print_ring_records(std::vector<uint8_t> &bytes) {
+  size_t pos = 0;
+  while (pos + kRecordHead <= bytes.size()) {
     gpubt_ring_record r;
     abi::EventHeader h;
     std::memcpy(&r, bytes.data() + pos, sizeof r);
     std::memcpy(&h, bytes.data() + pos + sizeof r, sizeof h);
-    if (r.size < head || pos + r.size > bytes.size())
+    if (r.size < kRecordHead) { // no record: what follows cannot be found
+      pos = bytes.size();
       break;
-    print(h, bytes.data() + pos + head, r.size - head);
+    }
+    if (pos + r.size > bytes.size())
+      break;
+    if (device_kind(h.kind))
+      print(h, bytes.data() + pos + kRecordHead, r.size - kRecordHead);
     pos += r.size;
   }
   bytes.erase(bytes.begin(), bytes.begin() + pos);

@@ -28,6 +28,11 @@ struct UserActionOptions {
   std::ostream *errors = nullptr; // cat()'s "failed to open file"
 };
 
+// The bytes of BYTES that are whole gpubt_ring_record-framed records of the kinds a gpu probe
+// makes (Printf, GpuLaunch), counted from the front: each at least its headers, a multiple of 8
+// and within BYTES. An agent's Events frame holds whole records; past this length it is not one.
+size_t whole_device_records(const uint8_t *bytes, size_t size);
+
 class EventPrinter {
 public:
   // READ_MAP answers print(@m) events (host maps); without it they print nothing.
@@ -39,7 +44,9 @@ public:
   // stamp) go to the timeline's Output calls; exit, clear and zero are the session's.
   void print(const abi::EventHeader &header, const uint8_t *payload, size_t size);
 
-  // The complete gpubt_ring_record-framed events at the front of BYTES; removes them.
+  // The complete gpubt_ring_record-framed events at the front of BYTES; removes them. Only
+  // the kinds a gpu probe makes (Printf, GpuLaunch) print: the records come from the traced
+  // process, which may be another user's.
   void print_ring_records(std::vector<uint8_t> &bytes);
 
   Output &output() { return out_; }

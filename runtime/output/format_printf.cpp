@@ -117,13 +117,20 @@ void append_conversion(Message &msg, const PrintfConversion &c, const ValueType 
   switch (c.conv) {
   case 's':
   case 'r': {
-    Value value = make_value(t, data, spec, symbolize);
-    bool traced = t.kind == ValueType::String || t.kind == ValueType::Tuple;
-    if (traced)
-      msg.pieces.push_back({"", true});
-    append_snprintf(msg.pieces.back().text, s + 's', value_text(value).c_str());
-    if (traced)
-      msg.pieces.push_back({});
+    // What %s prints may come from the traced program (strings, and names: symbols, kernel
+    // names, stacks, Python file names), so its lines are traced text; the newlines between
+    // them are not (a stack prints on its lines).
+    std::string text;
+    append_snprintf(text, s + 's', value_text(make_value(t, data, spec, symbolize)).c_str());
+    for (size_t at = 0;;) {
+      size_t nl = text.find('\n', at);
+      msg.pieces.push_back({text.substr(at, nl == std::string::npos ? nl : nl - at), true});
+      if (nl == std::string::npos)
+        break;
+      msg.pieces.push_back({"\n", false});
+      at = nl + 1;
+    }
+    msg.pieces.push_back({});
     return;
   }
   case 'c':

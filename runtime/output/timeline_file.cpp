@@ -22,6 +22,11 @@ std::string folder_of(const std::string &path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+std::string name_of(const std::string &path) { return path.substr(path.rfind('/') + 1); }
+
+// The folder FD is open on, as a path that leads there whatever its names are now.
+std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
 const char *kind_of(mode_t mode) {
   switch (mode & S_IFMT) {
   case S_IFDIR:
@@ -96,29 +101,40 @@ struct Writer {
 } // namespace
 
 Result<std::unique_ptr<TimelineFile>> TimelineFile::open(const std::string &path, Limits limits) {
+  std::string name = name_of(path);
+  if (name.empty() || name == "." || name == "..")
+    return make_error("--timeline: " + path + " names a folder: name a file in it");
+  UniqueFd folder(::open(folder_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!folder.valid())
+    return cannot_write(path, errno);
   struct stat st {};
-  if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+  if (fstatat(folder.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
     return make_error("--timeline: " + path + " is " + kind_of(st.st_mode) +
                       "; gpubt writes a new file and renames it over FILE, which would replace "
                       "it: name a regular file");
-  std::string folder = folder_of(path);
   Segment seg[2];
   for (auto &s : seg) {
-    auto fd = anonymous_file(folder);
+    auto fd = anonymous_file(fd_path(folder.get()));
     if (!fd)
       return make_error("--timeline: cannot write " + path + ": " + fd.error());
     s.fd = std::move(*fd);
   }
   mode_t mask = umask(0); // read, then put back (gpubt's threads are not started yet)
   umask(mask);
-  return std::unique_ptr<TimelineFile>(
-      new TimelineFile(path, limits, std::move(seg[0]), std::move(seg[1]), 0666 & ~mask));
+  return std::unique_ptr<TimelineFile>(new TimelineFile(
+      path, std::move(folder), limits, std::move(seg[0]), std::move(seg[1]), 0666 & ~mask));
 }
 
-TimelineFile::TimelineFile(std::string path, Limits limits, Segment a, Segment b, unsigned mode)
-    : path_(std::move(path)), limits_(limits), mode_(mode) {
+TimelineFile::TimelineFile(std::string path, UniqueFd folder, Limits limits, Segment a,
+                           Segment b, unsigned mode)
+    : path_(std::move(path)), folder_(std::move(folder)), name_(name_of(path_)), limits_(limits),
+      mode_(mode) {
   seg_[0] = std::move(a);
   seg_[1] = std::move(b);
+}
+
+std::string TimelineFile::in_folder(const std::string &name) const {
+  return fd_path(folder_.get()) + "/" + name;
 }
 
 TimelineFile::~TimelineFile() = default;
@@ -202,7 +218,7 @@ Status TimelineFile::put_in_place(const std::vector<std::string> &first,
     return make_error("--timeline: cannot read back the trace: " + cut.error());
   uint64_t dropped = discarded_ + cut->events;
 
-  std::string tmp = path_ + ".XXXXXX.tmp";
+  std::string tmp = in_folder(name_ + ".XXXXXX.tmp");
   UniqueFd fd(mkostemps(tmp.data(), 4, O_CLOEXEC)); // O_CREAT | O_EXCL, mode 0600
   if (!fd.valid())
     return cannot_write(path_, errno);
@@ -249,7 +265,7 @@ Status TimelineFile::put_in_place(const std::vector<std::string> &first,
     w.err = errno;
   if (!w.err && close(fd.release()) != 0)
     w.err = errno;
-  if (!w.err && std::rename(tmp.c_str(), path_.c_str()) != 0)
+  if (!w.err && std::rename(tmp.c_str(), in_folder(name_).c_str()) != 0)
     w.err = errno;
   if (w.err) {
     unlink(tmp.c_str());

@@ -42,7 +42,12 @@ private:
     UniqueFd fd;
     uint64_t events = 0, bytes = 0;
   };
-  TimelineFile(std::string path, Limits limits, Segment a, Segment b, unsigned mode);
+  TimelineFile(std::string path, UniqueFd folder, Limits limits, Segment a, Segment b,
+               unsigned mode);
+  // FILE's name in its folder as opened at the start (/proc/self/fd/N/NAME): the folder is the
+  // one checked then, whatever the path names by the end (another user may own a folder on it
+  // and swap it for a link to somewhere else).
+  std::string in_folder(const std::string &name) const;
   void rotate();
   bool flush_buffer();
   struct Cut {
@@ -51,6 +56,8 @@ private:
   Result<Cut> older_cut() const;
 
   std::string path_;
+  UniqueFd folder_;
+  std::string name_; // FILE's last component
   Limits limits_;
   Segment seg_[2];
   int current_ = 0; // seg_[current_] takes new events; the other holds the older ones

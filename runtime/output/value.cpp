@@ -201,10 +201,29 @@ std::vector<Value> make_key(const ValueType &key, const uint8_t *data, const abi
   return out;
 }
 
+namespace {
+
+// ESCAPE applied to each line of TEXT; the newlines stay (a stack's lines).
+std::string escape_lines(const std::string &text, std::string (*escape)(std::string_view)) {
+  std::string out;
+  for (size_t at = 0;;) {
+    size_t nl = text.find('\n', at);
+    out += escape(std::string_view(text).substr(at, nl == std::string::npos ? nl : nl - at));
+    if (nl == std::string::npos)
+      return out;
+    out += '\n';
+    at = nl + 1;
+  }
+}
+
+} // namespace
+
 std::string value_text(const Value &v, std::string (*escape)(std::string_view), bool compact) {
   switch (v.kind) {
   case Value::Kind::String:
     return escape ? escape(v.text) : v.text;
+  case Value::Kind::Name: // symbol, kernel and file names come from the traced program too
+    return escape ? escape_lines(v.text, escape) : v.text;
   case Value::Kind::Tuple: {
     std::string out = "(";
     for (size_t i = 0; i < v.elems.size(); i++)

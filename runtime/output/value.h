@@ -16,7 +16,8 @@ struct Value {
   enum class Kind {
     Number, // text: the decimal digits ("" for a value missing from its map entry)
     String, // text: bytes that came from the traced program (str(), comm), up to the NUL
-    Name,   // text: made by gpubt (a symbol, a stack, a probe or enum name)
+    Name,   // text: made by gpubt (a symbol, a stack, a probe or enum name), of names that may
+            // come from the traced program (its symbols, kernels, Python files): escaped too
     Tuple,  // elems
     Record, // elems, named by names (a C struct or union)
     Array,  // elems

@@ -78,6 +78,17 @@ std::string comm_of(int pid) {
 
 } // namespace
 
+std::optional<uint32_t> exit_code_of(int pid, const char *message, size_t n) {
+  if (n < kEvent + offsetof(proc_event, event_data.exit.exit_code) + sizeof(uint32_t))
+    return std::nullopt;
+  proc_event ev{};
+  std::memcpy(&ev, message + kEvent, std::min(sizeof ev, n - kEvent));
+  if (ev.what != proc_event::PROC_EVENT_EXIT || ev.event_data.exit.process_pid != pid ||
+      ev.event_data.exit.process_tgid != pid)
+    return std::nullopt;
+  return ev.event_data.exit.exit_code;
+}
+
 std::unique_ptr<ProcessExitWatch> ProcessExitWatch::start(int pid) {
   std::unique_ptr<ProcessExitWatch> w(new ProcessExitWatch);
   w->pid_ = pid;
@@ -90,9 +101,8 @@ std::unique_ptr<ProcessExitWatch> ProcessExitWatch::start(int pid) {
   sockaddr_nl addr{};
   addr.nl_family = AF_NETLINK;
   addr.nl_groups = CN_IDX_PROC;
-  // The filter goes on before bind: once bound, a socket gets every process event the connector
-  // multicasts while another listener (another gpubt) has it on, and one queued before the
-  // filter would be read as PID's exit ("killed by SIGWINCH").
+  // The filter before the bind: once bound, another listener's subscription already sends
+  // every process's events here.
   Status st = fd.valid() ? filter_exits_of(fd.get(), pid)
                          : make_error(std::string("the proc connector: ") + strerror(errno));
   if (st && bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0)
@@ -115,25 +125,27 @@ ChildExit ProcessExitWatch::ended() {
     return e;
   }
   // The kernel sends the event before the process's pidfd becomes readable; the wait is for a
-  // caller that asks early.
-  pollfd p{socket_.get(), POLLIN, 0};
-  if (poll(&p, 1, 2000) <= 0) {
+  // caller that asks early. Each message is checked to be PID's exit: the filter keeps the
+  // others out, and this does not rely on it alone.
+  std::optional<uint32_t> found;
+  for (int waits = 0; !found && waits < 20; ++waits) {
+    pollfd p{socket_.get(), POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0)
+      continue;
+    alignas(nlmsghdr) char buf[4096];
+    ssize_t n = recv(socket_.get(), buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && errno != EAGAIN && errno != EINTR) {
+      e.unknown_why = std::string("reading the proc connector: ") + strerror(errno);
+      return e;
+    }
+    if (n > 0)
+      found = exit_code_of(pid_, buf, size_t(n));
+  }
+  if (!found) {
     e.unknown_why = "no exit event came from the proc connector";
     return e;
   }
-  alignas(nlmsghdr) char buf[4096];
-  proc_event ev;
-  do { // only PID's exit counts, whatever else the queue holds
-    ssize_t n = recv(socket_.get(), buf, sizeof buf, MSG_DONTWAIT);
-    if (n < ssize_t(kExitTgid + 2 * sizeof(uint32_t))) {
-      e.unknown_why = n < 0 ? std::string("reading the proc connector: ") + strerror(errno)
-                            : "a short message from the proc connector";
-      return e;
-    }
-    std::memcpy(&ev, buf + kEvent, std::min(sizeof ev, size_t(n) - kEvent));
-  } while (ev.what != proc_event::PROC_EVENT_EXIT ||
-           ev.event_data.exit.process_tgid != pid_ || ev.event_data.exit.process_pid != pid_);
-  uint32_t code = ev.event_data.exit.exit_code; // task->exit_code: a wait status
+  uint32_t code = *found; // task->exit_code: a wait status
   if (code & 0x7f) {
     e.signal = int(code & 0x7f);
   } else {

@@ -1,6 +1,8 @@
 // How a process gpubt did not start (-p) ended: its exit code or signal, which only its parent
 // can wait for. Root reads it from the kernel's proc connector (netlink, PROC_EVENT_EXIT).
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +11,10 @@
 #include "runtime/process/child_process.h"
 
 namespace gpubt::runtime {
+
+// The exit code (a wait status) of PID in one proc connector message of N bytes, if it is
+// PID's own exit event; nothing for any other message (another process's exit, an ack).
+std::optional<uint32_t> exit_code_of(int pid, const char *message, size_t n);
 
 class ProcessExitWatch {
 public:

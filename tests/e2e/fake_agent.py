@@ -5,13 +5,38 @@ usage: fake_agent.py DIR NAME_PID MODE LOG [LIB]
 Binds DIR/NAME_PID.sock (NAME_PID "self": this process's pid), writes "ready" to LOG, and for
 each connection writes "connected" and, if an Attach frame comes, "attach". MODE says what it
 answers: "escape" a Refused frame full of terminal escape sequences, "huge" a header claiming a
-2 GiB Refused frame, "exit3" Attached and then exits with status 3, "silent" nothing. LIB: a file named libgpubt_agent*.so to map first (this
-process then looks like one that loaded the agent)."""
+2 GiB Refused frame, "fds" a header of no frame type with 64 fds of LOG riding on it; "exit3",
+"printexit", "badrecord" and "flood" Attached, the Events frames EVENTS_THEN_EXIT lists, and
+exit with status 3; "badresults" Attached, and at Detach Results of two images, the first with a
+record claiming 0 bytes, the second with a printf record; "silent" nothing. LIB: a file named
+libgpubt_agent*.so to map first (this process then looks like one that loaded the agent)."""
 import mmap
 import os
 import socket
 import struct
 import sys
+
+
+ATTACHED, REFUSED, EVENTS, RESULTS = 2, 3, 4, 6  # abi::Frame
+
+
+def frame(kind, payload):
+    return struct.pack("<IIQ", kind, 0, len(payload)) + payload
+
+
+# gpubt_ring_record (size, commit) and abi::EventHeader (kind, index): a printf of format 0 with
+# no arguments, a record claiming 0 bytes, and a GpuLaunch record (its 88-byte payload zeroed).
+PRINTF_RECORD = struct.pack("<IIII", 16, 1, 1, 0)
+NO_RECORD = struct.pack("<IIII", 0, 1, 1, 0)
+LAUNCH_RECORD = struct.pack("<IIII", 104, 1, 11, 0) + bytes(88)
+
+# Modes that answer Attached, send these Events frames and exit with status 3.
+EVENTS_THEN_EXIT = {
+    "exit3": lambda: [],
+    "printexit": lambda: [PRINTF_RECORD],
+    "badrecord": lambda: [NO_RECORD, PRINTF_RECORD],
+    "flood": lambda: [LAUNCH_RECORD * ((32 << 20) // len(LAUNCH_RECORD))] * 16,
+}
 
 
 def main():
@@ -43,16 +68,43 @@ def main():
             head = b""
         if len(head) >= 4 and struct.unpack("<I", head[:4])[0] == 1:
             say("attach")
+        if len(head) == 16 and mode != "silent":
+            # The whole frame is read before answering: closing with some of it unread would
+            # make gpubt's send fail (EPIPE) before it reads the answer.
+            left = struct.unpack("<Q", head[8:])[0]
+            try:
+                while left > 0:
+                    got = conn.recv(min(left, 1 << 16))
+                    if not got:
+                        break
+                    left -= len(got)
+            except OSError:
+                pass
         if mode == "escape":
             text = b"\x1b]0;owned\x07\x1b[2J\x1b[31mred\x1b[0m \x9b6n"
-            conn.sendall(struct.pack("<IIQ", 3, 0, len(text)) + text)
-        elif mode == "exit3":
-            text = b"a fake that will exit"
-            conn.sendall(struct.pack("<IIQ", 2, 0, len(text)) + text)
+            conn.sendall(frame(REFUSED, text))
+        elif mode in EVENTS_THEN_EXIT:
+            conn.sendall(frame(ATTACHED, f"a fake in mode {mode}".encode()))
+            for events in EVENTS_THEN_EXIT[mode]():
+                conn.sendall(frame(EVENTS, events))
             conn.close()
             sys.exit(3)
+        elif mode == "badresults":
+            conn.sendall(frame(ATTACHED, b"a fake with broken results"))
+            conn.settimeout(None)
+            conn.recv(16)  # Detach
+
+            def image(ring):  # device 0, one probe launched once, no maps, RING, no drops
+                return struct.pack("<QQQQQ", 0, 1, 1, 0, len(ring)) + ring + struct.pack("<Q", 0)
+            results = (b"GPUBTRS1" + struct.pack("<Q", 2) + image(NO_RECORD) +
+                       image(PRINTF_RECORD) + struct.pack("<QQ", 0, 0))
+            conn.sendall(frame(RESULTS, results))
+        elif mode == "fds":
+            marker = os.open(log, os.O_RDONLY)
+            socket.send_fds(conn, [struct.pack("<IIQ", 99, 0, 0)], [marker] * 64)
+            os.close(marker)
         elif mode == "huge":
-            conn.sendall(struct.pack("<IIQ", 3, 0, (1 << 31) - 1) + b"x" * 64)
+            conn.sendall(struct.pack("<IIQ", REFUSED, 0, (1 << 31) - 1) + b"x" * 64)
         keep_open = conn  # noqa: F841 - silent: the connection stays open, unanswered
 
 

@@ -296,17 +296,29 @@ def out_of_descriptors_for_maps_names_the_limit(ctx):
 # --- issue 23 S2: a root gpubt and another (unprivileged) user's fake agent sockets
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
-NOBODY_DIR = "/tmp/gpubt-agent-65534"
 GPU_SCRIPT = "gpu:kprobe:vectorAdd { @ = count(); }"
 
 
-class FakeAgent:
-    """tests/e2e/fake_agent.py run by nobody, binding NOBODY_DIR/NAME_PID.sock. LIB: it maps a
-    file named libgpubt_agent.so, so it looks like a process that loaded the agent."""
+def nobodys_agent_folder(work):
+    """A folder of nobody's in WORK (a folder of root's, mode 0755) for agent sockets: gpubt
+    finds it through GPUBT_AGENT_DIR (gpu_env). Not /tmp/gpubt-agent-65534: another run of the
+    suite beside this one (another checkout) would make and remove the same folder."""
+    folder = os.path.join(work, "agent-65534")
+    os.mkdir(folder, 0o700)
+    os.chown(folder, 65534, 65534)
+    return folder
 
-    def __init__(self, name_pid, mode, lib=False):
+
+class FakeAgent:
+    """tests/e2e/fake_agent.py run by nobody, binding FOLDER/NAME_PID.sock (FOLDER: a private
+    one of nobody's, by default). LIB: it maps a file named libgpubt_agent.so, so it looks like a
+    process that loaded the agent."""
+
+    def __init__(self, name_pid, mode, lib=False, folder=None):
         self.work = tempfile.mkdtemp(prefix="gpubt-fake-agent-")
         os.chmod(self.work, 0o755)
+        self.private = folder is None
+        self.folder = nobodys_agent_folder(self.work) if self.private else folder
         script = os.path.join(self.work, "fake_agent.py")
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_agent.py")) as f:
             source = f.read()
@@ -318,7 +330,7 @@ class FakeAgent:
         self.log = os.path.join(self.work, "log")
         open(self.log, "w").close()
         os.chmod(self.log, 0o666)
-        args = NOBODY + ["python3", script, NOBODY_DIR, str(name_pid), mode, self.log]
+        args = NOBODY + ["python3", script, self.folder, str(name_pid), mode, self.log]
         self.p = subprocess.Popen(args + ([self.lib] if lib else []), stdin=subprocess.DEVNULL)
         expect(wait_for(lambda: "ready" in self.said(), 30), "the fake agent did not start")
         self.pid = int(self.said().split()[1])
@@ -333,18 +345,19 @@ class FakeAgent:
 
 
 def with_fake_agent(name_pid, mode, lib, body):
-    subprocess.run(["rm", "-rf", NOBODY_DIR])  # a folder left by an earlier run
     fake = FakeAgent(name_pid, mode, lib)
     try:
         return body(fake)
     finally:
         fake.close()
-        subprocess.run(["rm", "-rf", NOBODY_DIR])
 
 
 def gpu_env(fake):
     # gpubt checks that an agent library exists before attaching; the fake's copy will do.
-    return dict(os.environ, GPUBT_AGENT_PATH=fake.lib)
+    env = dict(os.environ, GPUBT_AGENT_PATH=fake.lib)
+    if fake.private:
+        env["GPUBT_AGENT_DIR"] = fake.folder
+    return env
 
 
 @case
@@ -390,6 +403,26 @@ def agent_text_reaches_the_terminal_escaped(ctx):
 
 
 @case
+def agent_folder_name_reaches_the_terminal_escaped(ctx):
+    # Anyone may make /tmp/gpubt-agent-<anything>: a folder named with terminal escapes, and a
+    # socket in it named after a process of that user's without the agent. Root's gpubt warns
+    # about it, path and all: escaped.
+    folder = "/tmp/gpubt-agent-\x1b]0;owned\x07\x1b[2J"
+    subprocess.run(["rm", "-rf", folder])
+    fake = FakeAgent("self", "silent", False, folder)
+    try:
+        r = run(ctx, ["-e", GPU_SCRIPT + " interval:ms:300 { exit(); }"], env=gpu_env(fake),
+                timeout=60)
+        expect(f"process {fake.pid}: not connecting" in r.stderr, r.stderr)
+        expect("\x1b" not in r.stderr and "\x07" not in r.stderr,
+               f"raw escapes printed: {r.stderr!r}")
+        expect("gpubt-agent-\\x1b]0;owned\\x07\\x1b[2J/" in r.stderr, repr(r.stderr))
+    finally:
+        fake.close()
+        subprocess.run(["rm", "-rf", folder])
+
+
+@case
 def agent_frame_header_cannot_make_gpubt_allocate(ctx):
     # A header claiming a 2 GiB Refused frame is refused as such, at once: nothing allocated,
     # no wait for bytes that never come.
@@ -400,13 +433,147 @@ def agent_frame_header_cannot_make_gpubt_allocate(ctx):
     with_fake_agent("self", "huge", True, body)
 
 
+@case
+def fds_of_a_refused_frame_are_closed(ctx):
+    # A process that looks like an agent's answers with 64 fds on a frame gpubt refuses: they
+    # must not stay in root's fd table (a few such processes would fill it).
+    def body(fake):
+        p = subprocess.Popen([ctx.gpubt, "-e", GPU_SCRIPT], env=gpu_env(fake),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, text=True, errors="replace")
+        try:
+            said = ""
+            while f"process {fake.pid}:" not in said:
+                line = p.stderr.readline()
+                expect(line, f"gpubt ended before refusing the fake: {said}")
+                said += line
+            expect("a malformed frame" in said, said)
+            held = []
+            for fd in os.listdir(f"/proc/{p.pid}/fd"):
+                try:
+                    held.append(os.readlink(f"/proc/{p.pid}/fd/{fd}"))
+                except OSError:
+                    pass
+            expect(fake.log not in held, f"gpubt keeps {held.count(fake.log)} fds of the fake's")
+        finally:
+            p.send_signal(signal.SIGINT)
+            try:
+                p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                killed(p)
+    with_fake_agent("self", "fds", True, body)
+
+
+@case
+def many_socket_names_cost_no_thread_each(ctx):
+    # nobody makes 40,000 socket names in a folder of its own (no process behind them): root's
+    # gpubt without -p tried each on a thread of its own, ran out of threads and aborted.
+    work = tempfile.mkdtemp(prefix="gpubt-flood-")
+    os.chmod(work, 0o755)
+    try:
+        folder = nobodys_agent_folder(work)
+        subprocess.run(NOBODY + ["sh", "-c", f"cd {folder} && "
+                                 "seq 3000000 3040000 | sed 's/$/.sock/' | xargs touch"],
+                       check=True)
+        lib = os.path.join(work, "libgpubt_agent.so")
+        subprocess.run(["cp", "/bin/true", lib], check=True)
+        r = run(ctx, ["-e", GPU_SCRIPT + " interval:ms:300 { exit(); }"],
+                env=dict(os.environ, GPUBT_AGENT_PATH=lib, GPUBT_AGENT_DIR=folder), timeout=120)
+        expect(r.returncode in (0, 4), f"exit {r.returncode}: {r.stderr[-500:]}")
+        expect("terminate" not in r.stderr, r.stderr[-500:])
+    finally:
+        subprocess.run(["rm", "-rf", work])
+
+
+@case
+def records_a_process_sent_before_it_ended_print(ctx):
+    # The process sends a printf record and exits at once. gpubt's Detach then fails (EPIPE)
+    # and it marked the process done without reading what was still in the socket: the record
+    # was lost whenever gpubt saw the exit before its reader thread read the frame (a race, so
+    # the case runs five times; before, about one run in three lost it).
+    for _ in range(5):
+        def body(fake):
+            r = run(ctx, ["-p", str(fake.pid), "-e",
+                          'gpu:kprobe:vectorAdd { printf("hello\\n"); }'],
+                    env=gpu_env(fake), timeout=60)
+            expect(r.returncode == 3, f"exit {r.returncode}: {r.stderr}")
+            expect(r.stdout.count("hello\n") == 1, f"stdout: {r.stdout!r} stderr: {r.stderr}")
+        with_fake_agent("self", "printexit", True, body)
+
+
+@case
+def agent_record_that_is_no_record_blocks_no_later_one(ctx):
+    # An agent's Events frame whose record claims 0 bytes: gpubt waited for the rest of it for
+    # ever, so no later record printed (another process's, without -p) and they piled up in
+    # memory. The frame is left out with a warning; the next one prints.
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), "-e", 'gpu:kprobe:vectorAdd { printf("hello\\n"); }'],
+                env=gpu_env(fake), timeout=60)
+        expect(r.returncode == 3, f"exit {r.returncode}: {r.stderr}")
+        expect(r.stdout.count("hello\n") == 1, f"stdout: {r.stdout!r} stderr: {r.stderr}")
+        expect(f"process {fake.pid} sent 16 bytes that are not gpu probe records" in r.stderr,
+               r.stderr)
+    with_fake_agent("self", "badrecord", True, body)
+
+
+@case
+def results_record_that_is_no_record_takes_no_other_image_with_it(ctx):
+    # The Results' ring records of every image (every process) print one after the other: a
+    # record claiming 0 bytes in one image lost the records of the images after it.
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), "-e", 'gpu:kprobe:vectorAdd { printf("hello\\n"); } '
+                      "interval:ms:100 { exit(); }"], env=gpu_env(fake), timeout=60)
+        expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+        expect(r.stdout.count("hello\n") == 1, f"stdout: {r.stdout!r} stderr: {r.stderr}")
+        expect("GPU results held 16 bytes that are not gpu probe records" in r.stderr, r.stderr)
+    with_fake_agent("self", "badresults", True, body)
+
+
+@case
+def agent_records_cannot_grow_gpubt_without_bound(ctx):
+    # With a host probe in the script an attached process's records print at the end: until
+    # then gpubt kept all of them, as many as the process sent (here 512 MiB: a peak of 700 MiB
+    # and more). Past 64 MiB they are dropped and counted; what gpubt holds no longer grows with
+    # what is sent (one frame of up to 32 MiB here being read, the 64 MiB kept, their copies).
+    def body(fake):
+        r = subprocess.run(["/usr/bin/time", "-f", "maxrss %M", ctx.gpubt, "-p", str(fake.pid),
+                            "-e", 'gpu:kprobe:vectorAdd { printf("x\\n"); } '
+                            f'uprobe:{ctx.programs}/spin:tick {{ @ = count(); }}'],
+                           capture_output=True, text=True, errors="replace", env=gpu_env(fake),
+                           stdin=subprocess.DEVNULL, timeout=120)
+        expect(r.returncode == 3, f"exit {r.returncode}: {r.stderr[-500:]}")
+        expect(f"process {fake.pid}: " in r.stderr and "bytes of gpu printf records were "
+               "dropped" in r.stderr, r.stderr[-500:])
+        rss_mib = int(r.stderr.rsplit("maxrss ", 1)[1].split()[0]) >> 10
+        expect(rss_mib < 320, f"peak RSS {rss_mib} MiB for 512 MiB sent")
+    with_fake_agent("self", "flood", True, body)
+
+
+@case
+def kernel_names_reach_the_terminal_escaped(ctx):
+    # A kernel's name is the traced program's (cuModuleGetFunction's argument): kname() in a map
+    # key and in printf("%s") printed it raw, escape sequences and all.
+    name = "\x1b]0;owned\x07\x1bc"
+    r = run(ctx, ["-e", "host:uprobe:cuda:cuLaunchKernel { @k[kname(args.f)] = count(); "
+                  'printf("launch %s\\n", kname(args.f)); }',
+                  "-c", f"{ctx.programs}/fake_cu_calls '{name}'"], timeout=60)
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    expect("\x1b" not in r.stdout and "\x07" not in r.stdout,
+           f"raw escapes printed: {r.stdout!r}")
+    expect("@k[\\x1b]0;owned\\x07\\x1bc]: 1\n" in r.stdout, repr(r.stdout))
+    expect("launch \\x1b]0;owned\\x07\\x1bc\n" in r.stdout, repr(r.stdout))
+
+
 # --- issue 23: -p says how its process ended, as -c does
 
-def check_p_reports_end(ctx, argv, script, end, expected, wrapper=()):
-    """gpubt -p on ARGV's process with SCRIPT; END(process) ends it once probes are attached;
-    gpubt must then print EXPECTED (with the pid for {pid}) and exit 3, as with -c."""
+def check_p_reports_end(ctx, argv, script, end, expected, wrapper=(), ready=None):
+    """gpubt -p on ARGV's process (once READY(pid) holds, if given) with SCRIPT; END(process)
+    ends it once probes are attached; gpubt must then print EXPECTED (with the pid for {pid})
+    and exit 3, as with -c. Returns gpubt's stderr."""
     target = subprocess.Popen(argv, stdin=subprocess.PIPE)
     try:
+        if ready:
+            expect(wait_for(lambda: ready(target.pid), 20), "the process did not get ready")
         p = subprocess.Popen(list(wrapper) + [ctx.gpubt, "-p", str(target.pid), "-e", script],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL, text=True, errors="replace")
@@ -414,7 +581,8 @@ def check_p_reports_end(ctx, argv, script, end, expected, wrapper=()):
         end(target)
         out, err = p.communicate(timeout=20)
         expect(p.returncode == 3, f"exit {p.returncode}: {err}")
-        expect(expected.format(pid=target.pid) + "\n" in err, err)
+        expect(expected.format(pid=target.pid) + "\n" in err, repr(err))
+        return err
     finally:
         killed(target)
 
@@ -437,6 +605,28 @@ def p_process_exit_status_is_reported(ctx):
     check_p_reports_end(ctx, ["sh", "-c", "read x; exit 3"],
                         "tracepoint:syscalls:sys_enter_getppid { @ = count(); }", send_line,
                         "gpubt: sh (pid {pid}) exited with status 3")
+
+
+@case
+def p_process_name_reaches_the_terminal_escaped(ctx):
+    # The name in "NAME (pid N) exited" is the process's comm, which it sets itself: another
+    # user's process named itself with terminal escapes, which root's gpubt printed raw.
+    name = "\x1b]0;owned\x07\x1b[2J"
+    code = ("import sys; open('/proc/self/comm', 'w').write(sys.argv[1]); "
+            "sys.stdin.readline(); sys.exit(3)")
+    err = check_p_reports_end(ctx, NOBODY + ["/usr/bin/python3", "-c", code, name],
+                              "tracepoint:syscalls:sys_enter_getppid { @ = count(); }", send_line,
+                              "gpubt: \\x1b]0;owned\\x07\\x1b[2J (pid {pid}) exited with status 3",
+                              ready=lambda pid: _comm(pid) == name)
+    expect("\x1b" not in err and "\x07" not in err, f"raw escapes printed: {err!r}")
+
+
+def _comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().rstrip("\n")
+    except OSError:
+        return None
 
 
 @case

@@ -270,6 +270,37 @@ def a_planted_temporary_is_never_followed(ctx):
         assert len([e for e in json.load(f)["traceEvents"] if e["ph"] == "i"]) == 20
 
 
+@case
+def a_folder_swapped_for_a_link_mid_run_is_not_followed(ctx):
+    """Root traces into a folder another user owns; mid-run that user swaps the folder for a
+    link to one of root's. The trace goes to the folder gpubt checked at the start, never
+    through the link: root's file of that name is left alone."""
+    base = tempfile.mkdtemp(prefix="gpubt-timeline-swap-")
+    os.chmod(base, 0o755)
+    os.chown(base, 65534, 65534)
+    subprocess.run(NOBODY + ["mkdir", os.path.join(base, "sub")], check=True)
+    victim_folder = tempfile.mkdtemp(prefix="gpubt-victim-")
+    victim = os.path.join(victim_folder, "t.json")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    try:
+        path = os.path.join(base, "sub", "t.json")
+        p = start_ticking(ctx, path)
+        swap = f"cd {base} && mv sub old && ln -s {victim_folder} sub"
+        subprocess.run(NOBODY + ["sh", "-c", swap], check=True)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=20)
+        assert p.returncode == 0, (p.returncode, err)
+        with open(victim) as f:
+            assert f.read() == "precious\n", "root's file was replaced through the link"
+        assert os.listdir(victim_folder) == ["t.json"], os.listdir(victim_folder)
+        with open(os.path.join(base, "old", "t.json")) as f:
+            assert any(e.get("name") == "tick" for e in json.load(f)["traceEvents"])
+    finally:
+        shutil.rmtree(base)
+        shutil.rmtree(victim_folder)
+
+
 def refused(ctx, path, kind):
     r = run(ctx, ["--timeline", path, "-e", "BEGIN { exit(); }"])
     assert r.returncode == 1, (r.returncode, r.stderr)
@@ -317,16 +348,22 @@ def a_full_disk_fails_the_run_and_leaves_nothing(ctx):
         subprocess.run(["umount", folder], check=True)
 
 
-@case
-def a_folder_removed_mid_run_fails_the_run(ctx):
-    folder = tempfile.mkdtemp(prefix="gpubt-timeline-gone-")
-    path = os.path.join(folder, "t.json")
+def start_ticking(ctx, path):
+    """gpubt --timeline PATH printing spin's ticks, once it traces (Ctrl-C then ends it)."""
     prog = f"uprobe:{ctx.programs}/spin:tick {{ printf(\"tick\\n\"); }}"
     p = subprocess.Popen([ctx.gpubt, "--timeline", path, "-e", prog, "-c",
                           f"{ctx.programs}/spin 20"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     assert p.stdout.readline().startswith("Attaching")
-    assert p.stdout.readline() == "tick\n"  # tracing: Ctrl-C now ends the trace
+    assert p.stdout.readline() == "tick\n"
+    return p
+
+
+@case
+def a_folder_removed_mid_run_fails_the_run(ctx):
+    folder = tempfile.mkdtemp(prefix="gpubt-timeline-gone-")
+    path = os.path.join(folder, "t.json")
+    p = start_ticking(ctx, path)
     shutil.rmtree(folder)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=20)

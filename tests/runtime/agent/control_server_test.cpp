@@ -196,3 +196,32 @@ TEST_F(ControlServerTest, AnotherUserIsRefusedByItsCredentials) {
 }
 
 } // namespace
+
+// gpubt stops reading (suspended with Ctrl-Z, stopped in a debugger) while the program's
+// threads send it printf records: a send must end (the session with it) and never hold the
+// program's thread, which waited for ever before.
+TEST_F(ControlServerTest, GpubtThatStopsReadingDoesNotStopTheProgram) {
+  auto server = start();
+  ASSERT_TRUE(server);
+  auto one = connect_to(server->path());
+  ASSERT_TRUE(one.valid());
+  ASSERT_TRUE(gpubt::abi::send_frame(one.get(), Frame::Attach, gpubt::abi::pack_blobs({"x"})));
+  auto answer = gpubt::abi::recv_frame(one.get(), 5000);
+  ASSERT_TRUE(answer) << answer.error();
+  std::atomic<bool> returned{false};
+  std::thread program([&] { // one launch's records after another, as on_launch_end sends them
+    std::string records(size_t(1) << 16, 'r');
+    while (server->send_events(records)) {
+    }
+    returned = true;
+  });
+  for (int i = 0; i < 6000 && !returned; ++i) // 60 s: far past the send deadline
+    usleep(10000);
+  EXPECT_TRUE(returned) << "the program's thread is still blocked in send_events";
+  if (!returned)
+    shutdown(one.get(), SHUT_RDWR); // lets it go, so that the test can end
+  program.join();
+  for (int i = 0; i < 6000 && detaches == 0; ++i)
+    usleep(10000);
+  EXPECT_EQ(detaches, 1); // the session ended: the agent detached by itself
+}
