@@ -24,3 +24,14 @@ def run_cases(ctx, name_filter=""):
         print(f"[{status}] {fn.__name__}" + (f"\n  {detail}" if detail else ""), flush=True)
     print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
     return 1 if counts["FAIL"] else 0
+
+
+def run_main(*options):
+    """A runner's main: --gpubt, each of OPTIONS ("--programs"...) required, --filter; runs CASES."""
+    import argparse
+    ap = argparse.ArgumentParser()
+    for name in ("--gpubt",) + options:
+        ap.add_argument(name, required=True)
+    ap.add_argument("--filter", default="")
+    ctx = ap.parse_args()
+    return run_cases(ctx, ctx.filter)

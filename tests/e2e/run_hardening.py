@@ -2,7 +2,6 @@
 """Hardening cases the directive files cannot express (issue 17): killing or stopping gpubt at
 each point where it holds a process, -o files, huge generated scripts, a non-root user. Each
 case is bounded to a few seconds; the traced programs are the suite's own."""
-import argparse
 import os
 import signal
 import subprocess
@@ -10,7 +9,7 @@ import sys
 import tempfile
 import time
 
-from case_list import case, run_cases
+from case_list import case, run_main
 
 
 def state(pid):
@@ -649,14 +648,5 @@ def p_gpu_attached_process_exit_status_is_reported(ctx):
         expect(f"gpubt: python3 (pid {fake.pid}) exited with status 3\n" in r.stderr, r.stderr)
     with_fake_agent("self", "exit3", True, body)
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--gpubt", required=True)
-    ap.add_argument("--programs", required=True)
-    ap.add_argument("--filter", default="")
-    ctx = ap.parse_args()
-    return run_cases(ctx, ctx.filter)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main("--programs"))

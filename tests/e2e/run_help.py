@@ -1,13 +1,12 @@
 #!/usr/bin/env python3
 """--help's ENVIRONMENT section names every BPFTRACE_* and GPUBT_* variable the source reads
 (a getenv call, or bpftrace_env.cpp's table), so that a new variable cannot go unlisted."""
-import argparse
 import pathlib
 import re
 import subprocess
 import sys
 
-from case_list import case, run_cases
+from case_list import case, run_main
 
 # Set by gpubt for the programs it starts, never by a user.
 INTERNAL = {"GPUBT_AGENT_CONFIG"}
@@ -38,14 +37,5 @@ def environment_section_lists_every_variable(ctx):
                             f"read: {sorted(listed - names)}"
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--gpubt", required=True)
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--filter", default="")
-    ctx = ap.parse_args()
-    return run_cases(ctx, ctx.filter)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main("--source"))

@@ -1,13 +1,12 @@
 #!/usr/bin/env python3
 """-l as the way in (issue 31): what it prints pastes back into a script as the probe it names,
 -lv lists tracepoint fields as the installed bpftrace does, and bad patterns are errors."""
-import argparse
 import os
 import shutil
 import subprocess
 import sys
 
-from case_list import case, run_cases
+from case_list import case, run_main
 
 
 def gpubt(ctx, args):
@@ -94,14 +93,5 @@ def lv_tracepoint_fields_as_bpftrace(ctx):
                                              f"{theirs.stdout}")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--gpubt", required=True)
-    ap.add_argument("--programs", required=True)
-    ap.add_argument("--filter", default="")
-    ctx = ap.parse_args()
-    return run_cases(ctx, ctx.filter)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main("--programs"))

@@ -5,7 +5,6 @@ module says the stack was at each call; gpubt's pystack at a uprobe on that func
 live (printf) and from a map key at the end (after the program exited), must give the same
 frames, `file:line function` innermost first. Then a program that only looks like a CPython
 pystack cannot read: one warning, native frames still there, Python frames empty."""
-import argparse
 import glob
 import json
 import os
@@ -15,7 +14,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-from case_list import case, run_cases
+from case_list import case, run_main
 
 FRAMES = 31  # abi::kPyStackFrames
 
@@ -122,14 +121,5 @@ def pystack_unreadable_interpreter_warns_once(ctx):
     assert "@[\n]: 1" in r.stdout, r.stdout
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--gpubt", required=True)
-    ap.add_argument("--programs", required=True)
-    ap.add_argument("--filter", default="")
-    ctx = ap.parse_args()
-    return run_cases(ctx, ctx.filter)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main("--programs"))
