@@ -6,7 +6,8 @@
 # Usage: scripts/gpu-e2e.sh [--timings] [--torch] [--ml] [--no-suite] [--ptx-bench]
 #                           [--latency-bench] [--train-bench] [--attach] [--timeline]
 #                           [--vulkan] [--vulkan-bench]
-#        (env: GPUBT=path, WORK=build folder, ML_ONLY=regex of ML workloads, ML_OUTPUTS=file)
+#        (env: GPUBT=path, WORK=build folder, ML_ONLY=regex of ML workloads, ML_OUTPUTS=file,
+#         ATTACH_ARGS=more attach_suite.py options)
 # --ptx-bench: after the suite, bench/gpu/ptx_bench.sh (issue 5's PTX vs SASS vs hand-written table).
 # --latency-bench: after the suite, bench/gpu/launch_latency.py (what gpubt adds to launch latency).
 # --ml: tests/gpu/ml_suite.py (PyTorch eager/compile/graphs, Triton, JAX, CuPy, cuBLAS, streams).
@@ -71,6 +72,7 @@ nvcc -O2 -arch=$ARCH "$T/graph_capture.cu" -o "$B/graph_capture" &
 nvcc -O2 -arch=$ARCH "$T/device_global.cu" -o "$B/device_global" &
 nvcc -O2 -arch=$ARCH "$T/launch_ex.cu" -lcuda -o "$B/launch_ex" &
 nvcc -O2 -arch=$ARCH "$T/vector_add_counted.cu" -o "$B/vectorAdd_counted" &
+nvcc -O2 -arch=$ARCH "$T/persistent_kernel.cu" -o "$B/persistent_kernel" &
 nvcc -arch=$ARCH -ptx -rdc=true -I"$ROOT" "$T/selftest_patch.cu" -o "$B/selftest.ptx"
 ptxas -arch=$ARCH --compile-as-tools-patch "$B/selftest.ptx" -o "$B/selftest.cubin"
 ARCH=$ARCH B=$B "$ROOT/scripts/gpu-build-issue6.sh"
@@ -105,8 +107,8 @@ if [ "$ATTACH" = 1 ] && [ -n "$GPUBT" ]; then
   PREFIX=$WORK/prefix
   rm -rf "$PREFIX" && cmake --install "$WORK/agent" --prefix "$PREFIX" >/dev/null &&
     install -D -m 755 "$GPUBT" "$PREFIX/bin/gpubt" || RC=1
-  python3 "$T/attach_suite.py" --gpubt "$PREFIX/bin/gpubt" \
-    --agent "$PREFIX/lib/gpubt/libgpubt_agent.so" || RC=1
+  python3 "$T/attach_suite.py" --gpubt "$PREFIX/bin/gpubt" --bin "$B" \
+    --agent "$PREFIX/lib/gpubt/libgpubt_agent.so" ${ATTACH_ARGS:-} || RC=1
 fi
 if [ "$TIMELINE" = 1 ] && [ -n "$GPUBT" ]; then
   GPUBT_AGENT_PATH=$AGENT python3 "$T/timeline_check.py" --gpubt "$GPUBT" \

@@ -22,6 +22,8 @@
 namespace gpubt::abi {
 
 enum class Frame : uint32_t { Attach = 1, Attached, Refused, Events, Detach, Results, Log };
+// A Log frame whose text starts so is a warning: gpubt prints it, -v or not.
+inline constexpr char kAgentWarning[] = "WARNING: ";
 
 struct ControlFrame {
   Frame type = Frame::Refused;

@@ -30,6 +30,7 @@
 #include "runtime/agent/agent_state.h"
 #include "runtime/agent/context_memory.h"
 #include "runtime/agent/driver_api.h"
+#include "runtime/agent/idle_wait.h"
 #include "runtime/agent/gpu_clock.h"
 #include "runtime/agent/ptx_images.h"
 #include "runtime/ptx/cubin_functions.h"
@@ -691,13 +692,15 @@ void note(Agent &a, const std::string &line) {
     std::fprintf(stderr, "gpubt: %s\n", line.c_str());
 }
 
+void warn(Agent &a, const std::string &line) { note(a, abi::kAgentWarning + line); }
+
 namespace {
 
 void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
               const void *cbdata) {
   Agent &a = *static_cast<Agent *>(userdata);
-  if (ClockService::on_service_thread())
-    return; // the agent's own clock kernel
+  if (ClockService::on_service_thread() || on_idle_thread())
+    return; // the agent's own clock kernel, or its wait for an idle GPU
   // Before a.mu: the clock service may be waiting for it while it measures this context.
   if (domain == SANITIZER_CB_DOMAIN_RESOURCE &&
       cbid == SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && a.clock)

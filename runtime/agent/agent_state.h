@@ -87,6 +87,7 @@ struct Agent {
   bool tracing = false;  // a config is in force: from the start (-c), or while attached
   bool attached = false; // tracing for a gpubt attached over the control socket
   bool exiting = false;  // at_exit ran: the process is ending
+  bool retired = false;  // a detach found the GPU busy: probes stay in, tracing for nobody
   bool stream_events = false; // attached, the probes printf: records go to gpubt per launch
   std::unique_ptr<ControlServer> control;
   // What the process has loaded, kept (under known_mu, not mu) only by a dormant-capable agent.
@@ -105,7 +106,7 @@ struct Agent {
   // Patching or unpatching a module while its kernels run rewrites code under them (an illegal
   // instruction in cuBLAS on the H200, issue 23): attach and detach ask the next kernel launch to
   // do it on the launching thread once every traced context is idle (quiet_patching.cpp).
-  enum class Quiet { None, Patch, Unpatch, Busy, Done };
+  enum class Quiet { None, Patch, Unpatch, Busy, Done, GpuBusy };
   std::mutex quiet_mu;
   std::condition_variable quiet_cv;
   std::atomic<Quiet> quiet{Quiet::None};
@@ -116,6 +117,8 @@ std::string result_text(SanitizerResult r);
 void say(Agent &a, const std::string &msg);
 // A -v line: on stderr, or to the attached gpubt.
 void note(Agent &a, const std::string &line);
+// A warning the attached gpubt prints at once, -v or not (on stderr when none is attached).
+void warn(Agent &a, const std::string &line);
 std::unique_ptr<ClockService> make_clock_service(Agent &a);
 void enable_launch_callbacks(Agent &a);
 void disable_launch_callbacks(Agent &a);
@@ -129,10 +132,20 @@ void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &k
 // names were shortened join KERNEL_NAMES.
 abi::DeviceImage close_context(Context &c, std::map<std::string, std::string> &kernel_names);
 
-// Quiet patching (quiet_patching.cpp). On the control socket's thread: asks the next launch to
-// patch every known module (PATCH) or to unpatch every patched one (else) and waits up to
-// TIMEOUT; false when no launch came (the caller does it itself: nothing was started).
-bool patch_at_next_launch(Agent &a, bool patch, std::chrono::milliseconds timeout);
+// Quiet patching (quiet_patching.cpp): how long a patch or unpatch waits for the GPU to go idle.
+inline constexpr std::chrono::milliseconds kIdleLimit{2000};
+enum class QuietOutcome {
+  Done,            // a launch did it while the GPU was idle
+  GpuBusy,         // a launch tried, but the GPU did not go idle within kIdleLimit: not done
+  NoLaunch,        // no launch came (nothing runs, or only graphs): the caller does it
+  SeveralContexts, // launches are not held (see there): the caller does it
+};
+// On the control socket's thread: asks the next launch to patch every known module (PATCH) or
+// to unpatch every patched one (else) and waits up to TIMEOUT for a launch to take it.
+QuietOutcome patch_at_next_launch(Agent &a, bool patch, std::chrono::milliseconds timeout);
+// a.mu held (no launch starts meanwhile): patches (PATCH) or unpatches once the traced contexts
+// are idle; false, with nothing done, when they are not within kIdleLimit.
+bool patch_when_idle(Agent &a, bool patch);
 // In a launch callback (not a graph node's) on STREAM, before a.mu: does what was asked, if
 // anything, unless the launch is being captured into a graph.
 void run_quiet_patching(Agent &a, CUstream stream);

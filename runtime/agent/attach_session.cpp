@@ -20,6 +20,10 @@ namespace {
 // its GPU is idle; a program that launches nothing meanwhile is patched from here.
 constexpr std::chrono::milliseconds kWaitForLaunch{2000};
 
+constexpr char kRetired[] =
+    "a kernel of an earlier gpubt session was still running when it detached, with probes in "
+    "it: they stay until the process exits, and gpubt cannot attach to it again";
+
 void close_fds(std::vector<int> &fds) {
   for (int fd : fds)
     if (fd >= 0)
@@ -69,7 +73,9 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
     std::lock_guard<std::recursive_mutex> lock(a.mu);
     if (a.tracing || a.exiting) {
       close_fds(fds);
-      return make_error(a.exiting ? "the process is exiting" : "the process is traced already");
+      return make_error(a.exiting  ? "the process is exiting"
+                        : a.retired ? kRetired
+                                    : "the process is traced already");
     }
     a.config = std::move(*config);
     // events_fd >= 0 from gpubt: the probes printf, records go to it as launches end.
@@ -92,11 +98,14 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
       trace_context(a, ctx, known);
   }
   enable_launch_callbacks(a); // the next launch patches (quiet_patching.cpp)
-  bool quiet = patch_at_next_launch(a, true, kWaitForLaunch);
+  QuietOutcome outcome = patch_at_next_launch(a, true, kWaitForLaunch);
+  bool busy = outcome == QuietOutcome::GpuBusy;
   size_t patched = 0;
   {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
-    if (!quiet) // no launch came: no kernel runs (or only graphs, or several GPUs: see there)
+    if (outcome == QuietOutcome::NoLaunch)
+      busy = !patch_when_idle(a, true);
+    else if (outcome == QuietOutcome::SeveralContexts)
       patch_known_modules(a);
     for (const auto &[ctx, c] : a.contexts)
       patched += c->patched.size();
@@ -105,9 +114,17 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
     disable_launch_callbacks(a);
   if (writes_host_maps(a.config))
     enable_sync_callbacks(a, true);
+  if (busy)
+    warn(a, "process " + std::to_string(getpid()) + ": its GPU did not go idle within " +
+                std::to_string(kIdleLimit.count() / 1000) +
+                " s (a kernel still running: persistent, or hung?), and patching under a "
+                "running kernel can kill it: no module patched, gpu probes do not run in this "
+                "session");
   return "process " + std::to_string(getpid()) + ": " + std::to_string(patched) +
          " module(s) patched in " + std::to_string(contexts.size()) + " CUDA context(s)" +
-         (quiet ? " while its GPU was idle" : "");
+         (outcome == QuietOutcome::Done || outcome == QuietOutcome::NoLaunch
+              ? " while its GPU was idle"
+              : "");
 }
 
 // CTX current on this thread while it lives (the attaching thread has none of its own).
@@ -127,6 +144,23 @@ private:
   bool pushed_;
 };
 
+// The GPU did not go idle: kernels with probes may be running, so their modules stay patched and
+// everything the probes use stays as it is (launches keep setting their callback data), memory
+// included; reading the maps back could wait for those kernels, so they are not read.
+std::string retire(Agent &a) {
+  std::lock_guard<std::recursive_mutex> lock(a.mu);
+  say(a, "the GPU did not go idle within " + std::to_string(kIdleLimit.count() / 1000) +
+             " s of the detach (a kernel still running: persistent, or hung?): unpatching under "
+             "it could kill it, so the probes stay in this process until it exits, and this "
+             "session's GPU maps are not read");
+  a.retired = true;
+  a.attached = a.stream_events = false;
+  a.results.images.clear();
+  std::string bytes = abi::write_agent_results(a.results);
+  a.results = {};
+  return bytes;
+}
+
 std::string detach(Agent &a) {
   std::vector<CUcontext> contexts;
   {
@@ -138,15 +172,23 @@ std::string detach(Agent &a) {
   }
   if (writes_host_maps(a.config)) // off first: a synchronizing thread must not wait for a.mu
     enable_sync_callbacks(a, false);  // while the next launch holds it until the GPU is idle
-  if (!patch_at_next_launch(a, false, kWaitForLaunch)) {
+  QuietOutcome outcome = patch_at_next_launch(a, false, kWaitForLaunch);
+  bool unpatched = outcome == QuietOutcome::Done;
+  if (outcome == QuietOutcome::NoLaunch || outcome == QuietOutcome::SeveralContexts) {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
-    unpatch_all_modules(a); // no launch came: no kernel runs (or see patch_at_next_launch)
+    if (outcome == QuietOutcome::NoLaunch)
+      unpatched = patch_when_idle(a, false);
+    else
+      unpatch_all_modules(a), unpatched = true;
   }
+  if (!unpatched)
+    return retire(a);
   disable_launch_callbacks(a);
-  for (CUcontext ctx : contexts) { // the last patched kernels may still be running
-    CurrentContext current(ctx);
-    GPUBT_DRIVER(cuCtxSynchronize)();
-  }
+  if (outcome == QuietOutcome::SeveralContexts) // unpatched under running kernels: let them end
+    for (CUcontext ctx : contexts) {
+      CurrentContext current(ctx);
+      GPUBT_DRIVER(cuCtxSynchronize)();
+    }
   a.clock.reset(); // its thread may wait for mu: not held here
   std::map<CUcontext, std::unique_ptr<Context>> taken;
   {

@@ -5,11 +5,10 @@
 #include <atomic>
 #include <cstring>
 #include <ctime>
-#include <pthread.h>
 
 #include <sanitizer.h>
 
-#include "runtime/abi/agent_protocol.h"
+#include "runtime/agent/agent_thread.h"
 #include "runtime/agent/driver_api.h"
 
 namespace gpubt::agent {
@@ -185,12 +184,7 @@ std::optional<ClockModel> ClockService::model(CUcontext ctx, std::chrono::millis
 
 void ClockService::run() {
   g_on_service_thread = true;
-  // Named so that host probes on the CUDA libraries skip this thread's calls (agent_protocol.h).
-  pthread_setname_np(pthread_self(), (std::string(abi::kAgentThreadPrefix) + "clock").c_str());
-  // Relaxed: nothing done here is refused during (or breaks) the program's graph captures.
-  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-  if (auto exchange = GPUBT_DRIVER(cuThreadExchangeStreamCaptureMode))
-    exchange(&mode);
+  become_agent_thread("clock");
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     CUcontext next = nullptr;

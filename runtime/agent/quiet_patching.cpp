@@ -1,11 +1,14 @@
 // Modules are patched and unpatched only while no kernel runs (see Agent::quiet): the next
 // launch after an attach or a detach, on the launching thread, with every other launching thread
-// held in its callback, waits for the traced contexts to go idle and does it then.
+// held in its callback, waits for the traced contexts to go idle and does it then. The wait has a
+// limit: a kernel that runs on (persistent, or hung) must not hold the program's launches, and
+// patching under it could kill it, so past the limit nothing is patched or unpatched.
 #include <utility>
 #include <vector>
 
 #include "runtime/agent/agent_state.h"
 #include "runtime/agent/driver_api.h"
+#include "runtime/agent/idle_wait.h"
 
 namespace gpubt::agent {
 namespace {
@@ -20,16 +23,11 @@ void set_quiet(Agent &a, Quiet q) {
   a.quiet_cv.notify_all();
 }
 
-// What was launched before this returns has finished (a.mu held: launching threads wait in their
-// callbacks, so nothing new starts).
-void synchronize_contexts(Agent &a) {
-  for (const auto &[ctx, c] : a.contexts) {
-    if (GPUBT_DRIVER(cuCtxPushCurrent)(ctx) != CUDA_SUCCESS)
-      continue;
-    GPUBT_DRIVER(cuCtxSynchronize)();
-    CUcontext popped = nullptr;
-    GPUBT_DRIVER(cuCtxPopCurrent)(&popped);
-  }
+std::vector<CUcontext> traced_contexts(Agent &a) {
+  std::vector<CUcontext> contexts;
+  for (const auto &[ctx, c] : a.contexts)
+    contexts.push_back(ctx);
+  return contexts;
 }
 
 // The callback data this session gave functions points at memory a detach frees; the next
@@ -83,23 +81,41 @@ void unpatch_all_modules(Agent &a) {
   clear_callback_data(a);
 }
 
-bool patch_at_next_launch(Agent &a, bool patch, std::chrono::milliseconds timeout) {
+bool patch_when_idle(Agent &a, bool patch) {
+  if (!wait_for_idle(traced_contexts(a), kIdleLimit)) {
+    if (patch) {
+      std::lock_guard<std::mutex> lock(a.known_mu);
+      a.attaching = false;
+      a.deferred.clear();
+    }
+    return false;
+  }
+  if (patch)
+    patch_known_modules(a);
+  else
+    unpatch_all_modules(a);
+  return true;
+}
+
+QuietOutcome patch_at_next_launch(Agent &a, bool patch, std::chrono::milliseconds timeout) {
   {
     // With several contexts a kernel on one GPU may wait for a launch on another (a collective
     // of one process's GPUs): holding launches while waiting for the GPUs could hang the job.
     std::lock_guard<std::recursive_mutex> lock(a.mu);
     if (a.contexts.size() != 1)
-      return false;
+      return QuietOutcome::SeveralContexts;
   }
   Quiet asked = patch ? Quiet::Patch : Quiet::Unpatch;
   std::unique_lock<std::mutex> lock(a.quiet_mu);
   a.quiet = asked;
-  bool done = a.quiet_cv.wait_for(lock, timeout, [&] { return a.quiet == Quiet::Done; });
+  auto finished = [&] { return a.quiet == Quiet::Done || a.quiet == Quiet::GpuBusy; };
+  bool done = a.quiet_cv.wait_for(lock, timeout, finished);
   if (!done && a.quiet.compare_exchange_strong(asked, Quiet::None))
-    return false; // no launch came: the caller does it (nothing runs, or only graphs)
-  a.quiet_cv.wait(lock, [&] { return a.quiet == Quiet::Done; }); // a launch is at it
+    return QuietOutcome::NoLaunch; // nothing runs, or only graphs
+  a.quiet_cv.wait(lock, finished); // a launch is at it
+  bool busy = a.quiet == Quiet::GpuBusy;
   a.quiet = Quiet::None;
-  return true;
+  return busy ? QuietOutcome::GpuBusy : QuietOutcome::Done;
 }
 
 void run_quiet_patching(Agent &a, CUstream stream) {
@@ -113,19 +129,12 @@ void run_quiet_patching(Agent &a, CUstream stream) {
     return; // a later launch does it
   if (!a.quiet.compare_exchange_strong(asked, Quiet::Busy))
     return;
+  bool idle;
   {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
-    // Relaxed: another thread's capture in global mode must not refuse (or be broken by) the sync.
-    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-    GPUBT_DRIVER(cuThreadExchangeStreamCaptureMode)(&mode);
-    synchronize_contexts(a);
-    GPUBT_DRIVER(cuThreadExchangeStreamCaptureMode)(&mode);
-    if (asked == Quiet::Patch)
-      patch_known_modules(a);
-    else
-      unpatch_all_modules(a);
+    idle = patch_when_idle(a, asked == Quiet::Patch);
   }
-  set_quiet(a, Quiet::Done);
+  set_quiet(a, idle ? Quiet::Done : Quiet::GpuBusy);
 }
 
 } // namespace gpubt::agent

@@ -236,8 +236,7 @@ Status GpuAttach::attach(const abi::AgentSocket &socket, pid_t pid) {
     std::string text = escape_control(f->bytes); // another user's process may have written it
     if (f->type == Frame::Log) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (options_.verbose)
-        *err_ << "gpubt: [" << pid << "] " << text << "\n";
+      print_log(pid, text);
       continue;
     }
     if (f->type == Frame::Refused)
@@ -254,6 +253,14 @@ Status GpuAttach::attach(const abi::AgentSocket &socket, pid_t pid) {
     ++attached_count_;
     return Ok{};
   }
+}
+
+void GpuAttach::print_log(pid_t pid, const std::string &text) {
+  if (text.rfind(abi::kAgentWarning, 0) == 0)
+    *err_ << abi::kAgentWarning << "[" << pid << "] " << text.substr(strlen(abi::kAgentWarning))
+          << "\n";
+  else if (options_.verbose)
+    *err_ << "gpubt: [" << pid << "] " << text << "\n";
 }
 
 void GpuAttach::read_frame(Link &link) {
@@ -278,8 +285,7 @@ void GpuAttach::read_frame(Link &link) {
     else
       events_.insert(events_.end(), bytes, bytes + whole);
   } else if (f->type == Frame::Log) {
-    if (options_.verbose)
-      *err_ << "gpubt: [" << link.pid << "] " << escape_control(f->bytes) << "\n";
+    print_log(link.pid, escape_control(f->bytes));
   } else if (f->type == Frame::Results) {
     link.done = true;
     auto results = abi::parse_agent_results(f->bytes);

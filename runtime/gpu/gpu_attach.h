@@ -70,6 +70,7 @@ private:
   bool wait_readable(int fd, std::chrono::steady_clock::time_point deadline) const;
   void loop(); // new agents (no pid), frames from attached ones
   void read_frame(Link &link);
+  void print_log(pid_t pid, const std::string &text); // mu_ held
 
   Options options_;
   GpuRun run_;

@@ -8,7 +8,8 @@ answers: "escape" a Refused frame full of terminal escape sequences, "huge" a he
 2 GiB Refused frame, "fds" a header of no frame type with 64 fds of LOG riding on it; "exit3",
 "printexit", "badrecord" and "flood" Attached, the Events frames EVENTS_THEN_EXIT lists, and
 exit with status 3; "badresults" Attached, and at Detach Results of two images, the first with a
-record claiming 0 bytes, the second with a printf record; "silent" nothing. LIB: a file named
+record claiming 0 bytes, the second with a printf record; "warn" a warning Log frame (with an
+escape sequence) and a -v Log frame before Attached, then exits with status 3; "silent" nothing. LIB: a file named
 libgpubt_agent*.so to map first (this process then looks like one that loaded the agent)."""
 import mmap
 import os
@@ -17,7 +18,7 @@ import struct
 import sys
 
 
-ATTACHED, REFUSED, EVENTS, RESULTS = 2, 3, 4, 6  # abi::Frame
+ATTACHED, REFUSED, EVENTS, RESULTS, LOG = 2, 3, 4, 6, 7  # abi::Frame
 
 
 def frame(kind, payload):
@@ -83,6 +84,11 @@ def main():
         if mode == "escape":
             text = b"\x1b]0;owned\x07\x1b[2J\x1b[31mred\x1b[0m \x9b6n"
             conn.sendall(frame(REFUSED, text))
+        elif mode == "warn":
+            conn.sendall(frame(LOG, b"WARNING: \x1b[2Jthe GPU is busy") + frame(LOG, b"a -v line") +
+                         frame(ATTACHED, b"a fake that warns"))
+            conn.close()
+            sys.exit(3)
         elif mode in EVENTS_THEN_EXIT:
             conn.sendall(frame(ATTACHED, f"a fake in mode {mode}".encode()))
             for events in EVENTS_THEN_EXIT[mode]():

@@ -402,6 +402,17 @@ def agent_text_reaches_the_terminal_escaped(ctx):
 
 
 @case
+def agent_warning_is_printed_without_v(ctx):
+    # A warning the agent sends while attaching (the GPU never went idle: nothing patched) is
+    # printed whatever -v, escaped; its -v lines only with -v.
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), "-e", GPU_SCRIPT], env=gpu_env(fake), timeout=60)
+        expect(f"WARNING: [{fake.pid}] \\x1b[2Jthe GPU is busy" in r.stderr, r.stderr)
+        expect("a -v line" not in r.stderr and "\x1b" not in r.stderr, r.stderr)
+    with_fake_agent("self", "warn", True, body)
+
+
+@case
 def agent_folder_name_reaches_the_terminal_escaped(ctx):
     # Anyone may make /tmp/gpubt-agent-<anything>: a folder named with terminal escapes, and a
     # socket in it named after a process of that user's without the agent. Root's gpubt warns

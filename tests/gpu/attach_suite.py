@@ -123,6 +123,84 @@ def keyed(out, name):
     return {int(k): int(v) for k, v in re.findall(rf'^@{name}\[(\d+)\]: (\d+)$', out, re.M)}
 
 
+class Spinner:
+    """tests/gpu/persistent_kernel.cu, driven by its stdin commands."""
+    def __init__(self, path, env, log):
+        self.p = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=open(log, 'w'), text=True, env=env)
+        self.pid, self.log = self.p.pid, log
+        self.ask(None, 'ready')
+
+    def ask(self, cmd, want):
+        if cmd:
+            self.p.stdin.write(cmd + '\n')
+            self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line.startswith(want):
+            raise RuntimeError(f'persistent_kernel: {cmd!r} gave {line!r}: {open(self.log).read()[-2000:]}')
+        return line.split()
+
+    def burst(self, n):  # (launches counted so far, ms the burst took)
+        words = self.ask(f'burst {n}', 'burst')
+        return int(words[3]), float(words[5])
+
+
+SPIN_SCRIPT = ('gpu:kprobe:* /tid == 0/ { @gpu[kernel] = count(); } '
+               'uprobe:cuda:cuLaunchKernel* { @host = count(); }')
+
+
+def persistent_kernel(gpubt, env, agent_env, tmp, binary):
+    """A kernel that runs on while gpubt attaches and detaches: the attach must not hold the
+    program's launches beyond its idle limit nor patch under the kernel; a detach while a patched
+    kernel runs leaves its probes in place; the program is never harmed."""
+    K = Spinner(binary, agent_env, f'{tmp}/spinner.log')
+    K.ask('spin', 'spinning')
+    g = subprocess.Popen([gpubt, '-p', str(K.pid), '-e', SPIN_SCRIPT], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    bursts = [K.burst(20) for _ in range(4)]  # while gpubt attaches: one of them is held
+    time.sleep(3)
+    bursts.append(K.burst(20))
+    g.send_signal(signal.SIGINT)
+    out, err = g.communicate(timeout=120)
+    slowest = max(ms for _, ms in bursts)
+    check('attach while a kernel runs on: nothing patched, launches held at most briefly',
+          g.returncode in (0, 5) and 'did not go idle' in err and bursts[-1][0] == 100 and
+          slowest < 6000 and not keyed_names(out, 'gpu'),
+          f'exit {g.returncode}, slowest burst {slowest:.0f} ms, ticks {bursts[-1][0]}/100, '
+          f'{out.strip()[-300:]!r} {err.strip()[-500:]!r}')
+    iterations = int(K.ask('stop', 'stopped')[1])
+    g = Gpubt([gpubt, '-p', str(K.pid), '-e', SPIN_SCRIPT], env, tmp)
+    K.burst(30)
+    rc, out, err = g.stop()
+    gpu = keyed_names(out, 'gpu')
+    ticked = sum(v for k, v in gpu.items() if 'tick_kernel' in k)
+    check('attach again once it ended: every launch traced',
+          rc == 0 and iterations > 0 and ticked == 30 == value(out, 'host'),
+          f'exit {rc}, spin iterations {iterations}, gpu {gpu}, host {value(out, "host")} '
+          f'{err.strip()[-300:]!r}')
+    g = Gpubt([gpubt, '-p', str(K.pid), '-e', SPIN_SCRIPT], env, tmp)
+    K.ask('spin', 'spinning')  # patched: its probe runs, and it runs on past the detach
+    K.burst(10)
+    rc, out, err = g.stop()
+    detached_busy = rc in (0, 5) and 'did not go idle' in err
+    ticks, _ = K.burst(10)  # patched kernels still launch, probes and all
+    iterations = int(K.ask('stop', 'stopped')[1])
+    again = subprocess.run([gpubt, '-p', str(K.pid), '-e', SPIN_SCRIPT], env=env,
+                           capture_output=True, text=True, timeout=120)
+    K.ask('quit', '')
+    K.p.wait(timeout=60)
+    check('detach while a patched kernel runs: probes stay, the program goes on, no new attach',
+          detached_busy and ticks == 150 and iterations > 0 and K.p.returncode == 0 and
+          again.returncode != 0 and 'still running when it detached' in again.stderr,
+          f'detach exit {rc} {err.strip()[-400:]!r}; ticks {ticks}/150, spin iterations '
+          f'{iterations}, program exit {K.p.returncode} {open(K.log).read()[-300:]!r}; next '
+          f'attach exit {again.returncode} {again.stderr.strip()[-300:]!r}')
+
+
+def keyed_names(out, name):
+    return {k: int(v) for k, v in re.findall(rf'^@{name}\[(.+)\]: (\d+)$', out, re.M)}
+
+
 def attach_cycles(gpubt, env, tmp, D, P, both, sessions=20, seed=23, live_mode='mixed'):
     """Issue 23: attach/detach sessions in a mixed, seeded random order on one long-running trainer
     (-p or every agent process, ended by SIGINT, SIGTERM, kill -9 or the script's exit(), training
@@ -213,11 +291,13 @@ def main():
     ap.add_argument('--gpubt', required=True)
     ap.add_argument('--agent', required=True)
     ap.add_argument('--rounds', type=int, default=25)
-    ap.add_argument('--steps', type=int, default=40)
+    ap.add_argument('--steps', type=int, default=100)
     ap.add_argument('--cycles', type=int, default=20)
     ap.add_argument('--only-cycles', action='store_true')
     ap.add_argument('--seed', type=int, default=23)
     ap.add_argument('--live', choices=['mixed', 'never', 'always'], default='mixed')
+    ap.add_argument('--bin', help='the suite\'s programs (persistent_kernel); its case is skipped without')
+    ap.add_argument('--only-persistent', action='store_true')
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix='gpubt-attach-')
     plain_env = {k: v for k, v in os.environ.items() if not k.startswith('GPUBT_')}
@@ -231,6 +311,11 @@ def main():
     check('gpubt agent env names the installed agent',
           found and os.path.realpath(found) == os.path.realpath(a.agent), f'{found} (want {a.agent})')
     agent_env = dict(plain_env, CUDA_INJECTION64_PATH=a.agent)
+    if a.bin:
+        persistent_kernel(a.gpubt, gpubt_env, agent_env, tmp, f'{a.bin}/persistent_kernel')
+    if a.only_persistent:
+        print(f'attach suite: {sum(results)}/{len(results)} passed')
+        return 0 if all(results) else 1
     P = Trainer(plain_env, f'{tmp}/P.log')
     D = Trainer(agent_env, f'{tmp}/D.log')
     plain_losses, traced_losses = [], []
@@ -254,12 +339,16 @@ def main():
                 d_ms, p_ms = both(a.steps)
             d_times.append(d_ms)
             p_times.append(p_ms)
+        # The median of per-round ratios: each round's two bursts ran back to back, so a slow
+        # stretch of the host (seen: rounds from 0.71x to 1.47x on an H100 host) cancels out.
+        ratios = [x / y for x, y in zip(d_times, p_times)]
+        ratio = statistics.median(ratios)
         d, p = statistics.median(d_times), statistics.median(p_times)
-        check(f'{label}: step time vs no agent', d / p <= target,
-              f'{d / p:.4f}x: median {d:.3f} vs {p:.3f} ms/step over {a.rounds} alternating '
-              f'bursts of {a.steps} steps each (D/P per round: '
-              f'{", ".join(f"{x / y:.3f}" for x, y in zip(d_times, p_times))}); target <= {target}')
-        return d / p
+        check(f'{label}: step time vs no agent', ratio <= target,
+              f'{ratio:.4f}x (median of per-round ratios; medians {d:.3f} vs {p:.3f} ms/step) over '
+              f'{a.rounds} alternating bursts of {a.steps} steps each (D/P per round: '
+              f'{", ".join(f"{r:.3f}" for r in ratios)}); target <= {target}')
+        return ratio
 
     for _ in range(3):  # warm-up: clocks, cuBLAS's choices, the caching allocator
         both(40)
