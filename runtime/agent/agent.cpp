@@ -30,7 +30,6 @@
 #include "runtime/agent/agent_state.h"
 #include "runtime/agent/context_memory.h"
 #include "runtime/agent/driver_api.h"
-#include "runtime/agent/idle_wait.h"
 #include "runtime/agent/gpu_clock.h"
 #include "runtime/agent/ptx_images.h"
 #include "runtime/ptx/cubin_functions.h"
@@ -699,12 +698,24 @@ namespace {
 void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
               const void *cbdata) {
   Agent &a = *static_cast<Agent *>(userdata);
-  if (ClockService::on_service_thread() || on_idle_thread())
-    return; // the agent's own clock kernel, or its wait for an idle GPU
+  if (ClockService::on_service_thread())
+    return; // the agent's own clock kernel
   // Before a.mu: the clock service may be waiting for it while it measures this context.
   if (domain == SANITIZER_CB_DOMAIN_RESOURCE &&
       cbid == SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && a.clock)
     a.clock->forget(static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context);
+  if (domain == SANITIZER_CB_DOMAIN_RESOURCE && (cbid == SANITIZER_CBID_RESOURCE_STREAM_CREATED ||
+                                                 cbid == SANITIZER_CBID_RESOURCE_STREAM_DESTROY_STARTING)) {
+    const auto &d = *static_cast<const Sanitizer_ResourceStreamData *>(cbdata);
+    if (cbid == SANITIZER_CBID_RESOURCE_STREAM_CREATED)
+      a.streams.created(d.context, d.stream);
+    else
+      a.streams.destroyed(d.context, d.stream);
+    return;
+  }
+  if (domain == SANITIZER_CB_DOMAIN_RESOURCE &&
+      cbid == SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+    a.streams.context_destroyed(static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context);
   KnownModule loaded;
   if (domain == SANITIZER_CB_DOMAIN_RESOURCE && cbid == SANITIZER_CBID_RESOURCE_MODULE_LOADED) {
     const auto &d = *static_cast<const Sanitizer_ResourceModuleData *>(cbdata);
@@ -793,7 +804,8 @@ int start_dormant(Agent &a) {
   for (auto cbid :
        {SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED, SANITIZER_CBID_RESOURCE_MODULE_LOADED,
         SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
-        SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
+        SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, SANITIZER_CBID_RESOURCE_STREAM_CREATED,
+        SANITIZER_CBID_RESOURCE_STREAM_DESTROY_STARTING})
     sanitizerEnableCallback(1, a.subscriber, SANITIZER_CB_DOMAIN_RESOURCE, cbid);
   g_agent = &a;
   std::atexit(at_exit);
@@ -832,7 +844,8 @@ int start() {
   for (auto cbid :
        {SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED, SANITIZER_CBID_RESOURCE_MODULE_LOADED,
         SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
-        SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
+        SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, SANITIZER_CBID_RESOURCE_STREAM_CREATED,
+        SANITIZER_CBID_RESOURCE_STREAM_DESTROY_STARTING})
     sanitizerEnableCallback(1, a->subscriber, SANITIZER_CB_DOMAIN_RESOURCE, cbid);
   for (const auto &h : a->config.host_maps)
     if (h.to_host) {

@@ -21,6 +21,7 @@
 #include "runtime/agent/context_memory.h"
 #include "runtime/agent/control_server.h"
 #include "runtime/agent/gpu_clock.h"
+#include "runtime/agent/idle_wait.h"
 #include "runtime/agent/ptx_images.h"
 #include "runtime/ptx/kernel_match.h"
 
@@ -110,6 +111,7 @@ struct Agent {
   std::mutex quiet_mu;
   std::condition_variable quiet_cv;
   std::atomic<Quiet> quiet{Quiet::None};
+  StreamSet streams; // the program's streams, polled for an idle GPU (idle_wait.h)
 };
 
 std::string result_text(SanitizerResult r);

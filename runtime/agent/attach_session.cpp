@@ -56,6 +56,24 @@ void enable_sync_callbacks(Agent &a, bool on) {
     sanitizerEnableCallback(on, a.subscriber, SANITIZER_CB_DOMAIN_SYNCHRONIZE, cbid);
 }
 
+std::string busy_warning(const std::string &so) {
+  return "process " + std::to_string(getpid()) + ": its GPU did not go idle within " +
+         std::to_string(kIdleLimit.count() / 1000) +
+         " s (a kernel still running: persistent, or hung?), and patching under a running "
+         "kernel can kill it or stop the program: " + so;
+}
+
+bool contexts_idle(Agent &a, const std::map<CUcontext, KnownContext> &contexts) {
+  auto deadline = std::chrono::steady_clock::now() + kIdleLimit;
+  for (const auto &[ctx, known] : contexts) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (!a.streams.wait_for_idle(ctx, left))
+      return false;
+  }
+  return true;
+}
+
 bool writes_host_maps(const abi::AgentConfig &config) {
   for (const auto &h : config.host_maps)
     if (h.to_host)
@@ -92,6 +110,18 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
     a.attaching = true;
     contexts = a.known_contexts;
   }
+  // Loading the probe code (sanitizerAddPatches) waits for the kernels running in the context,
+  // and every launch meanwhile waits for it (seen on the H100): under a kernel that runs on, the
+  // program would stop. Nothing is loaded then.
+  if (!contexts_idle(a, contexts)) {
+    {
+      std::lock_guard<std::mutex> lock(a.known_mu);
+      a.attaching = false;
+      a.deferred.clear();
+    }
+    warn(a, busy_warning("no module patched, gpu probes do not run in this session"));
+    return "process " + std::to_string(getpid()) + ": nothing patched (its GPU was busy)";
+  }
   {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
     for (const auto &[ctx, known] : contexts)
@@ -115,11 +145,7 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
   if (writes_host_maps(a.config))
     enable_sync_callbacks(a, true);
   if (busy)
-    warn(a, "process " + std::to_string(getpid()) + ": its GPU did not go idle within " +
-                std::to_string(kIdleLimit.count() / 1000) +
-                " s (a kernel still running: persistent, or hung?), and patching under a "
-                "running kernel can kill it: no module patched, gpu probes do not run in this "
-                "session");
+    warn(a, busy_warning("no module patched, gpu probes do not run in this session"));
   return "process " + std::to_string(getpid()) + ": " + std::to_string(patched) +
          " module(s) patched in " + std::to_string(contexts.size()) + " CUDA context(s)" +
          (outcome == QuietOutcome::Done || outcome == QuietOutcome::NoLaunch
@@ -149,10 +175,8 @@ private:
 // included; reading the maps back could wait for those kernels, so they are not read.
 std::string retire(Agent &a) {
   std::lock_guard<std::recursive_mutex> lock(a.mu);
-  say(a, "the GPU did not go idle within " + std::to_string(kIdleLimit.count() / 1000) +
-             " s of the detach (a kernel still running: persistent, or hung?): unpatching under "
-             "it could kill it, so the probes stay in this process until it exits, and this "
-             "session's GPU maps are not read");
+  say(a, busy_warning("the probes stay in this process until it exits, and this session's GPU "
+                     "maps are not read"));
   a.retired = true;
   a.attached = a.stream_events = false;
   a.results.images.clear();

@@ -1,54 +1,57 @@
 #include "runtime/agent/idle_wait.h"
 
-#include <condition_variable>
-#include <memory>
-#include <mutex>
 #include <thread>
 
-#include "runtime/agent/agent_thread.h"
 #include "runtime/agent/driver_api.h"
 
 namespace gpubt::agent {
-namespace {
 
-thread_local bool g_on_idle_thread = false;
-
-struct Waiting {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-};
-
-void synchronize(const std::vector<CUcontext> &contexts, const std::shared_ptr<Waiting> &w) {
-  g_on_idle_thread = true;
-  become_agent_thread("idle");
-  for (CUcontext ctx : contexts) {
-    if (GPUBT_DRIVER(cuCtxPushCurrent)(ctx) != CUDA_SUCCESS)
-      continue;
-    GPUBT_DRIVER(cuCtxSynchronize)();
-    CUcontext popped = nullptr;
-    GPUBT_DRIVER(cuCtxPopCurrent)(&popped);
-  }
-  {
-    std::lock_guard<std::mutex> lock(w->mu);
-    w->done = true;
-  }
-  w->cv.notify_all();
+void StreamSet::created(CUcontext ctx, CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  streams_[ctx].insert(stream);
 }
 
-} // namespace
-
-bool wait_for_idle(const std::vector<CUcontext> &contexts, std::chrono::milliseconds limit) {
-  auto w = std::make_shared<Waiting>();
-  try {
-    std::thread(synchronize, contexts, w).detach();
-  } catch (const std::system_error &) {
-    return false; // no thread: not known to be idle
-  }
-  std::unique_lock<std::mutex> lock(w->mu);
-  return w->cv.wait_for(lock, limit, [&] { return w->done; });
+void StreamSet::destroyed(CUcontext ctx, CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = streams_.find(ctx); it != streams_.end())
+    it->second.erase(stream);
 }
 
-bool on_idle_thread() { return g_on_idle_thread; }
+void StreamSet::context_destroyed(CUcontext ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  streams_.erase(ctx);
+}
+
+bool StreamSet::idle(CUcontext ctx) {
+  auto busy = [](CUstream s) { return GPUBT_DRIVER(cuStreamQuery)(s) == CUDA_ERROR_NOT_READY; };
+  if (busy(CU_STREAM_LEGACY))
+    return false;
+  if (auto it = streams_.find(ctx); it != streams_.end())
+    for (CUstream s : it->second)
+      if (busy(s))
+        return false;
+  return true;
+}
+
+bool StreamSet::wait_for_idle(CUcontext ctx, std::chrono::milliseconds limit) {
+  if (GPUBT_DRIVER(cuCtxPushCurrent)(ctx) != CUDA_SUCCESS)
+    return false;
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  auto pause = std::chrono::microseconds(20);
+  bool done;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done = idle(ctx);
+    }
+    if (done || std::chrono::steady_clock::now() >= deadline)
+      break;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(5000));
+  }
+  CUcontext popped = nullptr;
+  GPUBT_DRIVER(cuCtxPopCurrent)(&popped);
+  return done;
+}
 
 } // namespace gpubt::agent

@@ -23,13 +23,6 @@ void set_quiet(Agent &a, Quiet q) {
   a.quiet_cv.notify_all();
 }
 
-std::vector<CUcontext> traced_contexts(Agent &a) {
-  std::vector<CUcontext> contexts;
-  for (const auto &[ctx, c] : a.contexts)
-    contexts.push_back(ctx);
-  return contexts;
-}
-
 // The callback data this session gave functions points at memory a detach frees; the next
 // session patches the same functions again, and its probes would read it before their first
 // launch callback sets theirs (an illegal address on the H100 and H200, issue 23). a.mu held: no
@@ -82,7 +75,13 @@ void unpatch_all_modules(Agent &a) {
 }
 
 bool patch_when_idle(Agent &a, bool patch) {
-  if (!wait_for_idle(traced_contexts(a), kIdleLimit)) {
+  auto deadline = std::chrono::steady_clock::now() + kIdleLimit;
+  bool idle = true;
+  for (const auto &[ctx, c] : a.contexts)
+    idle = idle && a.streams.wait_for_idle(
+                       ctx, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                deadline - std::chrono::steady_clock::now()));
+  if (!idle) {
     if (patch) {
       std::lock_guard<std::mutex> lock(a.known_mu);
       a.attaching = false;
