@@ -331,7 +331,7 @@ def devices_fifos_symlinks_and_folders_are_refused_and_left_alone(ctx):
 
 @case
 def a_full_disk_fails_the_run_and_leaves_nothing(ctx):
-    """A 64 KiB file system: the trace does not fit; gpubt says so and exits 2 (README's
+    """A 64 KiB file system: the trace does not fit; gpubt says so and exits 2 (docs/exit-status.md:
     "output could not be written"), and nothing is left there."""
     folder = tempfile.mkdtemp(prefix="gpubt-timeline-full-")
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", folder], check=True)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The node install works from where it lands: `cmake --install` into a prefix and the .tar.gz that
-# cpack makes, each run from its own bin/ with nothing of the build around (README "Deploy on GPU
-# nodes"). Usage: check_install.sh BUILD_DIR
+# cpack makes, each run from its own bin/ with nothing of the build around (docs/deploy.md).
+# Usage: check_install.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
 tmp=$(mktemp -d)
