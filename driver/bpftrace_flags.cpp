@@ -7,6 +7,7 @@
 #include <sys/utsname.h>
 
 #include "llvm/Config/llvm-config.h"
+#include "runtime/gpu/gpu_info.h"
 #include "runtime/bpf/kernel_info.h"
 
 namespace gpubt::driver {
@@ -91,6 +92,7 @@ void print_info(std::FILE *out) {
   std::fprintf(out, "System\n  OS: %s %s %s\n  Arch: %s\n\n", u.sysname, u.release, u.version,
                u.machine);
   std::fprintf(out, "Build\n  version: gpubt %s\n  LLVM: " LLVM_VERSION_STRING "\n\n", kVersion);
+  runtime::print_gpu_info(out);
   runtime::print_kernel_info(out);
 }
 

@@ -43,6 +43,20 @@ static int emit(const Compiled &c, EmitStage stage, std::ostream &out) {
   return 0;
 }
 
+// A --dry-run that compiled: which script, how many probes of each side, nothing attached.
+static void report_dry_run(const Options &o, const Compiled &c, std::ostream &err) {
+  size_t host = 0, gpu = 0;
+  for (const auto &probe : c.program->probes)
+    for (const auto &ap : probe->attach_points)
+      (frontend::is_gpu(ap.provider) ? gpu : host) += 1;
+  auto n = [](size_t k, const char *what) {
+    return std::to_string(k) + " " + what + (k == 1 ? "" : "s");
+  };
+  err << "gpubt: " << (o.program_name == "stdin" ? "the program" : o.program_name)
+      << " compiled: " << n(host, "host probe") << ", " << n(gpu, "gpu probe")
+      << "; nothing attached (--dry-run)\n";
+}
+
 int run_cli(int argc, char **argv) {
   if (argc >= 2 && std::string(argv[1]) == "agent")
     return run_agent_command(argc, argv, stdout);
@@ -90,8 +104,11 @@ int run_cli(int argc, char **argv) {
     compiled = compile(o, err);
     if (!compiled)
       return ExitUserError;
-    if (o.dry_run && o.emit == EmitStage::None)
+    if (o.dry_run && o.emit == EmitStage::None) {
+      if (!o.bt.quiet)
+        report_dry_run(o, *compiled, err);
       return ExitOk;
+    }
   }
   auto file = OutputFile::open(o.output_path);
   if (!file) {

@@ -1,4 +1,4 @@
-// gpubt's exit statuses, one place for all of them (README.md "Exit status" says the same).
+// gpubt's exit statuses, one place for all of them (docs/exit-status.md says the same).
 // A wrapper script can tell "my program failed" from "the trace failed" from "no gpu probe ran".
 #pragma once
 

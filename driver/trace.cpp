@@ -146,7 +146,13 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     return ExitUserError;
   auto output = runtime::make_output(options.format, out, {options.raw_strings});
   if (!options.timeline.path.empty()) { // put in place when the trace ends, however it ends
-    auto timeline = runtime::TimelineOutput::create(options.timeline);
+    runtime::TimelineOptions timeline_options = options.timeline;
+    timeline_options.report = options.bt.quiet ? nullptr : &err;
+    if (spec.spans.empty() && spec.formats.empty() && !has_gpu_probes(spec))
+      err << "WARNING: --timeline: this script makes no timeline events: a span needs a "
+             "function probed at both entry and return (uprobe and uretprobe), an instant a "
+             "printf(), a GPU span a gpu probe\n";
+    auto timeline = runtime::TimelineOutput::create(timeline_options);
     if (!timeline) {
       err << "ERROR: " << timeline.error() << "\n";
       return ExitUserError;

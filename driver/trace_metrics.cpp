@@ -19,8 +19,14 @@ bool listen_for_metrics(const Options &options, std::unique_ptr<runtime::Metrics
     return false;
   }
   into = std::move(*endpoint);
-  if (options.verbose)
-    err << "Serving metrics at port " << into->port() << ", path /metrics\n";
+  if (!options.bt.quiet) {
+    std::string host, port;
+    runtime::split_host_port(options.metrics_address, host, port);
+    err << "gpubt: serving metrics at http://" << (host.empty() ? "0.0.0.0" : host) << ":"
+        << into->port() << "/metrics"
+        << (host.empty() ? " (every address: anyone who can reach the port reads the maps)" : "")
+        << "\n";
+  }
   return true;
 }
 

@@ -102,7 +102,7 @@ if [ "$ML" = 1 ] && [ -n "$GPUBT" ]; then
     ${ML_OUTPUTS:+--outputs "$ML_OUTPUTS"} || RC=1
 fi
 if [ "$ATTACH" = 1 ] && [ -n "$GPUBT" ]; then
-  # From a node install (README "Deploy on GPU nodes"): the agent installed from its build, gpubt
+  # From a node install (docs/deploy.md): the agent installed from its build, gpubt
   # beside it, found by gpubt without GPUBT_AGENT_PATH.
   PREFIX=$WORK/prefix
   rm -rf "$PREFIX" && cmake --install "$WORK/agent" --prefix "$PREFIX" >/dev/null &&

@@ -276,6 +276,11 @@ Result<int> Session::attach() {
                          "once loaded, or that library's path)");
     if (lib && !*lib && !probe.hidden)
       return make_error(probe.name + ": " + lib->error());
+    if (lib && *lib && options_.verbose && told_aliases_.insert(probe.target).second)
+      std::fprintf(stderr, "gpubt: %s is %s%s\n", probe.target.c_str(), (**lib).c_str(),
+                   child_ && **lib == child_->path() ? " (linked statically into the program)"
+                   : from_system                     ? " (the system's)"
+                                                     : "");
     if (lib && *lib)
       probe.target = **lib;
     if (probe.kind == abi::AttachKind::Interval) { // started after BEGIN (run_begin)

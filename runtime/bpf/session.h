@@ -138,6 +138,7 @@ private:
   bool stopped_by_signal_ = false;
   std::vector<UniqueFd> exit_hold_; // kname(): the -c child stops at exit() (exit_hold.h)
   std::set<std::string> warned_aliases_; // cudart/cuda/hip resolved from the system only
+  std::set<std::string> told_aliases_;   // -v: cudart/cuda/hip whose file was said
   std::vector<size_t> pending_;          // spec probes waiting for their library (attach())
   std::vector<size_t> intervals_;        // interval probes attach() left for run_begin()
   std::vector<std::string> pending_lines_, late_warnings_;

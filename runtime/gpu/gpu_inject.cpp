@@ -87,8 +87,6 @@ Result<std::string> find_agent_library() {
                     "SDK is installed): put it next to gpubt or set GPUBT_AGENT_PATH");
 }
 
-namespace {
-
 std::string find_ptxas() {
   if (const char *p = std::getenv("GPUBT_PTXAS"))
     return p;
@@ -96,6 +94,8 @@ std::string find_ptxas() {
     return *p;
   return "/usr/local/cuda/bin/ptxas";
 }
+
+namespace {
 
 // "sm_90" for each distinct GPU architecture of this machine (else the one the probes name).
 std::vector<std::string> gpu_archs(const abi::ProgramSpec &spec) {
@@ -120,7 +120,8 @@ std::string retarget_ptx(const std::string &ptx, const std::string &arch) {
 GpuRun::GpuRun(GpuRun &&o) noexcept
     : dir(std::move(o.dir)), dir_lock(std::move(o.dir_lock)), config_path(std::move(o.config_path)),
       results_path(std::move(o.results_path)), env(std::move(o.env)), events(std::move(o.events)),
-      child_events(std::move(o.child_events)), config(std::move(o.config)) {
+      child_events(std::move(o.child_events)), config(std::move(o.config)),
+      cuda_missing(std::move(o.cuda_missing)) {
   o.dir.clear();
 }
 
@@ -134,10 +135,6 @@ GpuRun::~GpuRun() {
     std::filesystem::remove_all(dir, ec);
 }
 
-namespace {
-
-// The folder of the Vulkan layer's manifest (GPUBT_VULKAN_LAYER_DIR, else next to gpubt);
-// empty when there is none.
 std::string find_vulkan_layer() {
   if (const char *p = std::getenv("GPUBT_VULKAN_LAYER_DIR"))
     return is_file(std::string(p) + "/" + kVulkanLayerManifest) ? p : "";
@@ -148,7 +145,6 @@ std::string find_vulkan_layer() {
   return "";
 }
 
-// What the user is told when find_vulkan_layer() finds nothing.
 std::string missing_vulkan_layer() {
   if (const char *p = std::getenv("GPUBT_VULKAN_LAYER_DIR"))
     return std::string("the Vulkan layer is missing: no ") + kVulkanLayerManifest + " in " + p +
@@ -157,6 +153,8 @@ std::string missing_vulkan_layer() {
          " (with libgpubt_vulkan_layer.so) next to gpubt, in runtime/vulkan or in ../lib/gpubt "
          "(install it with gpubt, or set GPUBT_VULKAN_LAYER_DIR)";
 }
+
+namespace {
 
 const abi::DeviceCode *vulkan_image(const abi::ProgramSpec &spec) {
   for (const auto &image : spec.device.images)
@@ -230,6 +228,8 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   abi::AgentConfig config;
   config.device = abi::device_spec_for_agent(spec.device);
   bool cuda = bool(agent);
+  if (!cuda)
+    run.cuda_missing = agent.error();
   if (cuda) {
     std::string tag =
         attach ? "a" + std::to_string(getpid()) + "_" + std::to_string(time(nullptr)) : "";
@@ -238,6 +238,8 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
       return make_error(st.error());
     if (!st && verbose)
       std::fprintf(stderr, "gpubt: CUDA kernels are not traced: %s\n", st.error().c_str());
+    if (!st)
+      run.cuda_missing = st.error();
     cuda = bool(st);
   }
   if (!layer.empty()) {

@@ -25,6 +25,9 @@ struct GpuRun {
   UniqueFd events, child_events;
   void close_child_end() { child_events.reset(); }
   abi::AgentConfig config; // as written to config_path
+  // Why CUDA kernels are not traced in this run (no agent built, ptxas failed); empty when the
+  // agent is set up. A run without results says it rather than blame the program.
+  std::string cuda_missing;
   // The fds the child has of the BPF maps behind from_host device maps (spec map index -> fd),
   // once the session made them: the config is written again, before the child starts.
   Status set_host_map_fds(const abi::ProgramSpec &spec, const std::map<int, int> &fds);
@@ -36,6 +39,15 @@ struct GpuRun {
 
 // libgpubt_agent.so: GPUBT_AGENT_PATH, else next to gpubt (or ../lib/gpubt/ from it).
 Result<std::string> find_agent_library();
+
+// The ptxas that assembles probes: GPUBT_PTXAS, else $PATH's, else /usr/local/cuda/bin/ptxas
+// (which may not be there).
+std::string find_ptxas();
+
+// The folder of the Vulkan layer's manifest (GPUBT_VULKAN_LAYER_DIR, else next to gpubt);
+// empty when there is none; missing_vulkan_layer() then says where it was looked for.
+std::string find_vulkan_layer();
+std::string missing_vulkan_layer();
 
 // Finds the agent (GPUBT_AGENT_PATH, else next to gpubt), the GPUs' architectures
 // (GPUBT_GPU_ARCH="sm_90,...", else the CUDA driver or nvidia-smi, else spec.device.arch) and ptxas (GPUBT_PTXAS,

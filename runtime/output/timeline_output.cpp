@@ -79,7 +79,12 @@ TimelineOutput::TimelineOutput(TimelineOptions options, std::unique_ptr<Timeline
 
 TimelineOutput::~TimelineOutput() = default;
 
+void TimelineOutput::counted(const std::string &cat) {
+  (cat == "call" ? calls_ : cat == "printf" ? printfs_ : gpu_spans_) += 1;
+}
+
 void TimelineOutput::write(const Event &e) {
+  counted(e.cat);
   last_ts_ = std::max(last_ts_, e.ts + e.dur);
   file_->append(event_json(e.ph, e.name, e.cat, e.ts, e.dur, e.pid, e.tid, e.args));
 }
@@ -160,6 +165,7 @@ void TimelineOutput::span_edge(const SpanEdge &edge) {
   if (!stack.empty() && stack.back().ts == e.ts && stack.back().held_bytes < kMaxHeldBytes) {
     Open &outer = stack.back();
     outer.held.push_back(event_json(e.ph, e.name, e.cat, e.ts, e.dur, e.pid, e.tid, e.args));
+    counted(e.cat);
     outer.held_bytes += outer.held.back().size();
     for (auto &h : held) {
       outer.held_bytes += h.size();
@@ -218,6 +224,7 @@ Status TimelineOutput::finish() {
     for (Open &o : stack) {
       std::string args = o.args;
       append_member(args, "unfinished", "true");
+      counted("call");
       unfinished.push_back(event_json('X', o.name, "call", o.ts,
                                       last_ts_ > o.ts ? last_ts_ - o.ts : 1, track.first,
                                       track.second, args));
@@ -226,6 +233,7 @@ Status TimelineOutput::finish() {
     }
   open_.clear();
   auto trailer = [&](uint64_t dropped) {
+    dropped_ = dropped;
     return member("displayTimeUnit", quoted("ns")) + "," + quoted("otherData") + ":{" +
            member("tool", quoted("gpubt")) + "," + member("clock", quoted("CLOCK_MONOTONIC")) +
            "," + member("event_limit", std::to_string(options_.max_events)) + "," +
@@ -237,6 +245,17 @@ Status TimelineOutput::finish() {
            member("attached_probes", std::to_string(attached_)) + "}";
   };
   finished_ = file_->put_in_place(names, unfinished, trailer);
+  if (*finished_ && options_.report) {
+    uint64_t kept = calls_ + printfs_ + gpu_spans_ - std::min(dropped_, calls_ + printfs_ + gpu_spans_);
+    *options_.report << "gpubt: wrote " << options_.path << ": " << kept << " events (" << calls_
+                     << " calls, " << printfs_ << " printfs, " << gpu_spans_ << " gpu launches"
+                     << (dropped_ ? ", " + std::to_string(dropped_) + " oldest left out" : "")
+                     << "); open it in ui.perfetto.dev, chrome://tracing or speedscope\n";
+    if (!kept)
+      *options_.report << "WARNING: the timeline is empty: a span needs a function probed at "
+                          "both entry and return (uprobe and uretprobe), an instant a printf(), "
+                          "a GPU span a gpu probe's launch\n";
+  }
   return *finished_;
 }
 

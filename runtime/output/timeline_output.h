@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@ struct TimelineOptions {
   // file's otherData says how many were dropped.
   size_t max_events = 1000000;
   size_t max_bytes = size_t(256) << 20;
+  // Where finish() says what it wrote (the file, its events, the viewers); null: nowhere (-q).
+  std::ostream *report = nullptr;
 };
 
 class TimelineOutput : public Output {
@@ -65,6 +68,7 @@ private:
   };
   TimelineOutput(TimelineOptions options, std::unique_ptr<TimelineFile> file);
   void write(const Event &e);
+  void counted(const std::string &cat); // one more event of CAT in the file
   void release(Open &o);
   uint32_t track_pid(const EventOrigin &at) const;
 
@@ -72,6 +76,7 @@ private:
   std::unique_ptr<TimelineFile> file_;
   std::optional<Status> finished_;
   uint64_t lost_ = 0, attached_ = 0, unmatched_returns_ = 0, untimed_launches_ = 0, last_ts_ = 0;
+  uint64_t calls_ = 0, printfs_ = 0, gpu_spans_ = 0, dropped_ = 0; // what the file holds
   std::optional<EventOrigin> origin_;
   std::map<std::pair<uint32_t, uint32_t>, std::vector<Open>> open_; // (pid, tid): call stack
   std::map<uint32_t, std::string> kernels_;                         // kernel index -> name

@@ -284,7 +284,7 @@ def out_of_descriptors_says_so(ctx):
 @case
 def out_of_descriptors_for_maps_names_the_limit(ctx):
     # 300 maps under a hard limit of 200 descriptors: the map that does not fit says the limit,
-    # as README's "Limits and safety" promises ("Too many open files (the open-file limit is N)").
+    # as docs/limits.md promises ("Too many open files (the open-file limit is N)").
     maps = " ".join(f"@m{i} = 1;" for i in range(300))
     r = subprocess.run(["prlimit", "--nofile=200:200", ctx.gpubt, "-e",
                         f"BEGIN {{ {maps} exit(); }}"], capture_output=True, text=True, timeout=30)

@@ -103,6 +103,27 @@ def spans_and_printfs_when_the_program_ends(ctx):
     assert {track(e) for e in adds + ticks} == {track(adds[0])}  # one thread, one track
     assert trace["otherData"]["dropped_events"] == 0
     expect_viewer_matches(ctx, path, trace)
+    # It says what it wrote, and how to look at it.
+    assert f"gpubt: wrote {path}: 33 events (30 calls, 3 printfs, 0 gpu launches); open it in " \
+           "ui.perfetto.dev, chrome://tracing or speedscope\n" in r.stderr, r.stderr
+    assert "WARNING" not in r.stderr, r.stderr
+
+
+@case
+def a_script_that_makes_no_events_is_warned_of(ctx):
+    """An entry probe alone makes no span: said before tracing, and again at the end with the
+    file's (valid, empty) events; -q says neither what it wrote."""
+    path = tmpfile("empty.json")
+    script = f"uprobe:{ctx.programs}/calls:add {{ @n = count(); }}"
+    r = run(ctx, ["--timeline", path, "-e", script, "-c", f"{ctx.programs}/calls 1"])
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.startswith("WARNING: --timeline: this script makes no timeline events: a "
+                               "span needs a function probed at both entry and return"), r.stderr
+    assert f"gpubt: wrote {path}: 0 events (0 calls, 0 printfs, 0 gpu launches)" in r.stderr
+    assert "WARNING: the timeline is empty" in r.stderr, r.stderr
+    assert spans(load(path)) == []
+    q = run(ctx, ["-q", "--timeline", path, "-e", script, "-c", f"{ctx.programs}/calls 1"])
+    assert q.returncode == 0 and "gpubt: wrote" not in q.stderr, q.stderr
 
 
 @case
@@ -331,7 +352,7 @@ def devices_fifos_symlinks_and_folders_are_refused_and_left_alone(ctx):
 
 @case
 def a_full_disk_fails_the_run_and_leaves_nothing(ctx):
-    """A 64 KiB file system: the trace does not fit; gpubt says so and exits 2 (README's
+    """A 64 KiB file system: the trace does not fit; gpubt says so and exits 2 (docs/exit-status.md:
     "output could not be written"), and nothing is left there."""
     folder = tempfile.mkdtemp(prefix="gpubt-timeline-full-")
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", folder], check=True)

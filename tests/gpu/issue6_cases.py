@@ -295,6 +295,38 @@ def kerneltime_case(a, gpubt_case, row, plain):
                _tool(a, 'kerneltime.bt'), cmd, hist_check, plain)
 
 
+def topkernels_case(a, gpubt_case, row, plain):
+    """tools/topkernels.bt on kernel_time (issue 31): launches per kernel exact, each total
+    within KT_TOL of its launches times the mean of its CUDA events (the warm-up's event is left
+    out: gpubt's first-launch set-up may lengthen it, not the kernel's GPU time), the ranking
+    busyC > busyB > busyA, and all kernels' time the sum of the totals."""
+    rounds, us = KT['rounds'], KT['us']
+    cmd = f'{a.bin}/kernel_time {rounds} {us["busyA"]} {us["busyB"]} {us["busyC"]}'
+    launches = rounds + 1
+
+    def check(p):
+        ev = kt_times(p.stdout, r'^event_us (\w+) \d+ (\d+(?:\.\d+)?)$')
+        rows = {}
+        for m, k, v in re.findall(r'^@(\w+)\[(\w+)\]: (\d+)$', p.stdout, re.M):
+            rows.setdefault(m, {})[k] = int(v)
+        all_us = re.search(r'^@all_kernels_us: (\d+)$', p.stdout, re.M)
+        ok, parts = p.returncode == 0 and all_us is not None, []
+        for k in us:
+            calls, total = rows.get('calls', {}).get(k), rows.get('gpu_total_us', {}).get(k, 0)
+            e = ev.get(k, [])[1:]
+            want = statistics.mean(e) * launches if e else 0
+            err = abs(total - want) / want if want else 1.0
+            ok = ok and calls == launches and err <= KT_TOL
+            parts.append(f'{k}: calls {calls} (want {launches}), total {total} us, events '
+                         f'{want:.0f} us (err {err:.1%})')
+        totals = rows.get('gpu_total_us', {})
+        ok = ok and totals.get('busyC', 0) > totals.get('busyB', 0) > totals.get('busyA', 0)
+        ok = ok and all_us and int(all_us.group(1)) == sum(totals.values())
+        return ok, f'exit {p.returncode}; ' + '; '.join(parts)
+    gpubt_case(a, 'issue31: topkernels.bt: launches exact, totals = CUDA events within 5%, '
+               'ranked', _tool(a, 'topkernels.bt'), cmd, check, plain)
+
+
 def issue6_cases(a, plain, gpubt_case, row):
     """Adds issue 6's rows. `plain` is run_suite's dict of plain checksums (this fills in its
     own programs'); gpubt_case and row are run_suite's."""
@@ -326,4 +358,5 @@ def issue6_cases(a, plain, gpubt_case, row):
     # Over a longer run the GPU clock drifts (tens of us a second on the H100): still aligned.
     gpubt_nsecs_case(a, gpubt_case, row, stamps=15, gap_ms=1000)
     kerneltime_case(a, gpubt_case, row, plain['kernel_time'])
+    topkernels_case(a, gpubt_case, row, plain['kernel_time'])
     gpu_to_host_case(a, gpubt_case, plain['gpu_to_host'])

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The node install works from where it lands: `cmake --install` into a prefix and the .tar.gz that
-# cpack makes, each run from its own bin/ with nothing of the build around (README "Deploy on GPU
-# nodes"). Usage: check_install.sh BUILD_DIR
+# cpack makes, each run from its own bin/ with nothing of the build around (docs/deploy.md).
+# Usage: check_install.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
 tmp=$(mktemp -d)
@@ -18,6 +18,10 @@ check_tree() { # PREFIX
   done
   (cd / && PATH=$1/bin:$PATH "$1/share/gpubt/tools/kerneltime.bt" --dry-run) ||
     { echo "FAIL: kerneltime.bt does not run as a command"; exit 1; }
+  [ -f "$1/share/man/man8/gpubt.8" ] || { echo "FAIL: no man page in $1/share/man/man8"; exit 1; }
+  man -l "$1/share/man/man8/gpubt.8" 2>/dev/null | grep -q 'EXIT STATUS' ||
+    { echo "FAIL: the installed man page does not render"; exit 1; }
+  [ -f "$1/share/bash-completion/completions/gpubt" ] || { echo "FAIL: no bash completion"; exit 1; }
   env=$("$gpubt" agent env 2>/dev/null)
   grep -q '^export CUDA_INJECTION64_PATH=' <<<"$env" || { echo "FAIL: gpubt agent env: $env"; exit 1; }
   check_vulkan_layer "$1"
@@ -59,9 +63,10 @@ check_tree "$(ls -d "$tmp"/untar/gpubt-*)"
 if [ -f "$build/runtime/vulkan/libgpubt_vulkan_layer.so" ] && command -v dpkg-deb >/dev/null; then
   (cd "$build" && cpack -G DEB -B "$tmp/deb" >/dev/null 2>&1)
   listing=$(dpkg-deb -c "$(ls "$tmp"/deb/gpubt*.deb)")
-  for f in lib/gpubt/libgpubt_vulkan_layer.so lib/gpubt/gpubt_vulkan_layer.json; do
+  for f in lib/gpubt/libgpubt_vulkan_layer.so lib/gpubt/gpubt_vulkan_layer.json \
+      share/man/man8/gpubt.8 share/bash-completion/completions/gpubt; do
     grep -q "/$f\$" <<<"$listing" || { echo "FAIL: the .deb lacks $f"; exit 1; }
   done
-  echo "ok: the .deb has the Vulkan layer"
+  echo "ok: the .deb has the Vulkan layer, the man page and the completion"
 fi
 echo "install layout: PASS ($(basename "$tarball"))"

@@ -151,15 +151,30 @@ def check_debug_names(gpubt, prog, n, invocations, env):
     return failed
 
 
+def bundled_tool(name):
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", name)
+
+
 def check_kerneltime(gpubt, prog, n, env):
     """tools/kerneltime.bt as written: one count per dispatch in its histogram."""
-    tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
-                        "kerneltime.bt")
-    r = run([gpubt, tool, "-c", f"{prog} {n} 3"], env)
+    r = run([gpubt, bundled_tool("kerneltime.bt"), "-c", f"{prog} {n} 3"], env)
     counts = re.findall(r"^[\[(][^\])]*[\])]\s+(\d+)\s+\|", r.stdout, re.M)
     ok = r.returncode == 0 and "@kernel_us[main]" in r.stdout and \
         sum(int(c) for c in counts) == 3
     return report(ok, "tools/kerneltime.bt: 3 dispatches in the histogram", r)
+
+
+def check_topkernels(gpubt, prog, n, env):
+    """tools/topkernels.bt as written: 3 calls of main, its total all kernels' time (the only
+    kernel), its mean the total over the calls."""
+    r = run([gpubt, bundled_tool("topkernels.bt"), "-c", f"{prog} {n} 3"], env)
+    rows = {m: int(v) for m, v in re.findall(r"^@(\w+)(?:\[main\])?: (\d+)$", r.stdout, re.M)}
+    ok = r.returncode == 0 and rows.get("calls") == 3 and rows.get("gpu_total_us", 0) > 0 and \
+        rows.get("all_kernels_us") == rows["gpu_total_us"] and \
+        rows.get("gpu_avg_us") == rows["gpu_total_us"] // 3 and \
+        "Top kernels by total GPU time" in r.stdout
+    return report(ok, f"tools/topkernels.bt: 3 calls of main, total = all, mean = total / 3 "
+                      f"({rows})", r)
 
 
 def check_timeline(gpubt, prog, n, env):
@@ -382,6 +397,7 @@ def main():
     failed += check_debug_names(args.gpubt, prog, n, invocations, env)
     failed += check_killed(args.gpubt, prog, n, invocations, env)
     failed += check_kerneltime(args.gpubt, prog, n, env)
+    failed += check_topkernels(args.gpubt, prog, n, env)
     failed += check_timeline(args.gpubt, prog, n, env)
     failed += check_gpu_to_host_map(args.gpubt, prog, n, env)
     failed += check_entry_points(args.gpubt, prog, n, invocations, env)
