@@ -5,6 +5,54 @@
 
 namespace gpubt::frontend {
 
+// Calls F on each expression operand of E (a map's keys, a call's arguments, ...), mutable, not
+// deeper: the walker for passes that change the tree and keep their own state on the way down.
+// A block expression's statements are not operands: such a pass walks them as statements.
+template <class F> void for_each_operand(Expr &e, F &&f) {
+  switch (e.kind) {
+  case ExprKind::Map:
+    for (auto &k : e.as<MapExpr>().keys)
+      f(*k);
+    break;
+  case ExprKind::Call:
+    for (auto &a : e.as<CallExpr>().args)
+      f(*a);
+    break;
+  case ExprKind::Binary:
+    f(*e.as<BinaryExpr>().lhs);
+    f(*e.as<BinaryExpr>().rhs);
+    break;
+  case ExprKind::Unary:
+    f(*e.as<UnaryExpr>().operand);
+    break;
+  case ExprKind::Ternary:
+    f(*e.as<TernaryExpr>().cond);
+    f(*e.as<TernaryExpr>().then_expr);
+    f(*e.as<TernaryExpr>().else_expr);
+    break;
+  case ExprKind::Cast:
+    f(*e.as<CastExpr>().operand);
+    break;
+  case ExprKind::Field:
+    f(*e.as<FieldExpr>().base);
+    break;
+  case ExprKind::Tuple:
+    for (auto &el : e.as<TupleExpr>().elems)
+      f(*el);
+    break;
+  case ExprKind::Index:
+    f(*e.as<IndexExpr>().base);
+    f(*e.as<IndexExpr>().index);
+    break;
+  case ExprKind::Block:
+    if (e.as<BlockExpr>().value)
+      f(*e.as<BlockExpr>().value);
+    break;
+  default:
+    break;
+  }
+}
+
 template <class F> void for_each_expr(const Expr &e, F &&f);
 template <class F> void for_each_expr(const Stmt &s, F &&f);
 
@@ -44,6 +92,12 @@ template <class F> void for_each_expr(const Expr &e, F &&f) {
   case ExprKind::Index:
     for_each_expr(*e.as<IndexExpr>().base, f);
     for_each_expr(*e.as<IndexExpr>().index, f);
+    break;
+  case ExprKind::Block:
+    for (const auto &st : e.as<BlockExpr>().block->stmts)
+      for_each_expr(*st, f);
+    if (e.as<BlockExpr>().value)
+      for_each_expr(*e.as<BlockExpr>().value, f);
     break;
   default:
     break;
