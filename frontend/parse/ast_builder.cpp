@@ -10,6 +10,8 @@
 #include "frontend/parse/macros.h"
 #include "frontend/parse/positional_params.h"
 #include "frontend/parse/syntax_errors.h"
+#include "stdlib/builtins.h"
+#include "stdlib/functions.h"
 
 namespace gpubt::frontend::parse {
 namespace {
@@ -673,6 +675,15 @@ private:
       }
     if (auto m = macros_.find(name); m != macros_.end() && !c->post)
       return expand_macro(c, m->second);
+    // Since bpftrace 0.23 a builtin is also `__builtin_NAME` and a call without arguments.
+    if (name.rfind("__builtin_", 0) == 0 && stdlib::find_builtin(name.substr(10)).info)
+      name = name.substr(10);
+    if (c->call && c->expr().empty() && !stdlib::find_function(name) &&
+        stdlib::find_builtin(name).info) {
+      auto e = make<BuiltinExpr>(span(c));
+      e->name = name;
+      return e;
+    }
     if (c->call && name == "str" && !c->expr().empty() && c->expr().size() <= 2)
       if (auto e = param_string(c))
         return e;
