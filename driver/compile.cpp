@@ -131,8 +131,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   // first only because the device lowering numbers its probe names after the host's.
   codegen::layout::LayoutOptions layout_opts;
   layout_opts.map_max_entries = static_cast<uint32_t>(options.env.map_keys_max);
-  if (c.config.max_map_keys && !std::getenv("BPFTRACE_MAP_KEYS_MAX") &&
-      !std::getenv("BPFTRACE_MAX_MAP_KEYS"))
+  if (c.config.max_map_keys && !std::getenv("BPFTRACE_MAP_KEYS_MAX")) // the environment wins
     layout_opts.map_max_entries = static_cast<uint32_t>(*c.config.max_map_keys);
   layout_opts.device_map_capacity = options.gpu_map_capacity;
   layout_opts.device_key_spread = options.gpu_key_spread;

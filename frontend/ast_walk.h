@@ -58,50 +58,11 @@ template <class F> void for_each_expr(const Stmt &s, F &&f);
 
 template <class F> void for_each_expr(const Expr &e, F &&f) {
   f(e);
-  switch (e.kind) {
-  case ExprKind::Map:
-    for (const auto &k : e.as<MapExpr>().keys)
-      for_each_expr(*k, f);
-    break;
-  case ExprKind::Call:
-    for (const auto &a : e.as<CallExpr>().args)
-      for_each_expr(*a, f);
-    break;
-  case ExprKind::Binary:
-    for_each_expr(*e.as<BinaryExpr>().lhs, f);
-    for_each_expr(*e.as<BinaryExpr>().rhs, f);
-    break;
-  case ExprKind::Unary:
-    for_each_expr(*e.as<UnaryExpr>().operand, f);
-    break;
-  case ExprKind::Ternary:
-    for_each_expr(*e.as<TernaryExpr>().cond, f);
-    for_each_expr(*e.as<TernaryExpr>().then_expr, f);
-    for_each_expr(*e.as<TernaryExpr>().else_expr, f);
-    break;
-  case ExprKind::Cast:
-    for_each_expr(*e.as<CastExpr>().operand, f);
-    break;
-  case ExprKind::Field:
-    for_each_expr(*e.as<FieldExpr>().base, f);
-    break;
-  case ExprKind::Tuple:
-    for (const auto &el : e.as<TupleExpr>().elems)
-      for_each_expr(*el, f);
-    break;
-  case ExprKind::Index:
-    for_each_expr(*e.as<IndexExpr>().base, f);
-    for_each_expr(*e.as<IndexExpr>().index, f);
-    break;
-  case ExprKind::Block:
+  if (e.kind == ExprKind::Block) // its statements, then (an operand) its value
     for (const auto &st : e.as<BlockExpr>().block->stmts)
       for_each_expr(*st, f);
-    if (e.as<BlockExpr>().value)
-      for_each_expr(*e.as<BlockExpr>().value, f);
-    break;
-  default:
-    break;
-  }
+  // for_each_operand only reads here: the walk hands F const expressions
+  for_each_operand(const_cast<Expr &>(e), [&](const Expr &x) { for_each_expr(x, f); });
 }
 
 template <class F> void for_each_expr(const Stmt &s, F &&f) {

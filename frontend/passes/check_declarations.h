@@ -12,7 +12,7 @@ namespace gpubt::frontend {
 // The options gpubt acts on; the other known ones are accepted and change nothing here.
 struct ScriptConfig {
   std::optional<bool> print_maps_on_exit;
-  std::optional<uint64_t> max_map_keys; // the environment's BPFTRACE_MAX_MAP_KEYS wins
+  std::optional<uint64_t> max_map_keys; // the environment's BPFTRACE_MAP_KEYS_MAX wins
 };
 
 // An unknown option or a bad value is an error at its item, an unknown map kind one at its
