@@ -104,6 +104,7 @@ int run_cli(int argc, char **argv) {
     compiled = compile(o, err);
     if (!compiled)
       return ExitUserError;
+    o.print_maps_on_exit = compiled->config.print_maps_on_exit.value_or(true);
     if (o.dry_run && o.emit == EmitStage::None) {
       if (!o.bt.quiet)
         report_dry_run(o, *compiled, err);

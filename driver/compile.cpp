@@ -5,6 +5,7 @@
 #include "driver/usdt_sites.h"
 
 #include "frontend/clang/read_c_definitions.h"
+#include <cstdlib>
 #include <iostream>
 
 #include "frontend/parse/parse.h"
@@ -98,6 +99,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
 
   { // its own diagnostics: report() renders all so far, and warnings must print once
     frontend::Diagnostics found;
+    c.config = frontend::check_declarations(*c.program, found);
     frontend::check_attach_points(*c.program, attach_point_lookup(options.pid, !options.dry_run),
                                   found);
     (options.bt.no_warnings ? without_warnings(found) : found).render(err, file);
@@ -129,6 +131,8 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   // first only because the device lowering numbers its probe names after the host's.
   codegen::layout::LayoutOptions layout_opts;
   layout_opts.map_max_entries = static_cast<uint32_t>(options.env.map_keys_max);
+  if (c.config.max_map_keys && !std::getenv("BPFTRACE_MAP_KEYS_MAX")) // the environment wins
+    layout_opts.map_max_entries = static_cast<uint32_t>(*c.config.max_map_keys);
   layout_opts.device_map_capacity = options.gpu_map_capacity;
   layout_opts.device_key_spread = options.gpu_key_spread;
   auto layout = codegen::layout::lay_out_program(*c.program, c.sema, layout_opts);

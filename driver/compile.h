@@ -9,6 +9,7 @@
 #include "driver/options.h"
 #include "frontend/ast.h"
 #include "frontend/diagnostics.h"
+#include "frontend/passes/check_declarations.h"
 #include "frontend/passes/semantic_info.h"
 #include "frontend/source.h"
 
@@ -18,6 +19,7 @@ struct Compiled {
   std::unique_ptr<frontend::Program> program;
   frontend::SemanticInfo sema;
   std::optional<codegen::bpf::BpfArtifacts> bpf; // absent when stopped at --emit=ast
+  frontend::ScriptConfig config;                  // the script's `config = { ... }`
 };
 
 // Runs the passes in order and stops after the first that reports errors; diagnostics go to

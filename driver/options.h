@@ -32,6 +32,7 @@ struct Options {
   uint32_t metrics_series = 100; // --metrics-series N: series per map (0: no cap)
   runtime::TimelineOptions timeline; // --timeline FILE, --timeline-events N
   bool dry_run = false;
+  bool print_maps_on_exit = true; // the script's config = { print_maps_on_exit = 0 } clears it
   uint32_t gpu_map_capacity = 0; // --gpu-map-capacity: slots per keyed gpu map (0: default)
   uint32_t gpu_key_spread = 32;   // --gpu-key-spread: slots per launch-uniform key (1: one)
   abi::GpuBackend gpu_backend = abi::GpuBackend::Auto; // --gpu-backend

@@ -92,9 +92,20 @@ void report_dropped_keys(const abi::ProgramSpec &spec, const std::vector<uint64_
                          std::ostream &err) {
   for (size_t i = 0; i < dropped.size(); ++i)
     if (dropped[i] && !spec.maps[i].internal)
-      err << "WARNING: map " << spec.maps[i].name << " was full (" << spec.maps[i].max_entries
+      err << "WARNING: Map full; can't update element: map " << spec.maps[i].name << " was full ("
+          << spec.maps[i].max_entries
           << " keys): " << dropped[i] << " updates with new keys were dropped; raise "
           << "BPFTRACE_MAP_KEYS_MAX to keep them\n";
+}
+
+// bpftrace's rule (since 0.20): a program whose probes are all begin/end ends after begin ran,
+// unless it traces a -c program or -p process.
+bool only_begin_end(const abi::ProgramSpec &spec, const Options &options) {
+  if (!options.child_command.empty() || options.pid > 0 || has_gpu_probes(spec))
+    return false;
+  return std::all_of(spec.probes.begin(), spec.probes.end(), [](const abi::ProbeSpec &p) {
+    return p.kind == abi::AttachKind::Begin || p.kind == abi::AttachKind::End;
+  });
 }
 
 // A -c program or -p process that is not there is found before any map or probe is made: a
@@ -244,7 +255,8 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
                                 {true, options.env.cat_bytes_max, &err});
   PrintingHandler handler(printer, out, s);
   s.run_begin();
-  auto stop = s.run(handler);
+  auto stop = only_begin_end(spec, options) && !gpu && !gpu_attach ? s.drain(handler)
+                                                                    : s.run(handler);
   s.run_end(handler);
   metrics.reset(); // its scrapes read the session
   for (const auto &line : s.load_warnings())
@@ -266,7 +278,8 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     gpu_ran = detach_gpu_probes(spec, *gpu_attach, gpu_printer, maps, err);
   }
   int files = finish_output_files(*output, err);
-  runtime::print_all_maps(*output, s.spec(), maps, s.symbolizer());
+  if (options.print_maps_on_exit)
+    runtime::print_all_maps(*output, s.spec(), maps, s.symbolizer());
   output->flush();
   // After exit() or Ctrl-C gpubt ends the child itself: only a child that ended the trace counts.
   std::optional<runtime::ChildExit> ended;

@@ -33,6 +33,7 @@ enum class ExprKind {
   Tuple,    // (a, b)
   Index,    // $a[i] on an array value; on a pointer it reads *(p + i)
   SizeofType, // sizeof(struct Foo): the C type's size, known once clang has read the definitions
+  Block,      // { stmts; value }: a block expression, and what a macro call expands to
 };
 
 struct Expr : Node {
@@ -186,6 +187,14 @@ struct WhileStmt : Stmt {
   bool is_for = false; // written as a for loop
 };
 
+// `{ $x = 1; $x + 1 }`: the statements run in their own scope, then VALUE is the block's value
+// (none: a block without one, as a macro whose last statement ends in `;`; its type is none).
+struct BlockExpr : Expr {
+  BlockExpr() : Expr(ExprKind::Block) {}
+  std::unique_ptr<BlockStmt> block;
+  ExprPtr value;
+};
+
 enum class Jump { Break, Continue, Return };
 struct JumpStmt : Stmt {
   JumpStmt() : Stmt(StmtKind::Jump) {}
@@ -244,8 +253,21 @@ struct CDefinition : Node {
   std::string text;
 };
 
+// config = { NAME = VALUE; ... }: bpftrace's configuration options, set in the script.
+struct ConfigItem : Node {
+  std::string name, value;
+};
+
+// let @m = hash(100);  KIND: hash, lruhash, percpuhash, percpulruhash, percpuarray.
+struct MapDecl : Node {
+  std::string name, kind;
+  uint64_t max_entries = 0;
+};
+
 struct Program : Node {
   std::vector<CDefinition> c_definitions;
+  std::vector<ConfigItem> config;
+  std::vector<MapDecl> map_decls;
   std::vector<std::unique_ptr<Probe>> probes;
 };
 

@@ -161,6 +161,15 @@ std::string dump_expr(const Expr &e) {
     const auto &s = e.as<SizeofTypeExpr>();
     return "(sizeof " + s.type_name + std::string(s.pointer_depth, '*') + ")";
   }
+  case ExprKind::Block: {
+    const auto &b = e.as<BlockExpr>();
+    std::string stmts; // the statements' lines, one after another
+    dump_block(*b.block, 0, stmts);
+    std::string out = "(block";
+    for (size_t at = 0, nl; (nl = stmts.find('\n', at)) != std::string::npos; at = nl + 1)
+      out += " " + stmts.substr(at, nl - at) + ";";
+    return out + (b.value ? " " + dump_expr(*b.value) : "") + ")";
+  }
   }
   return "(?)";
 }

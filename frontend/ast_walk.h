@@ -5,49 +5,64 @@
 
 namespace gpubt::frontend {
 
+// Calls F on each expression operand of E (a map's keys, a call's arguments, ...), mutable, not
+// deeper: the walker for passes that change the tree and keep their own state on the way down.
+// A block expression's statements are not operands: such a pass walks them as statements.
+template <class F> void for_each_operand(Expr &e, F &&f) {
+  switch (e.kind) {
+  case ExprKind::Map:
+    for (auto &k : e.as<MapExpr>().keys)
+      f(*k);
+    break;
+  case ExprKind::Call:
+    for (auto &a : e.as<CallExpr>().args)
+      f(*a);
+    break;
+  case ExprKind::Binary:
+    f(*e.as<BinaryExpr>().lhs);
+    f(*e.as<BinaryExpr>().rhs);
+    break;
+  case ExprKind::Unary:
+    f(*e.as<UnaryExpr>().operand);
+    break;
+  case ExprKind::Ternary:
+    f(*e.as<TernaryExpr>().cond);
+    f(*e.as<TernaryExpr>().then_expr);
+    f(*e.as<TernaryExpr>().else_expr);
+    break;
+  case ExprKind::Cast:
+    f(*e.as<CastExpr>().operand);
+    break;
+  case ExprKind::Field:
+    f(*e.as<FieldExpr>().base);
+    break;
+  case ExprKind::Tuple:
+    for (auto &el : e.as<TupleExpr>().elems)
+      f(*el);
+    break;
+  case ExprKind::Index:
+    f(*e.as<IndexExpr>().base);
+    f(*e.as<IndexExpr>().index);
+    break;
+  case ExprKind::Block:
+    if (e.as<BlockExpr>().value)
+      f(*e.as<BlockExpr>().value);
+    break;
+  default:
+    break;
+  }
+}
+
 template <class F> void for_each_expr(const Expr &e, F &&f);
 template <class F> void for_each_expr(const Stmt &s, F &&f);
 
 template <class F> void for_each_expr(const Expr &e, F &&f) {
   f(e);
-  switch (e.kind) {
-  case ExprKind::Map:
-    for (const auto &k : e.as<MapExpr>().keys)
-      for_each_expr(*k, f);
-    break;
-  case ExprKind::Call:
-    for (const auto &a : e.as<CallExpr>().args)
-      for_each_expr(*a, f);
-    break;
-  case ExprKind::Binary:
-    for_each_expr(*e.as<BinaryExpr>().lhs, f);
-    for_each_expr(*e.as<BinaryExpr>().rhs, f);
-    break;
-  case ExprKind::Unary:
-    for_each_expr(*e.as<UnaryExpr>().operand, f);
-    break;
-  case ExprKind::Ternary:
-    for_each_expr(*e.as<TernaryExpr>().cond, f);
-    for_each_expr(*e.as<TernaryExpr>().then_expr, f);
-    for_each_expr(*e.as<TernaryExpr>().else_expr, f);
-    break;
-  case ExprKind::Cast:
-    for_each_expr(*e.as<CastExpr>().operand, f);
-    break;
-  case ExprKind::Field:
-    for_each_expr(*e.as<FieldExpr>().base, f);
-    break;
-  case ExprKind::Tuple:
-    for (const auto &el : e.as<TupleExpr>().elems)
-      for_each_expr(*el, f);
-    break;
-  case ExprKind::Index:
-    for_each_expr(*e.as<IndexExpr>().base, f);
-    for_each_expr(*e.as<IndexExpr>().index, f);
-    break;
-  default:
-    break;
-  }
+  if (e.kind == ExprKind::Block) // its statements, then (an operand) its value
+    for (const auto &st : e.as<BlockExpr>().block->stmts)
+      for_each_expr(*st, f);
+  // for_each_operand only reads here: the walk hands F const expressions
+  for_each_operand(const_cast<Expr &>(e), [&](const Expr &x) { for_each_expr(x, f); });
 }
 
 template <class F> void for_each_expr(const Stmt &s, F &&f) {

@@ -39,15 +39,26 @@ private:
     return nullptr;
   }
 
-  // The walker only reads; the one thing this pass writes is each variable's decl.
-  void exprs(const Expr &e) {
-    for_each_expr(e, [&](const Expr &x) {
-      if (x.kind != ExprKind::Variable)
-        return;
-      auto &v = const_cast<VariableExpr &>(x.as<VariableExpr>());
+  // The one thing this pass writes is each variable's decl. A block expression is a scope whose
+  // value sees its declarations.
+  void exprs(Expr &e) {
+    if (e.kind == ExprKind::Variable) {
+      auto &v = e.as<VariableExpr>();
       if (const Binding *b = find(v.name))
         v.decl = b->decl;
-    });
+      return;
+    }
+    if (e.kind == ExprKind::Block) {
+      auto &b = e.as<BlockExpr>();
+      scopes_.emplace_back();
+      for (auto &s : b.block->stmts)
+        stmt(*s);
+      if (b.value)
+        exprs(*b.value);
+      scopes_.pop_back();
+      return;
+    }
+    for_each_operand(e, [&](Expr &x) { exprs(x); });
   }
 
   void block(BlockStmt &b) {

@@ -26,7 +26,8 @@ grammar Gpubt;
 public:
   // Where we are. ANTLR's own rules have no predicates or actions (those would stop its DFA
   // cache and make lexing ~50x slower); nextToken() applies the state to each token instead.
-  enum class Where { Header, Predicate, Body };
+  // Decl: a top-level `let @m = hash(N);`, `macro NAME(...)` or `config =` up to its `;` or `{`.
+  enum class Where { Header, Predicate, Body, Decl };
   Where where_ = Where::Header;
   bool angle_ = false;  // the current body is `< >`
   int braces_ = 0;      // `{` open inside the current body
@@ -155,14 +156,33 @@ public:
       return lex_preprocessor_line();
     if (where_ == Where::Header && c_definition_start())
       return lex_c_definition();
-    if (where_ == Where::Header && attach_start(_input->LA(1)))
-      return lex_attach_point();
+    if (where_ == Where::Header && attach_start(_input->LA(1))) {
+      auto t = lex_attach_point();
+      // `let`, `macro` and `config` alone start the top-level declarations of newer bpftrace.
+      static const std::pair<const char *, size_t> decls[] = {{"let", LET}, {"macro", MACRO},
+                                                              {"config", CONFIG}};
+      for (auto [word, type] : decls)
+        if (t->getText() == word) {
+          static_cast<antlr4::CommonToken &>(*t).setType(type);
+          where_ = Where::Decl;
+        }
+      return t;
+    }
     auto t = antlr4::Lexer::nextToken();
     if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL)
       return t;
     size_t type = t->getType();
     auto retype = [&](size_t to) { static_cast<antlr4::CommonToken &>(*t).setType(to); };
     switch (where_) {
+    case Where::Decl:
+      if (type == SEMI)
+        where_ = Where::Header;
+      if (type == LBRACE) {
+        where_ = Where::Body;
+        angle_ = false;
+        braces_ = parens_ = 0;
+      }
+      return t;
     case Where::Header:
       if (type == DIV || type == LBRACE || type == LT) {
         where_ = type == DIV ? Where::Predicate : Where::Body;
@@ -198,8 +218,17 @@ public:
   }
 }
 
-program : cDefinition* probe+ EOF ;
+program : (cDefinition | configBlock | mapDecl | macroDef)* probe (probe | macroDef)* EOF ;
 cDefinition : C_DEFINITION | CPP_LINE ;
+
+// config = { max_map_keys = 100; stack_mode = raw }
+configBlock : CONFIG ASSIGN LBRACE (configItem (SEMI configItem)* SEMI?)? RBRACE ;
+configItem : IDENT ASSIGN (IDENT | INT | STRING | TRUE | FALSE) ;
+// let @m = hash(100);
+mapDecl : LET MAP ASSIGN IDENT LPAREN INT RPAREN SEMI ;
+// macro add(x, $v, @m) { ...; value }: expanded where it is called (frontend/parse/macros.h)
+macroDef : MACRO IDENT LPAREN (macroParam (COMMA macroParam)*)? RPAREN block ;
+macroParam : IDENT | VAR | MAP ;
 
 probe : attachPoint (COMMA attachPoint)* predicate? body ;
 attachPoint : ATTACH ;
@@ -267,6 +296,7 @@ primary
   | IDENT (call=LPAREN (expr (COMMA expr)*)? RPAREN | post=(INCREMENT | DECREMENT))? # identExpr
   | (PARAM | PARAMCOUNT)                                       # paramExpr
   | LPAREN expr (COMMA expr)* RPAREN                           # parenExpr
+  | LBRACE stmts RBRACE                                        # blockExpr
   ;
 
 // A type in a cast or sizeof: an integer type, a C struct/union/enum, or a typedef name with a
@@ -281,6 +311,8 @@ var : VAR (LBRACKET index+=expr RBRACKET)* ;
 // ATTACH, ENDPRED and RANGLE are made by nextToken() above, from where the lexer is. Their rules
 // only give them token types: the input is bytes, so U+FFFE never occurs.
 ATTACH : '\uFFFE' 'A' ;
+MACRO : '\uFFFE' 'M' ;
+CONFIG : '\uFFFE' 'G' ;
 ENDPRED : '\uFFFE' 'E' ;
 RANGLE : '\uFFFE' 'R' ;
 C_DEFINITION : '\uFFFE' 'C' ;

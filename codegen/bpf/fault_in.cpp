@@ -36,6 +36,7 @@ bool is_pure(const Expr &e) {
 }
 
 void collect(const Expr *e, std::vector<const Expr *> &out);
+void collect_block(const BlockStmt *b, std::vector<const Expr *> &out);
 
 void collect_all(const std::vector<ExprPtr> &es, std::vector<const Expr *> &out) {
   for (const auto &e : es)
@@ -80,6 +81,10 @@ void collect(const Expr *e, std::vector<const Expr *> &out) {
   case ExprKind::Index:
     collect(e->as<IndexExpr>().base.get(), out);
     collect(e->as<IndexExpr>().index.get(), out);
+    break;
+  case ExprKind::Block:
+    collect_block(e->as<BlockExpr>().block.get(), out);
+    collect(e->as<BlockExpr>().value.get(), out);
     break;
   default:
     break;

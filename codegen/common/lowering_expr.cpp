@@ -213,6 +213,11 @@ Value Lowering::lower_expr_here(const Expr &e) {
     return index_value(e.as<IndexExpr>());
   case ExprKind::SizeofType:
     return {b.getInt64(int64_t(e.as<SizeofTypeExpr>().size))};
+  case ExprKind::Block: { // its statements, then its value (0 for a block without one)
+    lower_block(*e.as<BlockExpr>().block);
+    const auto &value = e.as<BlockExpr>().value;
+    return value ? lower_expr(*value) : Value{b.getInt64(0)};
+  }
   }
   return {b.getInt64(0)};
 }

@@ -52,10 +52,13 @@ MapLayout add_map_specs(const frontend::SemanticInfo &sema, uint32_t max_entries
     m.agg = to_agg_kind(info.value.kind);
     m.key = to_value_type(info.key);
     m.value = to_value_type(info.value);
-    m.bpf_type = m.agg == abi::AggKind::None ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_PERCPU_HASH;
+    bool lru = info.decl_kind.find("lru") != std::string::npos; // `let @m = lruhash(N);`
+    bool plain = m.agg == abi::AggKind::None;
+    m.bpf_type = lru ? (plain ? BPF_MAP_TYPE_LRU_HASH : BPF_MAP_TYPE_LRU_PERCPU_HASH)
+                     : (plain ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_PERCPU_HASH);
     m.key_size = bpf_key_size(info);
     m.value_size = bpf_value_size(info);
-    m.max_entries = max_entries;
+    m.max_entries = info.decl_max_entries ? uint32_t(info.decl_max_entries) : max_entries;
     m.lhist_min = info.value.lhist_min;
     m.lhist_max = info.value.lhist_max;
     m.lhist_step = info.value.lhist_step;

@@ -2,11 +2,16 @@
 // into a unique_ptr directly. Spans are the exact extent of a node's tokens.
 #include "frontend/parse/ast_builder.h"
 
+#include <map>
+
 #include "frontend/attach_point.h"
 #include "frontend/scope_variables.h"
 #include "frontend/parse/literals.h"
+#include "frontend/parse/macros.h"
 #include "frontend/parse/positional_params.h"
 #include "frontend/parse/syntax_errors.h"
+#include "stdlib/builtins.h"
+#include "stdlib/functions.h"
 
 namespace gpubt::frontend::parse {
 namespace {
@@ -73,11 +78,34 @@ public:
   std::unique_ptr<Program> program(P::ProgramContext *ctx) {
     auto prog = std::make_unique<Program>();
     prog->span = span(ctx);
+    for (auto *m : ctx->macroDef()) { // before the probes: a probe may call a later macro
+      std::string name = text(m->IDENT());
+      if (!macros_.try_emplace(name, m).second)
+        diags_.error(span(m->IDENT()), "Macro '" + name + "' is already defined");
+    }
     for (auto *d : ctx->cDefinition()) {
       CDefinition def;
       def.span = span(d);
       def.text = text(d->getStart());
       prog->c_definitions.push_back(std::move(def));
+    }
+    for (auto *c : ctx->configBlock())
+      for (auto *item : c->configItem()) {
+        ConfigItem ci;
+        ci.span = span(item);
+        ci.name = text(item->IDENT(0));
+        Token *value = item->getStop();
+        ci.value = value->getType() == P::STRING ? decode_string(text(value)).value : text(value);
+        prog->config.push_back(std::move(ci));
+      }
+    for (auto *d : ctx->mapDecl()) {
+      MapDecl md;
+      md.span = span(d);
+      md.name = text(d->MAP());
+      md.kind = text(d->IDENT());
+      IntLiteral n = decode_int(text(d->INT()));
+      md.max_entries = n.value ? uint64_t(*n.value) : 0;
+      prog->map_decls.push_back(std::move(md));
     }
     for (auto *p : ctx->probe())
       prog->probes.push_back(probe(p));
@@ -91,6 +119,8 @@ private:
   Diagnostics &diags_;
   int depth_ = 0;
   bool too_deep_ = false;
+  std::map<std::string, P::MacroDefContext *> macros_;
+  MacroExpansions expansions_;
 
   std::string text(const Token *t) const {
     return source_.substr(t->getStartIndex(), t->getStopIndex() - t->getStartIndex() + 1);
@@ -317,7 +347,7 @@ private:
         s->map = map(m);
         s->compound = compound;
         s->value = expr(exprs[1]);
-        return s;
+        return block_value_assigned(std::move(s));
       }
       auto s = std::make_unique<VarAssignStmt>();
       s->span = span(ctx);
@@ -335,6 +365,18 @@ private:
     diags_.error(bison_span(tokens_, op),
                  "syntax error, unexpected " + token_word(op, source_) + ", expecting }");
     return nullptr;
+  }
+
+  // `@m = { stmts; count() }`: { stmts; @m = count() }, so that an aggregation is still assigned
+  // to its map directly.
+  StmtPtr block_value_assigned(std::unique_ptr<MapAssignStmt> s) {
+    auto *be = s->value->kind == ExprKind::Block ? &s->value->as<BlockExpr>() : nullptr;
+    if (s->compound || !be || !be->value || be->value->kind != ExprKind::Call)
+      return s;
+    auto out = std::move(be->block);
+    s->value = std::move(be->value);
+    out->stmts.push_back(std::move(s));
+    return out;
   }
 
   template <class T> std::unique_ptr<T> make(SourceSpan s) {
@@ -468,6 +510,8 @@ private:
       return type_arg(c);
     if (auto *c = dynamic_cast<P::ParamExprContext *>(ctx))
       return param(c);
+    if (auto *b = dynamic_cast<P::BlockExprContext *>(ctx))
+      return block_expr(b->stmts(), span(b));
     auto *c = dynamic_cast<P::ParenExprContext *>(ctx);
     auto elems = c->expr();
     if (elems.size() == 1)
@@ -476,6 +520,59 @@ private:
     for (auto *x : elems)
       e->elems.push_back(expr(x));
     return e;
+  }
+
+  // `{ stmts; value }`: the last statement, an expression without its `;`, is the value.
+  ExprPtr block_expr(P::StmtsContext *ctx, SourceSpan at) {
+    auto e = make<BlockExpr>(at);
+    e->block = block(ctx, at);
+    auto *last = ctx->children.empty() ? nullptr : dynamic_cast<P::StmtContext *>(ctx->children.back());
+    if (last && !last->assignOp() && !e->block->stmts.empty() &&
+        e->block->stmts.back()->kind == StmtKind::Expr) {
+      e->value = std::move(e->block->stmts.back()->as<ExprStmt>().expr);
+      e->block->stmts.pop_back();
+    }
+    return e;
+  }
+
+  // NAME(args) or NAME of a macro: its body, built again here with its parameters bound
+  // (macros.h), as a block expression.
+  ExprPtr expand_macro(P::IdentExprContext *c, P::MacroDefContext *def) {
+    std::string name = text(def->IDENT());
+    SourceSpan at = span(c);
+    auto params = def->macroParam();
+    auto args = c->expr();
+    if (params.size() != args.size()) {
+      diags_.error(at, "Call to macro '" + name + "' has " + std::to_string(args.size()) +
+                           " argument(s); it takes " + std::to_string(params.size()));
+      return make<IntegerExpr>(at);
+    }
+    if (expansions_.active(def)) {
+      diags_.error(at, "Recursive macro call: '" + name + "'");
+      return make<IntegerExpr>(at);
+    }
+    MacroExpansions::Frame frame;
+    frame.def = def;
+    for (size_t i = 0; i < params.size(); ++i) {
+      auto *p = params[i];
+      std::string param = text(p->getStart());
+      if (p->IDENT()) {
+        frame.exprs[param] = args[i];
+        continue;
+      }
+      ExprPtr arg = expr(args[i]); // in the caller's names
+      bool want_var = p->VAR() != nullptr;
+      ExprKind want = want_var ? ExprKind::Variable : ExprKind::Map;
+      if (arg->kind != want || (!want_var && !arg->as<MapExpr>().keys.empty())) {
+        diags_.error(arg->span, "Macro '" + name + "' takes " + (want_var ? "a variable" : "a map") +
+                                    " for " + param);
+        return make<IntegerExpr>(at);
+      }
+      (want_var ? frame.vars : frame.maps)[param] =
+          want_var ? arg->as<VariableExpr>().name : arg->as<MapExpr>().name;
+    }
+    auto inner = expansions_.enter(std::move(frame));
+    return block_expr(def->block()->stmts(), at);
   }
 
   // "uint8", "struct Foo", a typedef name: the type without its `*`s.
@@ -571,6 +668,22 @@ private:
 
   ExprPtr ident(P::IdentExprContext *c) {
     std::string name = text(c->IDENT());
+    if (!c->call && !c->post)
+      if (auto arg = expansions_.argument(name)) { // a macro's parameter: its argument, again
+        auto inner = expansions_.enter_caller(*arg);
+        return expr(arg->expr);
+      }
+    if (auto m = macros_.find(name); m != macros_.end() && !c->post)
+      return expand_macro(c, m->second);
+    // Since bpftrace 0.23 a builtin is also `__builtin_NAME` and a call without arguments.
+    if (name.rfind("__builtin_", 0) == 0 && stdlib::find_builtin(name.substr(10)).info)
+      name = name.substr(10);
+    if (c->call && c->expr().empty() && !stdlib::find_function(name) &&
+        stdlib::find_builtin(name).info) {
+      auto e = make<BuiltinExpr>(span(c));
+      e->name = name;
+      return e;
+    }
     if (c->call && name == "str" && !c->expr().empty() && c->expr().size() <= 2)
       if (auto e = param_string(c))
         return e;
@@ -604,7 +717,7 @@ private:
 
   std::unique_ptr<MapExpr> map(P::MapContext *c) {
     auto m = make<MapExpr>(span(c));
-    m->name = text(c->MAP());
+    m->name = expansions_.map(text(c->MAP()));
     if (!c->index.empty()) // the indexes are read through the value, not part of the map
       m->span = span(c->MAP()->getSymbol(), c->RBRACKET(0)->getSymbol());
     for (auto *k : c->keys)
@@ -614,7 +727,7 @@ private:
 
   std::unique_ptr<VariableExpr> var(P::VarContext *c) {
     auto v = make<VariableExpr>(span(c->VAR()));
-    v->name = text(c->VAR());
+    v->name = expansions_.variable(text(c->VAR()));
     return v;
   }
 };

@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 
+#include "frontend/ast_walk.h"
 #include "frontend/nearest_name.h"
 #include "frontend/passes/printf_format.h"
 #include "stdlib/builtins.h"
@@ -60,108 +61,17 @@ private:
 
   bool report_unknown_function() {
     const CallExpr *unknown = nullptr;
-    auto visit = [&](const Expr &e, auto &self) -> void {
-      if (unknown)
-        return;
-      if (e.kind == ExprKind::Call && !e.as<CallExpr>().id) {
-        unknown = &e.as<CallExpr>();
-        return;
-      }
-      for_each_child(e, [&](const Expr &c) { self(c, self); });
-    };
-    for_each_expr([&](const Expr &e) { visit(e, visit); });
+    for (const auto &p : program_.probes)
+      frontend::for_each_expr(*p, [&](const Expr &e) {
+        if (!unknown && e.kind == ExprKind::Call && !e.as<CallExpr>().id)
+          unknown = &e.as<CallExpr>();
+      });
     if (!unknown)
       return false;
     error(prefix(unknown->span, unknown->name.size()),
           "Unknown function: " + unknown->name +
               did_you_mean(unknown->name, stdlib::function_names()));
     return true;
-  }
-
-  template <class F> static void for_each_child(const Expr &e, F f) {
-    switch (e.kind) {
-    case ExprKind::Map:
-      for (const auto &k : e.as<MapExpr>().keys)
-        f(*k);
-      break;
-    case ExprKind::Call:
-      for (const auto &a : e.as<CallExpr>().args)
-        f(*a);
-      break;
-    case ExprKind::Binary:
-      f(*e.as<BinaryExpr>().lhs);
-      f(*e.as<BinaryExpr>().rhs);
-      break;
-    case ExprKind::Unary:
-      f(*e.as<UnaryExpr>().operand);
-      break;
-    case ExprKind::Ternary:
-      f(*e.as<TernaryExpr>().cond);
-      f(*e.as<TernaryExpr>().then_expr);
-      f(*e.as<TernaryExpr>().else_expr);
-      break;
-    case ExprKind::Cast:
-      f(*e.as<CastExpr>().operand);
-      break;
-    case ExprKind::Field:
-      f(*e.as<FieldExpr>().base);
-      break;
-    case ExprKind::Tuple:
-      for (const auto &el : e.as<TupleExpr>().elems)
-        f(*el);
-      break;
-    case ExprKind::Index:
-      f(*e.as<IndexExpr>().base);
-      f(*e.as<IndexExpr>().index);
-      break;
-    default:
-      break;
-    }
-  }
-
-  // Top-level expressions of every statement, in program order.
-  template <class F> void for_each_expr(F f) {
-    auto block = [&](const BlockStmt &b, auto &self) -> void {
-      for (const auto &s : b.stmts) {
-        switch (s->kind) {
-        case StmtKind::Expr:
-          f(*s->as<ExprStmt>().expr);
-          break;
-        case StmtKind::MapAssign:
-          f(*s->as<MapAssignStmt>().value);
-          f(*s->as<MapAssignStmt>().map);
-          break;
-        case StmtKind::VarAssign:
-          f(*s->as<VarAssignStmt>().value);
-          break;
-        case StmtKind::If: {
-          const auto &i = s->as<IfStmt>();
-          f(*i.cond);
-          self(*i.then_block, self);
-          if (i.else_block)
-            self(*i.else_block, self);
-          break;
-        }
-        case StmtKind::Block:
-          self(s->as<BlockStmt>(), self);
-          break;
-        case StmtKind::While:
-          f(*s->as<WhileStmt>().cond);
-          self(*s->as<WhileStmt>().body, self);
-          if (s->as<WhileStmt>().step)
-            f(*s->as<WhileStmt>().step->as<VarAssignStmt>().value);
-          break;
-        case StmtKind::Jump:
-          break;
-        }
-      }
-    };
-    for (const auto &p : program_.probes) {
-      if (p->predicate)
-        f(*p->predicate);
-      if (p->body)
-        block(*p->body, block);
-    }
   }
 
   void walk() {
@@ -430,6 +340,11 @@ private:
         expr(*el, Use::Value);
       if (final_)
         check_built_size(e.span, "tuple", e.type.size);
+      break;
+    case ExprKind::Block:
+      block(*e.as<BlockExpr>().block);
+      if (e.as<BlockExpr>().value)
+        expr(*e.as<BlockExpr>().value, use);
       break;
     }
   }

@@ -327,6 +327,14 @@ private:
       e.type = Type::tuple(std::move(elems));
       break;
     }
+    case ExprKind::Block: {
+      auto &b = e.as<BlockExpr>();
+      block(*b.block);
+      if (b.value)
+        expr(*b.value);
+      e.type = b.value ? b.value->type : Type::none();
+      break;
+    }
     }
   }
 
@@ -574,6 +582,11 @@ SemanticInfo resolve_types(Program &program, const SemanticOptions &options) {
   // Each pass can only fix or grow types, so this settles; the bound guards against a bug.
   for (int pass = 0; pass < 8 && r.run_pass(); ++pass) {
   }
+  for (const auto &d : program.map_decls)
+    if (auto it = info.maps.find(d.name); it != info.maps.end()) {
+      it->second.decl_kind = d.kind;
+      it->second.decl_max_entries = d.max_entries;
+    }
   return info;
 }
 

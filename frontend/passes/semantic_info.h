@@ -13,6 +13,9 @@ struct MapInfo {
   Type key;             // TypeKind::None for a scalar map; Tuple for @m[a, b]
   Type value;           // an aggregation kind (Count, Hist, ...) or a plain value type
   SourceSpan first_use; // where key and value types were fixed
+  // `let @m = KIND(N);`: "hash", "lruhash", "percpuhash" or "percpulruhash", and N (0: none)
+  std::string decl_kind;
+  uint64_t decl_max_entries = 0;
 };
 
 struct SemanticInfo {

@@ -556,6 +556,11 @@ StopReason Session::run(EventHandler &handler) {
   }
 }
 
+StopReason Session::drain(EventHandler &handler) {
+  consume(handler);
+  return StopReason::Exit;
+}
+
 void Session::run_end(EventHandler &handler) {
   // After Ctrl-C the probes stop first and their queued events are dropped, as after exit():
   // under a flood of events (system() in a probe that its own commands fire) END would wait

@@ -69,6 +69,9 @@ public:
 
   void run_begin();                      // fires BEGIN, then starts the interval timers
   StopReason run(EventHandler &handler); // starts the child, then the event loop
+  // Delivers what BEGIN queued and stops (Exit): bpftrace's run of a program whose only probes
+  // are begin/end, which ends by itself after begin.
+  StopReason drain(EventHandler &handler);
   void run_end(EventHandler &handler);   // fires END and delivers its events
 
   MapData read_map(int map_index) const;
