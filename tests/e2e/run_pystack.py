@@ -184,6 +184,27 @@ def pystack_in_json_and_timeline_spans(ctx):
 
 
 @case
+def gpu_suite_attribution_judge(ctx):
+    """tests/gpu/pystack_attribution.py's non-GPU half: its step script in --fake mode (ctypes
+    calls at the lines torch's syncs and cudaMalloc take on the GPU) passes its judge under
+    every CPython here, and the judge fails when a frame's line is off by one."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "gpu"))
+    import pystack_attribution as pa
+    found = [p for p in pythons() if version(p) >= (3, 11)]
+    if not found:
+        return "SKIP"
+    lib = os.path.abspath(os.path.join(ctx.programs, "libpymark.so"))
+    for python in found:
+        ok, detail = pa.run(ctx.gpubt, python, fake=lib, timeout=60)
+        assert ok, (python, detail)
+    out = ("@[1, \n    a.py:5 f\n    a.py:9 <module>\n]: 1\n"
+           'truth {"stream_sync": [[["a.py", 9, "<module>"], ["a.py", 5, "f"]]], '
+           '"device_sync": [], "malloc": []}\n')
+    assert pa.judge(out)[0], pa.judge(out)
+    assert not pa.judge(out.replace("a.py:5 f", "a.py:6 f"))[0]
+
+
+@case
 def pystack_older_python_warns(ctx):
     """A real CPython older than 3.11 (pyenv's, where installed): the warning, no frames."""
     old = [p for p in pythons() if version(p) < (3, 11)]
