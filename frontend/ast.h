@@ -62,6 +62,16 @@ struct BuiltinExpr : Expr {
   std::optional<BuiltinId> id;
   int arg_index = -1;
   std::optional<int64_t> constant;
+  // A stack builtin called with arguments, bpftrace's spelling: ustack(py), ustack(py, 8),
+  // ustack(8), kstack(8), pystack(8). The parser keeps them as written (a mode name, a frame
+  // count literal); check_types says what is wrong with them, resolve_types sizes the type.
+  struct StackArgs {
+    std::optional<std::string> mode;
+    SourceSpan mode_span;
+    std::optional<int64_t> frames;
+    SourceSpan frames_span;
+  };
+  std::optional<StackArgs> stack;
 };
 struct VariableExpr : Expr {
   VariableExpr() : Expr(ExprKind::Variable) {}

@@ -149,6 +149,8 @@ std::string to_string(const Type &t) {
     return "kstack";
   case TypeKind::PyStack:
     return "pystack";
+  case TypeKind::UstackPy:
+    return "ustack(py)";
   case TypeKind::Pointer:
     return to_string(t.elems[0]) + " *";
   case TypeKind::Record:

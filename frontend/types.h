@@ -20,6 +20,7 @@ enum class TypeKind : uint8_t {
   UStack,     // ustack: size/8 user return addresses (0-padded), printed one symbol a line
   KStack,     // kstack: the same of kernel return addresses, printed as kernel symbols
   PyStack,    // pystack: Python frames (runtime/abi/python_stack.h), printed `file:line function`
+  UstackPy,   // ustack(py): elems {PyStack, UStack} laid end to end, printed spliced
   Pointer,    // an address (8 bytes) to elems[0]: (int8 *)arg0; arithmetic counts in elems[0]
   Record,     // a C struct or union (enum_name "struct Foo"): fields elems/names at offsets.
               // Behind a pointer a record may be a stub (no fields): CTypes has the definition.

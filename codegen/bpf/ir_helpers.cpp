@@ -128,7 +128,7 @@ llvm::Value *normalize(LowerCtx &c, llvm::Value *v, const Type &t) {
 
 bool is_memory_type(const Type &t) {
   return t.is_aggregate_value() || t.kind == TypeKind::UStack || t.kind == TypeKind::KStack ||
-         t.kind == TypeKind::PyStack;
+         t.kind == TypeKind::PyStack || t.kind == TypeKind::UstackPy;
 }
 
 static uint32_t int_size(const Type &t) {
@@ -155,6 +155,7 @@ void store_value(LowerCtx &c, llvm::Value *dst, uint32_t dst_align, const Type &
   case TypeKind::UStack:
   case TypeKind::KStack:
   case TypeKind::PyStack:
+  case TypeKind::UstackPy:
   case TypeKind::Inet:
   case TypeKind::MacAddr:
   case TypeKind::Record:

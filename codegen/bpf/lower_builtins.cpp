@@ -164,6 +164,8 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
        }},
       {BuiltinId::Ustack,
        [](LowerCtx &c, const BuiltinExpr &e, int) -> Val {
+         if (e.type.kind == frontend::TypeKind::UstackPy)
+           return lower_ustack_py(c, e.type);
          // Frame-pointer unwinding by the kernel; kernels >= 6.13 include the caller at a
          // function's entry too.
          llvm::Value *buf = scratch_slot(c, e.type.size);

@@ -7,6 +7,7 @@
 
 #include <linux/bpf.h>
 
+#include <algorithm>
 #include <cstddef>
 
 #include "codegen/bpf/ir_helpers.h"
@@ -24,10 +25,10 @@ constexpr uint32_t kFrameSlot = 136;    // kPyFrameBytes read into a slot masked
 constexpr uint32_t kProcessEntries = 4096;
 
 bool program_uses_pystack(const Program &program) {
-  bool found = false;
   for (const auto &p : program.probes)
-    for_each_expr(*p, [&](const Expr &e) { found = found || is_builtin(e, BuiltinId::Pystack); });
-  return found;
+    if (probe_takes_python_frames(*p))
+      return true;
+  return false;
 }
 
 // *(u64 *)ADDR in the traced process; 0 where it cannot be read.
@@ -61,7 +62,47 @@ void store_status(LowerCtx &c, llvm::Value *buf, llvm::Value *status) {
                          llvm::Align(4));
 }
 
+// A walk along a linked list (thread states, frames), bounded for the verifier: the round
+// INDEX (from 0) and the NODE it is at (from the first; 0 ends the walk).
+struct ChainWalk {
+  llvm::PHINode *index, *node;
+};
+
+// Opens the walk from FIRST (the current block is its entry): a node of 0 goes to AT_END; the
+// insert point is then the round's body.
+ChainWalk open_walk(LowerCtx &c, llvm::Value *first, llvm::BasicBlock *at_end, const char *name) {
+  auto *entry = c.b.GetInsertBlock();
+  auto *head = block(c, name), *body = block(c, name);
+  c.b.CreateBr(head);
+  c.b.SetInsertPoint(head);
+  ChainWalk w{c.b.CreatePHI(c.b.getInt64Ty(), 2), c.b.CreatePHI(c.b.getInt64Ty(), 2)};
+  w.index->addIncoming(c.b.getInt64(0), entry);
+  w.node->addIncoming(first, entry);
+  c.b.CreateCondBr(c.b.CreateICmpEQ(w.node, c.b.getInt64(0)), at_end, body);
+  c.b.SetInsertPoint(body);
+  return w;
+}
+
+// Ends a round in the current block: on to NEXT, or to PAST_LIMIT once LIMIT rounds are done.
+// Returns the rounds done.
+llvm::Value *close_walk(LowerCtx &c, ChainWalk w, llvm::Value *next, llvm::Value *limit,
+                        llvm::BasicBlock *past_limit) {
+  llvm::Value *rounds = c.b.CreateAdd(w.index, c.b.getInt64(1));
+  w.index->addIncoming(rounds, c.b.GetInsertBlock());
+  w.node->addIncoming(next, c.b.GetInsertBlock());
+  c.b.CreateCondBr(c.b.CreateICmpULT(rounds, limit), w.index->getParent(), past_limit);
+  return rounds;
+}
+
 } // namespace
+
+bool probe_takes_python_frames(const Probe &probe) {
+  bool found = false;
+  for_each_expr(probe, [&](const Expr &e) {
+    found = found || is_builtin(e, BuiltinId::Pystack) || e.type.kind == TypeKind::UstackPy;
+  });
+  return found;
+}
 
 void add_python_maps(const Program &program, layout::MapLayout &layout, abi::ProgramSpec &spec) {
   if (!program_uses_pystack(program))
@@ -78,11 +119,11 @@ void add_python_maps(const Program &program, layout::MapLayout &layout, abi::Pro
   spec.python_procs_map = layout.python_procs;
 }
 
-Val lower_pystack(LowerCtx &c, uint32_t frames) {
+Val lower_pystack(LowerCtx &c, uint32_t frames, llvm::Value *into) {
   using P = abi::PythonProcess;
   uint32_t size = abi::pystack_size(frames);
   // 32 frame slots whatever FRAMES is, so a masked index stays inside.
-  llvm::Value *buf = scratch_slot(c, abi::pystack_size(32));
+  llvm::Value *buf = into ? into : scratch_slot(c, abi::pystack_size(32));
   zero_bytes(c, buf, 8, size);
   llvm::Value *frame_buf = scratch_slot(c, kFrameSlot);
   llvm::Value *word = stack_i64(c);
@@ -107,33 +148,22 @@ Val lower_pystack(LowerCtx &c, uint32_t frames) {
   llvm::Value *ntid_off = offset_of(c, info, offsetof(P, native_thread_id));
   llvm::Value *next_off = offset_of(c, info, offsetof(P, thread_next));
   store_status(c, buf, c.b.getInt64(abi::kPyStackNoThread));
-  auto *entry = c.b.GetInsertBlock();
 
   // The thread states, newest first.
-  auto *tloop = block(c, "py.threads"), *tbody = block(c, "py.thread"),
-       *tnext = block(c, "py.thread.next"), *found = block(c, "py.found");
-  c.b.CreateBr(tloop);
-  c.b.SetInsertPoint(tloop);
-  auto *ti = c.b.CreatePHI(i64, 2);
-  auto *ts = c.b.CreatePHI(i64, 2);
-  ti->addIncoming(c.b.getInt64(0), entry);
-  ts->addIncoming(head, entry);
-  c.b.CreateCondBr(c.b.CreateICmpEQ(ts, c.b.getInt64(0)), done, tbody);
-  c.b.SetInsertPoint(tbody);
+  auto *tnext = block(c, "py.thread.next"), *found = block(c, "py.found");
+  ChainWalk threads = open_walk(c, head, done, "py.threads");
+  llvm::Value *ts = threads.node;
   llvm::Value *ntid = read_word(c, word, c.b.CreateAdd(ts, ntid_off));
   c.b.CreateCondBr(c.b.CreateICmpEQ(ntid, tid), found, tnext);
   c.b.SetInsertPoint(tnext);
-  llvm::Value *ts_next = read_word(c, word, c.b.CreateAdd(ts, next_off));
-  llvm::Value *ti_next = c.b.CreateAdd(ti, c.b.getInt64(1));
-  ti->addIncoming(ti_next, tnext);
-  ts->addIncoming(ts_next, tnext);
-  c.b.CreateCondBr(c.b.CreateICmpULT(ti_next, c.b.getInt64(kMaxThreads)), tloop, done);
+  close_walk(c, threads, read_word(c, word, c.b.CreateAdd(ts, next_off)),
+             c.b.getInt64(kMaxThreads), done);
 
   // Its current frame: through the _PyCFrame in 3.11/3.12, in the thread state from 3.13.
   c.b.SetInsertPoint(found);
   llvm::Value *cframe_off = offset_of(c, info, offsetof(P, cframe));
   auto *via_cframe = block(c, "py.cframe"), *have_holder = block(c, "py.holder");
-  auto *from_found = c.b.GetInsertBlock();
+  auto *from_found = found;
   c.b.CreateCondBr(c.b.CreateICmpEQ(cframe_off, c.b.getInt64(abi::kPyNoOffset)), have_holder,
                    via_cframe);
   c.b.SetInsertPoint(via_cframe);
@@ -149,39 +179,31 @@ Val lower_pystack(LowerCtx &c, uint32_t frames) {
   llvm::Value *prev_off = offset_of(c, info, offsetof(P, frame_previous));
   llvm::Value *instr_off = offset_of(c, info, offsetof(P, frame_instr));
   llvm::Value *owner_off = offset_of(c, info, offsetof(P, frame_owner));
-  llvm::Value *cstack = offset_of(c, info, offsetof(P, owner_cstack));
-  auto *walk_entry = c.b.GetInsertBlock();
+  llvm::Value *entry_off = offset_of(c, info, offsetof(P, frame_is_entry));
 
   // The frames, innermost first, every one (shims too: the owner rides in the code word's top
   // byte for the runtime to skip them). A per-frame branch would double the verifier's paths.
-  auto *floop = block(c, "py.frames"), *fbody = block(c, "py.frame"),
-       *fend = block(c, "py.frames.end"), *ftrunc = block(c, "py.frames.truncated");
-  c.b.CreateBr(floop);
-  c.b.SetInsertPoint(floop);
-  auto *fj = c.b.CreatePHI(i64, 2);
-  auto *fr = c.b.CreatePHI(i64, 2);
-  fj->addIncoming(c.b.getInt64(0), walk_entry);
-  fr->addIncoming(first, walk_entry);
-  c.b.CreateCondBr(c.b.CreateICmpEQ(fr, c.b.getInt64(0)), fend, fbody);
-  c.b.SetInsertPoint(fbody);
+  auto *fend = block(c, "py.frames.end"), *ftrunc = block(c, "py.frames.truncated");
+  ChainWalk walk = open_walk(c, first, fend, "py.frames");
+  llvm::Value *fj = walk.index, *fr = walk.node;
   call_helper(c, BPF_FUNC_probe_read_user,
               {frame_buf, c.b.getInt32(abi::kPyFrameBytes), c.b.CreateIntToPtr(fr, c.b.getPtrTy())});
   llvm::Value *code = frame_field(c, frame_buf, code_off, i64);
   llvm::Value *instr = frame_field(c, frame_buf, instr_off, i64);
   llvm::Value *prev = frame_field(c, frame_buf, prev_off, i64);
   llvm::Value *owner = frame_field(c, frame_buf, owner_off, c.b.getInt8Ty());
+  llvm::Value *is_entry = frame_field(c, frame_buf, entry_off, c.b.getInt8Ty());
   code = c.b.CreateOr(c.b.CreateAnd(code, c.b.getInt64(abi::kPyCodeMask)),
                       c.b.CreateShl(owner, abi::kPyOwnerShift));
+  code = c.b.CreateOr(code, c.b.CreateShl(c.b.CreateAnd(is_entry, c.b.getInt64(1)),
+                                          abi::kPyEntryShift));
   llvm::Value *at = c.b.CreateAdd(c.b.CreateShl(c.b.CreateAnd(fj, c.b.getInt64(31)), 4),
                                   c.b.getInt64(8));
   llvm::Value *slot = c.b.CreateInBoundsGEP(c.b.getInt8Ty(), buf, at);
   c.b.CreateAlignedStore(code, slot, llvm::Align(8));
   c.b.CreateAlignedStore(instr, c.b.CreateInBoundsGEP(c.b.getInt8Ty(), slot, c.b.getInt64(8)),
                          llvm::Align(8));
-  llvm::Value *fj_next = c.b.CreateAdd(fj, c.b.getInt64(1));
-  fj->addIncoming(fj_next, fbody);
-  fr->addIncoming(prev, fbody);
-  c.b.CreateCondBr(c.b.CreateICmpULT(fj_next, c.b.getInt64(frames)), floop, ftrunc);
+  llvm::Value *fj_next = close_walk(c, walk, prev, c.b.getInt64(frames), ftrunc);
 
   c.b.SetInsertPoint(ftrunc); // FRAMES taken: more if PREV is not the end
   llvm::Value *more = c.b.CreateZExt(c.b.CreateICmpNE(prev, c.b.getInt64(0)), i64);
@@ -192,6 +214,18 @@ Val lower_pystack(LowerCtx &c, uint32_t frames) {
   c.b.CreateBr(done);
 
   c.b.SetInsertPoint(done);
+  return {buf, 8};
+}
+
+Val lower_ustack_py(LowerCtx &c, const Type &t) {
+  uint32_t py = t.elems[0].size, native = t.elems[1].size;
+  // The Python part writes within its 32 masked slots; the native part follows the frames taken.
+  llvm::Value *buf = scratch_slot(c, std::max(abi::pystack_size(32), py + native));
+  lower_pystack(c, (py - 8) / 16, buf);
+  llvm::Value *stack = byte_ptr(c, buf, py);
+  zero_bytes(c, stack, 8, native);
+  call_helper(c, BPF_FUNC_get_stack,
+              {c.regs, stack, c.b.getInt32(native), c.b.getInt64(BPF_F_USER_STACK)});
   return {buf, 8};
 }
 

@@ -3,9 +3,11 @@
 
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_api.h"
+#include "codegen/bpf/lower_pystack.h"
 #include "codegen/layout/value_type.h"
 #include "codegen/bpf/send_event.h"
 #include "stdlib/api_types.h"
+#include "stdlib/stack_builtins.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -46,6 +48,11 @@ std::vector<SpanValue> span_values(LowerCtx &c) {
       Type t = stdlib::api_param_type(p);
       out.push_back({std::string(p.name), t, lower_api_param(c, p, t)});
     }
+  }
+  // A probe that takes Python frames shows them on its span: which line made the call.
+  if (c.ap->provider == Provider::Uprobe && c.probe && probe_takes_python_frames(*c.probe)) {
+    Type t = stdlib::stack_type(BuiltinId::Pystack, false, 0);
+    out.push_back({"pystack", t, lower_pystack(c, (t.size - 8) / 16)});
   }
   return out;
 }

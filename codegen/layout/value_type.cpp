@@ -55,6 +55,12 @@ abi::ValueType to_value_type(const Type &t) {
   case TypeKind::PyStack:
     v.kind = abi::ValueType::PyStack;
     break;
+  case TypeKind::UstackPy: // the Python part, then the native one
+    v.kind = abi::ValueType::UstackPy;
+    v.offsets = {0, t.elems[0].size};
+    for (const auto &e : t.elems)
+      v.elems.push_back(to_value_type(e));
+    break;
   case TypeKind::UserSym:
     v.kind = abi::ValueType::UserSym;
     v.size = 8;

@@ -666,6 +666,31 @@ private:
     return e;
   }
 
+  // ustack(py, 8) and its kin: a builtin with its arguments as written (a mode name, then a
+  // frame count literal, both optional). Anything else there is reported here.
+  ExprPtr stack_call(P::IdentExprContext *c, const std::string &name) {
+    auto e = make<BuiltinExpr>(span(c));
+    e->name = name;
+    auto &args = e->stack.emplace();
+    auto xs = c->expr();
+    for (size_t i = 0; i < xs.size(); ++i) {
+      auto value = expr(xs[i]);
+      bool word = value->kind == ExprKind::Builtin && !value->as<BuiltinExpr>().stack;
+      if (i == 0 && word) {
+        args.mode = value->as<BuiltinExpr>().name;
+        args.mode_span = value->span;
+      } else if (value->kind == ExprKind::Integer && i == xs.size() - 1 && i <= 1) {
+        args.frames = value->as<IntegerExpr>().value;
+        args.frames_span = span(xs[i]);
+      } else {
+        diags_.error(span(xs[i]), name + "() takes a mode name (" + name + "(py)) and then a "
+                                         "frame count literal (" + name + "(py, 8)), both optional");
+        break;
+      }
+    }
+    return e;
+  }
+
   ExprPtr ident(P::IdentExprContext *c) {
     std::string name = text(c->IDENT());
     if (!c->call && !c->post)
@@ -687,6 +712,8 @@ private:
     if (c->call && name == "str" && !c->expr().empty() && c->expr().size() <= 2)
       if (auto e = param_string(c))
         return e;
+    if (c->call && (name == "ustack" || name == "kstack" || name == "pystack"))
+      return stack_call(c, name);
     if (c->call) {
       auto e = make<CallExpr>(span(c));
       e->name = name;

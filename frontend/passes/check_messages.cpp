@@ -42,6 +42,7 @@ std::string printf_kind_name(const Type &t) {
   case TypeKind::UStack:
   case TypeKind::KStack:
   case TypeKind::PyStack:
+  case TypeKind::UstackPy:
   case TypeKind::Timestamp:
   case TypeKind::Inet:
   case TypeKind::MacAddr:

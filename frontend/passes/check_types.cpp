@@ -14,6 +14,7 @@
 #include "frontend/nearest_name.h"
 #include "frontend/passes/printf_format.h"
 #include "stdlib/builtins.h"
+#include "stdlib/stack_builtins.h"
 #include "stdlib/functions.h"
 #include "stdlib/registers.h"
 
@@ -357,6 +358,27 @@ private:
                       std::to_string(kMaxBuiltBytes) + " a BPF program can build");
   }
 
+  // ustack(py, 8) and its kin: a mode the builtin reads, a frame count it holds.
+  bool stack_args(const BuiltinExpr &b) {
+    const auto &s = *b.stack;
+    if (!stdlib::is_stack_builtin(*b.id)) {
+      error(b.span, b.name + " takes no arguments");
+      return false;
+    }
+    if (s.mode)
+      if (std::string why = stdlib::stack_mode_error(*b.id, *s.mode); !why.empty()) {
+        error(s.mode_span, why);
+        return false;
+      }
+    uint32_t most = stdlib::max_stack_frames(*b.id, s.mode == "py");
+    if (s.frames && (*s.frames < 1 || *s.frames > int64_t(most))) {
+      error(s.frames_span, b.name + (s.mode ? "(" + *s.mode + ", N)" : "(N)") +
+                               " holds 1 to " + std::to_string(most) + " frames");
+      return false;
+    }
+    return true;
+  }
+
   void builtin(const BuiltinExpr &b) {
     if (final_)
       return;
@@ -375,6 +397,8 @@ private:
       return;
     }
     const stdlib::BuiltinInfo &info = stdlib::builtin_info(*b.id);
+    if (b.stack && !stack_args(b))
+      return;
     if (*b.id == stdlib::BuiltinId::Cpid && !options_.has_child) {
       error(b.span, "cpid cannot be used without child command");
       return;

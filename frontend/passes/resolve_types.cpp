@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "stdlib/builtins.h"
+#include "stdlib/stack_builtins.h"
 #include "stdlib/enums.h"
 #include "stdlib/functions.h"
 
@@ -236,6 +237,13 @@ private:
         b.constant = constant_value(b.name);
       }
       e.type = use.info ? stdlib::builtin_type(*use.info) : Type::none();
+      if (use.info && b.stack && stdlib::is_stack_builtin(b.id.value())) {
+        // Out of range: check_types says so; the type stays the default meanwhile.
+        uint32_t most = stdlib::max_stack_frames(*b.id, b.stack->mode == "py");
+        int64_t n = b.stack->frames.value_or(0);
+        e.type = stdlib::stack_type(*b.id, b.stack->mode == "py",
+                                    n >= 1 && n <= int64_t(most) ? uint32_t(n) : 0);
+      }
       if (!use.info)
         e.type = enum_constant_type(b.name);
       if (!use.info && info_.c_types.constants.count(b.name))

@@ -13,13 +13,14 @@ namespace gpubt::abi {
 struct ValueType {
   // KernelName: u64 stub or handle, see kernel_names_map. UStack: size/8 u64 user return
   // addresses, innermost first, 0-padded; KStack: the same of kernel addresses. PyStack:
-  // Python frames as code objects in a process (runtime/abi/python_stack.h).
+  // Python frames as code objects in a process (runtime/abi/python_stack.h). UstackPy:
+  // ustack(py), elems {PyStack, UStack} at offsets, printed with the Python frames spliced in.
   // Record: a C struct/union, fields elems at offsets named by names; Array: size/elems[0].size
   // elements of elems[0].
   // Buffer, Inet, MacAddr, Errno, Username, CgroupPath: frontend/types.h's kinds of the names.
   enum Kind : uint8_t { None, Int, UInt, String, Tuple, Enum, UserSym, Probe, Timestamp,
                         KernelName, UStack, Record, Array, Buffer, Inet, MacAddr, Errno,
-                        Username, CgroupPath, KStack, PyStack };
+                        Username, CgroupPath, KStack, PyStack, UstackPy };
   Kind kind = None;
   uint32_t size = 0;               // bytes
   std::vector<ValueType> elems;    // Tuple, Record: the fields; Array: the element

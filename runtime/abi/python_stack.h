@@ -23,9 +23,10 @@ enum PyStackStatus : uint32_t {
 };
 
 // The code word's top byte is the frame's owner (_PyInterpreterFrame.owner): the runtime skips
-// C-stack shims (PythonProcess::owner_cstack) and frames without code.
-constexpr uint64_t kPyCodeMask = (1ull << 56) - 1;
-constexpr uint32_t kPyOwnerShift = 56;
+// C-stack shims (PythonProcess::owner_cstack) and frames without code. Bit 55: 3.11's is_entry
+// (the frame an eval loop call started with: ustack(py) splices by it).
+constexpr uint64_t kPyCodeMask = (1ull << 55) - 1;
+constexpr uint32_t kPyOwnerShift = 56, kPyEntryShift = 55;
 
 struct PyStackFrame {
   uint64_t code;  // the frame's code object | owner << kPyOwnerShift
@@ -48,7 +49,8 @@ struct PythonProcess {
   uint32_t frame_instr;       // _PyInterpreterFrame.prev_instr (instr_ptr in 3.13)
   uint32_t frame_owner;       // _PyInterpreterFrame.owner (one byte)
   uint32_t owner_cstack;      // the owner of C-stack shim frames, skipped; kPyNoOffset: none
-  uint32_t reserved = 0;
+  uint32_t frame_is_entry;    // 3.11's _PyInterpreterFrame.is_entry (one byte); later versions
+                              // mark an eval loop's first frame by a shim below it instead
 };
 static_assert(sizeof(PythonProcess) == 56);
 

@@ -15,6 +15,11 @@ Result<std::vector<UniqueFd>> hold_at_exit(int pid);
 // The same stop at the entry of FUNC in TARGET (a path or a library name) in process PID.
 Result<std::vector<UniqueFd>> hold_at(int pid, const std::string &target, const std::string &func);
 
+// The same stop where FUNC returns to a caller outside it: the outermost of nested calls (a
+// process-wide depth count, for the calls of one thread at a time).
+Result<std::vector<UniqueFd>> hold_after_outermost(int pid, const std::string &target,
+                                                   const std::string &func);
+
 // If PID is stopped (held at exit): snapshots its mappings and lets it go on. Returns whether
 // it was held.
 bool release_held(int pid);

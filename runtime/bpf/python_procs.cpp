@@ -77,9 +77,13 @@ Result<std::vector<UniqueFd>> hold_at_python(int pid, const std::string &exe) {
                             "defines _PyRuntime)");
   if (auto py = read_python_file(interp); !py) // a version pystack does not read: say so now
     return make_error(py.error());
+  // PyEval_EvalCode runs a module's code object (the main script's, -c's; imports' inside it):
+  // CPython frees it right after the outermost call returns, so the maps are read there too.
   std::vector<UniqueFd> fds;
-  for (const char *func : {"Py_InitializeFromConfig", "Py_FinalizeEx"}) {
-    auto hold = hold_at(pid, interp, func);
+  for (int i = 0; i < 3; ++i) {
+    auto hold = i == 0   ? hold_at(pid, interp, "Py_InitializeFromConfig")
+                : i == 1 ? hold_after_outermost(pid, interp, "PyEval_EvalCode")
+                         : hold_at(pid, interp, "Py_FinalizeEx");
     if (!hold)
       return make_error(hold.error());
     for (auto &fd : *hold)

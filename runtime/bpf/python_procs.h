@@ -20,7 +20,8 @@ Status register_python(int procs_fd, int pid);
 // register_python() for every running process with a CPython interpreter (probes without -p/-c).
 void register_running_pythons(int procs_fd);
 
-// Stops at the entry of Py_InitializeFromConfig and Py_FinalizeEx of the interpreter EXE runs
+// Stops at the entry of Py_InitializeFromConfig and Py_FinalizeEx, and after the outermost
+// PyEval_EvalCode returns (before the module code it ran is freed), of the interpreter EXE runs
 // (EXE itself, or the libpython it links), in process PID (exit_hold.h's stop). Error: EXE has
 // no CPython interpreter.
 Result<std::vector<UniqueFd>> hold_at_python(int pid, const std::string &exe);

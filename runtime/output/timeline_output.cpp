@@ -29,11 +29,23 @@ std::string micros(uint64_t ns) {
 }
 
 // Numbers up to 15 digits stay JSON numbers (exact in a double, and every user-space address
-// fits); larger ones, and everything else, are strings.
+// fits); larger ones, and everything else, are strings. A stack ("\n    frame\n" a frame) is
+// its frames a line, innermost first, without the text output's indent.
 std::string arg_json(const Value &v) {
   if (v.kind == Value::Kind::Number && !v.text.empty() && v.text.size() <= 15)
     return v.text;
-  return quoted(value_text(v));
+  std::string text = value_text(v);
+  if (v.kind == Value::Kind::Name && text.starts_with("\n    ")) {
+    std::string lines;
+    for (size_t at = 1; at + 4 <= text.size(); ) {
+      size_t end = text.find('\n', at);
+      end = end == std::string::npos ? text.size() : end;
+      lines += (lines.empty() ? "" : "\n") + text.substr(at + 4, end - at - 4);
+      at = end + 1;
+    }
+    text = lines;
+  }
+  return quoted(text);
 }
 
 std::string member(std::string_view name, const std::string &json) {

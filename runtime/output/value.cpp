@@ -70,30 +70,48 @@ std::string symbol(uint64_t addr, const Symbolizer &symbolize) {
   return buf;
 }
 
-// bpftrace's layout of ustack and kstack: a line per frame (innermost first) after a newline,
-// so a map key reads "@[\n    main\n]". NAME_OF names one return address.
-template <class NameOf>
-std::string stack_lines(const ValueType &type, const uint8_t *data, NameOf name_of) {
+// A stack's text (see make_value's stack cases).
+std::string stack_text(const std::vector<std::string> &lines) {
   std::string out = "\n";
+  for (const auto &line : lines)
+    out += "    " + line + "\n";
+  return out;
+}
+
+// The names of the return addresses (0-padded) in TYPE's bytes: NAME_OF names one.
+template <class NameOf>
+std::vector<std::string> stack_names(const ValueType &type, const uint8_t *data, NameOf name_of) {
+  std::vector<std::string> out;
   for (uint32_t off = 0; off + 8 <= type.size; off += 8) {
     uint64_t addr;
     std::memcpy(&addr, data + off, 8);
     if (addr == 0)
       break;
-    out += "    " + name_of(addr) + "\n";
+    out.push_back(name_of(addr));
   }
   return out;
 }
 
-// pystack in the same layout, `file:line function` a line (runtime/process/python_frames.h).
-std::string python_stack_text(const ValueType &type, const uint8_t *data) {
+std::vector<std::string> user_stack_names(const ValueType &type, const uint8_t *data,
+                                          const Symbolizer &symbolize) {
+  return stack_names(type, data, [&](uint64_t a) {
+    return demangle_symbol(symbol(a, symbolize)); // C++ frames demangled
+  });
+}
+
+// pystack's frames (runtime/process/python_frames.h), by eval loop call.
+std::vector<std::vector<std::string>> python_groups(const ValueType &type, const uint8_t *data) {
   abi::PyStackHeader header;
   std::memcpy(&header, data, sizeof header);
   std::vector<abi::PyStackFrame> frames((type.size - sizeof header) / sizeof(abi::PyStackFrame));
   std::memcpy(frames.data(), data + sizeof header, frames.size() * sizeof(abi::PyStackFrame));
-  std::string out = "\n";
-  for (const auto &line : python_frame_lines(header, frames))
-    out += "    " + line + "\n";
+  return python_frame_groups(header, frames);
+}
+
+std::vector<std::string> flatten(const std::vector<std::vector<std::string>> &groups) {
+  std::vector<std::string> out;
+  for (const auto &g : groups)
+    out.insert(out.end(), g.begin(), g.end());
   return out;
 }
 
@@ -145,14 +163,18 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
     return named(symbol(uint64_t(value_as_int(type, data)), symbolize));
   case ValueType::KernelName:
     return named(kernel_name(uint64_t(value_as_int(type, data)), symbolize));
+  // bpftrace's layout of stacks: a line per frame (innermost first) after a newline, so a map
+  // key reads "@[\n    main\n]"; pystack's lines are `file:line function`.
   case ValueType::UStack:
-    return named(stack_lines(type, data, [&](uint64_t a) {
-      return demangle_symbol(symbol(a, symbolize)); // C++ frames demangled
-    }));
+    return named(stack_text(user_stack_names(type, data, symbolize)));
   case ValueType::KStack:
-    return named(stack_lines(type, data, kernel_symbol_at));
+    return named(stack_text(stack_names(type, data, kernel_symbol_at)));
   case ValueType::PyStack:
-    return named(python_stack_text(type, data));
+    return named(stack_text(flatten(python_groups(type, data))));
+  case ValueType::UstackPy:
+    return named(stack_text(splice_python_frames(
+        user_stack_names(type.elems[1], data + type.offsets[1], symbolize),
+        python_groups(type.elems[0], data))));
   case ValueType::Probe:
     return named(probe_name(uint64_t(value_as_int(type, data)), spec));
   case ValueType::Timestamp: // strftime(): its format rides in the type

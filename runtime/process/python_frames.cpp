@@ -161,9 +161,27 @@ int python_line_of(const std::string &t, int first_line, int addr) {
   return -1;
 }
 
-std::vector<std::string> python_frame_lines(const abi::PyStackHeader &header,
-                                            std::span<const abi::PyStackFrame> frames) {
+std::vector<std::string> splice_python_frames(const std::vector<std::string> &native,
+                                              const std::vector<std::vector<std::string>> &groups) {
   std::vector<std::string> out;
+  size_t next = 0;
+  auto take_group = [&] { out.insert(out.end(), groups[next].begin(), groups[next].end()); ++next; };
+  for (const auto &name : native) {
+    bool eval_loop = name.starts_with("_PyEval_EvalFrameDefault") &&
+                     (name.size() == 24 || name[24] == '+');
+    if (eval_loop && next < groups.size())
+      take_group();
+    else
+      out.push_back(name);
+  }
+  while (next < groups.size())
+    take_group();
+  return out;
+}
+
+std::vector<std::vector<std::string>> python_frame_groups(const abi::PyStackHeader &header,
+                                                          std::span<const abi::PyStackFrame> frames) {
+  std::vector<std::vector<std::string>> out;
   int pid = int(header.pid);
   if (header.status & abi::kPyStackNoInterpreter) {
     if (const auto &py = python_of(pid); !py)
@@ -178,18 +196,27 @@ std::vector<std::string> python_frame_lines(const abi::PyStackHeader &header,
     return out;
   }
   size_t n = std::min<size_t>(header.status & 0xffff, frames.size());
+  // A group ends at a shim (3.12+: below each eval loop call's first frame) or, in 3.11, with
+  // the frame marked is_entry.
+  bool entry_marks = py.value().process.owner_cstack == abi::kPyNoOffset;
+  bool open = false;
   for (const auto &f : frames.first(n)) {
-    if (is_shim(f, py.value()))
+    if (is_shim(f, py.value())) {
+      open = false;
       continue;
+    }
+    if (!open)
+      out.emplace_back();
+    open = !(entry_marks && (f.code >> abi::kPyEntryShift & 1));
     uint64_t code = f.code & abi::kPyCodeMask;
     const auto &info = code_info(pid, code, py.value());
     if (!info) {
-      out.push_back(fmt::format("?? (code object {:#x})", code));
+      out.back().push_back(fmt::format("?? (code object {:#x})", code));
       continue;
     }
     int64_t addr = int64_t(f.instr) - int64_t(code + py.value().objects.code_adaptive);
     int line = python_line_of(info->linetable, info->first_line, int(addr / 2) * 2);
-    out.push_back(fmt::format("{}:{} {}", info->filename, line, info->name));
+    out.back().push_back(fmt::format("{}:{} {}", info->filename, line, info->name));
   }
   return out;
 }

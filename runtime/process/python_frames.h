@@ -11,10 +11,18 @@
 
 namespace gpubt::runtime {
 
-// The lines of one pystack value: its frames innermost first, shims left out. Empty when the
-// process's interpreter is unknown (a warning says why, once per process).
-std::vector<std::string> python_frame_lines(const abi::PyStackHeader &header,
-                                            std::span<const abi::PyStackFrame> frames);
+// The lines of one pystack value, innermost first, shims left out, by eval loop call: one group
+// per call of the interpreter's eval loop (_PyEval_EvalFrameDefault), as 3.11's is_entry and
+// 3.12's shim frames mark them. Empty when the process's interpreter is unknown (a warning says
+// why, once per process).
+std::vector<std::vector<std::string>> python_frame_groups(const abi::PyStackHeader &header,
+                                                          std::span<const abi::PyStackFrame> frames);
+
+// ustack(py)'s lines: the NATIVE frames' names (innermost first) with each eval loop frame
+// replaced by the next group of GROUPS; groups left over (the native unwinding stopped short:
+// CPython and most wheels are built without frame pointers) follow the native frames.
+std::vector<std::string> splice_python_frames(const std::vector<std::string> &native,
+                                              const std::vector<std::vector<std::string>> &groups);
 
 // Reads and caches the code objects of FRAMES now, while PID is alive (a process held before
 // its interpreter finalizes), so that they still print after it exits.

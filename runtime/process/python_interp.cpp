@@ -71,7 +71,7 @@ using abi::kPyNoOffset;
 // 3.11 and 3.12 (x86-64, default build). No owner_cstack in 3.11: it has no shim frames.
 PythonInterpreter layout_311() {
   PythonInterpreter p;
-  p.process = {0, 40, 16, 8, 160, 56, 8, 32, 48, 56, 69, kPyNoOffset};
+  p.process = {0, 40, 16, 8, 160, 56, 8, 32, 48, 56, 69, kPyNoOffset, 68};
   p.objects.code_filename = 112;
   p.objects.code_name = 120;
   p.objects.code_linetable = 136;
@@ -86,8 +86,8 @@ PythonInterpreter layout_312() {
   PythonInterpreter p;
   // interpreters.head 40, threads.head 72 (after monitoring_version and last_restart_version),
   // next 8, native_thread_id 144, cframe 56 -> current_frame 0; frame: f_code 0, previous 8,
-  // prev_instr 56, owner 70; FRAME_OWNED_BY_CSTACK = 3.
-  p.process = {0, 40, 72, 8, 144, 56, 0, 0, 8, 56, 70, 3};
+  // prev_instr 56, owner 70; FRAME_OWNED_BY_CSTACK = 3 (no is_entry: the owner read again).
+  p.process = {0, 40, 72, 8, 144, 56, 0, 0, 8, 56, 70, 3, 70};
   p.objects.code_filename = 112;
   p.objects.code_name = 120;
   p.objects.code_linetable = 136;
@@ -116,7 +116,7 @@ Result<PythonInterpreter> layout_from_debug_offsets(const uint64_t *w, size_t n,
   auto u32 = [&](size_t i) { return uint32_t(w[i]); };
   p.process = {0,          u32(5),      u32(9),         u32(ts + 2), u32(ts + 6),
                kPyNoOffset, u32(ts + 4), u32(fr + 2),   u32(fr + 1), u32(fr + 3),
-               u32(fr + 5), 3};
+               u32(fr + 5), 3,          u32(fr + 5)};
   p.objects.code_filename = u32(code + 1);
   p.objects.code_name = u32(code + 2);
   p.objects.code_linetable = u32(code + 4);

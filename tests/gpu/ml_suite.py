@@ -174,6 +174,12 @@ def main():
         rows.append(got == want)
         print(f'[{"PASS" if got == want else "FAIL"}] {w} kerneltime {b} = launches: '
               f'{got} launches in the histograms, {want} counted', flush=True)
+    # Issue 30: the step's syncs and cudaMalloc calls named by the script's own lines (pystack).
+    if re.search(a.only, 'pystack_attribution'):
+        import pystack_attribution
+        ok, detail = pystack_attribution.run(a.gpubt, 'python3', env=env, timeout=a.timeout)
+        rows.append(ok)
+        print(f'[{"PASS" if ok else "FAIL"}] pystack_attribution: {detail}', flush=True)
     failed = rows.count(False) + sum(v is None for v in plain.values())
     print(f'{rows.count(True)} passed, {failed} failed')
     return 1 if failed else 0

@@ -10,10 +10,6 @@ import traceback
 
 lib = ctypes.CDLL(sys.argv[1])
 expected = {}
-# CPython frees a module's code object as soon as the module has run, before Py_FinalizeEx
-# (where gpubt holds a -c child to read the frames its maps and events hold): kept here, the
-# <module> frames still print when they are named late (a known limit, docs/pystack.md).
-MODULE_CODE = sys._getframe().f_code
 
 
 def mark(i):
