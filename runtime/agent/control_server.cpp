@@ -25,10 +25,12 @@ namespace {
 constexpr int kSendMs = 5000;
 } // namespace
 
-Result<std::unique_ptr<ControlServer>> ControlServer::start(Handler handler) {
-  std::string dir = abi::agent_dir(getuid());
-  if (auto st = abi::make_private_dir(dir); !st)
-    return make_error(st.error());
+Result<std::unique_ptr<ControlServer>> ControlServer::start(Handler handler,
+                                                            const abi::AgentFolderRoots &roots) {
+  auto chosen = abi::choose_agent_dir(roots);
+  if (!chosen)
+    return make_error(chosen.error());
+  std::string dir = *chosen;
   std::unique_ptr<ControlServer> s(new ControlServer);
   s->handler_ = std::move(handler);
   s->path_ = dir + "/" + std::to_string(getpid()) + ".sock";

@@ -83,7 +83,7 @@ std::string no_agent_reason(pid_t pid) {
     std::string var = env.substr(at, end == std::string::npos ? std::string::npos : end - at);
     if (var.rfind(key, 0) == 0 && var.find("gpubt_agent") != std::string::npos)
       return "process " + std::to_string(pid) + " has gpubt's agent (" + var +
-             ") but no control socket in " + abi::agent_dir(st.st_uid) +
+             ") but no control socket in " + abi::agent_dirs_text(st.st_uid) +
              ": it has not initialized CUDA yet, was started by gpubt -c, or runs with another "
              "GPUBT_AGENT_DIR";
     if (end == std::string::npos)

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "runtime/abi/agent_control.h"
+#include "runtime/abi/agent_folders.h"
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"

@@ -43,7 +43,7 @@ struct ControlServerTest : ::testing::Test {
     unsetenv("GPUBT_AGENT_DIR");
     std::system(("rm -rf " + dir).c_str());
   }
-  std::unique_ptr<agent::ControlServer> start() {
+  std::unique_ptr<agent::ControlServer> start(const gpubt::abi::AgentFolderRoots &roots = {}) {
     agent::ControlServer::Handler h;
     h.attach = [this](std::vector<std::string> blobs, std::vector<int> fds) -> Result<std::string> {
       for (int fd : fds)
@@ -58,7 +58,7 @@ struct ControlServerTest : ::testing::Test {
       ++detaches;
       return std::string("the results");
     };
-    auto s = agent::ControlServer::start(h);
+    auto s = agent::ControlServer::start(h, roots);
     EXPECT_TRUE(s) << (s ? "" : s.error());
     return s ? std::move(*s) : nullptr;
   }
@@ -224,4 +224,34 @@ TEST_F(ControlServerTest, GpubtThatStopsReadingDoesNotStopTheProgram) {
   for (int i = 0; i < 6000 && detaches == 0; ++i)
     usleep(10000);
   EXPECT_EQ(detaches, 1); // the session ended: the agent detached by itself
+}
+
+// Issue 23: anyone may make /tmp/gpubt-agent-UID before the user's first agent does (here
+// nobody, in a folder standing for /tmp). The agent used to refuse it and take no attach
+// requests at all; now it listens in a folder of its own user's, where gpubt's search finds it.
+TEST_F(ControlServerTest, FolderAnotherUserMadeFirstDoesNotStopTheAgentListening) {
+  unsetenv("GPUBT_AGENT_DIR");
+  gpubt::abi::AgentFolderRoots roots{dir + "/tmp", dir + "/run-user"};
+  chmod(dir.c_str(), 0755);
+  ASSERT_EQ(mkdir(roots.tmp.c_str(), 0777), 0);
+  chmod(roots.tmp.c_str(), 01777);
+  std::string taken = roots.tmp + "/gpubt-agent-" + std::to_string(geteuid());
+  pid_t child = fork();
+  if (child == 0)
+    _exit(setgid(65534) == 0 && setuid(65534) == 0 && mkdir(taken.c_str(), 0700) == 0 ? 0 : 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto server = start(roots);
+  ASSERT_TRUE(server);
+  EXPECT_EQ(server->path().rfind(taken + ".", 0), 0u) << server->path();
+  auto found = gpubt::abi::find_agent_sockets(getpid(), roots);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].path, server->path());
+  auto one = connect_to(server->path());
+  ASSERT_TRUE(one.valid());
+  ASSERT_TRUE(gpubt::abi::send_frame(one.get(), Frame::Attach, gpubt::abi::pack_blobs({"x"})));
+  auto answer = gpubt::abi::recv_frame(one.get(), 5000);
+  ASSERT_TRUE(answer) << answer.error();
+  EXPECT_EQ(answer->type, Frame::Attached);
 }
