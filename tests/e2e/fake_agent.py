@@ -8,7 +8,8 @@ answers: "escape" a Refused frame full of terminal escape sequences, "huge" a he
 2 GiB Refused frame, "fds" a header of no frame type with 64 fds of LOG riding on it; "exit3",
 "printexit", "badrecord" and "flood" Attached, the Events frames EVENTS_THEN_EXIT lists, and
 exit with status 3; "badresults" Attached, and at Detach Results of two images, the first with a
-record claiming 0 bytes, the second with a printf record; "silent" nothing. LIB: a file named
+record claiming 0 bytes, the second with a printf record; "failfirst" closes its first
+connection unanswered, then answers Attached and at Detach empty Results; "silent" nothing. LIB: a file named
 libgpubt_agent*.so to map first (this process then looks like one that loaded the agent)."""
 import mmap
 import os
@@ -58,8 +59,10 @@ def main():
             f.write(what + "\n")
 
     say(f"ready {os.getpid()}")
+    connections = 0
     while True:
         conn, _ = s.accept()
+        connections += 1
         say("connected")
         conn.settimeout(5)
         try:
@@ -89,6 +92,13 @@ def main():
                 conn.sendall(frame(EVENTS, events))
             conn.close()
             sys.exit(3)
+        elif mode == "failfirst" and connections == 1:
+            conn.close()
+        elif mode == "failfirst":
+            conn.sendall(frame(ATTACHED, b"a fake that failed once"))
+            conn.settimeout(None)
+            conn.recv(16)  # Detach
+            conn.sendall(frame(RESULTS, b"GPUBTRS1" + struct.pack("<QQQ", 0, 0, 0)))
         elif mode == "badresults":
             conn.sendall(frame(ATTACHED, b"a fake with broken results"))
             conn.settimeout(None)

@@ -422,6 +422,34 @@ def agent_folder_name_reaches_the_terminal_escaped(ctx):
 
 
 @case
+def no_p_agent_whose_first_attach_failed_is_tried_again(ctx):
+    # Without -p, an agent whose attach failed once (here it closes the first connection
+    # unanswered, as one busy or starting would fail) was never tried again in that session:
+    # it is now, after a backoff, and attached.
+    def body(fake):
+        p = subprocess.Popen([ctx.gpubt, "-e", GPU_SCRIPT], env=gpu_env(fake),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, text=True, errors="replace")
+        try:
+            again = wait_for(lambda: fake.said().count("attach") >= 2 or p.poll() is not None,
+                             60)
+            expect(again and p.poll() is None,
+                   f"one attach in 60 s, gpubt {'ended' if p.poll() is not None else 'runs'}: "
+                   f"{fake.said()!r}")
+        finally:
+            p.send_signal(signal.SIGINT)
+            try:
+                _, err = p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                killed(p)
+                raise
+        expect(f"WARNING: process {fake.pid}: the agent did not answer (closed) (tried again "
+               "until the trace ends)" in err, err)
+        expect("did not send its GPU maps" not in err and "went away" not in err, err)
+    with_fake_agent("self", "failfirst", True, body)
+
+
+@case
 def agent_frame_header_cannot_make_gpubt_allocate(ctx):
     # A header claiming a 2 GiB Refused frame is refused as such, at once: nothing allocated,
     # no wait for bytes that never come.
