@@ -80,7 +80,7 @@ void ControlServer::loop() {
       return;
     if (!(p[0].revents & POLLIN))
       continue;
-    runtime::UniqueFd conn(accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    runtime::UniqueFd conn = accept_.accept(listen_.get(), SOCK_CLOEXEC);
     if (!conn.valid())
       continue;
     ucred peer{};
@@ -131,7 +131,7 @@ void ControlServer::serve(runtime::UniqueFd conn, pid_t peer) {
     if (poll(p, 3, -1) < 0 && errno != EINTR)
       break;
     if (p[1].revents & POLLIN) { // someone else: refused while this session lasts
-      runtime::UniqueFd other(accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      runtime::UniqueFd other = accept_.accept(listen_.get(), SOCK_CLOEXEC);
       ucred cred{};
       socklen_t len = sizeof cred;
       if (other.valid() && getsockopt(other.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/abi/accept_reserve.h"
 #include "runtime/abi/agent_control.h"
 #include "runtime/abi/agent_folders.h"
 #include "runtime/abi/result.h"
@@ -49,6 +50,7 @@ private:
   Handler handler_;
   std::string path_;
   runtime::UniqueFd listen_, wake_read_, wake_write_;
+  runtime::AcceptReserve accept_; // accept cannot spin at the open-file limit
   std::mutex send_mu_;
   int session_ = -1; // the attached gpubt's socket (under send_mu_)
   std::atomic<bool> stop_{false};

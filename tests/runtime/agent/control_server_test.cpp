@@ -14,6 +14,7 @@
 
 #include "runtime/abi/agent_control.h"
 #include "runtime/agent/control_server.h"
+#include "tests/support/fd_limit_filler.h"
 
 using namespace gpubt;
 using gpubt::abi::Frame;
@@ -248,6 +249,36 @@ TEST_F(ControlServerTest, FolderAnotherUserMadeFirstDoesNotStopTheAgentListening
   auto found = gpubt::abi::find_agent_sockets(getpid(), roots);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].path, server->path());
+  auto one = connect_to(server->path());
+  ASSERT_TRUE(one.valid());
+  ASSERT_TRUE(gpubt::abi::send_frame(one.get(), Frame::Attach, gpubt::abi::pack_blobs({"x"})));
+  auto answer = gpubt::abi::recv_frame(one.get(), 5000);
+  ASSERT_TRUE(answer) << answer.error();
+  EXPECT_EQ(answer->type, Frame::Attached);
+}
+
+// Issue 23 review: at the open-file limit the control thread's accept failed (EMFILE) and it
+// polled again at once, the listener still readable: a CPU of the traced program's host spun
+// for as long as the limit lasted. Now the waiting gpubt is turned away (its connection closed)
+// and the thread idles; with descriptors free again, gpubt attaches as before.
+TEST_F(ControlServerTest, AtTheOpenFileLimitAWaitingGpubtIsTurnedAwayWithoutSpinning) {
+  auto server = start();
+  ASSERT_TRUE(server);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, server->path().c_str());
+  runtime::UniqueFd waiting(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)); // before the limit
+  gpubt::test::FdLimitFiller limit;
+  ASSERT_TRUE(limit.ok());
+  ASSERT_EQ(connect(waiting.get(), reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+  double cpu0 = gpubt::test::cpu_seconds();
+  auto closed = gpubt::abi::recv_frame(waiting.get(), 5000);
+  usleep(500000); // what the control thread does meanwhile: nothing
+  double spent = gpubt::test::cpu_seconds() - cpu0;
+  limit.release();
+  ASSERT_FALSE(closed);
+  EXPECT_EQ(closed.error(), "closed") << "the gpubt waiting at the limit was left waiting";
+  EXPECT_LT(spent, 0.25) << "CPU seconds the process spent at the limit";
   auto one = connect_to(server->path());
   ASSERT_TRUE(one.valid());
   ASSERT_TRUE(gpubt::abi::send_frame(one.get(), Frame::Attach, gpubt::abi::pack_blobs({"x"})));
