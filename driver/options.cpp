@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "driver/environment_help.h"
+#include "driver/exit_codes.h"
 #include "driver/timeline_options.h"
 #include "runtime/gpu/gpu_arch.h"
 
@@ -72,8 +73,8 @@ void print_usage(std::FILE *out) {
       "gpubt -e 'host:uprobe:cudart:cudaMalloc { @bytes = hist(arg1); }' -c ./train\n"
       "gpubt -e 'gpu:kretprobe:vectorAdd < @[tid] = count(); >' -c ./vectorAdd\n"
       "\n"
-      "%s",
-      kVersion, kTimelineUsage, kEnvironmentHelp);
+      "%s\n%s",
+      kVersion, kTimelineUsage, kExitStatusHelp, kEnvironmentHelp);
 }
 
 // A script file, or standard input for "-" (bpftrace's `bpftrace -`).

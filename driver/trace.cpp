@@ -248,7 +248,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   report_dropped_keys(spec, s.dropped_keys(), err);
 
   std::vector<runtime::MapData> maps = read_user_maps(s);
-  bool gpu_ran = false;
+  GpuRunSummary gpu_ran;
   if (gpu) {
     auto live = gpu_events->stop();
     runtime::EventPrinter gpu_printer(spec, *output, nullptr); // no host addresses
@@ -267,8 +267,8 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   if (stop == runtime::StopReason::ChildExited)
     ended = target_exit ? target_exit->ended() : s.child_exit();
   int child = report_child_exit(ended, err);
-  int gpu_status = has_gpu_probes(spec) ? report_gpu_probes_ran(gpu_ran, err) : ExitOk;
-  return first_failure({child, gpu_status, files});
+  int gpu_status = has_gpu_probes(spec) ? report_gpu_probes_ran(gpu_ran.ran, err) : ExitOk;
+  return first_failure({child, gpu_status, files, report_partially_traced(gpu_ran, err)});
 }
 
 } // namespace gpubt::driver

@@ -82,6 +82,7 @@ void write_results() {
     }
   if (g_untraced)
     results.messages.push_back(untraced_summary());
+  results.untraced = g_untraced;
   std::string path = c.agent.results_path + "." + std::to_string(getpid()) + ".vulkan";
   {
     std::ofstream out(path + ".tmp", std::ios::binary | std::ios::trunc);

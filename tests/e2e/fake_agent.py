@@ -9,7 +9,9 @@ answers: "escape" a Refused frame full of terminal escape sequences, "huge" a he
 "printexit", "badrecord" and "flood" Attached, the Events frames EVENTS_THEN_EXIT lists, and
 exit with status 3; "badresults" Attached, and at Detach Results of two images, the first with a
 record claiming 0 bytes, the second with a printf record; "failfirst" closes its first
-connection unanswered, then answers Attached and at Detach empty Results; "silent" nothing. LIB: a file named
+connection unanswered, then answers Attached and at Detach empty Results; "partial" Attached,
+and at Detach Results of one image whose probe ran once, with one module said and counted as
+untraced (an agent that could not patch it); "silent" nothing. LIB: a file named
 libgpubt_agent*.so to map first (this process then looks like one that loaded the agent)."""
 import mmap
 import os
@@ -99,6 +101,15 @@ def main():
             conn.settimeout(None)
             conn.recv(16)  # Detach
             conn.sendall(frame(RESULTS, b"GPUBTRS1" + struct.pack("<QQQ", 0, 0, 0)))
+        elif mode == "partial":
+            conn.sendall(frame(ATTACHED, b"a fake with an unpatched module"))
+            conn.settimeout(None)
+            conn.recv(16)  # Detach
+            said = b"sanitizerPatchModule failed: the module was left as loaded"
+            image = struct.pack("<QQQQQ", 0, 1, 1, 0, 0) + struct.pack("<Q", 0)
+            results = (b"GPUBTRS1" + struct.pack("<Q", 1) + image + struct.pack("<QQ", 1, len(said)) +
+                       said + struct.pack("<QQ", 0, 1))  # no kernel names, 1 untraced
+            conn.sendall(frame(RESULTS, results))
         elif mode == "badresults":
             conn.sendall(frame(ATTACHED, b"a fake with broken results"))
             conn.settimeout(None)

@@ -450,6 +450,20 @@ def no_p_agent_whose_first_attach_failed_is_tried_again(ctx):
 
 
 @case
+def agent_that_left_a_module_unpatched_makes_the_exit_status_partial(ctx):
+    # The agent's results say a module the probes matched ran without them (patching failed):
+    # gpubt said so in a warning and exited 0, as if the trace were whole. Now 5.
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), "-e", GPU_SCRIPT + " interval:ms:100 { exit(); }"],
+                env=gpu_env(fake), timeout=60)
+        expect(r.returncode == 5, f"exit {r.returncode}: {r.stderr}")
+        expect("sanitizerPatchModule failed" in r.stderr, r.stderr)
+        expect("gpubt: partially traced: 1 module(s), kernel(s) or entry point(s) the gpu probes "
+               "matched ran without them" in r.stderr, r.stderr)
+    with_fake_agent("self", "partial", True, body)
+
+
+@case
 def agent_frame_header_cannot_make_gpubt_allocate(ctx):
     # A header claiming a 2 GiB Refused frame is refused as such, at once: nothing allocated,
     # no wait for bytes that never come.

@@ -259,8 +259,11 @@ def check_many_pipelines(gpubt, prog, env):
             dict(env, VK_VECTOR_ADD_PIPELINES="3", GPUBT_VULKAN_ENTRY_SLOTS="1"))
     ok = (map_rows(r.stdout) == {("", None): 64} and
           r.stderr.count("main: not traced: more than 1 instrumented entry points") == 3 and
-          "3 compute entry point(s) the probes matched ran without them" in r.stderr)
-    failed += report(ok, "entry points past the limit: each said, and counted at the exit", r)
+          "3 compute entry point(s) the probes matched ran without them" in r.stderr and
+          "gpubt: partially traced: 3 module(s), kernel(s) or entry point(s)" in r.stderr and
+          r.returncode == 5)
+    failed += report(ok, "entry points past the limit: each said, counted at the exit, and the "
+                     "exit status is 5 (partially traced)", r)
     return failed
 
 
