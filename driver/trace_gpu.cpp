@@ -45,12 +45,22 @@ GpuEventThread::GpuEventThread(runtime::GpuRun &run) : fd_(run.events.get()) {
   if (fd_ < 0)
     return;
   thread_ = std::thread([this] {
+    std::vector<uint8_t> got;
     while (!stop_) {
       pollfd p{fd_, POLLIN, 0};
-      if (poll(&p, 1, 100) > 0 && !read_some(fd_, bytes_, false))
+      bool open = poll(&p, 1, 100) <= 0 || read_some(fd_, got, false);
+      std::lock_guard<std::mutex> lock(mu_);
+      bytes_.insert(bytes_.end(), got.begin(), got.end());
+      got.clear();
+      if (!open)
         return;
     }
   });
+}
+
+std::vector<uint8_t> GpuEventThread::take() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(bytes_, {});
 }
 
 GpuEventThread::~GpuEventThread() { stop(); }
@@ -60,7 +70,7 @@ std::vector<uint8_t> GpuEventThread::stop() {
   if (thread_.joinable())
     thread_.join();
   drain_now(fd_, bytes_);
-  return std::move(bytes_);
+  return std::exchange(bytes_, {});
 }
 
 bool has_gpu_probes(const abi::ProgramSpec &spec) { return !spec.device.probes.empty(); }

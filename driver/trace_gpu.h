@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <thread>
 #include <vector>
@@ -35,17 +36,20 @@ GpuRunSummary finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun
                              std::ostream &err);
 
 // The agent's event records, read on a thread while a Session runs (so the agent never
-// blocks on a full socket); stop() returns what came. Nothing happens without an events socket.
+// blocks on a full socket); take() returns what came so far, stop() the rest. Nothing happens
+// without an events socket.
 class GpuEventThread {
 public:
   explicit GpuEventThread(runtime::GpuRun &run);
   ~GpuEventThread();
+  std::vector<uint8_t> take();
   std::vector<uint8_t> stop();
 
 private:
   int fd_;
   std::atomic<bool> stop_{false};
-  std::vector<uint8_t> bytes_;
+  std::mutex mu_;
+  std::vector<uint8_t> bytes_; // under mu_ while the thread runs
   std::thread thread_;
 };
 

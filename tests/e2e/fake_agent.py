@@ -11,7 +11,8 @@ exit with status 3; "badresults" Attached, and at Detach Results of two images, 
 record claiming 0 bytes, the second with a printf record; "failfirst" closes its first
 connection unanswered, then answers Attached and at Detach empty Results; "partial" Attached,
 and at Detach Results of one image whose probe ran once, with one module said and counted as
-untraced (an agent that could not patch it); "silent" nothing. LIB: a file named
+untraced (an agent that could not patch it); "printlive" Attached, one printf record, and at
+Detach empty Results; "silent" nothing. LIB: a file named
 libgpubt_agent*.so to map first (this process then looks like one that loaded the agent)."""
 import mmap
 import os
@@ -94,6 +95,12 @@ def main():
                 conn.sendall(frame(EVENTS, events))
             conn.close()
             sys.exit(3)
+        elif mode == "printlive":
+            conn.sendall(frame(ATTACHED, b"a fake that prints once"))
+            conn.sendall(frame(EVENTS, PRINTF_RECORD))
+            conn.settimeout(None)
+            conn.recv(16)  # Detach
+            conn.sendall(frame(RESULTS, b"GPUBTRS1" + struct.pack("<QQQ", 0, 0, 0)))
         elif mode == "failfirst" and connections == 1:
             conn.close()
         elif mode == "failfirst":

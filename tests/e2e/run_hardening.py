@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from case_list import case, run_main
@@ -464,6 +465,35 @@ def agent_that_left_a_module_unpatched_makes_the_exit_status_partial(ctx):
 
 
 @case
+def gpu_printf_beside_host_probes_prints_while_tracing(ctx):
+    # With a host probe in the script, the gpu probes' printf records printed only when the
+    # trace ended (Ctrl-C here); now as they come, between the host probes' events.
+    def body(fake):
+        p = subprocess.Popen([ctx.gpubt, "-p", str(fake.pid), "-e",
+                              'gpu:kprobe:vectorAdd { printf("hello\\n"); } '
+                              f'uprobe:{ctx.programs}/spin:tick {{ @ = count(); }}'],
+                             env=gpu_env(fake), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, text=True, errors="replace")
+        lines = []
+        reader = threading.Thread(target=lambda: lines.extend(iter(p.stdout.readline, "")),
+                                  daemon=True)
+        reader.start()
+        try:
+            live = wait_for(lambda: "hello\n" in lines or p.poll() is not None, 30)
+            expect(live and p.poll() is None,
+                   f"no printf line while tracing (30 s): {lines} {fake.said()!r}")
+        finally:
+            p.send_signal(signal.SIGINT)
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                killed(p)
+            reader.join(10)
+        expect(lines.count("hello\n") == 1, f"stdout: {lines}")
+    with_fake_agent("self", "printlive", True, body)
+
+
+@case
 def agent_frame_header_cannot_make_gpubt_allocate(ctx):
     # A header claiming a 2 GiB Refused frame is refused as such, at once: nothing allocated,
     # no wait for bytes that never come.
@@ -572,8 +602,9 @@ def results_record_that_is_no_record_takes_no_other_image_with_it(ctx):
 
 @case
 def agent_records_cannot_grow_gpubt_without_bound(ctx):
-    # With a host probe in the script an attached process's records print at the end: until
-    # then gpubt kept all of them, as many as the process sent (here 512 MiB: a peak of 700 MiB
+    # With a host probe in the script an attached process's records printed at the end (now
+    # every 200 ms, but a process may send faster than they print): until then gpubt kept all
+    # of them, as many as the process sent (here 512 MiB: a peak of 700 MiB
     # and more). Past 64 MiB they are dropped and counted; what gpubt holds no longer grows with
     # what is sent (one frame of up to 32 MiB here being read, the 64 MiB kept, their copies).
     def body(fake):
