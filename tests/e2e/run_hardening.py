@@ -428,9 +428,7 @@ def no_p_agent_whose_first_attach_failed_is_tried_again(ctx):
     # unanswered, as one busy or starting would fail) was never tried again in that session:
     # it is now, after a backoff, and attached.
     def body(fake):
-        p = subprocess.Popen([ctx.gpubt, "-e", GPU_SCRIPT], env=gpu_env(fake),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             stdin=subprocess.DEVNULL, text=True, errors="replace")
+        p = start_gpubt(ctx, ["-e", GPU_SCRIPT], env=gpu_env(fake))
         try:
             again = wait_for(lambda: fake.said().count("attach") >= 2 or p.poll() is not None,
                              60)
@@ -469,11 +467,10 @@ def gpu_printf_beside_host_probes_prints_while_tracing(ctx):
     # With a host probe in the script, the gpu probes' printf records printed only when the
     # trace ended (Ctrl-C here); now as they come, between the host probes' events.
     def body(fake):
-        p = subprocess.Popen([ctx.gpubt, "-p", str(fake.pid), "-e",
+        p = start_gpubt(ctx, ["-p", str(fake.pid), "-e",
                               'gpu:kprobe:vectorAdd { printf("hello\\n"); } '
                               f'uprobe:{ctx.programs}/spin:tick {{ @ = count(); }}'],
-                             env=gpu_env(fake), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             stdin=subprocess.DEVNULL, text=True, errors="replace")
+                        env=gpu_env(fake))
         lines = []
         reader = threading.Thread(target=lambda: lines.extend(iter(p.stdout.readline, "")),
                                   daemon=True)

@@ -73,6 +73,15 @@ struct AgentFoldersTest : ::testing::Test {
     return as_nobody([&] { return mkdir(first.c_str(), mode) == 0 && chmod(first.c_str(), mode) == 0; });
   }
   std::string socket_in(const std::string &dir) { return dir + "/" + std::to_string(getpid()) + ".sock"; }
+  // An agent's socket in DIR is what gpubt's search finds for this process, as this user's.
+  void expect_found_in(const std::string &dir) {
+    auto sock = listen_at(socket_in(dir));
+    ASSERT_TRUE(sock.valid());
+    auto found = find_agent_sockets(getpid(), roots);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, socket_in(dir));
+    EXPECT_EQ(found[0].uid, me);
+  }
 };
 
 TEST_F(AgentFoldersTest, FirstChoiceIsTmpFolderMadePrivate) {
@@ -91,12 +100,7 @@ TEST_F(AgentFoldersTest, FolderAnotherUserMadeFirstTakesTheAgentToTheRuntimeFold
   auto dir = choose_agent_dir(roots);
   ASSERT_TRUE(dir) << dir.error();
   EXPECT_EQ(*dir, runtime_dir + "/gpubt-agent");
-  auto sock = listen_at(socket_in(*dir));
-  ASSERT_TRUE(sock.valid());
-  auto found = find_agent_sockets(getpid(), roots);
-  ASSERT_EQ(found.size(), 1u);
-  EXPECT_EQ(found[0].path, socket_in(*dir));
-  EXPECT_EQ(found[0].uid, me);
+  expect_found_in(*dir);
 }
 
 TEST_F(AgentFoldersTest, WithoutARuntimeFolderAPrivateTmpFolderIsMadeAndKept) {
@@ -116,12 +120,7 @@ TEST_F(AgentFoldersTest, WithoutARuntimeFolderAPrivateTmpFolderIsMadeAndKept) {
   auto again = choose_agent_dir(roots); // the next process of this user: the same folder
   ASSERT_TRUE(again);
   EXPECT_EQ(*again, *dir);
-  auto sock = listen_at(socket_in(*dir));
-  ASSERT_TRUE(sock.valid());
-  auto found = find_agent_sockets(getpid(), roots);
-  ASSERT_EQ(found.size(), 1u);
-  EXPECT_EQ(found[0].path, socket_in(*dir));
-  EXPECT_EQ(found[0].uid, me);
+  expect_found_in(*dir);
 }
 
 TEST_F(AgentFoldersTest, SocketsInAnotherUsersFolderAreListedAsTheirs) {

@@ -31,6 +31,17 @@ runtime::UniqueFd connect_to(const std::string &path) {
   return fd;
 }
 
+// Connects to PATH and sends Attach; the answer (an error when none came).
+Result<gpubt::abi::ControlFrame> attach_at(const std::string &path, runtime::UniqueFd &conn) {
+  conn = connect_to(path);
+  if (!conn.valid())
+    return make_error("cannot connect to " + path);
+  if (auto st = gpubt::abi::send_frame(conn.get(), Frame::Attach, gpubt::abi::pack_blobs({"x"}));
+      !st)
+    return make_error(st.error());
+  return gpubt::abi::recv_frame(conn.get(), 5000);
+}
+
 struct ControlServerTest : ::testing::Test {
   std::string dir;
   std::atomic<int> attaches{0}, detaches{0};
@@ -249,10 +260,8 @@ TEST_F(ControlServerTest, FolderAnotherUserMadeFirstDoesNotStopTheAgentListening
   auto found = gpubt::abi::find_agent_sockets(getpid(), roots);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].path, server->path());
-  auto one = connect_to(server->path());
-  ASSERT_TRUE(one.valid());
-  ASSERT_TRUE(gpubt::abi::send_frame(one.get(), Frame::Attach, gpubt::abi::pack_blobs({"x"})));
-  auto answer = gpubt::abi::recv_frame(one.get(), 5000);
+  runtime::UniqueFd one;
+  auto answer = attach_at(server->path(), one);
   ASSERT_TRUE(answer) << answer.error();
   EXPECT_EQ(answer->type, Frame::Attached);
 }
@@ -279,10 +288,8 @@ TEST_F(ControlServerTest, AtTheOpenFileLimitAWaitingGpubtIsTurnedAwayWithoutSpin
   ASSERT_FALSE(closed);
   EXPECT_EQ(closed.error(), "closed") << "the gpubt waiting at the limit was left waiting";
   EXPECT_LT(spent, 0.25) << "CPU seconds the process spent at the limit";
-  auto one = connect_to(server->path());
-  ASSERT_TRUE(one.valid());
-  ASSERT_TRUE(gpubt::abi::send_frame(one.get(), Frame::Attach, gpubt::abi::pack_blobs({"x"})));
-  auto answer = gpubt::abi::recv_frame(one.get(), 5000);
+  runtime::UniqueFd one;
+  auto answer = attach_at(server->path(), one);
   ASSERT_TRUE(answer) << answer.error();
   EXPECT_EQ(answer->type, Frame::Attached);
 }
