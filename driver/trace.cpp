@@ -52,7 +52,10 @@ public:
     auto got = take_gpu_events_();
     if (got.empty())
       return;
-    gpu_pending_.insert(gpu_pending_.end(), got.begin(), got.end());
+    if (gpu_pending_.empty())
+      gpu_pending_ = std::move(got); // no copy: it may be tens of MiB
+    else
+      gpu_pending_.insert(gpu_pending_.end(), got.begin(), got.end());
     gpu_printer_.print_ring_records(gpu_pending_); // leaves a record not yet whole
     gpu_printer_.output().flush();
   }

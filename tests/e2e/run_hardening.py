@@ -610,9 +610,8 @@ def agent_records_cannot_grow_gpubt_without_bound(ctx):
                             f'uprobe:{ctx.programs}/spin:tick {{ @ = count(); }}'],
                            capture_output=True, text=True, errors="replace", env=gpu_env(fake),
                            stdin=subprocess.DEVNULL, timeout=120)
+        # They print as they come now: dropped only when they come faster than they print.
         expect(r.returncode == 3, f"exit {r.returncode}: {r.stderr[-500:]}")
-        expect(f"process {fake.pid}: " in r.stderr and "bytes of gpu printf records were "
-               "dropped" in r.stderr, r.stderr[-500:])
         rss_mib = int(r.stderr.rsplit("maxrss ", 1)[1].split()[0]) >> 10
         expect(rss_mib < 320, f"peak RSS {rss_mib} MiB for 512 MiB sent")
     with_fake_agent("self", "flood", True, body)
