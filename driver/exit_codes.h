@@ -20,6 +20,21 @@ enum ExitCode : int {
   // gpu probes were asked for and none ran: no agent or ptxas, the agent wrote no results, or
   // no kernel launch matched any of them.
   ExitGpuProbesDidNotRun = 4,
+  // Partially traced: gpu probes ran, but some CUDA modules or Vulkan entry points they matched
+  // ran without them (a module that could not be patched, pipelines past the Vulkan layer's
+  // entry point limit), so their launches are not in the maps. Any other status wins.
+  ExitPartiallyTraced = 5,
 };
+
+// --help's EXIT STATUS section (the README's table in short).
+inline constexpr char kExitStatusHelp[] =
+    "EXIT STATUS:\n"
+    "    0  the trace ran (and the -c program, if any, exited 0)\n"
+    "    1  an error in the script or the options, or a probe that would not load or attach\n"
+    "    2  gpubt could not start the -c program, or its output could not be written\n"
+    "    3  the -c program or the -p process failed (exec error, non-zero exit, a signal)\n"
+    "    4  gpu probes were asked for and none ran\n"
+    "    5  partially traced: gpu probes ran, but CUDA modules or Vulkan entry points they\n"
+    "       matched ran without them (not patched, past the Vulkan layer's limit)\n";
 
 } // namespace gpubt::driver

@@ -49,6 +49,16 @@ int report_gpu_probes_ran(bool ran, std::ostream &err) {
   return ExitGpuProbesDidNotRun;
 }
 
+int report_partially_traced(const GpuRunSummary &gpu, std::ostream &err) {
+  if (!gpu.ran || !gpu.untraced)
+    return ExitOk;
+  err << "gpubt: partially traced: " << gpu.untraced
+      << " module(s), kernel(s) or entry point(s) the gpu probes matched ran without them "
+         "(see the warnings above)\n";
+  err.flush();
+  return ExitPartiallyTraced;
+}
+
 int finish_output_files(runtime::Output &out, std::ostream &err) {
   sigset_t stops, old;
   sigemptyset(&stops);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "driver/environment_help.h"
+#include "driver/exit_codes.h"
 #include "driver/timeline_options.h"
 #include "runtime/gpu/gpu_arch.h"
 
@@ -92,11 +93,11 @@ void print_usage(std::FILE *out) {
       "    gpubt --metrics 127.0.0.1:9464 -q tools/gpumetrics.bt       Prometheus metrics\n"
       "    gpubt --timeline trace.json -c ./train tools/cudaevents.bt  a trace for Perfetto\n"
       "\n"
-      "%s"
+      "%s\n%s"
       "\n"
       "SEE ALSO:\n"
       "    man gpubt; docs/reference.md (builtins and functions per probe kind) and docs/README.md\n",
-      kVersion, kTimelineUsage, kEnvironmentHelp);
+      kVersion, kTimelineUsage, kExitStatusHelp, kEnvironmentHelp);
 }
 
 // A script file, or standard input for "-" (bpftrace's `bpftrace -`).

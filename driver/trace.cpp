@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 
 #include "runtime/bpf/privileges.h"
@@ -31,16 +32,35 @@ std::vector<runtime::MapData> read_user_maps(const runtime::Session &s) {
   return maps;
 }
 
-// The session's events go to the same decoder as the GPU agent's.
+// The session's events go to the same decoder as the GPU agent's. The gpu probes' printf records
+// (TAKE_GPU_EVENTS: what the agent sent so far) print as they come too, through GPU_PRINTER
+// (device values carry no host addresses), not only at the end.
 class PrintingHandler : public runtime::EventHandler {
 public:
   PrintingHandler(runtime::EventPrinter &printer, const std::ostream &out,
-                  const runtime::Session &session)
-      : printer_(printer), out_(out), session_(session) {}
+                  const runtime::Session &session, runtime::EventPrinter &gpu_printer,
+                  std::function<std::vector<uint8_t>()> take_gpu_events)
+      : printer_(printer), out_(out), session_(session), gpu_printer_(gpu_printer),
+        take_gpu_events_(std::move(take_gpu_events)) {}
   void on_event(const abi::EventHeader &h, const uint8_t *payload, size_t size) override {
     printer_.print(h, payload, size);
     printer_.output().flush();
   }
+  void on_idle() override {
+    if (!take_gpu_events_)
+      return;
+    auto got = take_gpu_events_();
+    if (got.empty())
+      return;
+    if (gpu_pending_.empty())
+      gpu_pending_ = std::move(got); // no copy: it may be tens of MiB
+    else
+      gpu_pending_.insert(gpu_pending_.end(), got.begin(), got.end());
+    gpu_printer_.print_ring_records(gpu_pending_); // leaves a record not yet whole
+    gpu_printer_.output().flush();
+  }
+  // What on_idle has not printed yet (a record the rest of which is still to come).
+  std::vector<uint8_t> take_gpu_pending() { return std::exchange(gpu_pending_, {}); }
   void print_all_maps() override {
     runtime::print_all_maps(printer_.output(), session_.spec(), read_user_maps(session_),
                             session_.symbolizer());
@@ -53,6 +73,9 @@ private:
   runtime::EventPrinter &printer_;
   const std::ostream &out_;
   const runtime::Session &session_;
+  runtime::EventPrinter &gpu_printer_;
+  std::function<std::vector<uint8_t>()> take_gpu_events_;
+  std::vector<uint8_t> gpu_pending_;
 };
 
 // A misspelt function is an error (bpftrace 0.17 silently attaches nothing) when none of the
@@ -253,7 +276,13 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   runtime::EventPrinter printer(spec, *output, s.symbolizer(),
                                 [&s](int map) { return s.read_map(map); },
                                 {true, options.env.cat_bytes_max, &err});
-  PrintingHandler handler(printer, out, s);
+  runtime::EventPrinter gpu_printer(spec, *output, nullptr); // no host addresses
+  std::function<std::vector<uint8_t>()> take_gpu_events;
+  if (gpu_events)
+    take_gpu_events = [&gpu_events] { return gpu_events->take(); };
+  else if (gpu_attach)
+    take_gpu_events = [&gpu_attach] { return gpu_attach->take_events(); };
+  PrintingHandler handler(printer, out, s, gpu_printer, take_gpu_events);
   s.run_begin();
   auto stop = only_begin_end(spec, options) && !gpu && !gpu_attach ? s.drain(handler)
                                                                     : s.run(handler);
@@ -266,15 +295,15 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   report_dropped_keys(spec, s.dropped_keys(), err);
 
   std::vector<runtime::MapData> maps = read_user_maps(s);
-  bool gpu_ran = false;
+  GpuRunSummary gpu_ran;
   if (gpu) {
-    auto live = gpu_events->stop();
-    runtime::EventPrinter gpu_printer(spec, *output, nullptr); // no host addresses
+    auto live = handler.take_gpu_pending();
+    auto rest = gpu_events->stop();
+    live.insert(live.end(), rest.begin(), rest.end());
     gpu_printer.print_ring_records(live);
     gpu_ran = finish_gpu_run(spec, *gpu, gpu_printer, maps, err);
   }
   if (gpu_attach) {
-    runtime::EventPrinter gpu_printer(spec, *output, nullptr); // no host addresses
     gpu_ran = detach_gpu_probes(spec, *gpu_attach, gpu_printer, maps, err);
   }
   int files = finish_output_files(*output, err);
@@ -286,8 +315,8 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   if (stop == runtime::StopReason::ChildExited)
     ended = target_exit ? target_exit->ended() : s.child_exit();
   int child = report_child_exit(ended, err);
-  int gpu_status = has_gpu_probes(spec) ? report_gpu_probes_ran(gpu_ran, err) : ExitOk;
-  return first_failure({child, gpu_status, files});
+  int gpu_status = has_gpu_probes(spec) ? report_gpu_probes_ran(gpu_ran.ran, err) : ExitOk;
+  return first_failure({child, gpu_status, files, report_partially_traced(gpu_ran, err)});
 }
 
 } // namespace gpubt::driver

@@ -45,12 +45,22 @@ GpuEventThread::GpuEventThread(runtime::GpuRun &run) : fd_(run.events.get()) {
   if (fd_ < 0)
     return;
   thread_ = std::thread([this] {
+    std::vector<uint8_t> got;
     while (!stop_) {
       pollfd p{fd_, POLLIN, 0};
-      if (poll(&p, 1, 100) > 0 && !read_some(fd_, bytes_, false))
+      bool open = poll(&p, 1, 100) <= 0 || read_some(fd_, got, false);
+      std::lock_guard<std::mutex> lock(mu_);
+      bytes_.insert(bytes_.end(), got.begin(), got.end());
+      got.clear();
+      if (!open)
         return;
     }
   });
+}
+
+std::vector<uint8_t> GpuEventThread::take() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(bytes_, {});
 }
 
 GpuEventThread::~GpuEventThread() { stop(); }
@@ -60,7 +70,7 @@ std::vector<uint8_t> GpuEventThread::stop() {
   if (thread_.joinable())
     thread_.join();
   drain_now(fd_, bytes_);
-  return std::move(bytes_);
+  return std::exchange(bytes_, {});
 }
 
 bool has_gpu_probes(const abi::ProgramSpec &spec) { return !spec.device.probes.empty(); }
@@ -77,9 +87,9 @@ std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, con
   return std::make_unique<runtime::GpuRun>(std::move(*run));
 }
 
-bool apply_gpu_outcome(const abi::ProgramSpec &spec, runtime::GpuOutcome &outcome,
-                       runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
-                       std::ostream &err) {
+GpuRunSummary apply_gpu_outcome(const abi::ProgramSpec &spec, runtime::GpuOutcome &outcome,
+                                runtime::EventPrinter &printer,
+                                std::vector<runtime::MapData> &maps, std::ostream &err) {
   printer.print_ring_records(outcome.ring_records);
   if (outcome.ring_drops)
     printer.output().lost_events(outcome.ring_drops);
@@ -93,16 +103,16 @@ bool apply_gpu_outcome(const abi::ProgramSpec &spec, runtime::GpuOutcome &outcom
           << "\n"; // the names come from the traced process
   }
   runtime::merge_device_maps(spec, outcome.maps, maps);
-  return outcome.launches > 0;
+  return {outcome.launches > 0, outcome.untraced};
 }
 
-bool finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
-                    runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
-                    std::ostream &err) {
+GpuRunSummary finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
+                             runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
+                             std::ostream &err) {
   auto outcome = runtime::collect_gpu_results(spec, run);
   if (!outcome) {
     err << "WARNING: " << outcome.error() << "\n";
-    return false;
+    return {};
   }
   return apply_gpu_outcome(spec, *outcome, printer, maps, err);
 }
@@ -142,13 +152,13 @@ int trace_gpu_only(const abi::ProgramSpec &spec, const Options &options, runtime
   drain_now(events, pending);
   printer.print_ring_records(pending);
   std::vector<runtime::MapData> maps(spec.maps.size());
-  bool ran = run && finish_gpu_run(spec, *run, printer, maps, err);
+  GpuRunSummary ran = run ? finish_gpu_run(spec, *run, printer, maps, err) : GpuRunSummary{};
   int files = finish_output_files(out, err);
   runtime::print_all_maps(out, spec, maps, nullptr);
   out.flush();
   int status = report_child_exit(g_interrupted ? std::nullopt : (*child)->exit_info(), err);
-  int gpu_status = report_gpu_probes_ran(ran, err);
-  return first_failure({status, gpu_status, files});
+  int gpu_status = report_gpu_probes_ran(ran.ran, err);
+  return first_failure({status, gpu_status, files, report_partially_traced(ran, err)});
 }
 
 } // namespace gpubt::driver

@@ -3,10 +3,12 @@
 #pragma once
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <thread>
 #include <vector>
 
+#include "driver/exit_report.h"
 #include "driver/options.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/gpu/gpu_inject.h"
@@ -24,26 +26,30 @@ std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, con
 
 // After the child exited: prints the device printf records and lost-event counts through
 // PRINTER, writes warnings to ERR, and adds each device map's rows to MAPS (the host maps' rows,
-// indexed like spec.maps: runtime::merge_device_maps). Returns whether any gpu probe ran.
-bool apply_gpu_outcome(const abi::ProgramSpec &spec, runtime::GpuOutcome &outcome,
-                       runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
-                       std::ostream &err);
-bool finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
-                    runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
-                    std::ostream &err);
+// indexed like spec.maps: runtime::merge_device_maps). Returns whether any gpu probe ran and
+// what ran untraced.
+GpuRunSummary apply_gpu_outcome(const abi::ProgramSpec &spec, runtime::GpuOutcome &outcome,
+                                runtime::EventPrinter &printer,
+                                std::vector<runtime::MapData> &maps, std::ostream &err);
+GpuRunSummary finish_gpu_run(const abi::ProgramSpec &spec, const runtime::GpuRun &run,
+                             runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
+                             std::ostream &err);
 
 // The agent's event records, read on a thread while a Session runs (so the agent never
-// blocks on a full socket); stop() returns what came. Nothing happens without an events socket.
+// blocks on a full socket); take() returns what came so far, stop() the rest. Nothing happens
+// without an events socket.
 class GpuEventThread {
 public:
   explicit GpuEventThread(runtime::GpuRun &run);
   ~GpuEventThread();
+  std::vector<uint8_t> take();
   std::vector<uint8_t> stop();
 
 private:
   int fd_;
   std::atomic<bool> stop_{false};
-  std::vector<uint8_t> bytes_;
+  std::mutex mu_;
+  std::vector<uint8_t> bytes_; // under mu_ while the thread runs
   std::thread thread_;
 };
 

@@ -36,9 +36,9 @@ std::unique_ptr<runtime::GpuAttach> attach_gpu_probes(const abi::ProgramSpec &sp
   return std::move(*gpu);
 }
 
-bool detach_gpu_probes(const abi::ProgramSpec &spec, runtime::GpuAttach &gpu,
-                       runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
-                       std::ostream &err) {
+GpuRunSummary detach_gpu_probes(const abi::ProgramSpec &spec, runtime::GpuAttach &gpu,
+                                runtime::EventPrinter &printer,
+                                std::vector<runtime::MapData> &maps, std::ostream &err) {
   abi::AgentResults results = gpu.finish(err);
   auto late = gpu.take_events(); // sent while detaching
   printer.print_ring_records(late);
@@ -83,13 +83,14 @@ int trace_gpu_attached(const abi::ProgramSpec &spec, const Options &options,
   }
   std::vector<runtime::MapData> maps(spec.maps.size());
   pending.clear();
-  bool ran = detach_gpu_probes(spec, *gpu, printer, maps, err);
+  GpuRunSummary ran = detach_gpu_probes(spec, *gpu, printer, maps, err);
   int files = finish_output_files(out, err);
   runtime::print_all_maps(out, spec, maps, nullptr);
   out.flush();
   int child = report_child_exit(
       ended && target_exit ? std::optional(target_exit->ended()) : std::nullopt, err);
-  return first_failure({child, report_gpu_probes_ran(ran, err), files});
+  int gpu_status = report_gpu_probes_ran(ran.ran, err);
+  return first_failure({child, gpu_status, files, report_partially_traced(ran, err)});
 }
 
 } // namespace gpubt::driver

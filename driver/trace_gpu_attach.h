@@ -6,6 +6,7 @@
 #include <ostream>
 #include <vector>
 
+#include "driver/exit_report.h"
 #include "driver/options.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/gpu/gpu_attach.h"
@@ -22,10 +23,10 @@ std::unique_ptr<runtime::GpuAttach> attach_gpu_probes(const abi::ProgramSpec &sp
                                                       std::ostream &err);
 
 // Detaches, prints what the processes' agents said and their printf records, and adds their maps
-// to MAPS. Returns whether any gpu probe ran.
-bool detach_gpu_probes(const abi::ProgramSpec &spec, runtime::GpuAttach &gpu,
-                       runtime::EventPrinter &printer, std::vector<runtime::MapData> &maps,
-                       std::ostream &err);
+// to MAPS. Returns whether any gpu probe ran and what ran untraced.
+GpuRunSummary detach_gpu_probes(const abi::ProgramSpec &spec, runtime::GpuAttach &gpu,
+                                runtime::EventPrinter &printer,
+                                std::vector<runtime::MapData> &maps, std::ostream &err);
 
 // A script of gpu probes only, attached until Ctrl-C, SIGTERM or (-p) the process's end, which
 // TARGET_EXIT (-p; else nullptr) words as -c's end is worded.

@@ -1,18 +1,14 @@
-// The dormant agent's socket: frames, blobs and where it listens (see agent_control.h).
+// The dormant agent's socket: frames and blobs (see agent_control.h).
 #include "runtime/abi/agent_control.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <dirent.h>
-#include <fcntl.h>
 #include <optional>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpubt::abi {
@@ -221,66 +217,6 @@ Result<std::vector<std::string>> unpack_blobs(const std::string &bytes) {
     at += n;
   }
   return blobs;
-}
-
-std::string agent_dir(uid_t uid) {
-  if (const char *dir = std::getenv("GPUBT_AGENT_DIR"); dir && *dir)
-    return dir;
-  return "/tmp/gpubt-agent-" + std::to_string(uid);
-}
-
-Status make_private_dir(const std::string &dir) {
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    return make_error("cannot make " + dir + ": " + strerror(errno));
-  struct stat st;
-  if (lstat(dir.c_str(), &st) != 0)
-    return make_error("cannot stat " + dir + ": " + strerror(errno));
-  if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
-    return make_error(dir + " is not a folder of this user's that only it may write to");
-  return Ok{};
-}
-
-std::vector<AgentSocket> find_agent_sockets(pid_t pid) {
-  std::vector<std::string> dirs;
-  if (const char *dir = std::getenv("GPUBT_AGENT_DIR"); dir && *dir) {
-    dirs.push_back(dir);
-  } else if (DIR *tmp = opendir("/tmp")) {
-    while (dirent *e = readdir(tmp))
-      if (std::strncmp(e->d_name, "gpubt-agent-", 12) == 0)
-        dirs.push_back(std::string("/tmp/") + e->d_name);
-    closedir(tmp);
-  }
-  std::vector<AgentSocket> found;
-  for (const auto &dir : dirs) {
-    // Opened without following a link, then checked: what is read is what was checked.
-    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat ds;
-    if (fd < 0)
-      continue;
-    if (fstat(fd, &ds) != 0 || !S_ISDIR(ds.st_mode) || (ds.st_mode & 022)) {
-      close(fd);
-      continue;
-    }
-    DIR *d = fdopendir(fd);
-    if (!d) {
-      close(fd);
-      continue;
-    }
-    while (dirent *e = readdir(d)) {
-      std::string name = e->d_name;
-      size_t dot = name.find(".sock");
-      // A pid: at most 7 digits (pid_max is at most 2^22), so that no name wraps to another pid.
-      if (dot == std::string::npos || dot + 5 != name.size() || dot == 0 || dot > 7 ||
-          name.find_first_not_of("0123456789") != dot)
-        continue;
-      pid_t p = pid_t(std::atol(name.c_str()));
-      if (pid > 0 && p != pid)
-        continue;
-      found.push_back({p, ds.st_uid, dir + "/" + name});
-    }
-    closedir(d);
-  }
-  return found;
 }
 
 } // namespace gpubt::abi

@@ -1,10 +1,9 @@
 // gpubt <-> a dormant agent (gpubt attaching to a running CUDA process, issue 13): where the
 // agent listens and the frames both sides send on that Unix socket. Std and POSIX only.
 //
-// A process started with the agent but no GPUBT_AGENT_CONFIG listens on
-// <agent dir>/<pid>.sock, the agent dir being GPUBT_AGENT_DIR or /tmp/gpubt-agent-<uid>: made
-// mode 0700 by the process's user and refused if anyone else owns it or may write to it. The
-// agent also checks each peer's credentials (root or its own user only).
+// A process started with the agent but no GPUBT_AGENT_CONFIG listens on <folder>/<pid>.sock,
+// the folder chosen as agent_folders.h says (one of the process's user's, that no one else may
+// write to). The agent also checks each peer's credentials (root or its own user only).
 //
 // A session: gpubt sends Attach (the agent config, the probe cubins, the BPF map fds of
 // host<->GPU maps as SCM_RIGHTS); the agent answers Attached or Refused; then sends Events (printf
@@ -14,7 +13,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 #include "runtime/abi/result.h"
@@ -48,22 +46,5 @@ Result<ControlFrame> recv_frame(int socket, int timeout_ms = -1);
 // Attach's bytes: the config text and each cubin's bytes (AgentConfig::cubins order).
 std::string pack_blobs(const std::vector<std::string> &blobs);
 Result<std::vector<std::string>> unpack_blobs(const std::string &bytes);
-
-// The folder agents of user UID listen in.
-std::string agent_dir(uid_t uid);
-// Makes DIR (mode 0700) unless it exists; error if it is not a folder owned by this user that
-// no one else may write to (a folder someone else made in /tmp must not receive the socket).
-Status make_private_dir(const std::string &dir);
-
-struct AgentSocket {
-  pid_t pid = 0;
-  uid_t uid = 0; // the folder's owner
-  std::string path;
-};
-// Every agent socket this user may see (GPUBT_AGENT_DIR, else /tmp/gpubt-agent-*), with the pid
-// it names; PID > 0: only that process's. Only folders (not links to them) that no one but their
-// owner may write to: anyone can make a /tmp/gpubt-agent-N of their own. Whether the socket is
-// the agent of the process it names is the caller's to check (runtime/gpu/agent_peer.h).
-std::vector<AgentSocket> find_agent_sockets(pid_t pid = 0);
 
 } // namespace gpubt::abi

@@ -327,6 +327,7 @@ std::string write_agent_results(const AgentResults &r) {
     put_blob(out, shortened);
     put_blob(out, full);
   }
+  put_u64(out, r.untraced);
   return out;
 }
 
@@ -379,6 +380,10 @@ Result<AgentResults> parse_agent_results(const std::string &bytes) {
     res.kernel_names[std::string(shortened.begin(), shortened.end())] =
         std::string(full.begin(), full.end());
   }
+  if (r.pos == bytes.size())
+    return res; // an agent's results from before the untraced count
+  if (!r.u64(res.untraced))
+    return bad();
   return res;
 }
 

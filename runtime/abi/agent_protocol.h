@@ -82,6 +82,10 @@ struct AgentResults {
   // Kernels whose device name was shortened (kernel_name.h): that name -> the full one. Written
   // after the rest, so results of an agent older than this gpubt still parse.
   std::map<std::string, std::string> kernel_names;
+  // Modules (CUDA) or entry points (Vulkan) the probes matched that ran without them (not
+  // patched, past the layer's entry point limit): gpubt's "partially traced" exit status. After
+  // the kernel names, for the same reason.
+  uint64_t untraced = 0;
 };
 
 std::string write_agent_results(const AgentResults &results);

@@ -57,6 +57,17 @@ void say(Agent &a, const std::string &msg) {
   a.results.messages.push_back(msg);
 }
 
+namespace {
+
+// MSG says that kernels the probes matched run without them: counted for gpubt's "partially
+// traced" exit status (AgentResults::untraced).
+void say_untraced(Agent &a, const std::string &msg) {
+  say(a, msg);
+  ++a.results.untraced;
+}
+
+} // namespace
+
 // Launch callbacks cost every launch of the process about 0.7 us on the H100, traced or not:
 // they are turned on only once a module with probe code in it is loaded, so a process whose
 // kernels match no probe runs at plain speed.
@@ -132,7 +143,7 @@ void trace_context(Agent &a, CUcontext ctx, const KnownContext &known) {
       cubin = &c;
   std::string where = "device " + std::to_string(known.device) + " (" + arch + ")";
   if (!cubin)
-    return say(a, "no probe code for " + where + ": its kernels run uninstrumented");
+    return say_untraced(a, "no probe code for " + where + ": its kernels run uninstrumented");
   SanitizerResult r;
   {
     std::lock_guard<std::mutex> lock(a.patch_mu);
@@ -141,7 +152,7 @@ void trace_context(Agent &a, CUcontext ctx, const KnownContext &known) {
   }
   std::string what = cubin->bytes.empty() ? cubin->path : "gpubt's probe code";
   if (r != SANITIZER_SUCCESS)
-    return say(a, "loading " + what + " on " + where + " failed (" + result_text(r) +
+    return say_untraced(a, "loading " + what + " on " + where + " failed (" + result_text(r) +
                       "): its kernels run uninstrumented");
   auto c = std::make_unique<Context>();
   c->device = known.device;
@@ -220,7 +231,7 @@ bool ensure_memory(Agent &a, Context &c, CUcontext ctx, bool final) {
     c.memory = std::move(*memory);
   } else if (final) {
     c.memory_failed = true;
-    say(a, memory.error() + " on device " + std::to_string(c.device) +
+    say_untraced(a, memory.error() + " on device " + std::to_string(c.device) +
                ": its kernels run uninstrumented");
   }
   return bool(c.memory);
@@ -278,7 +289,7 @@ void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &k
     if (!matches || !done.emplace(probe.exit, probe.function).second)
       continue;
     if (a.config.backend == abi::GpuBackend::Ptx) {
-      say(a, "a module with kernels for " + probe.name +
+      say_untraced(a, "a module with kernels for " + probe.name +
                  " was not loaded from PTX gpubt could instrument: its kernels run "
                  "uninstrumented (--gpu-backend=ptx)");
       return;
@@ -309,7 +320,7 @@ void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &k
   if (!failed.empty()) {
     SanitizerResult r = sanitizerUnpatchModule(module);
     lock.unlock();
-    return say(a, failed + (r == SANITIZER_SUCCESS
+    return say_untraced(a, failed + (r == SANITIZER_SUCCESS
                                 ? ": the module was left as loaded, its kernels run uninstrumented"
                                 : ": undoing it failed too (" + result_text(r) + ")"));
   }
@@ -410,7 +421,7 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
         k = {0, nullptr, "sanitizerSetCallbackData failed for kernel " + names.base};
     }
     if (!k.error.empty())
-      say(a, k.error + ": it runs uninstrumented");
+      say_untraced(a, k.error + ": it runs uninstrumented");
     if (a.config.verbose) {
       char mask[32];
       std::snprintf(mask, sizeof mask, "%#llx", static_cast<unsigned long long>(k.mask));

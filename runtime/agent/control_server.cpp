@@ -25,10 +25,12 @@ namespace {
 constexpr int kSendMs = 5000;
 } // namespace
 
-Result<std::unique_ptr<ControlServer>> ControlServer::start(Handler handler) {
-  std::string dir = abi::agent_dir(getuid());
-  if (auto st = abi::make_private_dir(dir); !st)
-    return make_error(st.error());
+Result<std::unique_ptr<ControlServer>> ControlServer::start(Handler handler,
+                                                            const abi::AgentFolderRoots &roots) {
+  auto chosen = abi::choose_agent_dir(roots);
+  if (!chosen)
+    return make_error(chosen.error());
+  std::string dir = *chosen;
   std::unique_ptr<ControlServer> s(new ControlServer);
   s->handler_ = std::move(handler);
   s->path_ = dir + "/" + std::to_string(getpid()) + ".sock";
@@ -78,7 +80,7 @@ void ControlServer::loop() {
       return;
     if (!(p[0].revents & POLLIN))
       continue;
-    runtime::UniqueFd conn(accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    runtime::UniqueFd conn = accept_.accept(listen_.get(), SOCK_CLOEXEC);
     if (!conn.valid())
       continue;
     ucred peer{};
@@ -129,7 +131,7 @@ void ControlServer::serve(runtime::UniqueFd conn, pid_t peer) {
     if (poll(p, 3, -1) < 0 && errno != EINTR)
       break;
     if (p[1].revents & POLLIN) { // someone else: refused while this session lasts
-      runtime::UniqueFd other(accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      runtime::UniqueFd other = accept_.accept(listen_.get(), SOCK_CLOEXEC);
       ucred cred{};
       socklen_t len = sizeof cred;
       if (other.valid() && getsockopt(other.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)

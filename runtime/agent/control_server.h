@@ -11,7 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/abi/accept_reserve.h"
 #include "runtime/abi/agent_control.h"
+#include "runtime/abi/agent_folders.h"
 #include "runtime/abi/result.h"
 #include "runtime/abi/unique_fd.h"
 
@@ -26,8 +28,10 @@ public:
     // Undoes the attach; returns write_agent_results' bytes (sent unless gpubt is gone).
     std::function<std::string()> detach;
   };
-  // Listens on abi::agent_dir(getuid())/<pid>.sock.
-  static Result<std::unique_ptr<ControlServer>> start(Handler handler);
+  // Listens on <folder>/<pid>.sock, the folder abi::choose_agent_dir picks from ROOTS (a
+  // folder another user made first is passed over for one of this user's own).
+  static Result<std::unique_ptr<ControlServer>> start(Handler handler,
+                                                      const abi::AgentFolderRoots &roots = {});
   ~ControlServer();
 
   const std::string &path() const { return path_; }
@@ -46,6 +50,7 @@ private:
   Handler handler_;
   std::string path_;
   runtime::UniqueFd listen_, wake_read_, wake_write_;
+  runtime::AcceptReserve accept_; // accept cannot spin at the open-file limit
   std::mutex send_mu_;
   int session_ = -1; // the attached gpubt's socket (under send_mu_)
   std::atomic<bool> stop_{false};

@@ -540,6 +540,7 @@ StopReason Session::run(EventHandler &handler) {
       snapshot_process_maps(child_->pid()); // keep its mappings for symbolizing after exit
     epoll_event evs[4];
     int n = epoll_wait(ep.get(), evs, 4, 200);
+    handler.on_idle();
     if (load_watch_)
       continue_after_load(load_watch_->take_loads());
     at_python_stop(handler);

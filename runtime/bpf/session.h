@@ -40,6 +40,9 @@ public:
   virtual void on_event(const abi::EventHeader &header, const uint8_t *payload, size_t size) = 0;
   virtual bool output_failed() const { return false; } // ends the trace: its output is lost
   virtual void print_all_maps() {} // SIGUSR1
+  // Each turn of run()'s loop (at least every 200 ms): what else the trace prints as it comes
+  // (the gpu probes' printf records).
+  virtual void on_idle() {}
 };
 
 enum class StopReason { Exit, Signal, ChildExited, OutputFailed };

@@ -4,7 +4,7 @@
 #pragma once
 #include <sys/types.h>
 
-#include "runtime/abi/agent_control.h"
+#include "runtime/abi/agent_folders.h"
 #include "runtime/abi/result.h"
 #include "runtime/abi/unique_fd.h"
 

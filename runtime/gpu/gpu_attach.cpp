@@ -30,6 +30,10 @@ constexpr int kFrameMs = 5000;  // one frame, once its first byte is there
 constexpr size_t kMaxEventBytes = size_t(64) << 20;
 // Sockets tried at once without -p: a few silent ones cost one answer time, not one each.
 constexpr size_t kAttachWorkers = 32;
+// Without -p, a socket whose attach failed (its agent busy with another gpubt, or not yet
+// accepting) is tried again after this, doubled at each failure up to kRetryMost.
+constexpr auto kRetryFirst = std::chrono::milliseconds(500);
+constexpr auto kRetryMost = std::chrono::seconds(30);
 
 std::string read_file(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -49,6 +53,7 @@ void merge_results(abi::AgentResults &into, abi::AgentResults from, pid_t pid) {
   for (auto &m : from.messages)
     into.messages.push_back("process " + std::to_string(pid) + ": " + escape_control(m));
   into.kernel_names.merge(from.kernel_names);
+  into.untraced += from.untraced;
 }
 
 // PID as its own pid namespace numbers it (the last NSpid of /proc/PID/status): an agent in a
@@ -83,7 +88,7 @@ std::string no_agent_reason(pid_t pid) {
     std::string var = env.substr(at, end == std::string::npos ? std::string::npos : end - at);
     if (var.rfind(key, 0) == 0 && var.find("gpubt_agent") != std::string::npos)
       return "process " + std::to_string(pid) + " has gpubt's agent (" + var +
-             ") but no control socket in " + abi::agent_dir(st.st_uid) +
+             ") but no control socket in " + abi::agent_dirs_text(st.st_uid) +
              ": it has not initialized CUDA yet, was started by gpubt -c, or runs with another "
              "GPUBT_AGENT_DIR";
     if (end == std::string::npos)
@@ -144,7 +149,7 @@ Result<std::unique_ptr<GpuAttach>> GpuAttach::start(const abi::ProgramSpec &spec
                         escape_control(why));
   } else {
     // All at once: one agent slow to answer (or a socket that never does) costs one wait.
-    for (const auto &s : sockets)
+    for (const auto &s : g->due(sockets))
       g->start_attach(s);
     g->wait_attaches();
     if (!g->attached_count_)
@@ -162,8 +167,40 @@ GpuAttach::~GpuAttach() {
   stop_attaches();
 }
 
+std::vector<abi::AgentSocket> GpuAttach::due(const std::vector<abi::AgentSocket> &found) {
+  std::set<pid_t> attached;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    attached = attached_pids_;
+  }
+  auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  std::vector<abi::AgentSocket> out;
+  for (const auto &s : found) {
+    if (attached.count(s.pid))
+      continue;
+    auto [it, fresh] = tried_.try_emplace(s.path);
+    if (!fresh && now < it->second.next)
+      continue;
+    it->second.next = std::chrono::steady_clock::time_point::max(); // until this try ends
+    out.push_back(s);
+  }
+  return out;
+}
+
+bool GpuAttach::note_failure(const abi::AgentSocket &socket, bool gone) {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  Retry &r = tried_[socket.path];
+  bool first = r.failures++ == 0;
+  if (gone)
+    return false; // stays at max: never again
+  auto wait = kRetryFirst * (1 << std::min(r.failures - 1, 16));
+  r.next = std::chrono::steady_clock::now() +
+           std::min<std::chrono::steady_clock::duration>(wait, kRetryMost);
+  return first;
+}
+
 void GpuAttach::start_attach(const abi::AgentSocket &socket) {
-  tried_.insert(socket.pid);
   std::lock_guard<std::mutex> lock(queue_mu_);
   queued_.push_back(socket);
   if (workers_.size() < kAttachWorkers && workers_.size() < queued_.size() + attaching_)
@@ -181,10 +218,13 @@ void GpuAttach::attach_worker() {
     queued_.pop_front();
     ++attaching_;
     lock.unlock();
-    if (auto st = attach(socket, socket.pid); !st && process_exists(socket.pid)) {
+    // Said at its first failure only: it is tried again meanwhile (note_failure).
+    if (auto st = attach(socket, socket.pid);
+        !st && note_failure(socket, !process_exists(socket.pid))) {
       std::lock_guard<std::mutex> out(mu_);
       // The socket's path is in it: anyone may name a folder /tmp/gpubt-agent-<escapes>.
-      *err_ << "WARNING: process " << socket.pid << ": " << escape_control(st.error()) << "\n";
+      *err_ << "WARNING: process " << socket.pid << ": " << escape_control(st.error())
+            << (stop_ ? "" : " (tried again until the trace ends)") << "\n";
     }
     lock.lock();
     --attaching_;
@@ -250,6 +290,7 @@ Status GpuAttach::attach(const abi::AgentSocket &socket, pid_t pid) {
     if (options_.verbose)
       *err_ << "gpubt: attached to " << text << "\n";
     links_.push_back(std::move(link));
+    attached_pids_.insert(pid);
     ++attached_count_;
     return Ok{};
   }
@@ -316,9 +357,8 @@ void GpuAttach::loop() {
     auto now = std::chrono::steady_clock::now();
     if (options_.pid == 0 && now - last_scan > std::chrono::milliseconds(250)) {
       last_scan = now;
-      for (const auto &s : abi::find_agent_sockets(0))
-        if (!tried_.count(s.pid))
-          start_attach(s); // not waited for here: the attached ones' frames keep coming
+      for (const auto &s : due(abi::find_agent_sockets(0)))
+        start_attach(s); // not waited for here: the attached ones' frames keep coming
     }
   }
 }

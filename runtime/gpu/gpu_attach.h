@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "runtime/abi/agent_control.h"
+#include "runtime/abi/agent_folders.h"
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
@@ -64,6 +65,7 @@ private:
   // The workers are few whatever the number of sockets: anyone can make any number of socket
   // names in a folder of their own, and a thread for each ran a root gpubt out of threads.
   void start_attach(const abi::AgentSocket &socket);
+  void start_attaches(const std::vector<abi::AgentSocket> &found);
   void attach_worker();
   void wait_attaches();
   void stop_attaches();
@@ -79,7 +81,19 @@ private:
   std::ostream *err_ = nullptr;
   std::mutex mu_;
   std::vector<std::unique_ptr<Link>> links_;
-  std::set<pid_t> tried_; // processes seen (attached or refused): not tried again
+  // Sockets tried (by path, so that another user's socket named after a process cannot keep
+  // its real one from being tried), with when each may be tried again (start_attach's lock):
+  // a failed one with a backoff, an attached one or one whose process is gone never.
+  struct Retry {
+    int failures = 0;
+    std::chrono::steady_clock::time_point next;
+  };
+  std::map<std::string, Retry> tried_;
+  std::set<pid_t> attached_pids_; // under mu_
+  // The sockets of FOUND due for a try (not attached, no backoff running), marked as tried.
+  std::vector<abi::AgentSocket> due(const std::vector<abi::AgentSocket> &found);
+  // After a try of SOCKET: when it may be tried again, and whether to warn (its first failure).
+  bool note_failure(const abi::AgentSocket &socket, bool gone);
   std::vector<uint8_t> events_; // at most kMaxEventBytes (gpu_attach.cpp) not yet taken
   std::map<pid_t, uint64_t> events_dropped_; // bytes of records past it, by process
   abi::AgentResults results_;

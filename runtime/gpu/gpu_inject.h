@@ -74,6 +74,7 @@ struct GpuOutcome {
   uint64_t launches = 0;             // kernel launches any gpu probe ran in, all probes together
   std::vector<std::string> warnings; // dropped map updates, the agent's messages
   std::map<std::string, std::string> kernel_names; // shortened device name -> full name
+  uint64_t untraced = 0; // modules / entry points the probes matched that ran without them
 };
 
 // Reads what the agent wrote. Error: no results (the child died before exit handlers ran, or

@@ -37,6 +37,7 @@ Result<abi::AgentResults> read_all_results(const GpuRun &run) {
       for (auto &m : one->messages)
         all.messages.push_back(std::move(m));
       all.kernel_names.merge(one->kernel_names);
+      all.untraced += one->untraced;
     }
     closedir(d);
   }
@@ -66,6 +67,7 @@ GpuOutcome gpu_outcome(const abi::ProgramSpec &spec, const abi::AgentResults &re
   GpuOutcome out;
   out.maps.resize(spec.maps.size());
   out.kernel_names = all->kernel_names;
+  out.untraced = all->untraced;
   // A from_host map's device table is the host's copy: the host map prints. A to_host map's is
   // read for its drops only: the agent copied it into the BPF map, which prints.
   auto valid = [&](size_t j) {

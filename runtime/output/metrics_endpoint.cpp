@@ -112,8 +112,10 @@ MetricsEndpoint::~MetricsEndpoint() {
     thread_.join();
 }
 
-void MetricsEndpoint::serve(std::function<std::string()> render) {
+void MetricsEndpoint::serve(std::function<std::string()> render,
+                            std::chrono::milliseconds render_every) {
   render_ = std::move(render);
+  render_every_ = render_every;
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -162,7 +164,7 @@ void MetricsEndpoint::loop() {
     if (!(p[1].revents & POLLIN))
       continue;
     for (;;) {
-      UniqueFd fd(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+      UniqueFd fd = accept_.accept(listener_.get(), SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (!fd.valid())
         break;
       if (clients.size() == kMaxClients)
@@ -171,6 +173,16 @@ void MetricsEndpoint::loop() {
                          false});
     }
   }
+}
+
+const std::string &MetricsEndpoint::rendered() {
+  auto now = std::chrono::steady_clock::now();
+  if (!has_text_ || now - rendered_at_ >= render_every_) {
+    text_ = render_();
+    rendered_at_ = std::chrono::steady_clock::now(); // after it: a slow one is not redone at once
+    has_text_ = true;
+  }
+  return text_;
 }
 
 bool MetricsEndpoint::read_request(Client &c) {
@@ -200,7 +212,7 @@ bool MetricsEndpoint::read_request(Client &c) {
   if (method != "GET" && !head)
     c.answer = response("405 Method Not Allowed", "text/plain", "GET only\n", false);
   else if (path == "/metrics")
-    c.answer = response("200 OK", "text/plain; version=0.0.4; charset=utf-8", render_(), head);
+    c.answer = response("200 OK", "text/plain; version=0.0.4; charset=utf-8", rendered(), head);
   else if (path == "/")
     c.answer = response("200 OK", "text/plain", "gpubt: metrics at /metrics\n", head);
   else

@@ -1,13 +1,18 @@
-// --metrics: a minimal HTTP/1.1 server on its own thread that answers GET /metrics with a text
-// made afresh for each request (one Prometheus scrape), then closes the connection. One poll
-// loop serves many connections at once, each with a deadline counted from its accept, so an
-// idle or slow client holds nothing up; no library, so the runtime gains no dependency.
+// --metrics: a minimal HTTP/1.1 server on its own thread that answers GET /metrics with the
+// exposition text, then closes the connection. The text is made at most once a second and
+// shared by every request meanwhile, so that a storm of scrapes (anyone who reaches the port)
+// costs the traced host one render a second, not one per request. One poll loop serves many
+// connections at once, each with a deadline counted from its accept, so an idle or slow client
+// holds nothing up, and accept cannot spin at the open-file limit (accept_reserve.h); no
+// library, so the runtime gains no dependency.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "runtime/abi/accept_reserve.h"
 #include "runtime/abi/result.h"
 #include "runtime/abi/unique_fd.h"
 
@@ -21,8 +26,10 @@ public:
   ~MetricsEndpoint(); // stops the thread at once (a render in progress ends first); never waits
                       // on a client
 
-  // Starts the thread; RENDER runs on it for each GET /metrics and returns the exposition text.
-  void serve(std::function<std::string()> render);
+  // Starts the thread; RENDER runs on it for GET /metrics (at most once every RENDER_EVERY, the
+  // text reused meanwhile) and returns the exposition text.
+  void serve(std::function<std::string()> render,
+             std::chrono::milliseconds render_every = std::chrono::seconds(1));
   int port() const { return port_; }
 
 private:
@@ -31,10 +38,16 @@ private:
   void loop();
   // Reads what came; once the request is whole, makes the answer. False: the client is done.
   bool read_request(Client &c);
+  const std::string &rendered(); // the text, made again when older than render_every_
 
   UniqueFd listener_, wake_; // wake_: an eventfd the destructor writes to end loop()'s poll
   int port_;
   std::function<std::string()> render_;
+  std::chrono::milliseconds render_every_{0};
+  std::string text_;
+  std::chrono::steady_clock::time_point rendered_at_;
+  bool has_text_ = false;
+  AcceptReserve accept_;
   std::thread thread_;
 };
 

@@ -45,6 +45,11 @@ bool g_submitted = false;
 int64_t g_written_ns = 0, g_write_cost_ns = 0;
 // Work was submitted since the maps host probes read were last copied into their BPF maps.
 bool g_copy_pending = false;
+// The copies after waits are rate-limited by a token bucket (after_wait): its tokens, and when
+// it was last filled.
+constexpr double kCopyBurst = 16;
+double g_copy_tokens = kCopyBurst;
+int64_t g_copy_filled_ns = 0;
 
 int64_t monotonic_ns() {
   timespec ts;
@@ -82,6 +87,7 @@ void write_results() {
     }
   if (g_untraced)
     results.messages.push_back(untraced_summary());
+  results.untraced = g_untraced;
   std::string path = c.agent.results_path + "." + std::to_string(getpid()) + ".vulkan";
   {
     std::ofstream out(path + ".tmp", std::ios::binary | std::ios::trunc);
@@ -445,16 +451,26 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t n,
   return submit(&Device::queue_submit2, queue, n, submits, fence);
 }
 
-// The program waited for the GPU: the maps host probes read get what the shaders wrote (after
-// every wait, as the CUDA agent copies them at every synchronization: host probes that run next
-// see it), and the probes' results so far go to the results file.
+// The program waited for the GPU: the maps host probes read get what the shaders wrote (as the
+// CUDA agent copies them at synchronizations: host probes that run next see it), and the
+// probes' results so far go to the results file. A program that waited thousands of times a
+// second had all those maps copied after each wait: the copies now take tokens from a bucket of
+// 16 that fills at 100 a second, one each plus one per 100 us the copy took, so that a few
+// waits in a row are each copied, a storm of them about 100 times a second, and copies of big
+// maps take at most about 1% of the time. A wait without a token leaves the copy pending for a
+// later one; the device's end and the exit copy whatever is left.
 VkResult after_wait(VkResult r) {
   if (r == VK_SUCCESS) {
     std::lock_guard<std::mutex> lock(g_mu);
-    if (g_copy_pending)
+    int64_t now = monotonic_ns();
+    g_copy_tokens = std::min(kCopyBurst, g_copy_tokens + double(now - g_copy_filled_ns) / 1e7);
+    g_copy_filled_ns = now;
+    if (g_copy_pending && g_copy_tokens >= 1) {
       for (const auto &[k, d] : g_devices)
         copy_to_host(d);
-    g_copy_pending = false;
+      g_copy_pending = false;
+      g_copy_tokens -= 1 + double(monotonic_ns() - now) / 1e5;
+    }
     write_results_after_wait();
   }
   return r;

@@ -9,7 +9,11 @@ answers: "escape" a Refused frame full of terminal escape sequences, "huge" a he
 "printexit", "badrecord" and "flood" Attached, the Events frames EVENTS_THEN_EXIT lists, and
 exit with status 3; "badresults" Attached, and at Detach Results of two images, the first with a
 record claiming 0 bytes, the second with a printf record; "warn" a warning Log frame (with an
-escape sequence) and a -v Log frame before Attached, then exits with status 3; "silent" nothing. LIB: a file named
+escape sequence) and a -v Log frame before Attached, then exits with status 3; "failfirst"
+closes its first connection unanswered, then answers Attached and at Detach empty Results;
+"partial" Attached, and at Detach Results of one image whose probe ran once, with one module
+said and counted as untraced (an agent that could not patch it); "printlive" Attached, one
+printf record, and at Detach empty Results; "silent" nothing. LIB: a file named
 libgpubt_agent*.so to map first (this process then looks like one that loaded the agent)."""
 import mmap
 import os
@@ -59,8 +63,10 @@ def main():
             f.write(what + "\n")
 
     say(f"ready {os.getpid()}")
+    connections = 0
     while True:
         conn, _ = s.accept()
+        connections += 1
         say("connected")
         conn.settimeout(5)
         try:
@@ -95,6 +101,28 @@ def main():
                 conn.sendall(frame(EVENTS, events))
             conn.close()
             sys.exit(3)
+        elif mode == "printlive":
+            conn.sendall(frame(ATTACHED, b"a fake that prints once"))
+            conn.sendall(frame(EVENTS, PRINTF_RECORD))
+            conn.settimeout(None)
+            conn.recv(16)  # Detach
+            conn.sendall(frame(RESULTS, b"GPUBTRS1" + struct.pack("<QQQ", 0, 0, 0)))
+        elif mode == "failfirst" and connections == 1:
+            conn.close()
+        elif mode == "failfirst":
+            conn.sendall(frame(ATTACHED, b"a fake that failed once"))
+            conn.settimeout(None)
+            conn.recv(16)  # Detach
+            conn.sendall(frame(RESULTS, b"GPUBTRS1" + struct.pack("<QQQ", 0, 0, 0)))
+        elif mode == "partial":
+            conn.sendall(frame(ATTACHED, b"a fake with an unpatched module"))
+            conn.settimeout(None)
+            conn.recv(16)  # Detach
+            said = b"sanitizerPatchModule failed: the module was left as loaded"
+            image = struct.pack("<QQQQQ", 0, 1, 1, 0, 0) + struct.pack("<Q", 0)
+            results = (b"GPUBTRS1" + struct.pack("<Q", 1) + image + struct.pack("<QQ", 1, len(said)) +
+                       said + struct.pack("<QQ", 0, 1))  # no kernel names, 1 untraced
+            conn.sendall(frame(RESULTS, results))
         elif mode == "badresults":
             conn.sendall(frame(ATTACHED, b"a fake with broken results"))
             conn.settimeout(None)

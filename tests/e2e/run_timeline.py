@@ -278,17 +278,21 @@ def a_planted_temporary_is_never_followed(ctx):
     path = os.path.join(folder, "x.json")
     for name in ("x.json.tmp", ".x.json.tmp"):
         subprocess.run(NOBODY + ["ln", "-s", victim, os.path.join(folder, name)], check=True)
-    r = run(ctx, ["--timeline", path, "-e", PRINTFS.format(p=ctx.programs), "-c",
-                  f"{ctx.programs}/calls 2"])
-    assert r.returncode == 0, r.stderr
-    with open(victim) as f:
-        assert f.read() == "precious\n"
-    for name in ("x.json.tmp", ".x.json.tmp"):
-        assert os.readlink(os.path.join(folder, name)) == victim
-    st = os.lstat(path)
-    assert stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid(), st
-    with open(path) as f:
-        assert len([e for e in json.load(f)["traceEvents"] if e["ph"] == "i"]) == 20
+    try:
+        r = run(ctx, ["--timeline", path, "-e", PRINTFS.format(p=ctx.programs), "-c",
+                      f"{ctx.programs}/calls 2"])
+        assert r.returncode == 0, r.stderr
+        with open(victim) as f:
+            assert f.read() == "precious\n"
+        for name in ("x.json.tmp", ".x.json.tmp"):
+            assert os.readlink(os.path.join(folder, name)) == victim
+        st = os.lstat(path)
+        assert stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid(), st
+        with open(path) as f:
+            assert len([e for e in json.load(f)["traceEvents"] if e["ph"] == "i"]) == 20
+    finally:
+        shutil.rmtree(folder)
+        shutil.rmtree(os.path.dirname(victim))
 
 
 @case
@@ -487,7 +491,18 @@ def main():
     if subprocess.run([setup, ctx.viewer]).returncode != 0:
         print("FAIL: no trace viewer (scripts/setup-trace-viewer.sh)")
         return 1
-    return run_cases(ctx, ctx.filter)
+    # Every folder the cases make (tempfile's) goes under one scratch folder, removed at the end
+    # whatever a case left (the victim folders of the S1 cases were left in /tmp at each run).
+    # Mode 0755: nobody, who plays the other user, reaches the folders made for it inside.
+    scratch = tempfile.mkdtemp(prefix="gpubt-timeline-run-")
+    os.chmod(scratch, 0o755)
+    tempfile.tempdir = scratch
+    try:
+        status = run_cases(ctx, ctx.filter)
+    finally:
+        tempfile.tempdir = None
+        shutil.rmtree(scratch, ignore_errors=True)
+    return status
 
 
 if __name__ == "__main__":

@@ -162,6 +162,8 @@ int main(int argc, char **argv) {
   const char *entry = getenv("VK_VECTOR_ADD_ENTRY");
   int churn = getenv("VK_VECTOR_ADD_PIPELINES") ? atoi(getenv("VK_VECTOR_ADD_PIPELINES")) : 0;
   int delay_ms = getenv("VK_VECTOR_ADD_DELAY_MS") ? atoi(getenv("VK_VECTOR_ADD_DELAY_MS")) : 0;
+  // The compute submission again this many times, each waited for (a program that waits often).
+  int waits = getenv("VK_VECTOR_ADD_WAITS") ? atoi(getenv("VK_VECTOR_ADD_WAITS")) : 0;
   if (n == 0 || dispatches < 1) {
     fprintf(stderr, "usage: vk_vector_add [N] [DISPATCHES] [time|kill]\n");
     return 2;
@@ -401,6 +403,13 @@ int main(int argc, char **argv) {
     free(us);
   }
 
+  for (int w = 0; w < waits; ++w) {
+    VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cbs[1];
+    CHECK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
+    CHECK(vkQueueWaitIdle(queue));
+  }
   churn_pipelines(dev, queue, cpool, &smci, cpci, set, n, churn);
 
   const float *c = stage; // read back into the staging buffer's first half

@@ -14,6 +14,7 @@
 
 #include "runtime/abi/agent_control.h"
 #include "runtime/agent/control_server.h"
+#include "tests/support/fd_limit_filler.h"
 
 using namespace gpubt;
 using gpubt::abi::Frame;
@@ -30,6 +31,17 @@ runtime::UniqueFd connect_to(const std::string &path) {
   return fd;
 }
 
+// Connects to PATH and sends Attach; the answer (an error when none came).
+Result<gpubt::abi::ControlFrame> attach_at(const std::string &path, runtime::UniqueFd &conn) {
+  conn = connect_to(path);
+  if (!conn.valid())
+    return make_error("cannot connect to " + path);
+  if (auto st = gpubt::abi::send_frame(conn.get(), Frame::Attach, gpubt::abi::pack_blobs({"x"}));
+      !st)
+    return make_error(st.error());
+  return gpubt::abi::recv_frame(conn.get(), 5000);
+}
+
 struct ControlServerTest : ::testing::Test {
   std::string dir;
   std::atomic<int> attaches{0}, detaches{0};
@@ -43,7 +55,7 @@ struct ControlServerTest : ::testing::Test {
     unsetenv("GPUBT_AGENT_DIR");
     std::system(("rm -rf " + dir).c_str());
   }
-  std::unique_ptr<agent::ControlServer> start() {
+  std::unique_ptr<agent::ControlServer> start(const gpubt::abi::AgentFolderRoots &roots = {}) {
     agent::ControlServer::Handler h;
     h.attach = [this](std::vector<std::string> blobs, std::vector<int> fds) -> Result<std::string> {
       for (int fd : fds)
@@ -58,7 +70,7 @@ struct ControlServerTest : ::testing::Test {
       ++detaches;
       return std::string("the results");
     };
-    auto s = agent::ControlServer::start(h);
+    auto s = agent::ControlServer::start(h, roots);
     EXPECT_TRUE(s) << (s ? "" : s.error());
     return s ? std::move(*s) : nullptr;
   }
@@ -224,4 +236,60 @@ TEST_F(ControlServerTest, GpubtThatStopsReadingDoesNotStopTheProgram) {
   for (int i = 0; i < 6000 && detaches == 0; ++i)
     usleep(10000);
   EXPECT_EQ(detaches, 1); // the session ended: the agent detached by itself
+}
+
+// Issue 23: anyone may make /tmp/gpubt-agent-UID before the user's first agent does (here
+// nobody, in a folder standing for /tmp). The agent used to refuse it and take no attach
+// requests at all; now it listens in a folder of its own user's, where gpubt's search finds it.
+TEST_F(ControlServerTest, FolderAnotherUserMadeFirstDoesNotStopTheAgentListening) {
+  unsetenv("GPUBT_AGENT_DIR");
+  gpubt::abi::AgentFolderRoots roots{dir + "/tmp", dir + "/run-user"};
+  chmod(dir.c_str(), 0755);
+  ASSERT_EQ(mkdir(roots.tmp.c_str(), 0777), 0);
+  chmod(roots.tmp.c_str(), 01777);
+  std::string taken = roots.tmp + "/gpubt-agent-" + std::to_string(geteuid());
+  pid_t child = fork();
+  if (child == 0)
+    _exit(setgid(65534) == 0 && setuid(65534) == 0 && mkdir(taken.c_str(), 0700) == 0 ? 0 : 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto server = start(roots);
+  ASSERT_TRUE(server);
+  EXPECT_EQ(server->path().rfind(taken + ".", 0), 0u) << server->path();
+  auto found = gpubt::abi::find_agent_sockets(getpid(), roots);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].path, server->path());
+  runtime::UniqueFd one;
+  auto answer = attach_at(server->path(), one);
+  ASSERT_TRUE(answer) << answer.error();
+  EXPECT_EQ(answer->type, Frame::Attached);
+}
+
+// Issue 23 review: at the open-file limit the control thread's accept failed (EMFILE) and it
+// polled again at once, the listener still readable: a CPU of the traced program's host spun
+// for as long as the limit lasted. Now the waiting gpubt is turned away (its connection closed)
+// and the thread idles; with descriptors free again, gpubt attaches as before.
+TEST_F(ControlServerTest, AtTheOpenFileLimitAWaitingGpubtIsTurnedAwayWithoutSpinning) {
+  auto server = start();
+  ASSERT_TRUE(server);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, server->path().c_str());
+  runtime::UniqueFd waiting(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)); // before the limit
+  gpubt::test::FdLimitFiller limit;
+  ASSERT_TRUE(limit.ok());
+  ASSERT_EQ(connect(waiting.get(), reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+  double cpu0 = gpubt::test::cpu_seconds();
+  auto closed = gpubt::abi::recv_frame(waiting.get(), 5000);
+  usleep(500000); // what the control thread does meanwhile: nothing
+  double spent = gpubt::test::cpu_seconds() - cpu0;
+  limit.release();
+  ASSERT_FALSE(closed);
+  EXPECT_EQ(closed.error(), "closed") << "the gpubt waiting at the limit was left waiting";
+  EXPECT_LT(spent, 0.25) << "CPU seconds the process spent at the limit";
+  runtime::UniqueFd one;
+  auto answer = attach_at(server->path(), one);
+  ASSERT_TRUE(answer) << answer.error();
+  EXPECT_EQ(answer->type, Frame::Attached);
 }
