@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
@@ -39,6 +40,18 @@ public:
   virtual llvm::FunctionType *probe_type(llvm::LLVMContext &ctx) const = 0;
   virtual llvm::Value *probe_context(llvm::IRBuilder<> &b, llvm::Value *first_arg) const = 0;
   virtual unsigned global_address_space() const = 0; // where device memory is addressed
+  // Which probe points it lowers (abi/probe_point.h); a probe at another one is an error.
+  virtual bool supports(abi::ProbePointKind kind) const = 0;
+  // How an injector calls probe PROBE_BIT here. DIRECT (probe_type, named NAME +
+  // GPUBT_PROBE_DIRECT_SUFFIX) runs its body for the context it is given, and is what an injector
+  // calls in a kernel the probe matches. A target whose injector also runs probes in kernels they
+  // do not match adds what filters them (PTX: NAME, the Compute Sanitizer patch).
+  virtual void add_probe_entry(llvm::Module &, llvm::Function &direct, const std::string &name,
+                               uint32_t probe_bit) const {}
+  // After emit(): what an injector needs besides the probes' functions to call PROBES from CODE
+  // (PTX: a dispatcher per point several probes share, and each probe's `patch`).
+  virtual void add_probe_calls(abi::DeviceCode &code,
+                               std::vector<abi::DeviceProbeSpec> &probes) const {}
   virtual llvm::Value *thread_index(llvm::IRBuilder<> &b, Dim d) const = 0;
   virtual llvm::Value *block_index(llvm::IRBuilder<> &b, Dim d) const = 0;
   virtual llvm::Value *block_dim(llvm::IRBuilder<> &b, Dim d) const = 0;

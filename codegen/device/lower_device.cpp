@@ -26,8 +26,8 @@ bool uses_builtin(const Probe &p, stdlib::BuiltinId id) {
   return found;
 }
 
-// Two functions per probe: NAME_direct runs BODY (given a ctx), NAME tests the probe's bit in
-// the ctx first (a Compute Sanitizer patch runs in every kernel of its module) and calls it.
+// NAME_direct runs BODY (given a ctx); the target adds how its injector calls it (PTX: NAME, a
+// Compute Sanitizer patch that tests the probe's bit in the ctx first).
 void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bit,
                            const std::function<void(llvm::BasicBlock *out)> &body) {
   auto &b = c.b;
@@ -48,32 +48,7 @@ void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bi
   c.userdata = c.target.probe_context(b, ud);
   body(out);
   b.CreateBr(out);
-
-  auto *checked = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, c.mod);
-  checked->addFnAttr(llvm::Attribute::NoInline);
-  checked->addFnAttr(llvm::Attribute::NoUnwind);
-  auto *first = llvm::BasicBlock::Create(c.ctx, "entry", checked);
-  auto *run = llvm::BasicBlock::Create(c.ctx, "run", checked);
-  auto *skip = llvm::BasicBlock::Create(c.ctx, "skip", checked);
-  b.SetInsertPoint(skip);
-  b.CreateRet(b.getInt32(GPUBT_PATCH_SUCCESS));
-  b.SetInsertPoint(first);
-  llvm::Value *arg = checked->getArg(0);
-  auto *check = llvm::BasicBlock::Create(c.ctx, "check", checked);
-  b.CreateCondBr(b.CreateIsNull(arg), skip, check);
-  b.SetInsertPoint(check);
-  auto *mask = b.CreateAlignedLoad(
-      b.getInt64Ty(),
-      b.CreateGEP(b.getInt8Ty(), c.target.probe_context(b, arg),
-                  b.getInt64(offsetof(gpubt_device_ctx, probe_mask))),
-      llvm::Align(8));
-  b.CreateCondBr(b.CreateICmpNE(b.CreateAnd(b.CreateLShr(mask, probe_bit), 1), b.getInt64(0)),
-                 run, skip);
-  b.SetInsertPoint(run);
-  std::vector<llvm::Value *> args;
-  for (auto &a : checked->args())
-    args.push_back(&a);
-  b.CreateRet(b.CreateCall(direct, args));
+  c.target.add_probe_entry(c.mod, *direct, name, probe_bit);
 }
 
 // `last_thread`: every thread leaving counts itself in the launch's launch_exited (one atomic
@@ -228,7 +203,7 @@ hidden_probe(const std::string &kind, const std::string &pattern, const abi::Pro
   abi::DeviceProbeSpec ps;
   ps.name = "gpu:" + kind + ":" + pattern;
   ps.kernel = pattern;
-  ps.exit = kind == "kretprobe";
+  ps.point.kind = kind == "kretprobe" ? abi::ProbePointKind::Exit : abi::ProbePointKind::Entry;
   ps.function = GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(n);
   return ps;
 }
@@ -335,7 +310,12 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
       abi::DeviceProbeSpec ps;
       ps.name = ap.name();
       ps.kernel = ap.func;
-      ps.exit = ap.provider == Provider::GpuKretprobe && !same_result_at_entry(*probe);
+      ps.point.kind = ap.provider == Provider::GpuKretprobe && !same_result_at_entry(*probe)
+                          ? abi::ProbePointKind::Exit
+                          : abi::ProbePointKind::Entry;
+      if (!target.supports(ps.point.kind))
+        return make_error(ap.name() + ": " + target.name() + " probes cannot run at " +
+                          abi::probe_point_name(ps.point.kind));
       ps.function = GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(n);
       DevCtx c(mod, target);
       c.sema = &sema;
@@ -365,6 +345,7 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
   auto image = target.emit(mod);
   if (!image)
     return make_error(image.error());
+  target.add_probe_calls(*image, spec.device.probes);
   if (image->format == abi::DeviceFormat::Ptx)
     spec.device.ptx = std::move(image->bytes);
   else

@@ -44,7 +44,7 @@ template <class T> bool to_number(const std::string &s, T &v) {
 
 // THE list of what the config says: each directive's name and fields, in order. The writer and
 // the parser below both walk it, so a new field is one line here. A directive's fields:
-// field (a value), choice (one of two words), optional (a trailing string, absent when empty),
+// field (a value; a probe point as its word), optional (a trailing string, absent when empty),
 // flag (a trailing word, present when true).
 template <class V> void fields(V &v, AgentCubin &c) {
   v.field(c.arch);
@@ -52,10 +52,11 @@ template <class V> void fields(V &v, AgentCubin &c) {
   v.optional(c.ptx);
 }
 template <class V> void fields(V &v, DeviceProbeSpec &p) {
-  v.choice(p.exit, "enter", "exit");
+  v.field(p.point);
   v.field(p.function);
   v.field(p.name);
   v.field(p.kernel);
+  v.optional(p.patch);
 }
 template <class V> void fields(V &v, DeviceMapSpec &m) {
   v.field(m.capacity);
@@ -97,8 +98,8 @@ struct FieldWriter {
   std::string &line;
   void field(const std::string &s) { (line += '\t') += s; }
   void field(GpuBackend b) { field(std::string(backend_name(b))); }
+  void field(const ProbePoint &p) { field(probe_point_text(p)); }
   template <class T> void field(T v) { field(std::to_string(v)); }
-  void choice(bool v, const char *no, const char *yes) { field(std::string(v ? yes : no)); }
   void optional(const std::string &s) {
     if (!s.empty())
       field(s);
@@ -143,6 +144,10 @@ struct FieldReader {
     auto *x = next();
     ok = ok && parse_backend(*x, b);
   }
+  void field(ProbePoint &p) {
+    auto *x = next();
+    ok = ok && parse_probe_point(*x, p);
+  }
   template <class T> void field(T &v) {
     auto *x = next();
     ok = ok && to_number(*x, v);
@@ -151,11 +156,6 @@ struct FieldReader {
     auto *x = next();
     ok = ok && (*x == "0" || *x == "1");
     v = ok && *x == "1";
-  }
-  void choice(bool &v, const char *no, const char *yes) {
-    auto *x = next();
-    ok = ok && (*x == no || *x == yes);
-    v = ok && *x == yes;
   }
   void optional(std::string &s) {
     if (at < f.size())

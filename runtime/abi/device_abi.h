@@ -11,11 +11,13 @@
  *   extern "C" __device__ __noinline__ SanitizerPatchResult gpubt_probe_N(void *userdata,
  *                                                                          uint64_t pc);
  *
- * gpu:kprobe:K    -> SANITIZER_INSTRUCTION_BLOCK_ENTER (every thread, at kernel entry)
- * gpu:kretprobe:K -> SANITIZER_INSTRUCTION_BLOCK_EXIT  (every thread, at exit)
- * `userdata` is the device address of a struct gpubt_device_ctx (sanitizerSetCallbackData per
- * launch); `pc` is unused. They always return 0 (SANITIZER_PATCH_SUCCESS). Assemble the PTX with
- * `ptxas -arch=sm_XX --compile-as-tools-patch` (no -c). */
+ * at its DeviceProbeSpec::point (abi/probe_point.h; the agent patches Entry at
+ * SANITIZER_INSTRUCTION_BLOCK_ENTER, Exit at SANITIZER_INSTRUCTION_BLOCK_EXIT). Where several
+ * probes share a point the agent patches the point's dispatcher instead (DeviceProbeSpec::patch,
+ * "gpubt_dispatch_<point>", targets/ptx), which calls each of them. `userdata` is the device
+ * address of a struct gpubt_device_ctx (sanitizerSetCallbackData per launch); `pc` is unused. They
+ * always return 0 (SANITIZER_PATCH_SUCCESS). Assemble the PTX with `ptxas -arch=sm_XX
+ * --compile-as-tools-patch` (no -c). */
 #define GPUBT_DEVICE_ABI_VERSION 1u
 #define GPUBT_PROBE_FUNCTION_PREFIX "gpubt_probe_"
 /* gpubt_probe_N_direct: probe N without the probe_mask test, for the PTX backend, which pastes it

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/abi/probe_point.h"
+
 namespace gpubt::abi {
 
 // A value's byte layout and how to print it.
@@ -187,8 +189,11 @@ constexpr uint32_t global_map_drops_slot(uint32_t map_index) { return GlobalSlot
 struct DeviceProbeSpec {
   std::string name;     // canonical probe name, "gpu:kretprobe:vectorAdd"
   std::string kernel;   // kernel pattern (wildcards): demangled base name, signature or mangled
-  bool exit = false;    // false: BLOCK_ENTER (gpu:kprobe), true: BLOCK_EXIT (gpu:kretprobe)
-  std::string function; // patch function in the PTX, "gpubt_probe_<N>"
+  ProbePoint point;     // where it runs: Entry (gpu:kprobe), Exit (gpu:kretprobe)
+  std::string function; // its function in the image, "gpubt_probe_<N>"
+  // PTX: the function the Compute Sanitizer patches at its point: `function`, or the point's
+  // dispatcher where several probes share it (targets/ptx). Empty for other targets.
+  std::string patch;
 };
 
 // A map used by gpu probes: lives in device memory (gpubt_device_ctx::maps[i] for maps[i]).

@@ -256,6 +256,19 @@ KernelSetup setup_kernel(Agent &a, Context &c, CUcontext ctx, CUmodule module,
   return k;
 }
 
+// The agent's inserter: the Sanitizer instruction kind a probe point is patched at, or none for
+// a point the agent cannot insert yet.
+std::optional<Sanitizer_InstructionId> sanitizer_point(const abi::ProbePoint &p) {
+  switch (p.kind) {
+  case abi::ProbePointKind::Entry:
+    return SANITIZER_INSTRUCTION_BLOCK_ENTER;
+  case abi::ProbePointKind::Exit:
+    return SANITIZER_INSTRUCTION_BLOCK_EXIT;
+  default:
+    return std::nullopt;
+  }
+}
+
 // A module's traced kernels set up as it loads, so that their first launch only looks them up
 // (set up there, on the H100, it added ~70 us to that launch's start). Up to kPrepareAtLoad of
 // them: a library of thousands of matching kernels would pay for kernels it never launches.
@@ -281,12 +294,12 @@ void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &k
   for (const auto &f : known.functions)
     names.push_back(kernel_names(f));
   std::vector<const abi::DeviceProbeSpec *> wanted;
-  std::set<std::pair<bool, std::string>> done; // probes sharing a dispatcher patch it once
+  std::set<std::string> done; // probes sharing a dispatcher patch it once
   for (const auto &probe : a.config.device.probes) {
     bool matches = !known.readable; // an image we cannot read: patch and let the launch filter
     for (const auto &n : names)
       matches = matches || kernel_matches(probe.kernel, n);
-    if (!matches || !done.emplace(probe.exit, probe.function).second)
+    if (!matches || !done.insert(probe.patch).second)
       continue;
     if (a.config.backend == abi::GpuBackend::Ptx) {
       say_untraced(a, "a module with kernels for " + probe.name +
@@ -307,10 +320,15 @@ void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &k
   // runs exactly as loaded.
   std::string failed;
   for (const auto *probe : wanted) {
-    auto point = probe->exit ? SANITIZER_INSTRUCTION_BLOCK_EXIT : SANITIZER_INSTRUCTION_BLOCK_ENTER;
-    SanitizerResult r = sanitizerPatchInstructions(point, module, probe->function.c_str());
+    auto point = sanitizer_point(probe->point);
+    if (!point) {
+      failed = probe->name + ": the CUDA agent cannot patch a probe at " +
+               abi::probe_point_name(probe->point.kind);
+      break;
+    }
+    SanitizerResult r = sanitizerPatchInstructions(*point, module, probe->patch.c_str());
     if (r != SANITIZER_SUCCESS) {
-      failed = probe->name + ": patching " + probe->function + " failed (" + result_text(r) + ")";
+      failed = probe->name + ": patching " + probe->patch + " failed (" + result_text(r) + ")";
       break;
     }
   }

@@ -12,6 +12,7 @@
 
 #include <sanitizer.h>
 
+#include "runtime/abi/device_map_table.h"
 #include "runtime/abi/device_abi.h"
 #include "runtime/abi/kernel_name.h"
 #include "runtime/abi/ring_records.h"
@@ -54,12 +55,7 @@ SanitizerResult prefill(CUcontext ctx, void *map, const abi::DeviceMapSpec &spec
     return r;
   auto *bytes = static_cast<uint8_t *>(image);
   std::memset(bytes, 0, size);
-  gpubt_device_map_header h{spec.capacity, spec.key_size, spec.value_size, spec.entry_size, 0, 0};
-  std::memcpy(bytes, &h, sizeof h);
-  for (uint64_t i = 0; i < spec.capacity; ++i) {
-    uint64_t ready = GPUBT_SLOT_READY;
-    std::memcpy(bytes + sizeof h + i * spec.entry_size, &ready, 8);
-  }
+  abi::init_device_map_table(spec, bytes);
   r = sanitizerMemcpyHostToDeviceAsync(map, image, size, nullptr);
   if (r == SANITIZER_SUCCESS) // waits for the copy before the image goes
     r = sanitizerMemcpyDeviceToHost(bytes, map, 8, nullptr);
@@ -102,12 +98,13 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
       return fail("marking a striped map's entries", r);
     if (staged + sizeof(gpubt_device_map_header) > kStagingBytes / 2)
       return fail("too many device maps", SANITIZER_ERROR_INVALID_PARAMETER);
-    gpubt_device_map_header h{spec.capacity, spec.key_size, spec.value_size, spec.entry_size, 0, 0};
-    std::memcpy(stage + staged, &h, sizeof h);
-    if ((r = sanitizerMemcpyHostToDeviceAsync(p, stage + staged, sizeof h, nullptr)) !=
-        SANITIZER_SUCCESS)
+    abi::DeviceMapSpec header_only = spec; // the entries are zero already, or prefilled above
+    header_only.prefilled = false;
+    abi::init_device_map_table(header_only, stage + staged);
+    if ((r = sanitizerMemcpyHostToDeviceAsync(p, stage + staged, sizeof(gpubt_device_map_header),
+                                              nullptr)) != SANITIZER_SUCCESS)
       return fail("sanitizerMemcpyHostToDeviceAsync", r);
-    staged += sizeof h;
+    staged += sizeof(gpubt_device_map_header);
   }
   if (config.device.ring_capacity) {
     m.ring_capacity_ = config.device.ring_capacity;

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "runtime/abi/device_abi.h"
+#include "runtime/abi/device_map_table.h"
 
 namespace gpubt::agent {
 namespace {
@@ -20,62 +20,7 @@ struct Scratch {
 };
 thread_local Scratch scratch;
 
-// Places entries in the image exactly where the probes' search (device_abi.h) finds them.
-class Placer {
-public:
-  Placer(const HostMapLayout &l, std::vector<uint8_t> &image)
-      : l_(l), base_(image.data() + sizeof(gpubt_device_map_header)) {}
-
-  void place(const uint8_t *key, const uint8_t *value) {
-    const auto &d = l_.device;
-    uint32_t mask = d.capacity - 1;
-    bool keyed = d.key_size != 0;
-    if (keyed && used_ == d.capacity) {
-      ++drops_;
-      return;
-    }
-    uint64_t start = keyed ? hash(key) : 0;
-    for (uint32_t i = 0; i < d.capacity; ++i) {
-      uint8_t *entry = base_ + uint64_t((start + i) & mask) * d.entry_size;
-      uint64_t state;
-      std::memcpy(&state, entry, 8);
-      if (state == GPUBT_SLOT_EMPTY) {
-        state = GPUBT_SLOT_READY;
-        std::memcpy(entry, &state, 8);
-        if (keyed)
-          std::memcpy(entry + 8, key, l_.host_key_size);
-        std::memcpy(entry + 8 + d.key_size, value, l_.host_value_size);
-        ++used_;
-        return;
-      }
-      if (!keyed || std::memcmp(entry + 8, key, l_.host_key_size) == 0) { // seen again
-        std::memcpy(entry + 8 + d.key_size, value, l_.host_value_size);
-        return;
-      }
-    }
-    ++drops_;
-  }
-
-  uint64_t entries() const { return used_ + drops_; }
-  uint64_t drops() const { return drops_; }
-
-private:
-  // gpubt_key_hash over the key zero-padded to device key_size, without copying it.
-  uint64_t hash(const uint8_t *key) const {
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (uint32_t off = 0; off < l_.device.key_size; off += 8) {
-      uint64_t w = 0;
-      if (off < l_.host_key_size)
-        std::memcpy(&w, key + off, std::min<uint32_t>(8, l_.host_key_size - off));
-      h = gpubt_fmix64(h * 31u + w);
-    }
-    return h;
-  }
-
-  const HostMapLayout &l_;
-  uint8_t *base_;
-  uint64_t used_ = 0, drops_ = 0;
-};
+using Placer = abi::DeviceMapPlacer;
 
 void grow(std::vector<uint8_t> &v, size_t n) {
   if (v.size() < n)
@@ -169,7 +114,7 @@ Result<uint64_t> snapshot_host_map(int bpf_map_fd, const HostMapLayout &layout,
     return Error{info.error()};
   const auto &d = layout.device;
   image.assign(d.storage_size(), 0);
-  Placer placer(layout, image);
+  Placer placer(d, image.data(), layout.host_key_size, layout.host_value_size);
   int err = 0;
   if (d.key_size == 0 && layout.host_key_size == 8) {
     // A scalar map has the one key 0: a lookup, where a batch read walks every bucket (~10 us
@@ -184,9 +129,9 @@ Result<uint64_t> snapshot_host_map(int bpf_map_fd, const HostMapLayout &layout,
     errno = err;
     return bpf_error(bpf_map_fd, "reading entries");
   }
-  gpubt_device_map_header h{d.capacity, d.key_size, d.value_size, d.entry_size, placer.drops(),
-                            0};
-  std::memcpy(image.data(), &h, sizeof(h));
+  abi::DeviceMapSpec header_only = d; // placed entries, not prefilled ones
+  header_only.prefilled = false;
+  abi::init_device_map_table(header_only, image.data(), placer.drops());
   return placer.entries();
 }
 

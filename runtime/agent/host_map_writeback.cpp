@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/abi/device_abi.h"
+#include "runtime/abi/device_map_table.h"
 
 namespace gpubt::agent {
 namespace {
@@ -27,18 +27,8 @@ Status check_image(int fd, const HostMapLayout &l, const uint8_t *image, size_t 
   if (d.key_size == 0 && d.capacity != 1)
     return image_error(fd, "a scalar map striped over " + std::to_string(d.capacity) +
                                " entries must be merged, not written back");
-  if (image == nullptr || size < d.storage_size())
-    return image_error(fd, std::to_string(size) + " bytes, expected " +
-                               std::to_string(d.storage_size()));
-  gpubt_device_map_header h;
-  std::memcpy(&h, image, sizeof(h));
-  if (h.capacity != d.capacity || h.key_size != d.key_size || h.value_size != d.value_size ||
-      h.entry_size != d.entry_size)
-    return image_error(fd, "header " + std::to_string(h.capacity) + "x(" +
-                               std::to_string(h.key_size) + "+" + std::to_string(h.value_size) +
-                               "), expected " + std::to_string(d.capacity) + "x(" +
-                               std::to_string(d.key_size) + "+" + std::to_string(d.value_size) +
-                               ")");
+  if (std::string why = abi::device_map_table_error(d, image, size); !why.empty())
+    return image_error(fd, why);
   return Ok{};
 }
 
@@ -50,20 +40,15 @@ uint32_t gather(const HostMapLayout &l, const uint8_t *image) {
     scratch.keys.resize(d.capacity * ks);
   if (scratch.values.size() < d.capacity * vs)
     scratch.values.resize(d.capacity * vs);
-  const uint8_t *entry = image + sizeof(gpubt_device_map_header);
   uint32_t n = 0;
-  for (uint32_t i = 0; i < d.capacity; ++i, entry += d.entry_size) {
-    uint64_t state;
-    std::memcpy(&state, entry, 8);
-    if (state != GPUBT_SLOT_READY)
-      continue;
+  abi::for_each_ready_slot(d, image, [&](const uint8_t *key, const uint8_t *value) {
     if (d.key_size != 0)
-      std::memcpy(scratch.keys.data() + n * ks, entry + 8, ks);
+      std::memcpy(scratch.keys.data() + n * ks, key, ks);
     else // the scalar key 0
       std::memset(scratch.keys.data() + n * ks, 0, ks);
-    std::memcpy(scratch.values.data() + n * vs, entry + 8 + d.key_size, vs);
+    std::memcpy(scratch.values.data() + n * vs, value, vs);
     ++n;
-  }
+  });
   return n;
 }
 

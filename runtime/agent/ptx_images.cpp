@@ -126,15 +126,16 @@ Substitution PtxImages::substitute(const void *image, int sm, int max_isa) {
     runtime::PtxKernelProbes k{item.name, "", ""};
     // One matching probe at a point runs without its probe_mask test; several share the
     // dispatcher, which calls each one's tested form.
-    int matches[2] = {0, 0};
+    int matches[2] = {0, 0}; // at entry, at exit: the points this inserter knows
     for (size_t i = 0; i < config_.device.probes.size() && i < 64; ++i) {
       const auto &p = config_.device.probes[i];
-      if (!kernel_matches(p.kernel, names))
+      bool exit = p.point.kind == abi::ProbePointKind::Exit;
+      if ((!exit && p.point.kind != abi::ProbePointKind::Entry) || !kernel_matches(p.kernel, names))
         continue;
-      std::string &slot = p.exit ? k.exit_probe : k.entry_probe;
-      slot = ++matches[p.exit] == 1
+      std::string &slot = exit ? k.exit_probe : k.entry_probe;
+      slot = ++matches[exit] == 1
                  ? GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(i) + GPUBT_PROBE_DIRECT_SUFFIX
-                 : p.function;
+                 : p.patch;
     }
     if (matches[0] || matches[1]) {
       options.kernels.push_back(k);

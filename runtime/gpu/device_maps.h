@@ -7,23 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "runtime/abi/device_map_table.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
 #include "runtime/abi/map_data.h"
 
 namespace gpubt::runtime {
 
-struct DeviceMapSnapshot {
-  MapData data;       // keys and values in the host (BPF) layout of the map
-  uint64_t drops = 0; // updates the devices dropped because the table was full
-  std::map<std::vector<uint8_t>, size_t> rows; // key -> index in data
-};
-
-// Adds one image (the whole storage, header then entries, copied from one CUDA context) to
-// INTO. A key already there gets this image's value as one more value of its entry, so the
-// printers merge GPUs and contexts as they merge CPUs.
-Status add_device_map_image(const abi::MapSpec &map, const abi::DeviceMapSpec &layout,
-                            const uint8_t *image, size_t size, DeviceMapSnapshot &into);
+// The table's rows in the host layout (runtime/abi/device_map_table.h owns the format).
+using abi::add_device_map_image;
+using abi::DeviceMapSnapshot;
 
 // One image alone.
 Result<DeviceMapSnapshot> read_device_map(const abi::MapSpec &map, const abi::DeviceMapSpec &layout,

@@ -23,7 +23,6 @@
 #include "runtime/process/binary_paths.h"
 #include "runtime/gpu/gpu_arch.h"
 #include "runtime/process/owned_temp_dir.h"
-#include "runtime/gpu/gpu_dispatch.h"
 #include "runtime/vulkan/layer_names.h"
 
 namespace gpubt::runtime {
@@ -167,7 +166,7 @@ const abi::DeviceCode *vulkan_image(const abi::ProgramSpec &spec) {
 // TAG (attaching): the probe functions' names get it (tag_probe_functions).
 Status prepare_cuda(const abi::ProgramSpec &spec, const GpuRun &run, abi::AgentConfig &config,
                     const std::string &tag) {
-  std::string probes_ptx = add_dispatchers(spec.device.ptx, config.device.probes);
+  std::string probes_ptx = spec.device.ptx; // with its dispatchers (targets/ptx)
   if (!tag.empty())
     tag_probe_functions(probes_ptx, config.device.probes, tag);
   std::string ptxas = find_ptxas();
@@ -197,8 +196,10 @@ void tag_probe_functions(std::string &ptx, std::vector<abi::DeviceProbeSpec> &pr
   for (const char *prefix : {GPUBT_PROBE_FUNCTION_PREFIX, "gpubt_dispatch_"}) {
     std::string tagged = std::string(prefix) + tag + "_";
     replace_all(ptx, prefix, tagged);
-    for (auto &p : probes)
+    for (auto &p : probes) {
       replace_all(p.function, prefix, tagged);
+      replace_all(p.patch, prefix, tagged);
+    }
   }
 }
 

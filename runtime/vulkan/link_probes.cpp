@@ -159,7 +159,10 @@ Result<std::vector<uint32_t>> link_probes(const std::vector<uint32_t> &module,
   std::map<std::string, uint32_t> imports;
   for (const auto &e : entries)
     for (const auto &c : e.calls)
-      if (!imports.count(c.function)) {
+      if (c.point.kind != abi::ProbePointKind::Entry && c.point.kind != abi::ProbePointKind::Exit)
+        return make_error(std::string("the Vulkan layer cannot insert a probe at ") +
+                          abi::probe_point_name(c.point.kind));
+      else if (!imports.count(c.function)) {
         uint32_t id = m.fresh_id();
         imports[c.function] = id;
         std::vector<Inst> decl{{OpFunction, {uint_t, id, 0, fn_type}}};
@@ -212,7 +215,7 @@ Result<std::vector<uint32_t>> link_probes(const std::vector<uint32_t> &module,
     auto calls = [&](bool exit) {
       std::vector<Inst> out;
       for (const auto &c : e.calls)
-        if (c.exit == exit) {
+        if ((c.point.kind == abi::ProbePointKind::Exit) == exit) {
           auto call = call_probe(m, imports[c.function], ctx, b, size, size_composite, subgroup);
           out.insert(out.end(), call.begin(), call.end());
         }

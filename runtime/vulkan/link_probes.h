@@ -6,13 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "runtime/abi/probe_point.h"
 #include "runtime/abi/result.h"
 
 namespace gpubt::runtime::vulkan {
 
 struct ProbeCall {
   std::string function; // "gpubt_probe_N_direct"
-  bool exit = false;    // before every return (gpu:kretprobe) rather than at entry
+  abi::ProbePoint point; // Entry: at entry; Exit: before every return (the points linked here)
 };
 
 struct EntryProbes {

@@ -46,7 +46,7 @@ std::optional<Instrumented> instrument(Device &d, const std::vector<uint32_t> &c
       if (fnmatch(c.agent.device.probes[i].kernel.c_str(), name.c_str(), 0) == 0) {
         mask |= 1ull << i;
         e.calls.push_back({c.agent.device.probes[i].function + GPUBT_PROBE_DIRECT_SUFFIX,
-                           c.agent.device.probes[i].exit});
+                           c.agent.device.probes[i].point});
       }
     if (!mask)
       continue;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "runtime/abi/device_map_table.h"
 #include "runtime/abi/device_abi.h"
 #include "runtime/abi/kernel_name.h"
 #include "runtime/abi/ring_records.h"
@@ -38,14 +39,7 @@ void init_probe_memory(const abi::AgentConfig &config, const ProbeMemoryLayout &
   for (size_t j = 0; j < config.device.maps.size(); ++j) {
     const auto &spec = config.device.maps[j];
     uint8_t *map = host + layout.map_offsets[j];
-    gpubt_device_map_header h{spec.capacity, spec.key_size, spec.value_size, spec.entry_size, 0,
-                              0};
-    std::memcpy(map, &h, sizeof h);
-    if (spec.prefilled)
-      for (uint64_t i = 0; i < spec.capacity; ++i) {
-        uint64_t ready = GPUBT_SLOT_READY;
-        std::memcpy(map + sizeof h + i * spec.entry_size, &ready, 8);
-      }
+    abi::init_device_map_table(spec, map);
   }
   gpubt_device_ring ring{};
   ring.capacity = config.device.ring_capacity;

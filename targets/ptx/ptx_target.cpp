@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "codegen/optimize_module.h"
+#include "targets/ptx/ptx_probe_calls.h"
 
 namespace gpubt::targets {
 
@@ -64,6 +65,17 @@ public:
     return b.CreateAddrSpaceCast(userdata, b.getPtrTy(global_address_space()));
   }
   unsigned global_address_space() const override { return 1; }
+  bool supports(abi::ProbePointKind kind) const override {
+    return kind == abi::ProbePointKind::Entry || kind == abi::ProbePointKind::Exit;
+  }
+  void add_probe_entry(llvm::Module &m, llvm::Function &direct, const std::string &name,
+                       uint32_t probe_bit) const override {
+    add_masked_patch(m, direct, name, probe_bit, global_address_space());
+  }
+  void add_probe_calls(abi::DeviceCode &code,
+                       std::vector<abi::DeviceProbeSpec> &probes) const override {
+    add_dispatchers(code.bytes, probes);
+  }
 
   llvm::Value *thread_index(llvm::IRBuilder<> &b, Dim d) const override {
     return by_dim(b, d, I::nvvm_read_ptx_sreg_tid_x, I::nvvm_read_ptx_sreg_tid_y,

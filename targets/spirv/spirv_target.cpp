@@ -182,19 +182,6 @@ void hoist_out_of_preheaders(llvm::Function &f) {
   }
 }
 
-// The layer calls probe N's _direct function only, in the entry points N matches; the function
-// that tests N's bit in the context first (for a Compute Sanitizer patch, which runs in every
-// kernel of a module) is not needed, and LLVM's structurizer mis-nests it once _direct is inlined.
-void drop_checked_probes(llvm::Module &m) {
-  std::vector<llvm::Function *> checked;
-  for (auto &f : m)
-    if (f.getName().starts_with(GPUBT_PROBE_FUNCTION_PREFIX) &&
-        !f.getName().ends_with(GPUBT_PROBE_DIRECT_SUFFIX))
-      checked.push_back(&f);
-  for (auto *f : checked)
-    f->eraseFromParent();
-}
-
 // An inbounds GEP becomes OpInBoundsPtrAccessChain, which LLVM's Vulkan flavour refuses
 // ("Unable to meet SPIR-V requirements"); the plain one, OpPtrAccessChain, is what
 // PhysicalStorageBuffer pointers take.
@@ -275,6 +262,12 @@ public:
   }
   llvm::Value *probe_context(llvm::IRBuilder<> &b, llvm::Value *ctx) const override {
     return b.CreateIntToPtr(ctx, b.getPtrTy(global_address_space()));
+  }
+  // The caller (the Vulkan layer, an OpenCL kernel) calls probe N's _direct function only where
+  // N matches, at entry or before each return: no probe_mask test (and LLVM's structurizer
+  // mis-nested that test once _direct was inlined into it), no dispatchers.
+  bool supports(abi::ProbePointKind kind) const override {
+    return kind == abi::ProbePointKind::Entry || kind == abi::ProbePointKind::Exit;
   }
   // LLVM's Vulkan flavour addresses StorageBuffer (11); to_vulkan_flavour makes it
   // PhysicalStorageBuffer. OpenCL: CrossWorkgroup (1).
@@ -385,7 +378,6 @@ public:
     if (vulkan && !atomics_to_placeholders(m, why))
       return make_error("gpu probes in Vulkan shaders: " + why);
     if (vulkan) {
-      drop_checked_probes(m);
       drop_inbounds(m);
       cttz_to_bit_count(m);
       for (auto &f : m)

@@ -149,9 +149,9 @@ TEST(PtxTarget, PatchFunctionSignature) {
   ASSERT_EQ(d.probes.size(), 2u);
   EXPECT_EQ(d.probes[0].function, "gpubt_probe_0");
   EXPECT_EQ(d.probes[0].kernel, "a");
-  EXPECT_FALSE(d.probes[0].exit);
+  EXPECT_EQ(d.probes[0].point.kind, abi::ProbePointKind::Entry);
   EXPECT_EQ(d.probes[1].name, "gpu:kretprobe:b*");
-  EXPECT_TRUE(d.probes[1].exit);
+  EXPECT_EQ(d.probes[1].point.kind, abi::ProbePointKind::Exit);
   EXPECT_NE(d.ptx.find(".target sm_90"), std::string::npos);
   EXPECT_NE(d.ptx.find(".version 8.0"), std::string::npos);
   std::string mask = "+" + std::to_string(offsetof(gpubt_device_ctx, probe_mask)) + "]";
@@ -477,7 +477,7 @@ TEST(PtxTarget, LaunchStateBuiltins) {
   EXPECT_FALSE(d.launch_state); // the last thread resets it: no reset by the agent per launch
   ASSERT_EQ(d.probes.size(), 2u);
   EXPECT_EQ(d.probes[1].name, "gpu:kprobe:busy*");
-  EXPECT_FALSE(d.probes[1].exit);
+  EXPECT_EQ(d.probes[1].point.kind, abi::ProbePointKind::Entry);
   std::string start = function_text(d.ptx, "gpubt_probe_1_direct");
   EXPECT_NE(start.find("atom.global.min.u64"), std::string::npos) << start;
   EXPECT_NE(start.find("+" + std::to_string(offsetof(gpubt_device_ctx, launch_start)) + "]"),
@@ -528,6 +528,28 @@ TEST(PtxTarget, ASecondLastThreadPastTheFrontEndIsABug) {
   EXPECT_EQ(st.error(), "BUG: last_thread is counted by more than one gpu probe");
 }
 
+// The Compute Sanitizer keeps one patch per point in a module: probes sharing a point get a
+// dispatcher in the PTX, which the agent patches instead (`patch`); one alone is patched itself.
+TEST(PtxTarget, ProbesSharingAPointGetADispatcher) {
+  const char *script = "gpu:kretprobe:a { @x = hist(nsecs); } gpu:kprobe:b { @y = count(); } "
+                       "gpu:kretprobe:c { @z = hist(nsecs); }";
+  auto c = compile_gpu_script(script);
+  ASSERT_EQ(c.error, "");
+  const auto &d = c.spec.device;
+  ASSERT_EQ(d.probes.size(), 3u);
+  EXPECT_EQ(d.probes[0].patch, "gpubt_dispatch_exit");
+  EXPECT_EQ(d.probes[1].patch, "gpubt_probe_1"); // alone at its point
+  EXPECT_EQ(d.probes[2].patch, "gpubt_dispatch_exit");
+  EXPECT_EQ(d.probes[2].function, "gpubt_probe_2"); // what an injector calls directly
+  size_t at = d.ptx.find(".func (.param .b32 func_retval0) gpubt_dispatch_exit(");
+  ASSERT_NE(at, std::string::npos) << d.ptx;
+  std::string dispatch = d.ptx.substr(at, d.ptx.find("\n}\n", at) - at);
+  EXPECT_NE(dispatch.find("call (retval0), gpubt_probe_0,"), std::string::npos) << dispatch;
+  EXPECT_NE(dispatch.find("call (retval0), gpubt_probe_2,"), std::string::npos) << dispatch;
+  EXPECT_EQ(d.ptx.find("gpubt_dispatch_enter"), std::string::npos);
+  expect_assembles(script); // ptxas accepts the dispatcher
+}
+
 // A gpu:kretprobe that only aggregates what a thread's exit cannot change runs at its entry (the
 // Compute Sanitizer's entry patch is far cheaper); anything reading the clock, launch state, a
 // map, or printing stays at the exit.
@@ -535,7 +557,8 @@ TEST(PtxTarget, ExitProbesThatReadNothingChangingRunAtEntry) {
   auto exit_of = [](const std::string &script) {
     auto c = compile_gpu_script(script);
     EXPECT_EQ(c.error, "") << script;
-    return !c.spec.device.probes.empty() && c.spec.device.probes[0].exit;
+    return !c.spec.device.probes.empty() &&
+           c.spec.device.probes[0].point.kind == abi::ProbePointKind::Exit;
   };
   EXPECT_FALSE(exit_of("gpu:kretprobe:k { @n = count(); }"));
   EXPECT_FALSE(exit_of("gpu:kretprobe:k /tid == 0/ { @[kernel, bid_x] = count(); }"));

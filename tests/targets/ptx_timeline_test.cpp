@@ -69,7 +69,7 @@ TEST(PtxTimeline, HiddenProbesWhereTheScriptCountsNoThreads) {
   const auto &d = c.spec.device;
   ASSERT_EQ(d.probes.size(), 3u);
   EXPECT_EQ(d.probes[1].name, "gpu:kretprobe:vectorAdd");
-  EXPECT_TRUE(d.probes[1].exit);
+  EXPECT_EQ(d.probes[1].point.kind, abi::ProbePointKind::Exit);
   EXPECT_EQ(d.probes[2].name, "gpu:kprobe:vectorAdd");
   EXPECT_FALSE(d.launch_state); // the hidden exit probe resets it
   std::string end = function_text(d.ptx, "gpubt_probe_1_direct");

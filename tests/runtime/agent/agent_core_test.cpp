@@ -9,8 +9,21 @@ using namespace gpubt;
 TEST(AgentProtocol, ConfigRoundTrip) {
   gpubt::abi::AgentConfig c;
   c.cubins = {{"sm_90", "/tmp/x/probes.sm_90.cubin"}, {"sm_80", "/tmp/x/p 80.cubin"}};
-  c.device.probes = {{"gpu:kretprobe:vectorAdd", "vectorAdd", true, "gpubt_probe_0"},
-              {"gpu:kprobe:*gemm*", "*gemm*", false, "gpubt_probe_1"}};
+  c.device.probes = {{"gpu:kretprobe:vectorAdd",
+                      "vectorAdd",
+                      {gpubt::abi::ProbePointKind::Exit},
+                      "gpubt_probe_0",
+                      "gpubt_probe_0"},
+                     {"gpu:kprobe:*gemm*",
+                      "*gemm*",
+                      {gpubt::abi::ProbePointKind::Entry},
+                      "gpubt_probe_1",
+                      "gpubt_dispatch_enter"},
+                     {"gpu:memory:k",
+                      "k",
+                      {gpubt::abi::ProbePointKind::MemoryAccess, gpubt::abi::AccessWrite},
+                      "gpubt_probe_2",
+                      ""}};
   gpubt::abi::DeviceMapSpec m;
   m.capacity = 65536;
   m.key_size = 8;
@@ -30,11 +43,14 @@ TEST(AgentProtocol, ConfigRoundTrip) {
   ASSERT_TRUE(back) << back.error();
   EXPECT_EQ(back->cubins.size(), 2u);
   EXPECT_EQ(back->cubins[1].path, "/tmp/x/p 80.cubin");
-  ASSERT_EQ(back->device.probes.size(), 2u);
+  ASSERT_EQ(back->device.probes.size(), 3u);
+  EXPECT_EQ(back->device.probes[1].patch, "gpubt_dispatch_enter");
+  EXPECT_EQ(back->device.probes[2].point, c.device.probes[2].point); // a point with an argument
+  EXPECT_EQ(back->device.probes[2].patch, "");
   EXPECT_EQ(back->device.probes[1].name, "gpu:kprobe:*gemm*");
   EXPECT_EQ(back->device.probes[1].kernel, "*gemm*");
-  EXPECT_FALSE(back->device.probes[1].exit);
-  EXPECT_TRUE(back->device.probes[0].exit);
+  EXPECT_EQ(back->device.probes[1].point.kind, gpubt::abi::ProbePointKind::Entry);
+  EXPECT_EQ(back->device.probes[0].point.kind, gpubt::abi::ProbePointKind::Exit);
   EXPECT_EQ(back->device.probes[0].function, "gpubt_probe_0");
   ASSERT_EQ(back->device.maps.size(), 2u);
   EXPECT_EQ(back->device.maps[0].storage_size(), m.storage_size());
@@ -52,6 +68,9 @@ TEST(AgentProtocol, ConfigRoundTrip) {
 TEST(AgentProtocol, ConfigErrors) {
   EXPECT_FALSE(gpubt::abi::parse_agent_config("bogus\n"));
   EXPECT_FALSE(gpubt::abi::parse_agent_config("probe\tmiddle\tf\tn\tk\n"));
+  EXPECT_FALSE(gpubt::abi::parse_agent_config("probe\texit:2\tf\tn\tk\n")); // no argument
+  EXPECT_FALSE(gpubt::abi::parse_agent_config("probe\tmemory:8\tf\tn\tk\n"));
+  EXPECT_TRUE(gpubt::abi::parse_agent_config("probe\tmemory:3\tf\tn\tk\n"));
   EXPECT_FALSE(gpubt::abi::parse_agent_config("map\t16\t8\t8\t8\t0\n")); // entry too small
   EXPECT_FALSE(gpubt::abi::parse_agent_config("ring\t-1\n"));
   EXPECT_TRUE(gpubt::abi::parse_agent_config("# comment\n\n"));

@@ -33,8 +33,16 @@ protected:
     NvccSuite::SetUp();
     config_.cubins = {
         {"sm_90", "/nonexistent.cubin", kPtxSources + "count_probes_direct_sm90.ptx", ""}};
-    config_.device.probes = {{"gpu:kretprobe:vector_add", "vector_add", true, "gpubt_probe_1"},
-                      {"gpu:kprobe:scale", "scale", false, "gpubt_probe_0"}};
+    config_.device.probes = {{"gpu:kretprobe:vector_add",
+                              "vector_add",
+                              {gpubt::abi::ProbePointKind::Exit},
+                              "gpubt_probe_1",
+                              "gpubt_probe_1"},
+                             {"gpu:kprobe:scale",
+                              "scale",
+                              {gpubt::abi::ProbePointKind::Entry},
+                              "gpubt_probe_0",
+                              "gpubt_probe_0"}};
   }
   std::string assemble(const std::string &ptx) {
     std::string path = dir_ + "/out.ptx", log;
@@ -89,13 +97,21 @@ TEST_F(PtxImagesTest, WhatStaysAsItIs) {
   EXPECT_FALSE(sub.image);
   EXPECT_EQ(sub.why, "it has no PTX for sm_80");
   // No kernel matches: nothing to say.
-  config_.device.probes = {{"gpu:kprobe:gemm", "gemm", false, "gpubt_probe_0"}};
+  config_.device.probes = {{"gpu:kprobe:gemm",
+                            "gemm",
+                            {gpubt::abi::ProbePointKind::Entry},
+                            "gpubt_probe_0",
+                            "gpubt_probe_0"}};
   PtxImages none(config_);
   sub = none.substitute(fatbin.data(), 90, 90);
   EXPECT_FALSE(sub.image);
   EXPECT_EQ(sub.why, "");
   // gpubt gave no probe PTX (an old config): the SASS backend's.
-  config_.device.probes = {{"gpu:kprobe:say", "say", false, "gpubt_probe_0"}};
+  config_.device.probes = {{"gpu:kprobe:say",
+                            "say",
+                            {gpubt::abi::ProbePointKind::Entry},
+                            "gpubt_probe_0",
+                            "gpubt_probe_0"}};
   config_.cubins[0].ptx = "";
   PtxImages no_probes(config_);
   sub = no_probes.substitute(fatbin.data(), 90, 90);

@@ -14,6 +14,26 @@ namespace {
 
 using namespace fx;
 
+// The host map's key and value sizes as the compiler lays them out (codegen/layout/map_layout.cpp),
+// which the device map reader takes from the spec.
+abi::MapSpec with_host_sizes(abi::MapSpec m) {
+  bool bucketed = m.agg == AggKind::Hist || m.agg == AggKind::Lhist;
+  uint32_t user = m.key.kind == abi::ValueType::None ? (bucketed ? 0 : 8) : m.key.size;
+  m.key_size = bucketed ? (user + 7) / 8 * 8 + 8 : user;
+  bool pair = m.agg == AggKind::Min || m.agg == AggKind::Max || m.agg == AggKind::Avg ||
+              m.agg == AggKind::Stats;
+  m.value_size = pair ? 16 : m.agg != AggKind::None ? 8 : m.value.size ? m.value.size : 8;
+  return m;
+}
+abi::MapSpec sized_spec(std::string name, AggKind agg, abi::ValueType key,
+                        abi::ValueType value = int_t()) {
+  return with_host_sizes(map_spec(std::move(name), agg, std::move(key), std::move(value)));
+}
+abi::MapSpec sized_lhist(std::string name, abi::ValueType key, int64_t min, int64_t max,
+                         int64_t step) {
+  return with_host_sizes(lhist_spec(std::move(name), std::move(key), min, max, step));
+}
+
 abi::DeviceMapSpec layout(uint32_t capacity, uint32_t key_size, uint32_t value_size,
                           uint32_t buckets = 0) {
   abi::DeviceMapSpec l;
@@ -64,7 +84,7 @@ MapData read(const abi::MapSpec &m, const Image &img) {
 
 // gpu:kretprobe:vectorAdd { @ = count(); }
 TEST(DeviceMaps, ScalarCount) {
-  auto m = map_spec("@", AggKind::Count, {}, uint_t());
+  auto m = sized_spec("@", AggKind::Count, {}, uint_t());
   Image img(layout(1, 0, 8));
   img.put(0, {}, u64(4096));
   MapData data = read(m, img);
@@ -77,14 +97,14 @@ TEST(DeviceMaps, ScalarCount) {
 // A striped scalar aggregation (an entry per SM, codegen/device/lower_device.cpp): the entries
 // of SMs that ran the probe merge into the one value; a hist's buckets add up per bucket.
 TEST(DeviceMaps, StripedScalarsMergeAcrossSms) {
-  auto m = map_spec("@", AggKind::Count, {}, uint_t());
+  auto m = sized_spec("@", AggKind::Count, {}, uint_t());
   Image img(layout(2048, 0, 8));
   img.put(0, {}, u64(4000));
   img.put(8 * 131, {}, u64(96));
   img.put(8 * 7, {}, u64(5), GPUBT_SLOT_BUSY);
   EXPECT_EQ(printed(m, read(m, img)), "@: 4096\n");
 
-  auto h = map_spec("@h", AggKind::Hist, {}, uint_t());
+  auto h = sized_spec("@h", AggKind::Hist, {}, uint_t());
   Image hist(layout(256, 0, 8 * GPUBT_HIST_BUCKETS, GPUBT_HIST_BUCKETS));
   hist.put(3, {}, buckets(GPUBT_HIST_BUCKETS, {{1, 2}, {5, 7}}));
   hist.put(200, {}, buckets(GPUBT_HIST_BUCKETS, {{5, 3}}));
@@ -94,7 +114,7 @@ TEST(DeviceMaps, StripedScalarsMergeAcrossSms) {
 
 // A prefilled map's entries are all READY: those still zero were never updated.
 TEST(DeviceMaps, PrefilledEntriesStillZeroAreNotValues) {
-  auto m = map_spec("@", AggKind::Count, {}, uint_t());
+  auto m = sized_spec("@", AggKind::Count, {}, uint_t());
   auto l = layout(16, 0, 8);
   l.prefilled = true;
   Image img(l);
@@ -109,7 +129,7 @@ TEST(DeviceMaps, PrefilledEntriesStillZeroAreNotValues) {
 
 // gpu:kretprobe:vectorAdd < @[tid] = count(); >: only READY slots are entries.
 TEST(DeviceMaps, KeyedCountSkipsEmptyAndBusySlots) {
-  auto m = map_spec("@", AggKind::Count, uint_t(), uint_t());
+  auto m = sized_spec("@", AggKind::Count, uint_t(), uint_t());
   Image img(layout(8, 8, 8));
   img.put(1, u64(7), u64(1));
   img.put(3, u64(2), u64(3));
@@ -124,7 +144,7 @@ TEST(DeviceMaps, KeyedCountSkipsEmptyAndBusySlots) {
 
 // @h[bid_x] = hist(clock): every bucket of a key in one device value.
 TEST(DeviceMaps, HistBucketsBecomeHostEntries) {
-  auto m = map_spec("@h", AggKind::Hist, uint_t(), uint_t());
+  auto m = sized_spec("@h", AggKind::Hist, uint_t(), uint_t());
   Image img(layout(4, 8, 8 * GPUBT_HIST_BUCKETS, GPUBT_HIST_BUCKETS));
   img.put(2, u64(1), buckets(GPUBT_HIST_BUCKETS, {{1, 2}, {5, 7}, {12, 1}}));
   MapData data = read(m, img);
@@ -137,7 +157,7 @@ TEST(DeviceMaps, HistBucketsBecomeHostEntries) {
 
 // @l = lhist(lane, 0, 32, 4): a scalar lhist's host key is the bucket alone.
 TEST(DeviceMaps, ScalarLhist) {
-  auto m = lhist_spec("@l", {}, 0, 32, 4);
+  auto m = sized_lhist("@l", {}, 0, 32, 4);
   Image img(layout(1, 0, 8 * 10, 10));
   img.put(0, {}, buckets(10, {{1, 4}, {2, 4}, {9, 1}}));
   MapData data = read(m, img);
@@ -149,7 +169,7 @@ TEST(DeviceMaps, ScalarLhist) {
 
 TEST(DeviceMaps, MinMaxAvgStatsKeepTheHostWords) {
   for (auto agg : {AggKind::Min, AggKind::Max, AggKind::Avg, AggKind::Stats}) {
-    auto m = map_spec("@m", agg, uint_t(), int_t());
+    auto m = sized_spec("@m", agg, uint_t(), int_t());
     Image img(layout(4, 8, 16));
     Bytes v = agg == AggKind::Min || agg == AggKind::Max ? minmax(-5) : avg_val(30, 4);
     img.put(0, u64(3), v);
@@ -163,7 +183,7 @@ TEST(DeviceMaps, MinMaxAvgStatsKeepTheHostWords) {
 // @[bid_x, kernel] = count(): a tuple key as the host lays it out, zero-padded to 8.
 TEST(DeviceMaps, TupleKeys) {
   ValueType key = tuple_t({uint_t(), str_t(16)});
-  auto m = map_spec("@", AggKind::Count, key, uint_t());
+  auto m = sized_spec("@", AggKind::Count, key, uint_t());
   Image img(layout(4, 24, 8));
   Bytes k = cat({u64(2), str("vectorAdd", 16)});
   img.put(3, k, u64(64));
@@ -174,7 +194,7 @@ TEST(DeviceMaps, TupleKeys) {
 }
 
 TEST(DeviceMaps, PlainValues) {
-  auto m = map_spec("@s", AggKind::None, uint_t(), str_t(16));
+  auto m = sized_spec("@s", AggKind::None, uint_t(), str_t(16));
   Image img(layout(2, 8, 16));
   img.put(0, u64(1), str("hello", 16));
   MapData data = read(m, img);
@@ -184,7 +204,7 @@ TEST(DeviceMaps, PlainValues) {
 
 // Two CUDA contexts' images: a key in both becomes one entry with two values, merged as CPUs.
 TEST(DeviceMaps, ImagesMergeLikeCpus) {
-  auto m = map_spec("@", AggKind::Count, uint_t(), uint_t());
+  auto m = sized_spec("@", AggKind::Count, uint_t(), uint_t());
   Image a(layout(4, 8, 8), 2), b(layout(4, 8, 8), 3);
   a.put(0, u64(1), u64(10));
   a.put(1, u64(2), u64(1));
@@ -199,7 +219,7 @@ TEST(DeviceMaps, ImagesMergeLikeCpus) {
 }
 
 TEST(DeviceMaps, DropsAreReported) {
-  auto m = map_spec("@", AggKind::Count, uint_t(), uint_t());
+  auto m = sized_spec("@", AggKind::Count, uint_t(), uint_t());
   auto l = layout(4, 8, 8);
   EXPECT_EQ(device_map_drops_message(m, l, 0), "");
   EXPECT_EQ(device_map_drops_message(m, l, 12),
@@ -207,7 +227,7 @@ TEST(DeviceMaps, DropsAreReported) {
 }
 
 TEST(DeviceMaps, BadImagesAreErrors) {
-  auto m = map_spec("@", AggKind::Count, uint_t(), uint_t());
+  auto m = sized_spec("@", AggKind::Count, uint_t(), uint_t());
   Image img(layout(4, 8, 8));
   auto short_read = read_device_map(m, img.l, img.bytes.data(), img.bytes.size() - 1);
   ASSERT_FALSE(short_read.ok());
@@ -217,7 +237,7 @@ TEST(DeviceMaps, BadImagesAreErrors) {
   auto mismatch = read_device_map(m, other, img.bytes.data(), img.bytes.size());
   ASSERT_FALSE(mismatch.ok());
   EXPECT_EQ(mismatch.error(), "device map @: header does not match its layout");
-  auto narrow = read_device_map(map_spec("@", AggKind::Count, str_t(16), uint_t()), img.l,
+  auto narrow = read_device_map(sized_spec("@", AggKind::Count, str_t(16), uint_t()), img.l,
                                 img.bytes.data(), img.bytes.size());
   EXPECT_FALSE(narrow.ok());
 }
@@ -228,12 +248,12 @@ TEST(DeviceMaps, BadImagesAreErrors) {
 // their copy), and so does a to_host map (the agent copied the device table into them); a map only gpu probes use prints the device's rows (its host map is empty).
 TEST(DeviceMaps, SharedMapsMergeWithTheHostMaps) {
   abi::ProgramSpec spec;
-  spec.maps = {map_spec("@", AggKind::Count, uint_t(), uint_t()),
-               map_spec("@s", AggKind::None, uint_t(), uint_t()),
-               map_spec("@m", AggKind::Min, {}, int_t()),
-               map_spec("@a", AggKind::Avg, {}, int_t()), map_spec("@g", AggKind::Sum, {}, int_t()),
-               map_spec("@host", AggKind::Count, {}, uint_t()),
-               map_spec("@to", AggKind::None, uint_t(), uint_t())};
+  spec.maps = {sized_spec("@", AggKind::Count, uint_t(), uint_t()),
+               sized_spec("@s", AggKind::None, uint_t(), uint_t()),
+               sized_spec("@m", AggKind::Min, {}, int_t()),
+               sized_spec("@a", AggKind::Avg, {}, int_t()), sized_spec("@g", AggKind::Sum, {}, int_t()),
+               sized_spec("@host", AggKind::Count, {}, uint_t()),
+               sized_spec("@to", AggKind::None, uint_t(), uint_t())};
   for (int i : {0, 1, 2, 3, 4, 6}) {
     auto l = layout(4, 8, 16);
     l.map_index = i;

@@ -55,7 +55,11 @@ gpubt::abi::ProgramSpec count_by_key_spec() {
   d.value_size = 8;
   d.entry_size = 24;
   spec.device.maps = {d};
-  spec.device.probes = {{"gpu:kretprobe:k", "k", true, "gpubt_probe_0"}};
+  spec.device.probes = {{"gpu:kretprobe:k",
+                         "k",
+                         {gpubt::abi::ProbePointKind::Exit},
+                         "gpubt_probe_0",
+                         "gpubt_probe_0"}};
   spec.device.ptx = kEmptyPatch;
   spec.device.arch = "sm_90";
   return spec;
@@ -278,33 +282,4 @@ TEST(GpuResults, NoLaunchMatchedIsAWarning) {
   ASSERT_TRUE(out) << out.error();
   ASSERT_EQ(out->warnings.size(), 1u);
   EXPECT_EQ(out->warnings[0], "gpu:kretprobe:k: no kernel launch matched 'k'");
-}
-
-TEST(GpuInject, ProbesSharingAPointGetADispatcher) {
-  if (ptxas().empty())
-    GTEST_SKIP() << "no ptxas";
-  Env env;
-  auto spec = count_by_key_spec();
-  std::string body = kEmptyPatch;
-  std::string func = body.substr(body.find(".visible"));
-  for (const char *n : {"gpubt_probe_1", "gpubt_probe_2"}) {
-    std::string f = func;
-    f.replace(f.find("gpubt_probe_0"), 13, n);
-    body += f;
-  }
-  spec.device.ptx = body;
-  spec.device.probes = {{"gpu:kretprobe:a", "a", true, "gpubt_probe_0"},
-                        {"gpu:kprobe:b", "b", false, "gpubt_probe_1"},
-                        {"gpu:kretprobe:c", "c", true, "gpubt_probe_2"}};
-  auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
-  ASSERT_TRUE(run) << run.error(); // ptxas accepted the dispatcher
-  std::ifstream in(run->config_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto config = gpubt::abi::parse_agent_config(text.str());
-  ASSERT_TRUE(config) << config.error();
-  ASSERT_EQ(config->device.probes.size(), 3u);
-  EXPECT_EQ(config->device.probes[0].function, "gpubt_dispatch_exit");
-  EXPECT_EQ(config->device.probes[1].function, "gpubt_probe_1"); // alone at its point
-  EXPECT_EQ(config->device.probes[2].function, "gpubt_dispatch_exit");
 }
