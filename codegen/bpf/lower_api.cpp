@@ -300,11 +300,10 @@ Val lower_kname(LowerCtx &c, llvm::Value *handle) {
 bool is_gpu_api_probe(const AttachPoint &ap) {
   if (ap.provider != Provider::Uprobe && ap.provider != Provider::Uretprobe)
     return false;
-  for (auto lib : {stdlib::ApiLibrary::Cudart, stdlib::ApiLibrary::Cuda, stdlib::ApiLibrary::Hip})
-    if (ap.target == stdlib::library_alias(lib))
-      return true;
+  if (stdlib::library_of_alias(ap.target))
+    return true;
   std::string file = ap.target.substr(ap.target.rfind('/') + 1);
-  for (const char *lib : {"libcuda.so", "libcudart.so", "libamdhip64.so"})
+  for (const char *lib : {"libcuda.so", "libcudart.so", "libamdhip64.so", "libnccl.so", "librccl.so"})
     if (file.rfind(lib, 0) == 0)
       return true;
   return false;
