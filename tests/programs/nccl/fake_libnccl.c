@@ -68,6 +68,21 @@ ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
 }
 PUBLIC(ncclBroadcast)
 
+/* The other collectives: accepted on any communicator, as the tools probe them all. */
+#define COLLECTIVE(name, ...)                                                                    \
+  ncclResult_t p##name(__VA_ARGS__, ncclComm_t comm, cudaStream_t stream) {                      \
+    (void)stream;                                                                                \
+    return comm ? ncclSuccess : ncclInvalidArgument;                                             \
+  }                                                                                              \
+  PUBLIC(name)
+COLLECTIVE(ncclReduce, const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o, int root)
+COLLECTIVE(ncclBcast, void *b, size_t n, ncclDataType_t t, int root)
+COLLECTIVE(ncclReduceScatter, const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o)
+COLLECTIVE(ncclAllGather, const void *s, void *r, size_t n, ncclDataType_t t)
+COLLECTIVE(ncclAlltoAll, const void *s, void *r, size_t n, ncclDataType_t t)
+COLLECTIVE(ncclGather, const void *s, void *r, size_t n, ncclDataType_t t, int root)
+COLLECTIVE(ncclScatter, const void *s, void *r, size_t n, ncclDataType_t t, int root)
+
 ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
                        ncclComm_t comm, cudaStream_t stream) {
   (void)sendbuff, (void)count, (void)datatype, (void)peer, (void)stream;
