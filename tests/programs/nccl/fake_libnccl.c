@@ -52,29 +52,16 @@ ncclResult_t pncclCommDestroy(ncclComm_t comm) {
 }
 PUBLIC(ncclCommDestroy)
 
-ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
-                            ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                            cudaStream_t stream) {
-  (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)op, (void)stream;
-  return comm ? ncclSuccess : ncclInvalidArgument;
-}
-PUBLIC(ncclAllReduce)
 
-ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
-                            ncclDataType_t datatype, int root, ncclComm_t comm,
-                            cudaStream_t stream) {
-  (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)root, (void)stream;
-  return comm ? ncclSuccess : ncclInvalidArgument;
-}
-PUBLIC(ncclBroadcast)
-
-/* The other collectives: accepted on any communicator, as the tools probe them all. */
+/* The collectives: accepted on any communicator, refused without one (as the real library). */
 #define COLLECTIVE(name, ...)                                                                    \
   ncclResult_t p##name(__VA_ARGS__, ncclComm_t comm, cudaStream_t stream) {                      \
     (void)stream;                                                                                \
     return comm ? ncclSuccess : ncclInvalidArgument;                                             \
   }                                                                                              \
   PUBLIC(name)
+COLLECTIVE(ncclAllReduce, const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o)
+COLLECTIVE(ncclBroadcast, const void *s, void *r, size_t n, ncclDataType_t t, int root)
 COLLECTIVE(ncclReduce, const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o, int root)
 COLLECTIVE(ncclBcast, void *b, size_t n, ncclDataType_t t, int root)
 COLLECTIVE(ncclReduceScatter, const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o)
