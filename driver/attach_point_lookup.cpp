@@ -45,7 +45,7 @@ Status check_uprobe(const AttachPoint &ap, int pid, bool functions) {
     return {};
   if (ap.target.find('/') == std::string::npos) {
     const auto *fn = stdlib::find_api_function(ap.func);
-    if (fn && runtime::gpu_library_prefix(ap.target) && stdlib::library_alias(fn->library) != ap.target)
+    if (fn && runtime::gpu_library_prefix(ap.target) && !stdlib::is_library_alias(fn->library, ap.target))
       return {Status::Missing, "no function '" + ap.func + "' in " + ap.target,
               gpu_function_hint(ap.target, ap.func)};
     return {};
@@ -75,11 +75,13 @@ Status check_uprobe(const AttachPoint &ap, int pid, bool functions) {
 std::string gpu_function_hint(const std::string &target, const std::string &func) {
   if (const auto *fn = stdlib::find_api_function(func)) {
     auto alias = std::string(stdlib::library_alias(fn->library));
-    return alias == target ? "" : "it is in " + alias + ": uprobe:" + alias + ":" + func;
+    return stdlib::is_library_alias(fn->library, target)
+               ? ""
+               : "it is in " + alias + ": uprobe:" + alias + ":" + func;
   }
   std::vector<std::string> names;
   for (const auto &fn : stdlib::api_functions())
-    if (stdlib::library_alias(fn.library) == target)
+    if (stdlib::is_library_alias(fn.library, target))
       names.emplace_back(fn.name);
   std::string near = frontend::nearest_name(func, names);
   return near.empty() ? "" : "did you mean '" + near + "'?";

@@ -26,6 +26,7 @@ enum class FunctionId {
   Str, Kname, Deref, Reg, Bswap, Strncmp, Sizeof, Strftime, // values
   Buf, Ntop, Pton, Usym, Kaddr, Uaddr, CgroupPath, Strcontains, Strerror, Macaddr, Join,
   Uptr, Kptr, // p itself, said to be a user or kernel address
+  NcclRank, NcclNranks, NcclCommId, NcclSeq, // an NCCL communicator (codegen/bpf/lower_nccl.h)
 };
 
 } // namespace gpubt::frontend

@@ -36,6 +36,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# NCCL: tests/e2e/cases/nccl.test traces the real libnccl.so.2 (its calls fail without a GPU but
+# are made). CUDA's wheels bring it (nvidia-nccl-cu13, beside /usr/local/cuda's libraries); where
+# ld.so cannot find one, pip's copy goes under /usr/local/lib/gpubt-nccl and ld.so learns of it.
+if [ -d /usr/local/cuda ] && ! /sbin/ldconfig -p | grep -q 'libnccl\.so\.2 '; then
+  nccl_dir=/usr/local/lib/gpubt-nccl
+  if as_root python3 -m pip install -q --target "$nccl_dir" nvidia-nccl-cu13; then
+    echo "$nccl_dir/nvidia/nccl/lib" | as_root tee /etc/ld.so.conf.d/gpubt-nccl.conf >/dev/null
+    as_root ldconfig
+  else
+    echo "setup: no libnccl.so.2 (pip install nvidia-nccl-cu13 failed): the NCCL tests will skip"
+  fi
+fi
+
 [ "${1:-}" = "--no-build" ] && exit 0
 build=${GPUBT_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

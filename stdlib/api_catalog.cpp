@@ -7,8 +7,12 @@
 namespace gpubt::stdlib {
 
 std::string_view library_alias(ApiLibrary lib) {
-  static constexpr std::array<std::string_view, 3> aliases = {"cudart", "cuda", "hip"};
+  static constexpr std::array<std::string_view, 4> aliases = {"cudart", "cuda", "hip", "nccl"};
   return aliases[static_cast<size_t>(lib)];
+}
+
+bool is_library_alias(ApiLibrary lib, std::string_view target) {
+  return target == library_alias(lib) || (lib == ApiLibrary::Nccl && target == "rccl");
 }
 
 const ApiFunction *find_api_function(std::string_view name) {

@@ -11,8 +11,8 @@ using frontend::Type;
 using frontend::TypeKind;
 
 std::optional<ApiLibrary> library_of_alias(std::string_view target) {
-  for (ApiLibrary lib : {ApiLibrary::Cudart, ApiLibrary::Cuda, ApiLibrary::Hip})
-    if (library_alias(lib) == target)
+  for (ApiLibrary lib : {ApiLibrary::Cudart, ApiLibrary::Cuda, ApiLibrary::Hip, ApiLibrary::Nccl})
+    if (is_library_alias(lib, target))
       return lib;
   return std::nullopt;
 }
@@ -62,6 +62,7 @@ Type api_param_type(const ApiParam &p) {
   case ApiValueKind::Pointer:
   case ApiValueKind::String:
   case ApiValueKind::Handle:
+  case ApiValueKind::Memory: // never a value: api_arg_type refuses it
     break;
   }
   return int_type(8, false);
@@ -70,7 +71,7 @@ Type api_param_type(const ApiParam &p) {
 std::optional<Type> api_arg_type(const frontend::AttachPoint &ap, std::string_view field) {
   const ApiFunction *fn = api_function_for(ap);
   const ApiParam *p = fn ? find_api_param(*fn, field) : nullptr;
-  if (!p)
+  if (!p || p->kind == ApiValueKind::Memory)
     return std::nullopt;
   return api_param_type(*p);
 }
@@ -84,8 +85,15 @@ std::optional<Type> api_retval_type(const frontend::AttachPoint &ap) {
 
 std::string api_arg_error(const frontend::AttachPoint &ap, std::string_view field) {
   const ApiFunction *fn = api_function_for(ap);
-  if (!fn || find_api_param(*fn, field))
+  if (!fn)
     return "";
+  if (const ApiParam *p = find_api_param(*fn, field))
+    return p->kind != ApiValueKind::Memory
+               ? ""
+               : std::string(fn->name) + "'s " + std::string(field) + " is a " +
+                     std::string(p->c_type) + " of " + std::to_string(p->size) +
+                     " bytes passed by value, which a script cannot read" +
+                     (p->c_type == "ncclUniqueId" ? ": nccl_comm_id(comm) is its hash" : "");
   return std::string(fn->name) + " has no argument '" + std::string(field) +
          "'; its arguments are: " + join_api_param_names(*fn);
 }

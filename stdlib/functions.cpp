@@ -49,6 +49,18 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     // kname(func): a CUDA kernel's demangled name from its host stub or launch handle.
     {"kname", FunctionId::Kname, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
      TypeKind::KernelName, 8, kHostContext},
+    // nccl_rank(comm), nccl_nranks(comm): an NCCL communicator's rank and size as learned where
+    // it was made (-1 if gpubt did not see it made); nccl_comm_id(comm): a 32-bit id, the same
+    // on every rank of the communicator (0 if unknown); nccl_seq(comm): at a collective's uprobe
+    // or uretprobe its own 0-based number on comm, elsewhere how many comm has issued.
+    {"nccl_rank", FunctionId::NcclRank, FunctionKind::Value, 1, 1,
+     {A::Integer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
+    {"nccl_nranks", FunctionId::NcclNranks, FunctionKind::Value, 1, 1,
+     {A::Integer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
+    {"nccl_comm_id", FunctionId::NcclCommId, FunctionKind::Value, 1, 1,
+     {A::Integer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
+    {"nccl_seq", FunctionId::NcclSeq, FunctionKind::Value, 1, 1,
+     {A::Integer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
     // deref(ptr): the uint64 at a user address, e.g. what an out-parameter (void **devPtr)
     // holds in a uretprobe; 0 if unreadable.
     {"deref", FunctionId::Deref, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},

@@ -10,6 +10,7 @@
 
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
+#include "codegen/bpf/probe_maps.h"
 #include "frontend/ast_walk.h"
 #include "runtime/abi/agent_protocol.h"
 #include "stdlib/api_types.h"
@@ -59,45 +60,6 @@ uint32_t function_slot(const stdlib::ApiFunction *fn) {
   return static_cast<uint32_t>(fn - stdlib::api_functions().data());
 }
 
-llvm::Value *ctx_word(LowerCtx &c, uint32_t off) {
-  return c.b.CreateAlignedLoad(c.b.getInt64Ty(), byte_ptr(c, c.regs, off), llvm::Align(8));
-}
-
-llvm::Value *tid(LowerCtx &c) {
-  return c.b.CreateAnd(call_helper(c, BPF_FUNC_get_current_pid_tgid, {}), 0xffffffffu);
-}
-
-// A u64 map key (TAG << 32 | tid) in a stack slot.
-llvm::Value *tid_key(LowerCtx &c, uint32_t tag) {
-  llvm::Value *key = stack_i64(c);
-  c.b.CreateStore(c.b.CreateOr(tid(c), c.b.getInt64(uint64_t(tag) << 32)), key);
-  return key;
-}
-
-llvm::Value *lookup(LowerCtx &c, int map, llvm::Value *key) {
-  return call_helper(c, BPF_FUNC_map_lookup_elem, {map_ref(c, map), key}, c.b.getPtrTy());
-}
-
-void update(LowerCtx &c, int map, llvm::Value *key, llvm::Value *value) {
-  call_helper(c, BPF_FUNC_map_update_elem, {map_ref(c, map), key, value, c.b.getInt64(BPF_ANY)});
-}
-
-// Runs BODY only when PTR is non-null; continues after it either way.
-void if_nonnull(LowerCtx &c, llvm::Value *ptr, const std::function<void()> &body) {
-  auto *then = llvm::BasicBlock::Create(c.ctx, "nn.then", c.fn);
-  auto *done = llvm::BasicBlock::Create(c.ctx, "nn.done", c.fn);
-  c.b.CreateCondBr(c.b.CreateIsNull(ptr), done, then);
-  c.b.SetInsertPoint(then);
-  body();
-  c.b.CreateBr(done);
-  c.b.SetInsertPoint(done);
-}
-
-void read_user(LowerCtx &c, llvm::Value *dst, uint32_t size, llvm::Value *addr) {
-  call_helper(c, BPF_FUNC_probe_read_user,
-              {dst, c.b.getInt32(size), c.b.CreateIntToPtr(addr, c.b.getPtrTy())});
-}
-
 // Hidden entry program: the argument words of this call, for the uretprobes' args.
 void save_args(LowerCtx &c, uint32_t slot) {
   llvm::Value *words = scratch_slot(c, 8 * kSavedArgWords);
@@ -108,7 +70,7 @@ void save_args(LowerCtx &c, uint32_t slot) {
   // Stack slot k is at rsp + 8 + 8k at entry (rsp points at the return address).
   auto *stack = c.b.CreateAdd(ctx_word(c, kRegSp), c.b.getInt64(8));
   read_user(c, byte_ptr(c, words, 48), 8 * kStackWords, stack);
-  update(c, c.maps->saved_args, tid_key(c, slot), words);
+  map_update(c, c.maps->saved_args, tid_key(c, slot), words);
 }
 
 // Entry of a kname learning probe: remembers the out-pointer (rdi) and the stub (rsi) or name
@@ -119,13 +81,13 @@ void pending_entry(LowerCtx &c, uint32_t tag) {
   uint32_t second = tag == TagGetKernel || tag == TagKernelGetFunction ? 1 : 2;
   c.b.CreateAlignedStore(ctx_word(c, stdlib::pt_regs_arg_offset(second)), byte_ptr(c, v, 8),
                          llvm::Align(8));
-  update(c, c.maps->kname_pending, tid_key(c, tag), v);
+  map_update(c, c.maps->kname_pending, tid_key(c, tag), v);
 }
 
 // Return of a kname learning probe: the handle the call wrote to *out -> stub or name.
 void pending_return(LowerCtx &c, uint32_t tag) {
   llvm::Value *key = tid_key(c, tag);
-  llvm::Value *p = lookup(c, c.maps->kname_pending, key);
+  llvm::Value *p = map_lookup(c, c.maps->kname_pending, key);
   if_nonnull(c, p, [&] {
     auto *out = c.b.CreateAlignedLoad(c.b.getInt64Ty(), p, llvm::Align(8));
     auto *second = c.b.CreateAlignedLoad(c.b.getInt64Ty(), byte_ptr(c, p, 8), llvm::Align(8));
@@ -147,13 +109,13 @@ void pending_return(LowerCtx &c, uint32_t tag) {
     if (tag == TagGetKernel) {
       llvm::Value *stub = stack_i64(c);
       c.b.CreateStore(second, stub);
-      update(c, c.maps->kname_stubs, handle, stub);
+      map_update(c, c.maps->kname_stubs, handle, stub);
     } else if (tag == TagKernelGetFunction) { // the function is named as its kernel is
       llvm::Value *kernel = stack_i64(c);
       c.b.CreateStore(second, kernel);
       for (int map : {c.maps->kname_stubs, c.maps->kname_names}) {
-        llvm::Value *known = lookup(c, map, kernel);
-        if_nonnull(c, known, [&] { update(c, map, handle, known); });
+        llvm::Value *known = map_lookup(c, map, kernel);
+        if_nonnull(c, known, [&] { map_update(c, map, handle, known); });
       }
     } else {
       llvm::Value *name = scratch_slot(c, abi::kKernelNameSize);
@@ -161,28 +123,11 @@ void pending_return(LowerCtx &c, uint32_t tag) {
       call_helper(
           c, BPF_FUNC_probe_read_user_str,
           {name, c.b.getInt32(abi::kKernelNameSize), c.b.CreateIntToPtr(second, c.b.getPtrTy())});
-      update(c, c.maps->kname_names, handle, name);
+      map_update(c, c.maps->kname_names, handle, name);
     }
     c.b.CreateBr(done);
     c.b.SetInsertPoint(done);
   });
-}
-
-abi::MapSpec hash_map(const std::string &name, uint32_t type, uint32_t key, uint32_t value,
-                      uint32_t entries) {
-  abi::MapSpec m;
-  m.name = name;
-  m.bpf_type = type;
-  m.key_size = key;
-  m.value_size = value;
-  m.max_entries = entries;
-  m.internal = true;
-  return m;
-}
-
-int push_map(abi::ProgramSpec &spec, abi::MapSpec m) {
-  spec.maps.push_back(std::move(m));
-  return static_cast<int>(spec.maps.size() - 1);
 }
 
 bool needs_saved_args(const Probe &p, const AttachPoint &ap) {
@@ -199,15 +144,15 @@ void add_api_maps(const Program &program, layout::MapLayout &layout,
     for (const auto &ap : p->attach_points)
       saved = saved || needs_saved_args(*p, ap);
   if (saved)
-    layout.saved_args = push_map(spec, hash_map("api_saved_args", BPF_MAP_TYPE_LRU_HASH, 8,
-                                                8 * kSavedArgWords, kPendingEntries));
+    layout.saved_args = push_internal_map(spec, "api_saved_args", BPF_MAP_TYPE_LRU_HASH, 8,
+                                           8 * kSavedArgWords, kPendingEntries);
   if (program_uses_kname(program)) {
     layout.kname_pending =
-        push_map(spec, hash_map("kname_pending", BPF_MAP_TYPE_LRU_HASH, 8, 16, kPendingEntries));
+        push_internal_map(spec, "kname_pending", BPF_MAP_TYPE_LRU_HASH, 8, 16, kPendingEntries);
     layout.kname_stubs =
-        push_map(spec, hash_map("kname_stubs", BPF_MAP_TYPE_HASH, 8, 8, kPendingEntries));
-    layout.kname_names = push_map(
-        spec, hash_map("kname_names", BPF_MAP_TYPE_HASH, 8, abi::kKernelNameSize, kPendingEntries));
+        push_internal_map(spec, "kname_stubs", BPF_MAP_TYPE_HASH, 8, 8, kPendingEntries);
+    layout.kname_names = push_internal_map(spec, "kname_names", BPF_MAP_TYPE_HASH, 8,
+                                           abi::kKernelNameSize, kPendingEntries);
     spec.kernel_names_map = layout.kname_names;
   }
 }
@@ -226,7 +171,7 @@ void load_saved_args(LowerCtx &c) {
   c.saved_args = scratch_slot(c, 8 * kSavedArgWords);
   zero_bytes(c, c.saved_args, 8, 8 * kSavedArgWords);
   llvm::Value *p =
-      lookup(c, c.maps->saved_args, tid_key(c, function_slot(stdlib::api_function_for(*c.ap))));
+      map_lookup(c, c.maps->saved_args, tid_key(c, function_slot(stdlib::api_function_for(*c.ap))));
   if_nonnull(c, p, [&] { copy_bytes(c, c.saved_args, 8, p, 8, 8 * kSavedArgWords); });
 }
 
@@ -290,7 +235,7 @@ Val lower_kname(LowerCtx &c, llvm::Value *handle) {
   c.b.CreateStore(handle, key);
   llvm::Value *result = stack_i64(c);
   c.b.CreateStore(handle, result);
-  llvm::Value *stub = lookup(c, c.maps->kname_stubs, key);
+  llvm::Value *stub = map_lookup(c, c.maps->kname_stubs, key);
   if_nonnull(c, stub, [&] {
     c.b.CreateStore(c.b.CreateAlignedLoad(c.b.getInt64Ty(), stub, llvm::Align(8)), result);
   });
@@ -300,11 +245,10 @@ Val lower_kname(LowerCtx &c, llvm::Value *handle) {
 bool is_gpu_api_probe(const AttachPoint &ap) {
   if (ap.provider != Provider::Uprobe && ap.provider != Provider::Uretprobe)
     return false;
-  for (auto lib : {stdlib::ApiLibrary::Cudart, stdlib::ApiLibrary::Cuda, stdlib::ApiLibrary::Hip})
-    if (ap.target == stdlib::library_alias(lib))
-      return true;
+  if (stdlib::library_of_alias(ap.target))
+    return true;
   std::string file = ap.target.substr(ap.target.rfind('/') + 1);
-  for (const char *lib : {"libcuda.so", "libcudart.so", "libamdhip64.so"})
+  for (const char *lib : {"libcuda.so", "libcudart.so", "libamdhip64.so", "libnccl.so", "librccl.so"})
     if (file.rfind(lib, 0) == 0)
       return true;
   return false;

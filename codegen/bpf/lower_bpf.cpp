@@ -11,6 +11,7 @@
 #include "codegen/bpf/fault_in.h"
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_api.h"
+#include "codegen/bpf/lower_nccl.h"
 #include "codegen/bpf/lower_pystack.h"
 #include "codegen/bpf/lower_timeline.h"
 #include "codegen/bpf/lower_watchpoint.h"
@@ -208,6 +209,7 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
   spec = program_layout.spec;
   layout::MapLayout layout = program_layout.maps;
   add_api_maps(program, layout, spec);
+  add_nccl_maps(program, layout, spec);
   add_python_maps(program, layout, spec);
 
   llvm::LLVMContext llctx;
@@ -285,7 +287,10 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
     });
     scratch_size = std::max(scratch_size, used);
   }
-  for (auto &h : hidden_api_probes(program, layout)) {
+  auto hidden = hidden_api_probes(program, layout);
+  for (auto &h : hidden_nccl_probes(program, layout))
+    hidden.push_back(std::move(h));
+  for (auto &h : hidden) {
     uint32_t used = lower_hidden_probe(*mod, h.spec, sema, opts, layout, spec,
                                        [&](LowerCtx &c) { h.lower(c, h.slot); });
     scratch_size = std::max(scratch_size, used);

@@ -11,6 +11,7 @@
 #include "codegen/bpf/lower_expr.h"
 #include "codegen/bpf/lower_formatted.h"
 #include "codegen/bpf/lower_maps.h"
+#include "codegen/bpf/lower_nccl.h"
 #include "codegen/bpf/send_event.h"
 #include "codegen/layout/value_format.h"
 #include "stdlib/functions.h"
@@ -82,6 +83,10 @@ void print_map_event(LowerCtx &c, const CallExpr &call) {
 }
 
 // kaddr() and uaddr(): the address check_types made sure resolve_types found.
+Val lower_nccl(LowerCtx &c, const CallExpr &call, const MapExpr *) {
+  return lower_nccl_call(c, *call.id, lower_expr(c, *call.args[0]).v);
+}
+
 Val symbol_address(LowerCtx &c, const CallExpr &call) {
   auto it = c.sema->symbol_addresses.find(&call);
   if (it == c.sema->symbol_addresses.end()) {
@@ -291,6 +296,10 @@ const std::map<FunctionId, CallFn> &call_table() {
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
          return lower_kname(c, lower_expr(c, *call.args[0]).v);
        }},
+      {FunctionId::NcclRank, lower_nccl},
+      {FunctionId::NcclNranks, lower_nccl},
+      {FunctionId::NcclCommId, lower_nccl},
+      {FunctionId::NcclSeq, lower_nccl},
   };
   return table;
 }

@@ -15,6 +15,7 @@ struct MapLayout {
   // Internal maps of the GPU API probes (codegen/bpf/lower_api.h); -1 when the program needs
   // none. The BPF lowering adds them.
   int saved_args = -1, kname_stubs = -1, kname_names = -1, kname_pending = -1;
+  int nccl_comms = -1, nccl_pending = -1, nccl_seq = -1; // codegen/bpf/lower_nccl.h
   int python_procs = -1; // pystack: pid -> abi::PythonProcess (codegen/bpf/lower_pystack.h)
 };
 

@@ -167,6 +167,8 @@ constexpr GpuAlias kGpuAliases[] = {
     {"cudart", "libcudart.so", "libcudart.so", "cudaMalloc"},
     {"cuda", "libcuda.so", "libcuda.so.1", nullptr},
     {"hip", "libamdhip64.so", "libamdhip64.so", nullptr},
+    {"nccl", "libnccl.so", "libnccl.so.2", nullptr}, // PyTorch's own: nvidia/nccl/lib, dlopen'ed
+    {"rccl", "librccl.so", "librccl.so.1", nullptr}, // ROCm's NCCL
 };
 
 bool has_prefix(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }

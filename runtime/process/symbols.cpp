@@ -19,6 +19,21 @@ auto alias_rank(const ElfSymbol &s) {
   return std::make_tuple(!s.global, underscores, s.name.size(), s.name);
 }
 
+bool ends_with(const std::string &s, const std::string &tail) {
+  return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Of two names for one address, the one the other decorates is the public name, even when weak:
+// NCCL exports ncclAllReduce as a weak alias of its strong pncclAllReduce (MPI's MPI_Send and
+// PMPI_Send are the same pattern), glibc nanosleep of __nanosleep.
+bool better_alias(const ElfSymbol &a, const ElfSymbol &b) {
+  if (ends_with(b.name, a.name))
+    return true;
+  if (ends_with(a.name, b.name))
+    return false;
+  return alias_rank(a) < alias_rank(b);
+}
+
 } // namespace
 
 bool has_wildcard(const std::string &pattern) {
@@ -37,7 +52,7 @@ std::vector<ElfSymbol> match_functions(const std::vector<ElfSymbol> &symbols,
     if (wild ? !match_wildcard(pattern, s.name) : s.name != pattern)
       continue;
     auto [it, inserted] = by_addr.emplace(s.vaddr, &s);
-    if (!inserted && alias_rank(s) < alias_rank(*it->second))
+    if (!inserted && better_alias(s, *it->second))
       it->second = &s;
   }
   std::vector<ElfSymbol> out;

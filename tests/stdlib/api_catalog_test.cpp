@@ -99,6 +99,32 @@ TEST(ApiCatalog, EveryFunctionOfIssue3IsPresentWithItsDocumentedParameterNames) 
       {"hipDeviceSynchronize", ""},
       {"hipStreamCreate", "stream"},
       {"hipStreamSynchronize", "stream"},
+      {"ncclGetVersion", "version"},
+      {"ncclGetUniqueId", "uniqueId"},
+      {"ncclCommInitRank", "comm, nranks, commId, rank"},
+      {"ncclCommInitRankConfig", "comm, nranks, commId, rank, config"},
+      {"ncclCommInitAll", "comm, ndev, devlist"},
+      {"ncclCommSplit", "comm, color, key, newcomm, config"},
+      {"ncclCommFinalize", "comm"},
+      {"ncclCommDestroy", "comm"},
+      {"ncclCommAbort", "comm"},
+      {"ncclCommCount", "comm, count"},
+      {"ncclCommUserRank", "comm, rank"},
+      {"ncclCommCuDevice", "comm, device"},
+      {"ncclCommGetAsyncError", "comm, asyncError"},
+      {"ncclAllReduce", "sendbuff, recvbuff, count, datatype, op, comm, stream"},
+      {"ncclReduce", "sendbuff, recvbuff, count, datatype, op, root, comm, stream"},
+      {"ncclBcast", "buff, count, datatype, root, comm, stream"},
+      {"ncclBroadcast", "sendbuff, recvbuff, count, datatype, root, comm, stream"},
+      {"ncclReduceScatter", "sendbuff, recvbuff, recvcount, datatype, op, comm, stream"},
+      {"ncclAllGather", "sendbuff, recvbuff, sendcount, datatype, comm, stream"},
+      {"ncclAlltoAll", "sendbuff, recvbuff, count, datatype, comm, stream"},
+      {"ncclGather", "sendbuff, recvbuff, count, datatype, root, comm, stream"},
+      {"ncclScatter", "sendbuff, recvbuff, count, datatype, root, comm, stream"},
+      {"ncclSend", "sendbuff, count, datatype, peer, comm, stream"},
+      {"ncclRecv", "recvbuff, count, datatype, peer, comm, stream"},
+      {"ncclGroupStart", ""},
+      {"ncclGroupEnd", ""},
   };
   for (auto [name, params] : expected)
     EXPECT_EQ(names(name), params) << name;
@@ -115,6 +141,11 @@ TEST(ApiCatalog, LibrariesAndReturnEnums) {
   EXPECT_EQ(library_alias(ApiLibrary::Cudart), "cudart");
   EXPECT_EQ(library_alias(ApiLibrary::Cuda), "cuda");
   EXPECT_EQ(library_alias(ApiLibrary::Hip), "hip");
+  EXPECT_EQ(fn("ncclAllReduce").library, ApiLibrary::Nccl);
+  EXPECT_EQ(fn("ncclAllReduce").return_enum, "ncclResult_t");
+  EXPECT_EQ(library_alias(ApiLibrary::Nccl), "nccl");
+  EXPECT_TRUE(is_library_alias(ApiLibrary::Nccl, "rccl")); // RCCL declares NCCL's API
+  EXPECT_FALSE(is_library_alias(ApiLibrary::Cuda, "rccl"));
   EXPECT_EQ(find_api_function(ApiLibrary::Cuda, "cudaMalloc"), nullptr);
   EXPECT_EQ(find_api_function(ApiLibrary::Cudart, "cudaMalloc"), &fn("cudaMalloc"));
   EXPECT_EQ(find_api_function("malloc"), nullptr);
@@ -266,6 +297,7 @@ TEST(ApiCatalog, SymbolsExistInTheRealLibraries) {
       {ApiLibrary::Cudart, "/usr/local/cuda/lib64/libcudart.so.13"},
       {ApiLibrary::Cuda, "/usr/local/cuda/lib64/stubs/libcuda.so"},
       {ApiLibrary::Hip, "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5"},
+      {ApiLibrary::Nccl, "/usr/local/cuda/lib64/libnccl.so.2"},
       {ApiLibrary::Cudart, std::string(GPUBT_BINARY_DIR) + "/tests/programs/cuda_calls_static"},
   };
   int checked = 0;

@@ -73,4 +73,27 @@ TEST(ApiTypes, UnknownArgumentListsTheValidOnes) {
   EXPECT_EQ(stdlib::api_arg_error(uprobe("./prog", "main"), "x"), "");
 }
 
+// NCCL through its alias and RCCL's: typed enums, and the 128-byte ncclUniqueId passed by value
+// (on the stack, which pushes no register: rank is still rdx) refused with what to use instead.
+TEST(ApiTypes, NcclArgumentsAndTheUniqueIdByValue) {
+  auto dt = stdlib::api_arg_type(uprobe("nccl", "ncclAllReduce"), "datatype");
+  ASSERT_TRUE(dt);
+  EXPECT_EQ(dt->enum_name, "ncclDataType_t");
+  EXPECT_EQ(stdlib::api_arg_type(uprobe("rccl", "ncclAllReduce"), "op")->enum_name, "ncclRedOp_t");
+  EXPECT_EQ(stdlib::api_retval_type(uprobe("nccl", "ncclGroupEnd"))->enum_name, "ncclResult_t");
+  EXPECT_EQ(stdlib::api_function_for(uprobe("cuda", "ncclAllReduce")), nullptr);
+  auto rank = stdlib::api_arg_type(uprobe("nccl", "ncclCommInitRank"), "rank");
+  ASSERT_TRUE(rank);
+  EXPECT_TRUE(rank->is_signed);
+  const auto *fn = stdlib::api_function_for(uprobe("nccl", "ncclCommInitRank"));
+  ASSERT_TRUE(fn);
+  EXPECT_FALSE(stdlib::find_api_param(*fn, "rank")->loc.on_stack);
+  EXPECT_EQ(stdlib::find_api_param(*fn, "rank")->loc.index, 2); // rdx
+  EXPECT_EQ(stdlib::find_api_param(*fn, "commId")->loc.count, 16);
+  EXPECT_FALSE(stdlib::api_arg_type(uprobe("nccl", "ncclCommInitRank"), "commId"));
+  EXPECT_EQ(stdlib::api_arg_error(uprobe("nccl", "ncclCommInitRank"), "commId"),
+            "ncclCommInitRank's commId is a ncclUniqueId of 128 bytes passed by value, which a "
+            "script cannot read: nccl_comm_id(comm) is its hash");
+}
+
 } // namespace

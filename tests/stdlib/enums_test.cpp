@@ -48,10 +48,30 @@ TEST(Enums, MemcpyKinds) {
   EXPECT_EQ(name_of("hipMemcpyKind", 2), "hipMemcpyDeviceToHost");
 }
 
+// nccl.h declares its enums as typedefs of anonymous enums, aliases after the name they alias,
+// and counts (ncclNumTypes, ncclMaxRedOp: an expression of sizeof) among the values.
+TEST(Enums, NcclEnumsByTheirFirstNameWithoutTheCounts) {
+  EXPECT_EQ(name_of("ncclResult_t", 0), "ncclSuccess");
+  EXPECT_EQ(name_of("ncclResult_t", 4), "ncclInvalidArgument");
+  EXPECT_EQ(name_of("ncclResult_t", 7), "ncclInProgress");
+  EXPECT_EQ(name_of("ncclResult_t", 8), "<none>"); // ncclNumResults
+  EXPECT_EQ(name_of("ncclDataType_t", 0), "ncclInt8"); // not ncclChar
+  EXPECT_EQ(name_of("ncclDataType_t", 7), "ncclFloat32"); // not ncclFloat
+  EXPECT_EQ(name_of("ncclDataType_t", 9), "ncclBfloat16");
+  EXPECT_EQ(name_of("ncclDataType_t", 12), "<none>"); // ncclNumTypes
+  EXPECT_EQ(name_of("ncclRedOp_t", 4), "ncclAvg");
+  EXPECT_EQ(name_of("ncclRedOp_t", 5), "<none>"); // ncclNumOps, or a PreMulSum op made at run time
+  auto c = find_enum_constant("ncclFloat");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->value, 7);
+  EXPECT_FALSE(find_enum_constant("ncclMaxRedOp"));
+}
+
 TEST(Enums, TablesAndNames) {
   auto names = enum_names();
-  std::vector<std::string_view> expected = {"CUresult", "cudaError_t", "cudaMemcpyKind",
-                                            "hipError_t", "hipMemcpyKind"};
+  std::vector<std::string_view> expected = {
+      "CUresult",     "cudaError_t",    "cudaMemcpyKind", "hipError_t",
+      "hipMemcpyKind", "ncclDataType_t", "ncclRedOp_t",    "ncclResult_t"};
   EXPECT_EQ(names, expected);
   const EnumTable *t = find_enum("cudaMemcpyKind");
   ASSERT_TRUE(t);

@@ -43,6 +43,29 @@ TEST(Symbols, Wildcards) {
   EXPECT_TRUE(std::is_sorted(all.begin(), all.end()));
 }
 
+// Aliases of one address are probed once, under the name the others decorate even when it is the
+// weak one: NCCL's public ncclAllReduce is a weak alias of its strong pncclAllReduce.
+TEST(Symbols, OneAliasPerAddressThePublicName) {
+  auto sym = [](const char *name, uint64_t addr, bool global) {
+    ElfSymbol s;
+    s.name = name;
+    s.vaddr = addr;
+    s.global = global;
+    return s;
+  };
+  std::vector<ElfSymbol> syms = {sym("__nanosleep", 0x10, true), sym("nanosleep", 0x10, false),
+                                 sym("ncclAllReduce", 0x20, false),
+                                 sym("pncclAllReduce", 0x20, true), sym("__libc_x", 0x30, true),
+                                 sym("__x", 0x30, false)};
+  std::vector<std::string> names;
+  for (const auto &s : match_functions(syms, "*"))
+    names.push_back(s.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"__libc_x", "nanosleep", "ncclAllReduce"}));
+  const std::string nccl = "/usr/local/cuda/lib64/libnccl.so.2";
+  if (access(nccl.c_str(), R_OK) == 0)
+    EXPECT_EQ(funcs(nccl, "*ncclAllReduce"), std::vector<std::string>{"ncclAllReduce"});
+}
+
 TEST(Symbols, NoMatchIsEmptyWithAMessage) {
   EXPECT_TRUE(funcs(calls, "nonexistent").empty());
   EXPECT_TRUE(funcs(calls, "nonex*").empty());
