@@ -29,6 +29,8 @@ const char kEnvironmentHelp[] =
     "    GPUBT_VULKAN_LAYER_DIR   the folder of the Vulkan layer's manifest (default: next to\n"
     "                             gpubt)\n"
     "    GPUBT_KEEP_TEMP=1        keep the folder of compiled probes for the traced program\n"
+    "    GPUBT_PROGRESS_MS        ms of attaching or detaching before it says how far it is\n"
+    "                             (default 2000)\n"
     "    in a traced program (debugging):\n"
     "    GPUBT_AGENT_VERBOSE=1    the CUDA agent and Vulkan layer say what they patch\n"
     "    GPUBT_AGENT_COPY_ONLY=1  the CUDA agent copies maps, never writes them on streams\n"

@@ -8,6 +8,8 @@
 #include "driver/trace_metrics.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <optional>
@@ -161,6 +163,19 @@ bool check_probe_count(uint64_t count, const Options &options, std::ostream &err
   return false;
 }
 
+// GPUBT_PROGRESS_MS: how long attaching or detaching goes on before it says how far it is.
+Result<uint64_t> attach_progress_after_ns() {
+  const char *v = std::getenv("GPUBT_PROGRESS_MS");
+  if (!v)
+    return runtime::Progress::kAfterNs;
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long ms = std::strtoull(v, &end, 10);
+  if (!*v || *end || errno || *v == '-' || ms > UINT64_MAX / 1'000'000)
+    return make_error(std::string("GPUBT_PROGRESS_MS='") + v + "' is not a number of milliseconds");
+  return uint64_t(ms) * 1'000'000;
+}
+
 } // namespace
 
 bool child_stdout_to_stderr(const Options &options) {
@@ -219,6 +234,13 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
   so.command = options.child_command;
   so.child_stdout_to_stderr = child_stdout_to_stderr(options);
   so.verbose = options.verbose;
+  so.progress = options.bt.quiet ? nullptr : &err;
+  auto progress_after = attach_progress_after_ns();
+  if (!progress_after) {
+    err << "ERROR: " << progress_after.error() << "\n";
+    return ExitUserError;
+  }
+  so.progress_after_ns = *progress_after;
   if (gpu) // maps host probes write and gpu probes read: the agent in the child reads them
     for (const auto &h : gpu->config.host_maps)
       so.inherited_maps.push_back(spec.device.maps.at(h.device_map).map_index);

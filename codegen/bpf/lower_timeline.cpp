@@ -30,6 +30,7 @@ struct SpanValue {
   std::string name;
   Type type;
   Val val;
+  bool address = false; // a pointer or handle: hex in the trace
 };
 
 // What this side shows: a catalogued function's arguments at entry, the return value at return
@@ -46,7 +47,10 @@ std::vector<SpanValue> span_values(LowerCtx &c) {
   } else if (fn) {
     for (const stdlib::ApiParam &p : fn->params) {
       Type t = stdlib::api_param_type(p);
-      out.push_back({std::string(p.name), t, lower_api_param(c, p, t)});
+      bool address = p.kind == stdlib::ApiValueKind::Pointer ||
+                     p.kind == stdlib::ApiValueKind::Handle ||
+                     p.kind == stdlib::ApiValueKind::String;
+      out.push_back({std::string(p.name), t, lower_api_param(c, p, t), address});
     }
   }
   // A probe that takes Python frames shows them on its span: which line made the call.
@@ -73,6 +77,7 @@ void send_span_edge(LowerCtx &c) {
     off += (fa.type.size + 7) / 8 * 8;
     span.arg_names.push_back(v.name);
     span.args.push_back(fa);
+    span.addresses.push_back(v.address);
   }
   uint32_t index = c.spec->spans.size();
   c.spec->spans.push_back(std::move(span));

@@ -133,6 +133,7 @@ struct SpanSpec {
   bool exit = false;
   std::vector<std::string> arg_names;
   std::vector<FormatArg> args; // offsets from the payload's start, past the EventStamp
+  std::vector<bool> addresses; // per arg: a pointer or handle, shown in hex
 };
 
 enum class AttachKind : uint8_t { Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, Kprobe,

@@ -54,8 +54,9 @@ Status attach_multi_range(const std::vector<UprobeTarget> &t, size_t lo, size_t 
 }
 
 Result<Events> attach_targets(const std::vector<UprobeTarget> &targets, bool ret, int prog_fd,
-                              int pid, const std::string &probe_name) {
+                              int pid, const std::string &probe_name, Progress &progress) {
   Events out;
+  progress.expect(targets.size());
   for (const auto &t : targets) {
     auto ev = open_uprobe_event(t.path, t.offset, ret, pid);
     if (!ev)
@@ -65,17 +66,19 @@ Result<Events> attach_targets(const std::vector<UprobeTarget> &targets, bool ret
       return make_error("failed to attach " + probe_name + ": " + st.error());
     out.fds.push_back(std::move(*ev));
     out.count++;
+    progress.done(1);
   }
   return out;
 }
 
-Result<Events> attach_uprobe(const abi::ProbeSpec &p, int prog_fd, int pid, FunctionNames &names) {
+Result<Events> attach_uprobe(const abi::ProbeSpec &p, int prog_fd, int pid, FunctionNames &names,
+                             Progress &progress) {
   auto targets = resolve_uprobe_targets(p.target, p.func, pid);
   if (!targets)
     return make_error(targets.error());
   bool ret = p.kind == abi::AttachKind::Uretprobe;
   if (!uprobe_multi_supported())
-    return attach_targets(*targets, ret, prog_fd, pid, p.name);
+    return attach_targets(*targets, ret, prog_fd, pid, p.name, progress);
   Events out;
   if (targets->empty())
     return out;
@@ -100,13 +103,14 @@ Result<Events> attach_one_event(const abi::ProbeSpec &p, int prog_fd, Result<Uni
 
 // One USDT site: a uprobe at its file offset, with its semaphore counted by the kernel (for
 // every process that maps the file, or only PID's, as bpftrace's --usdt-file-activation).
-Result<Events> attach_usdt(const abi::ProbeSpec &p, int prog_fd, int pid, FunctionNames &) {
+Result<Events> attach_usdt(const abi::ProbeSpec &p, int prog_fd, int pid, FunctionNames &,
+                           Progress &) {
   return attach_one_event(p, prog_fd, open_uprobe_event(p.target, p.offset, false, pid, p.semaphore));
 }
 
 // BEGIN/END attach to nothing: the session runs them once (triggers.h). They count as probes,
 // as in bpftrace's "Attaching N probes...".
-Result<Events> attach_trigger(const abi::ProbeSpec &, int, int, FunctionNames &) {
+Result<Events> attach_trigger(const abi::ProbeSpec &, int, int, FunctionNames &, Progress &) {
   Events out;
   out.count = 1;
   return out;
@@ -114,13 +118,14 @@ Result<Events> attach_trigger(const abi::ProbeSpec &, int, int, FunctionNames &)
 
 // A wildcard's tracepoints each get their expanded name, as a matched uprobe does: the cookie
 // names it for `probe` (lower_builtins.cpp).
-Result<Events> attach_tracepoint(const abi::ProbeSpec &p, int prog_fd, int,
-                                 FunctionNames &names) {
+Result<Events> attach_tracepoint(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &names,
+                                 Progress &progress) {
   auto tps = match_tracepoints(p.target, p.func);
   if (!tps)
     return make_error(tps.error());
   bool wildcard = has_wildcard(p.target) || has_wildcard(p.func);
   Events out;
+  progress.expect(tps->size());
   for (const auto &tp : *tps) {
     auto id = tracepoint_id(tp.category, tp.name);
     if (!id)
@@ -142,6 +147,7 @@ Result<Events> attach_tracepoint(const abi::ProbeSpec &p, int prog_fd, int,
       return make_error("failed to attach " + p.name + ": " + st.error());
     out.fds.push_back(std::move(*ev));
     out.count++;
+    progress.done(1);
   }
   return out;
 }
@@ -158,7 +164,8 @@ bool banned_kretprobe(const std::string &func) {
 
 // Kernel functions through the kprobe PMU. Kernels without kprobes (or a function that is not
 // traceable) fail here, after the program has loaded, with bpftrace's words.
-Result<Events> attach_kprobe(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
+Result<Events> attach_kprobe(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &,
+                             Progress &) {
   bool ret = p.kind == abi::AttachKind::Kretprobe;
   if (ret && banned_kretprobe(p.func))
     return make_error("error: " + p.name + " can't be used as it might lock up your system.");
@@ -191,14 +198,16 @@ Result<Events> attach_every_cpu(const abi::ProbeSpec &p, int prog_fd,
 }
 
 // profile: the CPU clock of every online CPU, as bpftrace counts it.
-Result<Events> attach_profile(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
+Result<Events> attach_profile(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &,
+                              Progress &) {
   return attach_every_cpu(p, prog_fd, [](const abi::ProbeSpec &p, int cpu) {
     return open_profile_event(p.interval_ns, cpu);
   });
 }
 
 // software:EVENT:COUNT / hardware:EVENT:COUNT, by perf's event names.
-Result<Events> attach_perf_event(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
+Result<Events> attach_perf_event(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &,
+                                 Progress &) {
   std::string kind = p.kind == abi::AttachKind::Software ? "software" : "hardware";
   if (!find_perf_event(kind, p.target))
     return make_error("Invalid " + kind + " event name: " + p.target);
@@ -212,7 +221,8 @@ Result<Events> attach_perf_event(const abi::ProbeSpec &p, int prog_fd, int, Func
 
 // watchpoint:ADDRESS: one breakpoint, in the traced process or on every CPU. The function form
 // waits for its address (Session::watch_address) and counts as one probe now, as bpftrace's.
-Result<Events> attach_watchpoint(const abi::ProbeSpec &p, int prog_fd, int pid, FunctionNames &) {
+Result<Events> attach_watchpoint(const abi::ProbeSpec &p, int prog_fd, int pid, FunctionNames &,
+                                 Progress &) {
   if (p.watch_later) {
     Events out;
     out.count = 1;
@@ -226,11 +236,12 @@ Result<Events> attach_watchpoint(const abi::ProbeSpec &p, int prog_fd, int pid, 
   });
 }
 
-Result<Events> attach_interval(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &) {
+Result<Events> attach_interval(const abi::ProbeSpec &p, int prog_fd, int, FunctionNames &,
+                               Progress &) {
   return attach_one_event(p, prog_fd, open_interval_event(p.interval_ns));
 }
 
-using AttachFn = Result<Events> (*)(const abi::ProbeSpec &, int, int, FunctionNames &);
+using AttachFn = Result<Events> (*)(const abi::ProbeSpec &, int, int, FunctionNames &, Progress &);
 struct KindAttach {
   abi::AttachKind kind;
   AttachFn fn;
@@ -248,10 +259,18 @@ constexpr KindAttach attachers[] = {
 } // namespace
 
 Result<Attached> attach_probe(const abi::ProbeSpec &probe, int prog_fd, int pid,
-                              FunctionNames &names) {
+                              FunctionNames &names, Progress *progress) {
+  Progress silent(nullptr, "attaching");
+  Progress &p = progress ? *progress : silent;
   for (const auto &a : attachers)
-    if (a.kind == probe.kind)
-      return a.fn(probe, prog_fd, pid, names);
+    if (a.kind == probe.kind) {
+      size_t before = p.done_count();
+      auto out = a.fn(probe, prog_fd, pid, names, p);
+      // Kinds that attach at once (one link, one event, a CPU each) are told of here.
+      if (out && out->count > p.done_count() - before)
+        p.done(out->count - (p.done_count() - before));
+      return out;
+    }
   return make_error("BUG: unknown attach kind for " + probe.name);
 }
 

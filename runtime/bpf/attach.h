@@ -3,6 +3,7 @@
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
 #include "runtime/abi/unique_fd.h"
+#include "runtime/bpf/progress.h"
 #include <string>
 #include <vector>
 
@@ -24,7 +25,8 @@ struct FunctionNames {
 // Attaches PROG_FD to everything PROBE names; count 0 when a pattern matched nothing.
 // PID > 0 limits uprobes to that process (-p / -c); BEGIN/END always watch only gpubt itself.
 // Uprobes use one uprobe_multi link per probe where the kernel has them (see uprobe_multi.h).
+// PROGRESS (null: none) hears of each attach point as it attaches.
 Result<Attached> attach_probe(const abi::ProbeSpec &probe, int prog_fd, int pid,
-                              FunctionNames &names);
+                              FunctionNames &names, Progress *progress = nullptr);
 
 } // namespace gpubt::runtime

@@ -89,7 +89,8 @@ Session::Session(const abi::ProgramSpec &spec, SessionOptions options)
 }
 
 Session::~Session() {
-  detach_all(events_);
+  Progress progress(options_.progress, "detaching", options_.progress_after_ns);
+  detach_all(events_, &progress, attached_);
   // The process must not stay stopped at a library load (or at exit) once gpubt is gone (-p),
   // nor ignore the SIGTERM that ends a -c child.
   int pid = child_ && child_->exited() ? -1 : target_pid();
@@ -249,13 +250,15 @@ abi::ProgramSpec Session::spec_snapshot() const {
   return spec_;
 }
 
-Result<Attached> Session::attach_named(const abi::ProbeSpec &probe, size_t probe_index) {
+Result<Attached> Session::attach_named(const abi::ProbeSpec &probe, size_t probe_index,
+                                       Progress *progress) {
   std::lock_guard lock(*names_mutex_);
-  return attach_probe(probe, progs_[probe_index].get(), target_pid(), function_names_);
+  return attach_probe(probe, progs_[probe_index].get(), target_pid(), function_names_, progress);
 }
 
 Result<int> Session::attach() {
   int attached = 0;
+  Progress progress(options_.progress, "attaching", options_.progress_after_ns);
   for (size_t i : attach_order()) {
     abi::ProbeSpec probe = spec_.probes[i];
     // cudart/cuda/hip: the library the traced program really uses (-c: before its exec).
@@ -289,7 +292,7 @@ Result<int> Session::attach() {
       continue;
     }
     auto evs = lib && !*lib ? Result<Attached>(make_error(lib->error()))
-                            : attach_named(probe, i);
+                            : attach_named(probe, i, probe.hidden ? nullptr : &progress);
     if (probe.hidden) { // codegen's helpers: best effort, never counted or reported
       if (evs)
         for (auto &e : evs->fds)
@@ -306,6 +309,8 @@ Result<int> Session::attach() {
     for (auto &e : evs->fds)
       events_.push_back(std::move(e));
   }
+  progress.finish();
+  attached_ = attached;
   return attached;
 }
 
@@ -567,7 +572,8 @@ void Session::run_end(EventHandler &handler) {
   // under a flood of events (system() in a probe that its own commands fire) END would wait
   // behind them forever.
   if (stopped_by_signal_) {
-    detach_all(events_);
+    Progress progress(options_.progress, "detaching", options_.progress_after_ns);
+    detach_all(events_, &progress, attached_);
     exit_requested_ = true;
   }
   // Events queued after exit() are dropped (no handler set), END's own events are delivered.

@@ -26,6 +26,9 @@ struct SessionOptions {
   std::string command; // -c CMD: spawned held back, started by run(); its exit ends the session
   bool child_stdout_to_stderr = false; // CMD's stdout is our stderr (see ChildProcess::spawn)
   bool verbose = false; // -v: probes attached late (see attach()) say so on stderr
+  // Where a long attach says how far it is (progress.h); null: nowhere (-q).
+  std::ostream *progress = nullptr;
+  uint64_t progress_after_ns = Progress::kAfterNs;
   // Maps (indexes into spec.maps) the -c child inherits an fd of: the GPU agent in it reads
   // them. The fds are made before the child is forked; inherited_fds() says their numbers.
   std::vector<int> inherited_maps;
@@ -119,7 +122,8 @@ private:
   void at_python_stop(EventHandler &handler);  // stopped at a python_procs.h stop: map, frames
   // attach_probe() with the names' lock held: it appends to function_names_ and spec_'s
   // probe names, which other threads read.
-  Result<Attached> attach_named(const abi::ProbeSpec &probe, size_t probe_index);
+  Result<Attached> attach_named(const abi::ProbeSpec &probe, size_t probe_index,
+                                Progress *progress = nullptr);
 
   abi::ProgramSpec spec_;
   SessionOptions options_;
@@ -145,6 +149,7 @@ private:
   std::vector<UniqueFd> exit_hold_; // kname(): the -c child stops at exit() (exit_hold.h)
   std::set<std::string> warned_aliases_; // cudart/cuda/hip resolved from the system only
   std::set<std::string> told_aliases_;   // -v: cudart/cuda/hip whose file was said
+  int attached_ = 0;                     // what attach() returned: detached at the end
   std::vector<size_t> pending_;          // spec probes waiting for their library (attach())
   std::vector<size_t> intervals_;        // interval probes attach() left for run_begin()
   std::vector<std::string> pending_lines_, late_warnings_;

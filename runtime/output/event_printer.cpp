@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 #include "runtime/abi/device_abi.h"
@@ -64,11 +65,20 @@ void EventPrinter::print_span(const abi::EventHeader &h, const uint8_t *payload,
   edge.at = origin(payload);
   edge.name = span.name;
   edge.exit = span.exit;
-  for (size_t i = 0; i < span.args.size() && i < span.arg_names.size(); ++i)
-    if (span.args[i].offset + span.args[i].type.size <= size)
-      edge.args.emplace_back(span.arg_names[i], make_value(span.args[i].type,
-                                                           payload + span.args[i].offset, spec_,
-                                                           symbolize_));
+  for (size_t i = 0; i < span.args.size() && i < span.arg_names.size(); ++i) {
+    const abi::FormatArg &arg = span.args[i];
+    if (arg.offset + arg.type.size > size)
+      continue;
+    if (i < span.addresses.size() && span.addresses[i]) { // as C's %p
+      char hex[24];
+      std::snprintf(hex, sizeof hex, "0x%llx",
+                    static_cast<unsigned long long>(value_as_int(arg.type, payload + arg.offset)));
+      edge.args.emplace_back(span.arg_names[i], Value::of(Value::Kind::Name, hex));
+      continue;
+    }
+    edge.args.emplace_back(span.arg_names[i],
+                           make_value(arg.type, payload + arg.offset, spec_, symbolize_));
+  }
   out_.span_edge(edge);
 }
 

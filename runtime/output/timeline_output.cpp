@@ -8,6 +8,7 @@
 
 #include "runtime/output/escape.h"
 #include "runtime/process/demangle.h"
+#include "runtime/process/task_name.h"
 
 namespace gpubt::runtime {
 namespace {
@@ -112,6 +113,14 @@ uint32_t TimelineOutput::track_pid(const EventOrigin &at) const {
   return at.gpu ? at.pid | kGpuPidBit : at.pid;
 }
 
+void TimelineOutput::name_host_track(uint32_t pid, uint32_t tid) {
+  if (thread_names_.count({pid, tid}))
+    return;
+  thread_names_[{pid, tid}] = task_name(int(pid), int(tid));
+  if (!process_names_.count(pid))
+    process_names_[pid] = task_name(int(pid));
+}
+
 void TimelineOutput::printf(const Message &message) {
   if (!origin_)
     return; // BEGIN/END and other events without a stamp have no place on a track
@@ -122,6 +131,8 @@ void TimelineOutput::printf(const Message &message) {
   e.tid = origin_->tid;
   if (e.pid & kGpuPidBit)
     gpu_tracks_.insert({e.pid, e.tid});
+  else
+    name_host_track(e.pid, e.tid);
   std::string text = message.joined();
   e.name = first_line(text);
   e.cat = "printf";
@@ -135,6 +146,7 @@ void TimelineOutput::span_edge(const SpanEdge &edge) {
   std::string args;
   for (const auto &[name, value] : edge.args)
     append_member(args, name, arg_json(value));
+  name_host_track(edge.at.pid, edge.at.tid);
   auto &stack = open_[{edge.at.pid, edge.at.tid}];
   last_ts_ = std::max(last_ts_, edge.at.nsecs);
   if (!edge.exit) {
@@ -213,20 +225,27 @@ void TimelineOutput::gpu_launch(const GpuLaunch &launch) {
 Status TimelineOutput::finish() {
   if (finished_)
     return *finished_;
-  // Names of the GPU process and its kernel tracks.
+  // Names of the host processes and threads (those that are gone by now keep their numbers),
+  // of the GPU process and its kernel tracks.
   std::vector<std::string> names;
+  auto metadata = [&](const char *what, uint32_t pid, uint32_t tid, const std::string &name) {
+    names.push_back("{\"ph\":\"M\",\"name\":\"" + std::string(what) +
+                    "\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
+                    ",\"args\":{\"name\":" + quoted(name) + "}}");
+  };
+  for (const auto &[pid, name] : process_names_)
+    if (!name.empty())
+      metadata("process_name", pid, 0, name);
+  for (const auto &[track, name] : thread_names_)
+    if (!name.empty())
+      metadata("thread_name", track.first, track.second, name);
   std::set<uint32_t> gpu_pids;
   for (const auto &[pid, tid] : gpu_tracks_) {
     if (gpu_pids.insert(pid).second)
-      names.push_back("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(pid) +
-                      ",\"tid\":0,\"args\":{\"name\":" +
-                      quoted("GPU (pid " + std::to_string(pid & ~kGpuPidBit) + ")") + "}}");
+      metadata("process_name", pid, 0, "GPU (pid " + std::to_string(pid & ~kGpuPidBit) + ")");
     auto k = kernels_.find(tid);
-    std::string name =
-        k != kernels_.end() ? demangle_symbol(k->second) : "kernel #" + std::to_string(tid);
-    names.push_back("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) +
-                    ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":" + quoted(name) +
-                    "}}");
+    metadata("thread_name", pid, tid,
+             k != kernels_.end() ? demangle_symbol(k->second) : "kernel #" + std::to_string(tid));
   }
   // Calls still open at the end (gpubt stopped inside them) end where the trace ends, each
   // before the calls it holds; one whose entry was the last event lasts 1 ns (viewers drop a

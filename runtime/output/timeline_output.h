@@ -1,5 +1,6 @@
 // --timeline FILE: the trace-event JSON that Perfetto's UI, chrome://tracing and speedscope
-// open, written beside the main output. Spans per call on their pid/tid track, printf()s as
+// open, written beside the main output. Spans per call on their pid/tid track (named by the
+// process's and the thread's comm: process_name and thread_name metadata events), printf()s as
 // instant events on their probe's track, gpu launches as spans on a track per kernel. Events go
 // to the file as they come (timeline_file.h): memory stays small however long the trace.
 #pragma once
@@ -71,6 +72,7 @@ private:
   void counted(const std::string &cat); // one more event of CAT in the file
   void release(Open &o);
   uint32_t track_pid(const EventOrigin &at) const;
+  void name_host_track(uint32_t pid, uint32_t tid); // its comms, read while the task lives
 
   TimelineOptions options_;
   std::unique_ptr<TimelineFile> file_;
@@ -82,6 +84,8 @@ private:
   std::map<uint32_t, std::string> kernels_;                         // kernel index -> name
   std::map<uint32_t, uint64_t> launches_;                           // kernel index -> launches
   std::set<std::pair<uint32_t, uint32_t>> gpu_tracks_;              // (pid, kernel index)
+  std::map<uint32_t, std::string> process_names_;                   // host pid -> comm
+  std::map<std::pair<uint32_t, uint32_t>, std::string> thread_names_; // (pid, tid) -> comm
 };
 
 } // namespace gpubt::runtime

@@ -2,12 +2,12 @@
 // on the socket keeps only PID's own exit event, so the other exits of a busy machine never fill
 // its queue however long the trace runs.
 #include "runtime/process/exit_watch.h"
+#include "runtime/process/task_name.h"
 
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
-#include <fstream>
 #include <linux/capability.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
@@ -71,8 +71,7 @@ bool can_listen() {
 }
 
 std::string comm_of(int pid) {
-  std::string name;
-  std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/comm"), name);
+  std::string name = task_name(pid);
   return name.empty() ? "process" : name;
 }
 

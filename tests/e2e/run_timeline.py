@@ -62,7 +62,21 @@ def viewer(ctx, path):
     return tracks
 
 
-def track(e):
+def names(trace, what):
+    """process_name ({pid: name}) or thread_name ({(pid, tid): name}) metadata."""
+    return {(e["pid"] if what == "process_name" else (e["pid"], e["tid"])): e["args"]["name"]
+            for e in trace["traceEvents"] if e["ph"] == "M" and e["name"] == what}
+
+
+def track(e, trace):
+    """The track's name as speedscope shows it: its process's and thread's names (each with
+    its number), or the numbers alone."""
+    p = names(trace, "process_name").get(e["pid"])
+    t = names(trace, "thread_name").get((e["pid"], e["tid"]))
+    if p is not None and t is not None:
+        return f"{p} (pid {e['pid']}), {t} (tid {e['tid']})"
+    if p is not None or t is not None:
+        return f"{p if p is not None else t} (pid {e['pid']}, tid {e['tid']})"
     return f"pid {e['pid']}, tid {e['tid']}"
 
 
@@ -70,7 +84,7 @@ def expect_viewer_matches(ctx, path, trace):
     """Every span of the file is a frame of its track in speedscope."""
     want = {}
     for e in spans(trace):
-        frames = want.setdefault(track(e), {})
+        frames = want.setdefault(track(e, trace), {})
         frames[e["name"]] = frames.get(e["name"], 0) + 1
     got = viewer(ctx, path)
     assert got == want, f"speedscope {got} != file {want}"
@@ -100,7 +114,10 @@ def spans_and_printfs_when_the_program_ends(ctx):
     ticks = instants(trace)
     assert [e["name"] for e in ticks] == ["tick 0", "tick 1", "tick 2"], ticks
     assert all(e["args"]["probe"].endswith("calls:tick") for e in ticks)
-    assert {track(e) for e in adds + ticks} == {track(adds[0])}  # one thread, one track
+    # One thread, one track, named by the program's comm (the trace-event format's
+    # process_name and thread_name metadata), as viewers show it.
+    pid = adds[0]["pid"]
+    assert {track(e, trace) for e in adds + ticks} == {f"calls (pid {pid}), calls (tid {pid})"}
     assert trace["otherData"]["dropped_events"] == 0
     expect_viewer_matches(ctx, path, trace)
     # It says what it wrote, and how to look at it.
@@ -201,6 +218,13 @@ def cuda_api_spans_show_typed_args(ctx):
         ("(2, 1, 1)", "(128, 1, 1)")}, launches[0]
     assert set(launches[0]["args"]) == {"func", "gridDim", "blockDim", "args", "sharedMem",
                                         "stream", "retval"}, launches[0]["args"]
+    # Pointers and handles in hex, as C prints %p (JSON has no hex numbers: strings).
+    for e in launches:
+        for arg in ("func", "args", "stream"):
+            v = e["args"][arg]
+            assert isinstance(v, str) and (v == "0x0" or v.startswith("0x")), (arg, v)
+            int(v, 16)
+    assert isinstance(mallocs[0]["args"]["size"], int)  # sizes stay numbers
     expect_viewer_matches(ctx, path, trace)
 
 

@@ -5,8 +5,10 @@
 #include <cstring>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sstream>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 #include "runtime/abi/device_abi.h"
@@ -242,6 +244,45 @@ TEST(TimelineOutput, FileIsPutInPlaceAtFinishAndOnlyThen) {
   auto bad = TimelineOutput::create({"/nonexistent/dir/t.json", 10});
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error(), "--timeline: cannot write /nonexistent/dir/t.json: No such file or directory");
+}
+
+} // namespace
+} // namespace gpubt::runtime
+
+namespace gpubt::runtime {
+namespace {
+
+// A call on a thread with a name of its own: its track is named by the process's comm and the
+// thread's, read from /proc while it lives; an address argument is written in hex.
+TEST(TimelineOutput, HostTracksAreNamedByCommAndAddressesAreHex) {
+  abi::ProgramSpec spec = timeline_spec();
+  spec.spans[0] = {"cudaFree", false, {"devPtr"}, {{uint_t(), 24}}, {true}};
+  spec.spans[1] = {"cudaFree", true, {"retval"}, {{uint_t(), 24}}};
+  Timeline tl;
+  EventPrinter printer(spec, *tl.out, nullptr);
+  uint32_t pid = uint32_t(getpid()), tid = 0;
+  std::thread worker([&] {
+    pthread_setname_np(pthread_self(), "tl_worker");
+    tid = uint32_t(gettid());
+    Bytes entry = cat({stamp(1000, pid, tid, 0), u64(0x7f00dead0000)});
+    Bytes exit = cat({stamp(2000, pid, tid, 1), u64(0)});
+    printer.print({uint32_t(abi::EventKind::Span), 0}, entry.data(), entry.size());
+    printer.print({uint32_t(abi::EventKind::Span), 1}, exit.data(), exit.size());
+  });
+  worker.join();
+  std::string comm;
+  std::getline(std::ifstream("/proc/self/comm"), comm);
+  std::string json = tl.trace();
+  EXPECT_NE(json.find("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(pid) +
+                      ",\"tid\":0,\"args\":{\"name\":\"" + comm + "\"}}"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) +
+                      ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":\"tl_worker\"}}"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"args\":{\"devPtr\":\"0x7f00dead0000\",\"retval\":0}"), std::string::npos)
+      << json;
 }
 
 } // namespace
