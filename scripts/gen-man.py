@@ -85,6 +85,9 @@ def main():
     for name in list(sec):
         if name in ("ENVIRONMENT", "EXAMPLES", "SEE ALSO"):
             continue
+        if name == "EXIT STATUS":  # --help's short list: the page has the docs' full table
+            sec.pop(name)
+            continue
         page += [f'.SH "{name}"'] + option_list(sec.pop(name))
     page += [".SH EXAMPLES"]
     for line in sec.pop("EXAMPLES"):
