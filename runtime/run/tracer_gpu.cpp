@@ -14,6 +14,8 @@ void Tracer::start_gpu_run() {
          << "runs without them\n";
     return;
   }
+  for (const auto &w : run->warnings)
+    err_ << "WARNING: " << w << "\n";
   export_gpu_env(*run);
   gpu_run_ = std::make_unique<GpuRun>(std::move(*run));
 }
