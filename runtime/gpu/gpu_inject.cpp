@@ -127,7 +127,6 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   std::string tag =
       attach ? "a" + std::to_string(getpid()) + "_" + std::to_string(time(nullptr)) : "";
   InjectorSettings settings{backend, verbose, attach};
-  run.env.push_back({"GPUBT_AGENT_CONFIG", run.config_path});
   for (const auto &f : found) {
     if (!f.installed)
       continue;
@@ -155,6 +154,7 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
       config.events_fd = sv[1];
     }
   }
+  run.env.push_back({"GPUBT_AGENT_CONFIG", run.config_path}); // read by every injector
   std::ofstream(run.config_path) << abi::write_agent_config(config);
   run.config = std::move(config);
   return run;

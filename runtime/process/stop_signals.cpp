@@ -15,11 +15,12 @@ struct sigaction g_old_int {}, g_old_term{}, g_old_usr1{};
 
 } // namespace
 
-StopSignals::StopSignals(bool usr1) : usr1_(usr1) {
+StopSignals::StopSignals(bool usr1, bool restart) : usr1_(usr1) {
   g_stop = 0;
   g_print_maps = 0;
   struct sigaction sa {};
   sa.sa_handler = on_stop;
+  sa.sa_flags = restart ? SA_RESTART : 0;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &g_old_int);
   sigaction(SIGTERM, &sa, &g_old_term);

@@ -5,12 +5,13 @@
 
 namespace gpubt::runtime {
 
-// Installs the handlers (without SA_RESTART, so a wait returns at once with EINTR) for its
-// lifetime; the old ones come back after, and the flags below are cleared. USR1: SIGUSR1 asks for every map to print (bpftrace's
+// Installs the handlers for its lifetime (without RESTART, a blocking call other than poll and
+// epoll_wait, which never restart, also returns with EINTR; with it, only they do: gpu probes
+// without a session, whose attach and detach threads must not see EINTR); the old ones come back after, and the flags below are cleared. USR1: SIGUSR1 asks for every map to print (bpftrace's
 // SIGUSR1); without it, SIGUSR1 keeps its default action.
 class StopSignals {
 public:
-  explicit StopSignals(bool usr1);
+  StopSignals(bool usr1, bool restart);
   ~StopSignals();
   StopSignals(const StopSignals &) = delete;
   StopSignals &operator=(const StopSignals &) = delete;

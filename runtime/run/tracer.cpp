@@ -84,7 +84,7 @@ int Tracer::set_up_gpu_attached() {
     }
     target_pidfd_ = std::move(*fd);
   }
-  signals_.emplace(false); // before attaching: every process attached is detached at the end
+  signals_.emplace(false, true); // before attaching: each process attached is detached
   if (!attach_gpu({}))
     return ExitUserError;
   if (!options_.quiet)
@@ -111,7 +111,7 @@ int Tracer::set_up_gpu_child() {
   output_->flush();
   // The child (forked already) gets Ctrl-C too (same process group): gpubt waits for it to exit
   // either way and prints after it; its death by it is no failure.
-  signals_.emplace(false);
+  signals_.emplace(false, true);
   if (auto st = child_->start(); !st) {
     err_ << "ERROR: " << st.error() << "\n";
     return ExitTraceFailed;
@@ -180,7 +180,7 @@ int Tracer::set_up_session() {
       spec_, *output_, s.symbolizer(), [this](int map) { return snapshot_map(map); },
       UserActionOptions{true, options_.cat_bytes_max, &err_});
   s.run_begin();
-  signals_.emplace(true); // then the loop starts the child
+  signals_.emplace(true, false); // then the loop starts the child
   return ExitOk;
 }
 

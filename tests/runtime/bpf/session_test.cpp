@@ -274,7 +274,7 @@ TEST(Session, SigintStopsTheLoop) {
   });
   Recorder rec;
   auto start = std::chrono::steady_clock::now();
-  StopSignals signals(true); // as the tracer installs them
+  StopSignals signals(true, false); // as the tracer installs them
   EXPECT_EQ(run_loop({s->get(), &rec}), StopReason::Signal);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(150));
   t.join();
