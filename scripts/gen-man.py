@@ -83,7 +83,7 @@ def main():
              "docs/reference.md lists every builtin and function per probe kind."),
     ]
     for name in list(sec):
-        if name in ("ENVIRONMENT", "EXAMPLES", "SEE ALSO"):
+        if name in ("ENVIRONMENT", "EXAMPLES", "SEE ALSO", "EXIT STATUS"):  # exit-status.md
             continue
         page += [f'.SH "{name}"'] + option_list(sec.pop(name))
     page += [".SH EXAMPLES"]
