@@ -45,8 +45,7 @@ Result<abi::AgentConfig> config_of(std::vector<std::string> &blobs, const std::v
     config->cubins[i].bytes = std::move(blobs[i + 1]);
   for (auto &h : config->host_maps)
     h.fd = h.fd >= 0 && size_t(h.fd) < fds.size() ? fds[h.fd] : -1;
-  config->results_path.clear();
-  config->backend = abi::GpuBackend::Sass; // see the README: loaded modules are patched
+  config->results_path.clear(); // config->backend: sass, decided by gpubt's CUDA injector
   return config;
 }
 

@@ -10,6 +10,7 @@
 #include "runtime/bpf/perf_events.h"
 #include "runtime/bpf/python_procs.h"
 #include "runtime/process/python_interp.h"
+#include "runtime/process/stop_signals.h"
 #include "runtime/bpf/map_ops.h"
 #include "runtime/process/symbolizer.h"
 #include "runtime/bpf/triggers.h"
@@ -20,35 +21,9 @@
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
-#include <sys/epoll.h>
 
 namespace gpubt::runtime {
 namespace {
-
-volatile sig_atomic_t g_signalled = 0;
-void on_signal(int) { g_signalled = 1; }
-volatile sig_atomic_t g_print_maps = 0; // SIGUSR1: print every map now, as bpftrace does
-void on_usr1(int) { g_print_maps = 1; }
-
-// Without SA_RESTART so epoll_wait returns at once with EINTR.
-struct SignalScope {
-  struct sigaction old_int {
-  }, old_term{}, old_usr1{};
-  SignalScope() {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    sa.sa_handler = on_usr1;
-    sigaction(SIGUSR1, &sa, &old_usr1);
-  }
-  ~SignalScope() {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-    sigaction(SIGUSR1, &old_usr1, nullptr);
-  }
-};
 
 uint64_t monotonic_ns() {
   timespec ts;
@@ -466,7 +441,7 @@ int Session::handle_event_thunk(const void *data, size_t size) {
   }
   handler_->on_event(h, payload, psize);
   // A negative return ends ring_buffer__consume (the rest stays queued) so run() sees the signal.
-  return interruptible_ && (g_signalled || g_print_maps) ? -EINTR : 0;
+  return interruptible_ && (stop_signalled() || print_maps_requested()) ? -EINTR : 0;
 }
 
 void Session::watch_address(uint32_t probe_index, const uint8_t *payload, size_t size) {
@@ -504,62 +479,54 @@ void Session::consume(EventHandler &handler) {
   handler_ = nullptr;
 }
 
-StopReason Session::run(EventHandler &handler) {
-  SignalScope signals;
-  g_signalled = 0;
+void Session::start() {
   if (child_)
     (void)child_->start();
+}
 
-  UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
-  auto watch = [&](int fd) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = fd;
-    epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev);
-  };
+std::vector<int> Session::wait_fds() const {
+  std::vector<int> fds;
   if (rb_)
-    watch(ring_buffer__epoll_fd(rb_));
-  int exit_fd = child_ ? child_->pidfd() : target_pidfd_.get();
-  if (exit_fd >= 0)
-    watch(exit_fd);
+    fds.push_back(ring_buffer__epoll_fd(rb_));
   if (load_watch_)
-    watch(load_watch_->epoll_fd());
+    fds.push_back(load_watch_->epoll_fd());
+  return fds;
+}
 
-  while (true) {
-    interruptible_ = true;
-    consume(handler);
-    interruptible_ = false;
-    if (exit_requested_)
-      return StopReason::Exit;
-    if (g_signalled) {
-      stopped_by_signal_ = true;
-      return StopReason::Signal;
-    }
-    if (g_print_maps) {
-      g_print_maps = 0;
-      handler.print_all_maps();
-    }
-    if (handler.output_failed())
-      return StopReason::OutputFailed;
-    if (child_ && child_->execed())
-      snapshot_process_maps(child_->pid()); // keep its mappings for symbolizing after exit
-    epoll_event evs[4];
-    int n = epoll_wait(ep.get(), evs, 4, 200);
-    handler.on_idle();
-    if (load_watch_)
-      continue_after_load(load_watch_->take_loads());
-    at_python_stop(handler);
-    if (!exit_hold_.empty())
-      release_held(target_pid());
-    for (int i = 0; i < n; ++i) {
-      if (evs[i].data.fd == exit_fd) {
-        consume(handler); // drain what the process produced before it exited
-        if (child_)
-          child_->exited();
-        return exit_requested_ ? StopReason::Exit : StopReason::ChildExited;
-      }
-    }
+int Session::exit_fd() const { return child_ ? child_->pidfd() : target_pidfd_.get(); }
+
+std::optional<StopReason> Session::serve(EventHandler &handler) {
+  interruptible_ = true;
+  consume(handler);
+  interruptible_ = false;
+  if (exit_requested_)
+    return StopReason::Exit;
+  if (stop_signalled()) {
+    stopped_by_signal_ = true;
+    return StopReason::Signal;
   }
+  if (take_print_maps_request())
+    handler.print_all_maps();
+  if (handler.output_failed())
+    return StopReason::OutputFailed;
+  if (child_ && child_->execed())
+    snapshot_process_maps(child_->pid()); // keep its mappings for symbolizing after exit
+  return std::nullopt;
+}
+
+void Session::after_wait(EventHandler &handler) {
+  if (load_watch_)
+    continue_after_load(load_watch_->take_loads());
+  at_python_stop(handler);
+  if (!exit_hold_.empty())
+    release_held(target_pid());
+}
+
+StopReason Session::exited(EventHandler &handler) {
+  consume(handler); // drain what the process produced before it exited
+  if (child_)
+    child_->exited();
+  return exit_requested_ ? StopReason::Exit : StopReason::ChildExited;
 }
 
 StopReason Session::drain(EventHandler &handler) {

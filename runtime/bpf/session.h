@@ -1,6 +1,7 @@
 // One tracing run: maps and programs in the kernel, probes attached, the event loop, END, and
-// map snapshots for the printers. The driver calls, in order:
-//   create -> attach -> run_begin -> run -> run_end -> read_map (printing)
+// map snapshots for the printers. runtime/run's tracer calls, in order:
+//   create -> attach -> run_begin -> start -> its loop (serve, wait, after_wait, exited) ->
+//   run_end -> read_map (printing)
 #pragma once
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
@@ -13,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -43,9 +45,6 @@ public:
   virtual void on_event(const abi::EventHeader &header, const uint8_t *payload, size_t size) = 0;
   virtual bool output_failed() const { return false; } // ends the trace: its output is lost
   virtual void print_all_maps() {} // SIGUSR1
-  // Each turn of run()'s loop (at least every 200 ms): what else the trace prints as it comes
-  // (the gpu probes' printf records).
-  virtual void on_idle() {}
 };
 
 enum class StopReason { Exit, Signal, ChildExited, OutputFailed };
@@ -73,12 +72,22 @@ public:
   // Wildcard matches the kernel refused to probe, "PROBE: func: reason" (warnings).
   const std::vector<std::string> &skipped() const { return skipped_; }
 
-  void run_begin();                      // fires BEGIN, then starts the interval timers
-  StopReason run(EventHandler &handler); // starts the child, then the event loop
+  void run_begin(); // fires BEGIN, then starts the interval timers
+  void start();     // starts the -c child
+  // The event loop is the tracer's (runtime/run/tracer.h), which waits on wait_fds() and
+  // exit_fd() with the agents' and calls these around each wait. serve(): the events queued,
+  // then why the loop ends (exit(), SIGINT/SIGTERM, the output failed), if it does; SIGUSR1
+  // prints every map. after_wait(): libraries loaded, python stops, exit holds. exited(): the
+  // exit fd said the process ended: its last events, and how the loop ends.
+  std::vector<int> wait_fds() const; // the ring buffer's and the load watch's epoll fds
+  int exit_fd() const;               // the -c child's or -p process's pidfd, else -1
+  std::optional<StopReason> serve(EventHandler &handler);
   // Delivers what BEGIN queued and stops (Exit): bpftrace's run of a program whose only probes
-  // are begin/end, which ends by itself after begin.
+  // are begin/end, which ends by itself after begin (instead of the loop).
   StopReason drain(EventHandler &handler);
-  void run_end(EventHandler &handler);   // fires END and delivers its events
+  void after_wait(EventHandler &handler);
+  StopReason exited(EventHandler &handler);
+  void run_end(EventHandler &handler); // fires END and delivers its events
 
   MapData read_map(int map_index) const;
   uint64_t lost_events() const; // events dropped because the ring buffer was full
@@ -142,8 +151,8 @@ private:
   ring_buffer *rb_ = nullptr;
   EventHandler *handler_ = nullptr;
   bool exit_requested_ = false;
-  // run(): a signal stops the event loop even while events keep coming (a probe whose system()
-  // makes the events that fire it); stopped_by_signal_: run() ended that way.
+  // serve(): a signal stops the event loop even while events keep coming (a probe whose system()
+  // makes the events that fire it); stopped_by_signal_: serve() ended it that way.
   bool interruptible_ = false;
   bool stopped_by_signal_ = false;
   std::vector<UniqueFd> exit_hold_; // kname(): the -c child stops at exit() (exit_hold.h)

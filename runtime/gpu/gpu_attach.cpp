@@ -1,5 +1,6 @@
 // Attaching to running CUDA processes' agents (see gpu_attach.h).
 #include "runtime/gpu/gpu_attach.h"
+#include "runtime/gpu/injector.h"
 
 #include <cerrno>
 #include <chrono>
@@ -104,9 +105,12 @@ std::string no_agent_reason(pid_t pid) {
 
 Result<std::unique_ptr<GpuAttach>> GpuAttach::start(const abi::ProgramSpec &spec, Options options,
                                                     std::ostream &err) {
-  if (options.backend == abi::GpuBackend::Ptx)
-    return make_error("--gpu-backend=ptx needs -c: a running process's modules are loaded "
-                      "already, so gpubt patches them (sass)");
+  abi::AgentConfig applied; // refused up front, before any process is looked for
+  std::vector<std::string> unused;
+  if (auto st = make_cuda_injector()->apply_settings({options.backend, options.verbose, true},
+                                                     applied, unused);
+      !st)
+    return make_error(st.error());
   pid_t pid = options.pid;
   auto sockets = abi::find_agent_sockets(pid);
   if (pid > 0 && sockets.empty())
@@ -114,7 +118,7 @@ Result<std::unique_ptr<GpuAttach>> GpuAttach::start(const abi::ProgramSpec &spec
       sockets = abi::find_agent_sockets(inner);
   if (pid > 0 && sockets.empty())
     return make_error(no_agent_reason(pid));
-  auto run = prepare_gpu_run(spec, abi::GpuBackend::Sass, options.verbose, true);
+  auto run = prepare_gpu_run(spec, options.backend, options.verbose, true);
   if (!run)
     return make_error(run.error());
   std::unique_ptr<GpuAttach> g(new GpuAttach(std::move(*run)));

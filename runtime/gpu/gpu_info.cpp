@@ -6,6 +6,7 @@
 
 #include "runtime/gpu/gpu_arch.h"
 #include "runtime/gpu/gpu_inject.h"
+#include "runtime/gpu/injector.h"
 #include "runtime/vulkan/layer_names.h"
 
 namespace gpubt::runtime {
@@ -55,10 +56,9 @@ std::vector<GpuPart> gpu_parts() {
                    archs.archs.empty() ? "none found (no GPU or driver): gpu probes assume sm_90; "
                                          "GPUBT_GPU_ARCH or --gpu-arch picks another"
                                        : list + ", from " + archs.source});
-  std::string layer = find_vulkan_layer();
-  parts.push_back({"Vulkan layer", !layer.empty(),
-                   layer.empty() ? missing_vulkan_layer()
-                                 : layer + "/" + kVulkanLayerManifest});
+  auto layer = make_vulkan_injector()->find();
+  parts.push_back({"Vulkan layer", bool(layer),
+                   layer ? *layer + "/" + kVulkanLayerManifest : layer.error()});
   parts.push_back(vulkan_loader());
   return parts;
 }

@@ -1,6 +1,7 @@
-// gpu probes in a -c run, host side: the probe PTX assembled for this machine's GPUs, the agent
-// config, and the environment that loads libgpubt_agent.so into the child (CUDA_INJECTION64_PATH);
-// after the child exits, what the agent wrote: device maps as MapData, printf records, warnings.
+// gpu probes in a -c run, host side: one folder, agent config and events socket shared by the
+// injectors (injector.h: CUDA's agent, the Vulkan layer), each adding its files and the
+// environment that loads it into the child; after the child exits, what they wrote: device maps
+// as MapData, printf records, warnings.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -25,6 +26,7 @@ struct GpuRun {
   UniqueFd events, child_events;
   void close_child_end() { child_events.reset(); }
   abi::AgentConfig config; // as written to config_path
+  std::vector<std::string> warnings; // settings an injector does not use (for the user)
   // Why CUDA kernels are not traced in this run (no agent built, ptxas failed); empty when the
   // agent is set up. A run without results says it rather than blame the program.
   std::string cuda_missing;
@@ -44,15 +46,12 @@ Result<std::string> find_agent_library();
 // (which may not be there).
 std::string find_ptxas();
 
-// The folder of the Vulkan layer's manifest (GPUBT_VULKAN_LAYER_DIR, else next to gpubt);
-// empty when there is none; missing_vulkan_layer() then says where it was looked for.
-std::string find_vulkan_layer();
-std::string missing_vulkan_layer();
-
-// Finds the agent (GPUBT_AGENT_PATH, else next to gpubt), the GPUs' architectures
-// (GPUBT_GPU_ARCH="sm_90,...", else the CUDA driver or nvidia-smi, else spec.device.arch) and ptxas (GPUBT_PTXAS,
-// $PATH, /usr/local/cuda/bin), assembles spec.device.ptx with --compile-as-tools-patch for each
-// and writes the agent config. Errors are for the user (no agent, ptxas failed).
+// Finds the injectors the program has code for (CUDA: the agent, GPUBT_AGENT_PATH, else next to
+// gpubt; the GPUs' architectures, GPUBT_GPU_ARCH="sm_90,...", else the CUDA driver or
+// nvidia-smi, else spec.device.arch; ptxas, GPUBT_PTXAS, $PATH, /usr/local/cuda/bin. Vulkan: the
+// layer), applies BACKEND through them, has each write its files and writes the agent config.
+// Errors are for the user (none installed, ptxas failed where it was the only one, a setting
+// refused).
 // ATTACH: for agents already running (gpu_attach.h): the probe functions get names of this run's
 // own (a process keeps the probe code of every earlier session loaded), no events socket, no
 // results file.

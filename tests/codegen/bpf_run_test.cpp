@@ -9,6 +9,7 @@
 
 #include "runtime/process/elf_symbols.h"
 #include "runtime/bpf/session.h"
+#include "runtime/run/run_loop.h"
 #include "tests/codegen/bpf_test_support.h"
 
 namespace gpubt::codegen::bpf::testing {
@@ -80,7 +81,7 @@ TEST(BpfRun, BeginPrintfValues) {
   ASSERT_TRUE((*s)->attach().ok());
   Capture cap;
   (*s)->run_begin();
-  (*s)->run(cap);
+  runtime::run_loop({s->get(), &cap});
   const auto &spec = c.art.spec;
   ASSERT_EQ(cap.printfs.size(), 2u);
   EXPECT_EQ(cap.exits, 1);
@@ -112,7 +113,7 @@ TEST(BpfRun, UprobeAggregationsOnCallsProgram) {
   ASSERT_TRUE(n.ok()) << n.error();
   Capture cap;
   (*s)->run_begin();
-  (*s)->run(cap);
+  runtime::run_loop({s->get(), &cap});
   const auto &spec = c.art.spec;
   auto read = [&](const char *name) { return (*s)->read_map(map_index(spec, name)); };
   auto k0 = u64_key(0);
@@ -170,7 +171,7 @@ TEST(BpfRun, BuiltinsFuncCpidElapsedComm) {
   Capture cap;
   (*s)->run_begin();
   int child = (*s)->child_pid();
-  (*s)->run(cap);
+  runtime::run_loop({s->get(), &cap});
   const auto &spec = c.art.spec;
   ASSERT_EQ(cap.printfs.size(), 2u);
   EXPECT_EQ(arg_str(spec, cap.printfs[0], 0), "calls");
@@ -234,7 +235,7 @@ int main(int argc, char **argv) {
     return "<attach: " + n.error() + ">";
   Capture cap;
   (*s)->run_begin();
-  (*s)->run(cap);
+  runtime::run_loop({s->get(), &cap});
   std::string out;
   for (const auto &e : (*s)->read_map(map_index(c.art.spec, "@s")))
     out += std::string(reinterpret_cast<const char *>(e.key.data())) + ";";

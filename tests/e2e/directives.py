@@ -2,7 +2,7 @@
 
 Keys: NAME, PROG (the script, one line), ARGS (extra gpubt arguments), EXPECT (a line that must
 appear verbatim), EXPECT_REGEX, EXPECT_NONE (a line that must not appear), EXPECT_EXIT (status,
-default 0; gpubt's statuses are in driver/exit_codes.h), STDERR (a line that must appear on stderr),
+default 0; gpubt's statuses are in runtime/run/exit_codes.h), STDERR (a line that must appear on stderr),
 STDERR_REGEX, STDERR_REGEX_NONE (a regex no stderr line may match), TIMEOUT (seconds, default 10),
 SIGINT_AFTER (seconds after which gpubt gets SIGINT, as Ctrl-C would send),
 BACKGROUND (a command started before gpubt and killed after; `{bgpid}` is its pid),

@@ -720,8 +720,8 @@ def p_process_end_without_cap_net_admin_is_said_so(ctx):
 
 @case
 def p_gpu_attached_process_exit_status_is_reported(ctx):
-    # The gpu-only -p path (trace_gpu_attach.cpp) says it the same way: the process here plays
-    # an agent that answers Attached and exits 3.
+    # The gpu-only -p path (runtime/run/tracer.cpp, set_up_gpu_attached) says it the same way:
+    # the process here plays an agent that answers Attached and exits 3.
     def body(fake):
         r = run(ctx, ["-p", str(fake.pid), "-e", GPU_SCRIPT], env=gpu_env(fake), timeout=60)
         expect(r.returncode == 3, f"exit {r.returncode}: {r.stderr}")

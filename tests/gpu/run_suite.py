@@ -347,7 +347,7 @@ def gpubt_cases(a, plain):
                f'{b}/vectorAdd 50000 3', two_probes, plain['vectorAdd'])
 
     def nomatch(p):
-        # exit 4: gpu probes were asked for and none ran (driver/exit_codes.h)
+        # exit 4: gpu probes were asked for and none ran (runtime/run/exit_codes.h)
         return p.returncode == 4 and 'noSuchKernel' in p.stderr, f'exit {p.returncode}'
     gpubt_case(a, 'gpubt: kernel matching nothing', 'gpu:kretprobe:noSuchKernel < @ = count(); >',
                f'{b}/vectorAdd 50000 1', nomatch, plain['vectorAdd'])

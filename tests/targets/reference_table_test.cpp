@@ -67,6 +67,8 @@ const std::map<std::string, std::string> kFunctionUses = {
     {"override", "override(0);"},      {"strcontains", "@f = strcontains(\"a\", \"b\");"},
     {"cgroup_path", "@f[cgroup_path(1)] = count();"}, {"skboutput", "skboutput(\"f\", 0, 1, 0);"},
     {"unwatch", "unwatch(0);"},
+    {"nccl_rank", "@f = nccl_rank(0);"}, {"nccl_nranks", "@f = nccl_nranks(0);"},
+    {"nccl_comm_id", "@f = nccl_comm_id(0);"}, {"nccl_seq", "@f = nccl_seq(0);"},
 };
 
 std::string builtin_use(std::string_view name) {

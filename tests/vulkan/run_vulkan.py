@@ -418,6 +418,13 @@ def main():
     failed += check_gpu_to_host_map(args.gpubt, prog, n, env)
     failed += check_entry_points(args.gpubt, prog, n, invocations, env)
     failed += check_many_pipelines(args.gpubt, prog, env)
+    # --gpu-backend is CUDA's: the Vulkan layer does not use it, and gpubt says so (it was
+    # ignored silently); the shader is traced as without it.
+    r = run([args.gpubt, "--gpu-backend=ptx", "-e", "gpu:kprobe:main { @ = count(); }", "-c", prog],
+            env)
+    ok = (r.returncode == 0 and "--gpu-backend=ptx is for CUDA kernels" in r.stderr
+          and map_rows(r.stdout).get(("", None)) == invocations)
+    failed += report(ok, "--gpu-backend is a warning for Vulkan", r)
     # A shader no probe matches runs as built, and gpubt says no launch matched.
     r = run([args.gpubt, "-e", "gpu:kprobe:nosuch { @ = count(); }", "-c", prog], env)
     ok = "vk_vector_add: ok" in r.stdout + r.stderr and "no kernel launch matched" in r.stderr

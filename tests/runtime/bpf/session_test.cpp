@@ -2,6 +2,8 @@
 // ring buffer events, with -c children.
 #include "bpf_asm.h"
 #include "runtime/bpf/session.h"
+#include "runtime/process/stop_signals.h"
+#include "runtime/run/run_loop.h"
 #include <bpf/libbpf.h>
 #include <chrono>
 #include <csignal>
@@ -72,7 +74,7 @@ std::unique_ptr<Session> run_session(const gabi::ProgramSpec &spec, SessionOptio
   if (n)
     EXPECT_EQ(*n, expect_attached);
   (*s)->run_begin();
-  EXPECT_EQ((*s)->run(rec), expect);
+  EXPECT_EQ(run_loop({s->get(), &rec}), expect);
   (*s)->run_end(rec);
   return std::move(*s);
 }
@@ -252,7 +254,7 @@ TEST(Session, ManyUprobesAttachQuickly) {
   for (auto &why : (*s)->skipped())
     std::cerr << "  " << why << "\n";
   Recorder rec;
-  EXPECT_EQ((*s)->run(rec), StopReason::ChildExited);
+  EXPECT_EQ(run_loop({s->get(), &rec}), StopReason::ChildExited);
   EXPECT_GT(sum_u64((*s)->read_map(0)), 10u);
 }
 
@@ -272,7 +274,8 @@ TEST(Session, SigintStopsTheLoop) {
   });
   Recorder rec;
   auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ((*s)->run(rec), StopReason::Signal);
+  StopSignals signals(true, false); // as the tracer installs them
+  EXPECT_EQ(run_loop({s->get(), &rec}), StopReason::Signal);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(150));
   t.join();
 }

@@ -1,14 +1,14 @@
 // How the -c program ended and whether gpu probes ran, in words (see exit_report.h).
-#include "driver/exit_report.h"
+#include "runtime/run/exit_report.h"
 
 #include <csignal>
 #include <cstring>
 #include <string>
 
-#include "driver/exit_codes.h"
+#include "runtime/run/exit_codes.h"
 #include "runtime/output/escape.h"
 
-namespace gpubt::driver {
+namespace gpubt::runtime {
 namespace {
 
 std::string signal_name(int sig) {
@@ -19,11 +19,11 @@ std::string signal_name(int sig) {
 
 } // namespace
 
-int report_child_exit(const std::optional<runtime::ChildExit> &child, std::ostream &err) {
+int report_child_exit(const std::optional<ChildExit> &child, std::ostream &err) {
   if (!child)
     return ExitOk;
   // The name is the process's comm, which it sets itself (and may be another user's).
-  std::string who = runtime::escape_control(child->name) + " (pid " +
+  std::string who = escape_control(child->name) + " (pid " +
                     std::to_string(child->pid) + ")";
   if (child->exec_errno)
     err << "ERROR: failed to exec '" << child->path << "': " << std::strerror(child->exec_errno)
@@ -59,7 +59,7 @@ int report_partially_traced(const GpuRunSummary &gpu, std::ostream &err) {
   return ExitPartiallyTraced;
 }
 
-int finish_output_files(runtime::Output &out, std::ostream &err) {
+int finish_output_files(Output &out, std::ostream &err) {
   sigset_t stops, old;
   sigemptyset(&stops);
   for (int sig : {SIGINT, SIGTERM, SIGHUP})
@@ -80,4 +80,4 @@ int first_failure(std::initializer_list<int> statuses) {
   return ExitOk;
 }
 
-} // namespace gpubt::driver
+} // namespace gpubt::runtime

@@ -1,0 +1,93 @@
+// The tracer's GPU injectors (see tracer.h): started with the -c child or attached to running
+// processes, their records printed, their results collected into the device maps.
+#include "runtime/run/tracer.h"
+
+#include "runtime/output/escape.h"
+
+namespace gpubt::runtime {
+
+// A failure is a warning and the program runs uninstrumented, never refused.
+void Tracer::start_gpu_run() {
+  auto run = prepare_gpu_run(spec_, options_.gpu_backend, options_.verbose);
+  if (!run) {
+    err_ << "WARNING: " << run.error() << "\nWARNING: gpu probes are not instrumented: the program "
+         << "runs without them\n";
+    return;
+  }
+  for (const auto &w : run->warnings)
+    err_ << "WARNING: " << w << "\n";
+  export_gpu_env(*run);
+  gpu_run_ = std::make_unique<GpuRun>(std::move(*run));
+}
+
+// HOST_MAP_FDS: spec map index -> gpubt's fd of each map host and gpu probes share.
+bool Tracer::attach_gpu(const std::map<int, int> &host_map_fds) {
+  GpuAttach::Options o;
+  o.backend = options_.gpu_backend;
+  o.verbose = options_.verbose;
+  o.pid = options_.pid > 0 ? options_.pid : 0;
+  o.host_map_fds = host_map_fds;
+  auto gpu = GpuAttach::start(spec_, o, err_);
+  if (!gpu) {
+    err_ << "ERROR: " << gpu.error() << "\n";
+    return false;
+  }
+  gpu_attach_ = std::move(*gpu);
+  return true;
+}
+
+void Tracer::print_gpu_events() {
+  std::vector<uint8_t> got = gpu_attach_ ? gpu_attach_->take_events()
+                             : gpu_events_ ? gpu_events_->take()
+                                           : std::vector<uint8_t>{};
+  gpu_pending_.insert(gpu_pending_.end(), got.begin(), got.end());
+  printer_->print_ring_records(gpu_pending_);
+  output_->flush();
+}
+
+GpuRunSummary Tracer::finish_gpu() {
+  if (gpu_run_) {
+    std::vector<uint8_t> live = gpu_events_ ? gpu_events_->stop() : std::vector<uint8_t>{};
+    gpu_pending_.insert(gpu_pending_.end(), live.begin(), live.end());
+    printer_->print_ring_records(gpu_pending_);
+    auto outcome = collect_gpu_results(spec_, *gpu_run_);
+    if (!outcome) {
+      err_ << "WARNING: " << outcome.error() << "\n";
+      return {};
+    }
+    return apply_gpu_outcome(*outcome);
+  }
+  if (gpu_attach_) {
+    abi::AgentResults results = gpu_attach_->finish(err_);
+    std::vector<uint8_t> late = gpu_attach_->take_events(); // sent while detaching
+    gpu_pending_.insert(gpu_pending_.end(), late.begin(), late.end());
+    printer_->print_ring_records(gpu_pending_);
+    for (const auto &m : results.messages)
+      err_ << "gpubt: " << m << "\n";
+    GpuOutcome outcome = gpu_outcome(spec_, results);
+    return apply_gpu_outcome(outcome);
+  }
+  return {};
+}
+
+// The records and lost-event counts print, the warnings go to err_, the device maps join the
+// snapshot. Returns whether any gpu probe ran and what ran untraced.
+GpuRunSummary Tracer::apply_gpu_outcome(GpuOutcome &outcome) {
+  printer_->print_ring_records(outcome.ring_records);
+  if (outcome.ring_drops)
+    output_->lost_events(outcome.ring_drops);
+  for (const auto &w : outcome.warnings)
+    err_ << "WARNING: " << w << "\n";
+  if (!outcome.kernel_names.empty()) {
+    err_ << "gpubt: kernel names of 64 characters or more are shortened to their first 50, '~' "
+            "and a hash of the whole name:\n";
+    for (const auto &[shortened, full] : outcome.kernel_names)
+      err_ << "  " << escape_control(shortened) << " = " << escape_control(full)
+           << "\n"; // the names come from the traced process
+  }
+  std::lock_guard<std::mutex> lock(maps_mu_);
+  device_maps_ = std::move(outcome.maps);
+  return {outcome.launches > 0, outcome.untraced};
+}
+
+} // namespace gpubt::runtime

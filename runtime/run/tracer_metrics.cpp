@@ -1,0 +1,54 @@
+// --metrics while tracing: each scrape prints the tracer's snapshot() as it is at that moment
+// through the Prometheus output, then health. gpu probes' maps are not live: the injectors hand
+// them over when the traced program exits (or they detach), after the last scrape.
+#include "runtime/run/tracer.h"
+
+#include <csignal>
+#include <sstream>
+
+#include "runtime/output/print_map.h"
+#include "runtime/output/prometheus_output.h"
+
+namespace gpubt::runtime {
+
+// Before anything is traced, so that a bad address or a port in use is an error up front.
+bool Tracer::listen_for_metrics() {
+  if (options_.metrics_address.empty())
+    return true;
+  auto endpoint = MetricsEndpoint::listen_on(options_.metrics_address);
+  if (!endpoint) {
+    err_ << "ERROR: " << endpoint.error() << "\n";
+    return false;
+  }
+  metrics_ = std::move(*endpoint);
+  if (!options_.quiet) {
+    std::string host, port;
+    split_host_port(options_.metrics_address, host, port);
+    err_ << "gpubt: serving metrics at http://" << (host.empty() ? "0.0.0.0" : host) << ":"
+         << metrics_->port() << "/metrics"
+         << (host.empty() ? " (every address: anyone who can reach the port reads the maps)" : "")
+         << "\n";
+  }
+  return true;
+}
+
+// ATTACHED: the attached-probes count. Without a session (gpu probes only) health only.
+void Tracer::serve_metrics(uint64_t attached) {
+  const Session *s = session_.get();
+  // Its own symbolizer: the printer's is used on the main thread.
+  Symbolizer symbolize = s ? s->symbolizer() : nullptr;
+  metrics_->serve([this, s, attached, symbolize] {
+    std::ostringstream text;
+    auto out = make_prometheus_output(text, {options_.metrics_series});
+    if (s) // the probe names as late attaches (a library loaded since) made them
+      runtime::print_all_maps(*out, s->spec_snapshot(), snapshot(), symbolize);
+    out->attached_probes(attached);
+    out->lost_events(s ? s->lost_events() : 0);
+    int pid = s ? s->target_pid() : -1;
+    out->attached_processes(pid > 0 && kill(pid, 0) == 0 ? 1 : 0);
+    out->flush();
+    return text.str();
+  });
+}
+
+} // namespace gpubt::runtime
