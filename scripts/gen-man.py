@@ -83,10 +83,7 @@ def main():
              "docs/reference.md lists every builtin and function per probe kind."),
     ]
     for name in list(sec):
-        if name in ("ENVIRONMENT", "EXAMPLES", "SEE ALSO", "EXIT STATUS"):  # exit-status.md
-            continue
-        if name == "EXIT STATUS":  # --help's short list: the page has the docs' full table
-            sec.pop(name)
+        if name in ("ENVIRONMENT", "EXAMPLES", "SEE ALSO", "EXIT STATUS"):  # EXIT STATUS: exit-status.md's table
             continue
         page += [f'.SH "{name}"'] + option_list(sec.pop(name))
     page += [".SH EXAMPLES"]
