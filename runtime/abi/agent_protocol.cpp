@@ -300,6 +300,11 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
       return make_error("agent config line " + std::to_string(lineno) + ": cannot parse '" + line +
                         "'");
   }
+  // A config without patch functions (one written by hand, or by a gpubt before probe points)
+  // patches each probe's own function.
+  for (auto &probe : c.device.probes)
+    if (probe.patch.empty())
+      probe.patch = probe.function;
   if (auto st = link_host_maps(c); !st)
     return make_error(st.error());
   return c;

@@ -46,7 +46,7 @@ TEST(AgentProtocol, ConfigRoundTrip) {
   ASSERT_EQ(back->device.probes.size(), 3u);
   EXPECT_EQ(back->device.probes[1].patch, "gpubt_dispatch_enter");
   EXPECT_EQ(back->device.probes[2].point, c.device.probes[2].point); // a point with an argument
-  EXPECT_EQ(back->device.probes[2].patch, "");
+  EXPECT_EQ(back->device.probes[2].patch, "gpubt_probe_2"); // none written: its own
   EXPECT_EQ(back->device.probes[1].name, "gpu:kprobe:*gemm*");
   EXPECT_EQ(back->device.probes[1].kernel, "*gemm*");
   EXPECT_EQ(back->device.probes[1].point.kind, gpubt::abi::ProbePointKind::Entry);
@@ -74,6 +74,17 @@ TEST(AgentProtocol, ConfigErrors) {
   EXPECT_FALSE(gpubt::abi::parse_agent_config("map\t16\t8\t8\t8\t0\n")); // entry too small
   EXPECT_FALSE(gpubt::abi::parse_agent_config("ring\t-1\n"));
   EXPECT_TRUE(gpubt::abi::parse_agent_config("# comment\n\n"));
+}
+
+// The GPU suite's hand-written configs (tests/gpu/run_suite.py) name no patch function: each
+// probe's own is patched (an empty one made the agent patch nothing, on the H100).
+TEST(AgentProtocol, ConfigWithoutPatchFunctionsPatchesEachProbesOwn) {
+  auto c = gpubt::abi::parse_agent_config("probe\texit\tgpubt_probe_0\tgpu:kretprobe:k\tk\n"
+                                          "probe\tenter\tgpubt_probe_1\tgpu:kprobe:k\tk\tdisp\n");
+  ASSERT_TRUE(c);
+  ASSERT_EQ(c->device.probes.size(), 2u);
+  EXPECT_EQ(c->device.probes[0].patch, "gpubt_probe_0");
+  EXPECT_EQ(c->device.probes[1].patch, "disp");
 }
 
 TEST(AgentProtocol, ResultsRoundTripAndCorruption) {
