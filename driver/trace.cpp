@@ -84,7 +84,8 @@ private:
 // script's uprobes found theirs; when others did, it is a warning: tools like sslsnoop.bt probe
 // functions of several library versions, of which a system has some. A wildcard that matches
 // nothing is only a warning.
-bool report_unmatched(const abi::ProgramSpec &spec, const runtime::Session &s, std::ostream &err) {
+bool report_unmatched(const abi::ProgramSpec &spec, const runtime::Session &s, int pid,
+                      std::ostream &err) {
   const auto &unmatched = s.unmatched();
   bool some_found = false;
   for (const auto &p : spec.probes)
@@ -99,7 +100,7 @@ bool report_unmatched(const abi::ProgramSpec &spec, const runtime::Session &s, s
       if (p.func.find_first_of("*?[") != std::string::npos) {
         err << "WARNING: " << name << ": no functions match '" << p.func << "'\n";
       } else {
-        std::string hint = gpu_function_hint(p.target, p.func);
+        std::string hint = uprobe_function_hint(p.target, p.func, pid);
         err << (some_found ? "WARNING: " : "ERROR: ") << name << ": no function '" << p.func
             << "' in " << p.target << " (" << (hint.empty() ? "" : hint + "; ")
             << "list them with: gpubt -l 'uprobe:" << p.target << ":*')\n";
@@ -263,7 +264,7 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     err << "ERROR: " << attached.error() << "\n";
     return ExitUserError;
   }
-  if (!report_unmatched(spec, s, err) || !check_probe_count(*attached, options, err))
+  if (!report_unmatched(spec, s, options.pid, err) || !check_probe_count(*attached, options, err))
     return ExitUserError;
   std::unique_ptr<runtime::GpuAttach> gpu_attach;
   if (attach_gpu) {
