@@ -10,6 +10,7 @@
 #include "driver/exit_codes.h"
 #include "driver/exit_report.h"
 #include "driver/trace.h"
+#include "frontend/nearest_name.h"
 #include "runtime/output/escape.h"
 #include "runtime/abi/device_abi.h"
 #include "runtime/process/child_process.h"
@@ -87,6 +88,17 @@ std::unique_ptr<runtime::GpuRun> start_gpu_run(const abi::ProgramSpec &spec, con
   return std::make_unique<runtime::GpuRun>(std::move(*run));
 }
 
+// PROBE matched no kernel launch: said with the nearest of the KERNELS the program loaded, for a
+// name without wildcards (the names come from the traced process).
+static std::string unmatched_probe_warning(const abi::DeviceProbeSpec &probe,
+                                           const std::set<std::string> &kernels) {
+  bool pattern = probe.kernel.find_first_of("*?[") != std::string::npos;
+  std::string hint = pattern ? "" : frontend::did_you_mean_hint(frontend::nearest_names(
+                                        probe.kernel, {kernels.begin(), kernels.end()}, 3));
+  return probe.name + ": no kernel launch matched '" + probe.kernel + "'" +
+         (hint.empty() ? "" : " (" + runtime::escape_control(hint) + ")");
+}
+
 GpuRunSummary apply_gpu_outcome(const abi::ProgramSpec &spec, runtime::GpuOutcome &outcome,
                                 runtime::EventPrinter &printer,
                                 std::vector<runtime::MapData> &maps, std::ostream &err) {
@@ -95,6 +107,8 @@ GpuRunSummary apply_gpu_outcome(const abi::ProgramSpec &spec, runtime::GpuOutcom
     printer.output().lost_events(outcome.ring_drops);
   for (const auto &w : outcome.warnings)
     err << "WARNING: " << w << "\n";
+  for (size_t i : outcome.unmatched)
+    err << "WARNING: " << unmatched_probe_warning(spec.device.probes[i], outcome.kernels) << "\n";
   if (!outcome.kernel_names.empty()) {
     err << "gpubt: kernel names of 64 characters or more are shortened to their first 50, '~' "
            "and a hash of the whole name:\n";

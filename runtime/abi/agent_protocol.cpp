@@ -2,6 +2,7 @@
 // (little-endian 64-bit words and byte blobs after a magic).
 #include "runtime/abi/agent_protocol.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -328,7 +329,18 @@ std::string write_agent_results(const AgentResults &r) {
     put_blob(out, full);
   }
   put_u64(out, r.untraced);
+  put_u64(out, r.kernels.size());
+  for (const auto &k : r.kernels)
+    put_blob(out, k);
   return out;
+}
+
+bool some_probe_unmatched(const std::vector<DeviceImage> &images, size_t probes) {
+  std::vector<uint64_t> launches(probes);
+  for (const auto &img : images)
+    for (size_t i = 0; i < img.probe_launches.size() && i < probes; ++i)
+      launches[i] += img.probe_launches[i];
+  return std::find(launches.begin(), launches.end(), 0) != launches.end();
 }
 
 Result<AgentResults> parse_agent_results(const std::string &bytes) {
@@ -384,6 +396,16 @@ Result<AgentResults> parse_agent_results(const std::string &bytes) {
     return res; // an agent's results from before the untraced count
   if (!r.u64(res.untraced))
     return bad();
+  if (r.pos == bytes.size())
+    return res; // an agent's results from before the kernels loaded
+  if (!r.count(n))
+    return bad();
+  for (uint64_t i = 0; i < n; ++i) {
+    std::vector<uint8_t> k;
+    if (!r.blob(k))
+      return bad();
+    res.kernels.emplace(k.begin(), k.end());
+  }
   return res;
 }
 
