@@ -240,6 +240,19 @@ struct Reader {
     pos += n;
     return true;
   }
+  // A count and that many blobs, each put at OUT's end as a string.
+  template <class Strings> bool strings(Strings &out) {
+    uint64_t n;
+    if (!count(n))
+      return false;
+    for (uint64_t i = 0; i < n; ++i) {
+      std::vector<uint8_t> b;
+      if (!blob(b))
+        return false;
+      out.insert(out.end(), std::string(b.begin(), b.end()));
+    }
+    return true;
+  }
 };
 
 } // namespace
@@ -373,14 +386,8 @@ Result<AgentResults> parse_agent_results(const std::string &bytes) {
       return bad();
     res.images.push_back(std::move(img));
   }
-  if (!r.count(n))
+  if (!r.strings(res.messages))
     return bad();
-  for (uint64_t i = 0; i < n; ++i) {
-    std::vector<uint8_t> m;
-    if (!r.blob(m))
-      return bad();
-    res.messages.emplace_back(m.begin(), m.end());
-  }
   if (r.pos == bytes.size())
     return res; // an older agent's results
   if (!r.count(n))
@@ -398,14 +405,8 @@ Result<AgentResults> parse_agent_results(const std::string &bytes) {
     return bad();
   if (r.pos == bytes.size())
     return res; // an agent's results from before the kernels loaded
-  if (!r.count(n))
+  if (!r.strings(res.kernels))
     return bad();
-  for (uint64_t i = 0; i < n; ++i) {
-    std::vector<uint8_t> k;
-    if (!r.blob(k))
-      return bad();
-    res.kernels.emplace(k.begin(), k.end());
-  }
   return res;
 }
 
