@@ -14,10 +14,6 @@ namespace {
 using frontend::AttachPoint;
 using Status = frontend::AttachPointStatus;
 
-Status missing(std::string message, std::string near = "") {
-  return {Status::Missing, std::move(message), near.empty() ? "" : "did you mean '" + near + "'?"};
-}
-
 Status check_tracepoint(const AttachPoint &ap) {
   if (runtime::has_wildcard(ap.target) || runtime::has_wildcard(ap.func) ||
       !runtime::tracefs_root())
@@ -29,7 +25,8 @@ Status check_tracepoint(const AttachPoint &ap) {
     for (const auto &tp : *all)
       names.push_back(tp.category + ":" + tp.name);
   std::string name = ap.target + ":" + ap.func;
-  return missing("tracepoint not found: " + name, frontend::nearest_name(name, names));
+  return {Status::Missing, "tracepoint not found: " + name,
+          frontend::did_you_mean_hint(frontend::nearest_names(name, names, 1))};
 }
 
 // An address (`:0x401000`, `:4198400`) or an offset into a function (`func+16`).
@@ -61,13 +58,8 @@ Status check_uprobe(const AttachPoint &ap, int pid, bool functions) {
     return {Status::Missing, targets.error(), ""};
   if (!targets->empty())
     return {};
-  std::vector<std::string> names;
-  if (auto path = runtime::resolve_binary_path(ap.target))
-    if (auto symbols = runtime::cached_elf_functions(*path))
-      for (const auto &s : **symbols)
-        names.push_back(s.name);
-  return missing("no function '" + ap.func + "' in " + ap.target,
-                 frontend::nearest_name(ap.func, names));
+  return {Status::Missing, "no function '" + ap.func + "' in " + ap.target,
+          uprobe_function_hint(ap.target, ap.func, -1)};
 }
 
 } // namespace
@@ -83,8 +75,18 @@ std::string gpu_function_hint(const std::string &target, const std::string &func
   for (const auto &fn : stdlib::api_functions())
     if (stdlib::is_library_alias(fn.library, target))
       names.emplace_back(fn.name);
-  std::string near = frontend::nearest_name(func, names);
-  return near.empty() ? "" : "did you mean '" + near + "'?";
+  return frontend::did_you_mean_hint(frontend::nearest_names(func, names, 1));
+}
+
+std::string uprobe_function_hint(const std::string &target, const std::string &func, int pid) {
+  if (runtime::gpu_library_prefix(target))
+    return gpu_function_hint(target, func);
+  std::vector<std::string> names;
+  if (auto path = runtime::resolve_binary_path(target, pid))
+    if (auto symbols = runtime::cached_elf_functions(*path))
+      for (const auto &s : **symbols)
+        names.push_back(s.name);
+  return frontend::did_you_mean_hint(frontend::nearest_names(func, names, 3));
 }
 
 frontend::AttachPointLookup attach_point_lookup(int pid, bool functions) {

@@ -14,4 +14,9 @@ frontend::AttachPointLookup attach_point_lookup(int pid, bool functions);
 // library alias TARGET and a FUNC it has not; empty if nothing near.
 std::string gpu_function_hint(const std::string &target, const std::string &func);
 
+// A uprobe's FUNC missing from TARGET: gpu_function_hint for a GPU library alias, else the few
+// nearest ELF function symbols of the file TARGET names (for process PID when > 0), as
+// "did you mean 'a' or 'b'?"; empty if nothing near.
+std::string uprobe_function_hint(const std::string &target, const std::string &func, int pid);
+
 } // namespace gpubt::driver

@@ -62,8 +62,8 @@ int run_cli(int argc, char **argv) {
     return run_agent_command(argc, argv, stdout);
   auto parsed = parse_options(argc, argv);
   if (!parsed) {
-    // A bad value is one line and where to read more; an unknown option (getopt has said
-    // which) or no program at all gets the whole usage, as bpftrace gives it.
+    // A bad option or value is one line and where to read more (bpftrace prints the whole
+    // usage after getopt's line, burying it); no program at all gets the usage, as bpftrace's.
     const std::string &error = parsed.error();
     if (!error.empty())
       std::fprintf(stderr, "ERROR: %s\n", error.c_str());

@@ -13,6 +13,7 @@
 
 #include "driver/environment_help.h"
 #include "driver/exit_codes.h"
+#include "driver/option_error.h"
 #include "driver/timeline_options.h"
 #include "runtime/gpu/gpu_arch.h"
 
@@ -149,7 +150,9 @@ Result<Options> parse_options(int argc, char **argv) {
   for (const auto &opt : timeline_long_options())
     long_opts.push_back(opt);
   long_opts.push_back({nullptr, 0, nullptr, 0});
-  const std::string short_opts = std::string("e:c:p:lo:f:vhV") + kBpftraceShortOptions;
+  // ':' first, and opterr off: a bad option is said by option_error, in one line.
+  const std::string short_opts = std::string(":e:c:p:lo:f:vhV") + kBpftraceShortOptions;
+  opterr = 0;
   Options o;
   bool have_e = false;
   optind = 1;
@@ -157,6 +160,8 @@ Result<Options> parse_options(int argc, char **argv) {
   // Options may follow the script file (`gpubt tools/launchlate.bt -c ./app`), as in bpftrace,
   // whose getopt permutes too.
   while ((c = getopt_long(argc, argv, short_opts.c_str(), long_opts.data(), nullptr)) != -1) {
+    if (c == '?' || c == ':')
+      return make_error(option_error(c, argv, long_opts));
     if (auto st = apply_bpftrace_flag(c, optarg, o.bt)) {
       if (!*st)
         return make_error(st->error());

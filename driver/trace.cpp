@@ -1,13 +1,13 @@
 // The run half of the pipeline: gpubt's options as run options, handed to runtime/run's tracer.
 #include "driver/trace.h"
-#include "driver/attach_point_lookup.h"
-
-#include "driver/exit_codes.h"
 
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 
+#include "driver/attach_point_lookup.h"
+#include "driver/exit_codes.h"
+#include "frontend/nearest_name.h"
 #include "runtime/bpf/progress.h"
 #include "runtime/run/tracer.h"
 
@@ -48,7 +48,12 @@ runtime::RunOptions run_options(const Options &options) {
   r.gpu_backend = options.gpu_backend;
   r.max_probes = options.env.max_probes;
   r.cat_bytes_max = options.env.cat_bytes_max;
-  r.function_hint = gpu_function_hint;
+  r.function_hint = [pid = options.pid](const std::string &target, const std::string &func) {
+    return uprobe_function_hint(target, func, pid);
+  };
+  r.kernel_hint = [](const std::string &name, const std::vector<std::string> &kernels) {
+    return frontend::did_you_mean_hint(frontend::nearest_names(name, kernels, 3));
+  };
   r.print_maps_on_exit = options.print_maps_on_exit;
   return r;
 }

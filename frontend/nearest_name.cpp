@@ -6,49 +6,65 @@
 namespace gpubt::frontend {
 namespace {
 
+// Optimal string alignment distance: Levenshtein's edits plus a swap of two neighbouring
+// letters as one edit ("cuont" is one edit from "count", as a typist slips).
 size_t edit_distance(const std::string &a, const std::string &b) {
-  std::vector<size_t> row(b.size() + 1);
+  std::vector<size_t> before(b.size() + 1), prev(b.size() + 1), row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
+    prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-      diag = up;
+      row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        row[j] = std::min(row[j], before[j - 2] + 1);
     }
+    std::swap(before, prev);
+    std::swap(prev, row);
   }
-  return row[b.size()];
+  return prev[b.size()];
 }
 
 } // namespace
 
-std::string nearest_name(const std::string &name, const std::vector<std::string> &candidates) {
-  if (name.empty())
-    return "";
+std::vector<std::string> nearest_names(const std::string &name,
+                                       const std::vector<std::string> &candidates, size_t max) {
+  if (name.empty() || max == 0)
+    return {};
   size_t limit = std::min<size_t>(2, (name.size() - 1) / 3);
-  std::string best;
-  size_t best_distance = limit + 1;
+  std::vector<std::pair<size_t, const std::string *>> near;
   for (const auto &c : candidates) {
     if (c.size() > name.size() + limit || c.size() + limit < name.size())
       continue;
     size_t d = edit_distance(name, c);
-    if (d < best_distance && d > 0) {
-      best = c;
-      best_distance = d;
-    }
+    if (d > 0 && d <= limit &&
+        std::none_of(near.begin(), near.end(), [&](const auto &n) { return *n.second == c; }))
+      near.emplace_back(d, &c);
   }
-  return best;
+  std::stable_sort(near.begin(), near.end(),
+                   [](const auto &x, const auto &y) { return x.first < y.first; });
+  std::vector<std::string> names;
+  for (size_t i = 0; i < near.size() && i < max; ++i)
+    names.push_back(*near[i].second);
+  return names;
 }
 
-} // namespace gpubt::frontend
+std::string nearest_name(const std::string &name, const std::vector<std::string> &candidates) {
+  auto near = nearest_names(name, candidates, 1);
+  return near.empty() ? "" : near[0];
+}
 
-namespace gpubt::frontend {
+std::string did_you_mean_hint(const std::vector<std::string> &near) {
+  std::string hint;
+  for (size_t i = 0; i < near.size(); ++i)
+    hint += std::string(i == 0 ? "did you mean " : i + 1 == near.size() ? " or " : ", ") + "'" +
+            near[i] + "'";
+  return hint.empty() ? "" : hint + "?";
+}
 
 std::string did_you_mean(const std::string &name, const std::vector<std::string> &candidates) {
-  std::string near = nearest_name(name, candidates);
-  return near.empty() ? "" : " (did you mean '" + near + "'?)";
+  std::string hint = did_you_mean_hint(nearest_names(name, candidates, 1));
+  return hint.empty() ? "" : " (" + hint + ")";
 }
 
 } // namespace gpubt::frontend

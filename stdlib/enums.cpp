@@ -59,6 +59,14 @@ std::optional<std::string_view> enum_value_name(std::string_view enum_name, int6
   return std::string_view(it->second);
 }
 
+std::vector<std::string> enum_constant_names() {
+  std::vector<std::string> names;
+  for (const auto &def : enum_defs())
+    for (const auto &c : def.constants)
+      names.emplace_back(c.name);
+  return names;
+}
+
 std::optional<EnumConstantRef> find_enum_constant(std::string_view constant_name) {
   auto &constants = index().constants;
   auto it = constants.find(constant_name);

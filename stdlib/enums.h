@@ -41,6 +41,9 @@ std::vector<std::string_view> enum_names();
 // The name of `value`, or nullopt if it has none.
 std::optional<std::string_view> enum_value_name(std::string_view enum_name, int64_t value);
 
+// The constants of every catalogued enum (cudaSuccess, ncclFloat32, ...), for did-you-mean.
+std::vector<std::string> enum_constant_names();
+
 // A constant by its name in any catalogued enum, e.g. "cudaMemcpyHostToDevice".
 struct EnumConstantRef {
   const EnumDef *def;

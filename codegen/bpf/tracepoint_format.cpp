@@ -113,8 +113,7 @@ std::string tracepoint_arg_error(const frontend::AttachPoint &ap, std::string_vi
   std::string message = "Struct/union of type 'struct _tracepoint_" + format->category + "_" +
                         format->event + "' does not contain a field named '" +
                         std::string(field) + "'";
-  std::string near = frontend::nearest_name(std::string(field), names);
-  return near.empty() ? message : message + " (did you mean '" + near + "'?)";
+  return message + frontend::did_you_mean(std::string(field), names);
 }
 
 } // namespace gpubt::codegen::bpf

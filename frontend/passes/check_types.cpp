@@ -14,6 +14,7 @@
 #include "frontend/nearest_name.h"
 #include "frontend/passes/printf_format.h"
 #include "stdlib/builtins.h"
+#include "stdlib/enums.h"
 #include "stdlib/stack_builtins.h"
 #include "stdlib/functions.h"
 #include "stdlib/registers.h"
@@ -379,6 +380,17 @@ private:
     return true;
   }
 
+  // What a bare name in a script can be: builtins, the API catalogs' enum constants and the
+  // script's own C constants.
+  std::vector<std::string> identifiers() const {
+    std::vector<std::string> names = stdlib::builtin_names();
+    for (auto &c : stdlib::enum_constant_names())
+      names.push_back(std::move(c));
+    for (const auto &[name, value] : info_.c_types.constants)
+      names.push_back(name);
+    return names;
+  }
+
   void builtin(const BuiltinExpr &b) {
     if (final_)
       return;
@@ -392,8 +404,7 @@ private:
     if (!b.id && b.constant)
       return; // cudaSuccess, CUDA_ERROR_OUT_OF_MEMORY, hipMemcpyHostToDevice, ...
     if (!b.id) {
-      error(b.span, "Unknown identifier: '" + b.name + "'" +
-                        did_you_mean(b.name, stdlib::builtin_names()));
+      error(b.span, "Unknown identifier: '" + b.name + "'" + did_you_mean(b.name, identifiers()));
       return;
     }
     const stdlib::BuiltinInfo &info = stdlib::builtin_info(*b.id);

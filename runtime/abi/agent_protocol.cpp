@@ -2,6 +2,7 @@
 // (little-endian 64-bit words and byte blobs after a magic).
 #include "runtime/abi/agent_protocol.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -239,6 +240,19 @@ struct Reader {
     pos += n;
     return true;
   }
+  // A count and that many blobs, each put at OUT's end as a string.
+  template <class Strings> bool strings(Strings &out) {
+    uint64_t n;
+    if (!count(n))
+      return false;
+    for (uint64_t i = 0; i < n; ++i) {
+      std::vector<uint8_t> b;
+      if (!blob(b))
+        return false;
+      out.insert(out.end(), std::string(b.begin(), b.end()));
+    }
+    return true;
+  }
 };
 
 } // namespace
@@ -333,7 +347,18 @@ std::string write_agent_results(const AgentResults &r) {
     put_blob(out, full);
   }
   put_u64(out, r.untraced);
+  put_u64(out, r.kernels.size());
+  for (const auto &k : r.kernels)
+    put_blob(out, k);
   return out;
+}
+
+bool some_probe_unmatched(const std::vector<DeviceImage> &images, size_t probes) {
+  std::vector<uint64_t> launches(probes);
+  for (const auto &img : images)
+    for (size_t i = 0; i < img.probe_launches.size() && i < probes; ++i)
+      launches[i] += img.probe_launches[i];
+  return std::find(launches.begin(), launches.end(), 0) != launches.end();
 }
 
 Result<AgentResults> parse_agent_results(const std::string &bytes) {
@@ -366,14 +391,8 @@ Result<AgentResults> parse_agent_results(const std::string &bytes) {
       return bad();
     res.images.push_back(std::move(img));
   }
-  if (!r.count(n))
+  if (!r.strings(res.messages))
     return bad();
-  for (uint64_t i = 0; i < n; ++i) {
-    std::vector<uint8_t> m;
-    if (!r.blob(m))
-      return bad();
-    res.messages.emplace_back(m.begin(), m.end());
-  }
   if (r.pos == bytes.size())
     return res; // an older agent's results
   if (!r.count(n))
@@ -388,6 +407,10 @@ Result<AgentResults> parse_agent_results(const std::string &bytes) {
   if (r.pos == bytes.size())
     return res; // an agent's results from before the untraced count
   if (!r.u64(res.untraced))
+    return bad();
+  if (r.pos == bytes.size())
+    return res; // an agent's results from before the kernels loaded
+  if (!r.strings(res.kernels))
     return bad();
   return res;
 }

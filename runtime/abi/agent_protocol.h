@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,7 +87,14 @@ struct AgentResults {
   // patched, past the layer's entry point limit): gpubt's "partially traced" exit status. After
   // the kernel names, for the same reason.
   uint64_t untraced = 0;
+  // The kernels (Vulkan: compute entry points and pipeline names) the program loaded, when a
+  // probe matched none of them: for "did you mean". After the untraced count, for the same reason.
+  std::set<std::string> kernels;
 };
+
+// Whether one of PROBES probes ran in no launch of any of IMAGES (whose kernels are then worth
+// sending for "did you mean").
+bool some_probe_unmatched(const std::vector<DeviceImage> &images, size_t probes);
 
 std::string write_agent_results(const AgentResults &results);
 Result<AgentResults> parse_agent_results(const std::string &bytes);

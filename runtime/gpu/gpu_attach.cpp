@@ -55,6 +55,7 @@ void merge_results(abi::AgentResults &into, abi::AgentResults from, pid_t pid) {
     into.messages.push_back("process " + std::to_string(pid) + ": " + escape_control(m));
   into.kernel_names.merge(from.kernel_names);
   into.untraced += from.untraced;
+  into.kernels.merge(from.kernels);
 }
 
 // PID as its own pid namespace numbers it (the last NSpid of /proc/PID/status): an agent in a

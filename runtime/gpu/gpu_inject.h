@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,8 @@ struct GpuOutcome {
   std::vector<std::string> warnings; // dropped map updates, the agent's messages
   std::map<std::string, std::string> kernel_names; // shortened device name -> full name
   uint64_t untraced = 0; // modules / entry points the probes matched that ran without them
+  std::vector<size_t> unmatched;   // spec.device.probes no kernel launch matched
+  std::set<std::string> kernels;   // the kernels the program loaded, when some probe is unmatched
 };
 
 // Reads what the agent wrote. Error: no results (the child died before exit handlers ran, or

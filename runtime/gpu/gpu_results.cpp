@@ -38,6 +38,7 @@ Result<abi::AgentResults> read_all_results(const GpuRun &run) {
         all.messages.push_back(std::move(m));
       all.kernel_names.merge(one->kernel_names);
       all.untraced += one->untraced;
+      all.kernels.merge(one->kernels);
     }
     closedir(d);
   }
@@ -68,6 +69,7 @@ GpuOutcome gpu_outcome(const abi::ProgramSpec &spec, const abi::AgentResults &re
   out.maps.resize(spec.maps.size());
   out.kernel_names = all->kernel_names;
   out.untraced = all->untraced;
+  out.kernels = all->kernels;
   // A from_host map's device table is the host's copy: the host map prints. A to_host map's is
   // read for its drops only: the agent copied it into the BPF map, which prints.
   auto valid = [&](size_t j) {
@@ -101,8 +103,7 @@ GpuOutcome gpu_outcome(const abi::ProgramSpec &spec, const abi::AgentResults &re
   for (size_t i = 0; i < launches.size(); ++i) {
     out.launches += launches[i];
     if (!launches[i])
-      out.warnings.push_back(spec.device.probes[i].name + ": no kernel launch matched '" +
-                             spec.device.probes[i].kernel + "'");
+      out.unmatched.push_back(i);
   }
   for (size_t j = 0; j < layouts.size(); ++j) {
     if (!valid(j))

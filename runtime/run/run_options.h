@@ -34,6 +34,10 @@ struct RunOptions {
   // A hint for a uprobe function that is not there (it is in another API library, or a near
   // name): the API catalogs are the compiler's, so the driver answers. "" for none.
   std::function<std::string(const std::string &target, const std::string &func)> function_hint;
+  // The same for a gpu probe's kernel NAME that no launch matched, among the KERNELS the traced
+  // programs loaded ("did you mean ...?", or "" for none).
+  std::function<std::string(const std::string &name, const std::vector<std::string> &kernels)>
+      kernel_hint;
 };
 
 } // namespace gpubt::runtime

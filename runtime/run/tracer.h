@@ -10,6 +10,8 @@
 #include <mutex>
 #include <optional>
 #include <ostream>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "runtime/abi/map_data.h"
@@ -66,6 +68,8 @@ private:
   // Their results: records, warnings, device maps; whether any ran and what ran untraced.
   GpuRunSummary finish_gpu();
   GpuRunSummary apply_gpu_outcome(GpuOutcome &outcome);
+  std::string unmatched_probe_warning(const abi::DeviceProbeSpec &probe,
+                                      const std::set<std::string> &kernels) const;
 
   // tracer_checks.cpp: refusals and warnings around attaching.
   int check_target();

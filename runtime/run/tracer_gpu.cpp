@@ -6,6 +6,18 @@
 
 namespace gpubt::runtime {
 
+// PROBE matched no kernel launch: said with the nearest of the KERNELS the programs loaded, for a
+// name without wildcards (the names come from the traced process: escaped).
+std::string Tracer::unmatched_probe_warning(const abi::DeviceProbeSpec &probe,
+                                            const std::set<std::string> &kernels) const {
+  bool pattern = probe.kernel.find_first_of("*?[") != std::string::npos;
+  std::string hint = pattern || !options_.kernel_hint
+                         ? ""
+                         : options_.kernel_hint(probe.kernel, {kernels.begin(), kernels.end()});
+  return probe.name + ": no kernel launch matched '" + probe.kernel + "'" +
+         (hint.empty() ? "" : " (" + escape_control(hint) + ")");
+}
+
 // A failure is a warning and the program runs uninstrumented, never refused.
 void Tracer::start_gpu_run() {
   auto run = prepare_gpu_run(spec_, options_.gpu_backend, options_.verbose);
@@ -78,6 +90,8 @@ GpuRunSummary Tracer::apply_gpu_outcome(GpuOutcome &outcome) {
     output_->lost_events(outcome.ring_drops);
   for (const auto &w : outcome.warnings)
     err_ << "WARNING: " << w << "\n";
+  for (size_t i : outcome.unmatched)
+    err_ << "WARNING: " << unmatched_probe_warning(spec_.device.probes[i], outcome.kernels) << "\n";
   if (!outcome.kernel_names.empty()) {
     err_ << "gpubt: kernel names of 64 characters or more are shortened to their first 50, '~' "
             "and a hash of the whole name:\n";

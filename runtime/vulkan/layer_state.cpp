@@ -13,6 +13,7 @@ std::mutex g_mu;
 std::map<void *, Instance> g_instances;
 std::map<void *, Device> g_devices;
 uint32_t g_untraced = 0;
+std::set<std::string> g_kernels;
 
 void say(const std::string &msg) { std::fprintf(stderr, "gpubt: vulkan: %s\n", msg.c_str()); }
 

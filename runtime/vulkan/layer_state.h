@@ -107,5 +107,8 @@ extern std::map<void *, Device> g_devices; // by dispatch key (devices, queues, 
 // Entry points probes matched that run without them, on any device (each said as it happened;
 // the results and the exit say how many).
 extern uint32_t g_untraced;
+// Every name compute entry points were matched by (SPIR-V entry points, pipeline debug names),
+// for the results' did-you-mean when a probe matched none.
+extern std::set<std::string> g_kernels;
 
 } // namespace gpubt::runtime::vulkan

@@ -39,6 +39,7 @@ std::optional<Instrumented> instrument(Device &d, const std::vector<uint32_t> &c
   std::vector<EntryProbes> entries;
   Instrumented out;
   for (const auto &[entry, name] : targets) {
+    g_kernels.insert(name);
     EntryProbes e;
     e.entry = entry;
     uint64_t mask = 0;

@@ -54,6 +54,21 @@ TEST(CheckAttachPoints, NearestName) {
   EXPECT_EQ(nearest_name("cudaMalloc", names), "") << "itself is no near miss";
   EXPECT_EQ(nearest_name("ad", names), "") << "too short to guess";
   EXPECT_EQ(nearest_name("memcpy", names), "");
+  EXPECT_EQ(nearest_name("cudaFere", names), "cudaFree") << "a swap of neighbours is one slip";
+  EXPECT_EQ(nearest_name("cuont", {"count", "hist"}), "count");
+}
+
+TEST(CheckAttachPoints, NearestNamesAreTheFewNearestEachOnce) {
+  std::vector<std::string> names = {"getpw", "getpid", "getpt", "getpid", "getppid", "setpid"};
+  EXPECT_EQ(nearest_names("getpi", names, 3), (std::vector<std::string>{"getpw", "getpid", "getpt"}));
+  EXPECT_EQ(nearest_names("getpi", names, 2), (std::vector<std::string>{"getpw", "getpid"}));
+  EXPECT_EQ(nearest_names("abcdefX", {"abcdeXY", "abcdefg"}, 3),
+            (std::vector<std::string>{"abcdefg", "abcdeXY"}))
+      << "nearest first";
+  EXPECT_EQ(did_you_mean_hint({"a"}), "did you mean 'a'?");
+  EXPECT_EQ(did_you_mean_hint({"a", "b"}), "did you mean 'a' or 'b'?");
+  EXPECT_EQ(did_you_mean_hint({"a", "b", "c"}), "did you mean 'a', 'b' or 'c'?");
+  EXPECT_EQ(did_you_mean_hint({}), "");
 }
 
 } // namespace

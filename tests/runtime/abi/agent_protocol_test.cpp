@@ -155,9 +155,33 @@ TEST(AgentProtocol, ResultsCarryShortenedKernelNames) {
   EXPECT_EQ(back->kernel_names, r.kernel_names);
   // An older agent's results end after the messages.
   std::string old = gpubt::abi::write_agent_results(gpubt::abi::AgentResults{{}, {"m"}, {}});
-  old.resize(old.size() - 8);
+  old.resize(old.size() - 3 * 8); // the kernel names', untraced and kernels' counts
   auto older = gpubt::abi::parse_agent_results(old);
   ASSERT_TRUE(older) << older.error();
   EXPECT_EQ(older->messages, std::vector<std::string>{"m"});
   EXPECT_TRUE(older->kernel_names.empty());
+}
+
+TEST(AgentProtocol, ResultsCarryTheKernelsLoadedWhenAProbeMatchedNone) {
+  gpubt::abi::AgentResults r;
+  r.untraced = 2;
+  r.kernels = {"main", "vectorAdd"};
+  auto back = gpubt::abi::parse_agent_results(gpubt::abi::write_agent_results(r));
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back->kernels, r.kernels);
+  EXPECT_EQ(back->untraced, 2u);
+  // Results from before the kernels end after the untraced count.
+  std::string old = gpubt::abi::write_agent_results(r);
+  old.resize(old.size() - 8 - (8 + 4) - (8 + 9)); // the count and two blobs
+  auto older = gpubt::abi::parse_agent_results(old);
+  ASSERT_TRUE(older) << older.error();
+  EXPECT_EQ(older->untraced, 2u);
+  EXPECT_TRUE(older->kernels.empty());
+
+  gpubt::abi::DeviceImage launched, idle;
+  launched.probe_launches = {3, 0};
+  idle.probe_launches = {0, 1};
+  EXPECT_FALSE(gpubt::abi::some_probe_unmatched({launched, idle}, 2));
+  EXPECT_TRUE(gpubt::abi::some_probe_unmatched({launched}, 2));
+  EXPECT_TRUE(gpubt::abi::some_probe_unmatched({}, 1));
 }
