@@ -3,6 +3,7 @@
 #include "driver/output_file.h"
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <fcntl.h>
 #include <streambuf>
@@ -12,6 +13,9 @@
 namespace gpubt::driver {
 namespace {
 
+// Writes leave the buffer in whole lines, at most PIPE_BUF bytes each where lines allow: the
+// traced -c program writes to the same stdout, and its lines must land between gpubt's, not
+// inside one (gpubt prints gpu printfs while the program runs).
 class FdBuf : public std::streambuf {
 public:
   explicit FdBuf(int fd) : fd_(fd) { setp(buf_, buf_ + sizeof buf_); }
@@ -19,8 +23,20 @@ public:
 
 protected:
   int_type overflow(int_type c) override {
-    if (sync() != 0)
-      return traits_type::eof();
+    const char *end = pptr();
+    while (end > pbase() && end[-1] != '\n')
+      --end;
+    if (end == pbase()) { // one line longer than the buffer: out as it is
+      if (sync() != 0)
+        return traits_type::eof();
+    } else {
+      if (!write_lines(pbase(), end))
+        return traits_type::eof();
+      size_t tail = pptr() - end;
+      std::memmove(buf_, end, tail);
+      setp(buf_, buf_ + sizeof buf_);
+      pbump(static_cast<int>(tail));
+    }
     if (!traits_type::eq_int_type(c, traits_type::eof())) {
       *pptr() = traits_type::to_char_type(c);
       pbump(1);
@@ -28,21 +44,40 @@ protected:
     return traits_type::not_eof(c);
   }
   int sync() override {
-    const char *p = pbase();
-    while (p < pptr()) {
-      ssize_t n = ::write(fd_, p, pptr() - p);
+    bool ok = write_lines(pbase(), pptr());
+    setp(buf_, buf_ + sizeof buf_); // on failure dropped: the trace is ended by the caller
+    return ok ? 0 : -1;
+  }
+
+private:
+  bool write_lines(const char *p, const char *end) {
+    while (p < end) {
+      const char *stop = end - p > PIPE_BUF ? p + PIPE_BUF : end;
+      if (stop < end)
+        for (const char *nl = stop; nl > p; --nl)
+          if (nl[-1] == '\n') {
+            stop = nl;
+            break;
+          }
+      if (!write_all(p, stop))
+        return false;
+      p = stop;
+    }
+    return true;
+  }
+  bool write_all(const char *p, const char *end) {
+    while (p < end) {
+      ssize_t n = ::write(fd_, p, end - p);
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0) {
         if (!errno_)
           errno_ = n < 0 ? errno : EIO;
-        setp(buf_, buf_ + sizeof buf_); // drop it: the trace is ended by the caller
-        return -1;
+        return false;
       }
       p += n;
     }
-    setp(buf_, buf_ + sizeof buf_);
-    return 0;
+    return true;
   }
 
 private:
