@@ -109,9 +109,9 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
     a.attaching = true;
     contexts = a.known_contexts;
   }
-  // Loading the probe code (sanitizerAddPatches) waits for the kernels running in the context,
-  // and every launch meanwhile waits for it (seen on the H100): under a kernel that runs on, the
-  // program would stop. Nothing is loaded then.
+  // Nothing is loaded unless the streams are idle once within the limit. (Added when an H100
+  // hang seemed to be sanitizerAddPatches waiting for a running kernel; the hang was the test
+  // program's own lazy-loading deadlock, so whether this check is needed is open: issue 23.)
   if (!contexts_idle(a, contexts)) {
     {
       std::lock_guard<std::mutex> lock(a.known_mu);
