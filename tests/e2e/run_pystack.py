@@ -54,17 +54,9 @@ def expected_stacks(truth):
 
 
 def check_python(ctx, python):
-    lib = os.path.join(ctx.programs, "libpymark.so")
-    with tempfile.TemporaryDirectory() as tmp:
-        truth = os.path.join(tmp, "traceback.json")
-        prog = (f"uprobe:{lib}:gpubt_py_mark {{ printf(\"mark %d%s\\n\", arg0, pystack); "
-                f"@[arg0, pystack] = count(); }}")
-        cmd = f"{python} {os.path.join(HERE, 'pystack', 'calls.py')} {lib} {truth}"
-        r = subprocess.run([ctx.gpubt, "-e", prog, "-c", cmd], capture_output=True, text=True,
-                           errors="replace", stdin=subprocess.DEVNULL, timeout=60)
-        assert r.returncode == 0, (r.returncode, r.stderr)
-        assert "WARNING" not in r.stderr, r.stderr
-        expected = expected_stacks(truth)
+    prog = ('uprobe:LIB:gpubt_py_mark { printf("mark %d%s\\n", arg0, pystack); '
+            '@[arg0, pystack] = count(); }')
+    r, expected = run_calls(ctx, python, prog)
     live = stacks(r.stdout, r"^mark (\d+)$")
     keys = stacks(r.stdout, r"^@\[(\d+), $")
     assert sorted(expected) == list(range(1, 10)), sorted(expected)
@@ -97,23 +89,17 @@ def pystack_module_frames_named_after_the_module_ran(ctx):
     found = [p for p in pythons() if version(p) >= (3, 11)]
     if not found:
         return "SKIP"
-    lib = os.path.join(ctx.programs, "libpymark.so")
-    prog = f"uprobe:{lib}:gpubt_py_mark {{ @[arg0, pystack] = count(); }}"
     for python in found:
-        with tempfile.TemporaryDirectory() as tmp:
-            truth = os.path.join(tmp, "traceback.json")
-            cmd = f"{python} {os.path.join(HERE, 'pystack', 'calls.py')} {lib} {truth}"
-            r = subprocess.run([ctx.gpubt, "-e", prog, "-c", cmd], capture_output=True,
-                               text=True, errors="replace", stdin=subprocess.DEVNULL, timeout=60)
-            assert r.returncode == 0, (r.returncode, r.stderr)
-            expected = expected_stacks(truth)
+        r, expected = run_calls(ctx, python,
+                                "uprobe:LIB:gpubt_py_mark { @[arg0, pystack] = count(); }")
         keys = stacks(r.stdout, r"^@\[(\d+), $")
         for i, want in expected.items():
             assert keys.get(i) == want, f"{python} call {i}, map key:\n{keys.get(i)}\nwant\n{want}"
 
 
-def run_calls(ctx, python, prog, *options):
-    """gpubt running PROG over calls.py under PYTHON: (stdout, expected stacks by call id)."""
+def run_calls(ctx, python, prog, *options, warnings=False):
+    """gpubt running PROG (LIB: libpymark.so) over calls.py under PYTHON, which must exit 0 (and
+    warn nothing unless WARNINGS): (the finished process, expected stacks by call id)."""
     lib = os.path.join(ctx.programs, "libpymark.so")
     with tempfile.TemporaryDirectory() as tmp:
         truth = os.path.join(tmp, "traceback.json")
@@ -122,8 +108,8 @@ def run_calls(ctx, python, prog, *options):
                            capture_output=True, text=True, errors="replace",
                            stdin=subprocess.DEVNULL, timeout=60)
         assert r.returncode == 0, (r.returncode, r.stderr)
-        assert "WARNING" not in r.stderr, r.stderr
-        return r.stdout, expected_stacks(truth)
+        assert warnings or "WARNING" not in r.stderr, r.stderr
+        return r, expected_stacks(truth)
 
 
 def is_python_line(line):
@@ -142,7 +128,8 @@ def pystack_limit_and_ustack_py_mode(ctx):
     prog = ("uprobe:LIB:gpubt_py_mark { printf(\"mark %d%s\\n\", arg0, ustack(py)); "
             "printf(\"native %d%s\\n\", arg0, ustack(16)); @[arg0, pystack(3)] = count(); }")
     for python in found:
-        out, expected = run_calls(ctx, python, prog)
+        r, expected = run_calls(ctx, python, prog)
+        out = r.stdout
         mixed, native = stacks(out, r"^mark (\d+)$"), stacks(out, r"^native (\d+)$")
         keys = stacks(out, r"^@\[(\d+), $")
         for i, want in expected.items():
@@ -164,7 +151,8 @@ def pystack_in_json_and_timeline_spans(ctx):
         return "SKIP"
     python = found[0]
     prog = "uprobe:LIB:gpubt_py_mark { printf(\"mark %d%s\\n\", arg0, pystack); }"
-    out, expected = run_calls(ctx, python, prog, "-f", "json")
+    r, expected = run_calls(ctx, python, prog, "-f", "json")
+    out = r.stdout
     lines = [json.loads(l) for l in out.splitlines() if l.strip()]
     printed = [l["data"] for l in lines if l["type"] == "printf"]
     assert len(printed) == 9, printed
@@ -210,14 +198,9 @@ def pystack_older_python_warns(ctx):
     old = [p for p in pythons() if version(p) < (3, 11)]
     if not old:
         return "SKIP"
-    lib = os.path.join(ctx.programs, "libpymark.so")
-    prog = f"uprobe:{lib}:gpubt_py_mark {{ @[pystack] = count(); }}"
     for python in old:
-        with tempfile.TemporaryDirectory() as tmp:
-            cmd = f"{python} {os.path.join(HERE, 'pystack', 'calls.py')} {lib} {tmp}/t.json"
-            r = subprocess.run([ctx.gpubt, "-e", prog, "-c", cmd], capture_output=True,
-                               text=True, errors="replace", stdin=subprocess.DEVNULL, timeout=60)
-        assert r.returncode == 0, (r.returncode, r.stderr)
+        r, _ = run_calls(ctx, python, "uprobe:LIB:gpubt_py_mark { @[pystack] = count(); }",
+                         warnings=True)
         warnings = [l for l in r.stderr.splitlines() if l.startswith("WARNING: pystack:")]
         assert len(warnings) == 1 and "pystack reads 3.11 to 3.13" in warnings[0], r.stderr
         assert "@[\n]: 9" in r.stdout, r.stdout
