@@ -18,6 +18,7 @@
 #include "runtime/bpf/list_probes.h"
 #include "runtime/gpu/list_gpu_probes.h"
 #include "runtime/process/fd_limit.h"
+#include "stdlib/api_types.h"
 
 namespace gpubt::driver {
 
@@ -119,11 +120,20 @@ int run_cli(int argc, char **argv) {
   std::ostream &out = (*file)->stream();
   int status = ExitOk;
   if (o.list) {
+    // -lv: what args.NAME (and a uretprobe's retval) are in a probe of a catalogued API call.
+    runtime::ApiArgLines catalog_args = [](const std::string &type, const std::string &target,
+                                           const std::string &func) {
+      frontend::AttachPoint ap;
+      ap.provider = type == "uretprobe" ? frontend::Provider::Uretprobe : frontend::Provider::Uprobe;
+      ap.target = target;
+      ap.func = func;
+      return stdlib::api_listing_lines(ap);
+    };
     auto st = runtime::is_gpu_pattern(o.list_pattern)
                   ? runtime::list_gpu_probes({o.list_pattern, o.child_command, o.pid, o.gpu_arch,
                                               o.verbose},
                                              out)
-                  : runtime::list_probes(o.list_pattern, out, o.pid, o.verbose);
+                  : runtime::list_probes(o.list_pattern, out, o.pid, o.verbose, catalog_args);
     if (!st) {
       std::cerr << "ERROR: " << st.error() << "\n";
       status = ExitUserError;

@@ -115,4 +115,29 @@ std::string api_argn_error(const frontend::AttachPoint &ap, int index) {
          " is past them" + (end == 0 ? "" : ": use args.NAME");
 }
 
+// "void *" -> "void*", "const char *" -> "const char*": pointers as DWARF's lines spell them.
+static std::string dwarf_spelling(std::string_view c_type) {
+  std::string out;
+  for (char c : c_type) {
+    if (c == '*' && !out.empty() && out.back() == ' ')
+      out.pop_back();
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<std::string> api_listing_lines(const frontend::AttachPoint &ap) {
+  const ApiFunction *fn = api_function_for(ap);
+  if (!fn)
+    return {};
+  std::vector<std::string> lines;
+  for (const auto &p : fn->params)
+    lines.push_back((p.kind == ApiValueKind::Enum ? std::string(p.enum_name)
+                                                  : dwarf_spelling(p.c_type)) +
+                    " " + std::string(p.name));
+  if (ap.provider == frontend::Provider::Uretprobe && !fn->return_enum.empty())
+    lines.push_back(std::string(fn->return_enum) + " retval");
+  return lines;
+}
+
 } // namespace gpubt::stdlib

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "frontend/ast.h"
 #include "frontend/types.h"
@@ -30,5 +31,10 @@ std::string api_arg_error(const frontend::AttachPoint &ap, std::string_view fiel
 // stack slot holds): "cudaMalloc has 2 arguments in arg0..arg1 (devPtr, size); arg9 is past them";
 // empty otherwise.
 std::string api_argn_error(const frontend::AttachPoint &ap, int index);
+
+// -lv's lines under a uprobe/uretprobe of a catalogued function, as bpftrace lists a function's
+// DWARF parameters: "TYPE NAME" per argument (an enum by its enum's name, a pointer spelt as
+// DWARF's "void*"), then under a uretprobe "RET retval"; empty when AP probes none.
+std::vector<std::string> api_listing_lines(const frontend::AttachPoint &ap);
 
 } // namespace gpubt::stdlib

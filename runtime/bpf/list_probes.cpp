@@ -34,15 +34,28 @@ Result<std::vector<std::string>> files_of(const std::string &target, int pid) {
   return target_files(target, pid);
 }
 
-// -lv: a function's parameters from the binary's DWARF, as bpftrace lists them.
-void list_params(const DebugInfo *info, const std::string &func, Lines &out) {
+// What -lv lists and from where; a uprobe's arguments come from API_ARGS before DWARF.
+struct Verbose {
+  bool on = false;
+  const ApiArgLines *api_args = nullptr;
+};
+
+// -lv: a function's parameters, as bpftrace lists a binary's DWARF ones.
+void list_params(const Verbose &v, const DebugInfo *info, const std::string &type,
+                 const std::string &target, const std::string &func, Lines &out) {
+  if (v.api_args && *v.api_args)
+    if (auto lines = (*v.api_args)(type, target, func); !lines.empty()) {
+      for (const auto &l : lines)
+        out.push_back("    " + l);
+      return;
+    }
   if (auto params = info ? info->params(func) : std::nullopt)
     for (const auto &p : *params)
       out.push_back("    " + p.type + " " + p.name);
 }
 
-Status list_functions(const std::string &type, const std::string &rest, int pid, bool verbose,
-                      Lines &out) {
+Status list_functions(const std::string &type, const std::string &rest, int pid,
+                      const Verbose &verbose, Lines &out) {
   auto colon = rest.rfind(':');
   std::string target = colon == std::string::npos ? rest : rest.substr(0, colon);
   std::string func = colon == std::string::npos ? "*" : rest.substr(colon + 1);
@@ -57,11 +70,13 @@ Status list_functions(const std::string &type, const std::string &rest, int pid,
         return make_error(syms.error());
       continue;
     }
-    std::unique_ptr<DebugInfo> info = verbose ? DebugInfo::open(file) : nullptr;
+    std::unique_ptr<DebugInfo> info = verbose.on ? DebugInfo::open(file) : nullptr;
+    const std::string &named = as_written ? target : file;
     for (const auto &s : **syms) // sorted by name; aliases are listed, as bpftrace does
       if (match_wildcard(func, s.name)) {
-        out.push_back(type + ":" + (as_written ? target : file) + ":" + s.name);
-        list_params(info.get(), s.name, out);
+        out.push_back(type + ":" + named + ":" + s.name);
+        if (verbose.on)
+          list_params(verbose, info.get(), type, named, s.name, out);
       }
   }
   return Ok{};
@@ -141,10 +156,10 @@ Status unknown_type(const std::string &type) {
   return make_error("Invalid probe type: " + type);
 }
 
-Status list_type(const std::string &type, const std::string &rest, int pid, bool verbose,
-                 Lines &out) {
+Status list_type(const std::string &type, const std::string &rest, int pid,
+                 const Verbose &verbose, Lines &out) {
   if (type == "tracepoint")
-    return list_tracepoints_matching(rest, verbose, out);
+    return list_tracepoints_matching(rest, verbose.on, out);
   if (type == "uprobe" || type == "uretprobe")
     return list_functions(type, rest, pid, verbose, out);
   if (type == "usdt")
@@ -163,15 +178,17 @@ Status check_characters(const std::string &pattern) {
 
 } // namespace
 
-Status list_probes(const std::string &pattern, std::ostream &out, int pid, bool verbose) {
+Status list_probes(const std::string &pattern, std::ostream &out, int pid, bool verbose_on,
+                   const ApiArgLines &api_args) {
   if (auto st = check_characters(pattern); !st)
     return st;
   Lines lines;
   if (pattern.rfind("host:", 0) == 0) { // host:uprobe:... as a script spells it
     if (pattern.rfind("host:gpu:", 0) == 0)
       return make_error("host: cannot prefix a gpu probe");
-    return list_probes(pattern.substr(5), out, pid, verbose);
+    return list_probes(pattern.substr(5), out, pid, verbose_on, api_args);
   }
+  Verbose verbose{verbose_on, &api_args};
   if (pattern.empty()) {
     // With -p: the process's functions and USDT probes; else what the system has.
     std::vector<std::string> types = pid > 0 ? std::vector<std::string>{"uprobe", "usdt"}
@@ -196,7 +213,7 @@ Status list_probes(const std::string &pattern, std::ostream &out, int pid, bool 
       return unknown_type(head);
     if (!any) { // no type: the whole pattern against every tracepoint line
       Lines all;
-      if (auto st = list_type("tracepoint", "", pid, false, all); !st)
+      if (auto st = list_type("tracepoint", "", pid, Verbose{}, all); !st)
         return st;
       for (auto &l : all)
         if (match_wildcard(pattern, l) || match_wildcard("tracepoint:" + pattern, l))

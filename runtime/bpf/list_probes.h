@@ -1,8 +1,10 @@
 // -l [PATTERN]: the probes gpubt could attach, one per line, as `bpftrace -l` prints them.
 #pragma once
 #include "runtime/abi/result.h"
+#include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace gpubt::runtime {
 
@@ -13,9 +15,14 @@ namespace gpubt::runtime {
 // files), "usdt:PATH[:PROVIDER]:NAME". A pattern without a type is matched against the full
 // "tracepoint:cat:name" lines; "host:" before TYPE is dropped, as in scripts. A TYPE that is not
 // one of these, and characters no probe has, are errors, as in bpftrace.
-// VERBOSE (-lv): a uprobe's function arguments from the binary's DWARF under its line, a
-// tracepoint's fields under it.
+// VERBOSE (-lv): a uprobe's function arguments under its line (from API_ARGS when it has lines
+// for the probe, else the binary's DWARF), a tracepoint's fields under it.
+// API_ARGS(TYPE, TARGET, FUNC): the lines a source runtime/ does not know lists under
+// "TYPE:TARGET:FUNC" (the driver's GPU API catalog: "size_t count"); TARGET as the pattern wrote
+// it ("cudart"), else the file.
+using ApiArgLines = std::function<std::vector<std::string>(
+    const std::string &type, const std::string &target, const std::string &func)>;
 Status list_probes(const std::string &pattern, std::ostream &out, int pid = -1,
-                   bool verbose = false);
+                   bool verbose = false, const ApiArgLines &api_args = {});
 
 } // namespace gpubt::runtime

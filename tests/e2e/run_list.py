@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """-l as the way in (issue 31): what it prints pastes back into a script as the probe it names,
--lv lists tracepoint fields as the installed bpftrace does, and bad patterns are errors."""
+-lv lists tracepoint fields as the installed bpftrace does and the GPU API catalog's typed
+arguments of CUDA/HIP/NCCL calls, and bad patterns are errors."""
 import os
 import shutil
 import subprocess
 import sys
+import time
 
 from case_list import case, run_main
 
@@ -91,6 +93,80 @@ def lv_tracepoint_fields_as_bpftrace(ctx):
         expect(ours.returncode == 0 and "    " in ours.stdout, ours.stdout + ours.stderr)
         expect(ours.stdout == theirs.stdout, f"-lv {pattern}:\n{ours.stdout}\nbpftrace:\n"
                                              f"{theirs.stdout}")
+
+
+def listed_args(stdout):
+    """{probe line: [its indented -lv lines, unindented]} of a -lv listing."""
+    probes = {}
+    for line in stdout.splitlines():
+        if line.startswith("    "):
+            probes[last].append(line[4:])
+        else:
+            last = line
+            probes[last] = []
+    return probes
+
+
+def check_args_compile(ctx, probe, lines, pid_args=()):
+    """Each listed `TYPE NAME` is an args.NAME (a retval under a uretprobe) a script reads."""
+    body = " ".join(f"print({'retval' if name == 'retval' else 'args.' + name});"
+                    for name in (line.rsplit(" ", 1)[1] for line in lines)
+                    if name not in ("commId",))  # ncclUniqueId by value: no script reads it
+    r = gpubt(ctx, list(pid_args) + ["--dry-run", "-e", f"{probe} {{ {body} }}"])
+    expect(r.returncode == 0, f"{probe}'s listed {lines} do not compile as {body}: {r.stderr}")
+
+
+@case
+def lv_catalog_args_of_api_calls(ctx):
+    r = gpubt(ctx, ["-lv", "uprobe:cudart:cudaMemcpy"])
+    expect(r.returncode == 0 and r.stdout == "uprobe:cudart:cudaMemcpy\n    void* dst\n"
+           "    const void* src\n    size_t count\n    cudaMemcpyKind kind\n",
+           f"-lv uprobe:cudart:cudaMemcpy:\n{r.stdout}{r.stderr}")
+    check_args_compile(ctx, "uprobe:cudart:cudaMemcpy", listed_args(r.stdout)[
+        "uprobe:cudart:cudaMemcpy"])
+    # A wildcard: each catalogued function's arguments (per-thread-stream symbols too) and
+    # under a uretprobe its retval, an uncatalogued one's nothing; -c changes none of it.
+    for extra in ([], ["-c", "/bin/true"]):
+        r = gpubt(ctx, extra + ["-lv", "uretprobe:cudart:cudaMemcpy*"])
+        expect(r.returncode == 0, r.stderr)
+        probes = listed_args(r.stdout)
+        for name in ("cudaMemcpy", "cudaMemcpy_ptds", "cudaMemcpyAsync"):
+            lines = probes.get(f"uretprobe:cudart:{name}", [])
+            expect(lines[-2:] == ["cudaMemcpyKind kind", "cudaError_t retval"] if
+                   name != "cudaMemcpyAsync" else lines[-1:] == ["cudaError_t retval"],
+                   f"{extra} uretprobe:cudart:{name}: {lines}")
+        expect(probes.get("uretprobe:cudart:cudaMemcpy2D") == [], r.stdout)
+        check_args_compile(ctx, "uretprobe:cudart:cudaMemcpyAsync",
+                           probes["uretprobe:cudart:cudaMemcpyAsync"])
+
+
+@case
+def lv_catalog_args_with_pid(ctx):
+    """-p: the driver API by alias through the process's maps, NCCL by the file it maps."""
+    stubs = [f"{ctx.programs}/cuda-stubs/libcuda.so.1", f"{ctx.programs}/fake-nccl/libnccl.so.2"]
+    if not all(os.path.exists(f) for f in stubs):
+        return "SKIP"
+    proc = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            env=dict(os.environ, LD_PRELOAD=":".join(stubs)))
+    try:
+        deadline = time.monotonic() + 60
+        while "libnccl.so" not in open(f"/proc/{proc.pid}/maps").read():
+            expect(time.monotonic() < deadline, "cat never mapped its LD_PRELOAD")
+            time.sleep(0.05)
+        pid = ["-p", str(proc.pid)]
+        r = gpubt(ctx, pid + ["-lv", "uprobe:cuda:cuMemAlloc_v2"])
+        expect(r.stdout == "uprobe:cuda:cuMemAlloc_v2\n    CUdeviceptr* dptr\n"
+               "    size_t bytesize\n", r.stdout + r.stderr)
+        r = gpubt(ctx, pid + ["-lv", "uretprobe:*:ncclAllReduce"])
+        probes = listed_args(r.stdout)
+        probe = f"uretprobe:{os.path.realpath(stubs[1])}:ncclAllReduce"
+        expect(probes.get(probe, [])[3:] == ["ncclDataType_t datatype", "ncclRedOp_t op",
+                                              "ncclComm_t comm", "cudaStream_t stream",
+                                              "ncclResult_t retval"], r.stdout + r.stderr)
+        check_args_compile(ctx, probe, probes[probe], pid)
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 if __name__ == "__main__":
