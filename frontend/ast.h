@@ -195,6 +195,11 @@ struct WhileStmt : Stmt {
   std::unique_ptr<BlockStmt> body;
   StmtPtr step;        // null for a while loop
   bool is_for = false; // written as a for loop
+  // for ($kv : @map) { ... }: COND is null; the body runs once per element of EACH_MAP (no
+  // keys), with EACH_VAR (a loop variable) = (key, value); host probes run it in a callback of
+  // bpf_for_each_map_elem.
+  std::unique_ptr<MapExpr> each_map;
+  std::unique_ptr<VariableExpr> each_var;
 };
 
 // `{ $x = 1; $x + 1 }`: the statements run in their own scope, then VALUE is the block's value

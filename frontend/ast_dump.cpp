@@ -95,7 +95,10 @@ void dump_stmt(const Stmt &s, int depth, std::string &out) {
     dump_block(s.as<BlockStmt>(), depth + 1, out);
     return;
   case StmtKind::While:
-    out += pad + "while " + dump_expr(*s.as<WhileStmt>().cond) + "\n";
+    if (const auto &w = s.as<WhileStmt>(); w.each_map)
+      out += pad + "for " + dump_expr(*w.each_var) + " : " + dump_expr(*w.each_map) + "\n";
+    else
+      out += pad + "while " + dump_expr(*w.cond) + "\n";
     dump_block(*s.as<WhileStmt>().body, depth + 1, out);
     if (s.as<WhileStmt>().step) {
       out += pad + "step\n";

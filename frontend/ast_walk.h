@@ -88,7 +88,12 @@ template <class F> void for_each_expr(const Stmt &s, F &&f) {
       for_each_expr(*st, f);
     break;
   case StmtKind::While:
-    for_each_expr(*s.as<WhileStmt>().cond, f);
+    if (s.as<WhileStmt>().each_map) {
+      for_each_expr(*s.as<WhileStmt>().each_map, f);
+      for_each_expr(*s.as<WhileStmt>().each_var, f);
+    } else {
+      for_each_expr(*s.as<WhileStmt>().cond, f);
+    }
     for_each_expr(*s.as<WhileStmt>().body, f);
     if (s.as<WhileStmt>().step)
       for_each_expr(*s.as<WhileStmt>().step, f);

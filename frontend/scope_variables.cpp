@@ -76,8 +76,11 @@ private:
       at.end_line = v.span.end_line;
       at.end_col = v.span.end_col;
     }
+    declare(v, at, a.declaration);
+  }
+  void declare(VariableExpr &v, SourceSpan at, VarAssignStmt::Decl how) {
     if (const Binding *old = find(v.name)) {
-      bool loop = a.declaration == VarAssignStmt::Decl::Loop;
+      bool loop = how == VarAssignStmt::Decl::Loop;
       diags_.error(at, loop ? "Loop declaration shadows existing variable: " + v.name
                                 : "Variable " + v.name +
                                       " was already declared. Variable shadowing is not allowed.");
@@ -87,7 +90,7 @@ private:
       return;
     }
     v.decl = next_decl_++;
-    scopes_.back()[v.name] = {v.decl, at, a.declaration};
+    scopes_.back()[v.name] = {v.decl, at, how};
   }
 
   void var_assign(VarAssignStmt &a) {
@@ -125,6 +128,14 @@ private:
       break;
     case StmtKind::While: {
       auto &w = s.as<WhileStmt>();
+      if (w.each_map) { // $kv belongs to the loop's own scope
+        exprs(*w.each_map);
+        scopes_.emplace_back();
+        declare(*w.each_var, w.each_var->span, VarAssignStmt::Decl::Loop);
+        block(*w.body);
+        scopes_.pop_back();
+        break;
+      }
       exprs(*w.cond);
       block(*w.body);
       if (w.step)

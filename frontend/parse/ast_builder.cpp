@@ -251,16 +251,22 @@ private:
     return s;
   }
 
+  // for ($kv : @map) { body }: a WhileStmt with each_map (ast.h).
   // for ($i : a..b) { body } as { let $i = a; let $i.end = b; while ($i < $i.end) { body }
   // step $i = $i + 1 } (ast.h). The end is evaluated once, as bpftrace does.
   StmtPtr for_stmt(P::ForStmtContext *ctx) {
     Nest nest(*this);
     auto *head = ctx->forHead();
-    if (head->map()) {
-      diags_.error(span(head), "for loops over a map are not supported by gpubt yet");
-      return nullptr;
-    }
     SourceSpan at = span(ctx);
+    if (head->map()) {
+      auto loop = std::make_unique<WhileStmt>();
+      loop->span = at;
+      loop->is_for = true;
+      loop->each_map = map(head->map());
+      loop->each_var = var(head->var());
+      loop->body = block(ctx->block()->stmts(), span(ctx->block()));
+      return loop;
+    }
     auto loop_var = [&] { return var(head->var()); };
     auto end_var = [&] {
       auto v = var(head->var());

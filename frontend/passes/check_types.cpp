@@ -124,7 +124,12 @@ private:
       break;
     case StmtKind::While: {
       const auto &w = s.as<WhileStmt>();
-      expr(*w.cond, Use::Value);
+      if (w.each_map) {
+        declared_.insert(w.each_var->key());
+        each_map(w);
+      } else {
+        expr(*w.cond, Use::Value);
+      }
       if (!final_)
         for (const auto &ap : probe_->attach_points)
           if (is_gpu(ap.provider)) {
@@ -132,12 +137,14 @@ private:
                               " loops are not available in gpu probes");
             break;
           }
-      if (final_ && !w.cond->type.is_integer_like() && !w.cond->type.is_none())
+      if (final_ && w.cond && !w.cond->type.is_integer_like() && !w.cond->type.is_none())
         error(w.cond->span, std::string(w.is_for ? "Invalid range in for loop: " :
                                                    "Invalid condition in while(): ") +
                                 kind_name(w.cond->type));
       ++loops_;
+      map_loops_ += w.each_map ? 1 : 0;
       block(*w.body);
+      map_loops_ -= w.each_map ? 1 : 0;
       --loops_;
       if (w.step)
         stmt(*w.step);
@@ -146,7 +153,27 @@ private:
     }
   }
 
+  // for ($kv : @m): a map with keys and plain values (aggregations are per-CPU: not yet).
+  void each_map(const WhileStmt &w) {
+    if (!final_)
+      return;
+    const MapInfo *m = map_info(w.each_map->name);
+    if (!m)
+      return error(w.each_map->span, "Undefined map: " + w.each_map->name);
+    if (m->key.is_none())
+      return error(w.each_map->span, "Maps used in for loops must have keys to iterate over");
+    if (m->value.is_aggregate())
+      return error(w.each_map->span, "for loops over a map of " + kind_name(m->value) +
+                                         " values are not supported by gpubt yet");
+    for (const auto &ap : probe_->attach_points)
+      if (!is_gpu(ap.provider)) // gpu probes: refused for every loop above
+        return error(w.span, "for loops over a map are not supported by gpubt yet (they need a "
+                             "bpf_for_each_map_elem callback)");
+  }
+
   void jump(const JumpStmt &j) {
+    if (final_ && j.jump == Jump::Return && map_loops_ > 0)
+      return error(j.span, "return is not supported inside a for loop over a map yet");
     if (final_ || j.jump == Jump::Return || loops_ > 0)
       return;
     error(j.span, std::string(j.jump == Jump::Break ? "break" : "continue") +
@@ -858,6 +885,7 @@ private:
   Diagnostics &diags_;
   bool final_ = false;
   int loops_ = 0; // loops around the statement being checked
+  int map_loops_ = 0; // for loops over a map around it (their body is a BPF callback)
   bool in_sizeof_ = false; // checking sizeof's argument: a typedef name is allowed there
   int errors_ = 0;
   const Probe *probe_ = nullptr;

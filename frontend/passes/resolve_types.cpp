@@ -124,7 +124,10 @@ private:
       var_assign(s.as<VarAssignStmt>());
       break;
     case StmtKind::While:
-      expr(*s.as<WhileStmt>().cond);
+      if (s.as<WhileStmt>().each_map)
+        each_var(s.as<WhileStmt>());
+      else
+        expr(*s.as<WhileStmt>().cond);
       block(*s.as<WhileStmt>().body);
       if (s.as<WhileStmt>().step)
         stmt(*s.as<WhileStmt>().step);
@@ -159,6 +162,17 @@ private:
     MapInfo &m = define_map(*a.map);
     changed_ |= merge_into(m.value, widen(assigned_type(m.value, a.compound, *a.value)));
     a.map->type = m.value;
+  }
+
+  // for ($kv : @m): $kv is (key, value), the key a tuple itself for @m[a, b].
+  void each_var(WhileStmt &w) {
+    auto m = info_.maps.find(w.each_map->name);
+    Type t;
+    if (m != info_.maps.end() && !m->second.key.is_none() && !m->second.value.is_none())
+      t = Type::tuple({m->second.key, m->second.value});
+    Type &slot = (*vars_)[w.each_var->key()];
+    changed_ |= merge_into(slot, t);
+    w.each_var->type = slot;
   }
 
   void var_assign(VarAssignStmt &a) {
