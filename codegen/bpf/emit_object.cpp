@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 namespace gpubt::codegen::bpf {
 
@@ -88,6 +89,44 @@ Result<std::vector<uint8_t>> emit_bpf_object(llvm::Module &m) {
   return std::vector<uint8_t>(buf.begin(), buf.end());
 }
 
+namespace {
+
+// A ld_imm64 of a function's address (a for-over-a-map callback) in the same section: at byte
+// OFFSET, the function at byte TARGET (the symbol's value; the addend is in the instruction).
+struct FuncRef {
+  uint64_t offset, target;
+};
+
+std::optional<FuncRef> callback_ref(const llvm::object::RelocationRef &r,
+                                    const llvm::object::SectionRef &in) {
+  auto sym = r.getSymbol();
+  auto sec = sym->getSection();
+  auto value = sym->getValue();
+  if (!sec || !value || *sec != in)
+    return std::nullopt;
+  return FuncRef{r.getOffset(), *value};
+}
+
+// The kernel's form: src_reg = BPF_PSEUDO_FUNC, imm = the target's instruction index relative
+// to the next instruction.
+bool link_callback(std::vector<uint64_t> &insns, const FuncRef &f) {
+  uint64_t at = f.offset / 8;
+  if (at + 1 >= insns.size() || (insns[at] & 0xff) != 0x18) // BPF_LD | BPF_IMM | BPF_DW
+    return false;
+  uint64_t insn = insns[at];
+  int32_t addend = static_cast<int32_t>(insn >> 32);
+  int64_t target = (static_cast<int64_t>(f.target) + addend) / 8;
+  if (target <= 0 || static_cast<uint64_t>(target) >= insns.size())
+    return false;
+  int32_t imm = static_cast<int32_t>(target - static_cast<int64_t>(at) - 1);
+  uint64_t regs = (insn >> 8) & 0x0f; // dst_reg; src_reg = BPF_PSEUDO_FUNC (4)
+  insns[at] = (uint64_t(uint32_t(imm)) << 32) | (insn & 0xffff0000u) | ((regs | (4u << 4)) << 8) |
+              0x18;
+  return true;
+}
+
+} // namespace
+
 Result<std::map<std::string, std::vector<uint64_t>>>
 extract_sections(const std::vector<uint8_t> &object, const std::string &prefix) {
   llvm::StringRef data(reinterpret_cast<const char *>(object.data()), object.size());
@@ -95,6 +134,7 @@ extract_sections(const std::vector<uint8_t> &object, const std::string &prefix) 
   if (!obj)
     return make_error("BUG: cannot read the BPF object: " + llvm::toString(obj.takeError()));
   std::map<std::string, std::vector<uint64_t>> out;
+  std::map<std::string, std::vector<FuncRef>> funcs;
   for (const auto &sec : (*obj)->sections()) {
     auto name = sec.getName();
     if (!name)
@@ -103,8 +143,12 @@ extract_sections(const std::vector<uint8_t> &object, const std::string &prefix) 
     if (relocated && *relocated != (*obj)->section_end()) {
       auto target = (*relocated)->getName();
       if (target && target->starts_with(prefix))
-        return make_error("BUG: BPF section " + target->str() + " has relocations (" +
-                          name->str() + ")");
+        for (const auto &r : sec.relocations())
+          if (auto f = callback_ref(r, **relocated); f)
+            funcs[target->str()].push_back(*f);
+          else
+            return make_error("BUG: BPF section " + target->str() + " has relocations (" +
+                              name->str() + ")");
     }
     if ((sec.isData() || sec.isBSS()) && sec.getSize() > 0 && !name->starts_with(prefix))
       return make_error("BUG: the BPF object has a data section " + name->str());
@@ -117,6 +161,10 @@ extract_sections(const std::vector<uint8_t> &object, const std::string &prefix) 
     std::memcpy(insns.data(), contents->data(), insns.size() * 8);
     out[name->str()] = std::move(insns);
   }
+  for (const auto &[sec, refs] : funcs)
+    for (const FuncRef &f : refs)
+      if (!link_callback(out[sec], f))
+        return make_error("BUG: BPF section " + sec + " refers to a function outside it");
   return out;
 }
 

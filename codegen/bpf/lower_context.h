@@ -49,6 +49,7 @@ protected: // lower_expr.cpp
   Val field_value(const frontend::FieldExpr &e) override; // args.NAME, records, through pointers
   std::optional<Val> memory_compare(const frontend::BinaryExpr &e, Val l, Val r) override;
   std::string operator_error(const frontend::BinaryExpr &e) override;
+  void lower_while(const frontend::WhileStmt &s) override; // lower_for_map.cpp: for over a map
 };
 
 } // namespace gpubt::codegen::bpf

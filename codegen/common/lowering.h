@@ -95,6 +95,10 @@ protected:
                                               Value r) = 0;
   virtual std::string operator_error(const frontend::BinaryExpr &e) = 0; // non-integer operands
   virtual void lower_while(const frontend::WhileStmt &s); // a loop the verifier sees end
+  llvm::BasicBlock *probe_end_ = nullptr; // return's target
+  // A loop's body: `continue` branches to NEXT, `break` to EXIT.
+  void lower_loop_body(const frontend::BlockStmt &body, llvm::BasicBlock *next,
+                       llvm::BasicBlock *exit);
 
 private:
   Value lower_expr_here(const frontend::Expr &e);
@@ -113,7 +117,6 @@ private:
     llvm::BasicBlock *next, *exit; // continue's and break's targets
   };
   std::vector<Loop> loops_;                 // around the statement being lowered
-  llvm::BasicBlock *probe_end_ = nullptr; // return's target
   // `lhs op= rhs` on integers: CUR (of type CUR_T, already read) combined with RHS.
   Value compound_value(frontend::BinaryOp op, Value cur, const frontend::Type &cur_t,
                        const frontend::Expr &rhs);

@@ -64,9 +64,7 @@ void Lowering::lower_while(const WhileStmt &s) {
   b.SetInsertPoint(head);
   b.CreateCondBr(truthy(lower_expr(*s.cond)), body, done);
   b.SetInsertPoint(body);
-  loops_.push_back({step, done});
-  lower_block(*s.body);
-  loops_.pop_back();
+  lower_loop_body(*s.body, step, done);
   b.CreateBr(step);
   if (s.step) {
     b.SetInsertPoint(step);
@@ -74,6 +72,13 @@ void Lowering::lower_while(const WhileStmt &s) {
     b.CreateBr(head);
   }
   b.SetInsertPoint(done);
+}
+
+void Lowering::lower_loop_body(const BlockStmt &body, llvm::BasicBlock *next,
+                               llvm::BasicBlock *exit) {
+  loops_.push_back({next, exit});
+  lower_block(body);
+  loops_.pop_back();
 }
 
 // break, continue (check_types saw them inside a loop) and return (the probe's end). What follows

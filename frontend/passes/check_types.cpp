@@ -142,9 +142,7 @@ private:
                                                    "Invalid condition in while(): ") +
                                 kind_name(w.cond->type));
       ++loops_;
-      map_loops_ += w.each_map ? 1 : 0;
       block(*w.body);
-      map_loops_ -= w.each_map ? 1 : 0;
       --loops_;
       if (w.step)
         stmt(*w.step);
@@ -163,17 +161,11 @@ private:
     if (m->key.is_none())
       return error(w.each_map->span, "Maps used in for loops must have keys to iterate over");
     if (m->value.is_aggregate())
-      return error(w.each_map->span, "for loops over a map of " + kind_name(m->value) +
-                                         " values are not supported by gpubt yet");
-    for (const auto &ap : probe_->attach_points)
-      if (!is_gpu(ap.provider)) // gpu probes: refused for every loop above
-        return error(w.span, "for loops over a map are not supported by gpubt yet (they need a "
-                             "bpf_for_each_map_elem callback)");
+      error(w.each_map->span, "for loops over a map of " + kind_name(m->value) +
+                                  " values are not supported by gpubt yet");
   }
 
   void jump(const JumpStmt &j) {
-    if (final_ && j.jump == Jump::Return && map_loops_ > 0)
-      return error(j.span, "return is not supported inside a for loop over a map yet");
     if (final_ || j.jump == Jump::Return || loops_ > 0)
       return;
     error(j.span, std::string(j.jump == Jump::Break ? "break" : "continue") +
@@ -885,7 +877,6 @@ private:
   Diagnostics &diags_;
   bool final_ = false;
   int loops_ = 0; // loops around the statement being checked
-  int map_loops_ = 0; // for loops over a map around it (their body is a BPF callback)
   bool in_sizeof_ = false; // checking sizeof's argument: a typedef name is allowed there
   int errors_ = 0;
   const Probe *probe_ = nullptr;

@@ -1,6 +1,7 @@
 // Map creation and program loading through libbpf's low-level API.
 #include "runtime/bpf/loader.h"
 #include "runtime/process/fd_limit.h"
+#include "runtime/bpf/func_info.h"
 #include "runtime/bpf/uprobe_multi.h"
 #include <bpf/bpf.h>
 #include <cerrno>
@@ -96,6 +97,15 @@ Result<UniqueFd> load_program(const abi::ProbeSpec &probe, const std::vector<Uni
     opts.expected_attach_type = static_cast<bpf_attach_type>(bpf_trace_uprobe_multi);
   if (probe.sleepable)
     opts.prog_flags |= BPF_F_SLEEPABLE;
+  auto funcs = func_info_for(*insns);
+  if (!funcs)
+    return make_error(funcs.error());
+  if (funcs->btf.valid()) {
+    opts.prog_btf_fd = funcs->btf.get();
+    opts.func_info = funcs->info.data();
+    opts.func_info_cnt = static_cast<uint32_t>(funcs->info.size());
+    opts.func_info_rec_size = sizeof(bpf_func_info);
+  }
   int fd = bpf_prog_load(type, name.c_str(), "GPL", insns->data(), insns->size(), &opts);
   if (fd >= 0)
     return UniqueFd(fd);
