@@ -24,9 +24,12 @@ constexpr Refusal kRefusals[] = {
     {MapSharing::ToHostCleared,
      "map {0} is written by gpu probes: host probes can read and print it but not delete from, "
      "clear or zero it (the GPU's table is copied over the host's at each synchronization)"},
+    {MapSharing::GpuAggregationUsed,
+     "map {0} is an aggregation gpu probes update: host probes can print() it, but not read, "
+     "clear, zero or delete from it yet"},
     {MapSharing::AggregationRead,
-     "map {0} is an aggregation updated by both host and gpu probes: probes cannot read, print, "
-     "clear or delete from it yet (each side holds its own part; they print merged at the end)"},
+     "map {0} is an aggregation updated by both host and gpu probes: probes cannot read, clear "
+     "or delete from it yet (each side holds its own part; print() shows them merged)"},
 };
 
 struct Sides {
@@ -56,6 +59,7 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
   Sides sides = sides_of(p);
   std::set<const Expr *> targets, writes; // updated without being read / written at all
   std::set<const Expr *> deletes;         // a deleter's map argument
+  std::set<const Expr *> prints;          // print()'s map argument
   if (p.body)
     for_each_stmt(static_cast<const Stmt &>(*p.body), [&](const Stmt &s) {
       if (s.kind != StmtKind::MapAssign)
@@ -73,6 +77,9 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
     if (e.kind == ExprKind::Call && is_deleter(e.as<CallExpr>()) &&
         !e.as<CallExpr>().args.empty())
       deletes.insert(e.as<CallExpr>().args[0].get());
+    if (e.kind == ExprKind::Call && e.as<CallExpr>().id == FunctionId::Print &&
+        !e.as<CallExpr>().args.empty())
+      prints.insert(e.as<CallExpr>().args[0].get());
   });
   for_each_expr(p, [&](const Expr &e) {
     if (e.kind != ExprKind::Map)
@@ -80,6 +87,8 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
     MapSides &m = out[e.as<MapExpr>().name];
     if (sides.host) {
       first(m.host_use, &e);
+      if (!prints.count(&e))
+        first(m.host_other, &e);
       if (writes.count(&e))
         first(m.host_write, &e);
       if (deletes.count(&e))
@@ -90,7 +99,7 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
       if (writes.count(&e))
         first(m.gpu_write, &e);
     }
-    if (!targets.count(&e)) {
+    if (!targets.count(&e) && !(sides.host && !sides.gpu && prints.count(&e))) {
       first(m.read, &e);
       if (sides.gpu)
         first(m.gpu_read, &e);
@@ -101,8 +110,10 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
 MapSharing classify(const MapSides &m, bool aggregate) {
   if (!m.gpu_use)
     return MapSharing::HostOnly;
-  if (!m.host_use)
+  if (!m.host_use || (aggregate && !m.host_other)) // printed by host probes: the GPU's values
     return MapSharing::GpuOnly;
+  if (aggregate && !m.host_write)
+    return MapSharing::GpuAggregationUsed;
   if (aggregate)
     return m.read ? MapSharing::AggregationRead : MapSharing::Aggregation;
   if (!m.gpu_write)
@@ -139,6 +150,7 @@ void check_map_sharing(const Program &program, const SemanticInfo &info, Diagnos
       continue;
     const Node *at = m.sharing == MapSharing::GpuWritten      ? m.gpu_write
                      : m.sharing == MapSharing::ToHostCleared ? m.host_delete
+                     : m.sharing == MapSharing::GpuAggregationUsed ? m.host_other
                                                               : m.read;
     diags.error(at->span, msg);
   }

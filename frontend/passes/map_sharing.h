@@ -13,7 +13,7 @@ namespace gpubt::frontend {
 
 enum class MapSharing {
   HostOnly,
-  GpuOnly,
+  GpuOnly, // host probes may print() an aggregation (the agents send the GPU's values live)
   Aggregation, // updated on both sides, read on neither
   FromHost,    // plain; host probes write (and read), gpu probes only read
   ToHost,      // plain; gpu probes write (and read), host probes only read and print
@@ -21,11 +21,13 @@ enum class MapSharing {
   GpuWritten,      // plain, written by both gpu and host probes
   ToHostCleared,   // a ToHost map host probes delete from, clear or zero
   AggregationRead, // an Aggregation some probe reads, prints, clears or deletes from
+  GpuAggregationUsed, // an aggregation only gpu probes update, which host probes read, clear...
 };
 
 struct MapSides {
   MapSharing sharing = MapSharing::HostOnly;
   const Node *host_use = nullptr;  // first mention in a host probe
+  const Node *host_other = nullptr; // the same, print()'s argument aside
   const Node *gpu_use = nullptr;   // first mention in a gpu probe
   const Node *gpu_write = nullptr; // first gpu assignment target or ++/-- operand
   const Node *host_write = nullptr;  // the same in a host probe

@@ -85,6 +85,8 @@ template <class V> void directives(V &v, AgentConfig &c) {
   v.each("hostmap", c.host_maps); // after the maps: a line names one by index
   v.one("events", c.events_fd);
   v.one("verbose", c.verbose);
+  v.one("live", c.live_ms);
+  v.one("livefd", c.live_fd);
   v.one("launchstate", c.device.launch_state);
   v.one("features", c.device.features);
 }

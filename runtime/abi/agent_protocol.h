@@ -47,6 +47,10 @@ struct AgentConfig {
   int events_fd = -1;   // >= 0: after each traced launch the printf ring is drained to this
                         // (inherited) socket as raw records; otherwise only at the end
   bool verbose = false; // the agent says what it patches and sets
+  // > 0: the agent sends the device maps every LIVE_MS ms while the program runs (live_maps.h):
+  // to live_fd (an inherited socket, -c; maybe events_fd's), or on the control socket.
+  uint32_t live_ms = 0;
+  int live_fd = -1;
   // Auto: a module with PTX the GPU can JIT gets the probes compiled into its PTX, others are
   // patched in SASS; Ptx / Sass: only that way (a module it cannot do runs uninstrumented).
   GpuBackend backend = GpuBackend::Auto;

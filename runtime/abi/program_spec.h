@@ -76,6 +76,7 @@ enum class EventKind : uint32_t {
   Join,       // index: into ProgramSpec::joins; payload: JoinSpec::args strings of JoinSpec::size
   HelperError,// -k: index: into ProgramSpec::helper_errors; payload: int64 return code
   WatchpointAttach, // index: the watchpoint probe; payload: uint64 address to watch
+  LiveMaps,   // an agent's device maps while the program runs (runtime/abi/live_maps.h)
 };
 struct EventHeader {
   uint32_t kind;

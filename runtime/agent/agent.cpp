@@ -470,6 +470,22 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
   }
 }
 
+// Writes SIZE bytes of whole records to -c's socket FD, under the lock of its writers (a launch's
+// printf records, the live copier's maps). False (errno set) when gpubt is gone.
+bool send_records(Agent &a, int fd, const uint8_t *bytes, size_t size) {
+  std::lock_guard<std::mutex> sending(a.events_send_mu);
+  for (size_t done = 0; done < size;) {
+    // MSG_NOSIGNAL: gpubt gone must not kill the program with SIGPIPE.
+    ssize_t n = send(fd, bytes + done, size - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    done += size_t(n);
+  }
+  return true;
+}
+
 // A traced launch is over (as far as the API goes): wait for it and pass its printf records
 // on, so a long run prints as it goes and never fills the ring. Only with an events socket.
 void on_launch_end(Agent &a, const Sanitizer_LaunchData &d) {
@@ -489,20 +505,11 @@ void on_launch_end(Agent &a, const Sanitizer_LaunchData &d) {
                               SANITIZER_CBID_LAUNCH_END); // gpubt is gone: detaching
     return;
   }
-  for (size_t done = 0; done < records.size();) {
-    // MSG_NOSIGNAL: gpubt gone must not kill the program with SIGPIPE.
-    ssize_t n =
-        send(a.config.events_fd, records.data() + done, records.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      say(a, "the printf event socket failed: " + std::string(strerror(errno)));
-      a.config.events_fd = -1;
-      sanitizerEnableCallback(0, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
-                              SANITIZER_CBID_LAUNCH_END);
-      return;
-    }
-    done += size_t(n);
+  if (!send_records(a, a.config.events_fd, records.data(), records.size())) {
+    say(a, "the printf event socket failed: " + std::string(strerror(errno)));
+    a.config.events_fd = -1;
+    sanitizerEnableCallback(0, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
+                            SANITIZER_CBID_LAUNCH_END);
   }
 }
 
@@ -643,9 +650,15 @@ void on_synchronized(Agent &a, const Sanitizer_SynchronizeData &d) {
 
 } // namespace
 
-abi::DeviceImage close_context(Context &c, std::map<std::string, std::string> &kernel_names) {
+abi::DeviceImage close_context(Agent &a, CUcontext ctx, Context &c,
+                               std::map<std::string, std::string> &kernel_names) {
   abi::DeviceImage img;
   img.device = c.device;
+  if (c.memory && a.live && !a.live->forget(ctx, !a.exiting)) {
+    say(a, "a copy of device " + std::to_string(c.device) + "'s maps did not end: they are not "
+           "read, and their memory stays");
+    c.memory.reset();
+  }
   if (c.memory) {
     kernel_names.insert(c.memory->shortened_names().begin(), c.memory->shortened_names().end());
     img = c.memory->read_back(c.device);
@@ -665,7 +678,7 @@ void finish_context(Agent &a, CUcontext ctx) {
   if (c.memory && !c.write_back_failed)
     if (auto st = c.memory->write_back_host_maps(a.config, nullptr); !st)
       say(a, "writing the GPU's values into the host's maps at the end failed: " + st.error());
-  a.results.images.push_back(close_context(c, a.results.kernel_names));
+  a.results.images.push_back(close_context(a, ctx, c, a.results.kernel_names));
   a.contexts.erase(it);
 }
 
@@ -708,6 +721,29 @@ void on_clock(Agent &a, CUcontext ctx, const ClockModel *model, const std::strin
 
 } // namespace
 
+void start_live_copier(Agent &a, bool attached) {
+  if (!a.config.live_ms || (!attached && a.config.live_fd < 0))
+    return;
+  auto collect = [&a](LiveCopier &copier, abi::AgentResults &finished) {
+    std::lock_guard<std::recursive_mutex> lock(a.mu);
+    std::vector<LiveCopier::Source> sources;
+    for (const auto &[ctx, c] : a.contexts)
+      if (c->memory)
+        sources.push_back({ctx, c->device, c->memory->map_ranges()});
+    for (const auto &img : a.results.images) // contexts gone already (-c): their last maps
+      finished.images.push_back({img.device, {}, img.maps, {}, 0});
+    copier.begin_round(sources);
+    return sources;
+  };
+  auto send = [&a, attached](const std::string &record) {
+    if (attached)
+      return a.control->send_events(record);
+    return send_records(a, a.config.live_fd, reinterpret_cast<const uint8_t *>(record.data()),
+                        record.size());
+  };
+  a.live = std::make_unique<LiveCopier>(std::chrono::milliseconds(a.config.live_ms), collect, send);
+}
+
 std::unique_ptr<ClockService> make_clock_service(Agent &a) {
   return std::make_unique<ClockService>(
       [&a](CUcontext ctx, const ClockModel *model, const std::string &error, ClockProbe *probe) {
@@ -727,8 +763,8 @@ namespace {
 void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
               const void *cbdata) {
   Agent &a = *static_cast<Agent *>(userdata);
-  if (ClockService::on_service_thread())
-    return; // the agent's own clock kernel
+  if (ClockService::on_service_thread() || LiveCopier::on_copier_thread())
+    return; // the agent's own clock kernel, its own map copies
   // Before a.mu: the clock service may be waiting for it while it measures this context.
   if (domain == SANITIZER_CB_DOMAIN_RESOURCE &&
       cbid == SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && a.clock)
@@ -806,6 +842,7 @@ void at_exit() {
   if (getpid() != a.pid)
     return; // a fork()ed copy: the contexts are its parent's
   a.clock.reset(); // stops its thread, which may be waiting for a.mu
+  stop_copier(a.live); // the same
   std::lock_guard<std::recursive_mutex> lock(a.mu);
   a.exiting = true;
   while (!a.contexts.empty())
@@ -897,6 +934,7 @@ int start() {
   // Without nsecs the clock's measuring kernel (every 100 ms, then every second) is not run.
   if (a->config.reads_clock())
     a->clock = make_clock_service(*a);
+  start_live_copier(*a, false);
   g_agent = a;
   std::atexit(at_exit);
   if (a->config.verbose)

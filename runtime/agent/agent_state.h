@@ -22,6 +22,7 @@
 #include "runtime/agent/control_server.h"
 #include "runtime/agent/gpu_clock.h"
 #include "runtime/agent/idle_wait.h"
+#include "runtime/agent/live_copier.h"
 #include "runtime/agent/ptx_images.h"
 #include "runtime/ptx/kernel_match.h"
 
@@ -112,6 +113,11 @@ struct Agent {
   std::condition_variable quiet_cv;
   std::atomic<Quiet> quiet{Quiet::None};
   StreamSet streams; // the program's streams, polled for an idle GPU (idle_wait.h)
+
+  // config.live_ms: the maps sent while the program runs, and the lock of the -c socket's
+  // writers (printf records after launches, the copier's records).
+  std::unique_ptr<LiveCopier> live;
+  std::mutex events_send_mu;
 };
 
 std::string result_text(SanitizerResult r);
@@ -131,8 +137,12 @@ void trace_context(Agent &a, CUcontext ctx, const KnownContext &known);
 void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &known,
                   bool from_callback);
 // CTX's maps and counts, read back and released (its launches must be over); the kernels whose
-// names were shortened join KERNEL_NAMES.
-abi::DeviceImage close_context(Context &c, std::map<std::string, std::string> &kernel_names);
+// names were shortened join KERNEL_NAMES. The live copier (if any) lets go of it first; if it
+// cannot, the memory is neither read nor freed.
+abi::DeviceImage close_context(Agent &a, CUcontext ctx, Context &c,
+                               std::map<std::string, std::string> &kernel_names);
+// Starts the live copier when a.config asks for one (ATTACHED: records go on the control socket).
+void start_live_copier(Agent &a, bool attached);
 
 // Quiet patching (quiet_patching.cpp): how long a patch or unpatch waits for the GPU to go idle.
 inline constexpr std::chrono::milliseconds kIdleLimit{2000};

@@ -7,6 +7,7 @@
 // while a callback might hold the Compute Sanitizer's own lock waiting for it: modules loaded
 // while attaching are left in `deferred` (under known_mu) rather than patched in their callback.
 #include <cstdio>
+#include <set>
 #include <utility>
 #include <unistd.h>
 
@@ -62,17 +63,6 @@ std::string busy_warning(const std::string &so) {
          "kernel can kill it or stop the program: " + so;
 }
 
-bool contexts_idle(Agent &a, const std::map<CUcontext, KnownContext> &contexts) {
-  auto deadline = std::chrono::steady_clock::now() + kIdleLimit;
-  for (const auto &[ctx, known] : contexts) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (!a.streams.wait_for_idle(ctx, left))
-      return false;
-  }
-  return true;
-}
-
 bool writes_host_maps(const abi::AgentConfig &config) {
   for (const auto &h : config.host_maps)
     if (h.to_host)
@@ -109,18 +99,9 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
     a.attaching = true;
     contexts = a.known_contexts;
   }
-  // Nothing is loaded unless the streams are idle once within the limit. (Added when an H100
-  // hang seemed to be sanitizerAddPatches waiting for a running kernel; the hang was the test
-  // program's own lazy-loading deadlock, so whether this check is needed is open: issue 23.)
-  if (!contexts_idle(a, contexts)) {
-    {
-      std::lock_guard<std::mutex> lock(a.known_mu);
-      a.attaching = false;
-      a.deferred.clear();
-    }
-    warn(a, busy_warning("no module patched, gpu probes do not run in this session"));
-    return "process " + std::to_string(getpid()) + ": nothing patched (its GPU was busy)";
-  }
+  // The probe code is loaded now, under whatever runs; modules are patched only while the GPU is
+  // idle, by the next launch, which holds the program's launches meanwhile (a job that never
+  // lets its streams drain by itself still does then).
   {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
     for (const auto &[ctx, known] : contexts)
@@ -145,6 +126,7 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
     enable_sync_callbacks(a, true);
   if (busy)
     warn(a, busy_warning("no module patched, gpu probes do not run in this session"));
+  start_live_copier(a, true);
   return "process " + std::to_string(getpid()) + ": " + std::to_string(patched) +
          " module(s) patched in " + std::to_string(contexts.size()) + " CUDA context(s)" +
          (outcome == QuietOutcome::Done || outcome == QuietOutcome::NoLaunch
@@ -186,16 +168,22 @@ std::string retire(Agent &a) {
 
 std::string detach(Agent &a) {
   std::vector<CUcontext> contexts;
+  size_t patched = 0;
   {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
     if (!a.attached || a.exiting)
       return {};
-    for (const auto &[ctx, c] : a.contexts)
+    for (const auto &[ctx, c] : a.contexts) {
       contexts.push_back(ctx);
+      patched += c->patched.size();
+    }
   }
+  stop_copier(a.live); // it may wait for a.mu
   if (writes_host_maps(a.config)) // off first: a synchronizing thread must not wait for a.mu
     enable_sync_callbacks(a, false);  // while the next launch holds it until the GPU is idle
-  QuietOutcome outcome = patch_at_next_launch(a, false, kWaitForLaunch);
+  // Nothing patched (the GPU was busy at the attach, or nothing matched): nothing to wait for.
+  QuietOutcome outcome =
+      patched ? patch_at_next_launch(a, false, kWaitForLaunch) : QuietOutcome::Done;
   bool unpatched = outcome == QuietOutcome::Done;
   if (outcome == QuietOutcome::NoLaunch || outcome == QuietOutcome::SeveralContexts) {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
@@ -207,11 +195,14 @@ std::string detach(Agent &a) {
   if (!unpatched)
     return retire(a);
   disable_launch_callbacks(a);
-  if (outcome == QuietOutcome::SeveralContexts) // unpatched under running kernels: let them end
-    for (CUcontext ctx : contexts) {
-      CurrentContext current(ctx);
-      GPUBT_DRIVER(cuCtxSynchronize)();
-    }
+  // Unpatched under running kernels: their probes may still use the memory until they end. One
+  // that runs on past the limit (persistent, hung) keeps it: freeing could wait for it, or pull
+  // memory out from under it.
+  std::set<CUcontext> busy;
+  if (outcome == QuietOutcome::SeveralContexts)
+    for (CUcontext ctx : contexts)
+      if (!a.streams.wait_for_idle(ctx, kIdleLimit))
+        busy.insert(ctx);
   a.clock.reset(); // its thread may wait for mu: not held here
   std::map<CUcontext, std::unique_ptr<Context>> taken;
   {
@@ -221,10 +212,15 @@ std::string detach(Agent &a) {
   std::vector<abi::DeviceImage> images;
   std::map<std::string, std::string> kernel_names;
   for (auto &[ctx, c] : taken) {
+    if (busy.count(ctx) && c->memory) {
+      say(a, busy_warning("this session's maps on device " + std::to_string(c->device) +
+                          " are not read, and their memory stays until the process exits"));
+      c->memory.reset(); // not released: a kernel may still write there
+    }
     CurrentContext current(ctx);
     if (c->memory && !c->write_back_failed && writes_host_maps(a.config))
       (void)c->memory->write_back_host_maps(a.config, nullptr);
-    images.push_back(close_context(*c, kernel_names));
+    images.push_back(close_context(a, ctx, *c, kernel_names));
   }
   std::lock_guard<std::recursive_mutex> lock(a.mu);
   for (auto &img : images)

@@ -291,6 +291,13 @@ bool ContextMemory::store_u64(uint64_t address, uint64_t value) {
   return copy_in(reinterpret_cast<void *>(address), &value, sizeof value);
 }
 
+std::vector<std::pair<CUdeviceptr, uint64_t>> ContextMemory::map_ranges() const {
+  std::vector<std::pair<CUdeviceptr, uint64_t>> ranges;
+  for (size_t i = 0; i < maps_.size(); ++i)
+    ranges.emplace_back(reinterpret_cast<CUdeviceptr>(maps_[i]), map_sizes_[i]);
+  return ranges;
+}
+
 abi::DeviceImage ContextMemory::read_back(int device) const {
   abi::DeviceImage img;
   img.device = device;

@@ -57,6 +57,9 @@ public:
   // the work on the NULL stream: call where a sync is acceptable). Returns false on failure.
   bool drain_ring(std::vector<uint8_t> &out);
 
+  // Where each map is now (device address, bytes), for copies made elsewhere (live_copier.h).
+  std::vector<std::pair<CUdeviceptr, uint64_t>> map_ranges() const;
+
   // Copies the maps and the ring's undrained records back (call before release()).
   abi::DeviceImage read_back(int device) const;
   // The kernels whose device name had to be shortened: that name -> the full one.

@@ -119,7 +119,7 @@ Result<std::unique_ptr<GpuAttach>> GpuAttach::start(const abi::ProgramSpec &spec
       sockets = abi::find_agent_sockets(inner);
   if (pid > 0 && sockets.empty())
     return make_error(no_agent_reason(pid));
-  auto run = prepare_gpu_run(spec, options.backend, options.verbose, true);
+  auto run = prepare_gpu_run(spec, options.backend, options.verbose, true, options.live_ms);
   if (!run)
     return make_error(run.error());
   std::unique_ptr<GpuAttach> g(new GpuAttach(std::move(*run)));

@@ -36,6 +36,7 @@ public:
     pid_t pid = 0; // 0: every agent, now and later
     // Spec map index -> gpubt's fd of the BPF map behind each host<->GPU map (Session's).
     std::map<int, int> host_map_fds;
+    uint32_t live_ms = 0; // prepare_gpu_run's
   };
   // Assembles the probes and attaches. Error (for the user): with a pid, that process could not
   // be attached (no agent, another user's, refused).

@@ -97,7 +97,7 @@ std::vector<Found> find_injectors(const abi::ProgramSpec &spec, bool attach) {
 } // namespace
 
 Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
-                               bool verbose, bool attach) {
+                               bool verbose, bool attach, uint32_t live_ms) {
   remove_abandoned_temp_dirs("gpubt-gpu-"); // left by a gpubt that was killed
   std::vector<Found> found = find_injectors(spec, attach);
   size_t usable = 0;
@@ -154,13 +154,18 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   config.results_path = run.results_path;
   config.verbose = verbose;
   config.host_maps = abi::host_maps_of(spec);
-  if (!spec.formats.empty() && !attach) { // printf: stream the device's records as they come
+  config.live_ms = live_ms;
+  // printf: stream the device's records as they come; live maps come the same way.
+  if ((!spec.formats.empty() || live_ms) && !attach) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
       run.events = UniqueFd(sv[0]);
       run.child_events = UniqueFd(sv[1]);
       fcntl(sv[1], F_SETFD, 0); // the child inherits this end
-      config.events_fd = sv[1];
+      if (!spec.formats.empty())
+        config.events_fd = sv[1];
+      if (live_ms)
+        config.live_fd = sv[1];
     }
   }
   run.env.push_back({"GPUBT_AGENT_CONFIG", run.config_path}); // read by every injector

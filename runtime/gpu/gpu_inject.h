@@ -56,8 +56,10 @@ std::string find_ptxas();
 // ATTACH: for agents already running (gpu_attach.h): the probe functions get names of this run's
 // own (a process keeps the probe code of every earlier session loaded), no events socket, no
 // results file.
+// LIVE_MS > 0: the agents send the device maps that often while the program runs
+// (runtime/abi/live_maps.h; -c: on run.events, made for them if the probes do not printf).
 Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
-                               bool verbose, bool attach = false);
+                               bool verbose, bool attach = false, uint32_t live_ms = 0);
 
 // Sets run.env in this process, so that a child forked afterwards inherits it.
 void export_gpu_env(const GpuRun &run);

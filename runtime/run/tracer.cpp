@@ -209,6 +209,9 @@ StopReason Tracer::loop() {
 }
 
 int Tracer::finish(StopReason stop) {
+  // The GPU's final values first: END's print() and reads see them (a detach also copies the
+  // maps host probes read into their BPF maps).
+  GpuRunSummary gpu_ran = finish_gpu();
   if (session_) {
     signals_.reset(); // as bpftrace: END runs with the default handlers
     session_->run_end(*this);
@@ -222,7 +225,6 @@ int Tracer::finish(StopReason stop) {
     std::lock_guard<std::mutex> lock(maps_mu_);
     host_final_ = std::move(maps);
   }
-  GpuRunSummary gpu_ran = finish_gpu();
   int files = finish_output_files(*output_, err_);
   if (options_.print_maps_on_exit)
     runtime::print_all_maps(*output_, session_ ? session_->spec() : spec_, snapshot(),
@@ -268,7 +270,7 @@ std::vector<MapData> Tracer::snapshot() const {
     std::lock_guard<std::mutex> lock(maps_mu_);
     if ((ended = host_final_.has_value()))
       maps = *host_final_;
-    device = device_maps_;
+    device = device_maps();
   }
   if (!ended)
     maps = read_host_maps();
@@ -277,10 +279,16 @@ std::vector<MapData> Tracer::snapshot() const {
   return maps;
 }
 
+std::vector<MapData> Tracer::device_maps() const {
+  if (device_final_ || live_maps_.empty())
+    return device_maps_;
+  return gpu_outcome(spec_, live_maps_.results()).maps;
+}
+
 MapData Tracer::snapshot_map(int index) const {
   {
     std::lock_guard<std::mutex> lock(maps_mu_);
-    if (device_maps_.empty() && !host_final_) // the session runs: its map as it is now
+    if (!device_final_ && live_maps_.empty() && !host_final_) // the session's map, as it is now
       return session_->read_map(index);
   }
   return snapshot().at(index);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/abi/live_maps.h"
 #include "runtime/abi/map_data.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/unique_fd.h"
@@ -64,7 +65,11 @@ private:
   // tracer_gpu.cpp: the injectors.
   void start_gpu_run(); // -c, before the child is forked
   bool attach_gpu(const std::map<int, int> &host_map_fds);
-  void print_gpu_events(); // what the agents sent, printed as it comes
+  void print_gpu_events(); // what the agents sent, printed as it comes (their live maps kept)
+  // How often the agents send the device maps while the program runs: when something reads
+  // them then (interval probes, --metrics); 0: only at the end.
+  uint32_t live_period_ms() const;
+  std::vector<MapData> device_maps() const; // maps_mu_ held: final, else live, else none
   // Their results: records, warnings, device maps; whether any ran and what ran untraced.
   GpuRunSummary finish_gpu();
   GpuRunSummary apply_gpu_outcome(GpuOutcome &outcome);
@@ -99,6 +104,9 @@ private:
   mutable std::mutex maps_mu_;
   std::optional<std::vector<MapData>> host_final_; // the session's maps when it ended
   std::vector<MapData> device_maps_;               // from the injectors' results
+  bool device_final_ = false;                      // device_maps_ came
+  bool said_live_ = false;
+  abi::LiveMaps live_maps_; // the agents' latest while the program runs (live_maps.h)
 };
 
 } // namespace gpubt::runtime

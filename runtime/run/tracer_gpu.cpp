@@ -2,9 +2,18 @@
 // processes, their records printed, their results collected into the device maps.
 #include "runtime/run/tracer.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "runtime/output/escape.h"
 
 namespace gpubt::runtime {
+namespace {
+
+constexpr char kLiveMapsPrinted[] = "WARNING: the gpu maps printed are as the agent last sent "
+                                    "them while the program ran, not their final values\n";
+
+} // namespace
 
 // PROBE matched no kernel launch: said with the nearest of the KERNELS the programs loaded, for a
 // name without wildcards (the names come from the traced process: escaped).
@@ -20,7 +29,8 @@ std::string Tracer::unmatched_probe_warning(const abi::DeviceProbeSpec &probe,
 
 // A failure is a warning and the program runs uninstrumented, never refused.
 void Tracer::start_gpu_run() {
-  auto run = prepare_gpu_run(spec_, options_.gpu_backend, options_.verbose);
+  auto run = prepare_gpu_run(spec_, options_.gpu_backend, options_.verbose, false,
+                             live_period_ms());
   if (!run) {
     err_ << "WARNING: " << run.error() << "\nWARNING: gpu probes are not instrumented: the program "
          << "runs without them\n";
@@ -39,6 +49,7 @@ bool Tracer::attach_gpu(const std::map<int, int> &host_map_fds) {
   o.verbose = options_.verbose;
   o.pid = options_.pid > 0 ? options_.pid : 0;
   o.host_map_fds = host_map_fds;
+  o.live_ms = live_period_ms();
   auto gpu = GpuAttach::start(spec_, o, err_);
   if (!gpu) {
     err_ << "ERROR: " << gpu.error() << "\n";
@@ -48,11 +59,29 @@ bool Tracer::attach_gpu(const std::map<int, int> &host_map_fds) {
   return true;
 }
 
+uint32_t Tracer::live_period_ms() const {
+  if (spec_.device.maps.empty())
+    return 0;
+  uint64_t ms = options_.metrics_address.empty() ? 0 : 500;
+  for (const auto &p : spec_.probes)
+    if (p.kind == abi::AttachKind::Interval || p.kind == abi::AttachKind::Profile) {
+      // A quarter of the period, so that each read sees values at most that old.
+      uint64_t quarter = std::clamp<uint64_t>(p.interval_ns / 4'000'000, 100, 1000);
+      ms = ms ? std::min(ms, quarter) : quarter;
+    }
+  return static_cast<uint32_t>(ms);
+}
+
 void Tracer::print_gpu_events() {
   std::vector<uint8_t> got = gpu_attach_ ? gpu_attach_->take_events()
                              : gpu_events_ ? gpu_events_->take()
                                            : std::vector<uint8_t>{};
   gpu_pending_.insert(gpu_pending_.end(), got.begin(), got.end());
+  {
+    std::lock_guard<std::mutex> lock(maps_mu_);
+    if (auto st = live_maps_.take_from(gpu_pending_); !st && !std::exchange(said_live_, true))
+      err_ << "WARNING: " << st.error() << "\n";
+  }
   printer_->print_ring_records(gpu_pending_);
   output_->flush();
 }
@@ -61,10 +90,17 @@ GpuRunSummary Tracer::finish_gpu() {
   if (gpu_run_) {
     std::vector<uint8_t> live = gpu_events_ ? gpu_events_->stop() : std::vector<uint8_t>{};
     gpu_pending_.insert(gpu_pending_.end(), live.begin(), live.end());
+    {
+      std::lock_guard<std::mutex> lock(maps_mu_);
+      (void)live_maps_.take_from(gpu_pending_);
+    }
     printer_->print_ring_records(gpu_pending_);
     auto outcome = collect_gpu_results(spec_, *gpu_run_);
     if (!outcome) {
       err_ << "WARNING: " << outcome.error() << "\n";
+      std::lock_guard<std::mutex> lock(maps_mu_);
+      if (!live_maps_.empty()) // the program died, say: its maps as last copied still print
+        err_ << kLiveMapsPrinted;
       return {};
     }
     return apply_gpu_outcome(*outcome);
@@ -73,11 +109,22 @@ GpuRunSummary Tracer::finish_gpu() {
     abi::AgentResults results = gpu_attach_->finish(err_);
     std::vector<uint8_t> late = gpu_attach_->take_events(); // sent while detaching
     gpu_pending_.insert(gpu_pending_.end(), late.begin(), late.end());
+    {
+      std::lock_guard<std::mutex> lock(maps_mu_);
+      (void)live_maps_.take_from(gpu_pending_);
+    }
     printer_->print_ring_records(gpu_pending_);
     for (const auto &m : results.messages)
       err_ << "gpubt: " << m << "\n";
     GpuOutcome outcome = gpu_outcome(spec_, results);
-    return apply_gpu_outcome(outcome);
+    GpuRunSummary summary = apply_gpu_outcome(outcome);
+    // A detach under a running kernel reads no maps (retired): the last live ones print.
+    std::lock_guard<std::mutex> lock(maps_mu_);
+    if (results.images.empty() && !live_maps_.empty()) {
+      device_final_ = false;
+      err_ << kLiveMapsPrinted;
+    }
+    return summary;
   }
   return {};
 }
@@ -101,6 +148,7 @@ GpuRunSummary Tracer::apply_gpu_outcome(GpuOutcome &outcome) {
   }
   std::lock_guard<std::mutex> lock(maps_mu_);
   device_maps_ = std::move(outcome.maps);
+  device_final_ = true;
   return {outcome.launches > 0, outcome.untraced};
 }
 

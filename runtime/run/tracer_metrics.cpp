@@ -1,6 +1,6 @@
 // --metrics while tracing: each scrape prints the tracer's snapshot() as it is at that moment
-// through the Prometheus output, then health. gpu probes' maps are not live: the injectors hand
-// them over when the traced program exits (or they detach), after the last scrape.
+// through the Prometheus output, then health. gpu probes' maps are as the agents last sent them
+// (every half second while --metrics is on: runtime/abi/live_maps.h).
 #include "runtime/run/tracer.h"
 
 #include <csignal>
@@ -32,7 +32,7 @@ bool Tracer::listen_for_metrics() {
   return true;
 }
 
-// ATTACHED: the attached-probes count. Without a session (gpu probes only) health only.
+// ATTACHED: the attached-probes count.
 void Tracer::serve_metrics(uint64_t attached) {
   const Session *s = session_.get();
   // Its own symbolizer: the printer's is used on the main thread.
@@ -40,8 +40,8 @@ void Tracer::serve_metrics(uint64_t attached) {
   metrics_->serve([this, s, attached, symbolize] {
     std::ostringstream text;
     auto out = make_prometheus_output(text, {options_.metrics_series});
-    if (s) // the probe names as late attaches (a library loaded since) made them
-      runtime::print_all_maps(*out, s->spec_snapshot(), snapshot(), symbolize);
+    // The probe names as late attaches (a library loaded since) made them.
+    runtime::print_all_maps(*out, s ? s->spec_snapshot() : spec_, snapshot(), symbolize);
     out->attached_probes(attached);
     out->lost_events(s ? s->lost_events() : 0);
     int pid = s ? s->target_pid() : -1;

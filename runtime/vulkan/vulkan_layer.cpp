@@ -27,6 +27,7 @@
 #include "runtime/vulkan/device_features.h"
 #include "runtime/vulkan/host_map_copies.h"
 #include "runtime/vulkan/layer_state.h"
+#include "runtime/vulkan/live_sender.h"
 #include "runtime/vulkan/pipeline_hooks.h"
 #include "runtime/vulkan/probe_memory.h"
 #include "runtime/vulkan/vk_chain.h"
@@ -73,18 +74,39 @@ std::string untraced_summary() {
          "them (said above): their dispatches are not in the maps";
 }
 
+// Every device's probe memory as it is now, the destroyed ones' as they ended (the lock is held).
+std::vector<abi::DeviceImage> device_images() {
+  std::vector<abi::DeviceImage> images = g_done;
+  for (auto &[k, d] : g_devices)
+    if (d.active) {
+      auto image = read_probe_memory(config().agent, d.layout, d.host);
+      image.device = int32_t(d.index);
+      image.probe_launches = d.launches;
+      images.push_back(std::move(image));
+    }
+  return images;
+}
+
+// config().agent.live_ms: the maps sent to gpubt while the program runs, from the first device on.
+std::unique_ptr<LiveSender> g_live;
+
+void start_live_sender() {
+  const abi::AgentConfig &c = config().agent;
+  if (g_live || !c.live_ms || c.live_fd < 0)
+    return;
+  g_live = std::make_unique<LiveSender>(std::chrono::milliseconds(c.live_ms), c.live_fd, [] {
+    std::lock_guard<std::mutex> lock(g_mu);
+    abi::AgentResults r;
+    r.images = device_images();
+    return r;
+  });
+}
+
 // Rewrites this process's results file with every device's probe memory (the lock is held).
 void write_results() {
   const Config &c = config();
   abi::AgentResults results;
-  results.images = g_done;
-  for (auto &[k, d] : g_devices)
-    if (d.active) {
-      auto image = read_probe_memory(c.agent, d.layout, d.host);
-      image.device = int32_t(d.index);
-      image.probe_launches = d.launches;
-      results.images.push_back(std::move(image));
-    }
+  results.images = device_images();
   if (g_untraced)
     results.messages.push_back(untraced_summary());
   results.untraced = g_untraced;
@@ -114,6 +136,7 @@ void write_results_after_wait() {
 }
 
 void at_exit() {
+  g_live.reset(); // it takes the lock
   std::lock_guard<std::mutex> lock(g_mu);
   for (const auto &[k, d] : g_devices)
     copy_to_host(d);
@@ -386,6 +409,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice pd, const VkDeviceC
   if (d.active)
     g_write_cost_ns += int64_t(d.layout.size);
   d.index = g_next_device++;
+  if (d.active)
+    start_live_sender();
   g_devices[key(*out)] = std::move(d);
   static bool registered = (std::atexit(at_exit), true);
   (void)registered;

@@ -35,8 +35,11 @@ const std::string kToHostCleared =
     " is written by gpu probes: host probes can read and print it but not delete from, clear or "
     "zero it (the GPU's table is copied over the host's at each synchronization)";
 const std::string kAggregationRead =
-    " is an aggregation updated by both host and gpu probes: probes cannot read, print, clear or "
-    "delete from it yet (each side holds its own part; they print merged at the end)";
+    " is an aggregation updated by both host and gpu probes: probes cannot read, clear or delete "
+    "from it yet (each side holds its own part; print() shows them merged)";
+const std::string kGpuAggregationUsed =
+    " is an aggregation gpu probes update: host probes can print() it, but not read, clear, zero "
+    "or delete from it yet";
 
 TEST(MapSharing, OneSideOnly) {
   auto s = analyse("uprobe:/bin/sh:main { @h = count(); } gpu:kretprobe:k { @g[tid] = 1; }");
@@ -126,12 +129,22 @@ TEST(MapSharing, ReadsOfASharedAggregationAreRefused) {
       "uprobe:/bin/sh:main { @c = count(); } gpu:kretprobe:k { @c = count(); @v = @c; }";
   EXPECT_EQ(analyse(gpu_read).diags, diag(gpu_read, 76, 78, "map @c" + kAggregationRead));
   EXPECT_EQ(analyse(gpu_read).sharing["@c"], MapSharing::AggregationRead);
-  const std::string print =
-      "interval:s:1 { print(@c); } uprobe:/bin/sh:main { @c = count(); } "
-      "gpu:kretprobe:k { @c = count(); }";
-  EXPECT_EQ(analyse(print).diags, diag(print, 22, 24, "map @c" + kAggregationRead));
   const std::string clear = "END { clear(@c); } gpu:kretprobe:k { @c = sum(tid); }";
-  EXPECT_EQ(analyse(clear).diags, diag(clear, 13, 15, "map @c" + kAggregationRead));
+  EXPECT_EQ(analyse(clear).diags, diag(clear, 13, 15, "map @c" + kGpuAggregationUsed));
+  const std::string read = "interval:s:1 { @v = @c; } gpu:kretprobe:k { @c = count(); }";
+  EXPECT_EQ(analyse(read).diags, diag(read, 21, 23, "map @c" + kGpuAggregationUsed));
+}
+
+// print() of an aggregation gpu probes update reads the values the agents send while the program
+// runs (merged with the host's part where host probes update it too): not a read of either side.
+TEST(MapSharing, HostProbesPrintAggregationsGpuProbesUpdate) {
+  auto gpu = analyse("interval:s:1 { print(@c); } gpu:kretprobe:k { @c = count(); }");
+  EXPECT_EQ(gpu.diags, "");
+  EXPECT_EQ(gpu.sharing["@c"], MapSharing::GpuOnly);
+  auto both = analyse("interval:s:1 { print(@c); } uprobe:/bin/sh:main { @c = count(); } "
+                      "gpu:kretprobe:k { @c = count(); }");
+  EXPECT_EQ(both.diags, "");
+  EXPECT_EQ(both.sharing["@c"], MapSharing::Aggregation);
 }
 
 // Maps are typed once for the whole program: host and gpu probes cannot disagree on a key.

@@ -186,10 +186,21 @@ def persistent_kernel(gpubt, env, agent_env, tmp, binary):
           rc == 0 and iterations > 0 and ticked == 30 == value(out, 'host'),
           f'exit {rc}, spin iterations {iterations}, gpu {gpu}, host {value(out, "host")} '
           f'{err.strip()[-300:]!r}')
-    g = Gpubt([gpubt, '-p', str(K.pid), '-e', SPIN_SCRIPT], env, tmp)
+    # Issue 26: the maps are copied on the agent's own stream, so interval reads them while
+    # spin_kernel runs, and the retired session's exit print shows the last copy.
+    g = Gpubt([gpubt, '-p', str(K.pid), '-e', SPIN_SCRIPT + ' interval:ms:300 { print(@gpu); }'],
+              env, tmp)
     K.ask('spin', 'spinning')  # patched: its probe runs, and it runs on past the detach
     K.burst(10)
+    time.sleep(1.5)
+    K.burst(10)
+    time.sleep(1.5)
     rc, out, err = g.stop()
+    live = [int(v) for v in re.findall(r'^@gpu\[tick_kernel[^\]]*\]: (\d+)$', out, re.M)]
+    check('maps read while a kernel runs on: interval sees the ticks, the exit print the last copy',
+          len(live) >= 3 and max(live[:-1]) >= 10 and live[-1] >= 20 and
+          'as the agent last sent them' in err,
+          f'tick counts printed {live}; {err.strip()[-400:]!r}')
     detached_busy = rc in (0, 5) and 'did not go idle' in err
     ticks, _ = K.burst(10)  # patched kernels still launch, probes and all
     iterations = int(K.ask('stop', 'stopped')[1])
@@ -198,7 +209,7 @@ def persistent_kernel(gpubt, env, agent_env, tmp, binary):
     K.ask('quit', '')
     K.p.wait(timeout=60)
     check('detach while a patched kernel runs: probes stay, the program goes on, no new attach',
-          detached_busy and ticks == 150 and iterations > 0 and K.p.returncode == 0 and
+          detached_busy and ticks == 160 and iterations > 0 and K.p.returncode == 0 and
           again.returncode != 0 and 'still running when it detached' in again.stderr,
           f'detach exit {rc} {err.strip()[-400:]!r}; ticks {ticks}/150, spin iterations '
           f'{iterations}, program exit {K.p.returncode} {open(K.log).read()[-300:]!r}; next '

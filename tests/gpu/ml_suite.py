@@ -180,6 +180,12 @@ def main():
         ok, detail = pystack_attribution.run(a.gpubt, 'python3', env=env, timeout=a.timeout)
         rows.append(ok)
         print(f'[{"PASS" if ok else "FAIL"}] pystack_attribution: {detail}', flush=True)
+    # Issue 26: the GPU's maps while the job runs (interval, --metrics).
+    if re.search(a.only, 'live_maps'):
+        import live_maps_check
+        ok, detail = live_maps_check.run(a.gpubt, env, a.timeout)
+        rows.append(ok)
+        print(f'[{"PASS" if ok else "FAIL"}] live_maps: {detail}', flush=True)
     failed = rows.count(False) + sum(v is None for v in plain.values())
     print(f'{rows.count(True)} passed, {failed} failed')
     return 1 if failed else 0

@@ -164,6 +164,8 @@ int main(int argc, char **argv) {
   int delay_ms = getenv("VK_VECTOR_ADD_DELAY_MS") ? atoi(getenv("VK_VECTOR_ADD_DELAY_MS")) : 0;
   // The compute submission again this many times, each waited for (a program that waits often).
   int waits = getenv("VK_VECTOR_ADD_WAITS") ? atoi(getenv("VK_VECTOR_ADD_WAITS")) : 0;
+  // ... PACE_MS ms apart (a program that runs a while).
+  int pace_ms = getenv("VK_VECTOR_ADD_PACE_MS") ? atoi(getenv("VK_VECTOR_ADD_PACE_MS")) : 0;
   if (n == 0 || dispatches < 1) {
     fprintf(stderr, "usage: vk_vector_add [N] [DISPATCHES] [time|kill]\n");
     return 2;
@@ -409,6 +411,8 @@ int main(int argc, char **argv) {
     si.pCommandBuffers = &cbs[1];
     CHECK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
     CHECK(vkQueueWaitIdle(queue));
+    if (pace_ms > 0)
+      usleep((useconds_t)pace_ms * 1000);
   }
   churn_pipelines(dev, queue, cpool, &smci, cpci, set, n, churn);
 

@@ -1,0 +1,37 @@
+// GPU maps while the program runs (issue 26). Every live period an agent (the CUDA agent, the
+// Vulkan layer) sends what its process's device maps hold now as one ring record of kind
+// EventKind::LiveMaps among its printf records: the same socket, the same framing, so a reader
+// of one agent's records sees its maps in order with them. gpubt keeps the latest per process
+// until the final results replace them. Std only.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/abi/agent_protocol.h"
+#include "runtime/abi/result.h"
+
+namespace gpubt::abi {
+
+// A whole ring record (gpubt_ring_record, EventHeader, payload, padded to 8 bytes) carrying
+// process PID's device map images (IMAGES.images; the rest of IMAGES is sent as it is).
+std::string live_maps_record(uint32_t pid, const AgentResults &images);
+
+// The latest images of each process, taken out of a stream of ring records.
+class LiveMaps {
+public:
+  // Takes every LiveMaps record among the whole records at the front of RECORDS out of it (the
+  // others stay, in order; a record cut short at the end stays for the next call). Error: a
+  // LiveMaps record that does not parse (it is dropped; the others are still taken).
+  Status take_from(std::vector<uint8_t> &records);
+  bool empty() const { return latest_.empty(); }
+  // Every process's latest images, as one AgentResults (images only).
+  AgentResults results() const;
+
+private:
+  std::map<uint32_t, AgentResults> latest_;
+};
+
+} // namespace gpubt::abi

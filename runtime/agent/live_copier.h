@@ -1,0 +1,78 @@
+// GPU maps sent to gpubt while the program runs (issue 26; the record: runtime/abi/live_maps.h).
+// A thread of its own copies every traced context's maps each period on a non-blocking stream of
+// its own into pinned memory: it never waits for the program's streams (a running or hung kernel
+// included), makes no Compute Sanitizer call (the program's launch callbacks wait for those) and
+// holds none of the agent's locks while it copies. Values are as the kernels left them at the
+// copy: counters only grow between copies; the exact values come with the final results.
+#pragma once
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuda.h>
+
+#include "runtime/abi/agent_protocol.h"
+
+namespace gpubt::agent {
+
+class LiveCopier {
+public:
+  // One context's maps as they are placed now: device addresses and sizes.
+  struct Source {
+    CUcontext ctx = nullptr;
+    int device = -1;
+    std::vector<std::pair<CUdeviceptr, uint64_t>> maps;
+  };
+  // COLLECT: the sources to copy now and the finished contexts' images; called with the agent's
+  // lock held, it must call begin_round (below) with the sources before returning them. SEND:
+  // one record's bytes for gpubt; false when gpubt is gone (the copier stops).
+  using Collect = std::function<std::vector<Source>(LiveCopier &copier, abi::AgentResults &finished)>;
+  using Send = std::function<bool(const std::string &record)>;
+  LiveCopier(std::chrono::milliseconds period, Collect collect, Send send);
+  ~LiveCopier(); // joins the thread: call stop() first
+  // Stops the thread, waiting up to a second; false if it is stuck in the driver, and then the
+  // copier must be left alive (stop_copier does both).
+  bool stop();
+
+  // In COLLECT, the agent's lock held: the contexts this round may copy.
+  void begin_round(const std::vector<Source> &sources);
+  // Before CTX's memory is freed (the agent's lock may be held): the copier will not copy it
+  // again, and a copy of it under way is waited for. False if that copy did not end within a
+  // second: the memory must then stay allocated. RELEASE: the copier's own stream and pinned
+  // memory for CTX are freed too (not while the context is being destroyed: that frees them).
+  bool forget(CUcontext ctx, bool release);
+  // True on the copier's thread: the agent's callbacks ignore the driver calls made there.
+  static bool on_copier_thread();
+
+private:
+  struct Staging { // the copier's own, per context
+    CUstream stream = nullptr;
+    void *host = nullptr;
+    uint64_t size = 0;
+  };
+  void run();
+  bool copy(const Source &s, Staging &st, abi::DeviceImage &image); // the context current
+  std::chrono::milliseconds period_;
+  Collect collect_;
+  Send send_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<CUcontext> copyable_; // this round's, less those forgotten
+  CUcontext busy_ = nullptr;     // being copied (outside mu_)
+  std::map<CUcontext, Staging> staging_;
+  bool stop_ = false, finished_ = false;
+  std::thread thread_;
+};
+
+// Stops COPIER (none: nothing) and frees it, or leaves it allocated if its thread is stuck.
+void stop_copier(std::unique_ptr<LiveCopier> &copier);
+
+} // namespace gpubt::agent

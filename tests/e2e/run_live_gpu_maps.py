@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""GPU maps while the program runs (issue 26), on a real Vulkan program under lavapipe with gpubt's
+layer: interval's print() of a map only gpu probes update grows between reads and its last read
+is no more than the exit value, which is exact; --metrics serves it (promtool accepts the
+exposition) and a real Prometheus server scraping gpubt sees its samples rise. Exits 77 (skip)
+when the Vulkan program or layer, promtool or prometheus is missing."""
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_metrics import Failures, free_port, get, query, samples, wait_for  # noqa: E402
+
+GPU_COUNT = 'gpu:kprobe:main /tid == 0/ { @launches = count(); @by_parity[bid_x % 2] = count(); }'
+
+
+def program_env(waits, pace_ms):
+    return dict(os.environ, VK_VECTOR_ADD_WAITS=str(waits), VK_VECTOR_ADD_PACE_MS=str(pace_ms))
+
+
+def check_interval(f, gpubt, program):
+    """200 dispatches 50 ms apart (10 s, longer on a loaded machine), read every 500 ms."""
+    r = subprocess.run([gpubt, "-e", GPU_COUNT + " interval:ms:500 { print(@launches); }",
+                        "-c", f"{program} 4096 1"], env=program_env(200, 50),
+                       capture_output=True, text=True, timeout=300)
+    values = [int(v) for v in re.findall(r"^@launches: (\d+)$", r.stdout, re.M)]
+    live, final = values[:-1], values[-1] if values else None
+    f.check(r.returncode == 0 and final == 201,
+            "the exit value is exact: 201 dispatches (the first and 200 more)",
+            f"rc {r.returncode} {values}\n{r.stderr[-2000:]}")
+    f.check(len(live) >= 3 and all(a <= b for a, b in zip(live, live[1:])) and
+            len(set(live)) >= 3 and live[-1] <= (final or 0),
+            "interval reads grow while the program runs and never pass the exit value",
+            str(values))
+
+
+def check_metrics(f, gpubt, program, promtool, prometheus, tmp):
+    port = free_port()
+    target = f"127.0.0.1:{port}"
+    g = subprocess.Popen([gpubt, "--metrics", target, "-e", GPU_COUNT, "-c", f"{program} 4096 1"],
+                         env=program_env(100000, 20), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    url = f"http://{target}/metrics"
+    try:
+        first = wait_for(lambda: samples(get(url)[2]).get("gpubt_launches_total", 0) > 0, 60)
+        f.check(bool(first), "a scrape shows the GPU map while the program runs")
+        if not first:
+            return
+        text = get(url)[2]
+        r = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+                           text=True)
+        f.check(r.returncode == 0, "promtool check metrics accepts it", r.stdout + r.stderr + text)
+        a = samples(text).get("gpubt_launches_total", 0)
+        later = wait_for(lambda: samples(get(url)[2]).get("gpubt_launches_total", 0) > a, 30)
+        f.check(bool(later), "a later scrape shows more launches", text)
+        f.check(any(k.startswith("gpubt_by_parity_total{") for k in samples(text)),
+                "a keyed GPU map is a labelled series", text)
+        check_prometheus_sees_it_rise(f, prometheus, target, tmp)
+    finally:
+        g.send_signal(signal.SIGINT)
+        try:
+            g.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            g.kill()
+            g.communicate()
+
+
+def check_prometheus_sees_it_rise(f, prometheus, target, tmp):
+    port = free_port()
+    config = os.path.join(tmp, "prometheus.yml")
+    with open(config, "w") as c:
+        c.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                "scrape_configs:\n  - job_name: gpubt\n    static_configs:\n"
+                f"      - targets: ['{target}']\n")
+    log = open(os.path.join(tmp, "prometheus.log"), "w")
+    p = subprocess.Popen([prometheus, f"--config.file={config}",
+                          f"--storage.tsdb.path={os.path.join(tmp, 'data')}",
+                          f"--web.listen-address=127.0.0.1:{port}"],
+                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        ready = wait_for(lambda: get(base + "/-/ready")[0] == 200, 30)
+        f.check(bool(ready), "a real Prometheus server starts", open(log.name).read()[-2000:])
+        if not ready:
+            return
+        rising = wait_for(lambda: [r for r in query(base, "increase(gpubt_launches_total[10s])")
+                                   if float(r["value"][1]) > 0], 40)
+        f.check(bool(rising), "Prometheus sees the GPU map's samples rise",
+                open(log.name).read()[-1000:])
+    finally:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        log.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpubt", required=True)
+    ap.add_argument("--programs", required=True)
+    args = ap.parse_args()
+    program = os.path.join(args.programs, "vk_vector_add")
+    promtool, prometheus = shutil.which("promtool"), shutil.which("prometheus")
+    if not os.access(program, os.X_OK) or not promtool or not prometheus:
+        print("[SKIP] needs tests/programs' vk_vector_add (Vulkan), promtool and prometheus")
+        return 77
+    f = Failures()
+    check_interval(f, args.gpubt, program)
+    with tempfile.TemporaryDirectory(prefix="gpubt-live-") as tmp:
+        check_metrics(f, args.gpubt, program, promtool, prometheus, tmp)
+    print(f"{f.count} failed" if f.count else "all passed")
+    return 1 if f.count else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
