@@ -131,7 +131,7 @@ int run_cli(int argc, char **argv) {
     };
     auto st = runtime::is_gpu_pattern(o.list_pattern)
                   ? runtime::list_gpu_probes({o.list_pattern, o.child_command, o.pid, o.gpu_arch,
-                                              o.verbose},
+                                              o.verbose, &std::cerr},
                                              out)
                   : runtime::list_probes(o.list_pattern, out, o.pid, o.verbose, catalog_args);
     if (!st) {
