@@ -15,6 +15,7 @@
 #include "driver/output_setup.h"
 #include "driver/trace.h"
 #include "frontend/ast_dump.h"
+#include "frontend/nearest_name.h"
 #include "runtime/bpf/list_probes.h"
 #include "runtime/gpu/list_gpu_probes.h"
 #include "runtime/process/fd_limit.h"
@@ -131,9 +132,10 @@ int run_cli(int argc, char **argv) {
     };
     auto st = runtime::is_gpu_pattern(o.list_pattern)
                   ? runtime::list_gpu_probes({o.list_pattern, o.child_command, o.pid, o.gpu_arch,
-                                              o.verbose},
+                                              o.verbose, &std::cerr},
                                              out)
-                  : runtime::list_probes(o.list_pattern, out, o.pid, o.verbose, catalog_args);
+                  : runtime::list_probes(o.list_pattern, out, o.pid, o.verbose, catalog_args,
+                                         frontend::did_you_mean);
     if (!st) {
       std::cerr << "ERROR: " << st.error() << "\n";
       status = ExitUserError;

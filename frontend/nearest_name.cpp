@@ -25,6 +25,15 @@ size_t edit_distance(const std::string &a, const std::string &b) {
   return prev[b.size()];
 }
 
+// B is A with two neighbouring letters swapped ("tdi" for "tid").
+bool neighbours_swapped(const std::string &a, const std::string &b) {
+  if (a.size() != b.size())
+    return false;
+  size_t i = std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin();
+  return i + 1 < a.size() && a[i] == b[i + 1] && a[i + 1] == b[i] &&
+         a.compare(i + 2, std::string::npos, b, i + 2, std::string::npos) == 0;
+}
+
 } // namespace
 
 std::vector<std::string> nearest_names(const std::string &name,
@@ -36,8 +45,11 @@ std::vector<std::string> nearest_names(const std::string &name,
   for (const auto &c : candidates) {
     if (c.size() > name.size() + limit || c.size() + limit < name.size())
       continue;
+    // A short name (tid, pid, cpu) allows no edit, but a swap of two of its letters is the
+    // typist's slip, not another word.
     size_t d = edit_distance(name, c);
-    if (d > 0 && d <= limit &&
+    bool slip = d == 1 && name.size() >= 3 && neighbours_swapped(name, c);
+    if (d > 0 && (d <= limit || slip) &&
         std::none_of(near.begin(), near.end(), [&](const auto &n) { return *n.second == c; }))
       near.emplace_back(d, &c);
   }

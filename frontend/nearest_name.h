@@ -8,7 +8,8 @@ namespace gpubt::frontend {
 
 // The candidates closest to NAME, at most MAX of them, nearest first (ties in candidate order,
 // each name once), if close enough to be a misspelling: at most 2 edits (an insertion, deletion,
-// substitution or swap of neighbours) and fewer than a third of NAME's length; empty if none.
+// substitution or swap of neighbours) and fewer than a third of NAME's length, or a swap of
+// neighbours in a name of 3 or more letters ("tdi": 'tid'); empty if none.
 std::vector<std::string> nearest_names(const std::string &name,
                                        const std::vector<std::string> &candidates, size_t max);
 

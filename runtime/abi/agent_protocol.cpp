@@ -89,6 +89,7 @@ template <class V> void directives(V &v, AgentConfig &c) {
   v.one("livefd", c.live_fd);
   v.one("launchstate", c.device.launch_state);
   v.one("features", c.device.features);
+  v.one("listkernels", c.list_kernels);
 }
 
 // What a parsed line must also satisfy.

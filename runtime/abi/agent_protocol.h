@@ -54,6 +54,8 @@ struct AgentConfig {
   // Auto: a module with PTX the GPU can JIT gets the probes compiled into its PTX, others are
   // patched in SASS; Ptx / Sass: only that way (a module it cannot do runs uninstrumented).
   GpuBackend backend = GpuBackend::Auto;
+  // -l 'gpu:*' -c CMD: no probes; the results name every kernel the program loaded (`kernels`).
+  bool list_kernels = false;
 
   // A probe reads %globaltimer (nsecs): the agent measures the GPU clock.
   bool reads_clock() const { return device.features & DeviceReadsClock; }
@@ -92,7 +94,7 @@ struct AgentResults {
   // the kernel names, for the same reason.
   uint64_t untraced = 0;
   // The kernels (Vulkan: compute entry points and pipeline names) the program loaded, when a
-  // probe matched none of them: for "did you mean". After the untraced count, for the same reason.
+  // probe matched none of them (for "did you mean"), or when the config asked (list_kernels). After the untraced count, for the same reason.
   std::set<std::string> kernels;
 };
 

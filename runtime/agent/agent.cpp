@@ -123,6 +123,7 @@ int driver_ptx_isa() {
 void write_results(Agent &a) {
   if (a.config.results_path.empty())
     return;
+  add_loaded_kernels(a, a.results);
   std::string path = a.config.results_path + "." + std::to_string(getpid());
   std::string tmp = path + ".tmp";
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -291,8 +292,10 @@ void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &k
   if (it == a.contexts.end() || it->second->patched.count(module) || it->second->detaching)
     return;
   std::vector<KernelNames> names;
-  for (const auto &f : known.functions)
+  for (const auto &f : known.functions) {
     names.push_back(kernel_names(f));
+    a.loaded_kernels.insert(names.back().base);
+  }
   std::vector<const abi::DeviceProbeSpec *> wanted;
   std::set<std::string> done; // probes sharing a dispatcher patch it once
   for (const auto &probe : a.config.device.probes) {
@@ -564,8 +567,10 @@ void on_module_loaded_call(Agent &a, Sanitizer_CallbackId cbid, const Sanitizer_
     return;
   it->second->userdata[module] = address;
   std::vector<KernelNames> kernels;
-  for (const auto &kernel : image.kernels)
+  for (const auto &kernel : image.kernels) {
     kernels.push_back(kernel_names(kernel));
+    a.loaded_kernels.insert(kernels.back().base);
+  }
   prepare_kernels(a, *it->second, d.context, module, kernels, &image);
 }
 
@@ -649,6 +654,11 @@ void on_synchronized(Agent &a, const Sanitizer_SynchronizeData &d) {
 }
 
 } // namespace
+
+void add_loaded_kernels(const Agent &a, abi::AgentResults &results) {
+  if (abi::some_probe_unmatched(results.images, a.config.device.probes.size()))
+    results.kernels = a.loaded_kernels;
+}
 
 abi::DeviceImage close_context(Agent &a, CUcontext ctx, Context &c,
                                std::map<std::string, std::string> &kernel_names) {
@@ -847,6 +857,7 @@ void at_exit() {
   a.exiting = true;
   while (!a.contexts.empty())
     finish_context(a, a.contexts.begin()->first);
+  add_loaded_kernels(a, a.results); // (write_results does too, but only with a results file)
   write_results(a);
   if (a.control) // an attached gpubt gets the results now
     a.control->finish(a.attached ? abi::write_agent_results(a.results) : std::string());

@@ -78,6 +78,9 @@ struct Agent {
   std::recursive_mutex mu; // sanitizer calls made in a callback may call back
   std::map<CUcontext, std::unique_ptr<Context>> contexts;
   abi::AgentResults results; // finished contexts and messages
+  // The base names of the kernels of every module the probes were matched against: the results
+  // carry them when a probe ran in no launch, for gpubt's "did you mean" (AgentResults::kernels).
+  std::set<std::string> loaded_kernels;
   pid_t pid = getpid();      // the process that loaded the agent
   std::unique_ptr<PtxImages> images;
   std::unique_ptr<ClockService> clock; // measures each context's GPU clock
@@ -136,6 +139,8 @@ void trace_context(Agent &a, CUcontext ctx, const KnownContext &known);
 // called in a Compute Sanitizer callback, where the patch lock is only tried (else deferred).
 void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &known,
                   bool from_callback);
+// RESULTS.kernels: the kernels loaded, when one of the probes ran in no launch of RESULTS' images.
+void add_loaded_kernels(const Agent &a, abi::AgentResults &results);
 // CTX's maps and counts, read back and released (its launches must be over); the kernels whose
 // names were shortened join KERNEL_NAMES. The live copier (if any) lets go of it first; if it
 // cannot, the memory is neither read nor freed.

@@ -226,6 +226,7 @@ std::string detach(Agent &a) {
   for (auto &img : images)
     a.results.images.push_back(std::move(img));
   a.results.kernel_names.insert(kernel_names.begin(), kernel_names.end());
+  add_loaded_kernels(a, a.results);
   std::string bytes = abi::write_agent_results(a.results);
   a.results = {};
   a.config = {};

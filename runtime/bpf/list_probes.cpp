@@ -147,13 +147,19 @@ constexpr const char *kUnlisted[] = {"BEGIN",   "END",        "interval", "profi
                                      "k",       "kretprobe",  "kr",       "watchpoint", "w",
                                      "asyncwatchpoint", "aw"};
 
-// TYPE of a "TYPE:REST" pattern that names no probe type -l lists: an error, as bpftrace's.
-Status unknown_type(const std::string &type) {
+// TYPE of a "TYPE:REST" pattern that names no probe type -l lists: an error, as bpftrace's,
+// with the nearest probe type where HINT finds one.
+Status unknown_type(const std::string &type, const NameHint &hint) {
   for (const char *t : kUnlisted)
     if (type == t)
       return make_error("-l lists no " + type + " probes (it lists tracepoint, uprobe, "
                         "uretprobe, usdt, software, hardware and gpu probes)");
-  return make_error("Invalid probe type: " + type);
+  std::vector<std::string> types{"gpu"};
+  for (const auto &t : kTypes)
+    types.push_back(t.name);
+  for (const char *t : kUnlisted)
+    types.push_back(t);
+  return make_error("Invalid probe type: " + type + (hint ? hint(type, types) : ""));
 }
 
 Status list_type(const std::string &type, const std::string &rest, int pid,
@@ -179,14 +185,14 @@ Status check_characters(const std::string &pattern) {
 } // namespace
 
 Status list_probes(const std::string &pattern, std::ostream &out, int pid, bool verbose_on,
-                   const ApiArgLines &api_args) {
+                   const ApiArgLines &api_args, const NameHint &name_hint) {
   if (auto st = check_characters(pattern); !st)
     return st;
   Lines lines;
   if (pattern.rfind("host:", 0) == 0) { // host:uprobe:... as a script spells it
     if (pattern.rfind("host:gpu:", 0) == 0)
       return make_error("host: cannot prefix a gpu probe");
-    return list_probes(pattern.substr(5), out, pid, verbose_on, api_args);
+    return list_probes(pattern.substr(5), out, pid, verbose_on, api_args, name_hint);
   }
   Verbose verbose{verbose_on, &api_args};
   if (pattern.empty()) {
@@ -210,7 +216,7 @@ Status list_probes(const std::string &pattern, std::ostream &out, int pid, bool 
         return st;
     }
     if (!any && !rest.empty() && !has_wildcard(head) && head.find('/') == std::string::npos)
-      return unknown_type(head);
+      return unknown_type(head, name_hint);
     if (!any) { // no type: the whole pattern against every tracepoint line
       Lines all;
       if (auto st = list_type("tracepoint", "", pid, Verbose{}, all); !st)

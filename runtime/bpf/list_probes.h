@@ -22,7 +22,12 @@ namespace gpubt::runtime {
 // it ("cudart"), else the file.
 using ApiArgLines = std::function<std::vector<std::string>(
     const std::string &type, const std::string &target, const std::string &func)>;
+// NAME_HINT(NAME, CANDIDATES): " (did you mean 'X'?)" for an unknown probe type, or "" (the
+// driver's did-you-mean, frontend/nearest_name.h).
+using NameHint = std::function<std::string(const std::string &name,
+                                           const std::vector<std::string> &candidates)>;
 Status list_probes(const std::string &pattern, std::ostream &out, int pid = -1,
-                   bool verbose = false, const ApiArgLines &api_args = {});
+                   bool verbose = false, const ApiArgLines &api_args = {},
+                   const NameHint &name_hint = {});
 
 } // namespace gpubt::runtime

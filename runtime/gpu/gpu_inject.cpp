@@ -94,7 +94,42 @@ std::vector<Found> find_injectors(const abi::ProgramSpec &spec, bool attach) {
   return found;
 }
 
+// A private folder for the run's config and results.
+Result<GpuRun> new_run() {
+  auto tmp = make_owned_temp_dir("gpubt-gpu-");
+  if (!tmp)
+    return make_error(tmp.error());
+  GpuRun run;
+  run.dir = tmp->path;
+  run.dir_lock = std::move(tmp->lock);
+  run.config_path = run.dir + "/agent.cfg";
+  run.results_path = run.dir + "/results.bin";
+  return run;
+}
+
 } // namespace
+
+Result<GpuRun> prepare_listing_run() {
+  auto vulkan = make_vulkan_injector();
+  auto installed = vulkan->find();
+  if (!installed)
+    return make_error(installed.error());
+  remove_abandoned_temp_dirs("gpubt-gpu-");
+  auto made = new_run();
+  if (!made)
+    return make_error(made.error());
+  GpuRun run = std::move(*made);
+  run.config.list_kernels = true;
+  run.config.results_path = run.results_path;
+  vulkan->add_environment(*installed, run.env);
+  run.env.push_back({"GPUBT_AGENT_CONFIG", run.config_path});
+  std::ofstream out(run.config_path);
+  out << abi::write_agent_config(run.config);
+  out.close();
+  if (!out)
+    return make_error("cannot write the Vulkan layer's config " + run.config_path);
+  return run;
+}
 
 Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
                                bool verbose, bool attach, uint32_t live_ms) {
@@ -115,14 +150,10 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
     if (!f.installed && verbose)
       std::fprintf(stderr, "gpubt: %s are not traced: %s\n", f.injector->traces(),
                    f.installed.error().c_str());
-  auto tmp = make_owned_temp_dir("gpubt-gpu-");
-  if (!tmp)
-    return make_error(tmp.error());
-  GpuRun run;
-  run.dir = tmp->path;
-  run.dir_lock = std::move(tmp->lock);
-  run.config_path = run.dir + "/agent.cfg";
-  run.results_path = run.dir + "/results.bin";
+  auto made = new_run();
+  if (!made)
+    return make_error(made.error());
+  GpuRun run = std::move(*made);
   abi::AgentConfig config;
   config.device = abi::device_spec_for_agent(spec.device);
   config.backend = backend;

@@ -61,6 +61,11 @@ std::string find_ptxas();
 Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
                                bool verbose, bool attach = false, uint32_t live_ms = 0);
 
+// -l 'gpu:*' -c CMD: a run that instruments nothing, in which the Vulkan layer notes the names
+// of the compute shaders the program makes (AgentConfig::list_kernels; collect_gpu_results'
+// `kernels`). Error: the layer is not installed.
+Result<GpuRun> prepare_listing_run();
+
 // Sets run.env in this process, so that a child forked afterwards inherits it.
 void export_gpu_env(const GpuRun &run);
 

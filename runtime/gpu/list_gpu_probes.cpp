@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/gpu/gpu_arch.h"
+#include "runtime/gpu/loaded_kernels.h"
 #include "runtime/process/binary_paths.h"
 #include "runtime/process/child_process.h"
 #include "runtime/process/elf_section.h"
@@ -185,6 +186,14 @@ std::string arch_list(const std::set<uint32_t> &archs, const char *prefix) {
   return s.empty() ? "none" : s;
 }
 
+// The -c program links the Vulkan loader: its shaders are listed by running it.
+bool links_vulkan(const std::vector<std::string> &files) {
+  for (const auto &f : files)
+    if (f.substr(f.rfind('/') + 1).rfind("libvulkan.so", 0) == 0)
+      return true;
+  return false;
+}
+
 void print_verbose(const std::vector<FileKernels> &files, const Pattern &p, const Arch &arch,
                    std::ostream &out) {
   out << "# GPU architecture " << arch.label << "; backend each kernel could get: ptx (PTX the "
@@ -228,7 +237,25 @@ Status list_gpu_probes(const GpuListRequest &request, std::ostream &out) {
     if (*fk)
       files.push_back(std::move(**fk));
   }
-  if (files.empty()) {
+  std::set<std::string> shaders; // a Vulkan program's, matching the pattern
+  bool vulkan = !one_named && !request.command.empty() && links_vulkan(paths);
+  if (vulkan) {
+    std::ostream &err = request.err ? *request.err : out;
+    auto made = vulkan_kernels_made_by(request.command, err);
+    if (!made && files.empty())
+      return make_error(made.error());
+    if (!made)
+      err << "WARNING: " << made.error() << "\n";
+    else
+      for (const auto &name : *made)
+        if (match_wildcard(pattern->kernel, name))
+          shaders.insert(name);
+  }
+  if (files.empty() && vulkan && shaders.empty())
+    return make_error("'" + request.command + "' made no Vulkan compute shader named '" +
+                      pattern->kernel + "' (a gpu probe matches an entry point or the debug name "
+                      "of a compute module or pipeline)");
+  if (files.empty() && !vulkan) {
     if (request.command.empty())
       return make_error("no file process " + std::to_string(request.pid) +
                         " maps has a CUDA fatbin: no GPU kernels to list (a library it has not "
@@ -239,10 +266,18 @@ Status list_gpu_probes(const GpuListRequest &request, std::ostream &out) {
                       "pattern or listed with -p PID)");
   }
   if (request.verbose) {
-    print_verbose(files, *pattern, arch, out);
+    if (!files.empty())
+      print_verbose(files, *pattern, arch, out);
+    if (vulkan) {
+      out << "# Vulkan compute shaders '" << request.command << "' made (entry points, debug "
+          << "names of compute modules and pipelines): probes are linked into their SPIR-V\n";
+      for (const auto &type : pattern->types)
+        for (const auto &name : shaders)
+          out << "spirv gpu:" << type << ":" << pasteable(name) << "\n";
+    }
     return Ok{};
   }
-  std::set<std::string> kernels; // the same kernel in two files is one probe point
+  std::set<std::string> kernels = shaders; // the same kernel in two files is one probe point
   for (const auto &f : files)
     for (const auto &row : f.rows)
       kernels.insert(row.display);

@@ -1,5 +1,6 @@
 // -l 'gpu:...': the kernels in the fatbins of a program, a library or a process's mapped files,
-// one `gpu:kprobe:KERNEL` line per probe point, as `bpftrace -l 'uprobe:PATH:*'` lists functions.
+// one `gpu:kprobe:KERNEL` line per probe point, as `bpftrace -l 'uprobe:PATH:*'` lists functions;
+// with -c, a program that links the Vulkan loader is run for the compute shaders it makes.
 #pragma once
 #include <ostream>
 #include <string>
@@ -16,6 +17,9 @@ struct GpuListRequest {
   int pid = -1;         // -p: the files it maps, when FILE is not given
   std::string arch;     // --gpu-arch ("sm_90"); empty: this machine's GPU, else sm_90
   bool verbose = false; // a header, each file, and the backend each kernel could get
+  // Where -c says it runs a Vulkan program (its compute shaders exist only once it makes them),
+  // and the program's own output goes.
+  std::ostream *err = nullptr;
 };
 
 bool is_gpu_pattern(const std::string &pattern); // "gpu:..."

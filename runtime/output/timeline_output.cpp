@@ -66,6 +66,8 @@ std::string first_line(const std::string &text) {
 // Held spans beyond this many bytes under one open call are written at once (see span_edge).
 constexpr size_t kMaxHeldBytes = size_t(1) << 20;
 
+// A span without args has no "args" member at all: speedscope names a frame by its event's
+// name and, where the event has args (even {}), their JSON.
 std::string event_json(char ph, const std::string &name, const std::string &cat, uint64_t ts,
                        uint64_t dur, uint32_t pid, uint32_t tid, const std::string &args) {
   std::string obj = "{\"ph\":\"" + std::string(1, ph) + "\",\"name\":" + quoted(name) +
@@ -74,8 +76,47 @@ std::string event_json(char ph, const std::string &name, const std::string &cat,
     obj += ",\"dur\":" + micros(dur);
   else
     obj += ",\"s\":\"t\"";
-  return obj + ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
-         ",\"args\":{" + args + "}}";
+  obj += ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid);
+  return ph == 'X' && args.empty() ? obj + "}" : obj + ",\"args\":{" + args + "}}";
+}
+
+// A value as an instant's name shows it: its text output's first line.
+std::string arg_label(const Value &v) {
+  std::string text = value_text(v);
+  size_t start = text.find_first_not_of("\n ");
+  text = start == std::string::npos ? "" : text.substr(start);
+  return text.substr(0, text.find('\n'));
+}
+
+// "NAME=VALUE, ..." of ARGS but retval, and " = RETVAL" where it is among them.
+void label_args(const std::vector<std::pair<std::string, Value>> &args, std::string &list,
+                std::string &retval) {
+  for (const auto &[name, value] : args)
+    if (name == "retval")
+      retval = " = " + arg_label(value);
+    else
+      list += (list.empty() ? "" : ", ") + name + "=" + arg_label(value);
+}
+
+// A call as strace writes one: "cudaMalloc(devPtr=0x7f.., size=1024) = cudaSuccess", or
+// "add = 3" where the entry's arguments are not known (no catalog row).
+std::string call_label(const std::string &name, const std::string &list, const std::string &retval,
+                       bool unfinished) {
+  std::string label = name + (list.empty() ? "" : "(" + list + ")") + retval +
+                      (unfinished ? " (unfinished)" : "");
+  return label.size() <= 120 ? label : label.substr(0, 117) + "...";
+}
+
+// A span, its args left out (they would make every call with other values another frame in
+// speedscope, whose aggregate views then list each call apart), and, where it has args, an
+// instant at its start that carries them, named by LABEL: Perfetto and chrome://tracing show it
+// as a marker at the span's left edge, with the args when clicked; speedscope skips instants.
+// Both are one entry of the file, so that its ring keeps or drops them together.
+std::string span_json(const std::string &name, const std::string &cat, uint64_t ts, uint64_t dur,
+                      uint32_t pid, uint32_t tid, const std::string &args,
+                      const std::string &label) {
+  std::string span = event_json('X', name, cat, ts, dur, pid, tid, "");
+  return args.empty() ? span : span + "," + event_json('i', label, "args", ts, 0, pid, tid, args);
 }
 
 } // namespace
@@ -99,7 +140,8 @@ void TimelineOutput::counted(const std::string &cat) {
 void TimelineOutput::write(const Event &e) {
   counted(e.cat);
   last_ts_ = std::max(last_ts_, e.ts + e.dur);
-  file_->append(event_json(e.ph, e.name, e.cat, e.ts, e.dur, e.pid, e.tid, e.args));
+  file_->append(e.ph == 'X' ? span_json(e.name, e.cat, e.ts, e.dur, e.pid, e.tid, e.args, e.label)
+                            : event_json(e.ph, e.name, e.cat, e.ts, e.dur, e.pid, e.tid, e.args));
 }
 
 void TimelineOutput::release(Open &o) {
@@ -143,9 +185,10 @@ void TimelineOutput::printf(const Message &message) {
 }
 
 void TimelineOutput::span_edge(const SpanEdge &edge) {
-  std::string args;
+  std::string args, list, retval;
   for (const auto &[name, value] : edge.args)
     append_member(args, name, arg_json(value));
+  label_args(edge.args, list, retval);
   name_host_track(edge.at.pid, edge.at.tid);
   auto &stack = open_[{edge.at.pid, edge.at.tid}];
   last_ts_ = std::max(last_ts_, edge.at.nsecs);
@@ -155,7 +198,7 @@ void TimelineOutput::span_edge(const SpanEdge &edge) {
       stack.erase(stack.begin());
       ++unmatched_returns_;
     }
-    stack.push_back({edge.name, args, edge.at.nsecs, {}, 0});
+    stack.push_back({edge.name, args, list, edge.at.nsecs, {}, 0});
     return;
   }
   // The innermost open call of this function; a return without one (its entry came before
@@ -178,6 +221,8 @@ void TimelineOutput::span_edge(const SpanEdge &edge) {
   e.args = o.args;
   if (!args.empty())
     e.args += (e.args.empty() ? "" : ",") + args;
+  e.label = call_label(o.name, o.list + (o.list.empty() || list.empty() ? "" : ", ") + list,
+                       retval, false);
   std::vector<std::string> held = std::move(o.held);
   for (size_t i = at + 1; i < stack.size(); ++i) // calls whose return was missed
     release(stack[i]);
@@ -188,7 +233,7 @@ void TimelineOutput::span_edge(const SpanEdge &edge) {
   // started waits for that one and is written after it.
   if (!stack.empty() && stack.back().ts == e.ts && stack.back().held_bytes < kMaxHeldBytes) {
     Open &outer = stack.back();
-    outer.held.push_back(event_json(e.ph, e.name, e.cat, e.ts, e.dur, e.pid, e.tid, e.args));
+    outer.held.push_back(span_json(e.name, e.cat, e.ts, e.dur, e.pid, e.tid, e.args, e.label));
     counted(e.cat);
     outer.held_bytes += outer.held.back().size();
     for (auto &h : held) {
@@ -218,6 +263,7 @@ void TimelineOutput::gpu_launch(const GpuLaunch &launch) {
   e.cat = "gpu";
   append_member(e.args, "kernel", quoted(launch.kernel));
   append_member(e.args, "launch", std::to_string(n));
+  e.label = e.name + " launch " + std::to_string(n);
   gpu_tracks_.insert({e.pid, e.tid});
   write(e);
 }
@@ -256,9 +302,9 @@ Status TimelineOutput::finish() {
       std::string args = o.args;
       append_member(args, "unfinished", "true");
       counted("call");
-      unfinished.push_back(event_json('X', o.name, "call", o.ts,
-                                      last_ts_ > o.ts ? last_ts_ - o.ts : 1, track.first,
-                                      track.second, args));
+      unfinished.push_back(span_json(o.name, "call", o.ts, last_ts_ > o.ts ? last_ts_ - o.ts : 1,
+                                     track.first, track.second, args,
+                                     call_label(o.name, o.list, "", true)));
       for (auto &h : o.held)
         unfinished.push_back(std::move(h));
     }

@@ -1,7 +1,8 @@
 // --timeline FILE: the trace-event JSON that Perfetto's UI, chrome://tracing and speedscope
 // open, written beside the main output. Spans per call on their pid/tid track (named by the
 // process's and the thread's comm: process_name and thread_name metadata events), printf()s as
-// instant events on their probe's track, gpu launches as spans on a track per kernel. Events go
+// instant events on their probe's track, gpu launches as spans on a track per kernel; a span's
+// arguments on an instant at its start (the span itself has none: speedscope's frames). Events go
 // to the file as they come (timeline_file.h): memory stays small however long the trace.
 #pragma once
 #include <cstddef>
@@ -59,9 +60,11 @@ private:
     uint64_t ts = 0, dur = 0; // ns
     uint32_t pid = 0, tid = 0;
     std::string name, cat, args; // args: a JSON object's members, without the braces
+    std::string label;           // a span's: the name of the instant that carries its args
   };
   struct Open {
     std::string name, args;
+    std::string list; // the entry's args as the label shows them ("size=1024, kind=...")
     uint64_t ts = 0;
     // Calls inside this one that started at its very ts, written after it (see span_edge).
     std::vector<std::string> held;

@@ -27,6 +27,11 @@ const Config &config() {
     std::stringstream text;
     text << in.rdbuf();
     auto parsed = abi::parse_agent_config(text.str());
+    if (parsed && parsed->list_kernels) {
+      c.agent = std::move(*parsed);
+      c.listing = true;
+      return c;
+    }
     if (!parsed || parsed->spirv_path.empty()) {
       if (!parsed)
         say("bad config: " + parsed.error());

@@ -26,6 +26,9 @@ void say(const std::string &msg);
 
 struct Config {
   bool active = false;
+  // -l 'gpu:*' -c CMD: no probes, nothing changed; the names shaders are matched by are noted
+  // (g_kernels) and written to the results.
+  bool listing = false;
   abi::AgentConfig agent;
   std::vector<uint32_t> probes; // the probe module
   ProbeNeeds needs;
@@ -98,6 +101,9 @@ struct Device {
   std::map<VkPipeline, VkPipeline> twins;               // ... and with them, made for a name
   std::map<VkPipeline, Entry> pipeline_entries; // holds its slot
   std::map<VkCommandBuffer, uint64_t> bound;
+  // Listing: the modules with compute entry points and the compute pipelines, whose debug names
+  // probes would match.
+  std::set<uint64_t> compute_objects;
   std::vector<uint64_t> launches; // per probe: dispatches recorded with it
 };
 

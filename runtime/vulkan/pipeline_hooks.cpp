@@ -87,6 +87,23 @@ std::optional<Instrumented> instrument(Device &d, const std::vector<uint32_t> &c
   return out;
 }
 
+// Listing: the module's compute entry points are noted, and the module kept as one whose debug
+// name probes would match; the program's module is made as it asked (LOCK is held).
+VkResult list_module(std::unique_lock<std::mutex> &lock, VkDevice device,
+                     const VkShaderModuleCreateInfo *info, const VkAllocationCallbacks *alloc,
+                     VkShaderModule *out) {
+  std::vector<uint32_t> code(info->pCode, info->pCode + info->codeSize / 4);
+  auto entries = compute_entry_points(code);
+  g_kernels.insert(entries.begin(), entries.end());
+  auto create = g_devices[key(device)].create_shader_module;
+  lock.unlock();
+  VkResult r = create(device, info, alloc, out);
+  lock.lock();
+  if (r == VK_SUCCESS && !entries.empty())
+    g_devices[key(device)].compute_objects.insert(uint64_t(*out));
+  return r;
+}
+
 // Compute entry points are matched by their SPIR-V name here; by a debug name, at pipelines.
 VKAPI_ATTR VkResult VKAPI_CALL CreateShaderModule(VkDevice device,
                                                   const VkShaderModuleCreateInfo *info,
@@ -95,6 +112,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateShaderModule(VkDevice device,
   std::unique_lock<std::mutex> lock(g_mu);
   Device &d = g_devices[key(device)];
   auto create = d.create_shader_module;
+  if (!d.active && config().listing)
+    return list_module(lock, device, info, alloc, out);
   if (!d.active)
     return lock.unlock(), create(device, info, alloc, out);
   auto code = std::make_shared<const std::vector<uint32_t>>(info->pCode,
@@ -137,6 +156,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyShaderModule(VkDevice device, VkShaderModule m
   std::unique_lock<std::mutex> lock(g_mu);
   Device &d = g_devices[key(device)];
   d.originals.erase(module); // a handle may come back for another module
+  d.compute_objects.erase(uint64_t(module));
   d.module_names.erase(module);
   if (auto m = d.module_entries.find(module); m != d.module_entries.end()) {
     release(d, m->second); // its pipelines hold their slots still
@@ -197,6 +217,10 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelin
   VkResult r = create(device, cache, n, infos, alloc, out);
   std::lock_guard<std::mutex> lock(g_mu);
   Device &d = g_devices[key(device)];
+  if (!d.active && config().listing)
+    for (uint32_t i = 0; i < n; ++i)
+      if (out[i] != VK_NULL_HANDLE)
+        d.compute_objects.insert(uint64_t(out[i]));
   if (!d.active)
     return r;
   for (uint32_t i = 0; i < n; ++i) {
@@ -249,6 +273,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyPipeline(VkDevice device, VkPipeline pipeline,
     d.twins.erase(t);
   }
   d.recipes.erase(pipeline);
+  d.compute_objects.erase(uint64_t(pipeline));
   let_go(pipeline);
   lock.unlock();
   if (twin)
@@ -275,7 +300,13 @@ VKAPI_ATTR VkResult VKAPI_CALL SetDebugUtilsObjectName(VkDevice device,
   std::lock_guard<std::mutex> lock(g_mu);
   Device &d = g_devices[key(device)];
   VkResult r = d.set_object_name ? d.set_object_name(device, info) : VK_SUCCESS;
-  if (!d.active || !info->pObjectName || !*info->pObjectName)
+  if (!info->pObjectName || !*info->pObjectName)
+    return r;
+  if (!d.active && config().listing && d.compute_objects.count(info->objectHandle) &&
+      (info->objectType == VK_OBJECT_TYPE_SHADER_MODULE ||
+       info->objectType == VK_OBJECT_TYPE_PIPELINE))
+    g_kernels.insert(info->pObjectName);
+  if (!d.active)
     return r;
   if (info->objectType == VK_OBJECT_TYPE_SHADER_MODULE) {
     auto module = reinterpret_cast<VkShaderModule>(info->objectHandle);

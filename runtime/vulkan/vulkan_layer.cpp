@@ -110,7 +110,7 @@ void write_results() {
   if (g_untraced)
     results.messages.push_back(untraced_summary());
   results.untraced = g_untraced;
-  if (abi::some_probe_unmatched(results.images, c.agent.device.probes.size()))
+  if (c.listing || abi::some_probe_unmatched(results.images, c.agent.device.probes.size()))
     results.kernels = g_kernels;
   std::string path = c.agent.results_path + "." + std::to_string(getpid()) + ".vulkan";
   {

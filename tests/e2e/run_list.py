@@ -73,6 +73,9 @@ def host_prefix_lists_as_without(ctx):
 def unknown_probe_types_are_errors(ctx):
     for pattern, error in [
             ("nosuch:*", "ERROR: Invalid probe type: nosuch\n"),
+            ("uprob:/bin/ls:*", "ERROR: Invalid probe type: uprob (did you mean 'uprobe'?)\n"),
+            ("tracepiont:*", "ERROR: Invalid probe type: tracepiont (did you mean "
+                             "'tracepoint'?)\n"),
             ("kprobe:*", "ERROR: -l lists no kprobe probes (it lists tracepoint, uprobe, "
                          "uretprobe, usdt, software, hardware and gpu probes)\n"),
             ("host:gpu:*", "ERROR: host: cannot prefix a gpu probe\n")]:

@@ -165,9 +165,11 @@ def pystack_in_json_and_timeline_spans(ctx):
         _, expected = run_calls(ctx, python, prog, "--timeline", trace)
         with open(trace) as f:
             events = json.load(f)["traceEvents"]
-    spans = [e for e in events if e.get("ph") == "X" and e.get("name") == "gpubt_py_mark"]
+    # A span's args are on the instant right after it (speedscope would make a frame of each).
+    spans = [(e, events[i + 1]["args"]) for i, e in enumerate(events)
+             if e.get("ph") == "X" and e.get("name") == "gpubt_py_mark"]
     assert len(spans) == 9, spans
-    by_id = {e["args"]["retval"]: e["args"]["pystack"].split("\n") for e in spans}
+    by_id = {args["retval"]: args["pystack"].split("\n") for _, args in spans}
     assert by_id == expected, (by_id, expected)
 
 

@@ -44,22 +44,36 @@ def spans(trace, name=None):
 
 
 def instants(trace):
-    return [e for e in trace["traceEvents"] if e["ph"] == "i"]
+    """printf()s: the instants that carry spans' args (cat "args") are not among them."""
+    return [e for e in trace["traceEvents"] if e["ph"] == "i" and e["cat"] != "args"]
+
+
+def span_args(trace, name=None):
+    """The spans named NAME (all: None) with their args, which the instant right after each in
+    the file carries (none: {}); an args instant sits at its span's start, on its track."""
+    events = trace["traceEvents"]
+    out = []
+    for i, e in enumerate(events):
+        if e["ph"] != "X" or name not in (None, e["name"]):
+            continue
+        assert "args" not in e, e  # speedscope would make a frame of each value
+        nxt = events[i + 1] if i + 1 < len(events) else {}
+        if nxt.get("ph") == "i" and nxt.get("cat") == "args":
+            assert (nxt["ts"], nxt["pid"], nxt["tid"]) == (e["ts"], e["pid"], e["tid"]), (e, nxt)
+            out.append((e, nxt["args"], nxt["name"]))
+        else:
+            out.append((e, {}, None))
+    return out
 
 
 def viewer(ctx, path):
-    """speedscope's import of the file: {track name: {span name: spans}}; fails if it cannot.
-    speedscope names a frame by the span's name and its args ('add {"retval":3}')."""
+    """speedscope's import of the file: {track name: {frame name: spans}}; fails if it cannot.
+    speedscope names a frame by its event's name and, where the event has args, their JSON
+    ('add {"retval":3}'): a span with args would be a frame of its own per value."""
     p = subprocess.run(["node", os.path.join(HERE, "timeline", "speedscope_import.mjs"),
                         ctx.viewer, path], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, f"speedscope: {p.stdout[-500:]} {p.stderr[-500:]}"
-    tracks = {}
-    for prof in json.loads(p.stdout)["profiles"]:
-        spans = tracks.setdefault(prof["name"], {})
-        for frame, n in prof["frames"].items():
-            name = frame.split(" {")[0]
-            spans[name] = spans.get(name, 0) + n
-    return tracks
+    return {prof["name"]: prof["frames"] for prof in json.loads(p.stdout)["profiles"]}
 
 
 def names(trace, what):
@@ -108,9 +122,11 @@ def spans_and_printfs_when_the_program_ends(ctx):
     trace = load(path)
     adds = spans(trace, "add")
     assert len(adds) == 30, len(adds)
-    # add(i, r) returns i + r: each span shows its call's retval.
-    assert sorted(e["args"]["retval"] for e in adds) == sorted(i + r for r in range(3)
-                                                               for i in range(10))
+    # add(i, r) returns i + r: each span's retval, on the instant at its start (its name too).
+    calls = span_args(trace, "add")
+    assert sorted(a["retval"] for _, a, _ in calls) == sorted(i + r for r in range(3)
+                                                              for i in range(10))
+    assert all(label == f"add = {a['retval']}" for _, a, label in calls), calls[:3]
     ticks = instants(trace)
     assert [e["name"] for e in ticks] == ["tick 0", "tick 1", "tick 2"], ticks
     assert all(e["args"]["probe"].endswith("calls:tick") for e in ticks)
@@ -196,6 +212,7 @@ def ring_keeps_the_newest_events(ctx):
     assert trace["otherData"]["dropped_events"] == 33 - 7  # 30 spans and 3 printfs came
     # The newest: the last round's calls, and its tick.
     assert [e["name"] for e in instants(trace)] == ["tick 2"]
+    assert all(a for _, a, _ in span_args(trace)), trace  # a span and its args kept together
     expect_viewer_matches(ctx, path, trace)
 
 
@@ -210,21 +227,28 @@ def cuda_api_spans_show_typed_args(ctx):
     r = run(ctx, ["--timeline", path, "-e", prog, "-c", binary])
     assert r.returncode == 0, r.stderr
     trace = load(path)
-    mallocs, launches = spans(trace, "cudaMalloc"), spans(trace, "cudaLaunchKernel")
-    assert sorted(e["args"]["size"] for e in mallocs) == [1024] * 3 + [4096] * 2 + [1048576]
-    assert {e["args"]["retval"] for e in mallocs + launches} == {"cudaErrorInsufficientDriver"}
+    mallocs = [a for _, a, _ in span_args(trace, "cudaMalloc")]
+    launches = [a for _, a, _ in span_args(trace, "cudaLaunchKernel")]
+    assert sorted(a["size"] for a in mallocs) == [1024] * 3 + [4096] * 2 + [1048576]
+    assert {a["retval"] for a in mallocs + launches} == {"cudaErrorInsufficientDriver"}
     assert len(launches) == 4
-    assert {(e["args"]["gridDim"], e["args"]["blockDim"]) for e in launches} == {
+    assert {(a["gridDim"], a["blockDim"]) for a in launches} == {
         ("(2, 1, 1)", "(128, 1, 1)")}, launches[0]
-    assert set(launches[0]["args"]) == {"func", "gridDim", "blockDim", "args", "sharedMem",
-                                        "stream", "retval"}, launches[0]["args"]
+    assert set(launches[0]) == {"func", "gridDim", "blockDim", "args", "sharedMem",
+                                "stream", "retval"}, launches[0]
     # Pointers and handles in hex, as C prints %p (JSON has no hex numbers: strings).
-    for e in launches:
+    for a in launches:
         for arg in ("func", "args", "stream"):
-            v = e["args"][arg]
+            v = a[arg]
             assert isinstance(v, str) and (v == "0x0" or v.startswith("0x")), (arg, v)
             int(v, 16)
-    assert isinstance(mallocs[0]["args"]["size"], int)  # sizes stay numbers
+    assert isinstance(mallocs[0]["size"], int)  # sizes stay numbers
+    # The instant's name reads as strace writes a call.
+    _, a, label = span_args(trace, "cudaMalloc")[0]
+    assert label == f"cudaMalloc(devPtr={a['devPtr']}, size={a['size']}) = " \
+        "cudaErrorInsufficientDriver", label
+    # In speedscope every cudaMalloc is one frame, whatever its size: its aggregate views
+    # (left heavy, sandwich) sum them (with args in the frame name, 3 frames).
     expect_viewer_matches(ctx, path, trace)
 
 
@@ -255,6 +279,8 @@ def gpu_records_trace_imports(ctx):
     assert len(gpu) == 1 and gpu[0]["cat"] == "gpu", gpu
     tracks = viewer(ctx, path)
     assert tracks == {"GPU (pid 7) (pid 1073741831), scale (tid 3)": {"scale": 1}}, tracks
+    assert [(a, label) for _, a, label in span_args(trace, "scale")] == [
+        ({"kernel": "scale", "launch": 0}, "scale launch 0")]
 
 
 @case

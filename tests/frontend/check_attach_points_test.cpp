@@ -56,6 +56,11 @@ TEST(CheckAttachPoints, NearestName) {
   EXPECT_EQ(nearest_name("memcpy", names), "");
   EXPECT_EQ(nearest_name("cudaFere", names), "cudaFree") << "a swap of neighbours is one slip";
   EXPECT_EQ(nearest_name("cuont", {"count", "hist"}), "count");
+  // Three letters allow no edit but a swap of neighbours: a builtin typed fast.
+  EXPECT_EQ(nearest_name("tdi", {"tid", "pid", "uid"}), "tid");
+  EXPECT_EQ(nearest_name("pdi", {"tid", "pid", "uid"}), "pid");
+  EXPECT_EQ(nearest_name("xid", {"tid", "pid", "uid"}), "") << "a substitution is another word";
+  EXPECT_EQ(nearest_name("da", {"ad"}), "") << "two letters: too short to guess";
 }
 
 TEST(CheckAttachPoints, NearestNamesAreTheFewNearestEachOnce) {

@@ -351,6 +351,16 @@ def gpubt_cases(a, plain):
         return p.returncode == 4 and 'noSuchKernel' in p.stderr, f'exit {p.returncode}'
     gpubt_case(a, 'gpubt: kernel matching nothing', 'gpu:kretprobe:noSuchKernel < @ = count(); >',
                f'{b}/vectorAdd 50000 1', nomatch, plain['vectorAdd'])
+
+    def did_you_mean(p):
+        # The agent sends the kernels the program loaded when a probe matched none (issue 31).
+        hint = "gpu:kretprobe:vectorAd: no kernel launch matched 'vectorAd' (did you mean " \
+               "'vectorAdd'?)"
+        return p.returncode == 4 and hint in p.stderr, f'exit {p.returncode}'
+    for prog in ('vectorAdd', 'vectorAdd_ptx'):
+        gpubt_case(a, f'gpubt: a misspelt kernel gets did-you-mean ({prog})',
+                   'gpu:kretprobe:vectorAd < @ = count(); >', f'{b}/{prog} 50000 1',
+                   did_you_mean, plain[prog])
     if a.torch:
         def gemm(p):
             c = re.search(r'^@: (\d+)$', p.stdout, re.M)

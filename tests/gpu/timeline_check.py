@@ -52,9 +52,12 @@ def main():
     hists = kerneltime_hists(p.stdout)
     trace = json.load(open(a.out))
     spans = collections.defaultdict(collections.Counter)
-    for e in trace['traceEvents']:
+    events = trace['traceEvents']
+    for i, e in enumerate(events):
         if e['ph'] == 'X' and e['cat'] == 'gpu':
-            spans[e['args']['kernel']][bucket_floor(int(e['dur']))] += 1
+            # A span's args (the kernel's mangled name) are on the instant right after it.
+            args = events[i + 1]['args'] if i + 1 < len(events) else {}
+            spans[args['kernel']][bucket_floor(int(e['dur']))] += 1
     failed = 0
     other = trace['otherData']
     for key in ('dropped_events', 'lost_events', 'untimed_launches'):

@@ -271,6 +271,38 @@ def check_entry_points(gpubt, prog, n, invocations, env):
     return failed
 
 
+def check_listing(gpubt, prog, n, env):
+    """-l 'gpu:*' -c runs a Vulkan program for the shaders it makes (they exist only then) and
+    lists them as probes, as -l lists a CUDA program's kernels: every compute entry point of a
+    module, not only the one dispatched, and the debug names of modules and pipelines; the
+    program's output goes to stderr, so stdout is the list; each line pastes into a script."""
+    failed = 0
+    r = run([gpubt, "-l", "gpu:*", "-c", f"{prog} {n}"], env)
+    ok = (r.returncode == 0 and r.stdout == "gpu:kprobe:main\ngpu:kretprobe:main\n"
+          and f"vk_vector_add: ok {n}" in r.stderr and "to see the Vulkan compute shaders" in r.stderr)
+    failed += report(ok, f"-l 'gpu:*' -c lists the shader: {r.stdout.split()}", r)
+    probe = r.stdout.splitlines()[0] if r.stdout else "gpu:kprobe:none"
+    r = run([gpubt, "-e", probe + " { @ = count(); }", "-c", f"{prog} {n}"], env)
+    ok = r.returncode == 0 and map_rows(r.stdout).get(("", None)) == 1024
+    failed += report(ok, f"the listed {probe} pastes into a script", r)
+    named = dict(env, VK_VECTOR_ADD_MODULE_NAME="vmod", VK_VECTOR_ADD_PIPELINE_NAME="vadd")
+    r = run([gpubt, "-l", "gpu:kprobe:v*", "-c", f"{prog} {n}"], named)
+    ok = r.returncode == 0 and r.stdout == "gpu:kprobe:vadd\ngpu:kprobe:vmod\n"
+    failed += report(ok, f"debug names of the module and the pipeline: {r.stdout.split()}", r)
+    if os.path.exists(os.path.join(os.path.dirname(prog), "entry_points.spv")):
+        r = run([gpubt, "-lv", "gpu:kretprobe:*", "-c", f"{prog} {n}"],
+                dict(env, VK_VECTOR_ADD_SHADER="entry_points.spv", VK_VECTOR_ADD_ENTRY="beta"))
+        rows = [l for l in r.stdout.splitlines() if not l.startswith("#")]
+        ok = r.returncode == 0 and rows == [f"spirv gpu:kretprobe:{e}"
+                                            for e in ("alpha", "beta", "delta", "gamma")]
+        failed += report(ok, f"-lv: every entry point of the module: {rows}", r)
+    r = run([gpubt, "-l", "gpu:*:nosuch*", "-c", f"{prog} {n}"], env)
+    ok = (r.returncode == 1 and r.stdout == "" and
+          "made no Vulkan compute shader named 'nosuch*'" in r.stderr)
+    failed += report(ok, "a pattern no shader matches is an error", r)
+    return failed
+
+
 def check_many_pipelines(gpubt, prog, env):
     """A program that makes, runs and destroys 400 modules and pipelines (as programs that build
     shaders on the fly do) has every dispatch traced: a destroyed entry point's context slot is
@@ -418,6 +450,7 @@ def main():
     failed += check_gpu_to_host_map(args.gpubt, prog, n, env)
     failed += check_entry_points(args.gpubt, prog, n, invocations, env)
     failed += check_many_pipelines(args.gpubt, prog, env)
+    failed += check_listing(args.gpubt, prog, n, env)
     # --gpu-backend is CUDA's: the Vulkan layer does not use it, and gpubt says so (it was
     # ignored silently); the shader is traced as without it.
     r = run([args.gpubt, "--gpu-backend=ptx", "-e", "gpu:kprobe:main { @ = count(); }", "-c", prog],

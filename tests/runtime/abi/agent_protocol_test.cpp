@@ -185,3 +185,19 @@ TEST(AgentProtocol, ResultsCarryTheKernelsLoadedWhenAProbeMatchedNone) {
   EXPECT_TRUE(gpubt::abi::some_probe_unmatched({launched}, 2));
   EXPECT_TRUE(gpubt::abi::some_probe_unmatched({}, 1));
 }
+
+// -l 'gpu:*' -c: a config with no probes that asks for the kernels' names; others do not.
+TEST(AgentProtocol, ListKernelsRoundTrips) {
+  gpubt::abi::AgentConfig c;
+  c.list_kernels = true;
+  c.results_path = "/tmp/x/results.bin";
+  std::string text = gpubt::abi::write_agent_config(c);
+  EXPECT_NE(text.find("listkernels\t1\n"), std::string::npos) << text;
+  auto back = gpubt::abi::parse_agent_config(text);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_TRUE(back->list_kernels);
+  EXPECT_TRUE(back->device.probes.empty());
+  auto plain = gpubt::abi::parse_agent_config(gpubt::abi::write_agent_config({}));
+  ASSERT_TRUE(plain) << plain.error();
+  EXPECT_FALSE(plain->list_kernels);
+}

@@ -106,8 +106,12 @@ TEST(TimelineOutput, HostSpansAndPrintfsFromStampedEvents) {
            {abi::EventKind::Span, 1, cat({stamp(4000000, 7, 9, 1), u64(0)})}})
     direct.print({uint32_t(kind), index}, payload.data(), payload.size());
   std::string json = tl.trace();
+  // The span has no args (speedscope would name its frame by them); the instant at its start,
+  // named as strace writes the call, carries them.
   EXPECT_NE(json.find("{\"ph\":\"X\",\"name\":\"cudaMalloc\",\"cat\":\"call\",\"ts\":1000.000,"
-                      "\"dur\":2000.250,\"pid\":7,\"tid\":8,\"args\":{\"size\":4096,"
+                      "\"dur\":2000.250,\"pid\":7,\"tid\":8},{\"ph\":\"i\",\"name\":"
+                      "\"cudaMalloc(size=4096) = cudaErrorMemoryAllocation\",\"cat\":\"args\","
+                      "\"ts\":1000.000,\"s\":\"t\",\"pid\":7,\"tid\":8,\"args\":{\"size\":4096,"
                       "\"retval\":\"cudaErrorMemoryAllocation\"}}"),
             std::string::npos)
       << json;
@@ -139,7 +143,9 @@ TEST(TimelineOutput, GpuLaunchRecordsAndGpuPrintfsShareTheKernelTrack) {
   uint32_t gpu_pid = 7 | 1u << 30;
   std::string track = "\"pid\":" + std::to_string(gpu_pid) + ",\"tid\":3";
   EXPECT_NE(json.find("{\"ph\":\"X\",\"name\":\"scale\",\"cat\":\"gpu\",\"ts\":5000.000,"
-                      "\"dur\":400.000," + track + ",\"args\":{\"kernel\":\"scale\",\"launch\":0}}"),
+                      "\"dur\":400.000," + track + "},{\"ph\":\"i\",\"name\":\"scale launch 0\","
+                      "\"cat\":\"args\",\"ts\":5000.000,\"s\":\"t\"," + track +
+                      ",\"args\":{\"kernel\":\"scale\",\"launch\":0}}"),
             std::string::npos)
       << json;
   EXPECT_NE(json.find("\"cat\":\"printf\",\"ts\":5100.000,\"s\":\"t\"," + track), std::string::npos)
@@ -179,7 +185,8 @@ TEST(TimelineOutput, NestedAndUnfinishedCalls) {
   EXPECT_NE(json.find("\"name\":\"inner\",\"cat\":\"call\",\"ts\":2.000,\"dur\":1.000"),
             std::string::npos) << json;
   EXPECT_NE(json.find("\"name\":\"outer\",\"cat\":\"call\",\"ts\":1.000,\"dur\":8.000,\"pid\":1,"
-                      "\"tid\":2,\"args\":{\"unfinished\":true}}"),
+                      "\"tid\":2},{\"ph\":\"i\",\"name\":\"outer (unfinished)\",\"cat\":\"args\","
+                      "\"ts\":1.000,\"s\":\"t\",\"pid\":1,\"tid\":2,\"args\":{\"unfinished\":true}}"),
             std::string::npos) << json;
   EXPECT_NE(json.find("\"name\":\"other\",\"cat\":\"call\",\"ts\":5.000,\"dur\":4.000"),
             std::string::npos) << json;
@@ -280,6 +287,8 @@ TEST(TimelineOutput, HostTracksAreNamedByCommAndAddressesAreHex) {
   EXPECT_NE(json.find("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) +
                       ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":\"tl_worker\"}}"),
             std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"name\":\"cudaFree(devPtr=0x7f00dead0000) = 0\""), std::string::npos)
       << json;
   EXPECT_NE(json.find("\"args\":{\"devPtr\":\"0x7f00dead0000\",\"retval\":0}"), std::string::npos)
       << json;
