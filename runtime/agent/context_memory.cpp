@@ -30,7 +30,7 @@ constexpr size_t kLaunchStateOffset = offsetof(gpubt_device_ctx, launch_start);
 static_assert(offsetof(gpubt_device_ctx, launch_exited) == kLaunchStateOffset + 8);
 // Host maps up to this size go as stream writes (a scalar map is 48 bytes); bigger ones as copies.
 constexpr uint64_t kStreamWriteMapBytes = 256;
-constexpr uint64_t kMapFixedBytes = 16; // gpubt_device_map_header's capacity and sizes
+constexpr uint64_t kMapFixedBytes = abi::kDeviceMapFixedBytes;
 
 std::string why(const char *what, SanitizerResult r) {
   const char *s = nullptr;
