@@ -134,7 +134,7 @@ Result<std::string> find_agent_library() {
                       : make_error(std::string("GPUBT_AGENT_PATH: no file ") + p);
   std::string dir = self_dir();
   for (const char *rel : {"/libgpubt_agent.so", "/../lib/gpubt/libgpubt_agent.so",
-                          "/runtime/agent/libgpubt_agent.so"})
+                          "/runtime/cuda_agent/libgpubt_agent.so"})
     if (is_file(dir + rel))
       return dir + rel;
   return make_error("gpu probes need libgpubt_agent.so (built where the CUDA Compute Sanitizer "

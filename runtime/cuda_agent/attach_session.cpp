@@ -10,8 +10,8 @@
 #include <utility>
 #include <unistd.h>
 
-#include "runtime/agent/agent_state.h"
-#include "runtime/agent/driver_api.h"
+#include "runtime/cuda_agent/agent_state.h"
+#include "runtime/cuda_agent/driver_api.h"
 
 namespace gpubt::agent {
 namespace {

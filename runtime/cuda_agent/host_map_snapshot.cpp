@@ -1,6 +1,6 @@
 // Reads a BPF map with BPF_MAP_LOOKUP_BATCH (GET_NEXT_KEY + LOOKUP_ELEM where the map type has
 // no batch ops) into per-thread scratch, and places each entry as the device search expects.
-#include "runtime/agent/host_map_snapshot.h"
+#include "runtime/cuda_agent/host_map_snapshot.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "runtime/abi/agent_control.h"
-#include "runtime/agent/control_server.h"
+#include "runtime/cuda_agent/control_server.h"
 #include "tests/support/fd_limit_filler.h"
 
 using namespace gpubt;

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "runtime/abi/result.h"
-#include "runtime/agent/host_map_bpf.h"
+#include "runtime/cuda_agent/host_map_bpf.h"
 
 namespace gpubt::agent {
 

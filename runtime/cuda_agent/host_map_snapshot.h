@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "runtime/abi/result.h"
-#include "runtime/agent/host_map_bpf.h"
-#include "runtime/agent/host_map_writeback.h" // the inverse: callers of one use both
+#include "runtime/cuda_agent/host_map_bpf.h"
+#include "runtime/cuda_agent/host_map_writeback.h" // the inverse: callers of one use both
 
 namespace gpubt::agent {
 

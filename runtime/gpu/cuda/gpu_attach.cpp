@@ -1,5 +1,5 @@
 // Attaching to running CUDA processes' agents (see gpu_attach.h).
-#include "runtime/gpu/gpu_attach.h"
+#include "runtime/gpu/cuda/gpu_attach.h"
 #include "runtime/gpu/injector.h"
 
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "runtime/agent/agent_thread.h"
+#include "runtime/cuda_agent/agent_thread.h"
 
 #include <string>
 
@@ -6,7 +6,7 @@
 #include <pthread.h>
 
 #include "runtime/abi/agent_protocol.h"
-#include "runtime/agent/driver_api.h"
+#include "runtime/cuda_agent/driver_api.h"
 
 namespace gpubt::agent {
 

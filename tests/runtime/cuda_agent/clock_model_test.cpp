@@ -2,7 +2,7 @@
 // older, and nsecs computed exactly as the probes compute it.
 #include <gtest/gtest.h>
 
-#include "runtime/agent/clock_model.h"
+#include "runtime/cuda_agent/clock_model.h"
 
 using gpubt::agent::ClockModel;
 using gpubt::agent::ClockSample;

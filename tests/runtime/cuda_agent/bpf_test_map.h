@@ -11,7 +11,7 @@
 #include <map>
 #include <vector>
 
-#include "runtime/agent/host_map_bpf.h"
+#include "runtime/cuda_agent/host_map_bpf.h"
 
 namespace gpubt::agent::test {
 

@@ -22,8 +22,8 @@
 #include <cuda.h>
 
 #include "runtime/abi/result.h"
-#include "runtime/agent/clock_model.h"
-#include "runtime/agent/stream_writes.h"
+#include "runtime/cuda_agent/clock_model.h"
+#include "runtime/cuda_agent/stream_writes.h"
 
 namespace gpubt::agent {
 

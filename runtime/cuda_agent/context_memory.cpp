@@ -1,7 +1,7 @@
 // Device memory through the Sanitizer memory API (safe inside callbacks). Host->device copies
 // go through a pinned staging buffer and are waited for with a small device->host copy on the
 // same (NULL) stream, so a kernel never starts before its userdata is written.
-#include "runtime/agent/context_memory.h"
+#include "runtime/cuda_agent/context_memory.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -16,8 +16,8 @@
 #include "runtime/abi/device_abi.h"
 #include "runtime/abi/kernel_name.h"
 #include "runtime/abi/ring_records.h"
-#include "runtime/agent/host_map_snapshot.h"
-#include "runtime/agent/host_map_writeback.h"
+#include "runtime/cuda_agent/host_map_snapshot.h"
+#include "runtime/cuda_agent/host_map_writeback.h"
 
 namespace gpubt::agent {
 namespace {

@@ -1,6 +1,6 @@
 // The measuring kernel polls a request word in mapped host memory and answers each request with
 // %globaltimer; the host brackets each round trip with CLOCK_MONOTONIC and keeps the narrowest.
-#include "runtime/agent/gpu_clock.h"
+#include "runtime/cuda_agent/gpu_clock.h"
 
 #include <atomic>
 #include <cstring>
@@ -8,8 +8,8 @@
 
 #include <sanitizer.h>
 
-#include "runtime/agent/agent_thread.h"
-#include "runtime/agent/driver_api.h"
+#include "runtime/cuda_agent/agent_thread.h"
+#include "runtime/cuda_agent/driver_api.h"
 
 namespace gpubt::agent {
 namespace {

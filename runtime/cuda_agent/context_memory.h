@@ -11,8 +11,8 @@
 #include <sanitizer.h>
 
 #include "runtime/abi/agent_protocol.h"
-#include "runtime/agent/gpu_clock.h"
-#include "runtime/agent/stream_writes.h"
+#include "runtime/cuda_agent/gpu_clock.h"
+#include "runtime/cuda_agent/stream_writes.h"
 
 namespace gpubt::agent {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "runtime/agent/ptx_images.h"
+#include "runtime/cuda_agent/ptx_images.h"
 #include "runtime/ptx/cubin_functions.h"
 #include "tests/support/nvcc_support.h"
 

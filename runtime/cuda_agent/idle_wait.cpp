@@ -1,8 +1,8 @@
-#include "runtime/agent/idle_wait.h"
+#include "runtime/cuda_agent/idle_wait.h"
 
 #include <thread>
 
-#include "runtime/agent/driver_api.h"
+#include "runtime/cuda_agent/driver_api.h"
 
 namespace gpubt::agent {
 

@@ -18,11 +18,11 @@
 #include <sanitizer.h>
 
 #include "runtime/abi/agent_protocol.h"
-#include "runtime/agent/context_memory.h"
-#include "runtime/agent/control_server.h"
-#include "runtime/agent/gpu_clock.h"
-#include "runtime/agent/idle_wait.h"
-#include "runtime/agent/ptx_images.h"
+#include "runtime/cuda_agent/context_memory.h"
+#include "runtime/cuda_agent/control_server.h"
+#include "runtime/cuda_agent/gpu_clock.h"
+#include "runtime/cuda_agent/idle_wait.h"
+#include "runtime/cuda_agent/ptx_images.h"
 #include "runtime/ptx/kernel_match.h"
 
 namespace gpubt::agent {

@@ -1,5 +1,5 @@
 // A BPF map's key/value sizes and type against a HostMapLayout, through BPF_OBJ_GET_INFO_BY_FD.
-#include "runtime/agent/host_map_bpf.h"
+#include "runtime/cuda_agent/host_map_bpf.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>

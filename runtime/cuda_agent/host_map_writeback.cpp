@@ -1,6 +1,6 @@
 // Gathers the READY entries' host-sized keys and values into per-thread arrays, then one
 // BPF_MAP_UPDATE_BATCH call per run of entries that the kernel accepts.
-#include "runtime/agent/host_map_writeback.h"
+#include "runtime/cuda_agent/host_map_writeback.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,12 +1,12 @@
 // A batch is one command in the stream: a kernel running meanwhile could see part of it only
 // within the nanoseconds the GPU's front end takes for it. At most kMaxBatch writes a command (the
 // driver's limit is 256): a multiple of 3, so that the clock's three words per kernel stay in one.
-#include "runtime/agent/stream_writes.h"
+#include "runtime/cuda_agent/stream_writes.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "runtime/agent/driver_api.h"
+#include "runtime/cuda_agent/driver_api.h"
 
 namespace gpubt::agent {
 namespace {

@@ -1,6 +1,6 @@
 // Offset from the newest pair; drift from the oldest pair at least kDriftBaseNs older, so that
 // a few microseconds of measuring error make a small drift error.
-#include "runtime/agent/clock_model.h"
+#include "runtime/cuda_agent/clock_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // The dormant agent's control socket (see control_server.h).
-#include "runtime/agent/control_server.h"
+#include "runtime/cuda_agent/control_server.h"
 
 #include <cerrno>
 #include <cstring>

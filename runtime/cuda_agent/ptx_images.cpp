@@ -1,6 +1,6 @@
 // Image kinds: a fatbin (wrapper or container: its best PTX entry for the GPU), PTX text, or
 // anything else (a cubin: no PTX, the SASS backend's).
-#include "runtime/agent/ptx_images.h"
+#include "runtime/cuda_agent/ptx_images.h"
 
 #include <cstdio>
 #include <cstring>

@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/agent/agent_state.h"
-#include "runtime/agent/driver_api.h"
-#include "runtime/agent/idle_wait.h"
+#include "runtime/cuda_agent/agent_state.h"
+#include "runtime/cuda_agent/driver_api.h"
+#include "runtime/cuda_agent/idle_wait.h"
 
 namespace gpubt::agent {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "runtime/abi/device_abi.h"
-#include "runtime/agent/host_map_snapshot.h"
-#include "runtime/agent/host_map_writeback.h"
-#include "tests/runtime/agent/bpf_test_map.h"
+#include "runtime/cuda_agent/host_map_snapshot.h"
+#include "runtime/cuda_agent/host_map_writeback.h"
+#include "tests/runtime/cuda_agent/bpf_test_map.h"
 
 using gpubt::agent::HostMapLayout;
 using gpubt::agent::snapshot_host_map;
