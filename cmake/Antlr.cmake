@@ -23,5 +23,6 @@ target_compile_options(gpubt_antlr PRIVATE -w -fno-char8_t) # antlr 4.7.2 emits 
 file(GLOB GPUBT_PARSE_SRCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/frontend/parse/*.cpp)
 add_library(gpubt_parse STATIC ${GPUBT_PARSE_SRCS})
 target_include_directories(gpubt_parse PUBLIC ${CMAKE_SOURCE_DIR})
-# gpubt_parse and gpubt_frontend use each other (Diagnostics, attach points): a static-library cycle.
-target_link_libraries(gpubt_parse PRIVATE gpubt_antlr gpubt_frontend PUBLIC fmt::fmt)
+# The parser builds the syntax tree (gpubt_ast) and asks the builtin and function tables
+# (gpubt_stdlib) which names are calls; it needs no semantic pass.
+target_link_libraries(gpubt_parse PRIVATE gpubt_antlr PUBLIC gpubt_ast gpubt_stdlib fmt::fmt)

@@ -53,7 +53,7 @@ NUM=${ARCH#sm_}
 set -e
 cmake -S "$ROOT/runtime" -B "$WORK/agent" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$WORK/agent" -j >/dev/null
-AGENT=$WORK/agent/agent/libgpubt_agent.so
+AGENT=$WORK/agent/cuda_agent/libgpubt_agent.so
 B=$WORK/bin T=$ROOT/tests/gpu
 nvcc -O2 -arch=$ARCH "$T/vector_add.cu" -o "$B/vectorAdd" &
 nvcc -O2 -gencode arch=compute_$NUM,code=$ARCH "$T/vector_add.cu" -o "$B/vectorAdd_sass" &

@@ -29,21 +29,24 @@ constexpr std::string_view kHostOnly = "{name} is not available in gpu probes";
 constexpr std::string_view kGpuOnly = "{name} is only available in gpu probes";
 
 // Every integer builtin of bpftrace 0.17 is an unsigned int64.
-#define U64(name, id, allowed, misuse) {name, BuiltinId::id, TypeKind::Integer, 8, false, allowed, misuse}
-#define GPU_U64(name, id) U64(name, id, kGpu, kGpuOnly)
+#define U64(name, id, allowed, misuse, ...)                                                \
+  {name, BuiltinId::id, TypeKind::Integer, 8, false, allowed, misuse __VA_OPT__(, ) __VA_ARGS__}
+#define GPU_U64(name, id, ...) U64(name, id, kGpu, kGpuOnly __VA_OPT__(, ) __VA_ARGS__)
+constexpr Variation kLaunch = Variation::PerLaunch;
+constexpr Variation kTime = Variation::OverTime;
 
 constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
-    U64("pid", Pid, kAll, ""),
+    U64("pid", Pid, kAll, "", kLaunch),
     U64("tid", Tid, kAll, ""),
-    U64("nsecs", Nsecs, kAll, ""),
-    U64("uid", Uid, kHost, kHostOnly),
-    U64("gid", Gid, kHost, kHostOnly),
+    U64("nsecs", Nsecs, kAll, "", kTime),
+    U64("uid", Uid, kHost, kHostOnly, kLaunch),
+    U64("gid", Gid, kHost, kHostOnly, kLaunch),
     U64("cpu", Cpu, kHost, kHostOnly),
-    {"comm", BuiltinId::Comm, TypeKind::String, 16, false, kHost, kHostOnly},
-    U64("elapsed", Elapsed, kHost, kHostOnly),
+    {"comm", BuiltinId::Comm, TypeKind::String, 16, false, kHost, kHostOnly, kLaunch},
+    U64("elapsed", Elapsed, kHost, kHostOnly, kTime),
     U64("cgroup", Cgroup, kHost, kHostOnly),
     U64("cpid", Cpid, kHost, kHostOnly),
-    U64("rand", Rand, kHost, kHostOnly),
+    U64("rand", Rand, kHost, kHostOnly, kTime),
     U64("curtask", Curtask, kHost, kHostOnly), // the kernel's current task_struct address
     {"username", BuiltinId::Username, TypeKind::Username, 8, false, kHost, kHostOnly},
     U64("numaid", Numaid, kHost, kHostOnly),
@@ -61,7 +64,7 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     {"func", BuiltinId::Func, TypeKind::UserSym, 8, false,
      bit(Provider::Uprobe) | bit(Provider::Uretprobe) | kKernelFn | kGpu,
      "The func builtin can not be used with '{probe}' probes"},
-    {"probe", BuiltinId::Probe, TypeKind::Probe, 8, false, kAll, ""},
+    {"probe", BuiltinId::Probe, TypeKind::Probe, 8, false, kAll, "", kLaunch},
     // kUstackFrames (32) return addresses, innermost first.
     {"ustack", BuiltinId::Ustack, TypeKind::UStack, 8 * 32, false,
      bit(Provider::Uprobe) | bit(Provider::Uretprobe) | bit(Provider::Usdt) |
@@ -84,16 +87,18 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
      "The args builtin can only be used with tracepoint/kfunc/uprobeprobes ({ptype} used here)"},
     GPU_U64("tid_x", TidX), GPU_U64("tid_y", TidY), GPU_U64("tid_z", TidZ),
     GPU_U64("bid_x", BidX), GPU_U64("bid_y", BidY), GPU_U64("bid_z", BidZ),
-    GPU_U64("bdim_x", BdimX), GPU_U64("bdim_y", BdimY), GPU_U64("bdim_z", BdimZ),
-    GPU_U64("gdim_x", GdimX), GPU_U64("gdim_y", GdimY), GPU_U64("gdim_z", GdimZ),
-    GPU_U64("lane", Lane), GPU_U64("warp", Warp), GPU_U64("sm", Sm), GPU_U64("clock", Clock),
+    GPU_U64("bdim_x", BdimX, kLaunch), GPU_U64("bdim_y", BdimY, kLaunch),
+    GPU_U64("bdim_z", BdimZ, kLaunch), GPU_U64("gdim_x", GdimX, kLaunch),
+    GPU_U64("gdim_y", GdimY, kLaunch), GPU_U64("gdim_z", GdimZ, kLaunch),
+    GPU_U64("lane", Lane), GPU_U64("warp", Warp), GPU_U64("sm", Sm),
+    GPU_U64("clock", Clock, kTime),
     // The instrumented kernel's name: a constant per instrumented kernel.
-    {"kernel", BuiltinId::Kernel, TypeKind::String, 64, false, kGpu, kGpuOnly},
+    {"kernel", BuiltinId::Kernel, TypeKind::String, 64, false, kGpu, kGpuOnly, kLaunch},
     // Per launch: the first thread's entry `nsecs`; 1 in the launch's last thread to exit.
     U64("launch_start", LaunchStart, bit(Provider::GpuKretprobe),
-        "{name} is only available in gpu:kretprobe probes"),
+        "{name} is only available in gpu:kretprobe probes", kTime),
     U64("last_thread", LastThread, bit(Provider::GpuKretprobe),
-        "{name} is only available in gpu:kretprobe probes"),
+        "{name} is only available in gpu:kretprobe probes", kTime),
 });
 
 #undef GPU_U64

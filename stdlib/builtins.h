@@ -17,6 +17,14 @@ using frontend::BuiltinId;
 using ProviderMask = uint32_t;
 constexpr ProviderMask provider_bit(frontend::Provider p) { return 1u << static_cast<int>(p); }
 
+// How a builtin's value varies within one gpu launch.
+enum class Variation : uint8_t {
+  PerThread, // fixed for a thread, may differ between threads (tid_x, lane, sm, ...)
+  PerLaunch, // the same in every thread of a launch: a map key of these is launch-uniform
+  OverTime,  // may differ between a thread's entry and its exit: a gpu:kretprobe reading it
+             // cannot run at the kernel's entry instead
+};
+
 struct BuiltinInfo {
   std::string_view name; // "arg" stands for arg0..arg9
   BuiltinId id;
@@ -27,6 +35,7 @@ struct BuiltinInfo {
   // Message when used in a probe it does not allow; {name} and {probe} (bpftrace's probe
   // type name, e.g. 'BEGIN', 'uprobe') are substituted.
   std::string_view misuse;
+  Variation variation = Variation::PerThread;
 };
 
 // A builtin name as used in a script: its row and, for argN, N.

@@ -21,7 +21,7 @@ if [ -z "$GPUBT" ] || ! "$GPUBT" --version >/dev/null 2>&1; then
   echo "ptx_bench: no runnable gpubt (${GPUBT:-none}); set GPUBT or run scripts/gpu-pack.sh" >&2
   exit 1
 fi
-AGENT=${GPUBT_AGENT_PATH:-$WORK/agent/agent/libgpubt_agent.so}
+AGENT=${GPUBT_AGENT_PATH:-$WORK/agent/cuda_agent/libgpubt_agent.so}
 if [ ! -f "$AGENT" ]; then
   cmake -S "$ROOT/runtime" -B "$WORK/agent" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
     cmake --build "$WORK/agent" -j >/dev/null || exit 1

@@ -4,6 +4,7 @@
 #include "codegen/bpf/lower_bpf.h"
 
 #include <linux/bpf.h>
+#include <optional>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -27,7 +28,8 @@ constexpr const char *kSectionPrefix = "probe_";
 // A per-CPU array value is limited to PCPU_MIN_UNIT_SIZE (32 KiB).
 constexpr uint32_t kMaxScratch = 32768;
 
-abi::AttachKind attach_kind(Provider p) {
+// Null for a gpu provider, which the BPF lowering never lowers.
+std::optional<abi::AttachKind> attach_kind(Provider p) {
   switch (p) {
   case Provider::Begin: return abi::AttachKind::Begin;
   case Provider::End: return abi::AttachKind::End;
@@ -42,8 +44,11 @@ abi::AttachKind attach_kind(Provider p) {
   case Provider::Hardware: return abi::AttachKind::Hardware;
   case Provider::Watchpoint:
   case Provider::AsyncWatchpoint: return abi::AttachKind::Watchpoint;
-  default: return abi::AttachKind::Tracepoint;
+  case Provider::Tracepoint: return abi::AttachKind::Tracepoint;
+  case Provider::GpuKprobe:
+  case Provider::GpuKretprobe: return std::nullopt;
   }
+  return std::nullopt;
 }
 
 // Starts a program function in section SECTION (the symbol must not share the section's name):
@@ -239,7 +244,10 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
         uint32_t index = spec.probes.size();
         abi::ProbeSpec ps;
         ps.name = ap.name();
-        ps.kind = attach_kind(ap.provider);
+        auto kind = attach_kind(ap.provider);
+        if (!kind)
+          return make_error("BUG: " + ap.raw + " has no host attach kind");
+        ps.kind = *kind;
         ps.target = ap.target;
         ps.func = symbols[k];
         ps.hidden = k > 0 && ap.provider != Provider::Usdt;

@@ -88,6 +88,17 @@ void store_release(DevCtx &c, llvm::Value *p, llvm::Value *v);
 std::pair<llvm::Value *, llvm::Value *> compare_exchange(DevCtx &c, llvm::Value *p,
                                                          llvm::Value *expected, llvm::Value *v);
 
+// A warp's lowest lane of LANES (an i32 lane mask) acts for them all: one atomic per warp, not
+// per thread. `lane` is this thread's index in the mask, `leader` the lowest set bit's (i32);
+// elected() compares them where the caller branches, after what it computes from the two.
+struct WarpElection {
+  llvm::Value *lane;
+  llvm::Value *leader;
+  llvm::Value *elected(llvm::IRBuilder<> &b) const { return b.CreateICmpEQ(lane, leader); }
+};
+WarpElection elect_lowest_lane(DevCtx &c, llvm::Value *lanes);
+llvm::Value *active_lanes(DevCtx &c); // the warp's active lanes, an i32 mask
+
 inline DVal lower_expr(DevCtx &c, const frontend::Expr &e) { return c.lower_expr(e); }
 inline llvm::Value *truthy(DevCtx &c, DVal v) { return c.truthy(v); }
 

@@ -134,4 +134,15 @@ std::pair<llvm::Value *, llvm::Value *> compare_exchange(DevCtx &c, llvm::Value 
   return {c.b.CreateExtractValue(x, 0), c.b.CreateExtractValue(x, 1)};
 }
 
+WarpElection elect_lowest_lane(DevCtx &c, llvm::Value *lanes) {
+  auto &b = c.b;
+  auto *lane = b.CreateTrunc(c.target.mask_lane(b), b.getInt32Ty());
+  auto *leader = b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {lanes, b.getTrue()});
+  return {lane, leader};
+}
+
+llvm::Value *active_lanes(DevCtx &c) {
+  return c.b.CreateTrunc(c.target.special(c.b, Special::ActiveMask), c.b.getInt32Ty());
+}
+
 } // namespace gpubt::codegen::device

@@ -324,15 +324,14 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
 
   // Lanes with the same key (and bucket) form a group; its lowest lane updates the map once.
   // Launch-uniform keys (key_spread) are every lane's: only a bucket can tell them apart.
-  llvm::Value *mask = c.target.special(b, Special::ActiveMask);
+  llvm::Value *mask = active_lanes(c);
   llvm::Value *group = mask;
   auto match_words = dm->key_spread ? std::vector<llvm::Value *>{} : words;
   if (bucket)
     match_words.push_back(bucket);
   for (auto *w : match_words)
     group = b.CreateAnd(group, c.target.match_any(b, mask, w));
-  auto *lane = b.CreateTrunc(c.target.mask_lane(b), b.getInt32Ty());
-  auto *leader = b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {group, b.getTrue()});
+  auto warp = elect_lowest_lane(c, group);
   auto *count = b.CreateZExt(b.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, group), b.getInt64Ty());
 
   bool is_min = vt.kind == TypeKind::Min;
@@ -342,13 +341,13 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
   case TypeKind::Avg:
   case TypeKind::Stats:
     total = group_reduce(
-        c, group, v, lane, [&](auto *a, auto *x) { return b.CreateAdd(a, x); }, b.getInt64(0));
+        c, group, v, warp.lane, [&](auto *a, auto *x) { return b.CreateAdd(a, x); }, b.getInt64(0));
     break;
   case TypeKind::Min:
   case TypeKind::Max: {
     auto id = initial_word0(c, vt);
     total = group_reduce(
-        c, group, v, lane,
+        c, group, v, warp.lane,
         [&](auto *a, auto *x) {
           auto *better = vt.is_signed ? (is_min ? b.CreateICmpSLT(x, a) : b.CreateICmpSGT(x, a))
                                       : (is_min ? b.CreateICmpULT(x, a) : b.CreateICmpUGT(x, a));
@@ -363,7 +362,7 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
 
   // A prefilled (striped) map needs no claim: the SM's entry is READY from the start.
   bool unclaimed = dm->layout.prefilled;
-  when(c, b.CreateICmpEQ(lane, leader), [&] {
+  when(c, warp.elected(b), [&] {
     Slot s = unclaimed ? Slot{stripe_entry(c, *dm), b.getTrue()} : find_slot(c, *dm, words, true);
     when(c, s.found, [&] {
       auto word = [&](uint32_t i) { return value_ptr(c, *dm, s.entry, i); };

@@ -61,11 +61,10 @@ void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bi
 llvm::Value *count_exit(DevCtx &c) {
   auto &b = c.b;
   c.spec->device.features |= abi::DeviceLaunchState;
-  llvm::Value *mask = b.CreateTrunc(c.target.special(b, Special::ActiveMask), b.getInt32Ty());
-  auto *lane = b.CreateTrunc(c.target.mask_lane(b), b.getInt32Ty());
-  auto *leader = b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {mask, b.getTrue()});
+  llvm::Value *mask = active_lanes(c);
+  auto warp = elect_lowest_lane(c, mask);
   auto *n = b.CreateZExt(b.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, mask), b.getInt64Ty());
-  auto *is_leader = b.CreateICmpEQ(lane, leader);
+  auto *is_leader = warp.elected(b);
   auto *pre = b.GetInsertBlock();
   auto *add = llvm::BasicBlock::Create(c.ctx, "exit.count", c.fn);
   auto *join = llvm::BasicBlock::Create(c.ctx, "exit.counted", c.fn);
@@ -171,14 +170,11 @@ void lower_launch_start_function(DevCtx &c, const std::string &name, uint32_t pr
   lower_probe_functions(c, name, probe_bit, [&](llvm::BasicBlock *) {
     auto &b = c.b;
     c.spec->device.features |= abi::DeviceLaunchState;
-    llvm::Value *mask = b.CreateTrunc(c.target.special(b, Special::ActiveMask), b.getInt32Ty());
-    auto *lane = b.CreateTrunc(c.target.mask_lane(b), b.getInt32Ty());
-    auto *leader =
-        b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {mask, b.getTrue()});
+    auto warp = elect_lowest_lane(c, active_lanes(c));
     auto *lead = llvm::BasicBlock::Create(c.ctx, "start.lead", c.fn);
     auto *update = llvm::BasicBlock::Create(c.ctx, "start.update", c.fn);
     auto *done = llvm::BasicBlock::Create(c.ctx, "start.done", c.fn);
-    b.CreateCondBr(b.CreateICmpEQ(lane, leader), lead, done);
+    b.CreateCondBr(warp.elected(b), lead, done);
     b.SetInsertPoint(lead);
     auto *now = device_nsecs(c);
     auto *slot = b.CreateGEP(b.getInt8Ty(), c.userdata,

@@ -12,18 +12,6 @@ using frontend::StmtKind;
 
 namespace {
 
-// Builtins whose value at a thread's exit may differ from its entry's.
-bool changes_by_exit(stdlib::BuiltinId id) {
-  using B = stdlib::BuiltinId;
-  switch (id) {
-  case B::Nsecs: case B::Elapsed: case B::Clock: case B::Rand:
-  case B::LaunchStart: case B::LastThread:
-    return true;
-  default:
-    return false;
-  }
-}
-
 bool is_aggregation(const frontend::Expr &e) {
   if (e.kind != ExprKind::Call)
     return false;
@@ -51,7 +39,7 @@ bool same_result_at_entry(const frontend::Probe &probe) {
       ++map_uses;
     if (e.kind == ExprKind::Builtin) {
       const auto &id = e.as<frontend::BuiltinExpr>().id;
-      ok = ok && id && !changes_by_exit(*id);
+      ok = ok && id && stdlib::builtin_info(*id).variation != stdlib::Variation::OverTime;
     }
     if (e.kind == ExprKind::Call && !is_aggregation(e))
       ok = false;

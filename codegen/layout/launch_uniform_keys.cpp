@@ -3,6 +3,7 @@
 
 #include "codegen/layout/program_layout.h"
 #include "frontend/ast_walk.h"
+#include "stdlib/builtins.h"
 
 namespace gpubt::codegen::layout {
 
@@ -15,23 +16,7 @@ bool uniform_builtin(const BuiltinExpr &b) {
     return true; // an enum constant or a #define
   if (!b.id)
     return false;
-  switch (*b.id) {
-  case BuiltinId::Kernel:
-  case BuiltinId::Pid:
-  case BuiltinId::Comm:
-  case BuiltinId::Probe:
-  case BuiltinId::Uid:
-  case BuiltinId::Gid:
-  case BuiltinId::BdimX:
-  case BuiltinId::BdimY:
-  case BuiltinId::BdimZ:
-  case BuiltinId::GdimX:
-  case BuiltinId::GdimY:
-  case BuiltinId::GdimZ:
-    return true;
-  default:
-    return false;
-  }
+  return stdlib::builtin_info(*b.id).variation == stdlib::Variation::PerLaunch;
 }
 
 bool uniform(const Expr &e) {

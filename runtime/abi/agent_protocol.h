@@ -1,4 +1,4 @@
-// What gpubt and the in-process GPU agent (runtime/agent) exchange: a text config file the
+// What gpubt and the in-process GPU agent (runtime/cuda_agent) exchange: a text config file the
 // agent reads at start (GPUBT_AGENT_CONFIG) and a binary results file it writes at exit. Std only:
 // the agent compiles agent_protocol.cpp itself and links nothing else of gpubt.
 #pragma once

@@ -1,5 +1,5 @@
 /* The device ABI between gpubt's PTX code (codegen/device, targets/ptx) and the in-process GPU
- * agent (runtime/agent): patch functions, the per-launch context they receive, and the
+ * agent (runtime/cuda_agent): patch functions, the per-launch context they receive, and the
  * byte layouts of device maps and of the printf ring buffer. C, so CUDA code can include it. */
 #pragma once
 #include <stdint.h>

@@ -17,6 +17,10 @@
 
 namespace gpubt::abi {
 
+// A table's first bytes, which never change once init_device_map_table wrote them (capacity and
+// sizes): a rewrite of a live table (the CUDA agent's stream writes) may start past them.
+constexpr size_t kDeviceMapFixedBytes = offsetof(gpubt_device_map_header, drops);
+
 // Writes D's header (with DROPS) into IMAGE, storage_size() bytes already zeroed, and marks every
 // slot READY when D is prefilled.
 void init_device_map_table(const DeviceMapSpec &d, uint8_t *image, uint64_t drops = 0);

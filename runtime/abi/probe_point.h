@@ -1,6 +1,6 @@
 // Where in a kernel a gpu probe runs: one row per point, with its arguments. A new point is its
 // row here, its builtins (stdlib), a lowering by each DeviceTarget that supports() it, and one
-// inserter per injector (runtime/agent, runtime/vulkan). Std only.
+// inserter per injector (runtime/cuda_agent, runtime/vulkan). Std only.
 #pragma once
 #include <compare>
 #include <cstdint>

@@ -38,7 +38,7 @@ GpuRun::GpuRun(GpuRun &&o) noexcept
     : dir(std::move(o.dir)), dir_lock(std::move(o.dir_lock)), config_path(std::move(o.config_path)),
       results_path(std::move(o.results_path)), env(std::move(o.env)), events(std::move(o.events)),
       child_events(std::move(o.child_events)), config(std::move(o.config)),
-      warnings(std::move(o.warnings)), cuda_missing(std::move(o.cuda_missing)) {
+      warnings(std::move(o.warnings)), without_results(std::move(o.without_results)) {
   o.dir.clear();
 }
 
@@ -107,6 +107,23 @@ Result<GpuRun> new_run() {
   return run;
 }
 
+// An error when a probe of SPEC is at a point INJECTOR cannot insert at.
+Status unsupported_point(const Injector &injector, const abi::ProgramSpec &spec) {
+  for (const auto &p : spec.device.probes)
+    if (!injector.supports(p.point))
+      return make_error(p.name + ": " + injector.traces() + " have no " +
+                        abi::probe_point_text(p.point) + " probe point");
+  return Ok{};
+}
+
+std::string join(const std::vector<std::string> &a, const std::vector<std::string> &b) {
+  std::string s;
+  for (const auto *parts : {&a, &b})
+    for (const auto &p : *parts)
+      s += (s.empty() ? "" : ", and ") + p;
+  return s;
+}
+
 } // namespace
 
 Result<GpuRun> prepare_listing_run() {
@@ -160,28 +177,36 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   std::string tag =
       attach ? "a" + std::to_string(getpid()) + "_" + std::to_string(time(nullptr)) : "";
   InjectorSettings settings{backend, verbose, attach};
-  auto untraced = [&run](const Found &f, const std::string &why) { // gpu_results.cpp says it
-    if (std::string(f.injector->name()) == "CUDA")
-      run.cuda_missing = why;
+  // For a run without results (gpu_results.cpp): what each injector set up makes of it, then
+  // what is not traced and why.
+  std::vector<std::string> in_use, untraced;
+  auto not_traced = [&untraced](const Found &f, const std::string &why) {
+    untraced.push_back(std::string(f.injector->traces()) + " are not traced here: " + why);
   };
   for (const auto &f : found) {
     if (!f.installed) {
-      untraced(f, f.installed.error());
+      not_traced(f, f.installed.error());
       continue;
     }
     if (auto st = f.injector->apply_settings(settings, config, run.warnings); !st)
       return make_error(st.error());
-    if (auto st = f.injector->prepare(spec, run.dir, tag, config); !st) {
+    auto st = unsupported_point(*f.injector, spec);
+    if (st)
+      st = f.injector->prepare(spec, run.dir, tag, config);
+    if (!st) {
       if (usable == 1)
         return make_error(st.error());
       if (verbose)
         std::fprintf(stderr, "gpubt: %s are not traced: %s\n", f.injector->traces(),
                      st.error().c_str());
-      untraced(f, st.error());
+      not_traced(f, st.error());
       continue;
     }
     f.injector->add_environment(f.installed.value(), run.env);
+    in_use.push_back(f.injector->no_results());
   }
+  if (!untraced.empty())
+    run.without_results = "no gpu probe reported: " + join(in_use, untraced);
   config.results_path = run.results_path;
   config.verbose = verbose;
   config.host_maps = abi::host_maps_of(spec);

@@ -28,9 +28,10 @@ struct GpuRun {
   void close_child_end() { child_events.reset(); }
   abi::AgentConfig config; // as written to config_path
   std::vector<std::string> warnings; // settings an injector does not use (for the user)
-  // Why CUDA kernels are not traced in this run (no agent built, ptxas failed); empty when the
-  // agent is set up. A run without results says it rather than blame the program.
-  std::string cuda_missing;
+  // When an injector is not set up (no agent built, ptxas failed, a probe point it lacks): what
+  // a run without results tells the user, naming what is not traced and why rather than blame
+  // the program. Empty when every injector with code is set up.
+  std::string without_results;
   // The fds the child has of the BPF maps behind from_host device maps (spec map index -> fd),
   // once the session made them: the config is written again, before the child starts.
   Status set_host_map_fds(const abi::ProgramSpec &spec, const std::map<int, int> &fds);

@@ -52,9 +52,8 @@ Result<abi::AgentResults> read_all_results(const GpuRun &run) {
 
 Result<GpuOutcome> collect_gpu_results(const abi::ProgramSpec &spec, const GpuRun &run) {
   auto results = read_all_results(run);
-  if (!results && !run.cuda_missing.empty()) // a CUDA program cannot have been traced
-    return make_error("no gpu probe reported: no Vulkan program used gpubt's layer, and CUDA "
-                      "kernels are not traced here: " + run.cuda_missing);
+  if (!results && !run.without_results.empty()) // some GPU API cannot have been traced
+    return make_error(run.without_results);
   if (!results)
     return make_error(results.error());
   return gpu_outcome(spec, *results);

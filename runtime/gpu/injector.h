@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/abi/agent_protocol.h"
+#include "runtime/abi/probe_point.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
 
@@ -33,9 +34,14 @@ public:
   virtual bool has_code(const abi::ProgramSpec &spec) const = 0;
   // Whether it can attach to processes already running; else it works from a program's start.
   virtual bool can_attach() const = 0;
+  // The probe points its inserter puts probes at (both: entry and exit). A program with a probe
+  // at another one leaves what it traces untraced, said as a missing part is.
+  virtual bool supports(const abi::ProbePoint &point) const = 0;
+  // What a run in which its in-process part reported nothing may mean, for the user ("no Vulkan
+  // program used gpubt's layer").
+  virtual const char *no_results() const = 0;
   // SETTINGS as it applies them, into CONFIG: a setting it cannot honour is an error; one it
-  // does not use is a warning in WARNINGS, never ignored silently. Its probe points: both
-  // injectors insert every point the device ABI has (entry and exit).
+  // does not use is a warning in WARNINGS, never ignored silently.
   virtual Status apply_settings(const InjectorSettings &settings, abi::AgentConfig &config,
                                 std::vector<std::string> &warnings) const = 0;
   // Where its in-process part is installed, or what the user is told when it is not there.

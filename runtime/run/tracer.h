@@ -19,7 +19,7 @@
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/unique_fd.h"
 #include "runtime/bpf/session.h"
-#include "runtime/gpu/gpu_attach.h"
+#include "runtime/gpu/cuda/gpu_attach.h"
 #include "runtime/gpu/gpu_events.h"
 #include "runtime/gpu/gpu_inject.h"
 #include "runtime/output/event_printer.h"

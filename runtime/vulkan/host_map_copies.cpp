@@ -1,7 +1,7 @@
 // The layer's to_host map copies (host_map_copies.h).
 #include "runtime/vulkan/host_map_copies.h"
 
-#include "runtime/agent/host_map_writeback.h"
+#include "runtime/cuda_agent/host_map_writeback.h"
 
 namespace gpubt::runtime::vulkan {
 

@@ -1,6 +1,6 @@
 // The maps gpu probes write and host probes read (AgentConfig::host_maps, to_host), copied from
 // the probes' memory into their BPF maps, as the CUDA agent does at each synchronization
-// (runtime/agent/host_map_writeback.h): the layer does it after the program's waits and at the
+// (runtime/cuda_agent/host_map_writeback.h): the layer does it after the program's waits and at the
 // end, so host probes and END see what the shaders wrote. No Vulkan calls.
 #pragma once
 #include <cstdint>

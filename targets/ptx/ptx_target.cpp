@@ -5,6 +5,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -107,7 +108,7 @@ public:
     case Special::ActiveMask:
       return b.CreateIntrinsic(I::nvvm_activemask, {});
     }
-    return b.getInt64(0);
+    llvm::report_fatal_error("BUG: no such Special");
   }
 
   llvm::Value *match_any(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v) const override {

@@ -11,6 +11,7 @@
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Dominators.h>
+#include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -302,7 +303,7 @@ public:
     case Special::ActiveMask:
       return ballot(b, b.getTrue());
     }
-    return b.getInt64(0);
+    llvm::report_fatal_error("BUG: no such Special");
   }
   llvm::Value *warp_size(llvm::IRBuilder<> &b) const override {
     return arg(b, GPUBT_SPIRV_ARG_SUBGROUP_SIZE);

@@ -69,7 +69,7 @@ def main():
         path = os.path.join(args.source, script)
         report(re.search(rf"^    {re.escape(script)}$", text, re.M) is not None
                and os.access(path, os.X_OK), f"{script}: shown on a line of its own, executable")
-    for page in sorted(set(re.findall(r"`((?:docs|tools|runtime/agent)/[\w./-]+)`", text))):
+    for page in sorted(set(re.findall(r"`((?:docs|tools|runtime/cuda_agent)/[\w./-]+)`", text))):
         report(os.path.exists(os.path.join(args.source, page)), f"{page} exists")
 
     steps = console_blocks(text)

@@ -1,7 +1,7 @@
 // How %globaltimer relates to host CLOCK_MONOTONIC, and how far gpubt's GPU `nsecs` is from
 // it. The first mode measures the old assumption (%globaltimer counts CLOCK_REALTIME: an offset
 // of CLOCK_MONOTONIC - CLOCK_REALTIME, sampled once) and the GPU clock's drift; gpubt's agent now
-// measures the GPU clock itself (runtime/agent/gpu_clock.h).
+// measures the GPU clock itself (runtime/cuda_agent/gpu_clock.h).
 //
 // Usage: clock_align [SAMPLES=200] [DRIFT_S=30] [GAP_US=2000]
 //        clock_align --stamps K [GAP_MS=1]  K launches of stamp<<<1,1>>>, each printed as

@@ -70,6 +70,13 @@ public:
   const char *traces() const override { return "CUDA kernels"; }
   bool has_code(const abi::ProgramSpec &spec) const override { return !spec.device.ptx.empty(); }
   bool can_attach() const override { return true; }
+  // The Compute Sanitizer's block entry and exit (the agent's sanitizer_point()).
+  bool supports(const abi::ProbePoint &p) const override {
+    return p.kind == abi::ProbePointKind::Entry || p.kind == abi::ProbePointKind::Exit;
+  }
+  const char *no_results() const override {
+    return "no CUDA program made a context and exited normally with gpubt's agent";
+  }
 
   // A running process's modules are loaded already: attaching patches them (sass). -c
   // instruments each module as it loads, from its PTX where it has one (auto, ptx) or not.
@@ -127,7 +134,7 @@ Result<std::string> find_agent_library() {
                       : make_error(std::string("GPUBT_AGENT_PATH: no file ") + p);
   std::string dir = self_dir();
   for (const char *rel : {"/libgpubt_agent.so", "/../lib/gpubt/libgpubt_agent.so",
-                          "/runtime/agent/libgpubt_agent.so"})
+                          "/runtime/cuda_agent/libgpubt_agent.so"})
     if (is_file(dir + rel))
       return dir + rel;
   return make_error("gpu probes need libgpubt_agent.so (built where the CUDA Compute Sanitizer "

@@ -23,6 +23,11 @@ public:
   const char *traces() const override { return "Vulkan compute shaders"; }
   bool has_code(const abi::ProgramSpec &spec) const override { return vulkan_image(spec); }
   bool can_attach() const override { return false; }
+  // A call at the shader's entry, or before its returns (runtime/vulkan/link_probes.cpp).
+  bool supports(const abi::ProbePoint &p) const override {
+    return p.kind == abi::ProbePointKind::Entry || p.kind == abi::ProbePointKind::Exit;
+  }
+  const char *no_results() const override { return "no Vulkan program used gpubt's layer"; }
 
   // The layer instruments shaders by linking SPIR-V: --gpu-backend (CUDA's ptx or sass) does
   // not apply to it.

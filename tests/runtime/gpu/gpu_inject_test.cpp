@@ -171,6 +171,18 @@ TEST(GpuInject, NoAgentIsAUserError) {
   EXPECT_NE(run.error().find("GPUBT_AGENT_PATH"), std::string::npos);
 }
 
+// A probe at a point the injector does not insert at is refused before anything is assembled,
+// never left out silently (no lowering makes one yet: the agent would refuse it at launch).
+TEST(GpuInject, AProbePointTheInjectorLacksIsAnError) {
+  Env env;
+  auto spec = count_by_key_spec();
+  spec.device.probes[0].point = {gpubt::abi::ProbePointKind::MemoryAccess,
+                                 gpubt::abi::AccessWrite};
+  auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
+  ASSERT_FALSE(run);
+  EXPECT_EQ(run.error(), "gpu:kretprobe:k: CUDA kernels have no memory:2 probe point");
+}
+
 TEST(GpuResults, ContextsMergeAndDropsWarn) {
   if (ptxas().empty())
     GTEST_SKIP() << "no ptxas";
