@@ -751,7 +751,12 @@ void start_live_copier(Agent &a, bool attached) {
     return send_records(a, a.config.live_fd, reinterpret_cast<const uint8_t *>(record.data()),
                         record.size());
   };
-  a.live = std::make_unique<LiveCopier>(std::chrono::milliseconds(a.config.live_ms), collect, send);
+  auto report = [&a](const std::string &why) {
+    std::lock_guard<std::recursive_mutex> lock(a.mu);
+    say(a, why);
+  };
+  a.live = std::make_unique<LiveCopier>(std::chrono::milliseconds(a.config.live_ms), collect, send,
+                                        report);
 }
 
 std::unique_ptr<ClockService> make_clock_service(Agent &a) {

@@ -63,6 +63,17 @@ std::string busy_warning(const std::string &so) {
          "kernel can kill it or stop the program: " + so;
 }
 
+bool contexts_idle(Agent &a, const std::map<CUcontext, KnownContext> &contexts) {
+  auto deadline = std::chrono::steady_clock::now() + kIdleLimit;
+  for (const auto &[ctx, known] : contexts) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (!a.streams.wait_for_idle(ctx, left))
+      return false;
+  }
+  return true;
+}
+
 bool writes_host_maps(const abi::AgentConfig &config) {
   for (const auto &h : config.host_maps)
     if (h.to_host)
@@ -99,9 +110,20 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
     a.attaching = true;
     contexts = a.known_contexts;
   }
-  // The probe code is loaded now, under whatever runs; modules are patched only while the GPU is
-  // idle, by the next launch, which holds the program's launches meanwhile (a job that never
-  // lets its streams drain by itself still does then).
+  // Loading the probe code (sanitizerAddPatches) waits for running kernels, with a.mu held, so
+  // the program's launches would wait for ever behind a persistent or hung kernel (seen on the
+  // H100 in the attach suite, 2026-11-28, when this check was taken out): nothing is loaded
+  // unless the streams are idle once within the limit. A job whose streams never drain by
+  // themselves is told so and stays untraced (issue 23 note: load at the quiet point instead).
+  if (!contexts_idle(a, contexts)) {
+    {
+      std::lock_guard<std::mutex> lock(a.known_mu);
+      a.attaching = false;
+      a.deferred.clear();
+    }
+    warn(a, busy_warning("no module patched, gpu probes do not run in this session"));
+    return "process " + std::to_string(getpid()) + ": nothing patched (its GPU was busy)";
+  }
   {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
     for (const auto &[ctx, known] : contexts)

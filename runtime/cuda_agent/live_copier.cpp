@@ -6,6 +6,8 @@
 #include "runtime/cuda_agent/agent_thread.h"
 #include "runtime/cuda_agent/driver_api.h"
 
+#include <sanitizer.h>
+
 namespace gpubt::agent {
 namespace {
 
@@ -17,9 +19,10 @@ constexpr std::chrono::seconds kCopyLimit{1};
 
 } // namespace
 
-LiveCopier::LiveCopier(std::chrono::milliseconds period, Collect collect, Send send)
+LiveCopier::LiveCopier(std::chrono::milliseconds period, Collect collect, Send send,
+                       Report report)
     : period_(period), collect_(std::move(collect)), send_(std::move(send)),
-      thread_([this] { run(); }) {}
+      report_(std::move(report)), thread_([this] { run(); }) {}
 
 LiveCopier::~LiveCopier() {
   if (thread_.joinable())
@@ -66,36 +69,41 @@ bool LiveCopier::forget(CUcontext ctx, bool release) {
   return true;
 }
 
-bool LiveCopier::copy(const Source &s, Staging &st, abi::DeviceImage &image) {
+std::string LiveCopier::copy(const Source &s, Staging &st, abi::DeviceImage &image) {
   uint64_t total = 0;
   for (const auto &[address, size] : s.maps)
     total += size;
   if (!st.stream && GPUBT_DRIVER(cuStreamCreate)(&st.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
-    return st.stream = nullptr, false;
+    return st.stream = nullptr, "cuStreamCreate";
   if (st.size < total) {
     if (st.host)
       GPUBT_DRIVER(cuMemFreeHost)(st.host);
     st.host = nullptr, st.size = 0;
     if (GPUBT_DRIVER(cuMemHostAlloc)(&st.host, total, 0) != CUDA_SUCCESS)
-      return st.host = nullptr, false;
+      return st.host = nullptr, "cuMemHostAlloc";
     st.size = total;
   }
+  Sanitizer_StreamHandle stream = nullptr;
+  if (SanitizerResult r = sanitizerGetStreamHandle(s.ctx, st.stream, &stream);
+      r != SANITIZER_SUCCESS)
+    return "sanitizerGetStreamHandle (error " + std::to_string(int(r)) + ")";
   auto *host = static_cast<uint8_t *>(st.host);
   uint64_t offset = 0;
-  for (const auto &[address, size] : s.maps) {
-    if (GPUBT_DRIVER(cuMemcpyDtoHAsync)(host + offset, address, size, st.stream) != CUDA_SUCCESS)
-      return false;
+  for (const auto &[address, size] : s.maps) { // each returns once its copy is done
+    if (SanitizerResult r = sanitizerMemcpyDeviceToHost(host + offset,
+                                                        reinterpret_cast<void *>(address), size,
+                                                        stream);
+        r != SANITIZER_SUCCESS)
+      return "sanitizerMemcpyDeviceToHost (error " + std::to_string(int(r)) + ")";
     offset += size;
   }
-  if (GPUBT_DRIVER(cuStreamSynchronize)(st.stream) != CUDA_SUCCESS)
-    return false;
   image.device = s.device;
   offset = 0;
   for (const auto &[address, size] : s.maps) {
     image.maps.emplace_back(host + offset, host + offset + size);
     offset += size;
   }
-  return true;
+  return "";
 }
 
 void LiveCopier::run() {
@@ -118,16 +126,20 @@ void LiveCopier::run() {
       if (!wanted)
         continue;
       abi::DeviceImage image;
-      bool copied = GPUBT_DRIVER(cuCtxPushCurrent)(s.ctx) == CUDA_SUCCESS;
-      if (copied) {
-        copied = copy(s, *st, image);
+      std::string failed = "cuCtxPushCurrent";
+      if (GPUBT_DRIVER(cuCtxPushCurrent)(s.ctx) == CUDA_SUCCESS) {
+        failed = copy(s, *st, image);
         CUcontext popped;
         GPUBT_DRIVER(cuCtxPopCurrent)(&popped);
       }
+      bool copied = failed.empty();
       lock.lock();
       busy_ = nullptr;
       cv_.notify_all();
       lock.unlock();
+      if (!copied && !std::exchange(reported_, true)) // not busy: report may take the agent's lock
+        report_("copying the GPU's maps while the program runs failed (" + failed +
+                "): they show when it ends");
       if (copied)
         round.images.push_back(std::move(image));
     }

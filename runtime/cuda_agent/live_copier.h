@@ -1,8 +1,9 @@
 // GPU maps sent to gpubt while the program runs (issue 26; the record: runtime/abi/live_maps.h).
 // A thread of its own copies every traced context's maps each period on a non-blocking stream of
 // its own into pinned memory: it never waits for the program's streams (a running or hung kernel
-// included), makes no Compute Sanitizer call (the program's launch callbacks wait for those) and
-// holds none of the agent's locks while it copies. Values are as the kernels left them at the
+// included) and holds none of the agent's locks while it copies. The copy is the Compute
+// Sanitizer's (the maps are its allocations, which the driver's own copies refuse: seen on the
+// H100); a program's launch callback in progress can delay it, never the other way round. Values are as the kernels left them at the
 // copy: counters only grow between copies; the exact values come with the final results.
 #pragma once
 #include <chrono>
@@ -36,7 +37,9 @@ public:
   // one record's bytes for gpubt; false when gpubt is gone (the copier stops).
   using Collect = std::function<std::vector<Source>(LiveCopier &copier, abi::AgentResults &finished)>;
   using Send = std::function<bool(const std::string &record)>;
-  LiveCopier(std::chrono::milliseconds period, Collect collect, Send send);
+  // REPORT: why copies fail, once (the copier goes on trying).
+  using Report = std::function<void(const std::string &why)>;
+  LiveCopier(std::chrono::milliseconds period, Collect collect, Send send, Report report);
   ~LiveCopier(); // joins the thread: call stop() first
   // Stops the thread, waiting up to a second; false if it is stuck in the driver, and then the
   // copier must be left alive (stop_copier does both).
@@ -59,10 +62,13 @@ private:
     uint64_t size = 0;
   };
   void run();
-  bool copy(const Source &s, Staging &st, abi::DeviceImage &image); // the context current
+  // The context current; error: which call failed.
+  std::string copy(const Source &s, Staging &st, abi::DeviceImage &image);
   std::chrono::milliseconds period_;
   Collect collect_;
   Send send_;
+  Report report_;
+  bool reported_ = false;
   std::mutex mu_;
   std::condition_variable cv_;
   std::set<CUcontext> copyable_; // this round's, less those forgotten
