@@ -734,6 +734,8 @@ void on_clock(Agent &a, CUcontext ctx, const ClockModel *model, const std::strin
 void start_live_copier(Agent &a, bool attached) {
   if (!a.config.live_ms || (!attached && a.config.live_fd < 0))
     return;
+  if (a.live) // an earlier session's, stuck in a copy: left to the process's end
+    (void)a.live.release();
   auto collect = [&a](LiveCopier &copier, abi::AgentResults &finished) {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
     std::vector<LiveCopier::Source> sources;

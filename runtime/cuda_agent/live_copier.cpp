@@ -37,9 +37,10 @@ bool LiveCopier::stop() {
 }
 
 void stop_copier(std::unique_ptr<LiveCopier> &copier) {
-  if (copier && !copier->stop())
-    (void)copier.release(); // its thread still uses it: it ends (or not) with the process
-  copier.reset();
+  if (copier && copier->stop())
+    copier.reset();
+  // Else its thread is stuck in a copy: the copier stays, so that forget() still keeps the
+  // memory it copies from.
 }
 
 bool LiveCopier::on_copier_thread() { return g_on_copier_thread; }

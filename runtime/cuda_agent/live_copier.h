@@ -78,7 +78,8 @@ private:
   std::thread thread_;
 };
 
-// Stops COPIER (none: nothing) and frees it, or leaves it allocated if its thread is stuck.
+// Stops COPIER (none: nothing) and frees it, or leaves it in place, stopped, if its thread is
+// stuck in a copy (a kernel that runs on: the Compute Sanitizer's copy waits for it on the H100).
 void stop_copier(std::unique_ptr<LiveCopier> &copier);
 
 } // namespace gpubt::agent

@@ -120,7 +120,9 @@ GpuRunSummary Tracer::finish_gpu() {
     GpuRunSummary summary = apply_gpu_outcome(outcome);
     // A detach under a running kernel reads no maps (retired): the last live ones print.
     std::lock_guard<std::mutex> lock(maps_mu_);
-    if (results.images.empty() && !live_maps_.empty()) {
+    bool no_maps = std::all_of(results.images.begin(), results.images.end(),
+                               [](const abi::DeviceImage &img) { return img.maps.empty(); });
+    if (no_maps && !live_maps_.empty()) {
       device_final_ = false;
       err_ << kLiveMapsPrinted;
     }
