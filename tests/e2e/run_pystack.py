@@ -74,7 +74,7 @@ def version(python):
 
 @case
 def pystack_matches_traceback(ctx):
-    found = [p for p in pythons() if version(p) >= (3, 11)]
+    found = [p for p in pythons() if version(p) >= (3, 10)]
     if not found:
         return "SKIP"
     for python in found:
@@ -86,7 +86,7 @@ def pystack_module_frames_named_after_the_module_ran(ctx):
     """Map keys only, nothing printed live: the first time gpubt names the frames is at the end,
     after CPython freed the main module's code object (it does as soon as the module has run).
     The <module> frames must still print as file:line <module>, never as ??."""
-    found = [p for p in pythons() if version(p) >= (3, 11)]
+    found = [p for p in pythons() if version(p) >= (3, 10)]
     if not found:
         return "SKIP"
     for python in found:
@@ -122,7 +122,7 @@ def pystack_limit_and_ustack_py_mode(ctx):
     the Python ones in place of the eval loop's, after them here: CPython and libffi are built
     without frame pointers, so the kernel's unwinding stops in ctypes (the splice itself:
     runtime_tests PythonFrames)."""
-    found = [p for p in pythons() if version(p) >= (3, 11)]
+    found = [p for p in pythons() if version(p) >= (3, 10)]
     if not found:
         return "SKIP"
     prog = ("uprobe:LIB:gpubt_py_mark { printf(\"mark %d%s\\n\", arg0, ustack(py)); "
@@ -146,7 +146,7 @@ def pystack_limit_and_ustack_py_mode(ctx):
 def pystack_in_json_and_timeline_spans(ctx):
     """-f json carries a pystack as its text; --timeline gives a probed function's span the
     Python stack of its caller when its entry probe takes pystack."""
-    found = [p for p in pythons() if version(p) >= (3, 11)]
+    found = [p for p in pythons() if version(p) >= (3, 10)]
     if not found:
         return "SKIP"
     python = found[0]
@@ -178,7 +178,7 @@ def gpu_suite_attribution_judge(ctx):
     every CPython here, and the judge fails when a frame's line is off by one."""
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "gpu"))
     import pystack_attribution as pa
-    found = [p for p in pythons() if version(p) >= (3, 11)]
+    found = [p for p in pythons() if version(p) >= (3, 10)]
     if not found:
         return "SKIP"
     lib = os.path.abspath(os.path.join(ctx.programs, "libpymark.so"))
@@ -194,21 +194,21 @@ def gpu_suite_attribution_judge(ctx):
 
 @case
 def pystack_older_python_warns(ctx):
-    """A real CPython older than 3.11 (pyenv's, where installed): the warning, no frames."""
-    old = [p for p in pythons() if version(p) < (3, 11)]
+    """A real CPython older than 3.10 (pyenv's, where installed): the warning, no frames."""
+    old = [p for p in pythons() if version(p) < (3, 10)]
     if not old:
         return "SKIP"
     for python in old:
         r, _ = run_calls(ctx, python, "uprobe:LIB:gpubt_py_mark { @[pystack] = count(); }",
                          warnings=True)
         warnings = [l for l in r.stderr.splitlines() if l.startswith("WARNING: pystack:")]
-        assert len(warnings) == 1 and "pystack reads 3.11 to 3.13" in warnings[0], r.stderr
+        assert len(warnings) == 1 and "pystack reads 3.10 to 3.13" in warnings[0], r.stderr
         assert "@[\n]: 9" in r.stdout, r.stdout
 
 
 @case
 def pystack_unreadable_interpreter_warns_once(ctx):
-    fake = os.path.join(ctx.programs, "python3.10-fake")
+    fake = os.path.join(ctx.programs, "python3.9-fake")
     prog = ("uprobe:" + os.path.join(ctx.programs, "libpymark.so") +
             ":gpubt_py_mark { printf(\"py[%s] native%s\\n\", pystack, ustack); "
             "@[pystack] = count(); }")
@@ -216,7 +216,7 @@ def pystack_unreadable_interpreter_warns_once(ctx):
                        errors="replace", stdin=subprocess.DEVNULL, timeout=60)
     assert r.returncode == 0, (r.returncode, r.stderr)
     warnings = [l for l in r.stderr.splitlines() if l.startswith("WARNING: pystack:")]
-    assert warnings == [f"WARNING: pystack: {os.path.realpath(fake)} is CPython 3.10: pystack reads 3.11 to 3.13; "
+    assert warnings == [f"WARNING: pystack: {os.path.realpath(fake)} is CPython 3.9: pystack reads 3.10 to 3.13; "
                         "Python frames are left out"], r.stderr
     assert "py[\n] native\n" in r.stdout, r.stdout  # an empty Python stack
     native = stacks(r.stdout.replace("py[\n] native", "native 0"), r"^native (\d+)$")[0]
