@@ -182,8 +182,10 @@ void Session::at_python_stop(EventHandler &handler) {
   if (spec_.python_procs_map < 0 || !child_ || python_poll_ || process_state(target_pid()) != 'T')
     return;
   if (!python_registered_) {
+    // Tried once: an error is warned about once. A stop before the interpreter is mapped (the
+    // load watch's first, at the program's start) tries again at the next.
     auto st = register_python(maps_[spec_.python_procs_map].get(), target_pid());
-    python_registered_ = true; // tried once: an error is warned about once
+    python_registered_ = st || !python_absent(st.error());
     if (!st)
       warn_python(st.error());
   }

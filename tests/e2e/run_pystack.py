@@ -192,6 +192,119 @@ def gpu_suite_attribution_judge(ctx):
     assert not pa.judge(out.replace("a.py:5 f", "a.py:6 f"))[0]
 
 
+def stack_maps(text):
+    """{map name: {(key fields before the stack, (frame lines)): value}} of the maps printed
+    with a pystack as the last part of their key: '@name[a, b, \n    frame\n]: N'."""
+    out = {}
+    for m in re.finditer(r"^@(\w+)\[(.*?)\n((?:    .*\n)*)\]: (-?\d+)$", text, re.M):
+        fields = tuple(f for f in m.group(2).split(", ") if f)
+        frames = tuple(line[4:] for line in m.group(3).splitlines())
+        out.setdefault(m.group(1), {})[(fields, frames)] = int(m.group(4))
+    return out
+
+
+def run_allocs(ctx, python, tool, cudart):
+    """TOOL (a tools/ file) over pystack/allocs.py under PYTHON with CUDART through ctypes and
+    the stand-in libc10_cuda.so: (stack_maps of its output, {kind: Counter of truth stacks})."""
+    from collections import Counter
+    c10 = os.path.join(ctx.programs, "fake-torch", "libc10_cuda.so")
+    with tempfile.TemporaryDirectory() as tmp:
+        truth = os.path.join(tmp, "truth.json")
+        cmd = f"{python} {os.path.join(HERE, 'pystack', 'allocs.py')} {cudart} {c10} {truth}"
+        tool = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools", tool)
+        r = subprocess.run([ctx.gpubt, "-c", cmd, tool], capture_output=True, text=True,
+                           errors="replace", stdin=subprocess.DEVNULL, timeout=60)
+        assert r.returncode == 0, (r.returncode, r.stderr)
+        assert "WARNING" not in r.stderr, r.stderr
+        with open(truth, encoding="utf-8") as f:
+            calls = json.load(f)
+    want = {kind: Counter(tuple(f"{fn}:{line} {name}" for fn, line, name in reversed(stack))
+                          for stack in stacks) for kind, stacks in calls.items()}
+    return stack_maps(r.stdout), want
+
+
+def by_stack(entries):
+    return {frames: value for (_, frames), value in entries.items()}
+
+
+@case
+def pymemleak_by_python_line(ctx):
+    """tools/pymemleak.bt: what is still allocated at exit, by the Python line that allocated
+    it, against allocs.py's own traceback: two cudaMalloc'ed MiB kept by load_weights() (the
+    three workspace() buffers freed), one 1000-byte tensor kept by each forward() call (its
+    temporaries freed), through a stand-in libcudart and libc10_cuda.so loaded by ctypes after
+    the start (the probes wait for the load)."""
+    found = [p for p in pythons() if version(p) >= (3, 10)]
+    lib = os.path.join(ctx.programs, "fake-cudart", "libcudart.so.13")
+    if not found or not os.path.exists(lib):
+        return "SKIP"
+    for python in found:
+        maps, want = run_allocs(ctx, python, "pymemleak.bt", lib)
+        kept = {stack: n << 20 for stack, n in want["kept_malloc"].items()}
+        assert by_stack(maps.get("live_bytes", {})) == kept, (python, maps, want)
+        assert by_stack(maps.get("live_allocs", {})) == dict(want["kept_malloc"]), (python, maps)
+        tensors = dict(want["kept_tensor"])
+        assert len(tensors) == 2, want  # forward() called from two lines
+        assert by_stack(maps.get("tensors", {})) == tensors, (python, maps, want)
+        assert by_stack(maps.get("tensor_bytes", {})) == {s: 1000 for s in tensors}, (python, maps)
+        assert "failed" not in maps, maps
+
+
+@case
+def pymemleak_failed_allocations_by_python_line(ctx):
+    """The real libcudart without a GPU: every cudaMalloc fails, counted by call, error, size and
+    Python stack; nothing is live."""
+    found = [p for p in pythons() if version(p) >= (3, 10)]
+    real = sorted(glob.glob("/usr/local/cuda/lib64/libcudart.so.*"))
+    if not found or not real:
+        return "SKIP"
+    maps, want = run_allocs(ctx, found[0], "pymemleak.bt", real[0])
+    prefix = ("uretprobe:cudart:cudaMalloc", "cudaErrorInsufficientDriver")
+    failed = {(prefix + ("1048576",), s): n for s, n in want["kept_malloc"].items()}
+    failed.update({(prefix + ("4194304",), s): n for s, n in want["churn_malloc"].items()})
+    assert maps.get("failed") == failed, (maps, want)
+    assert "live_bytes" not in maps, maps
+
+
+@case
+def pyallocchurn_by_python_line(ctx):
+    """tools/pyallocchurn.bt: alloc/free pairs by the allocating Python line: workspace()'s three
+    4 MiB cudaMalloc/cudaFree, forward()'s four 4096-byte temporaries per call; the kept
+    allocations are no pairs."""
+    found = [p for p in pythons() if version(p) >= (3, 10)]
+    lib = os.path.join(ctx.programs, "fake-cudart", "libcudart.so.13")
+    if not found or not os.path.exists(lib):
+        return "SKIP"
+    maps, want = run_allocs(ctx, found[0], "pyallocchurn.bt", lib)
+    assert by_stack(maps.get("pairs", {})) == dict(want["churn_malloc"]), (maps, want)
+    assert by_stack(maps.get("pair_bytes", {})) == {
+        s: n * (4 << 20) for s, n in want["churn_malloc"].items()}, maps
+    assert by_stack(maps.get("tensor_pairs", {})) == dict(want["churn_tensor"]), (maps, want)
+    assert by_stack(maps.get("tensor_pair_bytes", {})) == {
+        s: n * 4096 for s, n in want["churn_tensor"].items()}, maps
+
+
+@case
+def gpu_suite_allocs_judge(ctx):
+    """tests/gpu/pystack_allocs.py's non-GPU half: its PyTorch script in --fake mode (the stand-in
+    libcudart and libc10_cuda.so at the lines torch's allocations take on the GPU) passes its
+    judge, and the judge fails when a frame's line is off by one."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "gpu"))
+    import pystack_allocs as pa
+    found = [p for p in pythons() if version(p) >= (3, 10)]
+    fake = [os.path.abspath(os.path.join(ctx.programs, *p))
+            for p in (("fake-cudart", "libcudart.so.13"), ("fake-torch", "libc10_cuda.so"))]
+    if not found or not all(os.path.exists(p) for p in fake):
+        return "SKIP"
+    ok, detail = pa.run(ctx.gpubt, found[0], fake=fake, timeout=60)
+    assert ok, detail
+    truth = ('truth {"kept_tensor": [[["a.py", 9, "<module>"], ["a.py", 5, "load"]]], '
+             '"churn_tensor": [], "kept_malloc": []}\n')
+    leak = "@tensors[\n    a.py:5 load\n    a.py:9 <module>\n]: 1\n" + truth
+    assert pa.judge(leak, truth)[0], pa.judge(leak, truth)
+    assert not pa.judge(leak.replace("a.py:5 load", "a.py:6 load"), truth)[0]
+
+
 @case
 def pystack_older_python_warns(ctx):
     """A real CPython older than 3.10 (pyenv's, where installed): the warning, no frames."""
