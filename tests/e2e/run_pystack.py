@@ -284,25 +284,86 @@ def pyallocchurn_by_python_line(ctx):
         s: n * 4096 for s, n in want["churn_tensor"].items()}, maps
 
 
+def run_launches(ctx, python, cudart, cuda):
+    """tools/pylaunches.bt over pystack/launches.py: (stack_maps of its output, {(kernel,
+    stack): launches} from the program's traceback)."""
+    from collections import Counter
+    pymark = os.path.join(ctx.programs, "libpymark.so")
+    with tempfile.TemporaryDirectory() as tmp:
+        truth = os.path.join(tmp, "truth.json")
+        cmd = (f"{python} {os.path.join(HERE, 'pystack', 'launches.py')} {cudart} {cuda} "
+               f"{pymark} {truth}")
+        tool = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools", "pylaunches.bt")
+        r = subprocess.run([ctx.gpubt, "-c", cmd, tool], capture_output=True, text=True,
+                           errors="replace", stdin=subprocess.DEVNULL, timeout=60)
+        assert r.returncode == 0, (r.returncode, r.stderr)
+        warnings = [l for l in r.stderr.splitlines() if "WARNING" in l]
+        if cuda == "none":  # what pylaunches says of a program that never loads the driver
+            warnings.remove("WARNING: cuda: the traced program never loaded libcuda.so; "
+                            "probes on it did not fire")
+        assert not warnings, r.stderr
+        with open(truth, encoding="utf-8") as f:
+            calls = json.load(f)
+    want = Counter(((kernel,), tuple(f"{fn}:{line} {name}" for fn, line, name in reversed(s)))
+                   for kernel, stacks in calls.items() for s in stacks)
+    return stack_maps(r.stdout), dict(want)
+
+
 @case
-def gpu_suite_allocs_judge(ctx):
-    """tests/gpu/pystack_allocs.py's non-GPU half: its PyTorch script in --fake mode (the stand-in
-    libcudart and libc10_cuda.so at the lines torch's allocations take on the GPU) passes its
-    judge, and the judge fails when a frame's line is off by one."""
+def pylaunches_by_python_line(ctx):
+    """tools/pylaunches.bt: launches by kernel and Python stack against launches.py's traceback:
+    cudaLaunchKernel (a stand-in libcudart; kname() of the host stub) three times a step from
+    layer(), cuLaunchKernel (a stand-in libcuda; kname() of a CUfunction looked up by name) once
+    from loss(), over two steps called from two lines; each with the time spent in it."""
+    found = [p for p in pythons() if version(p) >= (3, 10)]
+    libs = [os.path.join(ctx.programs, *p)
+            for p in (("fake-cudart", "libcudart.so.13"), ("fake-cuda", "libcuda.so.1"))]
+    if not found or not all(os.path.exists(p) for p in libs):
+        return "SKIP"
+    for python in sorted({found[0], found[-1]}):  # pystack itself: the cases above
+        maps, want = run_launches(ctx, python, *libs)
+        assert len(want) == 4 and sum(want.values()) == 8, want
+        assert maps.get("launches") == want, (python, maps, want)
+        ns = maps.get("launch_ns", {})
+        assert ns.keys() == want.keys() and all(v > 0 for v in ns.values()), (python, ns)
+
+
+@case
+def pylaunches_real_libcudart_without_a_gpu(ctx):
+    """The real libcudart, no GPU: every cudaLaunchKernel fails, and is counted at its line."""
+    found = [p for p in pythons() if version(p) >= (3, 10)]
+    real = sorted(glob.glob("/usr/local/cuda/lib64/libcudart.so.*"))
+    if not found or not real:
+        return "SKIP"
+    maps, want = run_launches(ctx, found[0], real[0], "none")
+    assert sum(want.values()) == 6, want
+    assert maps.get("launches") == want, (maps, want)
+
+
+@case
+def gpu_suite_tools_judge(ctx):
+    """tests/gpu/pystack_tools.py's non-GPU half: its PyTorch script in --fake mode (the stand-in
+    libcudart and libc10_cuda.so at the lines torch's allocations and launches take on the GPU)
+    passes its judge, and the judge fails when a frame's line is off."""
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "gpu"))
-    import pystack_allocs as pa
+    import pystack_tools as pt
     found = [p for p in pythons() if version(p) >= (3, 10)]
     fake = [os.path.abspath(os.path.join(ctx.programs, *p))
             for p in (("fake-cudart", "libcudart.so.13"), ("fake-torch", "libc10_cuda.so"))]
     if not found or not all(os.path.exists(p) for p in fake):
         return "SKIP"
-    ok, detail = pa.run(ctx.gpubt, found[0], fake=fake, timeout=60)
+    ok, detail = pt.run(ctx.gpubt, found[0], fake=fake, timeout=60)
     assert ok, detail
     truth = ('truth {"kept_tensor": [[["a.py", 9, "<module>"], ["a.py", 5, "load"]]], '
-             '"churn_tensor": [], "kept_malloc": []}\n')
-    leak = "@tensors[\n    a.py:5 load\n    a.py:9 <module>\n]: 1\n" + truth
-    assert pa.judge(leak, truth)[0], pa.judge(leak, truth)
-    assert not pa.judge(leak.replace("a.py:5 load", "a.py:6 load"), truth)[0]
+             '"churn_tensor": [], "kept_malloc": [], '
+             '"launch": [[["a.py", 9, "<module>"], ["a.py", 7, "layer"]]]}\n')
+    outs = {"pymemleak.bt": "@tensors[\n    a.py:5 load\n    a.py:9 <module>\n]: 1\n" + truth,
+            "pyallocchurn.bt": truth,
+            "pylaunches.bt": "@launches[k, \n    a.py:7 layer\n    a.py:9 <module>\n]: 1\n" + truth}
+    assert pt.judge(outs)[0], pt.judge(outs)
+    for tool, frame in (("pymemleak.bt", "a.py:5 load"), ("pylaunches.bt", "a.py:7 layer")):
+        off = dict(outs, **{tool: outs[tool].replace(frame, frame.replace(":", ":1"))})
+        assert not pt.judge(off)[0], tool
 
 
 @case

@@ -1,9 +1,9 @@
-"""PyTorch allocations at known lines, for the ML suite's Python allocation tools case (issue
-30): tensors kept and tensors made and dropped through the CUDA caching allocator, and a
-cudaMalloc forced by empty_cache(). Before each, on the same line, it records what its own
-traceback module says the stack is; it prints that truth as one line at the end:
-'truth {"kept_tensor": [[[file, line, function], ...] outermost first, ...], ...}'.
-usage: pystack_allocs_step.py [--fake LIBCUDART LIBC10]
+"""PyTorch allocations and launches at known lines, for the ML suite's Python tools case (issue
+30): tensors kept and tensors made and dropped through the CUDA caching allocator, a cudaMalloc
+forced by empty_cache(), and elementwise kernels launched. Before each, on the same line, it
+records what its own traceback module says the stack is; it prints that truth as one line at the
+end: 'truth {"kept_tensor": [[[file, line, function], ...] outermost first, ...], ...}'.
+usage: pystack_tools_step.py [--fake LIBCUDART LIBC10]
 --fake: no torch, no GPU: the same lines call a stand-in libcudart and libc10_cuda.so through
 ctypes (tests/programs: fake-cudart/libcudart.so.13, fake-torch/libc10_cuda.so), so that the
 case's judge is tested on a machine without a GPU."""
@@ -15,7 +15,7 @@ import traceback
 ap = argparse.ArgumentParser()
 ap.add_argument('--fake', nargs=2)
 a = ap.parse_args()
-truth = {'kept_tensor': [], 'churn_tensor': [], 'kept_malloc': []}
+truth = {'kept_tensor': [], 'churn_tensor': [], 'kept_malloc': [], 'launch': []}
 MALLOC_BYTES = 256 << 20
 
 
@@ -30,6 +30,11 @@ if a.fake:
     c10.fake_torch_empty.argtypes = [ctypes.c_size_t]
     c10.fake_torch_free.argtypes = [ctypes.c_void_p]
     cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+    class Dim3(ctypes.Structure):
+        _fields_ = [('x', ctypes.c_uint), ('y', ctypes.c_uint), ('z', ctypes.c_uint)]
+    cudart.cudaLaunchKernel.argtypes = [ctypes.c_void_p, Dim3, Dim3, ctypes.c_void_p,
+                                        ctypes.c_size_t, ctypes.c_void_p]
+    stub = ctypes.cast(c10.fake_torch_free, ctypes.c_void_p)  # a host stub's stand-in
 
     class Tensor:  # its storage freed when it dies, as a torch tensor's
         def __init__(self, n):
@@ -45,6 +50,10 @@ if a.fake:
         p = ctypes.c_void_p()
         cudart.cudaMalloc(ctypes.byref(p), MALLOC_BYTES)
         return Tensor(MALLOC_BYTES)
+
+    def add_one(x):  # one kernel launch
+        cudart.cudaLaunchKernel(stub, Dim3(4, 1, 1), Dim3(256, 1, 1), None, 0, None)
+        return x
 else:
     import torch
 
@@ -54,6 +63,9 @@ else:
     def new_block():
         torch.cuda.empty_cache()  # so the next allocation is a new cudaMalloc
         return torch.empty(MALLOC_BYTES, dtype=torch.uint8, device='cuda')
+
+    def add_one(x):  # one elementwise kernel, launched with cudaLaunchKernel
+        return x + 1
 
 
 def load(kept):
@@ -67,9 +79,16 @@ def step():
         del t
 
 
+def layer(x):
+    for _ in range(4):
+        seen('launch'); x = add_one(x)
+    return x
+
+
 kept = []
 load(kept)
 step()
+kept.append(layer(kept[0]))
 seen('kept_malloc'); kept.append(new_block())
 # A reference never dropped, as a leak holds one: the interpreter's exit does not free them.
 ctypes.pythonapi.Py_IncRef(ctypes.py_object(kept))
