@@ -61,7 +61,7 @@ struct PythonProcess {
   uint32_t pthread_tid = kPyNoOffset;
   uint32_t frame_bytes = kPyFrameBytes; // a frame's bytes read (kPyMaxFrameBytes at most)
   uint32_t frame_instr_size = 8;        // bytes of frame_instr (3.10's f_lasti: an int, 4)
-  uint32_t reserved = 0;
+  uint32_t interpreter_next = 0;        // PyInterpreterState.next (the interpreter before it)
 };
 static_assert(sizeof(PythonProcess) == 72);
 

@@ -81,10 +81,20 @@ std::optional<std::string> read_str(int pid, uint64_t obj, const PythonObjectLay
   return out;
 }
 
+// Whether the object at OBJ is alive: a freed one's first word (ob_refcnt) holds pymalloc's free
+// list link (an address, or 0 at the list's end). Counts of immortal objects (3.12+: 2^32 - 1
+// and near it) are below the bound too.
+bool alive(int pid, uint64_t obj) {
+  auto refcnt = read_as<uint64_t>(pid, obj);
+  return refcnt && *refcnt > 0 && *refcnt < (uint64_t(1) << 40);
+}
+
 std::optional<CodeInfo> read_code(int pid, uint64_t code, const PythonInterpreter &py) {
   const auto &l = py.objects;
   auto type = read_as<uint64_t>(pid, code + l.object_type);
-  if (!type || *type != py.code_type)
+  // A freed code object can still look like one (its type word intact) while its strings are
+  // reused: named so, it would print another object's text.
+  if (!type || *type != py.code_type || !alive(pid, code))
     return std::nullopt;
   auto filename = read_as<uint64_t>(pid, code + l.code_filename);
   auto name = read_as<uint64_t>(pid, code + l.code_name);

@@ -128,6 +128,7 @@ Result<PythonInterpreter> layout_from_debug_offsets(const uint64_t *w, size_t n,
   p.process = {0,          u32(5),      u32(9),         u32(ts + 2), u32(ts + 6),
                kPyNoOffset, u32(ts + 4), u32(fr + 2),   u32(fr + 1), u32(fr + 3),
                u32(fr + 5), 3,          u32(fr + 5)};
+  p.process.interpreter_next = u32(8);
   p.objects.code_filename = u32(code + 1);
   p.objects.code_name = u32(code + 2);
   p.objects.code_linetable = u32(code + 4);

@@ -192,6 +192,47 @@ def gpu_suite_attribution_judge(ctx):
     assert not pa.judge(out.replace("a.py:5 f", "a.py:6 f"))[0]
 
 
+@case
+def pystack_with_p_names_what_ran_before_the_process_ended(ctx):
+    """-p, a process that ends before the maps print: its main module's code object (freed once
+    the module has run) is read when gpubt attaches, and the functions' when the interpreter
+    finalizes (gpubt holds it there), so both print as traceback says; a function freed while
+    the process ran prints as ?? (its code object's memory, read late, would name another
+    object: a freed object's reference count is pymalloc's free list link, and is refused)."""
+    found = [p for p in pythons() if version(p) >= (3, 10)]
+    if not found:
+        return "SKIP"
+    lib = os.path.join(ctx.programs, "libpymark.so")
+    prog = f"uprobe:{lib}:gpubt_py_mark {{ @[arg0, pystack] = count(); }}"
+    for python in found:
+        with tempfile.TemporaryDirectory() as tmp:
+            go, truth = os.path.join(tmp, "go"), os.path.join(tmp, "truth.json")
+            target = subprocess.Popen([python, os.path.join(HERE, "pystack", "freed.py"), lib, go,
+                                       truth], stdin=subprocess.DEVNULL)
+            tracer = subprocess.Popen([ctx.gpubt, "-p", str(target.pid), "-e", prog],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                      errors="replace", stdin=subprocess.DEVNULL)
+            try:
+                first = tracer.stdout.readline()  # printed once attached
+                assert first.startswith("Attaching"), first
+                open(go, "w").close()
+                assert target.wait(timeout=60) == 0
+                out, err = tracer.communicate(timeout=60)
+            finally:
+                for p in (target, tracer):
+                    if p.poll() is None:
+                        p.kill()
+                        p.wait()
+            assert tracer.returncode == 0, (tracer.returncode, err)
+            assert "WARNING" not in err, err
+            want = expected_stacks(truth)
+        keys = stacks(out, r"^@\[(\d+), $")
+        assert keys.get(2) == want[2], f"{python} kept():\n{keys.get(2)}\nwant\n{want[2]}"
+        got = keys.get(1, [])
+        assert len(got) == 2 and re.fullmatch(r"\?\? \(code object 0x[0-9a-f]+\)", got[0]) \
+            and got[1] == want[1][1], f"{python} gone():\n{got}\nwant ??, then\n{want[1][1]}"
+
+
 def stack_maps(text):
     """{map name: {(key fields before the stack, (frame lines)): value}} of the maps printed
     with a pystack as the last part of their key: '@name[a, b, \n    frame\n]: N'."""
