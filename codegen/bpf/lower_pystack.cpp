@@ -1,7 +1,8 @@
 // pystack in BPF (see lower_pystack.h). The walk, as CPython's own debuggers do it: _PyRuntime ->
 // the first interpreter -> its thread states, the one whose native_thread_id is this thread (the
 // GIL's holder is not enough: ctypes and PyTorch release it around native calls) -> its current
-// _PyInterpreterFrame -> previous ..., skipping the C-stack shim frames of 3.12+. Loops are
+// _PyInterpreterFrame -> previous ..., skipping the C-stack shim frames of 3.12+ (3.10: its
+// PyFrameObject -> f_back ..., the thread found through its pthread_t). Loops are
 // bounded for the verifier; a read that faults reads as 0 and ends the walk.
 #include "codegen/bpf/lower_pystack.h"
 
@@ -21,7 +22,7 @@ using namespace frontend;
 namespace {
 
 constexpr uint32_t kMaxThreads = 64;    // thread states searched for this thread's
-constexpr uint32_t kFrameSlot = 136;    // kPyFrameBytes read into a slot masked offsets stay in
+constexpr uint32_t kFrameSlot = 136;    // a frame's bytes read into a slot masked offsets stay in
 constexpr uint32_t kProcessEntries = 4096;
 
 bool program_uses_pystack(const Program &program) {
@@ -147,6 +148,8 @@ Val lower_pystack(LowerCtx &c, uint32_t frames, llvm::Value *into) {
   llvm::Value *head = read_word(c, word, c.b.CreateAdd(interp, offset_of(c, info, offsetof(P, threads_head))));
   llvm::Value *ntid_off = offset_of(c, info, offsetof(P, native_thread_id));
   llvm::Value *next_off = offset_of(c, info, offsetof(P, thread_next));
+  llvm::Value *pthread_tid = offset_of(c, info, offsetof(P, pthread_tid));
+  llvm::Value *via_pthread = c.b.CreateICmpNE(pthread_tid, c.b.getInt64(abi::kPyNoOffset));
   store_status(c, buf, c.b.getInt64(abi::kPyStackNoThread));
 
   // The thread states, newest first.
@@ -154,6 +157,11 @@ Val lower_pystack(LowerCtx &c, uint32_t frames, llvm::Value *into) {
   ChainWalk threads = open_walk(c, head, done, "py.threads");
   llvm::Value *ts = threads.node;
   llvm::Value *ntid = read_word(c, word, c.b.CreateAdd(ts, ntid_off));
+  // 3.10: a pthread_t; its tid is read from glibc's struct pthread (elsewhere an address of 0,
+  // whose read fails fast, rather than a branch that doubles the verifier's paths).
+  llvm::Value *tid_at = c.b.CreateSelect(via_pthread, c.b.CreateAdd(ntid, pthread_tid), c.b.getInt64(0));
+  llvm::Value *pthread_tid_value = c.b.CreateAnd(read_word(c, word, tid_at), 0xffffffffu);
+  ntid = c.b.CreateSelect(via_pthread, pthread_tid_value, ntid);
   c.b.CreateCondBr(c.b.CreateICmpEQ(ntid, tid), found, tnext);
   c.b.SetInsertPoint(tnext);
   close_walk(c, threads, read_word(c, word, c.b.CreateAdd(ts, next_off)),
@@ -180,6 +188,14 @@ Val lower_pystack(LowerCtx &c, uint32_t frames, llvm::Value *into) {
   llvm::Value *instr_off = offset_of(c, info, offsetof(P, frame_instr));
   llvm::Value *owner_off = offset_of(c, info, offsetof(P, frame_owner));
   llvm::Value *entry_off = offset_of(c, info, offsetof(P, frame_is_entry));
+  // Bounded for the verifier: kPyMaxFrameBytes < 128 <= kFrameSlot.
+  llvm::Value *frame_bytes = c.b.CreateAnd(offset_of(c, info, offsetof(P, frame_bytes)), 127);
+  // 3.10's f_lasti is an int: the word read there keeps its low 32 bits (f_lineno follows).
+  llvm::Value *instr_mask = c.b.CreateLShr(
+      c.b.getInt64(~0ull),
+      c.b.CreateAnd(c.b.CreateSub(c.b.getInt64(64),
+                                  c.b.CreateShl(offset_of(c, info, offsetof(P, frame_instr_size)), 3)),
+                    63));
 
   // The frames, innermost first, every one (shims too: the owner rides in the code word's top
   // byte for the runtime to skip them). A per-frame branch would double the verifier's paths.
@@ -187,9 +203,10 @@ Val lower_pystack(LowerCtx &c, uint32_t frames, llvm::Value *into) {
   ChainWalk walk = open_walk(c, first, fend, "py.frames");
   llvm::Value *fj = walk.index, *fr = walk.node;
   call_helper(c, BPF_FUNC_probe_read_user,
-              {frame_buf, c.b.getInt32(abi::kPyFrameBytes), c.b.CreateIntToPtr(fr, c.b.getPtrTy())});
+              {frame_buf, c.b.CreateTrunc(frame_bytes, c.b.getInt32Ty()),
+               c.b.CreateIntToPtr(fr, c.b.getPtrTy())});
   llvm::Value *code = frame_field(c, frame_buf, code_off, i64);
-  llvm::Value *instr = frame_field(c, frame_buf, instr_off, i64);
+  llvm::Value *instr = c.b.CreateAnd(frame_field(c, frame_buf, instr_off, i64), instr_mask);
   llvm::Value *prev = frame_field(c, frame_buf, prev_off, i64);
   llvm::Value *owner = frame_field(c, frame_buf, owner_off, c.b.getInt8Ty());
   llvm::Value *is_entry = frame_field(c, frame_buf, entry_off, c.b.getInt8Ty());

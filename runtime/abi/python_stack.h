@@ -30,10 +30,14 @@ constexpr uint32_t kPyOwnerShift = 56, kPyEntryShift = 55;
 
 struct PyStackFrame {
   uint64_t code;  // the frame's code object | owner << kPyOwnerShift
-  uint64_t instr; // its instruction pointer (3.11/3.12 prev_instr, 3.13 instr_ptr)
+  uint64_t instr; // its instruction pointer (3.11/3.12 prev_instr, 3.13 instr_ptr; 3.10 f_lasti)
 };
 
 constexpr uint32_t kPyNoOffset = 0xffffffffu;
+
+// The lowering reads a frame's first kPyFrameBytes in one go where frame_bytes does not say
+// more (3.10's f_lasti lies at 96): every frame field lies there.
+constexpr uint32_t kPyFrameBytes = 72, kPyMaxFrameBytes = 120;
 
 // The python_procs map's value. Offsets are in bytes; the lowering reads them at these offsets.
 struct PythonProcess {
@@ -44,17 +48,21 @@ struct PythonProcess {
   uint32_t native_thread_id;  // PyThreadState.native_thread_id (the thread's tid)
   uint32_t cframe;            // PyThreadState.cframe (3.11, 3.12); kPyNoOffset from 3.13 on
   uint32_t current_frame;     // _PyCFrame.current_frame, or PyThreadState.current_frame (3.13)
-  uint32_t frame_code;        // _PyInterpreterFrame.f_code (f_executable in 3.13)
+  uint32_t frame_code;        // _PyInterpreterFrame.f_code (f_executable in 3.13; 3.10: the
+                              // PyFrameObject's f_code, previous its f_back)
   uint32_t frame_previous;    // _PyInterpreterFrame.previous
   uint32_t frame_instr;       // _PyInterpreterFrame.prev_instr (instr_ptr in 3.13)
   uint32_t frame_owner;       // _PyInterpreterFrame.owner (one byte)
   uint32_t owner_cstack;      // the owner of C-stack shim frames, skipped; kPyNoOffset: none
   uint32_t frame_is_entry;    // 3.11's _PyInterpreterFrame.is_entry (one byte); later versions
                               // mark an eval loop's first frame by a shim below it instead
+  // 3.10: PyThreadState.thread_id (native_thread_id's offset) is a pthread_t, the address of
+  // glibc's struct pthread, whose tid lies this far in; kPyNoOffset: native_thread_id is the tid.
+  uint32_t pthread_tid = kPyNoOffset;
+  uint32_t frame_bytes = kPyFrameBytes; // a frame's bytes read (kPyMaxFrameBytes at most)
+  uint32_t frame_instr_size = 8;        // bytes of frame_instr (3.10's f_lasti: an int, 4)
+  uint32_t interpreter_next = 0;        // PyInterpreterState.next (the interpreter before it)
 };
-static_assert(sizeof(PythonProcess) == 56);
-
-// The lowering reads a frame's first kPyFrameBytes in one go: every field above lies there.
-constexpr uint32_t kPyFrameBytes = 72;
+static_assert(sizeof(PythonProcess) == 72);
 
 } // namespace gpubt::abi

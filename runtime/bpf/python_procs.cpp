@@ -11,6 +11,7 @@
 #include "runtime/process/binary_paths.h"
 #include "runtime/process/python_frames.h"
 #include "runtime/process/python_interp.h"
+#include "runtime/process/python_threads.h"
 
 namespace gpubt::runtime {
 namespace {
@@ -49,6 +50,9 @@ Status register_python(int procs_fd, int pid) {
   uint32_t key = uint32_t(pid);
   if (bpf_map_update_elem(procs_fd, &key, &py.value().process, BPF_ANY) != 0)
     return make_error(std::string("cannot write the python_procs map: ") + strerror(errno));
+  // The code running now (a -p target's main module: freed once it has run, perhaps before the
+  // maps print) is read while it exists.
+  remember_python_frames(pid, python_frames_now(pid, py.value()));
   return Ok{};
 }
 
@@ -65,7 +69,10 @@ void register_running_pythons(int procs_fd) {
   closedir(d);
 }
 
-Result<std::vector<UniqueFd>> hold_at_python(int pid, const std::string &exe) {
+namespace {
+
+// The file defining the interpreter EXE runs: EXE itself or the libpython it links.
+Result<std::string> interpreter_of(const std::string &exe) {
   std::string interp;
   if (defines_python_runtime(exe))
     interp = exe;
@@ -77,13 +84,24 @@ Result<std::vector<UniqueFd>> hold_at_python(int pid, const std::string &exe) {
                             "defines _PyRuntime)");
   if (auto py = read_python_file(interp); !py) // a version pystack does not read: say so now
     return make_error(py.error());
+  return interp;
+}
+
+} // namespace
+
+Result<std::vector<UniqueFd>> hold_at_python(int pid, const std::string &exe, bool running) {
+  auto interp = interpreter_of(exe);
+  if (!interp)
+    return make_error(interp.error());
   // PyEval_EvalCode runs a module's code object (the main script's, -c's; imports' inside it):
   // CPython frees it right after the outermost call returns, so the maps are read there too.
+  // Not for a running process: the return of the call in flight cannot be probed (a uretprobe
+  // sees calls entered after it attached), and every exec() would count as outermost.
   std::vector<UniqueFd> fds;
-  for (int i = 0; i < 3; ++i) {
-    auto hold = i == 0   ? hold_at(pid, interp, "Py_InitializeFromConfig")
-                : i == 1 ? hold_after_outermost(pid, interp, "PyEval_EvalCode")
-                         : hold_at(pid, interp, "Py_FinalizeEx");
+  for (int i = running ? 2 : 0; i < 3; ++i) {
+    auto hold = i == 0   ? hold_at(pid, *interp, "Py_InitializeFromConfig")
+                : i == 1 ? hold_after_outermost(pid, *interp, "PyEval_EvalCode")
+                         : hold_at(pid, *interp, "Py_FinalizeEx");
     if (!hold)
       return make_error(hold.error());
     for (auto &fd : *hold)

@@ -151,7 +151,7 @@ void Session::setup_python() {
     register_running_pythons(fd); // processes started later have no Python frames
   } else if (child_) {
     // Held (exit_hold_'s way) where the interpreter starts and ends: at_python_stop().
-    auto hold = hold_at_python(target_pid(), child_->path());
+    auto hold = hold_at_python(target_pid(), child_->path(), false);
     if (!hold && hold.error().find("runs no CPython") != std::string::npos) {
       python_poll_ = true; // a wrapper (a pyenv shim, a shell) may exec python: look each loop
       return;
@@ -166,6 +166,15 @@ void Session::setup_python() {
     warn_python(st.error());
   } else {
     python_registered_ = true;
+    // -p: held before the interpreter finalizes, so that what the maps hold is named while its
+    // code objects exist (a process that ends before the maps print).
+    const auto &py = python_of(target_pid());
+    if (auto hold = py ? hold_at_python(target_pid(), py.value().path, true)
+                       : Result<std::vector<UniqueFd>>(make_error(py.error()))) {
+      guard_stops();
+      for (auto &h : *hold)
+        exit_hold_.push_back(std::move(h));
+    }
   }
 }
 
@@ -179,11 +188,14 @@ void Session::at_python_stop(EventHandler &handler) {
         warn_python(st.error());
     }
   }
-  if (spec_.python_procs_map < 0 || !child_ || python_poll_ || process_state(target_pid()) != 'T')
+  if (spec_.python_procs_map < 0 || target_pid() <= 0 || python_poll_ ||
+      process_state(target_pid()) != 'T')
     return;
   if (!python_registered_) {
+    // Tried once: an error is warned about once. A stop before the interpreter is mapped (the
+    // load watch's first, at the program's start) tries again at the next.
     auto st = register_python(maps_[spec_.python_procs_map].get(), target_pid());
-    python_registered_ = true; // tried once: an error is warned about once
+    python_registered_ = st || !python_absent(st.error());
     if (!st)
       warn_python(st.error());
   }

@@ -169,6 +169,8 @@ constexpr GpuAlias kGpuAliases[] = {
     {"hip", "libamdhip64.so", "libamdhip64.so", nullptr},
     {"nccl", "libnccl.so", "libnccl.so.2", nullptr}, // PyTorch's own: nvidia/nccl/lib, dlopen'ed
     {"rccl", "librccl.so", "librccl.so.1", nullptr}, // ROCm's NCCL
+    // PyTorch's CUDA caching allocator (torch/lib, loaded by `import torch`)
+    {"c10_cuda", "libc10_cuda.so", "libc10_cuda.so", nullptr},
 };
 
 bool has_prefix(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }

@@ -19,7 +19,7 @@ Result<std::string> find_in_path(const std::string &cmd);
 
 // The GPU library a probe target alias names: `cudart` (the executable itself when it links
 // cudart statically, else its libcudart.so.*), `cuda` (libcuda.so.1), `hip` (libamdhip64.so.*),
-// `nccl` (libnccl.so.*), `rccl` (librccl.so.*).
+// `nccl` (libnccl.so.*), `rccl` (librccl.so.*), `c10_cuda` (PyTorch's libc10_cuda.so).
 // EXE is the traced program (-c: held before exec, so its ELF DT_NEEDED/RUNPATH/RPATH,
 // LD_LIBRARY_PATH and the ld.so cache are searched as ld.so would); PID > 0 (-p) looks in its
 // /proc/PID/maps first (and reads its exe); neither: the system's library paths.

@@ -81,10 +81,20 @@ std::optional<std::string> read_str(int pid, uint64_t obj, const PythonObjectLay
   return out;
 }
 
+// Whether the object at OBJ is alive: a freed one's first word (ob_refcnt) holds pymalloc's free
+// list link (an address, or 0 at the list's end). Counts of immortal objects (3.12+: 2^32 - 1
+// and near it) are below the bound too.
+bool alive(int pid, uint64_t obj) {
+  auto refcnt = read_as<uint64_t>(pid, obj);
+  return refcnt && *refcnt > 0 && *refcnt < (uint64_t(1) << 40);
+}
+
 std::optional<CodeInfo> read_code(int pid, uint64_t code, const PythonInterpreter &py) {
   const auto &l = py.objects;
   auto type = read_as<uint64_t>(pid, code + l.object_type);
-  if (!type || *type != py.code_type)
+  // A freed code object can still look like one (its type word intact) while its strings are
+  // reused: named so, it would print another object's text.
+  if (!type || *type != py.code_type || !alive(pid, code))
     return std::nullopt;
   auto filename = read_as<uint64_t>(pid, code + l.code_filename);
   auto name = read_as<uint64_t>(pid, code + l.code_name);
@@ -161,6 +171,21 @@ int python_line_of(const std::string &t, int first_line, int addr) {
   return -1;
 }
 
+int python310_line_of(const std::string &t, int first_line, int addr) {
+  if (addr < 0)
+    return first_line;
+  int line = first_line, end = 0;
+  for (size_t i = 0; i + 1 < t.size(); i += 2) {
+    int start = end, delta = int8_t(t[i + 1]);
+    end += uint8_t(t[i]);
+    if (delta != -128)
+      line += delta;
+    if (addr < end && start < end)
+      return delta == -128 ? -1 : line;
+  }
+  return -1;
+}
+
 std::vector<std::string> splice_python_frames(const std::vector<std::string> &native,
                                               const std::vector<std::vector<std::string>> &groups) {
   std::vector<std::string> out;
@@ -199,6 +224,7 @@ std::vector<std::vector<std::string>> python_frame_groups(const abi::PyStackHead
   // A group ends at a shim (3.12+: below each eval loop call's first frame) or, in 3.11, with
   // the frame marked is_entry.
   bool entry_marks = py.value().process.owner_cstack == abi::kPyNoOffset;
+  bool each_own = py.value().frame_objects; // 3.10: an eval loop call per frame
   bool open = false;
   for (const auto &f : frames.first(n)) {
     if (is_shim(f, py.value())) {
@@ -207,15 +233,20 @@ std::vector<std::vector<std::string>> python_frame_groups(const abi::PyStackHead
     }
     if (!open)
       out.emplace_back();
-    open = !(entry_marks && (f.code >> abi::kPyEntryShift & 1));
+    open = !each_own && !(entry_marks && (f.code >> abi::kPyEntryShift & 1));
     uint64_t code = f.code & abi::kPyCodeMask;
     const auto &info = code_info(pid, code, py.value());
     if (!info) {
       out.back().push_back(fmt::format("?? (code object {:#x})", code));
       continue;
     }
-    int64_t addr = int64_t(f.instr) - int64_t(code + py.value().objects.code_adaptive);
-    int line = python_line_of(info->linetable, info->first_line, int(addr / 2) * 2);
+    int line = 0;
+    if (each_own) { // f_lasti: the instruction's index (-1 before the first)
+      line = python310_line_of(info->linetable, info->first_line, int32_t(uint32_t(f.instr)) * 2);
+    } else {
+      int64_t addr = int64_t(f.instr) - int64_t(code + py.value().objects.code_adaptive);
+      line = python_line_of(info->linetable, info->first_line, int(addr / 2) * 2);
+    }
     out.back().push_back(fmt::format("{}:{} {}", info->filename, line, info->name));
   }
   return out;

@@ -13,8 +13,8 @@ namespace gpubt::runtime {
 
 // The lines of one pystack value, innermost first, shims left out, by eval loop call: one group
 // per call of the interpreter's eval loop (_PyEval_EvalFrameDefault), as 3.11's is_entry and
-// 3.12's shim frames mark them. Empty when the process's interpreter is unknown (a warning says
-// why, once per process).
+// 3.12's shim frames mark them (3.10: a group per frame). Empty when the process's interpreter
+// is unknown (a warning says why, once per process).
 std::vector<std::vector<std::string>> python_frame_groups(const abi::PyStackHeader &header,
                                                           std::span<const abi::PyStackFrame> frames);
 
@@ -31,5 +31,9 @@ void remember_python_frames(int pid, std::span<const abi::PyStackFrame> frames);
 // CPython's address -> line mapping of a 3.11+ co_linetable: the line of the instruction at
 // byte offset ADDR, or -1 where the table says the instruction has none.
 int python_line_of(const std::string &linetable, int first_line, int addr);
+
+// The same for 3.10's co_linetable (PEP 626: pairs of an unsigned byte delta and a signed line
+// delta, -128 for no line), as 3.10's PyCode_Addr2Line reads it.
+int python310_line_of(const std::string &linetable, int first_line, int addr);
 
 } // namespace gpubt::runtime

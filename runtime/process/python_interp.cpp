@@ -6,6 +6,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <climits>
@@ -22,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "runtime/abi/unique_fd.h"
+#include "runtime/process/pthread_tid.h"
 #include "runtime/process/symbol_address.h"
 
 namespace gpubt::runtime {
@@ -68,17 +70,31 @@ bool read_file_at(const std::string &path, const ElfLoad &elf, uint64_t vaddr, v
 
 using abi::kPyNoOffset;
 
+// 3.10 (x86-64, default build; offsetof against pyenv's 3.10.13 headers, internal ones
+// included): interpreters.head 32, tstate_head 8, next 8, thread_id (a pthread_t) 176, frame 24;
+// PyFrameObject: f_back 24, f_code 32, f_lasti 96 (an int, in code units). No owner and no
+// is_entry: both read f_code's top byte, 0 in a user address (every frame is its own eval loop
+// call, as the printer knows by frame_objects).
+Result<PythonInterpreter> layout_310() {
+  auto tid_at = pthread_tid_offset();
+  if (!tid_at)
+    return make_error("CPython 3.10 names threads by pthread_t, and where this libc's struct "
+                      "pthread keeps the tid was not found");
+  PythonInterpreter p;
+  p.process = {0, 32, 8, 8, 176, kPyNoOffset, 24, 32, 24, 96, 39, kPyNoOffset, 39, *tid_at, 104, 4};
+  p.frame_objects = true;
+  p.objects = {.code_filename = 104, .code_name = 112, .code_linetable = 120,
+               .code_firstlineno = 40, .code_adaptive = 0, .ascii_size = 48, .compact_size = 72};
+  return p;
+}
+
 // 3.11 and 3.12 (x86-64, default build). No owner_cstack in 3.11: it has no shim frames.
 PythonInterpreter layout_311() {
   PythonInterpreter p;
   p.process = {0, 40, 16, 8, 160, 56, 8, 32, 48, 56, 69, kPyNoOffset, 68};
-  p.objects.code_filename = 112;
-  p.objects.code_name = 120;
-  p.objects.code_linetable = 136;
-  p.objects.code_firstlineno = 72;
-  p.objects.code_adaptive = 184;
-  p.objects.ascii_size = 48;   // PyASCIIObject still has wstr
-  p.objects.compact_size = 72; // utf8_length, utf8, wstr_length
+  // PyASCIIObject still has wstr; PyCompactUnicodeObject utf8_length, utf8, wstr_length.
+  p.objects = {.code_filename = 112, .code_name = 120, .code_linetable = 136,
+               .code_firstlineno = 72, .code_adaptive = 184, .ascii_size = 48, .compact_size = 72};
   return p;
 }
 
@@ -88,13 +104,8 @@ PythonInterpreter layout_312() {
   // next 8, native_thread_id 144, cframe 56 -> current_frame 0; frame: f_code 0, previous 8,
   // prev_instr 56, owner 70; FRAME_OWNED_BY_CSTACK = 3 (no is_entry: the owner read again).
   p.process = {0, 40, 72, 8, 144, 56, 0, 0, 8, 56, 70, 3, 70};
-  p.objects.code_filename = 112;
-  p.objects.code_name = 120;
-  p.objects.code_linetable = 136;
-  p.objects.code_firstlineno = 68;
-  p.objects.code_adaptive = 192;
-  p.objects.ascii_size = 40;
-  p.objects.compact_size = 56;
+  p.objects = {.code_filename = 112, .code_name = 120, .code_linetable = 136,
+               .code_firstlineno = 68, .code_adaptive = 192, .ascii_size = 40, .compact_size = 56};
   return p;
 }
 
@@ -117,6 +128,7 @@ Result<PythonInterpreter> layout_from_debug_offsets(const uint64_t *w, size_t n,
   p.process = {0,          u32(5),      u32(9),         u32(ts + 2), u32(ts + 6),
                kPyNoOffset, u32(ts + 4), u32(fr + 2),   u32(fr + 1), u32(fr + 3),
                u32(fr + 5), 3,          u32(fr + 5)};
+  p.process.interpreter_next = u32(8);
   p.objects.code_filename = u32(code + 1);
   p.objects.code_name = u32(code + 2);
   p.objects.code_linetable = u32(code + 4);
@@ -128,6 +140,23 @@ Result<PythonInterpreter> layout_from_debug_offsets(const uint64_t *w, size_t n,
       p.process.frame_owner >= abi::kPyFrameBytes)
     return make_error("CPython 3.13's frame fields lie past what pystack reads");
   return p;
+}
+
+// 3.10: whether the first thread state of PID (where there is one yet) names, through
+// pthread_tid, one of PID's threads; a libc other than the one measured (musl) would not.
+bool pthread_tid_holds(int pid, const abi::PythonProcess &p) {
+  auto word = [&](uint64_t addr) {
+    uint64_t v = 0;
+    iovec local{&v, sizeof v}, remote{reinterpret_cast<void *>(addr), sizeof v};
+    return process_vm_readv(pid, &local, 1, &remote, 1, 0) == ssize_t(sizeof v) ? v : 0;
+  };
+  uint64_t interp = word(p.runtime + p.interpreters_head);
+  uint64_t ts = interp ? word(interp + p.threads_head) : 0;
+  uint64_t thread = ts ? word(ts + p.native_thread_id) : 0;
+  if (!thread)
+    return true; // no thread state yet (a process held before its interpreter starts)
+  uint32_t tid = uint32_t(word(thread + p.pthread_tid));
+  return tid && access(fmt::format("/proc/{}/task/{}", pid, tid).c_str(), F_OK) == 0;
 }
 
 std::string basename_of(const std::string &path) {
@@ -152,17 +181,26 @@ Result<PythonInterpreter> read_python_file(const std::string &given) {
   auto runtime = elf_symbol_address(path, "_PyRuntime");
   if (!runtime)
     return make_error(path + " has no _PyRuntime symbol (CPython older than 3.7, or stripped): "
-                             "pystack reads 3.11 to 3.13");
+                             "pystack reads 3.10 to 3.13");
   auto elf = read_loads(path);
   if (!elf)
     return make_error("cannot read the ELF program headers of " + path);
   auto version_sym = elf_symbol_address(path, "Py_Version");
   uint32_t hex = 0;
-  if (!version_sym || !read_file_at(path, *elf, version_sym->address, &hex, 4))
-    return make_error(path + " is CPython 3.10 or older (no Py_Version): pystack reads 3.11 to 3.13");
+  if (version_sym) {
+    if (!read_file_at(path, *elf, version_sym->address, &hex, 4))
+      return make_error("cannot read Py_Version in " + path);
+  } else if (elf_symbol_address(path, "PyAIter_Check")) { // new in 3.10, Py_Version in 3.11
+    hex = 0x030a0000;
+  } else {
+    return make_error(path + " is CPython 3.9 or older (neither Py_Version nor PyAIter_Check): "
+                             "pystack reads 3.10 to 3.13");
+  }
   int major = hex >> 24, minor = (hex >> 16) & 0xff;
   Result<PythonInterpreter> layout = make_error("");
-  if (major == 3 && minor == 11)
+  if (major == 3 && minor == 10)
+    layout = layout_310();
+  else if (major == 3 && minor == 11)
     layout = layout_311();
   else if (major == 3 && minor == 12)
     layout = layout_312();
@@ -174,7 +212,7 @@ Result<PythonInterpreter> read_python_file(const std::string &given) {
                                     minor));
     layout = layout_from_debug_offsets(words, 48, minor);
   } else
-    layout = make_error(fmt::format("{} is CPython {}.{}: pystack reads 3.11 to 3.13", path,
+    layout = make_error(fmt::format("{} is CPython {}.{}: pystack reads 3.10 to 3.13", path,
                                     major, minor));
   if (!layout)
     return make_error(layout.error().find(path) == 0 ? layout.error()
@@ -216,6 +254,9 @@ Result<PythonInterpreter> find_python(int pid) {
     uint64_t bias = start - (elf->loads.front().vaddr & ~uint64_t(0xfff));
     interp->process.runtime += bias;
     interp->code_type += bias;
+    if (interp->frame_objects && !pthread_tid_holds(pid, interp->process))
+      return make_error(fmt::format("{}'s thread states do not name process {}'s threads where "
+                                    "glibc's struct pthread would (another libc?)", path, pid));
     return interp;
   }
   return make_error(fmt::format("process {} has no CPython interpreter mapped", pid));

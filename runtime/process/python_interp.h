@@ -1,7 +1,7 @@
 // Finds a process's CPython interpreter for pystack: the ELF file defining _PyRuntime (a python
 // executable or libpython), its version, where _PyRuntime sits in the process, and the offsets
 // the BPF walk and the frame printer need (3.13+: from _PyRuntime's own _Py_DebugOffsets; 3.11
-// and 3.12: from tables here).
+// and 3.12: from tables here; 3.10 too, its frames PyFrameObjects).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -27,6 +27,9 @@ struct PythonInterpreter {
   abi::PythonProcess process; // what the BPF walk reads (runtime: the address in the process)
   PythonObjectLayout objects;
   uint64_t code_type = 0;     // &PyCode_Type in the process
+  // 3.10: frames are PyFrameObjects, each its own eval loop call; their instr is f_lasti (an
+  // instruction index) and co_linetable is PEP 626's (byte delta, line delta) pairs.
+  bool frame_objects = false;
 };
 
 // The interpreter of process PID, found through its mappings. Errors say why not, for a warning:

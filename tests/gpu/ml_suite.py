@@ -186,6 +186,12 @@ def main():
         ok, detail = live_maps_check.run(a.gpubt, env, a.timeout)
         rows.append(ok)
         print(f'[{"PASS" if ok else "FAIL"}] live_maps: {detail}', flush=True)
+    # Issue 30: tools/pymemleak.bt, pyallocchurn.bt and pylaunches.bt name the script's lines.
+    if re.search(a.only, 'pystack_tools'):
+        import pystack_tools
+        ok, detail = pystack_tools.run(a.gpubt, 'python3', env=env, timeout=a.timeout)
+        rows.append(ok)
+        print(f'[{"PASS" if ok else "FAIL"}] pystack_tools: {detail}', flush=True)
     failed = rows.count(False) + sum(v is None for v in plain.values())
     print(f'{rows.count(True)} passed, {failed} failed')
     return 1 if failed else 0

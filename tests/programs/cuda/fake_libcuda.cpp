@@ -30,6 +30,9 @@ __attribute__((noinline)) CUresult cuKernelGetFunction(CUfunction *pFunc, CUkern
   *pFunc = malloc(16); // a context's own handle, not the kernel's
   return 0;
 }
+__attribute__((noinline)) CUresult cuLaunchKernelEx(const void *, CUfunction, void **, void **) {
+  return 0;
+}
 __attribute__((noinline)) CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned,
                                                   unsigned, unsigned, unsigned, unsigned, CUstream,
                                                   void **, void **) {

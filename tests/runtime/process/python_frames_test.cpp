@@ -45,3 +45,17 @@ TEST(PythonFrames, LineTableOfThreeElevenAndLater) {
   EXPECT_EQ(python_line_of(table, 10, 4), 12);
   EXPECT_EQ(python_line_of(table, 10, 6), -1);
 }
+
+TEST(PythonFrames, LineTableOfThreeTen) {
+  // 3.10's co_linetable (PEP 626): (byte delta, line delta) pairs. Bytes 0..3 at first+1; an
+  // empty range whose line delta still counts; 4..5 at first+3; 6..7 without a line (-128,
+  // which leaves the line as it was); 8..9 at first+3 again.
+  std::string table = {4, 1, 0, 1, 2, 1, 2, char(-128), 2, 0};
+  EXPECT_EQ(python310_line_of(table, 10, -2), 10); // f_lasti -1: not started
+  EXPECT_EQ(python310_line_of(table, 10, 0), 11);
+  EXPECT_EQ(python310_line_of(table, 10, 2), 11);
+  EXPECT_EQ(python310_line_of(table, 10, 4), 13);
+  EXPECT_EQ(python310_line_of(table, 10, 6), -1);
+  EXPECT_EQ(python310_line_of(table, 10, 8), 13);
+  EXPECT_EQ(python310_line_of(table, 10, 10), -1); // past the table
+}
