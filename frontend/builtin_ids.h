@@ -27,6 +27,7 @@ enum class FunctionId {
   Buf, Ntop, Pton, Usym, Kaddr, Uaddr, CgroupPath, Strcontains, Strerror, Macaddr, Join,
   Uptr, Kptr, // p itself, said to be a user or kernel address
   NcclRank, NcclNranks, NcclCommId, NcclSeq, // an NCCL communicator (codegen/bpf/lower_nccl.h)
+  HasKey, // has_key(@m, k): bpftrace 0.22's
 };
 
 } // namespace gpubt::frontend

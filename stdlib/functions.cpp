@@ -35,8 +35,13 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
      TypeKind::None, 0, kHostContext},
     {"clear", FunctionId::Clear, FunctionKind::Statement, 1, 1, {A::Map, A::Any, A::Any, A::Any},
      TypeKind::None, 0, kHostContext},
-    {"delete", FunctionId::Delete, FunctionKind::Statement, 1, 1, {A::Map, A::Any, A::Any, A::Any},
-     TypeKind::None, 0, kHostContext},
+    // delete(@m[k]) (0.17), delete(@m, k) and delete(@scalar) (bpftrace 0.22): whether the
+    // entry was there. The parser moves k into the map access.
+    {"delete", FunctionId::Delete, FunctionKind::Value, 1, 1, {A::Map, A::Any, A::Any, A::Any},
+     TypeKind::Integer, 1, kHostContext},
+    // has_key(@m, k): whether @m[k] is there (the parser moves k into the map access).
+    {"has_key", FunctionId::HasKey, FunctionKind::Value, 1, 1, {A::Map, A::Any, A::Any, A::Any},
+     TypeKind::Integer, 1, kHostContext},
     {"zero", FunctionId::Zero, FunctionKind::Statement, 1, 1, {A::Map, A::Any, A::Any, A::Any},
      TypeKind::None, 0, kHostContext},
     {"exit", FunctionId::Exit, FunctionKind::Statement, 0, 0, {A::Any, A::Any, A::Any, A::Any},

@@ -466,9 +466,10 @@ private:
   ExprPtr primary(P::PrimaryContext *ctx) {
     if (auto *c = dynamic_cast<P::IntLitContext *>(ctx))
       return integer(c);
-    if (auto *c = dynamic_cast<P::BoolLitContext *>(ctx)) { // an integer until gpubt has bool
+    if (auto *c = dynamic_cast<P::BoolLitContext *>(ctx)) {
       auto e = make<IntegerExpr>(span(c));
       e->value = c->TRUE() ? 1 : 0;
+      e->as<IntegerExpr>().is_bool = true;
       return e;
     }
     if (auto *c = dynamic_cast<P::StringLitContext *>(ctx)) {
@@ -697,6 +698,16 @@ private:
     return e;
   }
 
+  // delete(@m, k) and has_key(@m, k) (bpftrace 0.22): k goes into the map access, as 0.17's
+  // delete(@m[k]) writes it; a tuple k is the whole key of a multi-key map.
+  static void move_key_into_map(CallExpr &call) {
+    if ((call.name != "delete" && call.name != "has_key") || call.args.size() != 2 ||
+        call.args[0]->kind != ExprKind::Map || !call.args[0]->as<MapExpr>().keys.empty())
+      return;
+    call.args[0]->as<MapExpr>().keys.push_back(std::move(call.args[1]));
+    call.args.pop_back();
+  }
+
   ExprPtr ident(P::IdentExprContext *c) {
     std::string name = text(c->IDENT());
     if (!c->call && !c->post)
@@ -725,6 +736,7 @@ private:
       e->name = name;
       for (auto *x : c->expr())
         e->args.push_back(expr(x));
+      move_key_into_map(*e);
       return e;
     }
     if (c->post) {
