@@ -708,6 +708,19 @@ private:
     call.args.pop_back();
   }
 
+  // nsecs(monotonic|boot|tai|sw_tai) (bpftrace 0.21): the builtin of that clock.
+  ExprPtr nsecs_clock(P::IdentExprContext *c) {
+    auto e = make<BuiltinExpr>(span(c));
+    std::string clock = c->expr(0)->getText();
+    e->name = clock == "monotonic" ? "nsecs" : "nsecs(" + clock + ")";
+    if (clock != "monotonic" && clock != "boot" && clock != "tai" && clock != "sw_tai") {
+      diags_.error(span(c->expr(0)), "Invalid timestamp mode: " + clock +
+                                         " (nsecs() takes monotonic, boot, tai or sw_tai)");
+      e->name = "nsecs";
+    }
+    return e;
+  }
+
   ExprPtr ident(P::IdentExprContext *c) {
     std::string name = text(c->IDENT());
     if (!c->call && !c->post)
@@ -731,6 +744,8 @@ private:
         return e;
     if (c->call && (name == "ustack" || name == "kstack" || name == "pystack"))
       return stack_call(c, name);
+    if (c->call && name == "nsecs" && c->expr().size() == 1)
+      return nsecs_clock(c);
     if (c->call) {
       auto e = make<CallExpr>(span(c));
       e->name = name;
