@@ -31,6 +31,8 @@ enum class FunctionId {
   Uptr, Kptr, // p itself, said to be a user or kernel address
   NcclRank, NcclNranks, NcclCommId, NcclSeq, // an NCCL communicator (codegen/bpf/lower_nccl.h)
   HasKey, // has_key(@m, k): bpftrace 0.22's
+  Len, // len(@m): how many keys the map has
+  Strlen,
 };
 
 } // namespace gpubt::frontend

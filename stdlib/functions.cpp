@@ -39,6 +39,9 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     // entry was there. The parser moves k into the map access.
     {"delete", FunctionId::Delete, FunctionKind::Value, 1, 1, {A::Map, A::Any, A::Any, A::Any},
      TypeKind::Integer, 1, kHostContext},
+    // len(@m): how many keys the map has (bpftrace 0.21).
+    {"len", FunctionId::Len, FunctionKind::Value, 1, 1, {A::Map, A::Any, A::Any, A::Any},
+     TypeKind::Integer, 8, kHostContext},
     // has_key(@m, k): whether @m[k] is there (the parser moves k into the map access).
     {"has_key", FunctionId::HasKey, FunctionKind::Value, 1, 1, {A::Map, A::Any, A::Any, A::Any},
      TypeKind::Integer, 1, kHostContext},
@@ -114,6 +117,9 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     // strcontains(haystack, needle): 1 if needle occurs in haystack.
     {"strcontains", FunctionId::Strcontains, FunctionKind::Value, 2, 2,
      {A::String, A::String, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
+    // strlen(s): the bytes of s before its NUL (bpftrace 0.24's stdlib).
+    {"strlen", FunctionId::Strlen, FunctionKind::Value, 1, 1, {A::String, A::Any, A::Any, A::Any},
+     TypeKind::Integer, 8, kHostContext},
     // strerror(errno): printed as strerror(3) says.
     {"strerror", FunctionId::Strerror, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
      TypeKind::Errno, 8, kHostContext},

@@ -140,6 +140,26 @@ llvm::Value *map_has_key(LowerCtx &c, const frontend::MapExpr &m) {
   return c.b.CreateZExt(c.b.CreateIsNotNull(p), c.b.getInt64Ty());
 }
 
+llvm::Value *map_length(LowerCtx &c, const frontend::MapExpr &m) {
+  MapTarget t = find_map(c, m.name);
+  if (!t.info)
+    return c.b.getInt64(0);
+  // A callback that goes on to the next element: the helper answers how many it visited. It
+  // sits in the probe's section, linked as for-loops' bodies are (emit_object.cpp).
+  auto *ptr = c.b.getPtrTy();
+  auto *cb_ty = llvm::FunctionType::get(c.b.getInt64Ty(), {ptr, ptr, ptr, ptr}, false);
+  auto *cb = llvm::Function::Create(cb_ty, llvm::Function::InternalLinkage,
+                                    c.fn->getName() + "_len", &c.mod);
+  cb->setSection(c.fn->getSection());
+  cb->addFnAttr(llvm::Attribute::NoUnwind);
+  cb->addFnAttr(llvm::Attribute::NoInline);
+  llvm::IRBuilder<> cb_b(llvm::BasicBlock::Create(c.ctx, "entry", cb));
+  cb_b.CreateRet(cb_b.getInt64(0));
+  auto null = llvm::ConstantPointerNull::get(ptr);
+  return call_helper(c, BPF_FUNC_for_each_map_elem,
+                     {map_ref(c, t.index), cb, null, c.b.getInt64(0)});
+}
+
 static llvm::Value *word(LowerCtx &c, llvm::Value *p, uint32_t i) {
   return byte_ptr(c, p, 8 * i);
 }

@@ -621,7 +621,7 @@ private:
 
   // print(@m), clear(@m) and zero(@m) name a keyed map without its keys.
   static bool acts_on_whole_map(const stdlib::FunctionInfo &f, const MapExpr &m) {
-    return m.keys.empty() && (f.id == stdlib::FunctionId::Print ||
+    return m.keys.empty() && (f.id == stdlib::FunctionId::Print || f.id == stdlib::FunctionId::Len ||
                               f.id == stdlib::FunctionId::Clear || f.id == stdlib::FunctionId::Zero);
   }
 
@@ -815,13 +815,16 @@ private:
 
   // has_key() needs a keyed map; delete(@m) without a key a scalar one (bpftrace's words).
   bool key_presence_error(const CallExpr &c) {
-    bool keyed_call = c.id == stdlib::FunctionId::HasKey || c.id == stdlib::FunctionId::Delete;
+    bool keyed_call = c.id == stdlib::FunctionId::HasKey || c.id == stdlib::FunctionId::Delete ||
+                      c.id == stdlib::FunctionId::Len;
     if (!keyed_call || c.args.empty() || c.args[0]->kind != ExprKind::Map)
       return false;
     const MapExpr &m = c.args[0]->as<MapExpr>();
     const MapInfo *info = map_info(m.name);
     bool scalar = info && info->key.is_none();
-    if (c.id == stdlib::FunctionId::HasKey && (scalar || m.keys.empty()))
+    if (c.id == stdlib::FunctionId::Len && (scalar || !m.keys.empty()))
+      error(c.span, "call to len() expects a map with explicit keys (non-scalar map)");
+    else if (c.id == stdlib::FunctionId::HasKey && (scalar || m.keys.empty()))
       error(c.span, "call to has_key() expects a map with explicit keys (non-scalar map)");
     else if (c.id == stdlib::FunctionId::Delete && m.keys.empty() && info && !scalar)
       error(c.span, "call to delete() with a single argument expects a map without explicit "
