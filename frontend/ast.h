@@ -49,6 +49,7 @@ using ExprPtr = std::unique_ptr<Expr>;
 struct IntegerExpr : Expr {
   IntegerExpr() : Expr(ExprKind::Integer) {}
   int64_t value = 0;
+  bool is_bool = false; // `true` or `false`
 };
 struct StringExpr : Expr {
   StringExpr() : Expr(ExprKind::String) {}

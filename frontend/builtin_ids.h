@@ -7,6 +7,9 @@ namespace gpubt::frontend {
 enum class BuiltinId {
   Pid, Tid, Uid, Gid, Cpu, Comm, Nsecs, Elapsed, Cgroup, Cpid, Rand, Username, Curtask,
   Numaid, Ctx,
+  // bpftrace 0.21-0.24's: the possible CPUs, jiffies64, 1 in user mode, the probe's type name,
+  // nsecs(boot) and nsecs(tai) (nsecs(sw_tai) too: the kernel's TAI clock)
+  Ncpus, Jiffies, Usermode, Probetype, NsecsBoot, NsecsTai,
   Arg,  // arg0..arg9: BuiltinExpr::arg_index says which
   Sarg, // sarg0..sarg9: the probed function's stack arguments; BuiltinExpr::arg_index says which
   Retval, Func, Probe, Args,
@@ -27,6 +30,9 @@ enum class FunctionId {
   Buf, Ntop, Pton, Usym, Kaddr, Uaddr, CgroupPath, Strcontains, Strerror, Macaddr, Join,
   Uptr, Kptr, // p itself, said to be a user or kernel address
   NcclRank, NcclNranks, NcclCommId, NcclSeq, // an NCCL communicator (codegen/bpf/lower_nccl.h)
+  HasKey, // has_key(@m, k): bpftrace 0.22's
+  Len, // len(@m): how many keys the map has
+  Strlen,
 };
 
 } // namespace gpubt::frontend

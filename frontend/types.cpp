@@ -13,6 +13,12 @@ Type Type::integer(uint32_t size, bool is_signed) {
   return t;
 }
 
+Type Type::boolean() {
+  Type t = integer(1, false);
+  t.is_bool = true;
+  return t;
+}
+
 Type Type::string(uint32_t size) {
   Type t;
   t.kind = TypeKind::String;
@@ -84,7 +90,7 @@ bool Type::is_integer_like() const {
 }
 
 bool Type::operator==(const Type &o) const {
-  return kind == o.kind && size == o.size && is_signed == o.is_signed && elems == o.elems &&
+  return kind == o.kind && size == o.size && is_signed == o.is_signed && is_bool == o.is_bool && elems == o.elems &&
          names == o.names && offsets == o.offsets && bitfields == o.bitfields && enum_name == o.enum_name && lhist_min == o.lhist_min && lhist_max == o.lhist_max &&
          lhist_step == o.lhist_step;
 }
@@ -124,6 +130,8 @@ std::string to_string(const Type &t) {
   case TypeKind::None:
     return "none";
   case TypeKind::Integer:
+    if (t.is_bool)
+      return "bool";
     return (t.is_signed ? "int" : "uint") + std::to_string(t.size * 8);
   case TypeKind::String:
     return "string[" + std::to_string(t.size) + "]";

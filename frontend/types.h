@@ -47,9 +47,12 @@ struct Type {
   std::vector<uint16_t> bitfields;
   std::string enum_name;    // Enum: catalog name, e.g. "cudaError_t"; Timestamp: strftime format
   int64_t lhist_min = 0, lhist_max = 0, lhist_step = 0; // Lhist
+  // Integer: bpftrace's bool, a uint8 that is 0 or 1 and prints as false/true.
+  bool is_bool = false;
 
   static Type none() { return {}; }
   static Type integer(uint32_t size = 8, bool is_signed = true);
+  static Type boolean();
   static Type string(uint32_t size);
   static Type tuple(std::vector<Type> elems);
   static Type aggregate(TypeKind kind, bool is_signed = true);

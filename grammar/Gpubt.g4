@@ -336,7 +336,7 @@ FALSE : 'false' ;
 STRUCT : 'struct' ;
 UNION : 'union' ;
 ENUM : 'enum' ;
-INT_TYPE : 'u'? 'int' ('8' | '16' | '32' | '64') ;
+INT_TYPE : 'u'? 'int' ('8' | '16' | '32' | '64') | 'bool' ;
 IDENT : [a-zA-Z_] [a-zA-Z0-9_]* ;
 MAP : '@' [a-zA-Z0-9_]* ;
 PARAMCOUNT : '$#' ;

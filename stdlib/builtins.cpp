@@ -51,6 +51,21 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     {"username", BuiltinId::Username, TypeKind::Username, 8, false, kHost, kHostOnly},
     U64("numaid", Numaid, kHost, kHostOnly),
     U64("ctx", Ctx, kHost, kHostOnly), // the program's context (pt_regs, a tracepoint record)
+    U64("ncpus", Ncpus, kHost, kHostOnly),
+    U64("jiffies", Jiffies, kHost, kHostOnly),
+    // From the probed thread's registers (1 in begin/end, run from gpubt itself).
+    U64("usermode", Usermode,
+        bit(Provider::Begin) | bit(Provider::End) | bit(Provider::Uprobe) |
+            bit(Provider::Uretprobe) | bit(Provider::Usdt) | kKernelFn |
+            bit(Provider::Profile) | bit(Provider::Interval) | bit(Provider::Software) |
+            bit(Provider::Hardware),
+        "The usermode builtin can not be used with '{probe}' probes"),
+    {"probetype", BuiltinId::Probetype, TypeKind::String, 16, false, kHost, kHostOnly},
+    // nsecs(boot), nsecs(tai), nsecs(sw_tai): the parser names them so (nsecs(monotonic) is
+    // nsecs), so no script can write these names.
+    U64("nsecs(boot)", NsecsBoot, kHost, kHostOnly),
+    U64("nsecs(tai)", NsecsTai, kHost, kHostOnly),
+    U64("nsecs(sw_tai)", NsecsTai, kHost, kHostOnly),
     U64("arg", Arg,
         bit(Provider::Uprobe) | bit(Provider::Usdt) | bit(Provider::Kprobe) |
             bit(Provider::GpuKprobe),
@@ -109,7 +124,8 @@ void replace_all(std::string &s, std::string_view from, std::string_view to) {
     s.replace(pos, from.size(), to);
 }
 
-// bpftrace's ProbeType names, used by the args message ("special" for BEGIN/END).
+} // namespace
+
 std::string_view probe_type_name(Provider p) {
   switch (p) {
   case Provider::Begin:
@@ -119,8 +135,6 @@ std::string_view probe_type_name(Provider p) {
     return provider_type_name(p);
   }
 }
-
-} // namespace
 
 BuiltinUse find_builtin(std::string_view name) {
   for (auto [prefix, id] : {std::pair{std::string_view("arg"), BuiltinId::Arg},

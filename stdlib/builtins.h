@@ -70,4 +70,8 @@ std::string builtin_misuse_message(const BuiltinInfo &info, std::string_view nam
 // bpftrace's name for a probe type in messages: "BEGIN", "uprobe", "gpu:kprobe", ...
 std::string_view provider_type_name(frontend::Provider p);
 
+// bpftrace's ProbeType names: the `probetype` builtin and the args message ("special" for
+// BEGIN/END).
+std::string_view probe_type_name(frontend::Provider p);
+
 } // namespace gpubt::stdlib

@@ -35,8 +35,16 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
      TypeKind::None, 0, kHostContext},
     {"clear", FunctionId::Clear, FunctionKind::Statement, 1, 1, {A::Map, A::Any, A::Any, A::Any},
      TypeKind::None, 0, kHostContext},
-    {"delete", FunctionId::Delete, FunctionKind::Statement, 1, 1, {A::Map, A::Any, A::Any, A::Any},
-     TypeKind::None, 0, kHostContext},
+    // delete(@m[k]) (0.17), delete(@m, k) and delete(@scalar) (bpftrace 0.22): whether the
+    // entry was there. The parser moves k into the map access.
+    {"delete", FunctionId::Delete, FunctionKind::Value, 1, 1, {A::Map, A::Any, A::Any, A::Any},
+     TypeKind::Integer, 1, kHostContext},
+    // len(@m): how many keys the map has (bpftrace 0.21).
+    {"len", FunctionId::Len, FunctionKind::Value, 1, 1, {A::Map, A::Any, A::Any, A::Any},
+     TypeKind::Integer, 8, kHostContext},
+    // has_key(@m, k): whether @m[k] is there (the parser moves k into the map access).
+    {"has_key", FunctionId::HasKey, FunctionKind::Value, 1, 1, {A::Map, A::Any, A::Any, A::Any},
+     TypeKind::Integer, 1, kHostContext},
     {"zero", FunctionId::Zero, FunctionKind::Statement, 1, 1, {A::Map, A::Any, A::Any, A::Any},
      TypeKind::None, 0, kHostContext},
     {"exit", FunctionId::Exit, FunctionKind::Statement, 0, 0, {A::Any, A::Any, A::Any, A::Any},
@@ -109,6 +117,9 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     // strcontains(haystack, needle): 1 if needle occurs in haystack.
     {"strcontains", FunctionId::Strcontains, FunctionKind::Value, 2, 2,
      {A::String, A::String, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
+    // strlen(s): the bytes of s before its NUL (bpftrace 0.24's stdlib).
+    {"strlen", FunctionId::Strlen, FunctionKind::Value, 1, 1, {A::String, A::Any, A::Any, A::Any},
+     TypeKind::Integer, 8, kHostContext},
     // strerror(errno): printed as strerror(3) says.
     {"strerror", FunctionId::Strerror, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
      TypeKind::Errno, 8, kHostContext},

@@ -2,6 +2,8 @@
 // tracepoint args.NAME reads.
 #include <linux/bpf.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 
@@ -11,6 +13,7 @@
 #include "codegen/bpf/lower_usdt.h"
 #include "codegen/bpf/tracepoint_format.h"
 #include "stdlib/builtins.h"
+#include "stdlib/registers.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -142,6 +145,40 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
       {BuiltinId::Numaid,
        [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
          return {helper0(c, BPF_FUNC_get_numa_node_id)};
+       }},
+      {BuiltinId::Ncpus,
+       [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
+         return {c.b.getInt64(std::max<long>(1, sysconf(_SC_NPROCESSORS_CONF)))};
+       }},
+      {BuiltinId::Jiffies,
+       [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
+         return {helper0(c, BPF_FUNC_jiffies64)};
+       }},
+      {BuiltinId::NsecsBoot,
+       [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
+         return {helper0(c, BPF_FUNC_ktime_get_boot_ns)};
+       }},
+      {BuiltinId::NsecsTai,
+       [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
+         return {helper0(c, BPF_FUNC_ktime_get_tai_ns)};
+       }},
+      {BuiltinId::Usermode,
+       [](LowerCtx &c, const BuiltinExpr &, int) -> Val {
+         // begin/end run from gpubt (BPF_PROG_TEST_RUN): user mode. Else the saved cs's
+         // privilege level (x86_64).
+         if (!c.ap || c.ap->provider == frontend::Provider::Begin ||
+             c.ap->provider == frontend::Provider::End)
+           return {c.b.getInt64(1)};
+         llvm::Value *cs = ctx_load(c, *stdlib::pt_regs_offset("cs"));
+         return {c.b.CreateZExt(c.b.CreateICmpEQ(c.b.CreateAnd(cs, 3), c.b.getInt64(3)),
+                                c.b.getInt64Ty())};
+       }},
+      {BuiltinId::Probetype,
+       [](LowerCtx &c, const BuiltinExpr &e, int) -> Val {
+         frontend::StringExpr name;
+         name.value = c.ap ? std::string(stdlib::probe_type_name(c.ap->provider)) : "";
+         name.type = e.type;
+         return lower_expr(c, name);
        }},
       {BuiltinId::Username, // the uid: user space prints its name
        [](LowerCtx &c, const BuiltinExpr &, int) -> Val {

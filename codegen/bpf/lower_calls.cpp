@@ -190,9 +190,18 @@ const std::map<FunctionId, CallFn> &call_table() {
        }},
       {FunctionId::Delete,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
-         if (const MapExpr *m = map_arg(c, call))
-           delete_map_entry(c, *m);
-         return none;
+         const MapExpr *m = map_arg(c, call);
+         return {m ? delete_map_entry(c, *m) : nullptr};
+       }},
+      {FunctionId::Len,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         const MapExpr *m = map_arg(c, call);
+         return {m ? map_length(c, *m) : nullptr};
+       }},
+      {FunctionId::HasKey,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         const MapExpr *m = map_arg(c, call);
+         return {m ? map_has_key(c, *m) : nullptr};
        }},
       {FunctionId::Exit,
        [](LowerCtx &c, const CallExpr &, const MapExpr *) -> Val {
@@ -276,6 +285,8 @@ const std::map<FunctionId, CallFn> &call_table() {
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) {
          return lower_strcontains(c, call);
        }},
+      {FunctionId::Strlen,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return lower_strlen(c, call); }},
       {FunctionId::Join,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
          lower_join(c, call);

@@ -89,6 +89,36 @@ Val lower_macaddr(LowerCtx &c, const CallExpr &call) {
   return {out, 8};
 }
 
+Val lower_strlen(LowerCtx &c, const CallExpr &call) {
+  const Expr &s = *call.args[0];
+  if (s.kind == ExprKind::String) {
+    const std::string &v = s.as<StringExpr>().value;
+    return {c.b.getInt64(int64_t(std::string(v.c_str()).size()))};
+  }
+  // A bounded loop: i = 0; while (i < size - 1 && s[i] != 0) i++.
+  Val v = lower_expr(c, s);
+  uint64_t most = s.type.size ? s.type.size - 1 : 0;
+  auto *i64 = c.b.getInt64Ty();
+  auto block = [&](const char *name) { return llvm::BasicBlock::Create(c.ctx, name, c.fn); };
+  llvm::BasicBlock *entry = c.b.GetInsertBlock();
+  auto *head = block("strlen.head"), *body = block("strlen.body"), *done = block("strlen.done");
+  c.b.CreateBr(head);
+  c.b.SetInsertPoint(head);
+  auto *i = c.b.CreatePHI(i64, 2);
+  i->addIncoming(c.b.getInt64(0), entry);
+  c.b.CreateCondBr(c.b.CreateICmpULT(i, c.b.getInt64(most)), body, done);
+  c.b.SetInsertPoint(body);
+  auto *ch = c.b.CreateLoad(c.b.getInt8Ty(), c.b.CreateInBoundsGEP(c.b.getInt8Ty(), v.v, i));
+  auto *next = c.b.CreateAdd(i, c.b.getInt64(1));
+  i->addIncoming(next, body);
+  c.b.CreateCondBr(c.b.CreateICmpEQ(ch, c.b.getInt8(0)), done, head);
+  c.b.SetInsertPoint(done);
+  auto *n = c.b.CreatePHI(i64, 2);
+  n->addIncoming(i, head);
+  n->addIncoming(i, body);
+  return {n};
+}
+
 Val lower_strcontains(LowerCtx &c, const CallExpr &call) {
   const Expr &hay = *call.args[0], &needle = *call.args[1];
   if (hay.kind == ExprKind::String && needle.kind == ExprKind::String) {

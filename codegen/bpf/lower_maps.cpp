@@ -122,13 +122,42 @@ void write_map(LowerCtx &c, const frontend::MapExpr &m, Val v, const Type &v_typ
   count_dropped_key(c, m, t, ret);
 }
 
-void delete_map_entry(LowerCtx &c, const frontend::MapExpr &m) {
+llvm::Value *delete_map_entry(LowerCtx &c, const frontend::MapExpr &m) {
   MapTarget t = find_map(c, m.name);
   if (!t.info)
-    return;
+    return c.b.getInt64(0);
   llvm::Value *key = build_key(c, m, t);
   llvm::Value *ret = call_helper(c, BPF_FUNC_map_delete_elem, {map_ref(c, t.index), key});
   check_helper_result(c, HelperCheck::Level1, "map_delete_elem", ret);
+  return c.b.CreateZExt(c.b.CreateICmpEQ(ret, c.b.getInt64(0)), c.b.getInt64Ty());
+}
+
+llvm::Value *map_has_key(LowerCtx &c, const frontend::MapExpr &m) {
+  MapTarget t = find_map(c, m.name);
+  if (!t.info)
+    return c.b.getInt64(0);
+  llvm::Value *p = lookup(c, t.index, build_key(c, m, t));
+  return c.b.CreateZExt(c.b.CreateIsNotNull(p), c.b.getInt64Ty());
+}
+
+llvm::Value *map_length(LowerCtx &c, const frontend::MapExpr &m) {
+  MapTarget t = find_map(c, m.name);
+  if (!t.info)
+    return c.b.getInt64(0);
+  // A callback that goes on to the next element: the helper answers how many it visited. It
+  // sits in the probe's section, linked as for-loops' bodies are (emit_object.cpp).
+  auto *ptr = c.b.getPtrTy();
+  auto *cb_ty = llvm::FunctionType::get(c.b.getInt64Ty(), {ptr, ptr, ptr, ptr}, false);
+  auto *cb = llvm::Function::Create(cb_ty, llvm::Function::InternalLinkage,
+                                    c.fn->getName() + "_len", &c.mod);
+  cb->setSection(c.fn->getSection());
+  cb->addFnAttr(llvm::Attribute::NoUnwind);
+  cb->addFnAttr(llvm::Attribute::NoInline);
+  llvm::IRBuilder<> cb_b(llvm::BasicBlock::Create(c.ctx, "entry", cb));
+  cb_b.CreateRet(cb_b.getInt64(0));
+  auto null = llvm::ConstantPointerNull::get(ptr);
+  return call_helper(c, BPF_FUNC_for_each_map_elem,
+                     {map_ref(c, t.index), cb, null, c.b.getInt64(0)});
 }
 
 static llvm::Value *word(LowerCtx &c, llvm::Value *p, uint32_t i) {

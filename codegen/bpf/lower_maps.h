@@ -17,7 +17,11 @@ uint32_t bucket_offset(const frontend::MapInfo &m);
 
 Val read_map(LowerCtx &c, const frontend::MapExpr &m);
 void write_map(LowerCtx &c, const frontend::MapExpr &m, Val v, const frontend::Type &v_type);
-void delete_map_entry(LowerCtx &c, const frontend::MapExpr &m);
+// Both answer an i64, 1 or 0: whether the entry was there.
+llvm::Value *delete_map_entry(LowerCtx &c, const frontend::MapExpr &m);
+llvm::Value *map_has_key(LowerCtx &c, const frontend::MapExpr &m);
+// How many keys M has: an i64 (bpf_for_each_map_elem counts them).
+llvm::Value *map_length(LowerCtx &c, const frontend::MapExpr &m);
 
 // M[keys] = AGG(v): v is the i64 argument (null for count), its signedness in is_signed.
 void update_aggregate(LowerCtx &c, const frontend::MapExpr &m, llvm::Value *v);

@@ -203,8 +203,13 @@ Value Lowering::lower_expr_here(const Expr &e) {
     return lower_unary(e.as<UnaryExpr>());
   case ExprKind::Ternary:
     return lower_ternary(e.as<TernaryExpr>());
-  case ExprKind::Cast:
-    return {normalize_int(b, lower_expr(*e.as<CastExpr>().operand).v, e.type)};
+  case ExprKind::Cast: {
+    llvm::Value *v = lower_expr(*e.as<CastExpr>().operand).v;
+    if (e.type.is_bool) // (bool)x: whether x is not 0
+      return {b.CreateZExt(b.CreateICmpNE(normalize_int(b, v, Type::integer()), b.getInt64(0)),
+                           b.getInt64Ty())};
+    return {normalize_int(b, v, e.type)};
+  }
   case ExprKind::Field:
     return lower_field(e.as<FieldExpr>());
   case ExprKind::Tuple:

@@ -15,7 +15,8 @@ abi::ValueType to_value_type(const Type &t) {
     v.size = 0;
     break;
   case TypeKind::Integer:
-    v.kind = t.is_signed ? abi::ValueType::Int : abi::ValueType::UInt;
+    v.kind = t.is_bool ? abi::ValueType::Bool
+             : t.is_signed ? abi::ValueType::Int : abi::ValueType::UInt;
     break;
   case TypeKind::String:
     v.kind = abi::ValueType::String;

@@ -466,9 +466,10 @@ private:
   ExprPtr primary(P::PrimaryContext *ctx) {
     if (auto *c = dynamic_cast<P::IntLitContext *>(ctx))
       return integer(c);
-    if (auto *c = dynamic_cast<P::BoolLitContext *>(ctx)) { // an integer until gpubt has bool
+    if (auto *c = dynamic_cast<P::BoolLitContext *>(ctx)) {
       auto e = make<IntegerExpr>(span(c));
       e->value = c->TRUE() ? 1 : 0;
+      e->as<IntegerExpr>().is_bool = true;
       return e;
     }
     if (auto *c = dynamic_cast<P::StringLitContext *>(ctx)) {
@@ -697,6 +698,29 @@ private:
     return e;
   }
 
+  // delete(@m, k) and has_key(@m, k) (bpftrace 0.22): k goes into the map access, as 0.17's
+  // delete(@m[k]) writes it; a tuple k is the whole key of a multi-key map.
+  static void move_key_into_map(CallExpr &call) {
+    if ((call.name != "delete" && call.name != "has_key") || call.args.size() != 2 ||
+        call.args[0]->kind != ExprKind::Map || !call.args[0]->as<MapExpr>().keys.empty())
+      return;
+    call.args[0]->as<MapExpr>().keys.push_back(std::move(call.args[1]));
+    call.args.pop_back();
+  }
+
+  // nsecs(monotonic|boot|tai|sw_tai) (bpftrace 0.21): the builtin of that clock.
+  ExprPtr nsecs_clock(P::IdentExprContext *c) {
+    auto e = make<BuiltinExpr>(span(c));
+    std::string clock = c->expr(0)->getText();
+    e->name = clock == "monotonic" ? "nsecs" : "nsecs(" + clock + ")";
+    if (clock != "monotonic" && clock != "boot" && clock != "tai" && clock != "sw_tai") {
+      diags_.error(span(c->expr(0)), "Invalid timestamp mode: " + clock +
+                                         " (nsecs() takes monotonic, boot, tai or sw_tai)");
+      e->name = "nsecs";
+    }
+    return e;
+  }
+
   ExprPtr ident(P::IdentExprContext *c) {
     std::string name = text(c->IDENT());
     if (!c->call && !c->post)
@@ -720,11 +744,14 @@ private:
         return e;
     if (c->call && (name == "ustack" || name == "kstack" || name == "pystack"))
       return stack_call(c, name);
+    if (c->call && name == "nsecs" && c->expr().size() == 1)
+      return nsecs_clock(c);
     if (c->call) {
       auto e = make<CallExpr>(span(c));
       e->name = name;
       for (auto *x : c->expr())
         e->args.push_back(expr(x));
+      move_key_into_map(*e);
       return e;
     }
     if (c->post) {

@@ -31,6 +31,10 @@ enum class Use { Value, Statement, MapValue, MapKey };
 
 bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
 bool is_arithmetic(BinaryOp op) { return op <= BinaryOp::Mod; }
+// A map of count(), sum(), min(), max() or avg() read as its one number: `(bool)@hits`.
+bool is_scalar_aggregate(const Type &t) {
+  return t.kind >= TypeKind::Count && t.kind <= TypeKind::Avg;
+}
 
 // bpftrace's limit: more buckets cost memory and time in every process that prints the map.
 constexpr int64_t kMaxLhistBuckets = 1000;
@@ -239,12 +243,8 @@ private:
   void map_keys(const MapExpr &m, const SourceSpan &span) {
     for (const auto &k : m.keys)
       expr(*k, Use::MapKey);
-    if (!final_) {
-      if (m.keys.size() == 1 && m.keys[0]->type.kind == TypeKind::Tuple)
-        error(m.span, "tuple cannot be used as a map key. Try a multi-key associative array "
-                      "instead (eg `@map[$1, $2] = ...)`.");
+    if (!final_)
       return;
-    }
     const MapInfo *info = map_info(m.name);
     if (!info || info->value.is_none())
       return;
@@ -257,9 +257,15 @@ private:
       expected = info->key.elems;
     else if (!info->key.is_none())
       expected = {info->key};
-    bool ok = expected.size() == m.keys.size();
+    std::vector<Type> got;
+    if (is_whole_key(m))
+      got = m.keys[0]->type.elems;
+    else
+      for (const auto &k : m.keys)
+        got.push_back(k->type);
+    bool ok = expected.size() == got.size();
     for (size_t i = 0; ok && i < expected.size(); ++i)
-      ok = m.keys[i]->type.is_none() || key_compatible(expected[i], m.keys[i]->type);
+      ok = got[i].is_none() || key_compatible(expected[i], got[i]);
     if (ok)
       return;
     auto list = [](const std::vector<Type> &ts) {
@@ -268,9 +274,6 @@ private:
         s += (i ? ", " : "") + key_name(ts[i]);
       return s + "]";
     };
-    std::vector<Type> got;
-    for (const auto &k : m.keys)
-      got.push_back(k->type);
     error(span, "Argument mismatch for " + m.name + ": trying to access with arguments: " +
                       list(got) + " when map expects arguments: " + list(expected));
   }
@@ -341,7 +344,8 @@ private:
         error(type_span, "Unknown struct/union: '" + c.type_name + "'");
       else if (named.kind == TypeKind::Record || named.kind == TypeKind::Array)
         error(type_span, "Cannot cast to struct type \"" + c.type_name + "\"");
-      else if (!c.operand->type.is_none() && !c.operand->type.is_integer_like())
+      else if (!c.operand->type.is_none() && !c.operand->type.is_integer_like() &&
+               !is_scalar_aggregate(c.operand->type))
         error(type_span, "Casts are not supported for type: \"" +
                              type_name_in_messages(c.operand->type) + "\"");
       break;
@@ -617,18 +621,22 @@ private:
 
   // print(@m), clear(@m) and zero(@m) name a keyed map without its keys.
   static bool acts_on_whole_map(const stdlib::FunctionInfo &f, const MapExpr &m) {
-    return m.keys.empty() && (f.id == stdlib::FunctionId::Print ||
+    return m.keys.empty() && (f.id == stdlib::FunctionId::Print || f.id == stdlib::FunctionId::Len ||
                               f.id == stdlib::FunctionId::Clear || f.id == stdlib::FunctionId::Zero);
   }
 
   void call(const CallExpr &c, Use use) {
     const stdlib::FunctionInfo *f = c.id ? &stdlib::function_info(*c.id) : nullptr;
+    bool misused_map = final_ && key_presence_error(c); // then its keys are not checked
     for (size_t i = 0; i < c.args.size(); ++i) {
       const Expr &a = *c.args[i];
       // bpftrace points from the call's start to the map's end: "print(@x", "delete(@x[1]".
       bool sizeof_type = f && f->id == stdlib::FunctionId::Sizeof && a.kind == ExprKind::Builtin;
-      if (f && f->kind == FunctionKind::Statement && i == 0 && a.kind == ExprKind::Map)
-        map_read(a.as<MapExpr>(), up_to(c.span, a.span), acts_on_whole_map(*f, a.as<MapExpr>()));
+      bool map_call = f && (f->kind == FunctionKind::Statement ||
+                            stdlib::arg_rule(*f, 0) == ArgRule::Map);
+      if (map_call && i == 0 && a.kind == ExprKind::Map)
+        map_read(a.as<MapExpr>(), up_to(c.span, a.span),
+                 misused_map || acts_on_whole_map(*f, a.as<MapExpr>()));
       else if (sizeof_type) {
         in_sizeof_ = true; // sizeof(typedef_name)
         expr(a, Use::Value);
@@ -802,6 +810,27 @@ private:
       }
       return true;
     }
+    return true;
+  }
+
+  // has_key() needs a keyed map; delete(@m) without a key a scalar one (bpftrace's words).
+  bool key_presence_error(const CallExpr &c) {
+    bool keyed_call = c.id == stdlib::FunctionId::HasKey || c.id == stdlib::FunctionId::Delete ||
+                      c.id == stdlib::FunctionId::Len;
+    if (!keyed_call || c.args.empty() || c.args[0]->kind != ExprKind::Map)
+      return false;
+    const MapExpr &m = c.args[0]->as<MapExpr>();
+    const MapInfo *info = map_info(m.name);
+    bool scalar = info && info->key.is_none();
+    if (c.id == stdlib::FunctionId::Len && (scalar || !m.keys.empty()))
+      error(c.span, "call to len() expects a map with explicit keys (non-scalar map)");
+    else if (c.id == stdlib::FunctionId::HasKey && (scalar || m.keys.empty()))
+      error(c.span, "call to has_key() expects a map with explicit keys (non-scalar map)");
+    else if (c.id == stdlib::FunctionId::Delete && m.keys.empty() && info && !scalar)
+      error(c.span, "call to delete() with a single argument expects a map without explicit "
+                    "keys (scalar map)");
+    else
+      return false;
     return true;
   }
 

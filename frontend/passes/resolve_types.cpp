@@ -28,10 +28,14 @@ bool is_comparison(BinaryOp op) {
   }
 }
 
-// Map values and keys hold integers as 64 bits (bpftrace casts them on store).
+// Map values and keys hold integers as 64 bits (bpftrace casts them on store); a bool stays
+// one, printed as true or false.
 Type widen(const Type &t) {
-  if (t.kind == TypeKind::Integer)
-    return Type::integer(8, t.is_signed);
+  if (t.kind == TypeKind::Integer) {
+    Type wide = Type::integer(8, t.is_signed);
+    wide.is_bool = t.is_bool;
+    return wide;
+  }
   return t;
 }
 
@@ -75,6 +79,11 @@ Type enum_constant_type(const std::string &name) {
 }
 
 } // namespace
+
+bool is_whole_key(const MapExpr &m) {
+  return m.keys.size() == 1 && m.keys[0]->type.kind == TypeKind::Tuple &&
+         m.keys[0]->type.elems.size() > 1;
+}
 
 const std::string *call_literal_text(const CallExpr &c) {
   if (c.args.empty())
@@ -192,13 +201,23 @@ private:
       changed_ = true;
     }
     // The first definition fixes how many keys the map takes; other arities are errors.
-    auto [arity, first] = key_arity_.try_emplace(m.name, m.keys.size());
-    if (!m.keys.empty() && arity->second == m.keys.size())
+    bool whole = is_whole_key(m);
+    if (m.keys.size() == 1 && m.keys[0]->type.is_none())
+      return info; // a tuple or not: known in a later pass
+    size_t n = whole ? m.keys[0]->type.elems.size() : m.keys.size();
+    auto [arity, first] = key_arity_.try_emplace(m.name, n);
+    if (!m.keys.empty() && arity->second == n)
       changed_ |= merge_into(info.key, key_type(m));
     return info;
   }
 
   static Type key_type(const MapExpr &m) {
+    if (is_whole_key(m)) {
+      std::vector<Type> elems;
+      for (const auto &e : m.keys[0]->type.elems)
+        elems.push_back(widen(e));
+      return Type::tuple(std::move(elems));
+    }
     if (m.keys.size() == 1)
       return widen(m.keys[0]->type);
     std::vector<Type> elems;
@@ -236,7 +255,7 @@ private:
   void expr(Expr &e) {
     switch (e.kind) {
     case ExprKind::Integer:
-      e.type = Type::integer();
+      e.type = e.as<IntegerExpr>().is_bool ? Type::boolean() : Type::integer();
       break;
     case ExprKind::String:
       e.type = Type::string(e.as<StringExpr>().value.size() + 1);
@@ -423,6 +442,8 @@ private:
       } else if ((f->id == stdlib::FunctionId::Uptr || f->id == stdlib::FunctionId::Kptr) &&
                  !c.args.empty()) {
         c.type = c.args[0]->type.is_none() ? Type::integer() : c.args[0]->type;
+      } else if (f->id == stdlib::FunctionId::Delete || f->id == stdlib::FunctionId::HasKey) {
+        c.type = Type::boolean();
       } else if (f->id == stdlib::FunctionId::Bswap && !c.args.empty()) {
         c.type = Type::integer(c.args[0]->type.size ? c.args[0]->type.size : 8, false);
       } else {
@@ -593,6 +614,8 @@ Type cast_type(std::string_view name) {
   for (const auto &c : kCasts)
     if (c.name == name)
       return Type::integer(c.size, c.is_signed);
+  if (name == "bool")
+    return Type::boolean();
   return Type::none();
 }
 

@@ -51,8 +51,13 @@ struct SemanticOptions {
 // - map values and map key integers are widened to 64 bits, keeping signedness of the first
 //   assignment; $variables and tuple elements keep the integer's own size;
 // - a map or variable assigned strings of several sizes gets the largest (also inside tuples);
-// - a multi-key map's key is a Tuple of the (widened) key types.
+// - a multi-key map's key is a Tuple of the (widened) key types; one tuple as the key,
+//   `@m[$t]` or `delete(@m, (1, "a"))`, is the whole key (bpftrace's keys are tuples since 0.21);
+// - bools (`true`, `(bool)x`, has_key(), delete()) are a uint8 printed true/false.
 SemanticInfo resolve_types(Program &program, const SemanticOptions &options = {});
+
+// Whether the map access's one key is a tuple that is the whole key of a multi-key map.
+bool is_whole_key(const MapExpr &m);
 
 // The string literal a call's first argument names: "sym", or str("sym") (what a positional
 // parameter used as a string becomes); null if it is not a literal.

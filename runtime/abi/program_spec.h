@@ -20,9 +20,10 @@ struct ValueType {
   // Record: a C struct/union, fields elems at offsets named by names; Array: size/elems[0].size
   // elements of elems[0].
   // Buffer, Inet, MacAddr, Errno, Username, CgroupPath: frontend/types.h's kinds of the names.
+  // Bool: a uint8 printed as true or false.
   enum Kind : uint8_t { None, Int, UInt, String, Tuple, Enum, UserSym, Probe, Timestamp,
                         KernelName, UStack, Record, Array, Buffer, Inet, MacAddr, Errno,
-                        Username, CgroupPath, KStack, PyStack, UstackPy };
+                        Username, CgroupPath, KStack, PyStack, UstackPy, Bool };
   Kind kind = None;
   uint32_t size = 0;               // bytes
   std::vector<ValueType> elems;    // Tuple, Record: the fields; Array: the element

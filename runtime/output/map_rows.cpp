@@ -79,7 +79,7 @@ void sort_by_key(const ValueType &key, std::vector<MapRow> &rows) {
     const ValueType &t = *it->first;
     uint32_t off = it->second;
     auto fits = [&](const MapRow &r) { return r.key.size() >= off + t.size; };
-    if (t.kind == ValueType::Int || t.kind == ValueType::UInt) {
+    if (t.kind == ValueType::Int || t.kind == ValueType::UInt || t.kind == ValueType::Bool) {
       std::stable_sort(rows.begin(), rows.end(), [&](const MapRow &a, const MapRow &b) {
         if (!fits(a) || !fits(b))
           return false;

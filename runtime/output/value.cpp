@@ -184,6 +184,8 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
   case ValueType::Int:
   case ValueType::UInt:
     return Value::number(number(type, data));
+  case ValueType::Bool: // a number, so that JSON has true and false
+    return Value::number(value_as_int(type, data) ? "true" : "false");
   case ValueType::Buffer:
     return named(buffer_text(buffer_bytes(type, data)));
   case ValueType::Inet: {

@@ -50,6 +50,8 @@ const std::map<std::string, std::string> kFunctionUses = {
     {"printf", "printf(\"%d\\n\", 1);"}, {"system", "system(\"true\");"},
     {"cat", "cat(\"/proc/self/stat\");"}, {"print", "@m = 1; print(@m);"},
     {"clear", "@m[1] = 1; clear(@m);"}, {"delete", "@m[1] = 1; delete(@m[1]);"},
+    {"has_key", "@m[1] = 1; @f = has_key(@m, 1);"}, {"len", "@m[1] = 1; @f = len(@m);"},
+    {"strlen", "@f = strlen(\"ab\");"},
     {"zero", "@m[1] = 1; zero(@m);"},  {"exit", "exit();"},
     {"time", "time();"},               {"str", "@f = str(0);"},
     {"kname", "@f[kname(0)] = count();"}, {"deref", "@f = deref(0);"},
