@@ -29,9 +29,10 @@ std::string live_maps_record(uint32_t pid, const AgentResults &images) {
 }
 
 Status LiveMaps::take_from(std::vector<uint8_t> &records) {
+  // In place: the records are compacted over the LiveMaps ones, so a stream of printf records
+  // (an agent may send hundreds of MiB) is never copied.
   std::string error;
-  std::vector<uint8_t> kept;
-  size_t pos = 0;
+  size_t pos = 0, kept = 0;
   while (records.size() - pos >= kHead) {
     gpubt_ring_record r;
     EventHeader h;
@@ -41,7 +42,9 @@ Status LiveMaps::take_from(std::vector<uint8_t> &records) {
       break; // cut short (or not a record: left for the printer, which stops there too)
     const uint8_t *payload = records.data() + pos + kHead;
     if (h.kind != uint32_t(EventKind::LiveMaps)) {
-      kept.insert(kept.end(), records.begin() + pos, records.begin() + pos + r.size);
+      if (kept != pos)
+        std::memmove(records.data() + kept, records.data() + pos, r.size);
+      kept += r.size;
     } else if (uint64_t words[2]; r.size < kHead + 16 ||
                (std::memcpy(words, payload, sizeof words), words[1] > r.size - kHead - 16)) {
       error = "a live GPU map record shorter than it says";
@@ -55,8 +58,8 @@ Status LiveMaps::take_from(std::vector<uint8_t> &records) {
     }
     pos += r.size;
   }
-  kept.insert(kept.end(), records.begin() + pos, records.end());
-  records.swap(kept);
+  if (kept != pos)
+    records.erase(records.begin() + kept, records.begin() + pos);
   if (!error.empty())
     return make_error(error);
   return Ok{};
