@@ -1,5 +1,6 @@
 #include "runtime/cuda_agent/live_copier.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "runtime/abi/live_maps.h"
@@ -16,6 +17,44 @@ thread_local bool g_on_copier_thread = false;
 // How long forget() waits for a copy under way: a copy on the copier's own stream does not wait
 // for kernels, so only a GPU in trouble makes it take this long.
 constexpr std::chrono::seconds kCopyLimit{1};
+// How long a copy kernel may take before the round goes on without it.
+constexpr std::chrono::milliseconds kKernelWait{200};
+
+// dst[i] = src[i] for i < words, grid-stride (src: a map in device memory, dst: mapped host).
+const char *kCopyPtx = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry gpubt_copy(.param .u64 src, .param .u64 dst, .param .u64 words)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<5>;
+  .reg .b64 %rd<12>;
+  ld.param.u64 %rd1, [src];
+  ld.param.u64 %rd2, [dst];
+  ld.param.u64 %rd3, [words];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, %nctaid.x;
+  mul.wide.u32 %rd4, %r1, %r2;
+  cvt.u64.u32 %rd5, %r3;
+  add.u64 %rd4, %rd4, %rd5;
+  mul.wide.u32 %rd6, %r4, %r2;
+$loop:
+  setp.ge.u64 %p1, %rd4, %rd3;
+  @%p1 bra $done;
+  shl.b64 %rd7, %rd4, 3;
+  add.u64 %rd8, %rd1, %rd7;
+  ld.volatile.global.u64 %rd9, [%rd8];
+  add.u64 %rd10, %rd2, %rd7;
+  st.global.u64 [%rd10], %rd9;
+  add.u64 %rd4, %rd4, %rd6;
+  bra $loop;
+$done:
+  ret;
+}
+)";
 
 } // namespace
 
@@ -60,11 +99,17 @@ bool LiveCopier::forget(CUcontext ctx, bool release) {
   auto it = staging_.find(ctx);
   if (it == staging_.end())
     return true;
+  Staging &st = it->second;
+  // A copy kernel still running reads the maps and writes the pinned memory: both stay.
+  if (st.pending && GPUBT_DRIVER(cuStreamQuery)(st.stream) != CUDA_SUCCESS)
+    return false;
   if (release) {
-    if (it->second.stream)
-      GPUBT_DRIVER(cuStreamDestroy)(it->second.stream);
-    if (it->second.host)
-      GPUBT_DRIVER(cuMemFreeHost)(it->second.host);
+    if (st.stream)
+      GPUBT_DRIVER(cuStreamDestroy)(st.stream);
+    if (st.module)
+      GPUBT_DRIVER(cuModuleUnload)(st.module);
+    if (st.host)
+      GPUBT_DRIVER(cuMemFreeHost)(st.host);
   }
   staging_.erase(it);
   return true;
@@ -73,36 +118,72 @@ bool LiveCopier::forget(CUcontext ctx, bool release) {
 std::string LiveCopier::copy(const Source &s, Staging &st, abi::DeviceImage &image) {
   uint64_t total = 0;
   for (const auto &[address, size] : s.maps)
-    total += size;
-  if (!st.stream && GPUBT_DRIVER(cuStreamCreate)(&st.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
-    return st.stream = nullptr, "cuStreamCreate";
+    total += (size + 7) / 8 * 8;
+  if (!st.stream) {
+    if (GPUBT_DRIVER(cuStreamCreate)(&st.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+      return st.stream = nullptr, "cuStreamCreate";
+    if (GPUBT_DRIVER(cuModuleLoadData)(&st.module, kCopyPtx) != CUDA_SUCCESS ||
+        GPUBT_DRIVER(cuModuleGetFunction)(&st.kernel, st.module, "gpubt_copy") != CUDA_SUCCESS)
+      st.kernel = nullptr;
+  }
+  if (st.pending) { // an earlier copy kernel: its memory is not to be written again before it ends
+    if (GPUBT_DRIVER(cuStreamQuery)(st.stream) != CUDA_SUCCESS)
+      return "busy";
+    st.pending = false;
+  }
   if (st.size < total) {
     if (st.host)
       GPUBT_DRIVER(cuMemFreeHost)(st.host);
     st.host = nullptr, st.size = 0;
-    if (GPUBT_DRIVER(cuMemHostAlloc)(&st.host, total, 0) != CUDA_SUCCESS)
+    if (GPUBT_DRIVER(cuMemHostAlloc)(&st.host, total,
+                                     CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) !=
+            CUDA_SUCCESS ||
+        GPUBT_DRIVER(cuMemHostGetDevicePointer)(&st.device_host, st.host, 0) != CUDA_SUCCESS)
       return st.host = nullptr, "cuMemHostAlloc";
     st.size = total;
   }
-  Sanitizer_StreamHandle stream = nullptr;
-  if (SanitizerResult r = sanitizerGetStreamHandle(s.ctx, st.stream, &stream);
-      r != SANITIZER_SUCCESS)
-    return "sanitizerGetStreamHandle (error " + std::to_string(int(r)) + ")";
   auto *host = static_cast<uint8_t *>(st.host);
-  uint64_t offset = 0;
-  for (const auto &[address, size] : s.maps) { // each returns once its copy is done
-    if (SanitizerResult r = sanitizerMemcpyDeviceToHost(host + offset,
-                                                        reinterpret_cast<void *>(address), size,
-                                                        stream);
+  if (st.kernel) {
+    uint64_t offset = 0;
+    for (const auto &[address, size] : s.maps) {
+      CUdeviceptr src = address, dst = st.device_host + offset;
+      uint64_t words = size / 8; // map storage is whole words (device_abi.h)
+      void *args[] = {&src, &dst, &words};
+      unsigned blocks = static_cast<unsigned>(std::min<uint64_t>((words + 255) / 256, 32));
+      if (GPUBT_DRIVER(cuLaunchKernel)(st.kernel, blocks ? blocks : 1, 1, 1, 256, 1, 1, 0,
+                                       st.stream, args, nullptr) != CUDA_SUCCESS)
+        return "launching the copy kernel";
+      offset += (size + 7) / 8 * 8;
+    }
+    auto give_up = std::chrono::steady_clock::now() + kKernelWait;
+    CUresult r;
+    while ((r = GPUBT_DRIVER(cuStreamQuery)(st.stream)) == CUDA_ERROR_NOT_READY) {
+      if (std::chrono::steady_clock::now() > give_up)
+        return st.pending = true, "busy"; // no SM free for it (a full GPU, or a hang)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    if (r != CUDA_SUCCESS)
+      return "the copy kernel";
+  } else {
+    Sanitizer_StreamHandle stream = nullptr;
+    if (SanitizerResult r = sanitizerGetStreamHandle(s.ctx, st.stream, &stream);
         r != SANITIZER_SUCCESS)
-      return "sanitizerMemcpyDeviceToHost (error " + std::to_string(int(r)) + ")";
-    offset += size;
+      return "sanitizerGetStreamHandle (error " + std::to_string(int(r)) + ")";
+    uint64_t offset = 0;
+    for (const auto &[address, size] : s.maps) { // each returns once its copy is done
+      if (SanitizerResult r = sanitizerMemcpyDeviceToHost(host + offset,
+                                                          reinterpret_cast<void *>(address), size,
+                                                          stream);
+          r != SANITIZER_SUCCESS)
+        return "sanitizerMemcpyDeviceToHost (error " + std::to_string(int(r)) + ")";
+      offset += (size + 7) / 8 * 8;
+    }
   }
   image.device = s.device;
-  offset = 0;
+  uint64_t offset = 0;
   for (const auto &[address, size] : s.maps) {
     image.maps.emplace_back(host + offset, host + offset + size);
-    offset += size;
+    offset += (size + 7) / 8 * 8;
   }
   return "";
 }
@@ -134,6 +215,8 @@ void LiveCopier::run() {
         GPUBT_DRIVER(cuCtxPopCurrent)(&popped);
       }
       bool copied = failed.empty();
+      if (failed == "busy") // not a failure: next period
+        failed.clear();
       lock.lock();
       busy_ = nullptr;
       cv_.notify_all();

@@ -1,9 +1,11 @@
 // GPU maps sent to gpubt while the program runs (issue 26; the record: runtime/abi/live_maps.h).
-// A thread of its own copies every traced context's maps each period on a non-blocking stream of
-// its own into pinned memory: it never waits for the program's streams (a running or hung kernel
-// included) and holds none of the agent's locks while it copies. The copy is the Compute
-// Sanitizer's (the maps are its allocations, which the driver's own copies refuse: seen on the
-// H100); a program's launch callback in progress can delay it, never the other way round. Values are as the kernels left them at the
+// A thread of its own copies every traced context's maps each period, with a kernel of its own on
+// a non-blocking stream of its own, into mapped pinned memory: it never waits for the program's
+// streams and holds none of the agent's locks while it copies. A kernel, not a copy: the maps are
+// the Compute Sanitizer's allocations, and its copy waits for every running kernel (a spinning
+// one for ever: seen on the H100); the copy kernel needs only a free SM. A copy that has not
+// ended within kKernelWait is looked at again next period (the GPU full: a hang, say) and the
+// round goes on without it; where the kernel cannot be loaded, the Sanitizer's copy is used. Values are as the kernels left them at the
 // copy: counters only grow between copies; the exact values come with the final results.
 #pragma once
 #include <chrono>
@@ -49,7 +51,7 @@ public:
   void begin_round(const std::vector<Source> &sources);
   // Before CTX's memory is freed (the agent's lock may be held): the copier will not copy it
   // again, and a copy of it under way is waited for. False if that copy did not end within a
-  // second: the memory must then stay allocated. RELEASE: the copier's own stream and pinned
+  // second, or a copy kernel of it still runs: the memory must then stay allocated. RELEASE: the copier's own stream and pinned
   // memory for CTX are freed too (not while the context is being destroyed: that frees them).
   bool forget(CUcontext ctx, bool release);
   // True on the copier's thread: the agent's callbacks ignore the driver calls made there.
@@ -58,8 +60,12 @@ public:
 private:
   struct Staging { // the copier's own, per context
     CUstream stream = nullptr;
-    void *host = nullptr;
+    CUmodule module = nullptr;
+    CUfunction kernel = nullptr; // null: the Sanitizer's copy
+    void *host = nullptr;        // mapped
+    CUdeviceptr device_host = 0; // its device address
     uint64_t size = 0;
+    bool pending = false; // a copy kernel still running
   };
   void run();
   // The context current; error: which call failed.

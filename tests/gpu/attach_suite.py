@@ -197,10 +197,10 @@ def persistent_kernel(gpubt, env, agent_env, tmp, binary):
     time.sleep(1.5)
     rc, out, err = g.stop()
     live = [int(v) for v in re.findall(r'^@gpu\[tick_kernel[^\]]*\]: (\d+)$', out, re.M)]
-    # Not yet true: the Compute Sanitizer's copy waits for the spinning kernel (H100, 2026-11-28),
-    # so no copy comes while it runs; recorded, not counted, until the copier has its own kernel.
-    print(f'[INFO] maps read while a kernel runs on: tick counts printed {live} '
-          f'({"a last copy printed" if "as the agent last sent them" in err else "no copy"})')
+    check('maps read while a kernel runs on: interval sees the ticks, the exit print the last copy',
+          len(live) >= 3 and max(live[:-1]) >= 10 and live[-1] >= 20 and
+          'as the agent last sent them' in err,
+          f'tick counts printed {live}; {err.strip()[-400:]!r}')
     detached_busy = rc in (0, 5) and 'did not go idle' in err
     ticks, _ = K.burst(10)  # patched kernels still launch, probes and all
     iterations = int(K.ask('stop', 'stopped')[1])
