@@ -796,8 +796,10 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
     return;
   }
   if (domain == SANITIZER_CB_DOMAIN_RESOURCE &&
-      cbid == SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+      cbid == SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
     a.streams.context_destroyed(static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context);
+    forget_live_copies(static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context);
+  }
   KnownModule loaded;
   if (domain == SANITIZER_CB_DOMAIN_RESOURCE && cbid == SANITIZER_CBID_RESOURCE_MODULE_LOADED) {
     const auto &d = *static_cast<const Sanitizer_ResourceModuleData *>(cbdata);

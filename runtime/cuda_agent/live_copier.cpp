@@ -56,7 +56,50 @@ $done:
 }
 )";
 
+struct CopyKernel {
+  CUstream stream = nullptr;
+  CUfunction kernel = nullptr;
+};
+std::mutex g_kernels_mu;
+std::map<CUcontext, CopyKernel> g_kernels; // prepare_live_copies'
+
 } // namespace
+
+void prepare_live_copies(CUcontext ctx) {
+  {
+    std::lock_guard<std::mutex> lock(g_kernels_mu);
+    if (g_kernels.count(ctx))
+      return;
+  }
+  bool was = std::exchange(g_on_copier_thread, true); // the agent's callbacks ignore these calls
+  CopyKernel k;
+  CUmodule module = nullptr;
+  bool ok = GPUBT_DRIVER(cuCtxPushCurrent)(ctx) == CUDA_SUCCESS;
+  if (ok) {
+    uint64_t none = 0;
+    CUdeviceptr null = 0;
+    void *args[] = {&null, &null, &none};
+    ok = GPUBT_DRIVER(cuStreamCreate)(&k.stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS &&
+         GPUBT_DRIVER(cuModuleLoadData)(&module, kCopyPtx) == CUDA_SUCCESS &&
+         GPUBT_DRIVER(cuModuleGetFunction)(&k.kernel, module, "gpubt_copy") == CUDA_SUCCESS &&
+         // Its first launch now (lazy loading would load it then, under whatever runs).
+         GPUBT_DRIVER(cuLaunchKernel)(k.kernel, 1, 1, 1, 32, 1, 1, 0, k.stream, args,
+                                      nullptr) == CUDA_SUCCESS &&
+         GPUBT_DRIVER(cuStreamSynchronize)(k.stream) == CUDA_SUCCESS;
+    CUcontext popped;
+    GPUBT_DRIVER(cuCtxPopCurrent)(&popped);
+  }
+  g_on_copier_thread = was;
+  if (ok) {
+    std::lock_guard<std::mutex> lock(g_kernels_mu);
+    g_kernels[ctx] = k;
+  }
+}
+
+void forget_live_copies(CUcontext ctx) {
+  std::lock_guard<std::mutex> lock(g_kernels_mu);
+  g_kernels.erase(ctx);
+}
 
 LiveCopier::LiveCopier(std::chrono::milliseconds period, Collect collect, Send send,
                        Report report)
@@ -104,10 +147,8 @@ bool LiveCopier::forget(CUcontext ctx, bool release) {
   if (st.pending && GPUBT_DRIVER(cuStreamQuery)(st.stream) != CUDA_SUCCESS)
     return false;
   if (release) {
-    if (st.stream)
+    if (st.stream && !st.kernel) // the prepared one stays for the next session
       GPUBT_DRIVER(cuStreamDestroy)(st.stream);
-    if (st.module)
-      GPUBT_DRIVER(cuModuleUnload)(st.module);
     if (st.host)
       GPUBT_DRIVER(cuMemFreeHost)(st.host);
   }
@@ -120,11 +161,14 @@ std::string LiveCopier::copy(const Source &s, Staging &st, abi::DeviceImage &ima
   for (const auto &[address, size] : s.maps)
     total += (size + 7) / 8 * 8;
   if (!st.stream) {
-    if (GPUBT_DRIVER(cuStreamCreate)(&st.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+    {
+      std::lock_guard<std::mutex> lock(g_kernels_mu);
+      if (auto it = g_kernels.find(s.ctx); it != g_kernels.end())
+        st.stream = it->second.stream, st.kernel = it->second.kernel;
+    }
+    if (!st.stream &&
+        GPUBT_DRIVER(cuStreamCreate)(&st.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
       return st.stream = nullptr, "cuStreamCreate";
-    if (GPUBT_DRIVER(cuModuleLoadData)(&st.module, kCopyPtx) != CUDA_SUCCESS ||
-        GPUBT_DRIVER(cuModuleGetFunction)(&st.kernel, st.module, "gpubt_copy") != CUDA_SUCCESS)
-      st.kernel = nullptr;
   }
   if (st.pending) { // an earlier copy kernel: its memory is not to be written again before it ends
     if (GPUBT_DRIVER(cuStreamQuery)(st.stream) != CUDA_SUCCESS)

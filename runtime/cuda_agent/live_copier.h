@@ -1,11 +1,11 @@
 // GPU maps sent to gpubt while the program runs (issue 26; the record: runtime/abi/live_maps.h).
-// A thread of its own copies every traced context's maps each period, with a kernel of its own on
-// a non-blocking stream of its own, into mapped pinned memory: it never waits for the program's
-// streams and holds none of the agent's locks while it copies. A kernel, not a copy: the maps are
-// the Compute Sanitizer's allocations, and its copy waits for every running kernel (a spinning
-// one for ever: seen on the H100); the copy kernel needs only a free SM. A copy that has not
-// ended within kKernelWait is looked at again next period (the GPU full: a hang, say) and the
-// round goes on without it; where the kernel cannot be loaded, the Sanitizer's copy is used. Values are as the kernels left them at the
+// A thread of its own copies every traced context's maps each period into pinned memory, holding
+// none of the agent's locks while it copies. Where the context was prepared (an attach, after its
+// idle check), with a kernel of its own on a non-blocking stream of its own into mapped memory:
+// it never waits for the program's kernels, only for a free SM (a copy not done within
+// kKernelWait is looked at again next period). Elsewhere (-c) with the Compute Sanitizer's copy
+// (the maps are its allocations, which the driver's own copy did not read on the H100), which
+// waits for running kernels: a spinning kernel stops the copies, never the program. Values are as the kernels left them at the
 // copy: counters only grow between copies; the exact values come with the final results.
 #pragma once
 #include <chrono>
@@ -59,8 +59,7 @@ public:
 
 private:
   struct Staging { // the copier's own, per context
-    CUstream stream = nullptr;
-    CUmodule module = nullptr;
+    CUstream stream = nullptr;   // prepare_live_copies' (kernel set), else the copier's own
     CUfunction kernel = nullptr; // null: the Sanitizer's copy
     void *host = nullptr;        // mapped
     CUdeviceptr device_host = 0; // its device address
@@ -83,6 +82,14 @@ private:
   bool stop_ = false, finished_ = false;
   std::thread thread_;
 };
+
+// Loads CTX's copy kernel and runs it once, on a stream of its own: call it only where CTX runs
+// nothing (at its creation, or after an idle check), since loading a module and a kernel's first
+// launch wait for running kernels, and the program's launches with them. A context never
+// prepared is copied with the Compute Sanitizer's copy, which waits for running kernels.
+void prepare_live_copies(CUcontext ctx);
+// CTX is being destroyed: what prepare_live_copies made goes with it.
+void forget_live_copies(CUcontext ctx);
 
 // Stops COPIER (none: nothing) and frees it, or leaves it in place, stopped, if its thread is
 // stuck in a copy (a kernel that runs on: the Compute Sanitizer's copy waits for it on the H100).
