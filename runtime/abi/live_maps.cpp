@@ -28,6 +28,16 @@ std::string live_maps_record(uint32_t pid, const AgentResults &images) {
   return out;
 }
 
+bool is_live_maps_record(const uint8_t *bytes, size_t size) {
+  if (size < kHead)
+    return false;
+  gpubt_ring_record r;
+  EventHeader h;
+  std::memcpy(&r, bytes, sizeof r);
+  std::memcpy(&h, bytes + sizeof r, sizeof h);
+  return r.size == size && h.kind == uint32_t(EventKind::LiveMaps);
+}
+
 Status LiveMaps::take_from(std::vector<uint8_t> &records) {
   // In place: the records are compacted over the LiveMaps ones, so a stream of printf records
   // (an agent may send hundreds of MiB) is never copied.

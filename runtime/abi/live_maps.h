@@ -19,6 +19,9 @@ namespace gpubt::abi {
 // process PID's device map images (IMAGES.images; the rest of IMAGES is sent as it is).
 std::string live_maps_record(uint32_t pid, const AgentResults &images);
 
+// Whether BYTES are exactly one LiveMaps record (an agent sends each in a frame of its own).
+bool is_live_maps_record(const uint8_t *bytes, size_t size);
+
 // The latest images of each process, taken out of a stream of ring records.
 class LiveMaps {
 public:

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/abi/live_maps.h"
 #include "runtime/abi/agent_control.h"
 #include "runtime/gpu/agent_peer.h"
 #include "runtime/output/escape.h"
@@ -319,7 +320,11 @@ void GpuAttach::read_frame(Link &link) {
   for (int extra : f->fds)
     close(extra);
   std::lock_guard<std::mutex> lock(mu_);
-  if (f->type == Frame::Events) {
+  if (f->type == Frame::Events &&
+      abi::is_live_maps_record(reinterpret_cast<const uint8_t *>(f->bytes.data()),
+                               f->bytes.size())) {
+    live_[link.pid] = std::move(f->bytes); // only the latest counts: a slow reader keeps one
+  } else if (f->type == Frame::Events) {
     // Whole records only: a frame that is not would swallow every later process's records.
     auto bytes = reinterpret_cast<const uint8_t *>(f->bytes.data());
     size_t whole = whole_device_records(bytes, f->bytes.size());
@@ -370,7 +375,11 @@ void GpuAttach::loop() {
 
 std::vector<uint8_t> GpuAttach::take_events() {
   std::lock_guard<std::mutex> lock(mu_);
-  return std::exchange(events_, {});
+  std::vector<uint8_t> out = std::exchange(events_, {});
+  for (const auto &[pid, record] : live_)
+    out.insert(out.end(), record.begin(), record.end());
+  live_.clear();
+  return out;
 }
 
 abi::AgentResults GpuAttach::finish(std::ostream &err) {

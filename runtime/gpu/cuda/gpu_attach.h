@@ -46,7 +46,7 @@ public:
 
   size_t attached() const { return attached_count_; }
   // The printf records received so far (taken).
-  std::vector<uint8_t> take_events();
+  std::vector<uint8_t> take_events(); // and each process's latest live maps record
   // Detaches from every process (waiting up to a few seconds for each one's results) and
   // returns what they sent, merged; MESSAGES: what each agent said, prefixed by its pid.
   abi::AgentResults finish(std::ostream &err);
@@ -96,6 +96,7 @@ private:
   // After a try of SOCKET: when it may be tried again, and whether to warn (its first failure).
   bool note_failure(const abi::AgentSocket &socket, bool gone);
   std::vector<uint8_t> events_; // at most kMaxEventBytes (gpu_attach.cpp) not yet taken
+  std::map<pid_t, std::string> live_; // each process's latest LiveMaps record not yet taken
   std::map<pid_t, uint64_t> events_dropped_; // bytes of records past it, by process
   abi::AgentResults results_;
   std::atomic<size_t> attached_count_ = 0;
