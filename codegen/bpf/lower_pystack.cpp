@@ -1,6 +1,7 @@
 // pystack in BPF (see lower_pystack.h). The walk, as CPython's own debuggers do it: _PyRuntime ->
-// the first interpreter -> its thread states, the one whose native_thread_id is this thread (the
-// GIL's holder is not enough: ctypes and PyTorch release it around native calls) -> its current
+// the newest interpreter (then the main one) -> its thread states, the one whose native_thread_id
+// is this thread (the GIL's holder is not enough: ctypes and PyTorch release it around native
+// calls) -> its current
 // _PyInterpreterFrame -> previous ..., skipping the C-stack shim frames of 3.12+ (3.10: its
 // PyFrameObject -> f_back ..., the thread found through its pthread_t). Loops are
 // bounded for the verifier; a read that faults reads as 0 and ends the walk.
@@ -21,7 +22,7 @@ using namespace frontend;
 
 namespace {
 
-constexpr uint32_t kMaxThreads = 64;    // thread states searched for this thread's
+constexpr uint32_t kMaxThreads = 64;    // thread states searched, in each of two interpreters
 constexpr uint32_t kFrameSlot = 136;    // a frame's bytes read into a slot masked offsets stay in
 constexpr uint32_t kProcessEntries = 4096;
 
@@ -95,6 +96,47 @@ llvm::Value *close_walk(LowerCtx &c, ChainWalk w, llvm::Value *next, llvm::Value
   return rounds;
 }
 
+// What a thread search reads: this thread's id and the offsets of the process record.
+struct ThreadSearch {
+  llvm::Value *word, *tid, *threads_head, *native_thread_id, *thread_next, *pthread_tid, *cframe,
+      *current_frame;
+};
+
+// Walks INTERP's thread states (newest first) for this thread's. Returns the block it goes to
+// with the state's current frame (not 0), and that frame; where the walk ends without one (or
+// with this thread's state idle, without a frame), it goes to NOT_FOUND.
+std::pair<llvm::BasicBlock *, llvm::Value *> find_thread(LowerCtx &c, const ThreadSearch &s,
+                                                         llvm::Value *interp,
+                                                         llvm::BasicBlock *not_found) {
+  llvm::Value *head = read_word(c, s.word, c.b.CreateAdd(interp, s.threads_head));
+  auto *next = block(c, "py.thread.next"), *match = block(c, "py.thread.match");
+  auto *found = block(c, "py.thread.found");
+  llvm::Value *via_pthread = c.b.CreateICmpNE(s.pthread_tid, c.b.getInt64(abi::kPyNoOffset));
+  llvm::Value *no_cframe = c.b.CreateICmpEQ(s.cframe, c.b.getInt64(abi::kPyNoOffset));
+  ChainWalk threads = open_walk(c, head, not_found, "py.threads");
+  llvm::Value *ts = threads.node;
+  llvm::Value *ntid = read_word(c, s.word, c.b.CreateAdd(ts, s.native_thread_id));
+  // 3.10: a pthread_t; its tid is read from glibc's struct pthread (elsewhere an address of 0,
+  // whose read fails fast, rather than a branch that doubles the verifier's paths).
+  llvm::Value *tid_at =
+      c.b.CreateSelect(via_pthread, c.b.CreateAdd(ntid, s.pthread_tid), c.b.getInt64(0));
+  llvm::Value *pthread_tid_value = c.b.CreateAnd(read_word(c, s.word, tid_at), 0xffffffffu);
+  ntid = c.b.CreateSelect(via_pthread, pthread_tid_value, ntid);
+  c.b.CreateCondBr(c.b.CreateICmpEQ(ntid, s.tid), match, next);
+  c.b.SetInsertPoint(next);
+  close_walk(c, threads, read_word(c, s.word, c.b.CreateAdd(ts, s.thread_next)),
+             c.b.getInt64(kMaxThreads), not_found);
+  // Its current frame: through the _PyCFrame in 3.11/3.12, in the thread state otherwise (a read
+  // of address 0 where there is no _PyCFrame, as above).
+  c.b.SetInsertPoint(match);
+  llvm::Value *cframe = read_word(
+      c, s.word, c.b.CreateSelect(no_cframe, c.b.getInt64(0), c.b.CreateAdd(ts, s.cframe)));
+  llvm::Value *holder = c.b.CreateSelect(no_cframe, ts, cframe);
+  llvm::Value *first = read_word(c, s.word, c.b.CreateAdd(holder, s.current_frame));
+  c.b.CreateCondBr(c.b.CreateICmpNE(first, c.b.getInt64(0)), found, not_found);
+  return {found, first};
+}
+
 } // namespace
 
 bool probe_takes_python_frames(const Probe &probe) {
@@ -144,45 +186,35 @@ Val lower_pystack(LowerCtx &c, uint32_t frames, llvm::Value *into) {
   c.b.CreateCondBr(c.b.CreateIsNull(info), done, known);
   c.b.SetInsertPoint(known);
   llvm::Value *runtime = c.b.CreateAlignedLoad(i64, info, llvm::Align(8));
-  llvm::Value *interp = read_word(c, word, c.b.CreateAdd(runtime, offset_of(c, info, offsetof(P, interpreters_head))));
-  llvm::Value *head = read_word(c, word, c.b.CreateAdd(interp, offset_of(c, info, offsetof(P, threads_head))));
-  llvm::Value *ntid_off = offset_of(c, info, offsetof(P, native_thread_id));
-  llvm::Value *next_off = offset_of(c, info, offsetof(P, thread_next));
-  llvm::Value *pthread_tid = offset_of(c, info, offsetof(P, pthread_tid));
-  llvm::Value *via_pthread = c.b.CreateICmpNE(pthread_tid, c.b.getInt64(abi::kPyNoOffset));
+  llvm::Value *heads = c.b.CreateAdd(runtime, offset_of(c, info, offsetof(P, interpreters_head)));
+  llvm::Value *newest = read_word(c, word, heads);
+  llvm::Value *main_interp = read_word(c, word, c.b.CreateAdd(heads, c.b.getInt64(8)));
+  ThreadSearch search{word,
+                      tid,
+                      offset_of(c, info, offsetof(P, threads_head)),
+                      offset_of(c, info, offsetof(P, native_thread_id)),
+                      offset_of(c, info, offsetof(P, thread_next)),
+                      offset_of(c, info, offsetof(P, pthread_tid)),
+                      offset_of(c, info, offsetof(P, cframe)),
+                      offset_of(c, info, offsetof(P, current_frame))};
   store_status(c, buf, c.b.getInt64(abi::kPyStackNoThread));
 
-  // The thread states, newest first.
-  auto *tnext = block(c, "py.thread.next"), *found = block(c, "py.found");
-  ChainWalk threads = open_walk(c, head, done, "py.threads");
-  llvm::Value *ts = threads.node;
-  llvm::Value *ntid = read_word(c, word, c.b.CreateAdd(ts, ntid_off));
-  // 3.10: a pthread_t; its tid is read from glibc's struct pthread (elsewhere an address of 0,
-  // whose read fails fast, rather than a branch that doubles the verifier's paths).
-  llvm::Value *tid_at = c.b.CreateSelect(via_pthread, c.b.CreateAdd(ntid, pthread_tid), c.b.getInt64(0));
-  llvm::Value *pthread_tid_value = c.b.CreateAnd(read_word(c, word, tid_at), 0xffffffffu);
-  ntid = c.b.CreateSelect(via_pthread, pthread_tid_value, ntid);
-  c.b.CreateCondBr(c.b.CreateICmpEQ(ntid, tid), found, tnext);
-  c.b.SetInsertPoint(tnext);
-  close_walk(c, threads, read_word(c, word, c.b.CreateAdd(ts, next_off)),
-             c.b.getInt64(kMaxThreads), done);
-
-  // Its current frame: through the _PyCFrame in 3.11/3.12, in the thread state from 3.13.
+  // The newest interpreter's thread states (interpreters.head), then, where this thread has none
+  // with a frame there, the main interpreter's (interpreters.main, beside it): with a
+  // subinterpreter, the code it runs on a thread, or the main interpreter's. Two walks of one
+  // branch each: one walk over every interpreter costs the verifier 27 times as much.
+  auto *in_main = block(c, "py.main"), *found = block(c, "py.found");
+  auto [found_newest, first_newest] = find_thread(c, search, newest, in_main);
+  c.b.SetInsertPoint(found_newest);
+  c.b.CreateBr(found);
+  c.b.SetInsertPoint(in_main);
+  auto [found_main, first_main] = find_thread(c, search, main_interp, done);
+  c.b.SetInsertPoint(found_main);
+  c.b.CreateBr(found);
   c.b.SetInsertPoint(found);
-  llvm::Value *cframe_off = offset_of(c, info, offsetof(P, cframe));
-  auto *via_cframe = block(c, "py.cframe"), *have_holder = block(c, "py.holder");
-  auto *from_found = found;
-  c.b.CreateCondBr(c.b.CreateICmpEQ(cframe_off, c.b.getInt64(abi::kPyNoOffset)), have_holder,
-                   via_cframe);
-  c.b.SetInsertPoint(via_cframe);
-  llvm::Value *cframe = read_word(c, word, c.b.CreateAdd(ts, cframe_off));
-  c.b.CreateBr(have_holder);
-  c.b.SetInsertPoint(have_holder);
-  auto *holder = c.b.CreatePHI(i64, 2);
-  holder->addIncoming(ts, from_found);
-  holder->addIncoming(cframe, via_cframe);
-  llvm::Value *first =
-      read_word(c, word, c.b.CreateAdd(holder, offset_of(c, info, offsetof(P, current_frame))));
+  auto *first = c.b.CreatePHI(i64, 2);
+  first->addIncoming(first_newest, found_newest);
+  first->addIncoming(first_main, found_main);
   llvm::Value *code_off = offset_of(c, info, offsetof(P, frame_code));
   llvm::Value *prev_off = offset_of(c, info, offsetof(P, frame_previous));
   llvm::Value *instr_off = offset_of(c, info, offsetof(P, frame_instr));

@@ -235,6 +235,33 @@ def pystack_with_p_names_what_ran_before_the_process_ended(ctx):
             and got[1] == want[1][1], f"{python} gone():\n{got}\nwant ??, then\n{want[1][1]}"
 
 
+@case
+def pystack_with_a_subinterpreter(ctx):
+    """A process with a subinterpreter: the main interpreter's calls (before, after) and the
+    subinterpreter's (its code run on the main thread) all match their traceback. Before, once
+    a subinterpreter existed only its threads were searched (interpreters.head is the newest):
+    the main one's stacks were empty."""
+    found = [p for p in pythons() if version(p) >= (3, 10)]
+    if not found:
+        return "SKIP"
+    lib = os.path.join(ctx.programs, "libpymark.so")
+    prog = f'uprobe:{lib}:gpubt_py_mark {{ printf("mark %d%s\\n", arg0, pystack); }}'
+    for python in found:
+        with tempfile.TemporaryDirectory() as tmp:
+            truth = os.path.join(tmp, "truth")
+            cmd = f"{python} {os.path.join(HERE, 'pystack', 'subinterp.py')} {lib} {truth}"
+            r = subprocess.run([ctx.gpubt, "-e", prog, "-c", cmd], capture_output=True,
+                               text=True, errors="replace", stdin=subprocess.DEVNULL, timeout=60)
+            assert r.returncode == 0 and "WARNING" not in r.stderr, (r.returncode, r.stderr)
+            with open(truth, encoding="utf-8") as f:
+                want = {int(k): [f"{fn}:{line} {name}" for fn, line, name in reversed(v)]
+                        for line in f for k, v in json.loads(line).items()}
+        live = stacks(r.stdout, r"^mark (\d+)$")
+        assert sorted(want) == [1, 2, 3, 4], want
+        for i, stack in want.items():
+            assert live.get(i) == stack, f"{python} call {i}:\n{live.get(i)}\nwant\n{stack}"
+
+
 def stack_maps(text):
     """{map name: {(key fields before the stack, (frame lines)): value}} of the maps printed
     with a pystack as the last part of their key: '@name[a, b, \n    frame\n]: N'."""
