@@ -26,6 +26,12 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     AGG("lhist", Lhist, 4, A::Integer, Lhist), // lhist(value, min, max, step)
     {"printf", FunctionId::Printf, FunctionKind::Statement, 1, kVariadic,
      {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kBoth},
+    // errorf(fmt, ...), warnf(fmt, ...): printf to stderr after "stdin:L:C-C: ERROR: " (or
+    // WARNING, which --no-warnings silences), with the source line and its caret.
+    {"errorf", FunctionId::Errorf, FunctionKind::Statement, 1, kVariadic,
+     {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
+    {"warnf", FunctionId::Warnf, FunctionKind::Statement, 1, kVariadic,
+     {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
     // system(fmt, ...) runs the formatted command (--unsafe only); cat(fmt, ...) prints a file.
     {"system", FunctionId::System, FunctionKind::Statement, 1, kVariadic,
      {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},

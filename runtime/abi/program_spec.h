@@ -125,6 +125,9 @@ struct FormatArg {
 struct FormatSpec {
   std::string format; // printf format as written (escapes decoded), bpftrace conversions
   std::vector<FormatArg> args;
+  // errorf(), warnf(): printed to stderr between the diagnostic's text before and after it.
+  bool to_stderr = false;
+  std::string before, after;
 };
 
 // --timeline: one edge of a span (a function probed at both entry and return). Entry events
