@@ -53,8 +53,9 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
      TypeKind::Integer, 1, kHostContext},
     {"zero", FunctionId::Zero, FunctionKind::Statement, 1, 1, {A::Map, A::Any, A::Any, A::Any},
      TypeKind::None, 0, kHostContext},
-    {"exit", FunctionId::Exit, FunctionKind::Statement, 0, 0, {A::Any, A::Any, A::Any, A::Any},
-     TypeKind::None, 0, kHostContext},
+    // exit([code]): the code (bpftrace 0.22) is gpubt's exit status (its low 8 bits).
+    {"exit", FunctionId::Exit, FunctionKind::Statement, 0, 1,
+     {A::Integer, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
     {"time", FunctionId::Time, FunctionKind::Statement, 0, 1,
      {A::StringLiteral, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
     // str(ptr[, len]) reads up to BPFTRACE_STRLEN (64) bytes.

@@ -223,8 +223,15 @@ const std::map<FunctionId, CallFn> &call_table() {
          return {m ? map_has_key(c, *m) : nullptr};
        }},
       {FunctionId::Exit,
-       [](LowerCtx &c, const CallExpr &, const MapExpr *) -> Val {
-         send_event(c, abi::EventKind::Exit, 0, 0);
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         if (call.args.empty()) {
+           send_event(c, abi::EventKind::Exit, 0, 0);
+         } else { // exit(code): the code as the payload
+           llvm::Value *code = lower_expr(c, *call.args[0]).v;
+           send_event(c, abi::EventKind::Exit, 0, 8, [&](llvm::Value *payload) {
+             c.b.CreateAlignedStore(code, payload, llvm::Align(8));
+           });
+         }
          // bpftrace stops the probe's remaining actions after exit().
          c.b.CreateRet(c.b.getInt64(0));
          start_dead_block(c);

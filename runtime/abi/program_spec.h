@@ -64,7 +64,7 @@ struct MapSpec {
 // Every event in the ring buffer starts with this header, then the payload.
 enum class EventKind : uint32_t {
   Printf = 1, // index: into ProgramSpec::formats; payload: args at FormatSpec offsets
-  Exit,       // no payload
+  Exit,       // payload: none, or exit(code)'s int64 code
   PrintMap,   // index: map
   ClearMap,   // index: map
   ZeroMap,    // index: map
