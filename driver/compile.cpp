@@ -11,6 +11,7 @@
 #include "frontend/parse/parse.h"
 #include "frontend/passes/check_attach_points.h"
 #include "frontend/passes/check_types.h"
+#include "frontend/passes/diagnostic_calls.h"
 #include "frontend/passes/launch_state.h"
 #include "frontend/passes/map_sharing.h"
 #include "frontend/passes/resolve_types.h"
@@ -121,6 +122,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   if (!diags.has_errors()) {
     frontend::check_map_sharing(*c.program, c.sema, diags);
     frontend::check_launch_state(*c.program, diags);
+    frontend::render_diagnostic_calls(*c.program, file, options.bt.no_warnings, c.sema);
   }
   if (report())
     return std::nullopt;

@@ -33,6 +33,7 @@ enum class FunctionId {
   HasKey, // has_key(@m, k): bpftrace 0.22's
   Len, // len(@m): how many keys the map has
   Strlen,
+  Errorf, Warnf, // printf to stderr as a diagnostic of the call's place
 };
 
 } // namespace gpubt::frontend

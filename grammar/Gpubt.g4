@@ -255,7 +255,8 @@ forHead : var COLON (map | expr DOTDOT expr) ;
 blockStmt : block ;
 // let $x;  let $x = 1;  let $x: uint8 = 1;
 letStmt : LET var (COLON typeName)? (ASSIGN expr)? ;
-jumpStmt : BREAK | CONTINUE | RETURN ;
+// `return $x;` (bpftrace 0.22): a probe evaluates the value and returns.
+jumpStmt : BREAK | CONTINUE | RETURN expr? ;
 
 // The builder checks the left side of an assignment (a map, a variable, or a tuple element,
 // which is an error of its own).

@@ -26,6 +26,12 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     AGG("lhist", Lhist, 4, A::Integer, Lhist), // lhist(value, min, max, step)
     {"printf", FunctionId::Printf, FunctionKind::Statement, 1, kVariadic,
      {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kBoth},
+    // errorf(fmt, ...), warnf(fmt, ...): printf to stderr after "stdin:L:C-C: ERROR: " (or
+    // WARNING, which --no-warnings silences), with the source line and its caret.
+    {"errorf", FunctionId::Errorf, FunctionKind::Statement, 1, kVariadic,
+     {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
+    {"warnf", FunctionId::Warnf, FunctionKind::Statement, 1, kVariadic,
+     {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
     // system(fmt, ...) runs the formatted command (--unsafe only); cat(fmt, ...) prints a file.
     {"system", FunctionId::System, FunctionKind::Statement, 1, kVariadic,
      {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
@@ -47,8 +53,9 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
      TypeKind::Integer, 1, kHostContext},
     {"zero", FunctionId::Zero, FunctionKind::Statement, 1, 1, {A::Map, A::Any, A::Any, A::Any},
      TypeKind::None, 0, kHostContext},
-    {"exit", FunctionId::Exit, FunctionKind::Statement, 0, 0, {A::Any, A::Any, A::Any, A::Any},
-     TypeKind::None, 0, kHostContext},
+    // exit([code]): the code (bpftrace 0.22) is gpubt's exit status (its low 8 bits).
+    {"exit", FunctionId::Exit, FunctionKind::Statement, 0, 1,
+     {A::Integer, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
     {"time", FunctionId::Time, FunctionKind::Statement, 0, 1,
      {A::StringLiteral, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
     // str(ptr[, len]) reads up to BPFTRACE_STRLEN (64) bytes.

@@ -26,9 +26,15 @@ namespace {
 
 // Lays ARGS out at 8-aligned offsets and sends them as a Printf / PrintValue event.
 void send_values(LowerCtx &c, abi::EventKind kind, std::string format,
-                 const std::vector<const Expr *> &args) {
+                 const std::vector<const Expr *> &args,
+                 const frontend::SemanticInfo::DiagnosticFrame *frame = nullptr) {
   uint32_t off = 0;
   abi::FormatSpec fs = layout::value_format(std::move(format), args, &off);
+  if (frame) {
+    fs.to_stderr = true;
+    fs.before = frame->before;
+    fs.after = frame->after;
+  }
   uint32_t index = c.spec->formats.size();
   c.spec->formats.push_back(fs);
   // Values first (they may use scratch and helpers), then the event buffer.
@@ -123,14 +129,19 @@ Val str(LowerCtx &c, const CallExpr &call) {
   return {buf, 8};
 }
 
-// printf, system and cat: the format's arguments, sent for user space to format.
+// printf, system, cat, errorf and warnf: the format's arguments, sent for user space to format
+// (errorf's and warnf's inside their diagnostic, printed to stderr).
 Val formatted_event(LowerCtx &c, const CallExpr &call, abi::EventKind kind) {
   std::vector<const Expr *> args;
   for (size_t i = 1; i < call.args.size(); ++i)
     args.push_back(call.args[i].get());
   std::string fmt =
       call.args[0]->kind == ExprKind::String ? call.args[0]->as<StringExpr>().value : std::string();
-  send_values(c, kind, fmt, args);
+  auto frame = c.sema->diagnostic_frames.find(&call);
+  if (frame == c.sema->diagnostic_frames.end())
+    send_values(c, kind, fmt, args);
+  else if (!frame->second.silent)
+    send_values(c, kind, fmt, args, &frame->second);
   return {nullptr};
 }
 
@@ -158,6 +169,14 @@ const std::map<FunctionId, CallFn> &call_table() {
       {FunctionId::Hist, aggregate},
       {FunctionId::Lhist, aggregate},
       {FunctionId::Printf,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         return formatted_event(c, call, abi::EventKind::Printf);
+       }},
+      {FunctionId::Errorf,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         return formatted_event(c, call, abi::EventKind::Printf);
+       }},
+      {FunctionId::Warnf,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
          return formatted_event(c, call, abi::EventKind::Printf);
        }},
@@ -204,8 +223,15 @@ const std::map<FunctionId, CallFn> &call_table() {
          return {m ? map_has_key(c, *m) : nullptr};
        }},
       {FunctionId::Exit,
-       [](LowerCtx &c, const CallExpr &, const MapExpr *) -> Val {
-         send_event(c, abi::EventKind::Exit, 0, 0);
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         if (call.args.empty()) {
+           send_event(c, abi::EventKind::Exit, 0, 0);
+         } else { // exit(code): the code as the payload
+           llvm::Value *code = lower_expr(c, *call.args[0]).v;
+           send_event(c, abi::EventKind::Exit, 0, 8, [&](llvm::Value *payload) {
+             c.b.CreateAlignedStore(code, payload, llvm::Align(8));
+           });
+         }
          // bpftrace stops the probe's remaining actions after exit().
          c.b.CreateRet(c.b.getInt64(0));
          start_dead_block(c);

@@ -244,11 +244,21 @@ private:
     return s;
   }
 
-  std::unique_ptr<JumpStmt> jump_stmt(P::JumpStmtContext *ctx) {
+  StmtPtr jump_stmt(P::JumpStmtContext *ctx) {
     auto s = std::make_unique<JumpStmt>();
     s->span = span(ctx);
     s->jump = ctx->BREAK() ? Jump::Break : ctx->CONTINUE() ? Jump::Continue : Jump::Return;
-    return s;
+    if (!ctx->expr())
+      return s;
+    // `return $x;`: { $x; return; } (a probe's return value means nothing to gpubt).
+    auto value = std::make_unique<ExprStmt>();
+    value->span = span(ctx->expr());
+    value->expr = expr(ctx->expr());
+    auto b = std::make_unique<BlockStmt>();
+    b->span = s->span;
+    b->stmts.push_back(std::move(value));
+    b->stmts.push_back(std::move(s));
+    return b;
   }
 
   // for ($kv : @map) { body }: a WhileStmt with each_map (ast.h).
@@ -360,6 +370,14 @@ private:
       s->var = var(lvalue->var());
       s->compound = compound;
       s->value = expr(exprs[1]);
+      return s;
+    }
+    auto *ident = prim ? dynamic_cast<P::IdentExprContext *>(prim->primary()) : nullptr;
+    if (ident && !ident->call && !ident->post && text(ident->IDENT()) == "_" &&
+        op->getType() == P::ASSIGN) { // `_ = expr;` (bpftrace 0.22): the value is discarded
+      auto s = std::make_unique<ExprStmt>();
+      s->span = span(ctx);
+      s->expr = expr(exprs[1]);
       return s;
     }
     if (field && field->INT() && op->getType() == P::ASSIGN) {

@@ -675,7 +675,8 @@ private:
     if (final_ && f->id == stdlib::FunctionId::Lhist)
       check_lhist(c);
     bool formats = f->id == stdlib::FunctionId::Printf || f->id == stdlib::FunctionId::System ||
-                   f->id == stdlib::FunctionId::Cat;
+                   f->id == stdlib::FunctionId::Cat || f->id == stdlib::FunctionId::Errorf ||
+                   f->id == stdlib::FunctionId::Warnf;
     if (final_ && formats)
       check_printf(c);
     if (final_ && f->id == stdlib::FunctionId::System && !options_.unsafe)
@@ -862,19 +863,21 @@ private:
       return;
     auto specs = parse_printf_format(c.args[0]->as<StringExpr>().value);
     size_t supplied = c.args.size() - 1;
+    // system() and cat() say printf, as bpftrace 0.17's do; errorf() and warnf() their names.
+    std::string who = c.name == "errorf" || c.name == "warnf" ? c.name : "printf";
     std::string counts = " (" + std::to_string(supplied) + " supplied, " +
                          std::to_string(specs.size()) + " expected)";
     if (supplied > specs.size()) {
-      error(c.span, "printf: Too many arguments for format string" + counts);
+      error(c.span, who + ": Too many arguments for format string" + counts);
       return;
     }
     if (supplied < specs.size()) {
-      error(c.span, "printf: Not enough arguments for format string" + counts);
+      error(c.span, who + ": Not enough arguments for format string" + counts);
       return;
     }
     for (const auto &spec : specs)
       if (spec.width > kMaxPrintfWidth || spec.precision > kMaxPrintfWidth) {
-        error(c.span, "printf: " + spec.text + ": field width and precision must be <= " +
+        error(c.span, who + ": " + spec.text + ": field width and precision must be <= " +
                           std::to_string(kMaxPrintfWidth));
         return;
       }
@@ -892,7 +895,7 @@ private:
       // An enum (retval and args of GPU API calls) prints by name with %s, as a number with %d.
       bool enum_name = c.args[i + 1]->type.kind == TypeKind::Enum && want == "string";
       if (got != want && !enum_name) {
-        error(c.span, "printf: " + specs[i].name +
+        error(c.span, who + ": " + specs[i].name +
                           " specifier expects a value of type " + want + " (" + got +
                           " supplied)");
         return;

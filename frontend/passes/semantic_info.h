@@ -28,6 +28,13 @@ struct SemanticInfo {
   // kaddr("sym") and uaddr("sym") calls whose symbol was found: its address. A call missing
   // here is reported by check_types.
   std::map<const CallExpr *, uint64_t> symbol_addresses;
+  // errorf()/warnf(): the diagnostic around the call's formatted text (diagnostic_calls.h);
+  // silent: a warnf() under --no-warnings.
+  struct DiagnosticFrame {
+    std::string before, after;
+    bool silent = false;
+  };
+  std::map<const CallExpr *, DiagnosticFrame> diagnostic_frames;
 };
 
 } // namespace gpubt::frontend

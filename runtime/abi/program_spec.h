@@ -64,7 +64,7 @@ struct MapSpec {
 // Every event in the ring buffer starts with this header, then the payload.
 enum class EventKind : uint32_t {
   Printf = 1, // index: into ProgramSpec::formats; payload: args at FormatSpec offsets
-  Exit,       // no payload
+  Exit,       // payload: none, or exit(code)'s int64 code
   PrintMap,   // index: map
   ClearMap,   // index: map
   ZeroMap,    // index: map
@@ -126,6 +126,9 @@ struct FormatArg {
 struct FormatSpec {
   std::string format; // printf format as written (escapes decoded), bpftrace conversions
   std::vector<FormatArg> args;
+  // errorf(), warnf(): printed to stderr between the diagnostic's text before and after it.
+  bool to_stderr = false;
+  std::string before, after;
 };
 
 // --timeline: one edge of a span (a function probed at both entry and return). Entry events

@@ -446,6 +446,11 @@ int Session::handle_event_thunk(const void *data, size_t size) {
     return 0;
   case abi::EventKind::Exit:
     exit_requested_ = true;
+    if (psize >= 8) { // exit(code)
+      int64_t code;
+      memcpy(&code, payload, 8);
+      exit_code_ = int(code & 0xff);
+    }
     handler_->on_event(h, payload, psize);
     return -1; // events after exit() are dropped
   default:

@@ -100,6 +100,8 @@ public:
   const std::map<int, int> &inherited_fds() const { return inherited_fds_; }
 
   int child_pid() const { return child_ ? child_->pid() : -1; }
+  // exit(code)'s code (bpftrace 0.22), once a probe called it; 0 for exit().
+  int exit_code() const { return exit_code_; }
   // How the -c child ended, once run() returned ChildExited (see ChildProcess::exit_info).
   std::optional<ChildExit> child_exit() const {
     return child_ ? child_->exit_info() : std::nullopt;
@@ -151,6 +153,7 @@ private:
   ring_buffer *rb_ = nullptr;
   EventHandler *handler_ = nullptr;
   bool exit_requested_ = false;
+  int exit_code_ = 0;
   // serve(): a signal stops the event loop even while events keep coming (a probe whose system()
   // makes the events that fire it); stopped_by_signal_: serve() ended it that way.
   bool interruptible_ = false;

@@ -91,8 +91,17 @@ void EventPrinter::print(const abi::EventHeader &h, const uint8_t *payload, size
       size -= sizeof(abi::EventStamp);
       out_.origin(origin(payload + size));
     }
-    if (h.index < spec_.formats.size())
+    if (h.index < spec_.formats.size() && spec_.formats[h.index].to_stderr) {
+      // errorf()/warnf(): after what printed before it, as bpftrace's stderr line comes.
+      out_.flush();
+      const abi::FormatSpec &f = spec_.formats[h.index];
+      if (actions_.errors)
+        *actions_.errors << f.before
+                         << format_printf(f, payload, size, spec_, symbolize_).joined()
+                         << f.after << std::flush;
+    } else if (h.index < spec_.formats.size()) {
       out_.printf(format_printf(spec_.formats[h.index], payload, size, spec_, symbolize_));
+    }
     break;
   case abi::EventKind::Span:
     print_span(h, payload, size);

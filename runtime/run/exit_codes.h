@@ -35,6 +35,7 @@ inline constexpr char kExitStatusHelp[] =
     "    3  the -c program or the -p process failed (exec error, non-zero exit, a signal)\n"
     "    4  gpu probes were asked for and none ran\n"
     "    5  partially traced: gpu probes ran, but CUDA modules or Vulkan entry points they\n"
-    "       matched ran without them (not patched, past the Vulkan layer's limit)\n";
+    "       matched ran without them (not patched, past the Vulkan layer's limit)\n"
+    "    N  the script called exit(N) (wins over 2-5)\n";
 
 } // namespace gpubt::runtime

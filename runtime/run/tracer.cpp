@@ -242,7 +242,9 @@ int Tracer::finish(StopReason stop) {
   }
   int child = report_child_exit(ended, err_);
   int gpu_status = has_gpu_probes(spec_) ? report_gpu_probes_ran(gpu_ran.ran, err_) : ExitOk;
-  return first_failure({child, gpu_status, files, report_partially_traced(gpu_ran, err_)});
+  int script = session_ ? session_->exit_code() : ExitOk; // exit(code)
+  return first_failure(
+      {script, child, gpu_status, files, report_partially_traced(gpu_ran, err_)});
 }
 
 // bpftrace's rule (since 0.20): a program whose probes are all begin/end ends after begin ran,
