@@ -145,6 +145,10 @@ Val formatted_event(LowerCtx &c, const CallExpr &call, abi::EventKind kind) {
   return {nullptr};
 }
 
+Val printf_event(LowerCtx &c, const CallExpr &call, const MapExpr *) {
+  return formatted_event(c, call, abi::EventKind::Printf);
+}
+
 using CallFn = std::function<Val(LowerCtx &, const CallExpr &, const MapExpr *target)>;
 
 Val aggregate(LowerCtx &c, const CallExpr &call, const MapExpr *target) {
@@ -168,18 +172,9 @@ const std::map<FunctionId, CallFn> &call_table() {
       {FunctionId::Stats, aggregate},
       {FunctionId::Hist, aggregate},
       {FunctionId::Lhist, aggregate},
-      {FunctionId::Printf,
-       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
-         return formatted_event(c, call, abi::EventKind::Printf);
-       }},
-      {FunctionId::Errorf,
-       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
-         return formatted_event(c, call, abi::EventKind::Printf);
-       }},
-      {FunctionId::Warnf,
-       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
-         return formatted_event(c, call, abi::EventKind::Printf);
-       }},
+      {FunctionId::Printf, printf_event},
+      {FunctionId::Errorf, printf_event},
+      {FunctionId::Warnf, printf_event},
       {FunctionId::System,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
          return formatted_event(c, call, abi::EventKind::System);
