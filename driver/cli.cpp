@@ -72,7 +72,9 @@ int run_cli(int argc, char **argv) {
     if (error.empty() || error == kNoProgramError)
       print_usage(stderr);
     else
-      std::fputs("Try 'gpubt --help' for the options.\n", stderr);
+      // One usage line: bpftrace's own suites (0.17 and head) look for "USAGE:" here.
+      std::fputs("USAGE: gpubt [options] filename | -e 'program'; gpubt --help lists the "
+                 "options\n", stderr);
     return ExitUserError;
   }
   Options &o = *parsed;
