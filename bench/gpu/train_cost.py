@@ -30,6 +30,10 @@ CONFIGS = [
     ('gpu:kretprobe:* /last_thread/ { }', ['-e', 'gpu:kretprobe:* /last_thread/ { }']),
     ('gpu:kretprobe:* /launch_start == 0/ { }', ['-e', 'gpu:kretprobe:* /launch_start == 0/ { }']),
     ('tools/launchlate.bt', [f'{ROOT}/tools/launchlate.bt']),
+    # Issue 26: the same count read while the job runs, 10 times a second (the agent copies the
+    # maps every 100 ms); against the row without interval, what live reads cost.
+    ('... + interval:ms:100 { print(@n); } (live reads)',
+     ['-e', 'gpu:kprobe:* /tid == 0/ { @n = count(); } interval:ms:100 { print(@n); }']),
 ]
 
 
