@@ -25,8 +25,8 @@ constexpr Refusal kRefusals[] = {
      "map {0} is written by gpu probes: host probes can read and print it but not delete from, "
      "clear or zero it (the GPU's table is copied over the host's at each synchronization)"},
     {MapSharing::GpuAggregationUsed,
-     "map {0} is an aggregation gpu probes update: host probes can print() it, but not read, "
-     "clear, zero or delete from it yet"},
+     "map {0} is an aggregation gpu probes update: host probes can print(), clear() and zero() "
+     "it (not a min() or max()), but not read or delete from it yet"},
     {MapSharing::AggregationRead,
      "map {0} is an aggregation updated by both host and gpu probes: probes cannot read, clear "
      "or delete from it yet (each side holds its own part; print() shows them merged)"},
@@ -60,6 +60,7 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
   std::set<const Expr *> targets, writes; // updated without being read / written at all
   std::set<const Expr *> deletes;         // a deleter's map argument
   std::set<const Expr *> prints;          // print()'s map argument
+  std::set<const Expr *> resets;          // clear()'s and zero()'s
   if (p.body)
     for_each_stmt(static_cast<const Stmt &>(*p.body), [&](const Stmt &s) {
       if (s.kind != StmtKind::MapAssign)
@@ -80,6 +81,10 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
     if (e.kind == ExprKind::Call && e.as<CallExpr>().id == FunctionId::Print &&
         !e.as<CallExpr>().args.empty())
       prints.insert(e.as<CallExpr>().args[0].get());
+    if (e.kind == ExprKind::Call &&
+        (e.as<CallExpr>().id == FunctionId::Clear || e.as<CallExpr>().id == FunctionId::Zero) &&
+        !e.as<CallExpr>().args.empty())
+      resets.insert(e.as<CallExpr>().args[0].get());
   });
   for_each_expr(p, [&](const Expr &e) {
     if (e.kind != ExprKind::Map)
@@ -87,7 +92,11 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
     MapSides &m = out[e.as<MapExpr>().name];
     if (sides.host) {
       first(m.host_use, &e);
-      if (!prints.count(&e))
+      if (prints.count(&e))
+        ;
+      else if (resets.count(&e))
+        first(m.host_reset, &e);
+      else
         first(m.host_other, &e);
       if (writes.count(&e))
         first(m.host_write, &e);
@@ -99,7 +108,8 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
       if (writes.count(&e))
         first(m.gpu_write, &e);
     }
-    if (!targets.count(&e) && !(sides.host && !sides.gpu && prints.count(&e))) {
+    if (!targets.count(&e) &&
+        !(sides.host && !sides.gpu && (prints.count(&e) || resets.count(&e)))) {
       first(m.read, &e);
       if (sides.gpu)
         first(m.gpu_read, &e);
@@ -107,11 +117,17 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
   });
 }
 
-MapSharing classify(const MapSides &m, bool aggregate) {
+// AGG: the map's aggregation (TypeKind::None: a plain map).
+MapSharing classify(const MapSides &m, frontend::TypeKind agg) {
+  bool aggregate = agg != TypeKind::None;
+  // clear()/zero() by host probes: the host subtracts the values at that moment from the GPU's
+  // (runtime/gpu/device_maps.h), which cannot undo a min or a max.
+  bool resettable = agg != TypeKind::Min && agg != TypeKind::Max;
   if (!m.gpu_use)
     return MapSharing::HostOnly;
-  if (!m.host_use || (aggregate && !m.host_other)) // printed by host probes: the GPU's values
-    return MapSharing::GpuOnly;
+  // Printed, cleared or zeroed by host probes: the GPU's values as the agents send them.
+  if (!m.host_use || (aggregate && !m.host_other && (!m.host_reset || resettable)))
+    return aggregate && m.host_write ? MapSharing::Aggregation : MapSharing::GpuOnly;
   if (aggregate && !m.host_write)
     return MapSharing::GpuAggregationUsed;
   if (aggregate)
@@ -131,7 +147,8 @@ std::map<std::string, MapSides> map_sharing(const Program &program, const Semant
     scan_probe(*p, out);
   for (auto &[name, m] : out) {
     auto it = info.maps.find(name);
-    m.sharing = classify(m, it != info.maps.end() && it->second.value.is_aggregate());
+    bool aggregate = it != info.maps.end() && it->second.value.is_aggregate();
+    m.sharing = classify(m, aggregate ? it->second.value.kind : TypeKind::None);
   }
   return out;
 }
@@ -150,7 +167,8 @@ void check_map_sharing(const Program &program, const SemanticInfo &info, Diagnos
       continue;
     const Node *at = m.sharing == MapSharing::GpuWritten      ? m.gpu_write
                      : m.sharing == MapSharing::ToHostCleared ? m.host_delete
-                     : m.sharing == MapSharing::GpuAggregationUsed ? m.host_other
+                     : m.sharing == MapSharing::GpuAggregationUsed
+                         ? (m.host_other ? m.host_other : m.host_reset)
                                                               : m.read;
     diags.error(at->span, msg);
   }

@@ -27,7 +27,8 @@ enum class MapSharing {
 struct MapSides {
   MapSharing sharing = MapSharing::HostOnly;
   const Node *host_use = nullptr;  // first mention in a host probe
-  const Node *host_other = nullptr; // the same, print()'s argument aside
+  const Node *host_other = nullptr; // the same, print()'s, clear()'s and zero()'s argument aside
+  const Node *host_reset = nullptr; // first clear() or zero() of it in a host probe
   const Node *gpu_use = nullptr;   // first mention in a gpu probe
   const Node *gpu_write = nullptr; // first gpu assignment target or ++/-- operand
   const Node *host_write = nullptr;  // the same in a host probe

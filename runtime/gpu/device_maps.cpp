@@ -2,6 +2,12 @@
 // (device_map_table.h).
 #include "runtime/gpu/device_maps.h"
 
+#include <map>
+
+#include <cstring>
+
+#include <algorithm>
+
 #include <iterator>
 
 namespace gpubt::runtime {
@@ -38,6 +44,44 @@ void merge_device_maps(const abi::ProgramSpec &spec, std::vector<MapData> &devic
     }
     device[i].clear();
   }
+}
+
+namespace {
+
+// Every value of E summed word by word (64-bit, wrapping: signed sums subtract alike).
+std::vector<uint64_t> word_sums(const MapEntry &e) {
+  std::vector<uint64_t> sums;
+  for (const auto &v : e.values) {
+    sums.resize(std::max(sums.size(), v.size() / 8));
+    for (size_t w = 0; w < v.size() / 8; ++w) {
+      uint64_t x;
+      std::memcpy(&x, v.data() + 8 * w, 8);
+      sums[w] += x;
+    }
+  }
+  return sums;
+}
+
+} // namespace
+
+void subtract_device_rows(const MapData &base, bool keep_zero, MapData &rows) {
+  std::map<std::vector<uint8_t>, std::vector<uint64_t>> before;
+  for (const auto &e : base)
+    before.emplace(e.key, word_sums(e));
+  MapData out;
+  for (auto &e : rows) {
+    std::vector<uint64_t> now = word_sums(e);
+    if (auto it = before.find(e.key); it != before.end())
+      for (size_t w = 0; w < now.size() && w < it->second.size(); ++w)
+        now[w] -= it->second[w];
+    bool nothing_new = std::all_of(now.begin(), now.end(), [](uint64_t w) { return w == 0; });
+    if (nothing_new && !keep_zero)
+      continue;
+    std::vector<uint8_t> value(now.size() * 8);
+    std::memcpy(value.data(), now.data(), value.size());
+    out.push_back({std::move(e.key), {std::move(value)}});
+  }
+  rows = std::move(out);
 }
 
 std::string device_map_drops_message(const abi::MapSpec &map, const abi::DeviceMapSpec &layout,

@@ -29,6 +29,13 @@ Result<DeviceMapSnapshot> read_device_map(const abi::MapSpec &map, const abi::De
 void merge_device_maps(const abi::ProgramSpec &spec, std::vector<MapData> &device,
                        std::vector<MapData> &maps);
 
+// ROWS (one device map's, decoded) less BASE (the same map's rows when a host probe cleared or
+// zeroed it): a count, a sum, an avg's and a stats' (sum, count) and a hist bucket are 64-bit
+// words that only grow on the GPU, so what came since is the difference, each key's values
+// summed into one. KEEP_ZERO (zero()): keys with nothing new stay, at 0; else (clear()) they go.
+// Nothing is lost: an update the GPU made after the copy BASE came from counts after the clear.
+void subtract_device_rows(const MapData &base, bool keep_zero, MapData &rows);
+
 // The warning printed with a map whose updates were dropped ("" when none were).
 std::string device_map_drops_message(const abi::MapSpec &map, const abi::DeviceMapSpec &layout,
                                      uint64_t drops);

@@ -281,22 +281,45 @@ std::vector<MapData> Tracer::snapshot() const {
   return maps;
 }
 
-std::vector<MapData> Tracer::device_maps() const {
+std::vector<MapData> Tracer::raw_device_maps() const {
   if (device_final_ || live_maps_.empty())
     return device_maps_;
   return gpu_outcome(spec_, live_maps_.results()).maps;
 }
 
+std::vector<MapData> Tracer::device_maps() const {
+  std::vector<MapData> maps = raw_device_maps();
+  for (const auto &[index, base] : device_bases_)
+    if (size_t(index) < maps.size())
+      subtract_device_rows(base.first, base.second, maps[index]);
+  return maps;
+}
+
+// The GPU's part of a map cannot be cleared from here while kernels update it: its values now
+// become the base the later reads subtract (the host's part, a BPF map, the session cleared).
+void Tracer::reset_device_map(int index, bool zero) {
+  bool on_gpu = false;
+  for (const auto &layout : spec_.device.maps)
+    on_gpu |= layout.map_index == index && !layout.from_host && !layout.to_host;
+  if (!on_gpu)
+    return;
+  std::lock_guard<std::mutex> lock(maps_mu_);
+  std::vector<MapData> raw = raw_device_maps();
+  device_bases_[index] = {size_t(index) < raw.size() ? raw[index] : MapData{}, zero};
+}
+
 MapData Tracer::snapshot_map(int index) const {
   {
     std::lock_guard<std::mutex> lock(maps_mu_);
-    if (!device_final_ && live_maps_.empty() && !host_final_) // the session's map, as it is now
+    if (!device_final_ && live_maps_.empty() && device_bases_.empty() && !host_final_)
       return session_->read_map(index);
   }
   return snapshot().at(index);
 }
 
 void Tracer::on_event(const abi::EventHeader &h, const uint8_t *payload, size_t size) {
+  if (h.kind == uint32_t(abi::EventKind::ClearMap) || h.kind == uint32_t(abi::EventKind::ZeroMap))
+    reset_device_map(int(h.index), h.kind == uint32_t(abi::EventKind::ZeroMap));
   printer_->print(h, payload, size);
   output_->flush();
 }

@@ -69,7 +69,10 @@ private:
   // How often the agents send the device maps while the program runs: when something reads
   // them then (interval probes, --metrics); 0: only at the end.
   uint32_t live_period_ms() const;
-  std::vector<MapData> device_maps() const; // maps_mu_ held: final, else live, else none
+  std::vector<MapData> device_maps() const; // maps_mu_ held: final, else live, else none,
+                                            // less what host probes cleared or zeroed
+  std::vector<MapData> raw_device_maps() const; // the same, as the GPU holds them
+  void reset_device_map(int index, bool zero);  // a host probe's clear() or zero()
   // Their results: records, warnings, device maps; whether any ran and what ran untraced.
   GpuRunSummary finish_gpu();
   GpuRunSummary apply_gpu_outcome(GpuOutcome &outcome);
@@ -106,6 +109,8 @@ private:
   std::vector<MapData> device_maps_;               // from the injectors' results
   bool device_final_ = false;                      // device_maps_ came
   bool said_live_ = false;
+  // Per map: the GPU's rows at a host probe's last clear() or zero(), and which it was.
+  std::map<int, std::pair<MapData, bool>> device_bases_;
   abi::LiveMaps live_maps_; // the agents' latest while the program runs (live_maps.h)
 };
 

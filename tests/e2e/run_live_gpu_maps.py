@@ -39,6 +39,20 @@ def check_interval(f, gpubt, program):
             str(values))
 
 
+def check_clear(f, gpubt, program):
+    """interval's print() then clear() of a GPU count: the GPU's values at the clear become the
+    base later reads subtract, so every dispatch is counted exactly once, the exit's print too."""
+    r = subprocess.run([gpubt, "-e", GPU_COUNT + " interval:ms:500 { print(@launches); "
+                        "clear(@launches); zero(@by_parity); }", "-c", f"{program} 4096 1"],
+                       env=program_env(200, 20), capture_output=True, text=True, timeout=300)
+    values = [int(v) for v in re.findall(r"^@launches: (\d+)$", r.stdout, re.M)]
+    parity = [int(v) for v in re.findall(r"^@by_parity\[\d+\]: (\d+)$", r.stdout, re.M)]
+    f.check(r.returncode == 0 and len(values) >= 3 and sum(values) == 201 and
+            sum(parity) <= values[-1],
+            "clear() from interval: the reads and the exit value add up to the 201 dispatches",
+            f"rc {r.returncode} {values} {parity}\n{r.stderr[-2000:]}")
+
+
 def check_metrics(f, gpubt, program, promtool, prometheus, tmp):
     port = free_port()
     target = f"127.0.0.1:{port}"
@@ -114,6 +128,7 @@ def main():
         return 77
     f = Failures()
     check_interval(f, args.gpubt, program)
+    check_clear(f, args.gpubt, program)
     with tempfile.TemporaryDirectory(prefix="gpubt-live-") as tmp:
         check_metrics(f, args.gpubt, program, promtool, prometheus, tmp)
     print(f"{f.count} failed" if f.count else "all passed")

@@ -38,8 +38,8 @@ const std::string kAggregationRead =
     " is an aggregation updated by both host and gpu probes: probes cannot read, clear or delete "
     "from it yet (each side holds its own part; print() shows them merged)";
 const std::string kGpuAggregationUsed =
-    " is an aggregation gpu probes update: host probes can print() it, but not read, clear, zero "
-    "or delete from it yet";
+    " is an aggregation gpu probes update: host probes can print(), clear() and zero() it (not a "
+    "min() or max()), but not read or delete from it yet";
 
 TEST(MapSharing, OneSideOnly) {
   auto s = analyse("uprobe:/bin/sh:main { @h = count(); } gpu:kretprobe:k { @g[tid] = 1; }");
@@ -129,7 +129,8 @@ TEST(MapSharing, ReadsOfASharedAggregationAreRefused) {
       "uprobe:/bin/sh:main { @c = count(); } gpu:kretprobe:k { @c = count(); @v = @c; }";
   EXPECT_EQ(analyse(gpu_read).diags, diag(gpu_read, 76, 78, "map @c" + kAggregationRead));
   EXPECT_EQ(analyse(gpu_read).sharing["@c"], MapSharing::AggregationRead);
-  const std::string clear = "END { clear(@c); } gpu:kretprobe:k { @c = sum(tid); }";
+  // A min or a max cannot be cleared by subtracting (runtime/gpu/device_maps.h).
+  const std::string clear = "END { clear(@c); } gpu:kretprobe:k { @c = min(tid); }";
   EXPECT_EQ(analyse(clear).diags, diag(clear, 13, 15, "map @c" + kGpuAggregationUsed));
   const std::string read = "interval:s:1 { @v = @c; } gpu:kretprobe:k { @c = count(); }";
   EXPECT_EQ(analyse(read).diags, diag(read, 21, 23, "map @c" + kGpuAggregationUsed));
@@ -137,7 +138,7 @@ TEST(MapSharing, ReadsOfASharedAggregationAreRefused) {
 
 // print() of an aggregation gpu probes update reads the values the agents send while the program
 // runs (merged with the host's part where host probes update it too): not a read of either side.
-TEST(MapSharing, HostProbesPrintAggregationsGpuProbesUpdate) {
+TEST(MapSharing, HostProbesPrintClearAndZeroAggregationsGpuProbesUpdate) {
   auto gpu = analyse("interval:s:1 { print(@c); } gpu:kretprobe:k { @c = count(); }");
   EXPECT_EQ(gpu.diags, "");
   EXPECT_EQ(gpu.sharing["@c"], MapSharing::GpuOnly);
@@ -145,6 +146,11 @@ TEST(MapSharing, HostProbesPrintAggregationsGpuProbesUpdate) {
                       "gpu:kretprobe:k { @c = count(); }");
   EXPECT_EQ(both.diags, "");
   EXPECT_EQ(both.sharing["@c"], MapSharing::Aggregation);
+  auto reset = analyse("interval:s:1 { print(@c); clear(@c); zero(@s); } "
+                       "gpu:kretprobe:k { @c = count(); @s[tid] = sum(tid); }");
+  EXPECT_EQ(reset.diags, "");
+  EXPECT_EQ(reset.sharing["@c"], MapSharing::GpuOnly);
+  EXPECT_EQ(reset.sharing["@s"], MapSharing::GpuOnly);
 }
 
 // Maps are typed once for the whole program: host and gpu probes cannot disagree on a key.
