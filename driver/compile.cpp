@@ -5,6 +5,7 @@
 #include "driver/usdt_sites.h"
 
 #include "frontend/clang/read_c_definitions.h"
+#include <bpf/libbpf.h>
 #include <cstdlib>
 #include <iostream>
 
@@ -152,6 +153,8 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   };
   cg_opts.usdt_sites = make_usdt_site_finder(options);
   cg_opts.traced_program = traced_program(options);
+  if (int cpus = libbpf_num_possible_cpus(); cpus > 0)
+    cg_opts.num_cpus = static_cast<uint32_t>(cpus);
   auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, *layout, cg_opts);
   if (!artifacts) {
     err << file.name() << ": ERROR: " << artifacts.error() << "\n";

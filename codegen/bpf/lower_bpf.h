@@ -39,6 +39,9 @@ struct BpfCodegenOptions {
   std::function<Result<std::vector<abi::UsdtSite>>(const frontend::AttachPoint &)> usdt_sites;
   // The program -c runs or -p's /proc/PID/exe ("" without either): watchpoint:FUNC+argN's file.
   std::string traced_program;
+  // The CPUs whose parts of an aggregation `for ($kv : @m)` adds up (the kernel's possible CPUs;
+  // the loop also stops at the first CPU the kernel does not have).
+  uint32_t num_cpus = 1024;
 };
 
 struct BpfArtifacts {

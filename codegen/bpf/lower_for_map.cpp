@@ -11,6 +11,7 @@
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_context.h"
 #include "codegen/bpf/lower_maps.h"
+#include "codegen/bpf/percpu_value.h"
 
 namespace gpubt::codegen::bpf {
 
@@ -18,14 +19,17 @@ using frontend::Type;
 
 namespace {
 
-// (key, value) from the element's pointers into $kv's slot.
-void fill_pair(LowerCtx &c, llvm::Value *dst, const Type &pair, llvm::Value *key,
-               llvm::Value *value) {
+// (key, value) from the element's pointers into $kv's slot. An aggregation's value is its
+// value over all CPUs (the callback is handed this CPU's part only), as bpftrace reads it.
+void fill_pair(LowerCtx &c, llvm::Value *dst, const Type &pair, const MapTarget &map,
+               llvm::Value *key, llvm::Value *value) {
   auto offs = frontend::tuple_offsets(pair.elems, nullptr);
   llvm::Value *src[2] = {key, value};
   for (size_t i = 0; i < 2; ++i) {
     const Type &t = pair.elems[i];
     Val v = is_memory_type(t) ? Val{src[i], 8} : load_value(c, src[i], 8, t);
+    if (i == 1 && map.info->value.is_aggregate())
+      v = Val{percpu_aggregate_value(c, map.index, map.info->value, key, c.opts->num_cpus)};
     store_value(c, c.byte_ptr(dst, offs[i]), align_at(8, offs[i]), t, v, t);
   }
 }
@@ -92,7 +96,7 @@ void LowerCtx::lower_while(const frontend::WhileStmt &s) {
   for (size_t i = 0; i < names.size(); ++i)
     vars[names[i]].ptr = reload(kFixed + i);
   llvm::Value *cb_returned = reload(3);
-  fill_pair(*this, vars[s.each_var->key()].ptr, kv.type, cb->getArg(1), cb->getArg(2));
+  fill_pair(*this, vars[s.each_var->key()].ptr, kv.type, t, cb->getArg(1), cb->getArg(2));
   auto *next = llvm::BasicBlock::Create(ctx, "for_each.next", cb);
   auto *stop = llvm::BasicBlock::Create(ctx, "for_each.stop", cb);
   probe_end_ = llvm::BasicBlock::Create(ctx, "for_each.return", cb);

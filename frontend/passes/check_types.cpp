@@ -155,7 +155,8 @@ private:
     }
   }
 
-  // for ($kv : @m): a map with keys and plain values (aggregations are per-CPU: not yet).
+  // for ($kv : @m): a map with keys, its values plain or count, sum, min, max or avg (read over
+  // all CPUs); stats, hist and lhist refused, as bpftrace refuses them.
   void each_map(const WhileStmt &w) {
     if (!final_)
       return;
@@ -164,9 +165,9 @@ private:
       return error(w.each_map->span, "Undefined map: " + w.each_map->name);
     if (m->key.is_none())
       return error(w.each_map->span, "Maps used in for loops must have keys to iterate over");
-    if (m->value.is_aggregate())
-      error(w.each_map->span, "for loops over a map of " + kind_name(m->value) +
-                                  " values are not supported by gpubt yet");
+    TypeKind k = m->value.kind;
+    if (k == TypeKind::Stats || k == TypeKind::Hist || k == TypeKind::Lhist)
+      error(w.each_map->span, "Loop expression does not support type: " + kind_name(m->value));
   }
 
   void jump(const JumpStmt &j) {

@@ -173,12 +173,15 @@ private:
     a.map->type = m.value;
   }
 
-  // for ($kv : @m): $kv is (key, value), the key a tuple itself for @m[a, b].
+  // for ($kv : @m): $kv is (key, value), the key a tuple itself for @m[a, b]. A count, sum,
+  // min, max or avg value is its integer over all CPUs (bpftrace's castable aggregations).
   void each_var(WhileStmt &w) {
     auto m = info_.maps.find(w.each_map->name);
     Type t;
-    if (m != info_.maps.end() && !m->second.key.is_none() && !m->second.value.is_none())
-      t = Type::tuple({m->second.key, m->second.value});
+    if (m != info_.maps.end() && !m->second.key.is_none() && !m->second.value.is_none()) {
+      const Type &v = m->second.value;
+      t = Type::tuple({m->second.key, v.is_aggregate() ? Type::integer(8, v.is_signed) : v});
+    }
     Type &slot = (*vars_)[w.each_var->key()];
     changed_ |= merge_into(slot, t);
     w.each_var->type = slot;
