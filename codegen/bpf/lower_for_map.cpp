@@ -8,6 +8,11 @@
 // the probe (or the callback around) returns when it finds the flag set.
 #include <linux/bpf.h>
 
+#include <set>
+#include <string>
+
+#include "frontend/ast_walk.h"
+
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_context.h"
 #include "codegen/bpf/lower_maps.h"
@@ -32,6 +37,21 @@ void fill_pair(LowerCtx &c, llvm::Value *dst, const Type &pair, const MapTarget 
       v = Val{percpu_aggregate_value(c, map.index, map.info->value, key, c.opts->num_cpus)};
     store_value(c, c.byte_ptr(dst, offs[i]), align_at(8, offs[i]), t, v, t);
   }
+}
+
+// The probe's variables BODY assigns ($n = ..., $n += ..., $n++).
+std::set<std::string> assigned_in(const frontend::Stmt &body) {
+  std::set<std::string> keys;
+  frontend::for_each_stmt(body, [&](const frontend::Stmt &st) {
+    if (st.kind == frontend::StmtKind::VarAssign)
+      keys.insert(st.as<frontend::VarAssignStmt>().var->key());
+  });
+  frontend::for_each_expr(body, [&](const frontend::Expr &e) {
+    if (e.kind == frontend::ExprKind::Unary && frontend::is_step(e.as<frontend::UnaryExpr>().op) &&
+        e.as<frontend::UnaryExpr>().operand->kind == frontend::ExprKind::Variable)
+      keys.insert(e.as<frontend::UnaryExpr>().operand->as<frontend::VariableExpr>().key());
+  });
+  return keys;
 }
 
 } // namespace
@@ -118,6 +138,14 @@ void LowerCtx::lower_while(const frontend::WhileStmt &s) {
   stack_temps_used = outer_stack;
   probe_end_ = outer_end;
   b.SetInsertPoint(outer_block);
+  // The kernel verifies the callback as a loop, until an iteration starts in a state it has seen:
+  // an integer the body changes ($n++) and the probe knew exactly (0) never gets there ("the
+  // sequence of 8193 jumps is too complex"). Read over itself by a helper, its slot holds an
+  // unknown value, and the iterations' states agree at once.
+  for (const std::string &key : assigned_in(*s.body))
+    if (auto it = vars.find(key); it != vars.end() && it->second.type.is_integer_like())
+      call_helper(*this, BPF_FUNC_probe_read_kernel,
+                  {it->second.ptr, b.getInt32(8), it->second.ptr});
   call_helper(*this, BPF_FUNC_for_each_map_elem, {map_ref(*this, t.index), cb, arr, b.getInt64(0)});
   auto *after = llvm::BasicBlock::Create(ctx, "for_each.after", fn);
   b.CreateCondBr(b.CreateICmpNE(b.CreateLoad(b.getInt64Ty(), returned), b.getInt64(0)),
