@@ -14,7 +14,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_metrics import Failures, free_port, get, query, samples, wait_for  # noqa: E402
+from run_metrics import (Failures, free_port, get, prometheus_scraping, query,  # noqa: E402
+                         samples, wait_for)
 
 GPU_COUNT = 'gpu:kprobe:main /tid == 0/ { @launches = count(); @by_parity[bid_x % 2] = count(); }'
 
@@ -85,35 +86,13 @@ def check_metrics(f, gpubt, program, promtool, prometheus, tmp):
 
 
 def check_prometheus_sees_it_rise(f, prometheus, target, tmp):
-    port = free_port()
-    config = os.path.join(tmp, "prometheus.yml")
-    with open(config, "w") as c:
-        c.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                "scrape_configs:\n  - job_name: gpubt\n    static_configs:\n"
-                f"      - targets: ['{target}']\n")
-    log = open(os.path.join(tmp, "prometheus.log"), "w")
-    p = subprocess.Popen([prometheus, f"--config.file={config}",
-                          f"--storage.tsdb.path={os.path.join(tmp, 'data')}",
-                          f"--web.listen-address=127.0.0.1:{port}"],
-                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        ready = wait_for(lambda: get(base + "/-/ready")[0] == 200, 30)
-        f.check(bool(ready), "a real Prometheus server starts", open(log.name).read()[-2000:])
-        if not ready:
+    with prometheus_scraping(f, prometheus, target, tmp) as base:
+        if not base:
             return
         rising = wait_for(lambda: [r for r in query(base, "increase(gpubt_launches_total[10s])")
                                    if float(r["value"][1]) > 0], 40)
         f.check(bool(rising), "Prometheus sees the GPU map's samples rise",
-                open(log.name).read()[-1000:])
-    finally:
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-        log.close()
+                open(os.path.join(tmp, "prometheus.log")).read()[-1000:])
 
 
 def main():

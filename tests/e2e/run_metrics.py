@@ -4,6 +4,7 @@ programs and serves /metrics; `promtool check metrics` accepts what it serves, a
 Prometheus server (temporary config and storage, free ports, 1 s scrapes) scrapes it and answers
 queries about the values. Exits 77 (ctest's skip) only when promtool or prometheus is missing."""
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -217,7 +218,10 @@ def query(base, expr):
     return data["data"]["result"] if data.get("status") == "success" else []
 
 
-def check_prometheus(f, prometheus, target, tmp):
+@contextlib.contextmanager
+def prometheus_scraping(f, prometheus, target, tmp):
+    """A real Prometheus server scraping TARGET every second; yields its base URL (None if it did
+    not start, which F records), stops it after."""
     port = free_port()
     config = os.path.join(tmp, "prometheus.yml")
     with open(config, "w") as c:
@@ -233,11 +237,25 @@ def check_prometheus(f, prometheus, target, tmp):
     try:
         ready = wait_for(lambda: get(base + "/-/ready")[0] == 200, 30)
         f.check(bool(ready), "a real Prometheus server starts", open(log.name).read()[-2000:])
-        if not ready:
+        yield base if ready else None
+    finally:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        log.close()
+
+
+def check_prometheus(f, prometheus, target, tmp):
+    with prometheus_scraping(f, prometheus, target, tmp) as base:
+        if not base:
             return
+        log = os.path.join(tmp, "prometheus.log")
         up = wait_for(lambda: [r for r in query(base, 'up{job="gpubt"}') if r["value"][1] == "1"],
                       20)
-        f.check(bool(up), "Prometheus scrapes gpubt (up == 1)", open(log.name).read()[-2000:])
+        f.check(bool(up), "Prometheus scrapes gpubt (up == 1)", open(log).read()[-2000:])
         ticks = wait_for(lambda: query(base, "gpubt_ticks_total"), 10)
         f.check(bool(ticks) and float(ticks[0]["value"][1]) > 0,
                 "Prometheus has gpubt_ticks_total > 0", str(ticks))
@@ -252,14 +270,6 @@ def check_prometheus(f, prometheus, target, tmp):
         key = query(base, 'gpubt_comm_parity_total{key0="spin",key1="1"}')
         f.check(bool(key) and float(key[0]["value"][1]) > 0,
                 "a query by key labels finds the series", str(key))
-    finally:
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-        log.close()
 
 
 def main():
