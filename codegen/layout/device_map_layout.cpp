@@ -113,6 +113,7 @@ Result<std::map<std::string, DeviceMap>> add_device_maps(const Program &program,
                                                : capacity);
     dm.layout.from_host = from_host;
     dm.layout.to_host = to_host;
+    dm.layout.host_named = sides.host_use != nullptr;
     bool private_aggregate = info->second.value.is_aggregate() && !sides.gpu_read;
     if (dm.layout.key_size == 0 && private_aggregate)
       stripe(dm);

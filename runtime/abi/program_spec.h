@@ -225,6 +225,9 @@ struct DeviceMapSpec {
   // synchronization. It is not printed from the device (the BPF map prints). Capacity: as
   // from_host's.
   bool to_host = false;
+  // Host probes name it (print, clear, zero, ...): gpubt asks the agents for its values while the
+  // program runs when interval probes may read it (live_maps.h). Not sent to the agents.
+  bool host_named = false;
   uint64_t storage_size() const { return 32 + uint64_t(capacity) * entry_size; }
 };
 

@@ -63,8 +63,12 @@ uint32_t Tracer::live_period_ms() const {
   if (spec_.device.maps.empty())
     return 0;
   uint64_t ms = options_.metrics_address.empty() ? 0 : 500;
+  // Interval probes read the GPU's maps only where host probes name them (an interval that only
+  // ends the run costs no copies).
+  bool named = std::any_of(spec_.device.maps.begin(), spec_.device.maps.end(),
+                           [](const abi::DeviceMapSpec &m) { return m.host_named; });
   for (const auto &p : spec_.probes)
-    if (p.kind == abi::AttachKind::Interval || p.kind == abi::AttachKind::Profile) {
+    if (named && (p.kind == abi::AttachKind::Interval || p.kind == abi::AttachKind::Profile)) {
       // A quarter of the period, so that each read sees values at most that old.
       uint64_t quarter = std::clamp<uint64_t>(p.interval_ns / 4'000'000, 100, 1000);
       ms = ms ? std::min(ms, quarter) : quarter;
