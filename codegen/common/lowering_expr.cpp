@@ -4,6 +4,7 @@
 
 #include "codegen/int_ops.h"
 #include "codegen/ir_control.h"
+#include "frontend/passes/tuple_index.h"
 
 namespace gpubt::codegen {
 
@@ -164,7 +165,7 @@ Value Lowering::lower_field(const FieldExpr &e) {
   if (bt.kind != TypeKind::Tuple)
     return field_value(e);
   Value base = lower_expr(*e.base);
-  size_t i = std::stoul(e.field);
+  size_t i = bt.is_named_tuple() ? size_t(field_index(bt, e.field)) : tuple_index(e.field);
   auto offs = tuple_offsets(bt.elems, nullptr);
   if (i >= offs.size()) {
     set_error("codegen: tuple index " + e.field + " out of range");

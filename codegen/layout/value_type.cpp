@@ -22,7 +22,8 @@ abi::ValueType to_value_type(const Type &t) {
     v.kind = abi::ValueType::String;
     break;
   case TypeKind::Tuple:
-    v.kind = abi::ValueType::Tuple;
+    v.kind = t.is_named_tuple() ? abi::ValueType::NamedTuple : abi::ValueType::Tuple;
+    v.names = t.names;
     v.offsets = frontend::tuple_offsets(t.elems, &v.size);
     for (const auto &e : t.elems)
       v.elems.push_back(to_value_type(e));

@@ -537,6 +537,8 @@ private:
       return param(c);
     if (auto *b = dynamic_cast<P::BlockExprContext *>(ctx))
       return block_expr(b->stmts(), span(b));
+    if (auto *r = dynamic_cast<P::RecordExprContext *>(ctx))
+      return record(r);
     auto *c = dynamic_cast<P::ParenExprContext *>(ctx);
     auto elems = c->expr();
     if (elems.size() == 1)
@@ -544,6 +546,21 @@ private:
     auto e = make<TupleExpr>(span(c));
     for (auto *x : elems)
       e->elems.push_back(expr(x));
+    return e;
+  }
+
+  // `(a = 1, b = "x")`: a tuple whose fields have names; a name given twice is an error.
+  ExprPtr record(P::RecordExprContext *c) {
+    auto e = make<TupleExpr>(span(c));
+    auto &t = e->as<TupleExpr>();
+    for (auto *f : c->recordField()) {
+      std::string name = text(f->IDENT());
+      if (std::find(t.names.begin(), t.names.end(), name) != t.names.end())
+        diags_.error(token_span(f->IDENT()->getSymbol()),
+                     "Named argument list already contains name: " + name);
+      t.names.push_back(name);
+      t.elems.push_back(expr(f->expr()));
+    }
     return e;
   }
 

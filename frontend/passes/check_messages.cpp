@@ -84,10 +84,13 @@ bool same_kind(const Type &a, const Type &b) {
 }
 
 bool tuples_compatible(const Type &a, const Type &b) {
-  if (a.elems.size() != b.elems.size())
+  if (a.elems.size() != b.elems.size() || a.is_named_tuple() != b.is_named_tuple())
     return false;
   for (size_t i = 0; i < a.elems.size(); ++i) {
-    const Type &x = a.elems[i], &y = b.elems[i];
+    int j = source_field(a, b, i); // records: the field of the same name, in any order
+    if (j < 0)
+      return false;
+    const Type &x = a.elems[i], &y = b.elems[j];
     if (x.kind == TypeKind::String && y.kind == TypeKind::String)
       continue;
     if (x.kind == TypeKind::Tuple && y.kind == TypeKind::Tuple) {
@@ -106,6 +109,8 @@ bool key_compatible(const Type &a, const Type &b) {
     return true;
   if (a.kind == TypeKind::String && b.kind == TypeKind::String)
     return true;
+  if (a.is_named_tuple() || b.is_named_tuple()) // records: the same fields, in any order
+    return a.kind == b.kind && tuples_compatible(a, b);
   return a == b;
 }
 

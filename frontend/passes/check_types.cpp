@@ -135,12 +135,7 @@ private:
         expr(*w.cond, Use::Value);
       }
       if (!final_)
-        for (const auto &ap : probe_->attach_points)
-          if (is_gpu(ap.provider)) {
-            error(w.span, std::string(w.is_for ? "for" : "while") +
-                              " loops are not available in gpu probes");
-            break;
-          }
+        refuse_in_gpu_probes(w.span, std::string(w.is_for ? "for" : "while") + " loops");
       if (final_ && w.cond && !w.cond->type.is_integer_like() && !w.cond->type.is_none())
         error(w.cond->span, std::string(w.is_for ? "Invalid range in for loop: " :
                                                    "Invalid condition in while(): ") +
@@ -153,6 +148,13 @@ private:
       break;
     }
     }
+  }
+
+  // WHAT (plural) is an error at SPAN in a probe with a gpu attach point.
+  void refuse_in_gpu_probes(const SourceSpan &span, const std::string &what) {
+    for (const auto &ap : probe_->attach_points)
+      if (is_gpu(ap.provider))
+        return error(span, what + " are not available in gpu probes");
   }
 
   // for ($kv : @m): a map with keys and plain values (aggregations are per-CPU: not yet).
@@ -234,6 +236,17 @@ private:
     }
     if (final_ && value.kind != ExprKind::Tuple) // a tuple literal was checked as one
       check_built_size(value.span, "value of " + name, value.type.size);
+    if (final_ && probe_vars_ && probe_vars_->count(key)) { // a record of other fields
+      const Type &have = probe_vars_->at(key);
+      if (have.kind == TypeKind::Tuple && value.type.kind == TypeKind::Tuple &&
+          (have.is_named_tuple() || value.type.is_named_tuple()) &&
+          !tuples_compatible(have, value.type))
+        error(between(a.var->span, value.span, a.compound ? 2 : 1),
+              "Type mismatch for " + name + ": trying to assign value of type '" +
+                  type_name_in_messages(value.type) +
+                  "' when variable already contains a value of type '" +
+                  type_name_in_messages(have) + "'");
+    }
     declared_.insert(key);
     if (it == var_types_.end())
       var_types_[key] = value.type;
@@ -253,7 +266,8 @@ private:
       check_built_size(m.span, "value of " + m.name, info->value.size);
     }
     std::vector<Type> expected;
-    if (info->key.kind == TypeKind::Tuple && !info->key.elems.empty())
+    if (info->key.kind == TypeKind::Tuple && !info->key.elems.empty() &&
+        !info->key.is_named_tuple()) // a record is one key
       expected = info->key.elems;
     else if (!info->key.is_none())
       expected = {info->key};
@@ -365,6 +379,8 @@ private:
         expr(*el, Use::Value);
       if (final_)
         check_built_size(e.span, "tuple", e.type.size);
+      if (!final_ && !e.as<TupleExpr>().names.empty())
+        refuse_in_gpu_probes(e.span, "records");
       break;
     case ExprKind::Block:
       block(*e.as<BlockExpr>().block);
@@ -541,8 +557,13 @@ private:
     }
     if (!final_)
       return;
-    bool index = !f.field.empty() && std::all_of(f.field.begin(), f.field.end(), ::isdigit);
     const Type &base = f.base->type;
+    if (base.is_named_tuple()) {
+      if (field_index(base, f.field) < 0)
+        error(f.field_span, "Record does not contain a field named '" + f.field + "'");
+      return;
+    }
+    bool index = !f.field.empty() && std::all_of(f.field.begin(), f.field.end(), ::isdigit);
     if (!index || base.is_none())
       return;
     if (base.kind != TypeKind::Tuple)
@@ -925,6 +946,8 @@ std::string type_name_in_messages(const Type &t) {
   case TypeKind::Integer:
     return (t.is_signed ? "int" : "unsigned int") + std::to_string(t.size * 8);
   case TypeKind::Tuple: {
+    if (t.is_named_tuple())
+      return to_string(t);
     std::string s = "(";
     for (size_t i = 0; i < t.elems.size(); ++i)
       s += (i ? "," : "") + type_name_in_messages(t.elems[i]);

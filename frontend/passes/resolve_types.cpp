@@ -53,15 +53,20 @@ bool merge_into(Type &slot, const Type &incoming) {
     slot.size = incoming.size;
     return true;
   }
+  // A record keeps its first order: a later one in another order merges field by name.
   if (slot.kind == TypeKind::Tuple && incoming.kind == TypeKind::Tuple &&
       slot.elems.size() == incoming.elems.size()) {
     bool changed = false;
-    std::vector<Type> elems = slot.elems;
-    for (size_t i = 0; i < elems.size(); ++i)
-      if (elems[i].kind == incoming.elems[i].kind)
-        changed |= merge_into(elems[i], incoming.elems[i]);
-    if (changed)
-      slot = Type::tuple(std::move(elems));
+    Type merged = slot;
+    for (size_t i = 0; i < merged.elems.size(); ++i) {
+      int j = source_field(slot, incoming, i);
+      if (j >= 0 && merged.elems[i].kind == incoming.elems[j].kind)
+        changed |= merge_into(merged.elems[i], incoming.elems[j]);
+    }
+    if (changed) {
+      tuple_offsets(merged.elems, &merged.size);
+      slot = std::move(merged);
+    }
     return changed;
   }
   return false;
@@ -82,7 +87,7 @@ Type enum_constant_type(const std::string &name) {
 
 bool is_whole_key(const MapExpr &m) {
   return m.keys.size() == 1 && m.keys[0]->type.kind == TypeKind::Tuple &&
-         m.keys[0]->type.elems.size() > 1;
+         !m.keys[0]->type.is_named_tuple() && m.keys[0]->type.elems.size() > 1;
 }
 
 const std::string *call_literal_text(const CallExpr &c) {
@@ -365,7 +370,9 @@ private:
         expr(*el);
         elems.push_back(el->type);
       }
-      e.type = Type::tuple(std::move(elems));
+      const auto &names = e.as<TupleExpr>().names;
+      e.type = names.empty() ? Type::tuple(std::move(elems))
+                             : Type::named_tuple(std::move(elems), names);
       break;
     }
     case ExprKind::Block: {
@@ -551,6 +558,11 @@ private:
                   : -1;
       if (i >= 0)
         f.type = options_.c_types ? options_.c_types->complete(rec.elems[i]) : rec.elems[i];
+      return;
+    }
+    if (base.is_named_tuple()) {
+      if (int i = field_index(base, f.field); i >= 0)
+        f.type = base.elems[i];
       return;
     }
     if (base.kind == TypeKind::Tuple && !f.field.empty() &&
