@@ -134,6 +134,8 @@ struct FieldExpr : Expr {
 struct IndexExpr : Expr {
   IndexExpr() : Expr(ExprKind::Index) {}
   ExprPtr base, index;
+  // A tuple's `[i]`: the element i, when resolve_types could fold the index to it.
+  std::optional<size_t> tuple_elem;
 };
 struct SizeofTypeExpr : Expr {
   SizeofTypeExpr() : Expr(ExprKind::SizeofType) {}

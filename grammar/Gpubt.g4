@@ -296,7 +296,7 @@ primary
   | IDENT LPAREN typeName RPAREN                                # typeArgExpr
   | IDENT (call=LPAREN (expr (COMMA expr)*)? RPAREN | post=(INCREMENT | DECREMENT))? # identExpr
   | (PARAM | PARAMCOUNT)                                       # paramExpr
-  | LPAREN expr (COMMA expr)* RPAREN                           # parenExpr
+  | LPAREN elems+=expr (COMMA elems+=expr)* RPAREN (LBRACKET index+=expr RBRACKET)* # parenExpr
   | LPAREN recordField (COMMA recordField)* COMMA? RPAREN      # recordExpr
   | LBRACE stmts RBRACE                                        # blockExpr
   ;

@@ -3,6 +3,7 @@
 // run only if the first found nothing, reports operand, printf and map-key errors.
 #include "frontend/passes/check_types.h"
 #include "frontend/passes/check_messages.h"
+#include "frontend/passes/constant_int.h"
 #include "frontend/passes/tuple_index.h"
 
 #include <algorithm>
@@ -483,6 +484,14 @@ private:
     if (!x.index->type.is_integer_like()) {
       error(x.index->span, "The array index operator [] only accepts integer indices, got '" +
                                type_name_in_messages(x.index->type) + "'");
+    } else if (base.kind == TypeKind::Tuple && !base.is_named_tuple()) {
+      auto v = constant_int(*x.index);
+      if (!v)
+        error(x.index->span, "The array index operator [] only accepts integer indices known "
+                             "before the program runs on tuples");
+      else if (!x.tuple_elem)
+        error(x.span, "Invalid tuple index: " + std::to_string(*v) + ". Found " +
+                          std::to_string(base.elems.size()) + " elements in tuple.");
     } else if (base.kind == TypeKind::Array) {
       uint32_t n = base.elems[0].size ? base.size / base.elems[0].size : 0;
       auto v = literal_value(*x.index);

@@ -1,6 +1,7 @@
 // Type resolution, bpftrace 0.17 style: passes over the whole program until map and variable
 // types stop changing, so a map read before its (textually later) assignment gets its type.
 #include "frontend/passes/resolve_types.h"
+#include "frontend/passes/constant_int.h"
 #include "frontend/passes/tuple_index.h"
 
 #include <algorithm>
@@ -536,6 +537,14 @@ private:
     expr(*x.base);
     expr(*x.index);
     const Type &base = x.base->type;
+    x.tuple_elem.reset();
+    if (base.kind == TypeKind::Tuple && !base.is_named_tuple()) { // (1, "a")[1 - 1]
+      auto i = constant_int(*x.index);
+      if (i && *i >= 0 && uint64_t(*i) < base.elems.size())
+        x.tuple_elem = size_t(*i);
+      x.type = x.tuple_elem ? base.elems[*x.tuple_elem] : Type::none();
+      return;
+    }
     if (base.kind == TypeKind::Array)
       x.type = base.elems[0];
     else if (base.kind == TypeKind::Pointer)
