@@ -109,8 +109,16 @@ bool key_compatible(const Type &a, const Type &b) {
     return true;
   if (a.kind == TypeKind::String && b.kind == TypeKind::String)
     return true;
-  if (a.is_named_tuple() || b.is_named_tuple()) // records: the same fields, in any order
-    return a.kind == b.kind && tuples_compatible(a, b);
+  if (a.kind == TypeKind::Tuple && b.kind == TypeKind::Tuple) { // records: fields by name
+    if (a.elems.size() != b.elems.size() || a.is_named_tuple() != b.is_named_tuple())
+      return false;
+    for (size_t i = 0; i < a.elems.size(); ++i) {
+      int j = source_field(a, b, i);
+      if (j < 0 || !key_compatible(a.elems[i], b.elems[j]))
+        return false;
+    }
+    return true;
+  }
   return a == b;
 }
 

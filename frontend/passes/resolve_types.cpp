@@ -40,6 +40,18 @@ Type widen(const Type &t) {
   return t;
 }
 
+// A map key's type: every integer, in tuples too, held as 64 bits, so that keys written with
+// other integer widths (`@a[1, ((int16)-5, 6)]`) are one key type.
+Type widen_key(const Type &t) {
+  if (t.kind != TypeKind::Tuple)
+    return widen(t);
+  Type wide = t;
+  for (auto &e : wide.elems)
+    e = widen_key(e);
+  tuple_offsets(wide.elems, &wide.size);
+  return wide;
+}
+
 // Folds a newly assigned type into a stored one: the first fixes it, later strings only
 // grow it. Returns whether the slot changed.
 bool merge_into(Type &slot, const Type &incoming) {
@@ -218,19 +230,13 @@ private:
   }
 
   static Type key_type(const MapExpr &m) {
-    if (is_whole_key(m)) {
-      std::vector<Type> elems;
-      for (const auto &e : m.keys[0]->type.elems)
-        elems.push_back(widen(e));
-      return Type::tuple(std::move(elems));
-    }
-    if (m.keys.size() == 1)
-      return widen(m.keys[0]->type);
+    if (m.keys.size() == 1) // one key, or a tuple that is the whole key of a multi-key map
+      return widen_key(m.keys[0]->type);
     std::vector<Type> elems;
     for (const auto &k : m.keys) {
       if (k->type.is_none())
         return Type::none();
-      elems.push_back(widen(k->type));
+      elems.push_back(widen_key(k->type));
     }
     return Type::tuple(std::move(elems));
   }
