@@ -93,6 +93,7 @@ bool Type::is_integer_like() const {
   case TypeKind::KernelName:
   case TypeKind::Pointer:
   case TypeKind::Errno:
+  case TypeKind::SignalName:
   case TypeKind::Username:
   case TypeKind::CgroupPath:
     return true;
@@ -192,6 +193,8 @@ std::string to_string(const Type &t) {
     return "macaddr";
   case TypeKind::Errno:
     return "strerror_t";
+  case TypeKind::SignalName:
+    return "string[64]"; // bpftrace's signal_name() is a string
   case TypeKind::Username:
     return "username";
   case TypeKind::CgroupPath:

@@ -29,6 +29,7 @@ enum class TypeKind : uint8_t {
   Inet,       // ntop(): 8 bytes address family (AF_INET, AF_INET6), then 16 bytes of address
   MacAddr,    // macaddr(): 6 bytes
   Errno,      // strerror(n): an integer printed as strerror(3)'s text
+  SignalName, // signal_name(n): an integer printed as the signal's name (bpftrace's table)
   Username,   // username: a uid printed as its user name
   CgroupPath, // cgroup_path(id): a cgroup id printed as its paths in the mounted hierarchies
   // Aggregations: values of maps only, produced by count(), sum(), ...

@@ -89,6 +89,10 @@ abi::ValueType to_value_type(const Type &t) {
     v.kind = abi::ValueType::Errno;
     v.size = 8;
     break;
+  case TypeKind::SignalName:
+    v.kind = abi::ValueType::SignalName;
+    v.size = 8;
+    break;
   case TypeKind::Username:
     v.kind = abi::ValueType::Username;
     v.size = 8;

@@ -47,6 +47,7 @@ std::string printf_kind_name(const Type &t) {
   case TypeKind::Inet:
   case TypeKind::MacAddr:
   case TypeKind::Errno:
+  case TypeKind::SignalName:
   case TypeKind::Username:
   case TypeKind::CgroupPath:
     return "string";

@@ -485,6 +485,8 @@ private:
       return with_kind(TypeKind::MacAddr, 6);
     case FunctionId::Strerror:
       return with_kind(TypeKind::Errno, 8);
+    case FunctionId::SignalName:
+      return with_kind(TypeKind::SignalName, 8);
     case FunctionId::CgroupPath:
       return with_kind(TypeKind::CgroupPath, 8);
     case FunctionId::Usym:

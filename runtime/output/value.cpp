@@ -200,6 +200,8 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
     return named(mac_text(data));
   case ValueType::Errno:
     return named(errno_text(value_as_int(type, data)));
+  case ValueType::SignalName:
+    return named(signal_text(value_as_int(type, data)));
   case ValueType::Username:
     return named(user_name(uint64_t(value_as_int(type, data))));
   case ValueType::CgroupPath:
