@@ -507,14 +507,10 @@ private:
     }
   }
 
-  // s.x and p->x: the operator fits the base, the record has the field.
+  // s.x, p->x and p.x (bpftrace head reads through the pointer; 0.17 refused it): the
+  // operator fits the base, the record has the field.
   void record_field(const FieldExpr &f) {
     const Type &base = f.base->type;
-    if (base.kind == TypeKind::Pointer && !f.arrow) {
-      error(f.span, "Can not access field '" + f.field + "' on type '" +
-                        type_name_in_messages(base) + "'. Try dereferencing it first, or using '->'");
-      return;
-    }
     if (base.kind == TypeKind::Record && f.arrow) {
       error(f.span, "Can not dereference struct/union of type '" + type_name_in_messages(base) +
                         "'. It is not a pointer.");

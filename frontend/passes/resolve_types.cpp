@@ -567,10 +567,10 @@ private:
     expr(*f.base);
     f.type = Type::none();
     const Type &base = f.base->type;
-    // s.x on a record, p->x on a pointer to one.
+    // s.x on a record, p->x and (bpftrace head) p.x on a pointer to one.
     if (base.kind == TypeKind::Record || base.kind == TypeKind::Pointer) {
       Type rec = base.kind == TypeKind::Pointer ? pointee(base) : base;
-      int i = rec.kind == TypeKind::Record && f.arrow == (base.kind == TypeKind::Pointer)
+      int i = rec.kind == TypeKind::Record && (!f.arrow || base.kind == TypeKind::Pointer)
                   ? field_index(rec, f.field)
                   : -1;
       if (i >= 0)
