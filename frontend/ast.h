@@ -134,6 +134,8 @@ struct FieldExpr : Expr {
 struct IndexExpr : Expr {
   IndexExpr() : Expr(ExprKind::Index) {}
   ExprPtr base, index;
+  // A tuple's `[i]`: the element i, when resolve_types could fold the index to it.
+  std::optional<size_t> tuple_elem;
 };
 struct SizeofTypeExpr : Expr {
   SizeofTypeExpr() : Expr(ExprKind::SizeofType) {}
@@ -141,9 +143,11 @@ struct SizeofTypeExpr : Expr {
   int pointer_depth = 0;
   uint64_t size = 0; // set by resolve_types
 };
+// `(1, "x")`, or a record `(a = 1, b = "x")`: a tuple whose fields have names.
 struct TupleExpr : Expr {
   TupleExpr() : Expr(ExprKind::Tuple) {}
   std::vector<ExprPtr> elems;
+  std::vector<std::string> names; // a record's field names, in source order; empty for a tuple
 };
 
 enum class StmtKind { Expr, MapAssign, VarAssign, If, Block, While, Jump };

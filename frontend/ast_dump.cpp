@@ -155,8 +155,15 @@ std::string dump_expr(const Expr &e) {
     const auto &f = e.as<FieldExpr>();
     return std::string(f.arrow ? "(-> " : "(. ") + dump_expr(*f.base) + " " + f.field + ")";
   }
-  case ExprKind::Tuple:
-    return list("tuple", "", e.as<TupleExpr>().elems);
+  case ExprKind::Tuple: {
+    const auto &t = e.as<TupleExpr>();
+    if (t.names.empty())
+      return list("tuple", "", t.elems);
+    std::string out = "(record";
+    for (size_t i = 0; i < t.elems.size() && i < t.names.size(); ++i)
+      out += " " + t.names[i] + "=" + dump_expr(*t.elems[i]);
+    return out + ")";
+  }
   case ExprKind::Index:
     return "([] " + dump_expr(*e.as<IndexExpr>().base) + " " +
            dump_expr(*e.as<IndexExpr>().index) + ")";

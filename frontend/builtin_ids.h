@@ -27,7 +27,7 @@ enum class FunctionId {
   Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, // aggregations
   Printf, Print, Clear, Delete, Zero, Exit, Time, System, Cat, // statements
   Str, Kname, Deref, Reg, Bswap, Strncmp, Sizeof, Strftime, // values
-  Buf, Ntop, Pton, Usym, Kaddr, Uaddr, CgroupPath, Strcontains, Strerror, Macaddr, Join,
+  Buf, Ntop, Pton, Usym, Kaddr, Uaddr, CgroupPath, Strcontains, Strerror, SignalName, Macaddr, Join,
   Uptr, Kptr, // p itself, said to be a user or kernel address
   NcclRank, NcclNranks, NcclCommId, NcclSeq, // an NCCL communicator (codegen/bpf/lower_nccl.h)
   HasKey, // has_key(@m, k): bpftrace 0.22's

@@ -34,6 +34,12 @@ Type Type::tuple(std::vector<Type> elems) {
   return t;
 }
 
+Type Type::named_tuple(std::vector<Type> elems, std::vector<std::string> names) {
+  Type t = tuple(std::move(elems));
+  t.names = std::move(names);
+  return t;
+}
+
 Type Type::pointer(Type pointee) {
   Type t;
   t.kind = TypeKind::Pointer;
@@ -63,6 +69,12 @@ int field_index(const Type &record, std::string_view name) {
   return -1;
 }
 
+int source_field(const Type &dst, const Type &src, size_t i) {
+  if (dst.is_named_tuple() && src.is_named_tuple())
+    return i < dst.names.size() ? field_index(src, dst.names[i]) : -1;
+  return i < src.elems.size() ? static_cast<int>(i) : -1;
+}
+
 Type Type::aggregate(TypeKind kind, bool is_signed) {
   Type t;
   t.kind = kind;
@@ -81,6 +93,7 @@ bool Type::is_integer_like() const {
   case TypeKind::KernelName:
   case TypeKind::Pointer:
   case TypeKind::Errno:
+  case TypeKind::SignalName:
   case TypeKind::Username:
   case TypeKind::CgroupPath:
     return true;
@@ -136,6 +149,12 @@ std::string to_string(const Type &t) {
   case TypeKind::String:
     return "string[" + std::to_string(t.size) + "]";
   case TypeKind::Tuple: {
+    if (t.is_named_tuple()) { // bpftrace's spelling: record { .a = int64, .b = string[2] }
+      std::string s = "record { ";
+      for (size_t i = 0; i < t.elems.size(); ++i)
+        s += (i ? ", ." : ".") + t.names[i] + " = " + to_string(t.elems[i]);
+      return s + " }";
+    }
     std::string s = "(";
     for (size_t i = 0; i < t.elems.size(); ++i)
       s += (i ? "," : "") + to_string(t.elems[i]);
@@ -174,6 +193,8 @@ std::string to_string(const Type &t) {
     return "macaddr";
   case TypeKind::Errno:
     return "strerror_t";
+  case TypeKind::SignalName:
+    return "string[64]"; // bpftrace's signal_name() is a string
   case TypeKind::Username:
     return "username";
   case TypeKind::CgroupPath:

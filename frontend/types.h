@@ -11,7 +11,7 @@ enum class TypeKind : uint8_t {
   None,    // not yet resolved, or a statement-like call (printf, exit)
   Integer, // size 1/2/4/8, is_signed
   String,  // size bytes including the NUL
-  Tuple,   // elems
+  Tuple,   // elems; a record `(a = 1, b = "x")` (bpftrace's records) has names too
   Enum,    // an integer (size, is_signed) printed by name through enum_name (stdlib catalog)
   UserSym, // u64 address printed as a user symbol (func in uprobes)
   Probe,   // u64 probe id printed as the probe's name
@@ -29,6 +29,7 @@ enum class TypeKind : uint8_t {
   Inet,       // ntop(): 8 bytes address family (AF_INET, AF_INET6), then 16 bytes of address
   MacAddr,    // macaddr(): 6 bytes
   Errno,      // strerror(n): an integer printed as strerror(3)'s text
+  SignalName, // signal_name(n): an integer printed as the signal's name (bpftrace's table)
   Username,   // username: a uid printed as its user name
   CgroupPath, // cgroup_path(id): a cgroup id printed as its paths in the mounted hierarchies
   // Aggregations: values of maps only, produced by count(), sum(), ...
@@ -40,7 +41,7 @@ struct Type {
   uint32_t size = 0; // bytes, for Integer/Enum/String/Tuple (Tuple: sum of elems incl. padding)
   bool is_signed = false;
   std::vector<Type> elems;  // Tuple, Record fields, Array element, Pointer pointee
-  std::vector<std::string> names; // Record: field names
+  std::vector<std::string> names; // Record: field names; Tuple: a record's names, else empty
   std::vector<uint32_t> offsets;  // Record: field byte offsets
   // Record: per field 0, or for a bitfield (bit shift << 8 | bit width): the field's bits
   // start `shift` bits into the byte at its offset.
@@ -55,11 +56,15 @@ struct Type {
   static Type boolean();
   static Type string(uint32_t size);
   static Type tuple(std::vector<Type> elems);
+  // bpftrace's record: a tuple whose fields have names (NAMES, one per elem).
+  static Type named_tuple(std::vector<Type> elems, std::vector<std::string> names);
   static Type aggregate(TypeKind kind, bool is_signed = true);
   static Type pointer(Type pointee);
   static Type array(Type elem, uint32_t count);
 
   bool is_record_stub() const { return kind == TypeKind::Record && elems.empty(); }
+  // A tuple with field names: bpftrace's record (TypeKind::Record is a C struct or union).
+  bool is_named_tuple() const { return kind == TypeKind::Tuple && !names.empty(); }
   // Strings, tuples, records and arrays: values that live in memory, not in a register.
   bool is_aggregate_value() const;
 
@@ -75,6 +80,10 @@ std::string to_string(const Type &t);
 
 // The index of field `name` in a Record; -1 if none.
 int field_index(const Type &record, std::string_view name);
+
+// Which field of SRC fills field I of DST when one tuple is stored as the other: a record's
+// field of the same name (records assigned in another order), else field I; -1 if none.
+int source_field(const Type &dst, const Type &src, size_t i);
 
 // Byte layout of a tuple: each element aligned to its natural alignment (max 8).
 std::vector<uint32_t> tuple_offsets(const std::vector<Type> &elems, uint32_t *total_size);

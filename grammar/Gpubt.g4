@@ -296,9 +296,13 @@ primary
   | IDENT LPAREN typeName RPAREN                                # typeArgExpr
   | IDENT (call=LPAREN (expr (COMMA expr)*)? RPAREN | post=(INCREMENT | DECREMENT))? # identExpr
   | (PARAM | PARAMCOUNT)                                       # paramExpr
-  | LPAREN expr (COMMA expr)* RPAREN                           # parenExpr
+  | LPAREN elems+=expr (COMMA elems+=expr)* RPAREN (LBRACKET index+=expr RBRACKET)* # parenExpr
+  | LPAREN recordField (COMMA recordField)* COMMA? RPAREN      # recordExpr
   | LBRACE stmts RBRACE                                        # blockExpr
   ;
+
+// `(a = 1, b = "x")`: a record's field (bpftrace's records, a tuple whose fields have names).
+recordField : IDENT ASSIGN expr ;
 
 // A type in a cast or sizeof: an integer type, a C struct/union/enum, or a typedef name with a
 // `*` (`(name)x` alone reads as a parenthesised expression).

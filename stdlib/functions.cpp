@@ -130,6 +130,9 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     // strerror(errno): printed as strerror(3) says.
     {"strerror", FunctionId::Strerror, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
      TypeKind::Errno, 8, kHostContext},
+    // signal_name(sig): printed as the signal's name, "Interrupt" for 2 (bpftrace 0.24's stdlib).
+    {"signal_name", FunctionId::SignalName, FunctionKind::Value, 1, 1,
+     {A::Integer, A::Any, A::Any, A::Any}, TypeKind::SignalName, 8, kHostContext},
     // macaddr(addr): 6 bytes of an array or of user memory, printed as 00:11:22:33:44:55.
     {"macaddr", FunctionId::Macaddr, FunctionKind::Value, 1, 1, {A::Any, A::Any, A::Any, A::Any},
      TypeKind::MacAddr, 6, kHostContext},

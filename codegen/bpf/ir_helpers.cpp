@@ -173,11 +173,14 @@ void store_value(LowerCtx &c, llvm::Value *dst, uint32_t dst_align, const Type &
     zero_bytes(c, dst, dst_align, dst_t.size);
     auto doffs = frontend::tuple_offsets(dst_t.elems, nullptr);
     auto soffs = frontend::tuple_offsets(src_t.elems, nullptr);
-    for (size_t i = 0; i < dst_t.elems.size() && i < src_t.elems.size(); ++i) {
-      uint32_t sa = align_at(src.align, soffs[i]);
-      Val e = load_value(c, byte_ptr(c, src.v, soffs[i]), sa, src_t.elems[i]);
+    for (size_t i = 0; i < dst_t.elems.size(); ++i) {
+      int j = frontend::source_field(dst_t, src_t, i); // a record's field of the same name
+      if (j < 0)
+        continue;
+      uint32_t sa = align_at(src.align, soffs[j]);
+      Val e = load_value(c, byte_ptr(c, src.v, soffs[j]), sa, src_t.elems[j]);
       store_value(c, byte_ptr(c, dst, doffs[i]), align_at(dst_align, doffs[i]), dst_t.elems[i], e,
-                  src_t.elems[i]);
+                  src_t.elems[j]);
     }
     return;
   }

@@ -322,6 +322,8 @@ const std::map<FunctionId, CallFn> &call_table() {
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return lower_expr(c, *call.args[0]); }},
       {FunctionId::Strerror,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return lower_expr(c, *call.args[0]); }},
+      {FunctionId::SignalName,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return lower_expr(c, *call.args[0]); }},
       {FunctionId::CgroupPath,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return lower_expr(c, *call.args[0]); }},
       {FunctionId::Kname,

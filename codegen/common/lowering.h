@@ -109,6 +109,7 @@ private:
   Value lower_ternary(const frontend::TernaryExpr &e);
   Value lower_tuple(const frontend::TupleExpr &e);
   Value lower_field(const frontend::FieldExpr &e);
+  Value lower_tuple_elem(const frontend::Expr &base, size_t i);
   void lower_map_assign(const frontend::MapAssignStmt &s);
   void lower_var_assign(const frontend::VarAssignStmt &s);
   void lower_if(const frontend::IfStmt &s);

@@ -4,6 +4,7 @@
 
 #include "codegen/int_ops.h"
 #include "codegen/ir_control.h"
+#include "frontend/passes/tuple_index.h"
 
 namespace gpubt::codegen {
 
@@ -163,11 +164,17 @@ Value Lowering::lower_field(const FieldExpr &e) {
   const Type &bt = e.base->type;
   if (bt.kind != TypeKind::Tuple)
     return field_value(e);
-  Value base = lower_expr(*e.base);
-  size_t i = std::stoul(e.field);
+  return lower_tuple_elem(*e.base, bt.is_named_tuple() ? size_t(field_index(bt, e.field))
+                                                       : tuple_index(e.field));
+}
+
+// `t.1`, `t[1 - 1]`, `r.name`: element I of the tuple BASE.
+Value Lowering::lower_tuple_elem(const Expr &base_expr, size_t i) {
+  const Type &bt = base_expr.type;
+  Value base = lower_expr(base_expr);
   auto offs = tuple_offsets(bt.elems, nullptr);
   if (i >= offs.size()) {
-    set_error("codegen: tuple index " + e.field + " out of range");
+    set_error("codegen: tuple index " + std::to_string(i) + " out of range");
     return {b.getInt64(0)};
   }
   return load(byte_ptr(base.v, offs[i]), align_at(base.align, offs[i]), bt.elems[i]);
@@ -215,6 +222,8 @@ Value Lowering::lower_expr_here(const Expr &e) {
   case ExprKind::Tuple:
     return lower_tuple(e.as<TupleExpr>());
   case ExprKind::Index:
+    if (auto &x = e.as<IndexExpr>(); x.tuple_elem)
+      return lower_tuple_elem(*x.base, *x.tuple_elem);
     return index_value(e.as<IndexExpr>());
   case ExprKind::SizeofType:
     return {b.getInt64(int64_t(e.as<SizeofTypeExpr>().size))};

@@ -22,7 +22,8 @@ abi::ValueType to_value_type(const Type &t) {
     v.kind = abi::ValueType::String;
     break;
   case TypeKind::Tuple:
-    v.kind = abi::ValueType::Tuple;
+    v.kind = t.is_named_tuple() ? abi::ValueType::NamedTuple : abi::ValueType::Tuple;
+    v.names = t.names;
     v.offsets = frontend::tuple_offsets(t.elems, &v.size);
     for (const auto &e : t.elems)
       v.elems.push_back(to_value_type(e));
@@ -86,6 +87,10 @@ abi::ValueType to_value_type(const Type &t) {
     break;
   case TypeKind::Errno:
     v.kind = abi::ValueType::Errno;
+    v.size = 8;
+    break;
+  case TypeKind::SignalName:
+    v.kind = abi::ValueType::SignalName;
     v.size = 8;
     break;
   case TypeKind::Username:

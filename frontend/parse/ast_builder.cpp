@@ -537,13 +537,29 @@ private:
       return param(c);
     if (auto *b = dynamic_cast<P::BlockExprContext *>(ctx))
       return block_expr(b->stmts(), span(b));
+    if (auto *r = dynamic_cast<P::RecordExprContext *>(ctx))
+      return record(r);
     auto *c = dynamic_cast<P::ParenExprContext *>(ctx);
-    auto elems = c->expr();
-    if (elems.size() == 1)
-      return expr(elems[0]);
-    auto e = make<TupleExpr>(span(c));
-    for (auto *x : elems)
+    if (c->elems.size() == 1) // `(x)[i]` reads through x, `(1, "a")[1]` is an element
+      return indexed(expr(c->elems[0]), c->index, span(c));
+    auto e = make<TupleExpr>(span(c->LPAREN()->getSymbol(), c->RPAREN()->getSymbol()));
+    for (auto *x : c->elems)
       e->elems.push_back(expr(x));
+    return indexed(std::move(e), c->index, span(c));
+  }
+
+  // `(a = 1, b = "x")`: a tuple whose fields have names; a name given twice is an error.
+  ExprPtr record(P::RecordExprContext *c) {
+    auto e = make<TupleExpr>(span(c));
+    auto &t = e->as<TupleExpr>();
+    for (auto *f : c->recordField()) {
+      std::string name = text(f->IDENT());
+      if (std::find(t.names.begin(), t.names.end(), name) != t.names.end())
+        diags_.error(token_span(f->IDENT()->getSymbol()),
+                     "Named argument list already contains name: " + name);
+      t.names.push_back(name);
+      t.elems.push_back(expr(f->expr()));
+    }
     return e;
   }
 

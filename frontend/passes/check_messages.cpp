@@ -47,6 +47,7 @@ std::string printf_kind_name(const Type &t) {
   case TypeKind::Inet:
   case TypeKind::MacAddr:
   case TypeKind::Errno:
+  case TypeKind::SignalName:
   case TypeKind::Username:
   case TypeKind::CgroupPath:
     return "string";
@@ -84,10 +85,13 @@ bool same_kind(const Type &a, const Type &b) {
 }
 
 bool tuples_compatible(const Type &a, const Type &b) {
-  if (a.elems.size() != b.elems.size())
+  if (a.elems.size() != b.elems.size() || a.is_named_tuple() != b.is_named_tuple())
     return false;
   for (size_t i = 0; i < a.elems.size(); ++i) {
-    const Type &x = a.elems[i], &y = b.elems[i];
+    int j = source_field(a, b, i); // records: the field of the same name, in any order
+    if (j < 0)
+      return false;
+    const Type &x = a.elems[i], &y = b.elems[j];
     if (x.kind == TypeKind::String && y.kind == TypeKind::String)
       continue;
     if (x.kind == TypeKind::Tuple && y.kind == TypeKind::Tuple) {
@@ -106,6 +110,16 @@ bool key_compatible(const Type &a, const Type &b) {
     return true;
   if (a.kind == TypeKind::String && b.kind == TypeKind::String)
     return true;
+  if (a.kind == TypeKind::Tuple && b.kind == TypeKind::Tuple) { // records: fields by name
+    if (a.elems.size() != b.elems.size() || a.is_named_tuple() != b.is_named_tuple())
+      return false;
+    for (size_t i = 0; i < a.elems.size(); ++i) {
+      int j = source_field(a, b, i);
+      if (j < 0 || !key_compatible(a.elems[i], b.elems[j]))
+        return false;
+    }
+    return true;
+  }
   return a == b;
 }
 

@@ -3,6 +3,7 @@
 // run only if the first found nothing, reports operand, printf and map-key errors.
 #include "frontend/passes/check_types.h"
 #include "frontend/passes/check_messages.h"
+#include "frontend/passes/constant_int.h"
 #include "frontend/passes/tuple_index.h"
 
 #include <algorithm>
@@ -135,12 +136,7 @@ private:
         expr(*w.cond, Use::Value);
       }
       if (!final_)
-        for (const auto &ap : probe_->attach_points)
-          if (is_gpu(ap.provider)) {
-            error(w.span, std::string(w.is_for ? "for" : "while") +
-                              " loops are not available in gpu probes");
-            break;
-          }
+        refuse_in_gpu_probes(w.span, std::string(w.is_for ? "for" : "while") + " loops");
       if (final_ && w.cond && !w.cond->type.is_integer_like() && !w.cond->type.is_none())
         error(w.cond->span, std::string(w.is_for ? "Invalid range in for loop: " :
                                                    "Invalid condition in while(): ") +
@@ -153,6 +149,13 @@ private:
       break;
     }
     }
+  }
+
+  // WHAT (plural) is an error at SPAN in a probe with a gpu attach point.
+  void refuse_in_gpu_probes(const SourceSpan &span, const std::string &what) {
+    for (const auto &ap : probe_->attach_points)
+      if (is_gpu(ap.provider))
+        return error(span, what + " are not available in gpu probes");
   }
 
   // for ($kv : @m): a map with keys, its values plain or count, sum, min, max or avg (read over
@@ -235,6 +238,17 @@ private:
     }
     if (final_ && value.kind != ExprKind::Tuple) // a tuple literal was checked as one
       check_built_size(value.span, "value of " + name, value.type.size);
+    if (final_ && probe_vars_ && probe_vars_->count(key)) { // a record of other fields
+      const Type &have = probe_vars_->at(key);
+      if (have.kind == TypeKind::Tuple && value.type.kind == TypeKind::Tuple &&
+          (have.is_named_tuple() || value.type.is_named_tuple()) &&
+          !tuples_compatible(have, value.type))
+        error(between(a.var->span, value.span, a.compound ? 2 : 1),
+              "Type mismatch for " + name + ": trying to assign value of type '" +
+                  type_name_in_messages(value.type) +
+                  "' when variable already contains a value of type '" +
+                  type_name_in_messages(have) + "'");
+    }
     declared_.insert(key);
     if (it == var_types_.end())
       var_types_[key] = value.type;
@@ -254,7 +268,8 @@ private:
       check_built_size(m.span, "value of " + m.name, info->value.size);
     }
     std::vector<Type> expected;
-    if (info->key.kind == TypeKind::Tuple && !info->key.elems.empty())
+    if (info->key.kind == TypeKind::Tuple && !info->key.elems.empty() &&
+        !info->key.is_named_tuple()) // a record is one key
       expected = info->key.elems;
     else if (!info->key.is_none())
       expected = {info->key};
@@ -366,6 +381,8 @@ private:
         expr(*el, Use::Value);
       if (final_)
         check_built_size(e.span, "tuple", e.type.size);
+      if (!final_ && !e.as<TupleExpr>().names.empty())
+        refuse_in_gpu_probes(e.span, "records");
       break;
     case ExprKind::Block:
       block(*e.as<BlockExpr>().block);
@@ -468,6 +485,14 @@ private:
     if (!x.index->type.is_integer_like()) {
       error(x.index->span, "The array index operator [] only accepts integer indices, got '" +
                                type_name_in_messages(x.index->type) + "'");
+    } else if (base.kind == TypeKind::Tuple && !base.is_named_tuple()) {
+      auto v = constant_int(*x.index);
+      if (!v)
+        error(x.index->span, "The array index operator [] only accepts integer indices known "
+                             "before the program runs on tuples");
+      else if (!x.tuple_elem)
+        error(x.span, "Invalid tuple index: " + std::to_string(*v) + ". Found " +
+                          std::to_string(base.elems.size()) + " elements in tuple.");
     } else if (base.kind == TypeKind::Array) {
       uint32_t n = base.elems[0].size ? base.size / base.elems[0].size : 0;
       auto v = literal_value(*x.index);
@@ -483,14 +508,10 @@ private:
     }
   }
 
-  // s.x and p->x: the operator fits the base, the record has the field.
+  // s.x, p->x and p.x (bpftrace head reads through the pointer; 0.17 refused it): the
+  // operator fits the base, the record has the field.
   void record_field(const FieldExpr &f) {
     const Type &base = f.base->type;
-    if (base.kind == TypeKind::Pointer && !f.arrow) {
-      error(f.span, "Can not access field '" + f.field + "' on type '" +
-                        type_name_in_messages(base) + "'. Try dereferencing it first, or using '->'");
-      return;
-    }
     if (base.kind == TypeKind::Record && f.arrow) {
       error(f.span, "Can not dereference struct/union of type '" + type_name_in_messages(base) +
                         "'. It is not a pointer.");
@@ -542,8 +563,13 @@ private:
     }
     if (!final_)
       return;
-    bool index = !f.field.empty() && std::all_of(f.field.begin(), f.field.end(), ::isdigit);
     const Type &base = f.base->type;
+    if (base.is_named_tuple()) {
+      if (field_index(base, f.field) < 0)
+        error(f.field_span, "Record does not contain a field named '" + f.field + "'");
+      return;
+    }
+    bool index = !f.field.empty() && std::all_of(f.field.begin(), f.field.end(), ::isdigit);
     if (!index || base.is_none())
       return;
     if (base.kind != TypeKind::Tuple)
@@ -926,6 +952,8 @@ std::string type_name_in_messages(const Type &t) {
   case TypeKind::Integer:
     return (t.is_signed ? "int" : "unsigned int") + std::to_string(t.size * 8);
   case TypeKind::Tuple: {
+    if (t.is_named_tuple())
+      return to_string(t);
     std::string s = "(";
     for (size_t i = 0; i < t.elems.size(); ++i)
       s += (i ? "," : "") + type_name_in_messages(t.elems[i]);

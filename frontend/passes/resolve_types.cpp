@@ -1,6 +1,7 @@
 // Type resolution, bpftrace 0.17 style: passes over the whole program until map and variable
 // types stop changing, so a map read before its (textually later) assignment gets its type.
 #include "frontend/passes/resolve_types.h"
+#include "frontend/passes/constant_int.h"
 #include "frontend/passes/tuple_index.h"
 
 #include <algorithm>
@@ -39,6 +40,18 @@ Type widen(const Type &t) {
   return t;
 }
 
+// A map key's type: every integer, in tuples too, held as 64 bits, so that keys written with
+// other integer widths (`@a[1, ((int16)-5, 6)]`) are one key type.
+Type widen_key(const Type &t) {
+  if (t.kind != TypeKind::Tuple)
+    return widen(t);
+  Type wide = t;
+  for (auto &e : wide.elems)
+    e = widen_key(e);
+  tuple_offsets(wide.elems, &wide.size);
+  return wide;
+}
+
 // Folds a newly assigned type into a stored one: the first fixes it, later strings only
 // grow it. Returns whether the slot changed.
 bool merge_into(Type &slot, const Type &incoming) {
@@ -53,15 +66,20 @@ bool merge_into(Type &slot, const Type &incoming) {
     slot.size = incoming.size;
     return true;
   }
+  // A record keeps its first order: a later one in another order merges field by name.
   if (slot.kind == TypeKind::Tuple && incoming.kind == TypeKind::Tuple &&
       slot.elems.size() == incoming.elems.size()) {
     bool changed = false;
-    std::vector<Type> elems = slot.elems;
-    for (size_t i = 0; i < elems.size(); ++i)
-      if (elems[i].kind == incoming.elems[i].kind)
-        changed |= merge_into(elems[i], incoming.elems[i]);
-    if (changed)
-      slot = Type::tuple(std::move(elems));
+    Type merged = slot;
+    for (size_t i = 0; i < merged.elems.size(); ++i) {
+      int j = source_field(slot, incoming, i);
+      if (j >= 0 && merged.elems[i].kind == incoming.elems[j].kind)
+        changed |= merge_into(merged.elems[i], incoming.elems[j]);
+    }
+    if (changed) {
+      tuple_offsets(merged.elems, &merged.size);
+      slot = std::move(merged);
+    }
     return changed;
   }
   return false;
@@ -82,7 +100,7 @@ Type enum_constant_type(const std::string &name) {
 
 bool is_whole_key(const MapExpr &m) {
   return m.keys.size() == 1 && m.keys[0]->type.kind == TypeKind::Tuple &&
-         m.keys[0]->type.elems.size() > 1;
+         !m.keys[0]->type.is_named_tuple() && m.keys[0]->type.elems.size() > 1;
 }
 
 const std::string *call_literal_text(const CallExpr &c) {
@@ -215,19 +233,13 @@ private:
   }
 
   static Type key_type(const MapExpr &m) {
-    if (is_whole_key(m)) {
-      std::vector<Type> elems;
-      for (const auto &e : m.keys[0]->type.elems)
-        elems.push_back(widen(e));
-      return Type::tuple(std::move(elems));
-    }
-    if (m.keys.size() == 1)
-      return widen(m.keys[0]->type);
+    if (m.keys.size() == 1) // one key, or a tuple that is the whole key of a multi-key map
+      return widen_key(m.keys[0]->type);
     std::vector<Type> elems;
     for (const auto &k : m.keys) {
       if (k->type.is_none())
         return Type::none();
-      elems.push_back(widen(k->type));
+      elems.push_back(widen_key(k->type));
     }
     return Type::tuple(std::move(elems));
   }
@@ -368,7 +380,9 @@ private:
         expr(*el);
         elems.push_back(el->type);
       }
-      e.type = Type::tuple(std::move(elems));
+      const auto &names = e.as<TupleExpr>().names;
+      e.type = names.empty() ? Type::tuple(std::move(elems))
+                             : Type::named_tuple(std::move(elems), names);
       break;
     }
     case ExprKind::Block: {
@@ -474,6 +488,8 @@ private:
       return with_kind(TypeKind::MacAddr, 6);
     case FunctionId::Strerror:
       return with_kind(TypeKind::Errno, 8);
+    case FunctionId::SignalName:
+      return with_kind(TypeKind::SignalName, 8);
     case FunctionId::CgroupPath:
       return with_kind(TypeKind::CgroupPath, 8);
     case FunctionId::Usym:
@@ -532,6 +548,14 @@ private:
     expr(*x.base);
     expr(*x.index);
     const Type &base = x.base->type;
+    x.tuple_elem.reset();
+    if (base.kind == TypeKind::Tuple && !base.is_named_tuple()) { // (1, "a")[1 - 1]
+      auto i = constant_int(*x.index);
+      if (i && *i >= 0 && uint64_t(*i) < base.elems.size())
+        x.tuple_elem = size_t(*i);
+      x.type = x.tuple_elem ? base.elems[*x.tuple_elem] : Type::none();
+      return;
+    }
     if (base.kind == TypeKind::Array)
       x.type = base.elems[0];
     else if (base.kind == TypeKind::Pointer)
@@ -546,14 +570,19 @@ private:
     expr(*f.base);
     f.type = Type::none();
     const Type &base = f.base->type;
-    // s.x on a record, p->x on a pointer to one.
+    // s.x on a record, p->x and (bpftrace head) p.x on a pointer to one.
     if (base.kind == TypeKind::Record || base.kind == TypeKind::Pointer) {
       Type rec = base.kind == TypeKind::Pointer ? pointee(base) : base;
-      int i = rec.kind == TypeKind::Record && f.arrow == (base.kind == TypeKind::Pointer)
+      int i = rec.kind == TypeKind::Record && (!f.arrow || base.kind == TypeKind::Pointer)
                   ? field_index(rec, f.field)
                   : -1;
       if (i >= 0)
         f.type = options_.c_types ? options_.c_types->complete(rec.elems[i]) : rec.elems[i];
+      return;
+    }
+    if (base.is_named_tuple()) {
+      if (int i = field_index(base, f.field); i >= 0)
+        f.type = base.elems[i];
       return;
     }
     if (base.kind == TypeKind::Tuple && !f.field.empty() &&

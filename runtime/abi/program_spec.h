@@ -19,16 +19,19 @@ struct ValueType {
   // ustack(py), elems {PyStack, UStack} at offsets, printed with the Python frames spliced in.
   // Record: a C struct/union, fields elems at offsets named by names; Array: size/elems[0].size
   // elements of elems[0].
-  // Buffer, Inet, MacAddr, Errno, Username, CgroupPath: frontend/types.h's kinds of the names.
-  // Bool: a uint8 printed as true or false.
+  // Buffer, Inet, MacAddr, Errno, SignalName, Username, CgroupPath: frontend/types.h's kinds of
+  // the names.
+  // Bool: a uint8 printed as true or false. NamedTuple: bpftrace's record `(a = 1, b = "x")`,
+  // laid out as a Tuple, named as a Record, printed `{ .a = 1, .b = x }` in map keys too.
   enum Kind : uint8_t { None, Int, UInt, String, Tuple, Enum, UserSym, Probe, Timestamp,
                         KernelName, UStack, Record, Array, Buffer, Inet, MacAddr, Errno,
-                        Username, CgroupPath, KStack, PyStack, UstackPy, Bool };
+                        Username, CgroupPath, KStack, PyStack, UstackPy, Bool, NamedTuple,
+                        SignalName };
   Kind kind = None;
   uint32_t size = 0;               // bytes
-  std::vector<ValueType> elems;    // Tuple, Record: the fields; Array: the element
-  std::vector<uint32_t> offsets;   // Tuple, Record: byte offset of each elem
-  std::vector<std::string> names;  // Record: field names
+  std::vector<ValueType> elems;    // Tuple, Record, NamedTuple: the fields; Array: the element
+  std::vector<uint32_t> offsets;   // Tuple, Record, NamedTuple: byte offset of each elem
+  std::vector<std::string> names;  // Record, NamedTuple: field names
   std::string enum_name;           // Enum: key into ProgramSpec::enums; Timestamp: strftime format
   bool enum_signed = false;        // Enum: underlying integer is signed
 };

@@ -89,6 +89,7 @@ int64_t int_arg(const ValueType &t, const uint8_t *data) {
   case ValueType::String:
   case ValueType::Tuple:
   case ValueType::Record:
+  case ValueType::NamedTuple:
   case ValueType::Array:
     return 0;
   default:

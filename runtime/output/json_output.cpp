@@ -16,7 +16,8 @@ std::string json_value(const Value &v) {
   case Value::Kind::String:
   case Value::Kind::Name:
     return quoted(v.text);
-  case Value::Kind::Record: {
+  case Value::Kind::Record:
+  case Value::Kind::NamedTuple: {
     std::string out = "{ "; // bpftrace 0.17's spacing
     for (size_t i = 0; i < v.elems.size(); i++)
       out += (i ? ", " : "") + quoted(i < v.names.size() ? v.names[i] : "") + ": " +

@@ -54,6 +54,26 @@ std::string errno_text(int64_t err) {
   return strerror_r(int(err), buf, sizeof buf); // GNU strerror_r: returns the text
 }
 
+// bpftrace's table (its stdlib/strings/signal.h, after glibc's strsignal): "N/A" past it.
+std::string signal_text(int64_t sig) {
+  static const char *const kNames[] = {
+      "Unknown signal 0", "Hangup", "Interrupt", "Quit", "Illegal instruction",
+      "Trace/breakpoint trap", "Aborted", "Bus error", "Floating point exception", "Killed",
+      "User defined signal 1", "Segmentation fault", "User defined signal 2", "Broken pipe",
+      "Alarm clock", "Terminated", "Stack fault", "Child exited", "Continued",
+      "Stopped (signal)", "Stopped", "Stopped (tty input)", "Stopped (tty output)",
+      "Urgent I/O condition", "CPU time limit exceeded", "File size limit exceeded",
+      "Virtual timer expired", "Profiling timer expired", "Window changed", "I/O possible",
+      "Power failure", "Bad system call", "Unknown signal 32", "Unknown signal 33"};
+  constexpr int64_t kNamed = sizeof kNames / sizeof kNames[0];
+  int32_t s = int32_t(sig); // bpftrace passes (int32)sig
+  if (s >= 0 && s < kNamed)
+    return kNames[s];
+  if (s >= kNamed && s <= 64) // SIGRTMIN + 2 .. SIGRTMAX
+    return "Real-time signal " + std::to_string(s - kNamed);
+  return "N/A";
+}
+
 std::string user_name(uint64_t uid) {
   struct passwd pw, *found = nullptr;
   char buf[4096];

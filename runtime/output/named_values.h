@@ -16,6 +16,7 @@ std::string buffer_text(std::string_view bytes, BufferStyle style = BufferStyle:
 std::string inet_text(uint64_t family, const uint8_t *addr);
 std::string mac_text(const uint8_t *addr); // 6 bytes, "00:1A:2B:3C:4D:5E"
 std::string errno_text(int64_t err);       // strerror(3)
+std::string signal_text(int64_t sig);      // bpftrace's signal_name(): "Interrupt", "N/A"
 std::string user_name(uint64_t uid);       // the uid's name, or the number if it has none
 
 // The cgroup's path in each mounted hierarchy where it exists, "unified:/a/b,cpu:/a/b" (the

@@ -140,8 +140,11 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
     return Value::of(Value::Kind::String, std::string(p, strnlen(p, type.size)));
   }
   case ValueType::Tuple:
-  case ValueType::Record: {
-    Value v = Value::of(type.kind == ValueType::Tuple ? Value::Kind::Tuple : Value::Kind::Record);
+  case ValueType::Record:
+  case ValueType::NamedTuple: {
+    Value v = Value::of(type.kind == ValueType::Tuple        ? Value::Kind::Tuple
+                        : type.kind == ValueType::NamedTuple ? Value::Kind::NamedTuple
+                                                             : Value::Kind::Record);
     v.names = type.names;
     for (size_t i = 0; i < type.elems.size(); i++)
       v.elems.push_back(make_value(
@@ -197,6 +200,8 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
     return named(mac_text(data));
   case ValueType::Errno:
     return named(errno_text(value_as_int(type, data)));
+  case ValueType::SignalName:
+    return named(signal_text(value_as_int(type, data)));
   case ValueType::Username:
     return named(user_name(uint64_t(value_as_int(type, data))));
   case ValueType::CgroupPath:
@@ -254,7 +259,9 @@ std::string value_text(const Value &v, std::string (*escape)(std::string_view), 
       out += (i ? ", " : "") + value_text(v.elems[i], escape, compact);
     return out + ")";
   }
-  case Value::Kind::Record: {
+  case Value::Kind::Record:
+  case Value::Kind::NamedTuple: {
+    compact = compact && v.kind == Value::Kind::Record; // bpftrace head spaces its records
     std::string out = compact ? "{" : "{ ";
     for (size_t i = 0; i < v.elems.size(); i++) {
       out += i ? (compact ? "," : ", ") : "";

@@ -20,6 +20,7 @@ struct Value {
             // come from the traced program (its symbols, kernels, Python files): escaped too
     Tuple,  // elems
     Record, // elems, named by names (a C struct or union)
+    NamedTuple, // elems, named by names: bpftrace's record (a = 1), spaced in map keys too
     Array,  // elems
     Stats,  // count, average, total
     Hist,   // hist: hist() and lhist() buckets, trimmed to the non-empty range
@@ -27,7 +28,7 @@ struct Value {
   Kind kind = Kind::Number;
   std::string text;
   std::vector<Value> elems;
-  std::vector<std::string> names; // Record
+  std::vector<std::string> names; // Record, NamedTuple
   int64_t count = 0, average = 0, total = 0;
   HistBuckets hist;
 
@@ -60,7 +61,7 @@ std::vector<Value> make_key(const abi::ValueType &key, const uint8_t *data,
                             const abi::ProgramSpec &spec, const Symbolizer &symbolize);
 
 // bpftrace's text rendering of a value, as printf("%s") and text output show it: tuples
-// "(1, abc)", records "{ .a = 1, .b = 2 }" (in map keys, COMPACT: "{.a=1,.b=2}"), arrays
+// "(1, abc)", records "{ .a = 1, .b = 2 }" (C structs in map keys, COMPACT: "{.a=1,.b=2}"), arrays
 // "[1,2]", stats "count 1, average 2, total 2". ESCAPE is applied to String values.
 std::string value_text(const Value &v, std::string (*escape)(std::string_view) = nullptr,
                        bool compact = false);

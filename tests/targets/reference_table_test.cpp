@@ -51,7 +51,7 @@ const std::map<std::string, std::string> kFunctionUses = {
     {"cat", "cat(\"/proc/self/stat\");"}, {"print", "@m = 1; print(@m);"},
     {"clear", "@m[1] = 1; clear(@m);"}, {"delete", "@m[1] = 1; delete(@m[1]);"},
     {"has_key", "@m[1] = 1; @f = has_key(@m, 1);"}, {"len", "@m[1] = 1; @f = len(@m);"},
-    {"strlen", "@f = strlen(\"ab\");"}, {"errorf", "errorf(\"%d\", 1);"},
+    {"strlen", "@f = strlen(\"ab\");"}, {"signal_name", "@f[signal_name(1)] = count();"}, {"errorf", "errorf(\"%d\", 1);"},
     {"warnf", "warnf(\"%d\", 1);"},
     {"zero", "@m[1] = 1; zero(@m);"},  {"exit", "exit();"},
     {"time", "time();"},               {"str", "@f = str(0);"},

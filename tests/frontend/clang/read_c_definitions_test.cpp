@@ -121,10 +121,8 @@ TEST(CDefinitions, SemanticRules) {
             "named 'y'\n" +
                 foo + "BEGIN { $p = (struct Foo *)0; @ = $p->y; }\n" + std::string(70, ' ') +
                 "~\n");
-  EXPECT_NE(check(foo + "BEGIN { $p = (struct Foo *)0; @ = $p.x; }")
-                .find("ERROR: Can not access field 'x' on type 'struct Foo *'. Try dereferencing "
-                      "it first, or using '->'"),
-            std::string::npos);
+  // bpftrace head reads through a pointer with `.` too (0.17 refused it).
+  EXPECT_EQ(check(foo + "BEGIN { $p = (struct Foo *)0; @ = $p.x; }"), "");
   EXPECT_NE(check(foo + "BEGIN { $p = (struct Foo *)0; @ = $p->a[2]; }")
                 .find("ERROR: the index 2 is out of bounds for array of size 2"),
             std::string::npos);
