@@ -8,14 +8,13 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_metrics import (Failures, free_port, get, prometheus_scraping, query,  # noqa: E402
-                         samples, wait_for)
+                         samples, stop, wait_for)
 
 GPU_COUNT = 'gpu:kprobe:main /tid == 0/ { @launches = count(); @by_parity[bid_x % 2] = count(); }'
 
@@ -77,12 +76,7 @@ def check_metrics(f, gpubt, program, promtool, prometheus, tmp):
                 "a keyed GPU map is a labelled series", text)
         check_prometheus_sees_it_rise(f, prometheus, target, tmp)
     finally:
-        g.send_signal(signal.SIGINT)
-        try:
-            g.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            g.kill()
-            g.communicate()
+        stop(g, timeout=60)
 
 
 def check_prometheus_sees_it_rise(f, prometheus, target, tmp):
