@@ -368,9 +368,12 @@ public:
   // wrongly on its own (spirv-val: a branch "exits the selection ... but not via a structured
   // exit"; seen with last_thread, which tools/kerneltime.bt uses, and with if/else around map
   // updates): LLVM's StructurizeCFG (AMDGPU's) gives it one where every branch has its merge.
+  // StructurizeCFG handles conditional branches only (AMDGPU lowers switches before it): O2
+  // turns the slot search's state test into a switch, which it would structurize into "never
+  // found" (a keyed map read in a probe returned the slot's state word).
   void optimize(llvm::Module &m) const override {
     codegen::optimize_o2(m, tm_.get(),
-                         flavour_ == SpirvFlavour::Vulkan ? "function(structurizecfg)" : nullptr);
+                         flavour_ == SpirvFlavour::Vulkan ? "function(lower-switch,structurizecfg)" : nullptr);
   }
 
   Result<abi::DeviceCode> emit(llvm::Module &m) const override {

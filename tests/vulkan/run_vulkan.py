@@ -394,6 +394,12 @@ def main():
          {**{("a", k): len(range(k if k % 2 == 0 else k + 5, invocations, 10)) for k in range(5)},
           **{("b", k): len(range(k if k % 2 == 1 else k + 3, invocations, 6)) for k in range(3)}},
          "if/else around keyed maps"),
+        # A keyed map read in the probe: the slot search's three-way branch on the slot state
+        # became a switch that StructurizeCFG (without lower-switch first) turned into "never
+        # found": @d read 2 (the READY state word) instead of 7.
+        ("gpu:kprobe:main / tid == 0 / { @c[1] = 7; @d[1] = @c[1]; @e[2] = @c[1] + 1; "
+         "@z = @c[3]; }", [str(n)],
+         {("c", 1): 7, ("d", 1): 7, ("e", 2): 8, ("z", None): 0}, "keyed map reads"),
         ("gpu:kretprobe:main / last_thread / { @c = count(); }", [str(n), "3"],
          {("c", None): 3}, "last_thread: once per dispatch"),
         ("gpu:kretprobe:main { @l[lane] = count(); @w[warp] = count(); }", [str(n)],
