@@ -27,6 +27,7 @@
 
 #include "runtime/abi/agent_protocol.h"
 #include "runtime/abi/device_abi.h"
+#include "runtime/abi/send_all.h"
 #include "runtime/cuda_agent/agent_state.h"
 #include "runtime/cuda_agent/context_memory.h"
 #include "runtime/cuda_agent/driver_api.h"
@@ -477,16 +478,7 @@ void on_launch(Agent &a, const Sanitizer_LaunchData &d, bool from_graph) {
 // printf records, the live copier's maps). False (errno set) when gpubt is gone.
 bool send_records(Agent &a, int fd, const uint8_t *bytes, size_t size) {
   std::lock_guard<std::mutex> sending(a.events_send_mu);
-  for (size_t done = 0; done < size;) {
-    // MSG_NOSIGNAL: gpubt gone must not kill the program with SIGPIPE.
-    ssize_t n = send(fd, bytes + done, size - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    done += size_t(n);
-  }
-  return true;
+  return abi::send_all(fd, bytes, size);
 }
 
 // A traced launch is over (as far as the API goes): wait for it and pass its printf records

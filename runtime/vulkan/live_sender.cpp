@@ -1,29 +1,12 @@
 #include "runtime/vulkan/live_sender.h"
 
-#include <cerrno>
 #include <pthread.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "runtime/abi/live_maps.h"
+#include "runtime/abi/send_all.h"
 
 namespace gpubt::runtime::vulkan {
-namespace {
-
-bool send_all(int fd, const std::string &bytes) {
-  for (size_t done = 0; done < bytes.size();) {
-    // MSG_NOSIGNAL: gpubt gone must not kill the program with SIGPIPE.
-    ssize_t n = send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    done += size_t(n);
-  }
-  return true;
-}
-
-} // namespace
 
 LiveSender::LiveSender(std::chrono::milliseconds period, int fd,
                        std::function<abi::AgentResults()> collect)
@@ -44,7 +27,8 @@ void LiveSender::run() {
   while (!cv_.wait_for(lock, period_, [&] { return stop_; })) {
     lock.unlock();
     abi::AgentResults images = collect_();
-    bool sent = images.images.empty() || send_all(fd_, abi::live_maps_record(getpid(), images));
+    std::string record = images.images.empty() ? "" : abi::live_maps_record(getpid(), images);
+    bool sent = record.empty() || abi::send_all(fd_, record.data(), record.size());
     lock.lock();
     if (!sent)
       return; // gpubt is gone
