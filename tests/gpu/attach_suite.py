@@ -68,7 +68,7 @@ class Trainer:
     def burst(self, n):
         self.p.stdin.write(f'burst {n}\n')
         self.p.stdin.flush()
-        m = re.match(r'burst \d+ ms ([0-9.]+) losses (\S+)', self.p.stdout.readline())
+        m = re.match(r'burst \d+ ms ([0-9.]+) mean [0-9.]+ losses (\S+)', self.p.stdout.readline())
         if not m:
             raise RuntimeError(f'trainer {self.pid} failed: {open(self.log).read()[-2000:]}')
         return float(m.group(1)), m.group(2).split(',')
@@ -369,7 +369,7 @@ def main():
         d, p = statistics.median(d_times), statistics.median(p_times)
         check(f'{label}: step time vs no agent', ratio <= target,
               f'{ratio:.4f}x (median of per-round ratios; medians {d:.3f} vs {p:.3f} ms/step) over '
-              f'{a.rounds} alternating bursts of {a.steps} steps each (D/P per round: '
+              f'{a.rounds} alternating bursts of {a.steps} steps each, each burst its median step (D/P per round: '
               f'{", ".join(f"{r:.3f}" for r in ratios)}); target <= {target}')
         return ratio
 

@@ -2,7 +2,8 @@
 to: it trains only when told on stdin ('burst N': N steps; 'quit'), so a test knows which steps ran
 while gpubt was attached. Prints 'ready PID' once CUDA is up (--hold: 'cuda PID' first, with CUDA initialized and nothing
 launched yet, then waits for a line), then per burst
-'burst I ms MEAN_STEP_MS losses HEX,...' (CUDA events; losses as float hex, bit-comparable)."""
+'burst I ms MEDIAN_STEP_MS mean MEAN_STEP_MS losses HEX,...' (CUDA events around every step;
+losses as float hex, bit-comparable)."""
 import os, sys
 from transformer_step import make_step, torch
 
@@ -13,16 +14,21 @@ if '--hold' in sys.argv:  # CUDA up (the agent listening), nothing launched: wai
 step = make_step()
 torch.cuda.synchronize()
 print('ready', os.getpid(), flush=True)
-start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 for i, line in enumerate(sys.stdin):
     words = line.split()
     if not words or words[0] != 'burst':
         break
     n = int(words[1])
+    marks = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)]
     torch.cuda.synchronize()
-    start.record()
-    losses = [step() for _ in range(n)]
-    stop.record()
+    marks[0].record()
+    losses = []
+    for k in range(n):
+        losses.append(step())
+        marks[k + 1].record()
     torch.cuda.synchronize()
-    print(f'burst {i} ms {start.elapsed_time(stop) / n:.4f} losses '
-          + ','.join(l.item().hex() for l in losses), flush=True)
+    # The median step: a stretch where the host was busy elsewhere (seen on the GPU machines:
+    # bursts 0.75-1.5x of their neighbours) moves the mean of a burst, rarely its median.
+    steps = sorted(marks[k].elapsed_time(marks[k + 1]) for k in range(n))
+    print(f'burst {i} ms {steps[n // 2]:.4f} mean {marks[0].elapsed_time(marks[n]) / n:.4f} '
+          'losses ' + ','.join(l.item().hex() for l in losses), flush=True)
