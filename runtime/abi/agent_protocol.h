@@ -51,6 +51,9 @@ struct AgentConfig {
   // to live_fd (an inherited socket, -c; maybe events_fd's), or on the control socket.
   uint32_t live_ms = 0;
   int live_fd = -1;
+  // With live_ms: the agent watches its launches and sends which run now every live period
+  // (running_launches.h): gpu:hang probes, --metrics' running kernel age.
+  bool watch_launches = false;
   // Auto: a module with PTX the GPU can JIT gets the probes compiled into its PTX, others are
   // patched in SASS; Ptx / Sass: only that way (a module it cannot do runs uninstrumented).
   GpuBackend backend = GpuBackend::Auto;

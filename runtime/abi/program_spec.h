@@ -81,6 +81,7 @@ enum class EventKind : uint32_t {
   HelperError,// -k: index: into ProgramSpec::helper_errors; payload: int64 return code
   WatchpointAttach, // index: the watchpoint probe; payload: uint64 address to watch
   LiveMaps,   // an agent's device maps while the program runs (runtime/abi/live_maps.h)
+  RunningLaunches, // an agent's launches running now (runtime/abi/running_launches.h)
 };
 struct EventHeader {
   uint32_t kind;

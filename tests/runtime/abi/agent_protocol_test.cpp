@@ -201,3 +201,17 @@ TEST(AgentProtocol, ListKernelsRoundTrips) {
   ASSERT_TRUE(plain) << plain.error();
   EXPECT_FALSE(plain->list_kernels);
 }
+
+// gpu:hang probes: the agent is told to watch its launches (running_launches.h).
+TEST(AgentProtocol, WatchLaunchesRoundTrips) {
+  gpubt::abi::AgentConfig c;
+  c.watch_launches = true;
+  c.live_ms = 250;
+  auto back = gpubt::abi::parse_agent_config(gpubt::abi::write_agent_config(c));
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_TRUE(back->watch_launches);
+  EXPECT_EQ(back->live_ms, 250u);
+  auto plain = gpubt::abi::parse_agent_config(gpubt::abi::write_agent_config({}));
+  ASSERT_TRUE(plain) << plain.error();
+  EXPECT_FALSE(plain->watch_launches);
+}
