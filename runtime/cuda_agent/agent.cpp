@@ -11,6 +11,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -79,7 +80,7 @@ void enable_launch_callbacks(Agent &a) {
                           SANITIZER_CBID_LAUNCH_BEGIN);
   sanitizerEnableCallback(1, a.subscriber, SANITIZER_CB_DOMAIN_GRAPHS,
                           SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN);
-  if (a.config.events_fd >= 0 || a.stream_events)
+  if (a.config.events_fd >= 0 || a.stream_events || a.watch.active())
     sanitizerEnableCallback(1, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
                             SANITIZER_CBID_LAUNCH_END);
 }
@@ -723,6 +724,20 @@ void on_clock(Agent &a, CUcontext ctx, const ClockModel *model, const std::strin
 
 } // namespace
 
+namespace {
+
+// How a live record reaches gpubt: the control socket (ATTACHED), else -c's socket.
+std::function<bool(const std::string &)> record_sender(Agent &a, bool attached) {
+  return [&a, attached](const std::string &record) {
+    if (attached)
+      return a.control->send_events(record);
+    return send_records(a, a.config.live_fd, reinterpret_cast<const uint8_t *>(record.data()),
+                        record.size());
+  };
+}
+
+} // namespace
+
 void start_live_copier(Agent &a, bool attached) {
   if (!a.config.live_ms || (!attached && a.config.live_fd < 0))
     return;
@@ -739,18 +754,24 @@ void start_live_copier(Agent &a, bool attached) {
     copier.begin_round(sources);
     return sources;
   };
-  auto send = [&a, attached](const std::string &record) {
-    if (attached)
-      return a.control->send_events(record);
-    return send_records(a, a.config.live_fd, reinterpret_cast<const uint8_t *>(record.data()),
-                        record.size());
-  };
   auto report = [&a](const std::string &why) {
     std::lock_guard<std::recursive_mutex> lock(a.mu);
     say(a, why);
   };
-  a.live = std::make_unique<LiveCopier>(std::chrono::milliseconds(a.config.live_ms), collect, send,
-                                        report);
+  a.live = std::make_unique<LiveCopier>(std::chrono::milliseconds(a.config.live_ms), collect,
+                                        record_sender(a, attached), report);
+}
+
+void start_launch_watch(Agent &a, bool attached) {
+  if (!a.config.watch_launches || !a.config.live_ms || (!attached && a.config.live_fd < 0))
+    return;
+  a.watch.start(std::chrono::milliseconds(a.config.live_ms), record_sender(a, attached));
+  // On already, maybe without LAUNCH_END: only that is added (off meanwhile, a traced launch
+  // could miss its LAUNCH_BEGIN).
+  if (a.launch_callbacks)
+    sanitizerEnableCallback(1, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_END);
+  else
+    enable_launch_callbacks(a);
 }
 
 std::unique_ptr<ClockService> make_clock_service(Agent &a) {
@@ -781,15 +802,18 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
   if (domain == SANITIZER_CB_DOMAIN_RESOURCE && (cbid == SANITIZER_CBID_RESOURCE_STREAM_CREATED ||
                                                  cbid == SANITIZER_CBID_RESOURCE_STREAM_DESTROY_STARTING)) {
     const auto &d = *static_cast<const Sanitizer_ResourceStreamData *>(cbdata);
-    if (cbid == SANITIZER_CBID_RESOURCE_STREAM_CREATED)
+    if (cbid == SANITIZER_CBID_RESOURCE_STREAM_CREATED) {
       a.streams.created(d.context, d.stream);
-    else
+    } else {
       a.streams.destroyed(d.context, d.stream);
+      a.watch.stream_destroyed(d.context, d.stream);
+    }
     return;
   }
   if (domain == SANITIZER_CB_DOMAIN_RESOURCE &&
       cbid == SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
     a.streams.context_destroyed(static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context);
+    a.watch.context_destroyed(static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context);
     forget_live_copies(static_cast<const Sanitizer_ResourceContextData *>(cbdata)->context);
   }
   KnownModule loaded;
@@ -805,10 +829,14 @@ void callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_Callbac
       }
     }
   }
-  if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
+  if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN) {
     // An attach or detach waiting for a launch (not in graph callbacks: a driver call there
     // hangs the launch).
     run_quiet_patching(a, static_cast<const Sanitizer_LaunchData *>(cbdata)->stream);
+    a.watch.launching(*static_cast<const Sanitizer_LaunchData *>(cbdata));
+  }
+  if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_END)
+    a.watch.launched(*static_cast<const Sanitizer_LaunchData *>(cbdata));
   std::lock_guard<std::recursive_mutex> lock(a.mu);
   if (domain == SANITIZER_CB_DOMAIN_DRIVER_API)
     return on_module_load_call(a, cbid, *static_cast<const Sanitizer_CallbackData *>(cbdata));
@@ -854,6 +882,7 @@ void at_exit() {
     return; // a fork()ed copy: the contexts are its parent's
   a.clock.reset(); // stops its thread, which may be waiting for a.mu
   stop_copier(a.live); // the same
+  a.watch.stop();
   std::lock_guard<std::recursive_mutex> lock(a.mu);
   a.exiting = true;
   while (!a.contexts.empty())
@@ -947,6 +976,7 @@ int start() {
   if (a->config.reads_clock())
     a->clock = make_clock_service(*a);
   start_live_copier(*a, false);
+  start_launch_watch(*a, false);
   g_agent = a;
   std::atexit(at_exit);
   if (a->config.verbose)

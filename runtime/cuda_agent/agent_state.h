@@ -22,6 +22,7 @@
 #include "runtime/cuda_agent/control_server.h"
 #include "runtime/cuda_agent/gpu_clock.h"
 #include "runtime/cuda_agent/idle_wait.h"
+#include "runtime/cuda_agent/launch_watch.h"
 #include "runtime/cuda_agent/live_copier.h"
 #include "runtime/cuda_agent/ptx_images.h"
 #include "runtime/ptx/kernel_match.h"
@@ -121,6 +122,9 @@ struct Agent {
   // writers (printf records after launches, the copier's records).
   std::unique_ptr<LiveCopier> live;
   std::mutex events_send_mu;
+  // config.watch_launches: which launch each stream runs (gpu:hang). One for the agent's life:
+  // callbacks on any thread call it without a.mu.
+  LaunchWatch watch;
 };
 
 std::string result_text(SanitizerResult r);
@@ -148,6 +152,8 @@ abi::DeviceImage close_context(Agent &a, CUcontext ctx, Context &c,
                                std::map<std::string, std::string> &kernel_names);
 // Starts the live copier when a.config asks for one (ATTACHED: records go on the control socket).
 void start_live_copier(Agent &a, bool attached);
+// Starts a.watch when a.config asks for it (the same records' way), launch callbacks on.
+void start_launch_watch(Agent &a, bool attached);
 
 // Quiet patching (quiet_patching.cpp): how long a patch or unpatch waits for the GPU to go idle.
 inline constexpr std::chrono::milliseconds kIdleLimit{2000};

@@ -152,6 +152,7 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
   if (busy)
     warn(a, busy_warning("no module patched, gpu probes do not run in this session"));
   start_live_copier(a, true);
+  start_launch_watch(a, true);
   return "process " + std::to_string(getpid()) + ": " + std::to_string(patched) +
          " module(s) patched in " + std::to_string(contexts.size()) + " CUDA context(s)" +
          (outcome == QuietOutcome::Done || outcome == QuietOutcome::NoLaunch
@@ -206,6 +207,7 @@ std::string detach(Agent &a) {
     }
   }
   stop_copier(a.live); // it may wait for a.mu
+  a.watch.stop();
   if (writes_host_maps(a.config)) // off first: a synchronizing thread must not wait for a.mu
     enable_sync_callbacks(a, false);  // while the next launch holds it until the GPU is idle
   // Nothing patched (the GPU was busy at the attach, or nothing matched): nothing to wait for.

@@ -1,0 +1,92 @@
+// Which launch each stream runs now (issue 26: gpu:hang probes, --metrics' running kernel age;
+// the record: runtime/abi/running_launches.h). Every launch is numbered per stream and logged at
+// LAUNCH_BEGIN; at LAUNCH_END the stream itself is asked to write the launch's number into a
+// word of mapped pinned memory once the kernel finished (one stream memory operation, no host
+// sync). The word is the stream's last finished launch, so the launch after it is the one
+// running, or the stream is idle. A thread of its own reads the words every period (no driver
+// call: a spinning kernel cannot stop it) and sends the oldest unfinished launch of each stream.
+// Launches made while their stream is captured into a graph are not launches: ignored. Kernels
+// of graph replays are not seen (their launch is the graph's).
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuda.h>
+#include <sanitizer.h>
+
+#include "runtime/abi/running_launches.h"
+
+namespace gpubt::agent {
+
+class LaunchWatch {
+public:
+  // SEND: one record for gpubt; false when gpubt is gone (the thread stops).
+  using Send = std::function<bool(const std::string &record)>;
+  LaunchWatch() = default;
+  ~LaunchWatch() { stop(); }
+  LaunchWatch(const LaunchWatch &) = delete;
+  LaunchWatch &operator=(const LaunchWatch &) = delete;
+
+  // Watching from now on (a session's start), sending every PERIOD; stop() forgets every
+  // launch and joins the thread (it never waits for the GPU). The agent's one watch lives as
+  // long as it does, so callbacks on any thread may call it, active or not.
+  void start(std::chrono::milliseconds period, Send send);
+  void stop();
+  bool active() const { return active_; }
+
+  // LAUNCH_BEGIN / LAUNCH_END of a launch on the calling thread (not from graph replays).
+  void launching(const Sanitizer_LaunchData &d);
+  void launched(const Sanitizer_LaunchData &d);
+  // Before STREAM or CTX goes away: its launches are forgotten (its words stay allocated).
+  void stream_destroyed(CUcontext ctx, CUstream stream);
+  void context_destroyed(CUcontext ctx);
+
+  // What runs now, as sent (for tests and the thread).
+  abi::RunningLaunches running();
+
+private:
+  struct Launch {
+    uint64_t seq;
+    uint64_t launched_ns;
+    uint32_t grid[3], block[3];
+    std::string kernel;
+  };
+  struct Stream {
+    CUcontext ctx = nullptr;
+    uint32_t device = 0;
+    volatile uint64_t *word = nullptr; // the GPU writes the last finished launch's number
+    CUdeviceptr word_device = 0;
+    uint64_t next_seq = 1;
+    bool writing = true;         // false once a stream write failed: its launches are not logged
+    std::deque<Launch> unfinished; // as logged; the front ones drop as the word passes them
+    uint64_t finished_seen = 0;    // the word at the last look, and when it changed
+    uint64_t finished_seen_ns = 0;
+  };
+  // Per context: slabs of mapped pinned words, one per stream.
+  struct Words {
+    std::vector<std::pair<volatile uint64_t *, CUdeviceptr>> free;
+  };
+  bool new_word(CUcontext ctx, Stream &s);
+  void run();
+
+  std::chrono::milliseconds period_{0};
+  Send send_;
+  std::mutex mu_;
+  std::map<std::pair<CUcontext, CUstream>, Stream> streams_;
+  std::map<CUcontext, Words> words_;
+  std::atomic<bool> active_{false};
+  bool stop_ = false;
+  std::condition_variable cv_;
+  std::thread thread_;
+};
+
+} // namespace gpubt::agent
