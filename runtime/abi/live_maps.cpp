@@ -61,9 +61,10 @@ Status LiveMaps::take_from(std::vector<uint8_t> &records) {
     } else {
       auto parsed = parse_agent_results(
           std::string(reinterpret_cast<const char *>(payload) + 16, words[1]));
-      if (parsed)
+      if (parsed) {
         latest_[static_cast<uint32_t>(words[0])] = std::move(*parsed);
-      else
+        ++taken_;
+      } else
         error = "a live GPU map record that does not parse: " + parsed.error();
     }
     pos += r.size;
