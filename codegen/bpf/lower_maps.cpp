@@ -8,6 +8,7 @@
 #include "codegen/bpf/helper_errors.h"
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
+#include "codegen/bpf/percpu_value.h"
 #include "codegen/int_ops.h"
 
 namespace gpubt::codegen::bpf {
@@ -65,12 +66,28 @@ static Branch branch_on_null(LowerCtx &c, llvm::Value *p) {
   return br;
 }
 
+// An aggregation only gpu probes update, which host probes read: the tracer writes the GPU's
+// values into CPU 0's slot of its BPF map (DeviceMapSpec::host_reads), so a read folds every
+// CPU's slot, from whichever CPU the probe runs on.
+static bool read_all_cpus(const LowerCtx &c, const MapTarget &t) {
+  TypeKind k = t.info->value.kind;
+  if (k != TypeKind::Count && k != TypeKind::Sum && k != TypeKind::Min && k != TypeKind::Max &&
+      k != TypeKind::Avg)
+    return false;
+  for (const auto &d : c.spec->device.maps)
+    if (d.map_index == t.index && d.host_reads)
+      return true;
+  return false;
+}
+
 Val read_map(LowerCtx &c, const frontend::MapExpr &m) {
   MapTarget t = find_map(c, m.name);
   if (!t.info)
     return {c.b.getInt64(0)};
   llvm::Value *key = build_key(c, m, t);
   const Type &vt = t.info->value;
+  if (read_all_cpus(c, t))
+    return {percpu_aggregate_value(c, t.index, vt, key, c.opts->num_cpus)};
   if (is_memory_type(vt)) {
     llvm::Value *out = scratch_slot(c, vt.size);
     zero_bytes(c, out, 8, vt.size);

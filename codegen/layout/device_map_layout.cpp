@@ -114,6 +114,8 @@ Result<std::map<std::string, DeviceMap>> add_device_maps(const Program &program,
     dm.layout.from_host = from_host;
     dm.layout.to_host = to_host;
     dm.layout.host_named = sides.host_use != nullptr;
+    dm.layout.host_reads = sides.sharing == frontend::MapSharing::GpuOnly &&
+                           info->second.value.is_aggregate() && sides.host_other != nullptr;
     bool private_aggregate = info->second.value.is_aggregate() && !sides.gpu_read;
     if (dm.layout.key_size == 0 && private_aggregate)
       stripe(dm);

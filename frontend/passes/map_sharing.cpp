@@ -25,8 +25,8 @@ constexpr Refusal kRefusals[] = {
      "map {0} is written by gpu probes: host probes can read and print it but not delete from, "
      "clear or zero it (the GPU's table is copied over the host's at each synchronization)"},
     {MapSharing::GpuAggregationUsed,
-     "map {0} is an aggregation gpu probes update: host probes can print(), clear() and zero() "
-     "it (not a min() or max()), but not read or delete from it yet"},
+     "map {0} is an aggregation gpu probes update: host probes can read, print(), clear() and "
+     "zero() it (not clear() or zero() a min() or max()), but not delete() from it"},
     {MapSharing::AggregationRead,
      "map {0} is an aggregation updated by both host and gpu probes: probes cannot read, clear "
      "or delete from it yet (each side holds its own part; print() shows them merged)"},
@@ -102,6 +102,8 @@ void scan_probe(const Probe &p, std::map<std::string, MapSides> &out) {
         first(m.host_write, &e);
       if (deletes.count(&e))
         first(m.host_delete, &e);
+      if (deletes.count(&e) && !resets.count(&e))
+        first(m.host_remove, &e);
     }
     if (sides.gpu) {
       first(m.gpu_use, &e);
@@ -128,8 +130,10 @@ MapSharing classify(const MapSides &m, frontend::TypeKind agg) {
   // Printed, cleared or zeroed by host probes: the GPU's values as the agents send them.
   if (!m.host_use || (aggregate && !m.host_other && (!m.host_reset || resettable)))
     return aggregate && m.host_write ? MapSharing::Aggregation : MapSharing::GpuOnly;
+  // Read by host probes too: the tracer copies the GPU's values into its BPF map (mirrored).
   if (aggregate && !m.host_write)
-    return MapSharing::GpuAggregationUsed;
+    return m.host_remove || (m.host_reset && !resettable) ? MapSharing::GpuAggregationUsed
+                                                          : MapSharing::GpuOnly;
   if (aggregate)
     return m.read ? MapSharing::AggregationRead : MapSharing::Aggregation;
   if (!m.gpu_write)
@@ -168,8 +172,8 @@ void check_map_sharing(const Program &program, const SemanticInfo &info, Diagnos
     const Node *at = m.sharing == MapSharing::GpuWritten      ? m.gpu_write
                      : m.sharing == MapSharing::ToHostCleared ? m.host_delete
                      : m.sharing == MapSharing::GpuAggregationUsed
-                         ? (m.host_other ? m.host_other : m.host_reset)
-                                                              : m.read;
+                         ? (m.host_remove ? m.host_remove : m.host_reset)
+                         : m.read;
     diags.error(at->span, msg);
   }
 }

@@ -13,15 +13,19 @@ namespace gpubt::frontend {
 
 enum class MapSharing {
   HostOnly,
-  GpuOnly, // host probes may print() an aggregation (the agents send the GPU's values live)
+  // Host probes may print(), clear(), zero() and read an aggregation (the agents send the GPU's
+  // values live; the tracer copies them into the BPF map host probes read: DeviceMapSpec::
+  // host_reads).
+  GpuOnly,
   Aggregation, // updated on both sides, read on neither
   FromHost,    // plain; host probes write (and read), gpu probes only read
   ToHost,      // plain; gpu probes write (and read), host probes only read and print
   // Refused:
-  GpuWritten,      // plain, written by both gpu and host probes
-  ToHostCleared,   // a ToHost map host probes delete from, clear or zero
-  AggregationRead, // an Aggregation some probe reads, prints, clears or deletes from
-  GpuAggregationUsed, // an aggregation only gpu probes update, which host probes read, clear...
+  GpuWritten,         // plain, written by both gpu and host probes
+  ToHostCleared,      // a ToHost map host probes delete from, clear or zero
+  AggregationRead,    // an Aggregation some probe reads, prints, clears or deletes from
+  GpuAggregationUsed, // an aggregation only gpu probes update, which host probes delete() from,
+                      // or clear or zero though it is a min or max
 };
 
 struct MapSides {
@@ -33,6 +37,7 @@ struct MapSides {
   const Node *gpu_write = nullptr; // first gpu assignment target or ++/-- operand
   const Node *host_write = nullptr;  // the same in a host probe
   const Node *host_delete = nullptr; // first host delete(), clear() or zero() of it
+  const Node *host_remove = nullptr; // first host delete() of it
   const Node *read = nullptr;      // first mention, either side, that is not an update's target
   const Node *gpu_read = nullptr;  // the same in a gpu probe
 };

@@ -29,6 +29,7 @@ Status LiveMaps::take_from(std::vector<uint8_t> &records) {
     if (!parsed)
       return "a live GPU map record that does not parse: " + parsed.error();
     latest_[static_cast<uint32_t>(words[0])] = std::move(*parsed);
+    ++taken_;
     return std::string();
   });
 }

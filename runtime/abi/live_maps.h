@@ -30,11 +30,15 @@ public:
   // LiveMaps record that does not parse (it is dropped; the others are still taken).
   Status take_from(std::vector<uint8_t> &records);
   bool empty() const { return latest_.empty(); }
+  // How many records were taken so far: a reader that decodes results() again when it changes
+  // decodes each record once.
+  uint64_t taken() const { return taken_; }
   // Every process's latest images, as one AgentResults (images only).
   AgentResults results() const;
 
 private:
   std::map<uint32_t, AgentResults> latest_;
+  uint64_t taken_ = 0;
 };
 
 } // namespace gpubt::abi

@@ -232,6 +232,11 @@ struct DeviceMapSpec {
   // Host probes name it (print, clear, zero, ...): gpubt asks the agents for its values while the
   // program runs when interval probes may read it (live_maps.h). Not sent to the agents.
   bool host_named = false;
+  // An aggregation only gpu probes update whose values host probes read (`@m[k]`, `for`, `@m /
+  // 2`): the tracer writes the GPU's values, each key's folded into one, into the BPF map
+  // (ProgramSpec::maps[map_index]) that those reads look up, at each live copy and before END;
+  // it prints from the device as before. Not sent to the agents.
+  bool host_reads = false;
   uint64_t storage_size() const { return 32 + uint64_t(capacity) * entry_size; }
 };
 

@@ -1,10 +1,12 @@
 // Map snapshots and updates through bpf_map_get_next_key / lookup / update / delete.
 #include "runtime/bpf/map_ops.h"
+#include <algorithm>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
 #include <cstring>
 #include <linux/bpf.h>
+#include <set>
 
 namespace gpubt::runtime {
 namespace {
@@ -81,6 +83,30 @@ void zero_map(int fd, const abi::MapSpec &spec) {
   std::vector<uint8_t> zero(value_buffer_size(spec), 0);
   for (auto &key : all_keys(fd, spec))
     bpf_map_update_elem(fd, key.data(), zero.data(), BPF_EXIST);
+}
+
+Result<uint64_t> replace_map_rows(int fd, const abi::MapSpec &spec, const MapData &rows) {
+  std::set<std::vector<uint8_t>> keep;
+  for (const auto &e : rows)
+    keep.insert(e.key);
+  for (auto &key : all_keys(fd, spec))
+    if (!keep.count(key))
+      bpf_map_delete_elem(fd, key.data());
+  std::vector<uint8_t> buf(value_buffer_size(spec));
+  uint64_t refused = 0;
+  for (const auto &e : rows) {
+    if (e.key.size() != spec.key_size || e.values.empty())
+      return make_error("BUG: a row of " + spec.name + " does not fit its BPF map");
+    std::fill(buf.begin(), buf.end(), 0);
+    std::memcpy(buf.data(), e.values[0].data(),
+                std::min<size_t>(e.values[0].size(), spec.value_size));
+    if (bpf_map_update_elem(fd, e.key.data(), buf.data(), BPF_ANY) == 0)
+      continue;
+    if (errno != E2BIG && errno != ENOMEM)
+      return make_error("failed to write " + spec.name + " into its BPF map: " + strerror(errno));
+    ++refused;
+  }
+  return refused;
 }
 
 Status write_globals(int fd, const abi::MapSpec &spec, uint64_t start_ns, uint64_t child_pid) {

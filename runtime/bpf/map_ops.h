@@ -19,6 +19,11 @@ void clear_map(int fd, const abi::MapSpec &spec);
 // zero(): sets every value (all CPUs) to 0, keeping the keys.
 void zero_map(int fd, const abi::MapSpec &spec);
 
+// Makes the map hold ROWS and nothing else (each row's first value; a per-CPU map gets it in
+// CPU 0's slot, the other CPUs' zero, which its readers add or skip as unset): keys not in ROWS
+// are deleted. Returns how many rows the map refused (full), or an error of another refusal.
+Result<uint64_t> replace_map_rows(int fd, const abi::MapSpec &spec, const MapData &rows);
+
 // Writes the GlobalSlot words (value = uint64[N] at key 0) of the globals map.
 Status write_globals(int fd, const abi::MapSpec &spec, uint64_t start_ns, uint64_t child_pid);
 

@@ -2,13 +2,10 @@
 // (device_map_table.h).
 #include "runtime/gpu/device_maps.h"
 
-#include <map>
-
-#include <cstring>
-
 #include <algorithm>
-
+#include <cstring>
 #include <iterator>
+#include <map>
 
 namespace gpubt::runtime {
 
@@ -62,7 +59,45 @@ std::vector<uint64_t> word_sums(const MapEntry &e) {
   return sums;
 }
 
+std::vector<uint8_t> words_value(const std::vector<uint64_t> &words) {
+  std::vector<uint8_t> value(words.size() * 8);
+  std::memcpy(value.data(), words.data(), value.size());
+  return value;
+}
+
+// A min's or max's values: struct { int64 value; uint64 is_set; } each (program_spec.h).
+std::vector<uint8_t> fold_min_max(const MapEntry &e, bool is_min, bool is_signed) {
+  abi::MinMaxValue best{0, 0};
+  for (const auto &v : e.values) {
+    abi::MinMaxValue x{};
+    if (v.size() < sizeof x)
+      continue;
+    std::memcpy(&x, v.data(), sizeof x);
+    if (!x.is_set)
+      continue;
+    bool less = is_signed ? x.value < best.value : uint64_t(x.value) < uint64_t(best.value);
+    bool more = is_signed ? x.value > best.value : uint64_t(x.value) > uint64_t(best.value);
+    if (!best.is_set || (is_min ? less : more))
+      best = {x.value, 1};
+  }
+  std::vector<uint8_t> value(sizeof best);
+  std::memcpy(value.data(), &best, sizeof best);
+  return value;
+}
+
 } // namespace
+
+void fold_device_rows(const abi::MapSpec &map, MapData &rows) {
+  bool min_max = map.agg == abi::AggKind::Min || map.agg == abi::AggKind::Max;
+  for (auto &e : rows) {
+    if (e.values.size() == 1)
+      continue;
+    std::vector<uint8_t> one = min_max ? fold_min_max(e, map.agg == abi::AggKind::Min,
+                                                      map.value.kind == abi::ValueType::Int)
+                                       : words_value(word_sums(e));
+    e.values.assign(1, std::move(one));
+  }
+}
 
 void subtract_device_rows(const MapData &base, bool keep_zero, MapData &rows) {
   std::map<std::vector<uint8_t>, std::vector<uint64_t>> before;
@@ -77,9 +112,7 @@ void subtract_device_rows(const MapData &base, bool keep_zero, MapData &rows) {
     bool nothing_new = std::all_of(now.begin(), now.end(), [](uint64_t w) { return w == 0; });
     if (nothing_new && !keep_zero)
       continue;
-    std::vector<uint8_t> value(now.size() * 8);
-    std::memcpy(value.data(), now.data(), value.size());
-    out.push_back({std::move(e.key), {std::move(value)}});
+    out.push_back({std::move(e.key), {words_value(now)}});
   }
   rows = std::move(out);
 }

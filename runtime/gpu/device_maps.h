@@ -36,6 +36,12 @@ void merge_device_maps(const abi::ProgramSpec &spec, std::vector<MapData> &devic
 // Nothing is lost: an update the GPU made after the copy BASE came from counts after the clear.
 void subtract_device_rows(const MapData &base, bool keep_zero, MapData &rows);
 
+// Each row of ROWS (MAP's, its values from several processes, SMs or device slots) with its
+// values folded into one, as the host's readers fold a per-CPU map's: counts, sums, an avg's and
+// a stats' (sum, count) and hist buckets added word by word; a min's or max's extreme over the
+// values that are set (is_set 0 when none is).
+void fold_device_rows(const abi::MapSpec &map, MapData &rows);
+
 // The warning printed with a map whose updates were dropped ("" when none were).
 std::string device_map_drops_message(const abi::MapSpec &map, const abi::DeviceMapSpec &layout,
                                      uint64_t drops);

@@ -212,6 +212,7 @@ int Tracer::finish(StopReason stop) {
   // The GPU's final values first: END's print() and reads see them (a detach also copies the
   // maps host probes read into their BPF maps).
   GpuRunSummary gpu_ran = finish_gpu();
+  mirror_device_maps(); // exact for END's reads
   if (session_) {
     signals_.reset(); // as bpftrace: END runs with the default handlers
     session_->run_end(*this);
@@ -276,6 +277,11 @@ std::vector<MapData> Tracer::snapshot() const {
   }
   if (!ended)
     maps = read_host_maps();
+  // A map host probes read holds a copy of the GPU's values (mirror_device_maps): they print
+  // from the device's rows alone, the latest.
+  for (const auto &layout : spec_.device.maps)
+    if (layout.host_reads && size_t(layout.map_index) < maps.size())
+      maps[layout.map_index].clear();
   if (!device.empty())
     merge_device_maps(spec_, device, maps);
   return maps;
@@ -284,7 +290,11 @@ std::vector<MapData> Tracer::snapshot() const {
 std::vector<MapData> Tracer::raw_device_maps() const {
   if (device_final_ || live_maps_.empty())
     return device_maps_;
-  return gpu_outcome(spec_, live_maps_.results()).maps;
+  if (live_decoded_taken_ != live_maps_.taken()) {
+    live_decoded_ = gpu_outcome(spec_, live_maps_.results()).maps;
+    live_decoded_taken_ = live_maps_.taken();
+  }
+  return live_decoded_;
 }
 
 std::vector<MapData> Tracer::device_maps() const {

@@ -73,6 +73,9 @@ private:
                                             // less what host probes cleared or zeroed
   std::vector<MapData> raw_device_maps() const; // the same, as the GPU holds them
   void reset_device_map(int index, bool zero);  // a host probe's clear() or zero()
+  // The GPU's values of the aggregations host probes read (DeviceMapSpec::host_reads) into their
+  // BPF maps, where those reads look: at each live copy the agents send and before END.
+  void mirror_device_maps();
   // Their results: records, warnings, device maps; whether any ran and what ran untraced.
   GpuRunSummary finish_gpu();
   GpuRunSummary apply_gpu_outcome(GpuOutcome &outcome);
@@ -112,6 +115,11 @@ private:
   // Per map: the GPU's rows at a host probe's last clear() or zero(), and which it was.
   std::map<int, std::pair<MapData, bool>> device_bases_;
   abi::LiveMaps live_maps_; // the agents' latest while the program runs (live_maps.h)
+  // live_maps_ decoded (raw_device_maps), as of its taken() record count: once per record.
+  mutable std::vector<MapData> live_decoded_;
+  mutable uint64_t live_decoded_taken_ = 0;
+  uint64_t mirrored_taken_ = 0; // live_maps_.taken() at the last mirror_device_maps()
+  bool said_mirror_ = false;
 };
 
 } // namespace gpubt::runtime

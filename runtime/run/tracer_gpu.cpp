@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "runtime/bpf/map_ops.h"
+#include "runtime/gpu/device_maps.h"
 #include "runtime/output/escape.h"
 
 namespace gpubt::runtime {
@@ -88,6 +90,37 @@ void Tracer::print_gpu_events() {
   }
   printer_->print_ring_records(gpu_pending_);
   output_->flush();
+  if (live_maps_.taken() != mirrored_taken_) // only this thread takes records: no lock to read
+    mirror_device_maps();
+}
+
+void Tracer::mirror_device_maps() {
+  auto read = [](const abi::DeviceMapSpec &m) { return m.host_reads; };
+  if (!session_ || std::none_of(spec_.device.maps.begin(), spec_.device.maps.end(), read))
+    return;
+  std::vector<MapData> device;
+  {
+    std::lock_guard<std::mutex> lock(maps_mu_);
+    device = device_maps();
+    mirrored_taken_ = live_maps_.taken();
+  }
+  for (const auto &layout : spec_.device.maps) {
+    size_t i = layout.map_index;
+    if (!layout.host_reads || i >= spec_.maps.size())
+      continue;
+    const abi::MapSpec &map = spec_.maps[i];
+    MapData rows = i < device.size() ? std::move(device[i]) : MapData{};
+    fold_device_rows(map, rows);
+    auto refused = replace_map_rows(session_->map_fd(int(i)), map, rows);
+    if ((!refused || *refused) && !std::exchange(said_mirror_, true))
+      err_ << "WARNING: "
+           << (!refused ? refused.error()
+                        : "host probes read " + std::to_string(rows.size() - *refused) + " of " +
+                              map.name + "'s " + std::to_string(rows.size()) +
+                              " keys on the GPU: its BPF map holds " +
+                              std::to_string(map.max_entries) + " (print() shows them all)")
+           << "\n";
+  }
 }
 
 GpuRunSummary Tracer::finish_gpu() {

@@ -53,6 +53,27 @@ def check_clear(f, gpubt, program):
             f"rc {r.returncode} {values} {parity}\n{r.stderr[-2000:]}")
 
 
+def check_host_reads(f, gpubt, program):
+    """Host expressions over the GPU's maps (gpubt copies them into the BPF maps at each live copy
+    and before END): interval's reads of the count and of a for loop's sum over the keyed map grow
+    and never pass the 201 dispatches; END's reads are exact."""
+    script = (GPU_COUNT + ' interval:ms:500 { $s = (uint64)0; for ($kv : @by_parity) { '
+              '$s += (uint64)$kv.1; } printf("read %d %d\\n", (int64)@launches, $s); } '
+              'END { $s = (uint64)0; for ($kv : @by_parity) { $s += (uint64)$kv.1; } '
+              'printf("end %d %d\\n", (int64)@launches, $s); }')
+    r = subprocess.run([gpubt, "-e", script, "-c", f"{program} 4096 1"],
+                       env=program_env(200, 50), capture_output=True, text=True, timeout=300)
+    reads = [(int(a), int(b)) for a, b in re.findall(r"^read (\d+) (\d+)$", r.stdout, re.M)]
+    end = re.findall(r"^end (\d+) (\d+)$", r.stdout, re.M)
+    counts = [a for a, _ in reads]
+    f.check(r.returncode == 0 and end == [("201", "201")],
+            "END reads the GPU's count and loops over its keyed count: both the 201 dispatches",
+            f"rc {r.returncode} {end}\n{r.stdout[-1000:]}\n{r.stderr[-2000:]}")
+    f.check(len(counts) >= 3 and all(a <= b for a, b in zip(counts, counts[1:])) and
+            len(set(counts)) >= 3 and counts[-1] <= 201 and all(b <= 201 for _, b in reads),
+            "interval's host reads of the GPU's maps grow while the program runs", str(reads))
+
+
 def check_metrics(f, gpubt, program, promtool, prometheus, tmp):
     port = free_port()
     target = f"127.0.0.1:{port}"
@@ -102,6 +123,7 @@ def main():
     f = Failures()
     check_interval(f, args.gpubt, program)
     check_clear(f, args.gpubt, program)
+    check_host_reads(f, args.gpubt, program)
     with tempfile.TemporaryDirectory(prefix="gpubt-live-") as tmp:
         check_metrics(f, args.gpubt, program, promtool, prometheus, tmp)
     print(f"{f.count} failed" if f.count else "all passed")

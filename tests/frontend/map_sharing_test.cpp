@@ -38,8 +38,8 @@ const std::string kAggregationRead =
     " is an aggregation updated by both host and gpu probes: probes cannot read, clear or delete "
     "from it yet (each side holds its own part; print() shows them merged)";
 const std::string kGpuAggregationUsed =
-    " is an aggregation gpu probes update: host probes can print(), clear() and zero() it (not a "
-    "min() or max()), but not read or delete from it yet";
+    " is an aggregation gpu probes update: host probes can read, print(), clear() and zero() it "
+    "(not clear() or zero() a min() or max()), but not delete() from it";
 
 TEST(MapSharing, OneSideOnly) {
   auto s = analyse("uprobe:/bin/sh:main { @h = count(); } gpu:kretprobe:k { @g[tid] = 1; }");
@@ -132,8 +132,32 @@ TEST(MapSharing, ReadsOfASharedAggregationAreRefused) {
   // A min or a max cannot be cleared by subtracting (runtime/gpu/device_maps.h).
   const std::string clear = "END { clear(@c); } gpu:kretprobe:k { @c = min(tid); }";
   EXPECT_EQ(analyse(clear).diags, diag(clear, 13, 15, "map @c" + kGpuAggregationUsed));
-  const std::string read = "interval:s:1 { @v = @c; } gpu:kretprobe:k { @c = count(); }";
-  EXPECT_EQ(analyse(read).diags, diag(read, 21, 23, "map @c" + kGpuAggregationUsed));
+  // Read as well, the min's clear() is still the use refused.
+  const std::string read_clear =
+      "END { $v = (int64)@c; zero(@c); } gpu:kretprobe:k { @c = max(tid); }";
+  EXPECT_EQ(analyse(read_clear).diags, diag(read_clear, 28, 30, "map @c" + kGpuAggregationUsed));
+  // A host delete() of one key would be undone by the next copy of the GPU's values.
+  const std::string del = "interval:s:1 { delete(@c[1]); } gpu:kretprobe:k { @c[tid] = count(); }";
+  EXPECT_EQ(analyse(del).diags, diag(del, 23, 28, "map @c" + kGpuAggregationUsed));
+  EXPECT_EQ(analyse(del).sharing["@c"], MapSharing::GpuAggregationUsed);
+}
+
+// Host probes read an aggregation only gpu probes update (the tracer copies the GPU's values into
+// its BPF map): in expressions, in for loops, cleared or zeroed too (not a min or max).
+TEST(MapSharing, HostProbesReadAggregationsGpuProbesUpdate) {
+  for (const char *use :
+       {"@v = (int64)@c;", "for ($kv : @t) { @v = $kv.1; }",
+        "$x = (uint64)@c / 2; clear(@c); zero(@t);", "if ((uint64)@t[1] > 0) { print(@c); }"}) {
+    auto s = analyse(std::string("interval:s:1 { ") + use +
+                     " } gpu:kretprobe:k { @c = count(); @t[tid] = sum(tid); }");
+    EXPECT_EQ(s.diags, "") << use;
+    EXPECT_EQ(s.sharing["@c"], MapSharing::GpuOnly) << use;
+    EXPECT_EQ(s.sharing["@t"], MapSharing::GpuOnly) << use;
+  }
+  auto minmax = analyse("END { @v = (int64)@lo + (int64)@hi; } "
+                        "gpu:kretprobe:k { @lo = min(tid); @hi = max(tid); }");
+  EXPECT_EQ(minmax.diags, "");
+  EXPECT_EQ(minmax.sharing["@lo"], MapSharing::GpuOnly);
 }
 
 // print() of an aggregation gpu probes update reads the values the agents send while the program

@@ -322,9 +322,23 @@ def topkernels_case(a, gpubt_case, row, plain):
         totals = rows.get('gpu_total_us', {})
         ok = ok and totals.get('busyC', 0) > totals.get('busyB', 0) > totals.get('busyA', 0)
         ok = ok and all_us and int(all_us.group(1)) == sum(totals.values())
+        # END's table, read from the GPU's maps on the host: the maps' numbers, and each share
+        # the total over all kernels' time (hundredths, truncated; they add up to ~100%).
+        table = {k: (int(c), int(t), int(m), v) for k, c, t, m, v in re.findall(
+            r'^(\w+) +(\d+) +(\d+) +(\d+) +(\d+\.\d\d)%$', p.stdout, re.M)}
+        all_total = int(all_us.group(1)) if all_us else 0
+        for k in us:
+            t = totals.get(k, 0)
+            want_row = (rows.get('calls', {}).get(k), t, rows.get('gpu_avg_us', {}).get(k),
+                        f'{t * 10000 // all_total // 100}.{t * 10000 // all_total % 100:02d}'
+                        if all_total else None)
+            ok = ok and table.get(k) == want_row
+        share_sum = sum(float(v[3]) for v in table.values())
+        ok = ok and 99.9 <= share_sum <= 100.0
+        parts.append(f'table {table} (shares add to {share_sum:.2f}%)')
         return ok, f'exit {p.returncode}; ' + '; '.join(parts)
     gpubt_case(a, 'issue31: topkernels.bt: launches exact, totals = CUDA events within 5%, '
-               'ranked', _tool(a, 'topkernels.bt'), cmd, check, plain)
+               'ranked, shares in the END table', _tool(a, 'topkernels.bt'), cmd, check, plain)
 
 
 def issue6_cases(a, plain, gpubt_case, row):

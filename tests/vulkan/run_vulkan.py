@@ -166,15 +166,45 @@ def check_kerneltime(gpubt, prog, n, env):
 
 def check_topkernels(gpubt, prog, n, env):
     """tools/topkernels.bt as written: 3 calls of main, its total all kernels' time (the only
-    kernel), its mean the total over the calls."""
+    kernel), its mean the total over the calls; END's table (host reads of the GPU's maps) says
+    the same numbers as the maps and main's share, 100.00%."""
     r = run([gpubt, bundled_tool("topkernels.bt"), "-c", f"{prog} {n} 3"], env)
     rows = {m: int(v) for m, v in re.findall(r"^@(\w+)(?:\[main\])?: (\d+)$", r.stdout, re.M)}
+    table = re.findall(r"^main +(\d+) +(\d+) +(\d+) +(\d+\.\d\d)%$", r.stdout, re.M)
+    every = re.findall(r"^\(all kernels\) +(\d+)$", r.stdout, re.M)
     ok = r.returncode == 0 and rows.get("calls") == 3 and rows.get("gpu_total_us", 0) > 0 and \
         rows.get("all_kernels_us") == rows["gpu_total_us"] and \
         rows.get("gpu_avg_us") == rows["gpu_total_us"] // 3 and \
-        "Top kernels by total GPU time" in r.stdout
-    return report(ok, f"tools/topkernels.bt: 3 calls of main, total = all, mean = total / 3 "
-                      f"({rows})", r)
+        "# of Calls" in r.stdout and \
+        table == [("3", str(rows["gpu_total_us"]), str(rows["gpu_avg_us"]), "100.00")] and \
+        every == [str(rows["all_kernels_us"])]
+    return report(ok, f"tools/topkernels.bt: 3 calls of main, total = all, mean = total / 3, "
+                      f"share 100.00% ({rows} {table})", r)
+
+
+def check_host_reads(gpubt, prog, n, invocations, env):
+    """END reads each kind of aggregation gpu probes update (gpubt copies the GPU's values into
+    the BPF maps before END), against what 3 dispatches of 16 groups of 64 must give: counts,
+    sums, the least and greatest tid, the mean tid, and each bid_x % 3 key's share of a keyed
+    sum in hundredths of a percent (6, 5 and 5 of the 16 groups)."""
+    script = ("gpu:kprobe:main { @n = count(); @s = sum(2); @lo = min(tid); @hi = max(tid); "
+              "@mean = avg(tid); @by[bid_x % 3] = sum(1); } "
+              "END { $all = (uint64)@n; printf(\"kinds %d %d %d %d %d\\n\", $all, (int64)@s, "
+              "(int64)@lo, (int64)@hi, (int64)@mean); "
+              "for ($kv : @by) { printf(\"share %d %d %d\\n\", $kv.0, $kv.1, "
+              "(uint64)$kv.1 * 10000 / $all); } }")
+    r = run([gpubt, "-e", script, "-c", f"{prog} {n} 3"], env)
+    total = 3 * invocations
+    kinds = re.findall(r"^kinds (\d+) (\d+) (\d+) (\d+) (\d+)$", r.stdout, re.M)
+    shares = {int(k): (int(v), int(bp)) for k, v, bp in
+              re.findall(r"^share (\d+) (\d+) (\d+)$", r.stdout, re.M)}
+    groups = {0: 6, 1: 5, 2: 5}  # bid_x 0..15 by bid_x % 3
+    want_shares = {k: (3 * g * 64, g * 10000 // 16) for k, g in groups.items()}
+    ok = (r.returncode == 0 and
+          kinds == [(str(total), str(2 * total), "0", str(invocations - 1),
+                     str((invocations - 1) // 2))] and shares == want_shares)
+    return report(ok, f"END reads count, sum, min, max, avg and a keyed sum's shares of gpu maps "
+                      f"({kinds} {shares})", r)
 
 
 def check_timeline(gpubt, prog, n, env):
@@ -452,6 +482,7 @@ def main():
     failed += check_killed(args.gpubt, prog, n, invocations, env)
     failed += check_kerneltime(args.gpubt, prog, n, env)
     failed += check_topkernels(args.gpubt, prog, n, env)
+    failed += check_host_reads(args.gpubt, prog, n, invocations, env)
     failed += check_timeline(args.gpubt, prog, n, env)
     failed += check_gpu_to_host_map(args.gpubt, prog, n, env)
     failed += check_entry_points(args.gpubt, prog, n, invocations, env)

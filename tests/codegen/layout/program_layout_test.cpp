@@ -67,6 +67,24 @@ TEST(ProgramLayout, DeviceMapsIndexTheHostSpecs) {
   EXPECT_GT(l.layout->device_maps.at("@c").stripe_step, 0u); // no gpu probe reads it
 }
 
+// An aggregation only gpu probes update whose values a host probe reads is mirrored into its BPF
+// map (host_reads); one host probes only print, or a plain map copied to the host, is not.
+TEST(ProgramLayout, HostReadsMarkTheAggregationsTheTracerMirrors) {
+  auto l = lay_out("gpu:kretprobe:k { @read[kernel] = sum(1); @loop[tid] = count(); "
+                   "@printed = count(); @plain[tid] = 1; } "
+                   "END { $x = (uint64)@read[\"k\"]; for ($kv : @loop) { } print(@printed); "
+                   "$y = @plain[1]; }");
+  ASSERT_EQ(l.checked.error, "");
+  ASSERT_TRUE(l.layout) << l.layout.error();
+  const auto &dm = l.layout->device_maps;
+  EXPECT_TRUE(dm.at("@read").layout.host_reads);
+  EXPECT_TRUE(dm.at("@loop").layout.host_reads);
+  EXPECT_FALSE(dm.at("@printed").layout.host_reads);
+  EXPECT_TRUE(dm.at("@printed").layout.host_named);
+  EXPECT_FALSE(dm.at("@plain").layout.host_reads);
+  EXPECT_TRUE(dm.at("@plain").layout.to_host);
+}
+
 // A keyed aggregation updated only under keys the same for a whole launch spreads each key over
 // slots by SM; one keyed by a thread's value, read by a gpu probe, or assigned does not.
 TEST(ProgramLayout, LaunchUniformKeysSpreadOverSlots) {

@@ -90,6 +90,51 @@ TEST(MapOps, ReadClearZeroHash) {
   EXPECT_TRUE(read_map(fd, m).empty());
 }
 
+// The GPU's values copied for host probes to read: a per-CPU map holds exactly the rows given,
+// each in CPU 0's slot (the other CPUs' zero), a key no longer there deleted.
+TEST(MapOps, ReplaceRowsOfAPerCpuHash) {
+  gabi::MapSpec m = test::array_map("@g", BPF_MAP_TYPE_PERCPU_HASH, 16, 2);
+  m.key_size = 8;
+  gabi::ProgramSpec spec;
+  spec.maps = {m};
+  auto maps = create_maps(spec);
+  ASSERT_TRUE(maps.ok()) << maps.error();
+  int fd = (*maps)[0].get();
+  size_t ncpus = size_t(libbpf_num_possible_cpus());
+  std::vector<uint64_t> stale(2 * ncpus, 1);
+  uint64_t gone = 9;
+  ASSERT_EQ(bpf_map_update_elem(fd, &gone, stale.data(), BPF_ANY), 0);
+  auto row = [](uint64_t key, uint64_t a, uint64_t b) {
+    MapEntry e;
+    e.key.resize(8);
+    memcpy(e.key.data(), &key, 8);
+    e.values.emplace_back(16);
+    memcpy(e.values[0].data(), &a, 8);
+    memcpy(e.values[0].data() + 8, &b, 8);
+    return e;
+  };
+  auto refused = replace_map_rows(fd, m, {row(1, 100, 4), row(2, 7, 1)});
+  ASSERT_TRUE(refused.ok()) << refused.error();
+  EXPECT_EQ(*refused, 0u);
+  auto data = read_map(fd, m);
+  ASSERT_EQ(data.size(), 2u);
+  for (auto &e : data) {
+    uint64_t k, words[2];
+    memcpy(&k, e.key.data(), 8);
+    ASSERT_EQ(e.values.size(), ncpus);
+    memcpy(words, e.values[0].data(), 16);
+    EXPECT_EQ(words[0], k == 1 ? 100u : 7u);
+    EXPECT_EQ(words[1], k == 1 ? 4u : 1u);
+    for (size_t c = 1; c < ncpus; ++c)
+      EXPECT_EQ(e.values[c], std::vector<uint8_t>(16, 0)) << "cpu " << c;
+  }
+  // A full map refuses the rows past its max_entries: counted, not an error.
+  refused = replace_map_rows(fd, m, {row(3, 1, 1), row(4, 1, 1), row(5, 1, 1)});
+  ASSERT_TRUE(refused.ok()) << refused.error();
+  EXPECT_EQ(*refused, 1u);
+  EXPECT_EQ(read_map(fd, m).size(), 2u);
+}
+
 TEST(MapOps, PerCpuValuesAndGlobals) {
   gabi::MapSpec m = test::array_map("@p", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 2);
   gabi::ProgramSpec spec;

@@ -218,6 +218,47 @@ TEST(DeviceMaps, ImagesMergeLikeCpus) {
   EXPECT_EQ(printed(m, snap.data), "@[2]: 1\n@[1]: 15\n");
 }
 
+using Rows = std::vector<std::pair<Bytes, std::vector<Bytes>>>;
+Rows rows_of(const MapData &data) {
+  Rows out;
+  for (const auto &e : data)
+    out.emplace_back(e.key, e.values);
+  return out;
+}
+
+// The copy host probes read (Tracer::mirror_device_maps): each key's values from several
+// processes or SMs folded into one, which prints as the unfolded rows print.
+TEST(DeviceMaps, FoldedRowsHoldOneValueEach) {
+  auto count = sized_spec("@", AggKind::Count, uint_t(), uint_t());
+  MapData rows = {entry(u64(1), {u64(10), u64(5), u64(0)}), entry(u64(2), {u64(7)})};
+  std::string before = printed(count, rows);
+  fold_device_rows(count, rows);
+  EXPECT_EQ(rows_of(rows), rows_of(MapData{entry(u64(1), {u64(15)}), entry(u64(2), {u64(7)})}));
+  EXPECT_EQ(printed(count, rows), before);
+
+  auto avg = sized_spec("@a", AggKind::Avg, uint_t(), int_t());
+  MapData a = {entry(u64(1), {avg_val(-30, 4), avg_val(10, 1)})};
+  fold_device_rows(avg, a);
+  EXPECT_EQ(rows_of(a), rows_of(MapData{entry(u64(1), {avg_val(-20, 5)})}));
+
+  auto hist = sized_spec("@h", AggKind::Hist, abi::ValueType{}, uint_t());
+  MapData h = {bucket({}, 3, 2), entry(u64(4), {u64(1), u64(6)})};
+  fold_device_rows(hist, h);
+  EXPECT_EQ(rows_of(h), rows_of(MapData{bucket({}, 3, 2), entry(u64(4), {u64(7)})}));
+
+  // A min or max: the extreme of the values that are set; none set stays unset.
+  auto min = sized_spec("@lo", AggKind::Min, uint_t(), int_t());
+  MapData lo = {entry(u64(1), {minmax(0, false), minmax(9), minmax(-4), minmax(-100, false)}),
+                entry(u64(2), {minmax(0, false), minmax(0, false)})};
+  fold_device_rows(min, lo);
+  EXPECT_EQ(rows_of(lo),
+            rows_of(MapData{entry(u64(1), {minmax(-4)}), entry(u64(2), {minmax(0, false)})}));
+  auto umax = sized_spec("@hi", AggKind::Max, uint_t(), uint_t());
+  MapData hi = {entry(u64(1), {minmax(5), minmax(-1)})}; // -1: 2^64 - 1 unsigned
+  fold_device_rows(umax, hi);
+  EXPECT_EQ(rows_of(hi), rows_of(MapData{entry(u64(1), {minmax(-1)})}));
+}
+
 TEST(DeviceMaps, DropsAreReported) {
   auto m = sized_spec("@", AggKind::Count, uint_t(), uint_t());
   auto l = layout(4, 8, 8);
