@@ -4,6 +4,7 @@ hand-written probe module (selftest_patch.cu), then gpubt end to end, then timin
 PASS/FAIL/SKIP row per case and exits 1 if any failed."""
 import argparse, glob, os, re, struct, subprocess, sys, tempfile, time
 
+from hang_case import hang_cases
 from issue6_cases import issue6_cases
 
 NEVER = '-'  # a kernel pattern no kernel name matches
@@ -548,6 +549,7 @@ def main():
     if a.gpubt:
         gpubt_cases(a, plain)
         backend_cases(a, plain)
+        hang_cases(a, row)
         if a.timings:
             gpubt_timings(a)
     else:
