@@ -7,7 +7,7 @@
 #                           [--latency-bench] [--train-bench] [--attach] [--timeline]
 #                           [--vulkan] [--vulkan-bench]
 #        (env: GPUBT=path, WORK=build folder, ML_ONLY=regex of ML workloads, ML_OUTPUTS=file,
-#         ATTACH_ARGS=more attach_suite.py options)
+#         ATTACH_ARGS=more attach_suite.py options, TRAIN_ONLY/TRAIN_ROUNDS/TRAIN_STEPS: train_cost.py)
 # --ptx-bench: after the suite, bench/gpu/ptx_bench.sh (issue 5's PTX vs SASS vs hand-written table).
 # --latency-bench: after the suite, bench/gpu/launch_latency.py (what gpubt adds to launch latency).
 # --ml: tests/gpu/ml_suite.py (PyTorch eager/compile/graphs, Triton, JAX, CuPy, cuBLAS, streams).
@@ -117,7 +117,7 @@ if [ "$TIMELINE" = 1 ] && [ -n "$GPUBT" ]; then
 fi
 if [ "$TRAIN_BENCH" = 1 ] && [ -n "$GPUBT" ]; then
   python3 "$ROOT/bench/gpu/train_cost.py" --gpubt "$GPUBT" --agent "$AGENT" \
-    --rounds "${TRAIN_ROUNDS:-2}" --only "${TRAIN_ONLY:-}"
+    --rounds "${TRAIN_ROUNDS:-2}" --only "${TRAIN_ONLY:-}" --bench-steps "${TRAIN_STEPS:-30}"
 fi
 if { [ "$VULKAN" = 1 ] || [ "$VULKAN_BENCH" = 1 ]; } && [ -n "$GPUBT" ]; then
   VK=$ROOT/.carry/vulkan

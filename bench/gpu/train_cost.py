@@ -5,6 +5,7 @@ CUDA events) plain and under each script, interleaved round by round so drift hi
 configuration alike. Prints one row per configuration: every round's step time, the median and
 the ratio of medians to plain.
 usage: train_cost.py --gpubt PATH --agent PATH [--rounds N] [--compile] [--only REGEX]
+                     [--bench-steps N]
                      [--extra SCRIPT]..."""
 import argparse, os, re, statistics, subprocess, sys
 
@@ -34,6 +35,9 @@ CONFIGS = [
     # maps every 100 ms); against the row without interval, what live reads cost.
     ('... + interval:ms:100 { print(@n); } (live reads)',
      ['-e', 'gpu:kprobe:* /tid == 0/ { @n = count(); } interval:ms:100 { print(@n); }']),
+    # The goal's rate, one read a second: time with --bench-steps 600 (3 s) so reads land in it.
+    ('... + interval:s:1 { print(@n); } (live reads, 1/s)',
+     ['-e', 'gpu:kprobe:* /tid == 0/ { @n = count(); } interval:s:1 { print(@n); }']),
 ]
 
 
@@ -53,10 +57,12 @@ def main():
     ap.add_argument('--rounds', type=int, default=3)
     ap.add_argument('--compile', action='store_true')
     ap.add_argument('--only', default='')
+    ap.add_argument('--bench-steps', type=int, default=30, help='timed steps per run')
     ap.add_argument('--extra', action='append', default=[], help='another script to time')
     a = ap.parse_args()
     env = dict(os.environ, GPUBT_AGENT_PATH=a.agent)
-    prog = f'python3 {ROOT}/tests/gpu/ml/train_transformer.py --steps 1 --bench' + \
+    prog = f'python3 {ROOT}/tests/gpu/ml/train_transformer.py --steps 1 --bench ' \
+        f'--bench-steps {a.bench_steps}' + \
         (' --compile' if a.compile else '')
     configs = [c for c in CONFIGS if c[1] is None or re.search(a.only, c[0])]
     configs += [(script, ['-e', script]) for script in a.extra]

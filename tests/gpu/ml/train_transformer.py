@@ -1,8 +1,9 @@
 """A transformer training step as users run it (nn.TransformerEncoderLayer d_model 512, 8 heads,
 FFN 2048, batch 32x256, AdamW), deterministic, for the ML suite and the cost bench.
-usage: train_transformer.py [--compile] [--steps N] [--bench]
+usage: train_transformer.py [--compile] [--steps N] [--bench [--bench-steps N]]
 Prints each step's loss as a float hex (bit-identical runs print the same lines); --bench also
-prints the mean step time of 30 steps after 5 warm-up steps (CUDA events): 'step_ms X'."""
+prints the mean step time of 30 (--bench-steps) steps after 5 warm-up steps (CUDA events):
+'step_ms X'."""
 import argparse
 from transformer_step import make_step, torch
 
@@ -10,6 +11,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument('--compile', action='store_true')
 ap.add_argument('--steps', type=int, default=5)
 ap.add_argument('--bench', action='store_true')
+ap.add_argument('--bench-steps', type=int, default=30)
 a = ap.parse_args()
 step = make_step()
 
@@ -23,8 +25,8 @@ if a.bench:
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     torch.cuda.synchronize()
     start.record()
-    for _ in range(30):
+    for _ in range(a.bench_steps):
         step()
     stop.record()
     torch.cuda.synchronize()
-    print(f'step_ms {start.elapsed_time(stop) / 30:.4f}')
+    print(f'step_ms {start.elapsed_time(stop) / a.bench_steps:.4f}')
