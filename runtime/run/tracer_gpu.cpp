@@ -82,7 +82,10 @@ void Tracer::print_gpu_events() {
   std::vector<uint8_t> got = gpu_attach_ ? gpu_attach_->take_events()
                              : gpu_events_ ? gpu_events_->take()
                                            : std::vector<uint8_t>{};
-  gpu_pending_.insert(gpu_pending_.end(), got.begin(), got.end());
+  if (gpu_pending_.empty()) // mostly: an agent's flood of records is not copied again
+    gpu_pending_ = std::move(got);
+  else
+    gpu_pending_.insert(gpu_pending_.end(), got.begin(), got.end());
   {
     std::lock_guard<std::mutex> lock(maps_mu_);
     if (auto st = live_maps_.take_from(gpu_pending_); !st && !std::exchange(said_live_, true))

@@ -331,10 +331,13 @@ void GpuAttach::read_frame(Link &link) {
     if (whole < f->bytes.size())
       *err_ << "WARNING: process " << link.pid << " sent " << f->bytes.size() - whole
             << " bytes that are not gpu probe records: left out\n";
-    if (events_.size() + whole > kMaxEventBytes)
+    if (events_.size() + whole > kMaxEventBytes) {
       events_dropped_[link.pid] += whole;
-    else
+    } else {
+      if (events_.capacity() < kMaxEventBytes) // never a reallocation's two copies at once
+        events_.reserve(kMaxEventBytes);       // (untouched capacity costs no memory)
       events_.insert(events_.end(), bytes, bytes + whole);
+    }
   } else if (f->type == Frame::Log) {
     print_log(link.pid, escape_control(f->bytes));
   } else if (f->type == Frame::Results) {
