@@ -74,6 +74,8 @@ nvcc -O2 -arch=$ARCH "$T/launch_ex.cu" -lcuda -o "$B/launch_ex" &
 nvcc -O2 -arch=$ARCH "$T/vector_add_counted.cu" -o "$B/vectorAdd_counted" &
 nvcc -O2 -arch=$ARCH "$T/persistent_kernel.cu" -o "$B/persistent_kernel" &
 nvcc -O2 -arch=$ARCH "$T/hang_kernel.cu" -o "$B/hang_kernel" &
+nvcc -O2 -arch=$ARCH "$ROOT/bench/gpu/experiments/cupti_inflight.cu" -lcupti -lcuda \
+  -L"$CUDA/extras/CUPTI/lib64" -Xlinker -rpath,"$CUDA/extras/CUPTI/lib64" -o "$B/cupti_inflight" &
 nvcc -arch=$ARCH -ptx -rdc=true -I"$ROOT" "$T/selftest_patch.cu" -o "$B/selftest.ptx"
 ptxas -arch=$ARCH --compile-as-tools-patch "$B/selftest.ptx" -o "$B/selftest.cubin"
 ARCH=$ARCH B=$B "$ROOT/scripts/gpu-build-issue6.sh"

@@ -120,6 +120,35 @@ int driver_ptx_isa() {
   return get && get(&version) == CUDA_SUCCESS ? runtime::ptx_isa_for_cuda(version) : 0;
 }
 
+// CUDA's profiling interface in the process (the PyTorch profiler, Nsight Systems): while it traces
+// kernels, the Compute Sanitizer is told of no launch (seen on the H100), so no probe ran and
+// the user must hear why, not only that no launch matched.
+bool cupti_loaded() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("/libcupti.so") != std::string::npos)
+      return true;
+  return false;
+}
+
+} // namespace
+
+void say_if_profiled(Agent &a) {
+  if (a.config.device.probes.empty())
+    return;
+  for (const auto &img : a.results.images)
+    for (uint64_t n : img.probe_launches)
+      if (n)
+        return;
+  if (cupti_loaded())
+    say(a, "CUPTI (libcupti: a profiler such as the PyTorch profiler or Nsight Systems) is loaded "
+           "in this process: while it traces kernels, the Compute Sanitizer gpubt's probes use "
+           "sees no kernel launch");
+}
+
+namespace {
+
 // One file per process (RESULTS.PID): CUDA programs that start CUDA programs (torchrun's ranks)
 // inherit the agent and its config, and gpubt merges every file.
 void write_results(Agent &a) {
@@ -887,6 +916,7 @@ void at_exit() {
   a.exiting = true;
   while (!a.contexts.empty())
     finish_context(a, a.contexts.begin()->first);
+  say_if_profiled(a);
   add_loaded_kernels(a, a.results); // (write_results does too, but only with a results file)
   write_results(a);
   if (a.control) // an attached gpubt gets the results now

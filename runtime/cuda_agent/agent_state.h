@@ -152,6 +152,9 @@ abi::DeviceImage close_context(Agent &a, CUcontext ctx, Context &c,
                                std::map<std::string, std::string> &kernel_names);
 // Starts the live copier when a.config asks for one (ATTACHED: records go on the control socket).
 void start_live_copier(Agent &a, bool attached);
+// At the end of tracing (a.results holding every context's counts): when no probe ran in any
+// launch and CUPTI is in the process, says that it hid the launches.
+void say_if_profiled(Agent &a);
 // Starts a.watch when a.config asks for it (the same records' way), launch callbacks on.
 void start_launch_watch(Agent &a, bool attached);
 

@@ -256,6 +256,7 @@ std::string detach(Agent &a) {
     a.results.images.push_back(std::move(img));
   a.results.kernel_names.insert(kernel_names.begin(), kernel_names.end());
   add_loaded_kernels(a, a.results);
+  say_if_profiled(a);
   std::string bytes = abi::write_agent_results(a.results);
   a.results = {};
   a.config = {};

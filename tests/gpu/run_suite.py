@@ -4,6 +4,7 @@ hand-written probe module (selftest_patch.cu), then gpubt end to end, then timin
 PASS/FAIL/SKIP row per case and exits 1 if any failed."""
 import argparse, glob, os, re, struct, subprocess, sys, tempfile, time
 
+from cupti_case import cupti_cases
 from hang_case import hang_cases
 from issue6_cases import issue6_cases
 
@@ -550,6 +551,7 @@ def main():
         gpubt_cases(a, plain)
         backend_cases(a, plain)
         hang_cases(a, row)
+        cupti_cases(a, row)
         if a.timings:
             gpubt_timings(a)
     else:
