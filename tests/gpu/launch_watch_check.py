@@ -48,8 +48,8 @@ def decode(p):
     for _ in range(count):
         f = ENTRY.unpack_from(p, pos)
         pos += ENTRY.size
-        name = p[pos:pos + f[13]].decode(errors='replace')
-        pos += f[13]
+        name = p[pos:pos + f[12]].decode(errors='replace')
+        pos += f[12]
         launches.append({'seq': f[0], 'stream': f[1], 'since': f[2], 'grid': f[3:6],
                          'block': f[6:9], 'device': f[9], 'later': f[10], 'exact': f[11],
                          'kernel': name})
