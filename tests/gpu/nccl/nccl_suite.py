@@ -20,7 +20,9 @@ communicator. Without -c/-p the uprobes are on the library file, so every rank t
 Prints [PASS]/[FAIL]/[INFO] lines; writes OUT/nccl_report.txt (those lines and every tool's real
 output, for the README) and OUT/nccl_logs.tar.gz (all logs). Every wait has a timeout; the whole
 suite gives up after --budget-s seconds (default 220).
-usage: nccl_suite.py --gpubt PATH --out DIR [--prometheus PATH(.xz)] [--steps N] [--straggle-step K]"""
+--fake-nccl LIB judges fake_job.py on the fake libnccl instead (CI, no GPU: the suite's own test).
+usage: nccl_suite.py --gpubt PATH --out DIR [--prometheus PATH(.xz)] [--steps N] [--straggle-step K]
+                     [--fake-nccl LIB]"""
 import argparse
 import glob
 import json
@@ -29,12 +31,10 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
 import time
 import traceback
 import urllib.parse
@@ -42,6 +42,8 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+from run_metrics import free_port, query, wait_for  # noqa: E402
 TOOLS = os.path.join(ROOT, "tools")
 # The README's "Distributed jobs" queries (tests/e2e/run_nccl_metrics.py checks them without a GPU).
 STRAGGLER = "topk(1, gpubt_nccl_worst_lag)"
@@ -71,25 +73,6 @@ def check(ok, what, detail=""):
 
 def section(title, text):
     report.append(f"\n===== {title} =====\n{text.rstrip()}\n")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(pred, timeout, step=0.2):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            v = pred()
-            if v:
-                return v
-        except OSError:
-            pass
-        time.sleep(step)
-    return None
 
 
 def http(url, timeout=5):
@@ -137,11 +120,14 @@ class Gpubt:
 
 
 def torchrun(job_args, out, log, env):
+    """The 2-rank job; with FAKE_NCCL in ENV, fake_job.py (its own launcher) on that library."""
     os.makedirs(out, exist_ok=True)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-           os.path.join(HERE, "ddp_job.py"), "--out", out, *job_args]
-    p = start(cmd, log, env)
-    return p
+    if env.get("FAKE_NCCL"):
+        cmd = [sys.executable, os.path.join(HERE, "fake_job.py")]
+    else:
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+               os.path.join(HERE, "ddp_job.py")]
+    return start(cmd + ["--out", out, *job_args], log, env)
 
 
 def wait_job(p, timeout):
@@ -254,12 +240,6 @@ def hist_total(text, name, first_key):
     return total
 
 
-def prom_query(base, expr):
-    url = base + "/api/v1/query?" + urllib.parse.urlencode({"query": expr})
-    data = json.loads(http(url))
-    return data["data"]["result"] if data.get("status") == "success" else []
-
-
 class Prometheus:
     def __init__(self, binary, target_port, work):
         self.port = free_port()
@@ -281,10 +261,10 @@ class Prometheus:
 
         def ask():
             nonlocal last
-            last = prom_query(self.base, expr)
+            last = query(self.base, expr)
             return want(last)
 
-        return bool(wait_for(ask, timeout, 0.5)), last
+        return bool(wait_for(ask, timeout)), last
 
 
 def prometheus_binary(arg, work):
@@ -306,8 +286,8 @@ def check_traced_run(a, plain, traced, texts, straggle_step):
     same = all(plain[r]["losses"] == traced[r]["losses"] and
                plain[r]["params_sha256"] == traced[r]["params_sha256"] for r in (0, 1))
     check(same, "the traced job's losses and final parameters equal the plain run's, per rank",
-          f"plain {[plain[r]['losses'][-1] for r in (0, 1)]}, traced "
-          f"{[traced[r]['losses'][-1] for r in (0, 1)]}")
+          f"plain {[plain[r]['losses'][-1:] for r in (0, 1)]}, traced "
+          f"{[traced[r]['losses'][-1:] for r in (0, 1)]}")
     pid_rank = {traced[r]["pid"]: r for r in (0, 1)}
     hooks = {r: traced[r]["calls"] for r in (0, 1)}
     line("INFO", f"hook: {len(hooks[0])} all-reduces a rank, "
@@ -351,8 +331,8 @@ def check_traced_run(a, plain, traced, texts, straggle_step):
 
     # The straggler: rank 1 late at one of step K's all-reduces, by about the sleep.
     step_seqs = {s for s, h in zip(seqs_by_rank.get(1, []), hooks[1]) if h["step"] == straggle_step}
-    late = re.findall(r"late: comm (\d+) rank (\d+) \(pid (\d+)\) issued collective seq (\d+) "
-                      r"\((\w+)\) (\d+) ms after rank (\d+)", texts["hang"])
+    late = re.findall(r"late: comm (\d+) rank (\d+) \(pid (\d+)\) fell behind at collective seq "
+                      r"(\d+) \((\w+)\): issued it (\d+) ms after rank (\d+)", texts["hang"])
     late1 = [l for l in late if l[1] == "1"]
     want_ms = int(a.straggle_s * 1000 * 0.75)
     check(bool(late1) and int(late1[-1][3]) in step_seqs and int(late1[-1][5]) >= want_ms and
@@ -380,6 +360,8 @@ def main():
     ap.add_argument("--straggle-s", type=float, default=2.0)
     ap.add_argument("--hang-s", type=float, default=14.0)
     ap.add_argument("--budget-s", type=int, default=220)
+    ap.add_argument("--fake-nccl", default="",
+                    help="tests/programs' fake libnccl.so.2: fake_job.py instead of PyTorch (CI)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="gpubt-nccl-")
@@ -405,12 +387,19 @@ def main():
                 if name not in ("prometheus", "prometheus-data"):
                     t.add(os.path.join(work, name), arcname=name)
         shutil.rmtree(work, ignore_errors=True)
-    return 1 if failures[0] else 0
+    return 1 if failures[0] else 77 if any(l.startswith("[SKIP]") for l in report) else 0
 
 
 def run_all(a, work):
     env = dict(os.environ)
-    info, err = find_nccl(env)
+    if a.fake_nccl and not prometheus_binary(a.prometheus, work):
+        line("SKIP", "no prometheus installed")
+        return
+    if a.fake_nccl:  # CI: the judging, on the fake library, without a GPU or PyTorch
+        env["FAKE_NCCL"] = os.path.abspath(a.fake_nccl)
+        info, err = {"torch": "none", "nccl": "fake", "libs": [env["FAKE_NCCL"]], "gpus": 2}, ""
+    else:
+        info, err = find_nccl(env)
     if not info or info["gpus"] < 2:
         check(False, "PyTorch sees 2 GPUs and NCCL", f"{info} {err[-1500:]}")
         return
