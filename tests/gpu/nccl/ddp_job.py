@@ -9,7 +9,6 @@ while it lasts). Each rank writes OUT/rank<R>.json: pid, the hook's calls, the l
 and a sha256 of its final parameters, and OUT/rank<R>.straggling while it sleeps.
 
 --backend gloo --device cpu runs it without a GPU (the hook and the arithmetic only)."""
-import argparse
 import hashlib
 import json
 import os
@@ -25,20 +24,18 @@ import torch.distributed as dist  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 
+from job_args import job_parser  # noqa: E402
+
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--steps", type=int, default=10)
-    ap.add_argument("--straggle-step", type=int, default=-1)
-    ap.add_argument("--straggle-s", type=float, default=2.0)
+    ap = job_parser()
     ap.add_argument("--bucket-mb", type=float, default=0.5)
     ap.add_argument("--backend", default="nccl")
     ap.add_argument("--device", default="cuda")
     a = ap.parse_args()
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.use_deterministic_algorithms(True)
+    torch.use_deterministic_algorithms(True, warn_only=True)  # a warning, never a failed run
     if a.device == "cuda":
         torch.cuda.set_device(local)
         dev = torch.device("cuda", local)

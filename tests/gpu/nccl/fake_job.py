@@ -4,13 +4,14 @@ arguments and results (OUT/rank<R>.json, the rank1.straggling marker), its colle
 tests/programs/nccl's fake libnccl.so.2 (calls that succeed) through ctypes: a communicator of 2
 ranks, one broadcast, then per step three all-reduces of DDP-like bucket sizes. Run without RANK
 it is the launcher, as torchrun is: it starts ranks 0 and 1 as its children and waits for them."""
-import argparse
 import ctypes
 import json
 import os
 import subprocess
 import sys
 import time
+
+from job_args import job_parser
 
 BUCKETS = [267786, 262656, 131584]  # ddp_job.py's buckets after its first step
 NCCL_FLOAT32, NCCL_SUM, NCCL_INT8 = 7, 0, 0
@@ -49,11 +50,7 @@ def wait_file(path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--steps", type=int, default=10)
-    ap.add_argument("--straggle-step", type=int, default=-1)
-    ap.add_argument("--straggle-s", type=float, default=2.0)
+    ap = job_parser()
     a = ap.parse_args()
     if "RANK" not in os.environ:
         return launch()
