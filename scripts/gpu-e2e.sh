@@ -5,7 +5,7 @@
 # prebuilt one (scripts/gpu-pack.sh stages a static one in .carry/) or the gpubt cases are skipped.
 # Usage: scripts/gpu-e2e.sh [--timings] [--torch] [--ml] [--no-suite] [--ptx-bench]
 #                           [--latency-bench] [--train-bench] [--attach] [--timeline]
-#                           [--vulkan] [--vulkan-bench]
+#                           [--vulkan] [--vulkan-bench] [--nccl]
 #        (env: GPUBT=path, WORK=build folder, ML_ONLY=regex of ML workloads, ML_OUTPUTS=file,
 #         ATTACH_ARGS=more attach_suite.py options, TRAIN_ONLY/TRAIN_ROUNDS/TRAIN_STEPS: train_cost.py)
 # --ptx-bench: after the suite, bench/gpu/ptx_bench.sh (issue 5's PTX vs SASS vs hand-written table).
@@ -19,9 +19,15 @@
 #   vk_vector_add that scripts/gpu-pack.sh stages in .carry/vulkan and the loader's .debs in .gl/
 #   (the device README's recipe) unpacked when no libvulkan.so.1 is installed.
 # --vulkan-bench: bench/gpu/vulkan_bench.py (plain vs `{ }` vs `@ = count()` per dispatch).
+# --nccl: tests/gpu/nccl/nccl_suite.py (issue 27; 2 GPUs, PyTorch with NCCL): a DDP job under
+#   torchrun traced system-wide by tools/nccl*.bt, judged against its comm hook, with a real
+#   Prometheus (.carry/prometheus.xz from scripts/gpu-pack.sh, or one on PATH) querying --metrics;
+#   writes nccl_report.txt and nccl_logs.tar.gz to $NCCL_OUT (default $OUT, else $WORK/nccl).
+#   Alone with --no-suite it builds nothing here (no agent, no test programs).
 # --no-suite: skip tests/gpu/run_suite.py (with --ml or a bench).
 set -uo pipefail
 PTX_BENCH=0 LATENCY_BENCH=0 ML=0 TRAIN_BENCH=0 SUITE=1 ATTACH=0 TIMELINE=0 VULKAN=0 VULKAN_BENCH=0
+NCCL=0
 SUITE_ARGS=()
 for arg in "$@"; do
   case "$arg" in
@@ -33,6 +39,7 @@ for arg in "$@"; do
   --vulkan) VULKAN=1 ;;
   --vulkan-bench) VULKAN_BENCH=1 ;;
   --train-bench) TRAIN_BENCH=1 ;;
+  --nccl) NCCL=1 ;;
   --no-suite) SUITE=0 ;;
   *) SUITE_ARGS+=("$arg") ;;
   esac
@@ -50,11 +57,14 @@ nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader
 ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
 NUM=${ARCH#sm_}
 
+# What needs the agent or the test programs built here (--nccl and --vulkan need neither).
+BUILD=$((SUITE | ML | ATTACH | TIMELINE | TRAIN_BENCH | PTX_BENCH | LATENCY_BENCH))
+AGENT=$WORK/agent/cuda_agent/libgpubt_agent.so
+B=$WORK/bin T=$ROOT/tests/gpu
+if [ "$BUILD" = 1 ]; then
 set -e
 cmake -S "$ROOT/runtime" -B "$WORK/agent" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$WORK/agent" -j >/dev/null
-AGENT=$WORK/agent/cuda_agent/libgpubt_agent.so
-B=$WORK/bin T=$ROOT/tests/gpu
 nvcc -O2 -arch=$ARCH "$T/vector_add.cu" -o "$B/vectorAdd" &
 nvcc -O2 -gencode arch=compute_$NUM,code=$ARCH "$T/vector_add.cu" -o "$B/vectorAdd_sass" &
 nvcc -O2 -gencode arch=compute_$NUM,code=compute_$NUM "$T/vector_add.cu" -o "$B/vectorAdd_ptx" &
@@ -84,6 +94,7 @@ set +e
 # Objects built without PTX must have none (and the PTX-only one no SASS), or the case is moot.
 cuobjdump -lptx "$B/vectorAdd_sass" 2>&1 | grep -q ptx && echo "WARNING: vectorAdd_sass has PTX"
 cuobjdump -lelf "$B/vectorAdd_ptx" 2>&1 | grep -q elf && echo "WARNING: vectorAdd_ptx has SASS"
+fi
 
 GPUBT=${GPUBT:-}
 if [ -z "$GPUBT" ] && [ -x "$ROOT/.carry/gpubt/gpubt" ]; then
@@ -144,6 +155,13 @@ if { [ "$VULKAN" = 1 ] || [ "$VULKAN_BENCH" = 1 ]; } && [ -n "$GPUBT" ]; then
         --layer-dir "$VK" ${VK_DRIVER_FILES:+--icd "$VK_DRIVER_FILES"} || RC=1
     fi
   fi
+fi
+if [ "$NCCL" = 1 ] && [ -n "$GPUBT" ]; then
+  NCCL_OUT=${NCCL_OUT:-${OUT:-$WORK/nccl}}
+  PROM=$ROOT/.carry/prometheus.xz
+  [ -f "$PROM" ] || PROM=$(command -v prometheus || true)
+  timeout -k 10 280 python3 "$T/nccl/nccl_suite.py" --gpubt "$GPUBT" --out "$NCCL_OUT" \
+    ${PROM:+--prometheus "$PROM"} || RC=1
 fi
 if [ "$PTX_BENCH" = 1 ]; then
   GPUBT=$GPUBT GPUBT_AGENT_PATH=$AGENT WORK=$WORK "$ROOT/bench/gpu/ptx_bench.sh"

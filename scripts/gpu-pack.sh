@@ -3,7 +3,7 @@
 # gpubt with LLVM, libbpf, libelf and antlr4-runtime linked statically, stripped, in
 # .carry/gpubt/ (libfmt beside it in lib/), plus zstd's headers for the agent's build there, and
 # the Vulkan layer with its test program in .carry/vulkan/ (the GPU machine has neither Vulkan
-# headers nor SPIRV-Tools nor glslang). scripts/gpu-e2e.sh picks them up from there.
+# headers nor SPIRV-Tools nor glslang), and Debian's prometheus as .carry/prometheus.xz. scripts/gpu-e2e.sh picks them up from there.
 # Usage: scripts/gpu-pack.sh [BUILD_DIR=build-static]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,5 +37,10 @@ done
 # The agent is built there and links libzstd.so.1, which may come without its headers.
 mkdir -p "$ROOT/.carry/zstd-include"
 cp /usr/include/zstd.h /usr/include/zstd_errors.h "$ROOT/.carry/zstd-include/"
+# A Prometheus server for gpu-e2e.sh --nccl (the GPU machine has none and reaches no network),
+# xz'd: 50 MB as it is, 10 MB so, which keeps .carry under the device's 64 MiB.
+if prom=$(command -v prometheus) && [ ! "$ROOT/.carry/prometheus.xz" -nt "$prom" ]; then
+  xz -9e -T2 -c "$prom" >"$ROOT/.carry/prometheus.xz"
+fi
 grep -qx '/.carry/' "$ROOT/.gitignore" || echo "WARNING: .carry/ is not ignored"
-du -sh "$ROOT/.carry/gpubt"
+du -sh "$ROOT/.carry/gpubt" "$ROOT/.carry"

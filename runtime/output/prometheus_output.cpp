@@ -63,12 +63,35 @@ std::string label_value(const Value &v) {
   return out;
 }
 
+// A record's field as a label name: the field's own name, unless the exposition uses it already
+// (le, quantile, value, other: gpubt's and Prometheus' own labels) or Prometheus reserves it
+// (__*): then key_NAME. A name given twice (two records with one field name) gets _2, _3, ...
+std::string field_label(const std::string &field, std::set<std::string> &used) {
+  static const std::set<std::string> kTaken = {"le", "quantile", "value", "other"};
+  std::string name = kTaken.count(field) || field.rfind("__", 0) == 0 ? "key_" + field : field;
+  std::string unique = name;
+  for (int n = 2; used.count(unique); n++)
+    unique = name + "_" + std::to_string(n);
+  used.insert(unique);
+  return unique;
+}
+
+// One label per key argument: key="..." for a map of one key, key0..keyN for several; an
+// argument that is a record, @m[(rank = r, op = func)], gives one label per field, named by it.
 std::string key_labels(const std::vector<Value> &key) {
-  if (key.size() == 1)
-    return "key=\"" + label_value(key[0]) + "\"";
+  std::vector<std::pair<std::string, const Value *>> labels;
+  std::set<std::string> used;
+  for (size_t i = 0; i < key.size(); i++) {
+    if (key[i].kind != Value::Kind::NamedTuple)
+      labels.emplace_back(field_label(key.size() == 1 ? "key" : "key" + std::to_string(i), used),
+                          &key[i]);
+    else
+      for (size_t f = 0; f < key[i].elems.size(); f++)
+        labels.emplace_back(field_label(key[i].names[f], used), &key[i].elems[f]);
+  }
   std::string out;
-  for (size_t i = 0; i < key.size(); i++)
-    out += (i ? ",key" : "key") + std::to_string(i) + "=\"" + label_value(key[i]) + "\"";
+  for (const auto &[name, value] : labels)
+    out += (out.empty() ? "" : ",") + name + "=\"" + label_value(*value) + "\"";
   return out;
 }
 
@@ -276,6 +299,8 @@ public:
   // A name used twice would make Prometheus refuse the whole scrape (@x_count beside a
   // hist() @x, @attached_probes beside the health gauge): the later map is left out, said why.
   void map(const MapView &map) override {
+    if (map.name.rfind("@_", 0) == 0) // a script's scratch map (tools/ncclhang.bt's @_front)
+      return;
     for (const std::string &name : sample_names(map))
       if (taken_.count(name)) {
         body_ << "# gpubt: " << map.name << " is left out: the name " << name << " is taken\n";

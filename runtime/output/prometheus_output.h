@@ -21,7 +21,9 @@ struct MetricsOptions {
 // a gauge of 1 with a value="..." label); avg() and stats() a summary (_sum, _count) and a
 // gauge gpubt_NAME_average; hist() and lhist() histograms (_bucket{le=...}, _count; they keep
 // no sum of their values, so no _sum). Keys are labels: key="..." for one key, key0..keyN for
-// several.
+// several, and a key that is a record, @m[(rank = r, op = func)], one label per field named by
+// it (le, quantile, value, other and __* as key_NAME; a name twice as NAME_2). Maps named @_*
+// are a script's scratch and not exported.
 std::unique_ptr<Output> make_prometheus_output(std::ostream &out, const MetricsOptions &options);
 
 } // namespace gpubt::runtime

@@ -76,6 +76,7 @@ class Failures:
     def check(self, ok, what, detail=""):
         print(("[PASS] " if ok else "[FAIL] ") + what + ("" if ok else f"\n  {detail}"))
         self.count += 0 if ok else 1
+        return ok
 
 
 def check_exposition(f, text, promtool):

@@ -9,11 +9,17 @@
 //                              ncclBroadcast, then ITERS ncclAllReduce of (i + 1) * 1024 floats; rank
 //                              LATE stops one all-reduce short, as a rank that never reaches a
 //                              collective (needs a library whose calls work: the fake one).
+//   nccl_calls LIB straggler ITERS AT MS   2 ranks as threads at once, in turn on each collective
+//                              (the broadcast is seq 0, all-reduce i seq i + 1): rank 1 first,
+//                              except at seq AT, where rank 1 waits for rank 0's call to return
+//                              and MS ms more, a straggler: only there is rank 1 late, by >= MS.
 #include "nccl/nccl_api.h"
 #include <dlfcn.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 static void *lib;
 
@@ -77,9 +83,66 @@ static void *rank_main(void *p) {
   return NULL;
 }
 
+// Straggler mode: each call waits for its turn; `done` counts the calls made, two a collective.
+static pthread_mutex_t turn_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn_cond = PTHREAD_COND_INITIALIZER;
+static int done, straggle_at, straggle_ms;
+
+static void wait_turn(int rank, int seq) {
+  int first = seq == straggle_at ? 0 : 1;
+  pthread_mutex_lock(&turn_mutex);
+  while (done != 2 * seq + (rank == first ? 0 : 1))
+    pthread_cond_wait(&turn_cond, &turn_mutex);
+  pthread_mutex_unlock(&turn_mutex);
+  if (seq == straggle_at && rank != first) {
+    struct timespec ts = {straggle_ms / 1000, (long)(straggle_ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+static void end_turn(void) {
+  pthread_mutex_lock(&turn_mutex);
+  done++;
+  pthread_cond_broadcast(&turn_cond);
+  pthread_mutex_unlock(&turn_mutex);
+}
+
+static void *straggler_rank(void *p) {
+  const struct rank_args *a = p;
+  ncclComm_t comm = NULL;
+  if (CALL(ncclCommInitRank, init_fn)(&comm, 2, a->id, a->rank) != ncclSuccess)
+    return (void *)1;
+  wait_turn(a->rank, 0);
+  CALL(ncclBroadcast, bcast_fn)(send_buf, recv_buf, 256, ncclInt8, 0, comm, NULL);
+  end_turn();
+  for (int i = 0; i < a->iters; ++i) {
+    wait_turn(a->rank, i + 1);
+    CALL(ncclAllReduce, coll_fn)(send_buf, recv_buf, (size_t)(i + 1) * 1024, ncclFloat32, ncclSum,
+                                 comm, NULL);
+    end_turn();
+  }
+  CALL(ncclCommDestroy, ncclResult_t(*)(ncclComm_t))(comm);
+  return NULL;
+}
+
+static int straggler(int iters) {
+  struct rank_args a[2] = {{.rank = 0, .iters = iters}, {.rank = 1, .iters = iters}};
+  CALL(ncclGetUniqueId, ncclResult_t(*)(ncclUniqueId *))(&a[0].id);
+  a[1].id = a[0].id;
+  pthread_t t[2];
+  void *failed[2] = {NULL, NULL};
+  for (int r = 0; r < 2; ++r)
+    if (pthread_create(&t[r], NULL, straggler_rank, &a[r]) != 0)
+      return 1;
+  for (int r = 0; r < 2; ++r)
+    if (pthread_join(t[r], &failed[r]) != 0 || failed[r])
+      return 1;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc != 2 && argc < 4) {
-    fprintf(stderr, "usage: nccl_calls LIB [RANKS ITERS [LATE]]\n");
+    fprintf(stderr, "usage: nccl_calls LIB [RANKS ITERS [LATE]] | LIB straggler ITERS AT MS\n");
     return 2;
   }
   lib = dlopen(argv[1], RTLD_NOW);
@@ -89,6 +152,11 @@ int main(int argc, char **argv) {
   }
   if (argc == 2)
     return one_rank_failing();
+  if (argc == 6 && strcmp(argv[2], "straggler") == 0) {
+    straggle_at = atoi(argv[4]);
+    straggle_ms = atoi(argv[5]);
+    return straggler(atoi(argv[3]));
+  }
   int ranks = atoi(argv[2]), iters = atoi(argv[3]), late = argc > 4 ? atoi(argv[4]) : -1;
   struct rank_args a = {.ranks = ranks, .iters = iters, .late = late};
   CALL(ncclGetUniqueId, ncclResult_t(*)(ncclUniqueId *))(&a.id);

@@ -185,6 +185,36 @@ TEST(PrometheusOutput, AMapWhoseNameIsTakenIsLeftOut) {
   EXPECT_NE(text.find("gpubt_x_count 1\n"), std::string::npos) << text;
 }
 
+// A record key names its labels (issue 27: per-rank NCCL series): @c[(rank = r, comm = c, op =
+// func)] is {rank=,comm=,op=}; beside other key arguments those stay keyN; a field named as a
+// label of the exposition's own (le, value, other) or twice gets a name of its own. @_* maps
+// are a script's scratch: left out.
+ValueType record_t(std::vector<std::string> names, std::vector<ValueType> elems) {
+  ValueType t = tuple_t(std::move(elems));
+  t.kind = ValueType::NamedTuple;
+  t.names = std::move(names);
+  return t;
+}
+
+TEST(PrometheusOutput, RecordKeysNameTheirLabels) {
+  Case c;
+  c.add(map_spec("@calls", AggKind::Count, record_t({"rank", "comm", "op"}, {int_t(), uint_t(), str_t()}),
+                 uint_t()),
+        {entry(cat({i64(1), u64(7), str("ncclAllReduce")}), {u64(3)})});
+  c.add(map_spec("@_scratch", AggKind::None, int_t()), {entry(i64(1), {i64(2)})});
+  c.add(map_spec("@mixed", AggKind::None,
+                 tuple_t({int_t(), record_t({"value", "le", "rank", "rank"},
+                                            {int_t(), int_t(), int_t(), int_t()})})),
+        {entry(cat({i64(5), i64(1), i64(2), i64(3), i64(4)}), {i64(9)})});
+  EXPECT_EQ(c.exposition(), R"EX(# HELP gpubt_calls_total gpubt map @calls: count()
+# TYPE gpubt_calls_total counter
+gpubt_calls_total{rank="1",comm="7",op="ncclAllReduce"} 3
+# HELP gpubt_mixed gpubt map @mixed: a value
+# TYPE gpubt_mixed gauge
+gpubt_mixed{key0="5",key_value="1",key_le="2",rank="3",rank_2="4"} 9
+)EX");
+}
+
 TEST(PrometheusOutput, HealthFamiliesEndEveryScrape) {
   std::ostringstream out;
   auto output = make_prometheus_output(out, {});
