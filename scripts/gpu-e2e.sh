@@ -160,6 +160,8 @@ if [ "$NCCL" = 1 ] && [ -n "$GPUBT" ]; then
   NCCL_OUT=${NCCL_OUT:-${OUT:-$WORK/nccl}}
   PROM=$ROOT/.carry/prometheus.xz
   [ -f "$PROM" ] || PROM=$(command -v prometheus || true)
+  # The Xid check looks for the driver's tracepoints: tracefs is not mounted on a bare machine.
+  [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
   timeout -k 10 280 python3 "$T/nccl/nccl_suite.py" --gpubt "$GPUBT" --out "$NCCL_OUT" \
     ${PROM:+--prometheus "$PROM"} || RC=1
 fi
