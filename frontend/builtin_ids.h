@@ -29,7 +29,7 @@ enum class FunctionId {
   Str, Kname, Deref, Reg, Bswap, Strncmp, Sizeof, Strftime, // values
   Buf, Ntop, Pton, Usym, Kaddr, Uaddr, CgroupPath, Strcontains, Strerror, SignalName, Macaddr, Join,
   Uptr, Kptr, // p itself, said to be a user or kernel address
-  NcclRank, NcclNranks, NcclCommId, NcclSeq, // an NCCL communicator (codegen/bpf/lower_nccl.h)
+  NcclRank, NcclNranks, NcclCommId, NcclSeq, NcclNested, // an NCCL communicator (codegen/bpf/lower_nccl.h)
   HasKey, // has_key(@m, k): bpftrace 0.22's
   Len, // len(@m): how many keys the map has
   Strlen,

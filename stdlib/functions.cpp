@@ -76,6 +76,10 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
      {A::Integer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
     {"nccl_seq", FunctionId::NcclSeq, FunctionKind::Value, 1, 1,
      {A::Integer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
+    // nccl_nested(comm): 1 at a collective's uprobe or uretprobe when the call runs inside another
+    // collective of the same thread on comm (ncclBcast calls ncclBroadcast): the same collective.
+    {"nccl_nested", FunctionId::NcclNested, FunctionKind::Value, 1, 1,
+     {A::Integer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
     // deref(ptr): the uint64 at a user address, e.g. what an out-parameter (void **devPtr)
     // holds in a uretprobe; 0 if unreadable.
     {"deref", FunctionId::Deref, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},

@@ -334,6 +334,7 @@ const std::map<FunctionId, CallFn> &call_table() {
       {FunctionId::NcclNranks, lower_nccl},
       {FunctionId::NcclCommId, lower_nccl},
       {FunctionId::NcclSeq, lower_nccl},
+      {FunctionId::NcclNested, lower_nccl},
   };
   return table;
 }

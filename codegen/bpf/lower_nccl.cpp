@@ -8,9 +8,8 @@
 //   key among the ranks of one color), so rank and nranks stay -1 until the program asks
 //   ncclCommUserRank/ncclCommCount, whose answers the hidden uretprobes read too; the id is
 //   a hash of the parent's id and the color, the same on every rank of the new communicator.
-// - each collective's return (ncclSuccess/ncclInProgress: the call issued it) adds 1 to its
-//   communicator's count (reset where a communicator is made). A collective's entry records (comm, count) per thread, so its
-//   uretprobe can still say which number it was whether or not the count was bumped before it.
+// - each collective's outermost return (ncclSuccess/ncclInProgress: the call issued it) adds 1
+//   to its communicator's count (reset where a communicator is made): lower_nccl_collective.h.
 #include "codegen/bpf/lower_nccl.h"
 
 #include <linux/bpf.h>
@@ -19,6 +18,7 @@
 #include <string>
 
 #include "codegen/bpf/ir_helpers.h"
+#include "codegen/bpf/lower_nccl_collective.h"
 #include "codegen/bpf/probe_maps.h"
 #include "frontend/ast_walk.h"
 #include "stdlib/api_types.h"
@@ -30,22 +30,14 @@ using namespace frontend;
 namespace {
 
 constexpr uint32_t kEntries = 10240;
-constexpr uint32_t kCollectiveTag = 0x10000; // pending key of a collective call: one per thread
 constexpr uint32_t kInitAllMax = 8;
 // nccl_comms values: { int32 rank; int32 nranks; uint64 id; }
 constexpr uint32_t kRankOff = 0, kNranksOff = 4, kIdOff = 8, kCommInfoSize = 16;
 constexpr int kNcclSuccess = 0, kNcclInProgress = 7;
 
-const std::set<std::string_view> &collectives() {
-  static const std::set<std::string_view> names = {
-      "ncclAllReduce", "ncclReduce",  "ncclBcast",   "ncclBroadcast", "ncclReduceScatter",
-      "ncclAllGather", "ncclAlltoAll", "ncclGather", "ncclScatter"};
-  return names;
-}
-
 bool is_nccl_call(const Expr &e) {
   for (FunctionId id : {FunctionId::NcclRank, FunctionId::NcclNranks, FunctionId::NcclCommId,
-                        FunctionId::NcclSeq})
+                        FunctionId::NcclSeq, FunctionId::NcclNested})
     if (is_call(e, id))
       return true;
   return false;
@@ -62,19 +54,6 @@ const stdlib::ApiFunction &function_at(uint32_t slot) { return stdlib::api_funct
 
 uint32_t slot_of(std::string_view name) {
   return static_cast<uint32_t>(stdlib::find_api_function(name) - stdlib::api_functions().data());
-}
-
-// Argument NAME of the probed catalogued function, at entry, as an i64.
-llvm::Value *entry_arg(LowerCtx &c, const stdlib::ApiFunction &fn, std::string_view name) {
-  const stdlib::ApiParam *p = stdlib::find_api_param(fn, name);
-  return lower_api_param(c, *p, stdlib::api_param_type(*p)).v;
-}
-
-// The call returned ncclSuccess or ncclInProgress (eax).
-llvm::Value *returned_ok(LowerCtx &c) {
-  auto *ret = c.b.CreateTrunc(ctx_word(c, stdlib::pt_regs_ax_offset), c.b.getInt32Ty());
-  return c.b.CreateOr(c.b.CreateICmpEQ(ret, c.b.getInt32(kNcclSuccess)),
-                      c.b.CreateICmpEQ(ret, c.b.getInt32(kNcclInProgress)));
 }
 
 // FNV-1a over 64-bit words, folded to 32 bits: short enough to read in a map key.
@@ -104,7 +83,7 @@ void save_pending(LowerCtx &c, uint32_t tag, std::initializer_list<llvm::Value *
 
 // At return: BODY(pending words) when the call succeeded and its entry was seen.
 void with_pending(LowerCtx &c, uint32_t tag, const std::function<void(llvm::Value *)> &body) {
-  if_true(c, returned_ok(c), [&] {
+  if_true(c, nccl_returned_ok(c), [&] {
     llvm::Value *p = map_lookup(c, c.maps->nccl_pending, tid_key(c, tag));
     if_nonnull(c, p, [&] { body(p); });
   });
@@ -146,8 +125,8 @@ void init_rank_entry(LowerCtx &c, uint32_t slot) {
   llvm::Value *h = hash_seed(c);
   for (uint32_t k = 0; k < id->loc.count; ++k)
     h = mix(c, h, load_word(c, words, 8 * k));
-  save_pending(c, slot, {entry_arg(c, fn, "comm"), entry_arg(c, fn, "rank"),
-                         entry_arg(c, fn, "nranks"), fold(c, h)});
+  save_pending(c, slot, {nccl_entry_arg(c, fn, "comm"), nccl_entry_arg(c, fn, "rank"),
+                         nccl_entry_arg(c, fn, "nranks"), fold(c, h)});
 }
 
 void init_rank_return(LowerCtx &c, uint32_t slot) {
@@ -159,7 +138,7 @@ void init_rank_return(LowerCtx &c, uint32_t slot) {
 
 void init_all_entry(LowerCtx &c, uint32_t slot) {
   const auto &fn = function_at(slot);
-  save_pending(c, slot, {entry_arg(c, fn, "comm"), entry_arg(c, fn, "ndev")});
+  save_pending(c, slot, {nccl_entry_arg(c, fn, "comm"), nccl_entry_arg(c, fn, "ndev")});
 }
 
 void init_all_return(LowerCtx &c, uint32_t slot) {
@@ -176,8 +155,8 @@ void init_all_return(LowerCtx &c, uint32_t slot) {
 
 void split_entry(LowerCtx &c, uint32_t slot) {
   const auto &fn = function_at(slot);
-  save_pending(c, slot, {entry_arg(c, fn, "newcomm"), entry_arg(c, fn, "comm"),
-                         entry_arg(c, fn, "color")});
+  save_pending(c, slot, {nccl_entry_arg(c, fn, "newcomm"), nccl_entry_arg(c, fn, "comm"),
+                         nccl_entry_arg(c, fn, "color")});
 }
 
 void split_return(LowerCtx &c, uint32_t slot) {
@@ -196,7 +175,7 @@ void split_return(LowerCtx &c, uint32_t slot) {
 // ncclCommUserRank(comm, &rank) / ncclCommCount(comm, &count): the answer fills in the field.
 void query_entry(LowerCtx &c, uint32_t slot) {
   const auto &fn = function_at(slot);
-  save_pending(c, slot, {entry_arg(c, fn, "comm"), entry_arg(c, fn, fn.params[1].name)});
+  save_pending(c, slot, {nccl_entry_arg(c, fn, "comm"), nccl_entry_arg(c, fn, fn.params[1].name)});
 }
 
 void query_return(LowerCtx &c, uint32_t slot) {
@@ -219,44 +198,18 @@ void query_return(LowerCtx &c, uint32_t slot) {
   });
 }
 
-llvm::Value *seq_of(LowerCtx &c, llvm::Value *comm) {
-  llvm::Value *key = stack_i64(c), *out = stack_i64(c);
-  c.b.CreateStore(comm, key);
-  llvm::Value *n = map_lookup(c, c.maps->nccl_seq, key);
-  if_nonnull(c, n, [&] { c.b.CreateStore(load_word(c, n, 0), out); });
-  return c.b.CreateLoad(c.b.getInt64Ty(), out);
-}
-
-void collective_entry(LowerCtx &c, uint32_t slot) {
-  llvm::Value *comm = entry_arg(c, function_at(slot), "comm");
-  save_pending(c, kCollectiveTag, {comm, seq_of(c, comm)});
-}
-
-void collective_return(LowerCtx &c, uint32_t) {
-  with_pending(c, kCollectiveTag, [&](llvm::Value *p) {
-    llvm::Value *key = stack_i64(c);
-    c.b.CreateStore(load_word(c, p, 0), key);
-    llvm::Value *n = map_lookup(c, c.maps->nccl_seq, key);
-    if_nonnull(c, n, [&] {
-      c.b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, n, c.b.getInt64(1), llvm::MaybeAlign(8),
-                          llvm::AtomicOrdering::Monotonic);
-    });
-    if_true(c, c.b.CreateIsNull(n), [&] {
-      llvm::Value *one = stack_i64(c);
-      c.b.CreateStore(c.b.getInt64(1), one);
-      map_update(c, c.maps->nccl_seq, key, one);
-    });
-  });
-}
-
-bool in_collective_return(const LowerCtx &c) {
-  if (!c.ap || c.ap->provider != Provider::Uretprobe)
-    return false;
-  const stdlib::ApiFunction *fn = stdlib::api_function_for(*c.ap);
-  return fn && fn->library == stdlib::ApiLibrary::Nccl && collectives().count(fn->name);
-}
-
 } // namespace
+
+llvm::Value *nccl_entry_arg(LowerCtx &c, const stdlib::ApiFunction &fn, std::string_view name) {
+  const stdlib::ApiParam *p = stdlib::find_api_param(fn, name);
+  return lower_api_param(c, *p, stdlib::api_param_type(*p)).v;
+}
+
+llvm::Value *nccl_returned_ok(LowerCtx &c) {
+  auto *ret = c.b.CreateTrunc(ctx_word(c, stdlib::pt_regs_ax_offset), c.b.getInt32Ty());
+  return c.b.CreateOr(c.b.CreateICmpEQ(ret, c.b.getInt32(kNcclSuccess)),
+                      c.b.CreateICmpEQ(ret, c.b.getInt32(kNcclInProgress)));
+}
 
 void add_nccl_maps(const Program &program, layout::MapLayout &layout, abi::ProgramSpec &spec) {
   if (!program_uses_nccl(program))
@@ -303,8 +256,8 @@ std::vector<HiddenProbe> hidden_nccl_probes(const Program &program,
     add(t, "ncclCommSplit", split_entry, split_return);
     add(t, "ncclCommUserRank", query_entry, query_return);
     add(t, "ncclCommCount", query_entry, query_return);
-    for (std::string_view f : collectives())
-      add(t, f, collective_entry, collective_return);
+    for (std::string_view f : nccl_collectives())
+      add(t, f, nccl_collective_entry, nccl_collective_return);
   }
   return out;
 }
@@ -314,18 +267,10 @@ Val lower_nccl_call(LowerCtx &c, FunctionId id, llvm::Value *comm) {
     set_error(c, "BUG: nccl_*() without the communicator maps");
     return {c.b.getInt64(0)};
   }
-  if (id == FunctionId::NcclSeq) {
-    llvm::Value *out = stack_i64(c);
-    c.b.CreateStore(seq_of(c, comm), out);
-    if (in_collective_return(c)) { // this call's number, recorded at its entry
-      llvm::Value *p = map_lookup(c, c.maps->nccl_pending, tid_key(c, kCollectiveTag));
-      if_nonnull(c, p, [&] {
-        if_true(c, c.b.CreateICmpEQ(load_word(c, p, 0), comm),
-                [&] { c.b.CreateStore(load_word(c, p, 8), out); });
-      });
-    }
-    return {c.b.CreateLoad(c.b.getInt64Ty(), out)};
-  }
+  if (id == FunctionId::NcclSeq)
+    return {lower_nccl_seq(c, comm)};
+  if (id == FunctionId::NcclNested)
+    return {lower_nccl_nested(c, comm)};
   llvm::Value *key = stack_i64(c), *out = stack_i64(c);
   c.b.CreateStore(comm, key);
   c.b.CreateStore(c.b.getInt64(id == FunctionId::NcclCommId ? 0 : -1), out);

@@ -1,7 +1,8 @@
 // NCCL communicators in BPF: nccl_rank(), nccl_nranks(), nccl_comm_id() and nccl_seq() read
 // tables that hidden probes fill where communicators are made (ncclCommInitRank[Config],
 // ncclCommInitAll, ncclCommSplit, answers of ncclCommUserRank/ncclCommCount) and where each
-// collective returns (its per-communicator sequence number).
+// collective returns (its per-communicator sequence number); nccl_nested() reads the thread's
+// record of its outermost collective (lower_nccl_collective.h).
 #pragma once
 #include <vector>
 
@@ -18,6 +19,11 @@ void add_nccl_maps(const frontend::Program &program, layout::MapLayout &layout,
 // path; `nccl` if it probes none).
 std::vector<HiddenProbe> hidden_nccl_probes(const frontend::Program &program,
                                             const layout::MapLayout &layout);
+
+// Argument NAME of the probed catalogued function FN, at entry, as an i64.
+llvm::Value *nccl_entry_arg(LowerCtx &c, const stdlib::ApiFunction &fn, std::string_view name);
+// At a return: the call returned ncclSuccess or ncclInProgress (eax).
+llvm::Value *nccl_returned_ok(LowerCtx &c);
 
 // nccl_rank(comm) etc. of a communicator handle.
 Val lower_nccl_call(LowerCtx &c, frontend::FunctionId id, llvm::Value *comm);

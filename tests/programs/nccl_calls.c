@@ -6,11 +6,12 @@
 //   nccl_calls LIB RANKS ITERS [LATE]   RANKS ranks of one ncclUniqueId, one thread each (as a
 //                              process driving several GPUs does; threads one after another, so
 //                              the calls come in a fixed order), each ncclCommInitRank, one
-//                              ncclBroadcast, then ITERS ncclAllReduce of (i + 1) * 1024 floats; rank
+//                              ncclBcast (PyTorch's broadcast: NCCL's calls ncclBroadcast inside
+//                              it), then ITERS ncclAllReduce of (i + 1) * 1024 floats; rank
 //                              LATE stops one all-reduce short, as a rank that never reaches a
 //                              collective (needs a library whose calls work: the fake one).
 //   nccl_calls LIB straggler ITERS AT MS   2 ranks as threads at once, in turn on each collective
-//                              (the broadcast is seq 0, all-reduce i seq i + 1): rank 1 first,
+//                              (the ncclBcast is seq 0, all-reduce i seq i + 1): rank 1 first,
 //                              except at seq AT, where rank 1 waits for rank 0's call to return
 //                              and MS ms more, a straggler: only there is rank 1 late, by >= MS.
 #include "nccl/nccl_api.h"
@@ -37,6 +38,8 @@ typedef ncclResult_t (*coll_fn)(const void *, void *, size_t, ncclDataType_t, nc
                                 ncclComm_t, cudaStream_t);
 typedef ncclResult_t (*bcast_fn)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t,
                                  cudaStream_t);
+typedef ncclResult_t (*inplace_bcast_fn)(void *, size_t, ncclDataType_t, int, ncclComm_t,
+                                         cudaStream_t);
 typedef ncclResult_t (*send_fn)(const void *, size_t, ncclDataType_t, int, ncclComm_t,
                                 cudaStream_t);
 typedef ncclResult_t (*init_fn)(ncclComm_t *, int, ncclUniqueId, int);
@@ -74,7 +77,7 @@ static void *rank_main(void *p) {
   ncclComm_t comm = NULL;
   if (CALL(ncclCommInitRank, init_fn)(&comm, a->ranks, a->id, rank) != ncclSuccess)
     return (void *)1;
-  CALL(ncclBroadcast, bcast_fn)(send_buf, recv_buf, 256, ncclInt8, 0, comm, NULL);
+  CALL(ncclBcast, inplace_bcast_fn)(send_buf, 256, ncclInt8, 0, comm, NULL);
   int n = rank == late ? iters - 1 : iters;
   for (int i = 0; i < n; ++i)
     CALL(ncclAllReduce, coll_fn)(send_buf, recv_buf, (size_t)(i + 1) * 1024, ncclFloat32, ncclSum,
@@ -113,7 +116,7 @@ static void *straggler_rank(void *p) {
   if (CALL(ncclCommInitRank, init_fn)(&comm, 2, a->id, a->rank) != ncclSuccess)
     return (void *)1;
   wait_turn(a->rank, 0);
-  CALL(ncclBroadcast, bcast_fn)(send_buf, recv_buf, 256, ncclInt8, 0, comm, NULL);
+  CALL(ncclBcast, inplace_bcast_fn)(send_buf, 256, ncclInt8, 0, comm, NULL);
   end_turn();
   for (int i = 0; i < a->iters; ++i) {
     wait_turn(a->rank, i + 1);

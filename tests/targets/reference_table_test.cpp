@@ -72,6 +72,7 @@ const std::map<std::string, std::string> kFunctionUses = {
     {"unwatch", "unwatch(0);"},
     {"nccl_rank", "@f = nccl_rank(0);"}, {"nccl_nranks", "@f = nccl_nranks(0);"},
     {"nccl_comm_id", "@f = nccl_comm_id(0);"}, {"nccl_seq", "@f = nccl_seq(0);"},
+    {"nccl_nested", "@f = nccl_nested(0);"},
 };
 
 std::string builtin_use(std::string_view name) {

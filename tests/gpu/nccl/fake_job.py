@@ -63,7 +63,8 @@ def main():
     open(os.path.join(a.out, f"ready{rank}"), "w").close()
     wait_file(os.path.join(a.out, f"ready{1 - rank}"))
     send, recv = ctypes.c_void_p(0x1000), ctypes.c_void_p(0x2000)
-    lib.ncclBroadcast(send, recv, ctypes.c_size_t(256), NCCL_INT8, 0, comm, None)
+    # PyTorch's broadcast is ncclBcast, which calls ncclBroadcast inside (one collective).
+    lib.ncclBcast(send, ctypes.c_size_t(256), NCCL_INT8, 0, comm, None)
     calls = []
     marker = os.path.join(a.out, f"rank{rank}.straggling")
     for step in range(a.steps):

@@ -330,6 +330,13 @@ def check_traced_run(a, plain, traced, texts, straggle_step):
         check(bool(lines) and [l["seq"] for l in lines] == list(range(len(lines))),
               f"rank {r}: seq numbers its {len(lines)} collectives 0, 1, 2, ... in order",
               str([(l['seq'], l['op']) for l in lines][:20]))
+    # PyTorch broadcasts with ncclBcast, which calls ncclBroadcast inside: one collective, one
+    # line under the outer name (NCCL 2.28's job: 1 AllGather, 2 Bcast, step 0's all-reduce,
+    # 2 Bcast, then 3 all-reduces a step: 33 collectives, seq 0..32).
+    nested = [(l["seq"], l["op"]) for pid in pid_rank for l in snoop.get(pid, [])
+              if l["op"] == "ncclBroadcast"]
+    check(not nested, "ncclsnoop: no line for the ncclBroadcast inside ncclBcast (one collective)",
+          str(nested[:6]))
     comms = {l["comm"] for pid in pid_rank for l in snoop.get(pid, [])}
     check(len(comms) == 1 and 0 not in comms, "one communicator, the same id on both ranks",
           str(comms))
@@ -342,6 +349,8 @@ def check_traced_run(a, plain, traced, texts, straggle_step):
     late = re.findall(r"late: comm (\d+) rank (\d+) \(pid (\d+)\) fell behind at collective seq "
                       r"(\d+) \((\w+)\): issued it (\d+) ms after rank (\d+)", texts["hang"])
     late1 = [l for l in late if l[1] == "1"]
+    check(bool(late) and all(l[1] != l[6] for l in late), "ncclhang: no rank named late behind "
+          "itself", str(late))
     want_ms = int(a.straggle_s * 1000 * 0.75)
     check(bool(late1) and int(late1[-1][3]) in step_seqs and int(late1[-1][5]) >= want_ms and
           late1[-1][6] == "0",
@@ -350,6 +359,10 @@ def check_traced_run(a, plain, traced, texts, straggle_step):
     rows = re.findall(r"^\s+(\d+)\s+(\d)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", texts["hang"],
                       re.M)
     worst = {row[1]: int(row[6]) for row in rows}
+    issued = {row[1]: int(row[3]) for row in rows}  # the last report's (END)
+    lines_per_rank = {str(r): len(snoop.get(pid, [])) for pid, r in pid_rank.items()}
+    check(bool(rows) and issued == lines_per_rank, "ncclhang: each rank's ISSUED equals its "
+          "ncclsnoop lines (each collective counted once)", f"{issued} vs {lines_per_rank}")
     line("INFO", f"ncclhang's worst lag per rank: {worst} (ms; rank 0's is the start's skew)")
     total = hist_total(texts["lat"], "usecs", "ncclAllReduce")
     check(total == sum(len(h) for h in hooks.values()),

@@ -63,12 +63,20 @@ PUBLIC(ncclCommDestroy)
 COLLECTIVE(ncclAllReduce, const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o)
 COLLECTIVE(ncclBroadcast, const void *s, void *r, size_t n, ncclDataType_t t, int root)
 COLLECTIVE(ncclReduce, const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o, int root)
-COLLECTIVE(ncclBcast, void *b, size_t n, ncclDataType_t t, int root)
 COLLECTIVE(ncclReduceScatter, const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o)
 COLLECTIVE(ncclAllGather, const void *s, void *r, size_t n, ncclDataType_t t)
 COLLECTIVE(ncclAlltoAll, const void *s, void *r, size_t n, ncclDataType_t t)
 COLLECTIVE(ncclGather, const void *s, void *r, size_t n, ncclDataType_t t, int root)
 COLLECTIVE(ncclScatter, const void *s, void *r, size_t n, ncclDataType_t t, int root)
+
+/* As NCCL's src/collectives.cc: the in-place ncclBcast calls the public ncclBroadcast (through
+ * the PLT, as libnccl.so.2 2.28 does: `call ncclBroadcast@plt`), so a uprobe on ncclBroadcast
+ * fires inside ncclBcast: one collective, two functions' probes. */
+ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
+                        ncclComm_t comm, cudaStream_t stream) {
+  return ncclBroadcast(buff, buff, count, datatype, root, comm, stream);
+}
+PUBLIC(ncclBcast)
 
 ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
                        ncclComm_t comm, cudaStream_t stream) {
