@@ -12,6 +12,9 @@ namespace gpubt::frontend {
 struct CTypes {
   std::map<std::string, Type> types;        // "struct Foo", "union U", typedef names
   std::map<std::string, int64_t> constants; // enum constants and `#define NAME <integer>`
+  // Named enums ("enum Foo"): each value's name, and which enum defines a constant.
+  std::map<std::string, std::map<int64_t, std::string>> enums;
+  std::map<std::string, std::string> constant_enums;
 
   // A C type by name ("struct Foo", a typedef); null if the definitions have none.
   const Type *find(const std::string &name) const {

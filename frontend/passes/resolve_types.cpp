@@ -295,7 +295,7 @@ private:
       if (!use.info)
         e.type = enum_constant_type(b.name);
       if (!use.info && info_.c_types.constants.count(b.name))
-        e.type = Type::integer();
+        e.type = script_constant_type(b.name);
       else if (const Type *t = use.info ? nullptr : info_.c_types.find(b.name))
         e.type = *t; // a typedef name, as sizeof(name) takes it (check_types allows no other use)
       // curtask points at the kernel's task_struct (BTF's, or the script's own definition).
@@ -596,6 +596,17 @@ private:
       if (auto t = options_.field_type(probe_->attach_points[0], f.field))
         f.type = *t;
     }
+  }
+
+  // A constant of the script's C definitions: an int64, of its enum's type if a named enum
+  // defines it (8 bytes still, as sizeof(BTF_VAR_STATIC) is in bpftrace).
+  Type script_constant_type(const std::string &name) const {
+    Type t = Type::integer();
+    if (auto it = info_.c_types.constant_enums.find(name); it != info_.c_types.constant_enums.end()) {
+      t.kind = TypeKind::Enum;
+      t.enum_name = it->second;
+    }
+    return t;
   }
 
   // A GPU API enum constant's value, else one of the script's C definitions'.
