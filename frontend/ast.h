@@ -103,7 +103,8 @@ struct BinaryExpr : Expr {
   BinaryOp op = BinaryOp::Add;
   ExprPtr lhs, rhs;
 };
-enum class UnaryOp { Neg, Not, BitNot, Deref, PreInc, PreDec, PostInc, PostDec };
+// AddressOf: `&$x` (bpftrace 0.22), the address of a variable's slot on the BPF stack.
+enum class UnaryOp { Neg, Not, BitNot, Deref, PreInc, PreDec, PostInc, PostDec, AddressOf };
 // ++x, --x, x++, x--: the forms that write their operand.
 inline bool is_step(UnaryOp op) {
   return op == UnaryOp::PreInc || op == UnaryOp::PreDec || op == UnaryOp::PostInc ||

@@ -8,7 +8,7 @@ namespace {
 
 const char *const kBinaryText[] = {"+",  "-",  "*",  "/", "%",  "&", "|",  "^",  "<<",
                                    ">>", "==", "!=", "<", "<=", ">", ">=", "&&", "||"};
-const char *const kUnaryText[] = {"-", "!", "~", "*", "pre++", "pre--", "post++", "post--"};
+const char *const kUnaryText[] = {"-", "!", "~", "*", "pre++", "pre--", "post++", "post--", "&"};
 
 std::string quote(const std::string &s) {
   std::string out = "\"";

@@ -293,6 +293,7 @@ primary
   | STRING                                                     # stringLit
   | (map | var) post=(INCREMENT | DECREMENT)?                  # lvalueExpr
   | pre=(INCREMENT | DECREMENT) (map | var | IDENT)            # preIncDec
+  | BAND VAR                                                   # addressOf
   | IDENT LPAREN typeName RPAREN                                # typeArgExpr
   | IDENT (call=LPAREN (expr (COMMA expr)*)? RPAREN | post=(INCREMENT | DECREMENT))? # identExpr
   | (PARAM | PARAMCOUNT)                                       # paramExpr

@@ -45,6 +45,7 @@ protected: // lower_expr.cpp
   Val builtin_value(const frontend::BuiltinExpr &e) override;
   Val call_value(const frontend::CallExpr &e) override;
   Val deref_value(const frontend::UnaryExpr &e) override;
+  Val address_of(const frontend::UnaryExpr &e) override;
   Val index_value(const frontend::IndexExpr &e) override;
   Val field_value(const frontend::FieldExpr &e) override; // args.NAME, records, through pointers
   std::optional<Val> memory_compare(const frontend::BinaryExpr &e, Val l, Val r) override;

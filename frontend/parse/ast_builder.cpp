@@ -529,6 +529,14 @@ private:
       e->operand = c->map() ? ExprPtr(map(c->map())) : ExprPtr(var(c->var()));
       return e;
     }
+    if (auto *c = dynamic_cast<P::AddressOfContext *>(ctx)) {
+      auto e = make<UnaryExpr>(span(c));
+      e->op = UnaryOp::AddressOf;
+      auto v = make<VariableExpr>(span(c->VAR()));
+      v->name = expansions_.variable(text(c->VAR()));
+      e->operand = std::move(v);
+      return e;
+    }
     if (auto *c = dynamic_cast<P::IdentExprContext *>(ctx))
       return ident(c);
     if (auto *c = dynamic_cast<P::TypeArgExprContext *>(ctx))

@@ -632,6 +632,8 @@ private:
       expr(*u.operand, Use::Value);
     if (!final_)
       return;
+    if (u.op == UnaryOp::AddressOf) // a device thread's variables have no address to read back
+      return refuse_in_gpu_probes(u.span, "variable addresses (&$x)");
     const Type &t = u.operand->type;
     if (t.is_none() || t.is_integer_like())
       return;

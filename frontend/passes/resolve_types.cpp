@@ -359,6 +359,8 @@ private:
       e.type = named_type(c.type_name, c.pointer_depth, options_.c_types);
       if (e.type.kind == TypeKind::Record || e.type.kind == TypeKind::Array)
         e.type = Type::none(); // only pointers to records: check_types says so
+      if (e.type.kind == TypeKind::Pointer) // (int8 *)&$x still points into the program
+        e.type.to_program_memory = c.operand->type.to_program_memory;
       break;
     }
     case ExprKind::SizeofType: {
@@ -412,6 +414,10 @@ private:
     else if (u.op == UnaryOp::Deref) // *p: p's pointee; *n on an integer reads a uint64
       u.type = u.operand->type.kind == TypeKind::Pointer ? pointee(u.operand->type)
                                                          : Type::integer(8, false);
+    else if (u.op == UnaryOp::AddressOf) {
+      u.type = u.operand->type.is_none() ? Type::none() : Type::pointer(u.operand->type);
+      u.type.to_program_memory = true;
+    }
     else
       u.type = Type::integer(8, u.operand->type.is_none() || u.operand->type.is_signed);
   }
