@@ -110,6 +110,7 @@ public:
   virtual void dropped_gpu_updates(uint64_t) {}
   virtual void attached_processes(uint64_t) {}
   virtual void flush() = 0;
+  virtual OutputStyle style() const { return OutputStyle::Bpftrace017; }
   // The timeline's events; formats that lay out no time ignore them. origin() comes just
   // before the printf() it places.
   virtual void origin(const EventOrigin &) {}

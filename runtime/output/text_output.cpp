@@ -52,6 +52,9 @@ public:
       out_ << retcode << "\n";
   }
   void flush() override { out_.flush(); }
+  OutputStyle style() const override {
+    return head_ ? OutputStyle::BpftraceHead : OutputStyle::Bpftrace017;
+  }
 
 private:
   std::string element(const MapView &map, const MapView::Row &row) const {
