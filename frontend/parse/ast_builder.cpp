@@ -621,7 +621,27 @@ private:
           want_var ? arg->as<VariableExpr>().name : arg->as<MapExpr>().name;
     }
     auto inner = expansions_.enter(std::move(frame));
-    return block_expr(def->block()->stmts(), at);
+    ExprPtr body = block_expr(def->block()->stmts(), at);
+    // `macro fmt() { "hi\n" }`: a literal alone is the literal, where one must be written
+    // (printf's format, as bpftrace head takes it).
+    auto &b = body->as<BlockExpr>();
+    if (b.block->stmts.empty() && b.value &&
+        (b.value->kind == ExprKind::String || b.value->kind == ExprKind::Integer))
+      return std::move(b.value);
+    return body;
+  }
+
+  // A macro NAME takes the call when its arity fits; a builtin's or function's name called
+  // with another arity is the builtin (bpftrace head: user macros override the stdlib only
+  // with its signature).
+  P::MacroDefContext *macro_for(P::IdentExprContext *c, const std::string &name) const {
+    auto m = macros_.find(name);
+    if (m == macros_.end() || c->post)
+      return nullptr;
+    bool stdlib_name = stdlib::find_function(name) || stdlib::find_builtin(name).info;
+    if (stdlib_name && m->second->macroParam().size() != c->expr().size())
+      return nullptr;
+    return m->second;
   }
 
   // "uint8", "struct Foo", a typedef name: the type without its `*`s.
@@ -770,8 +790,8 @@ private:
         auto inner = expansions_.enter_caller(*arg);
         return expr(arg->expr);
       }
-    if (auto m = macros_.find(name); m != macros_.end() && !c->post)
-      return expand_macro(c, m->second);
+    if (auto *def = macro_for(c, name))
+      return expand_macro(c, def);
     // Since bpftrace 0.23 a builtin is also `__builtin_NAME` and a call without arguments.
     if (name.rfind("__builtin_", 0) == 0 && stdlib::find_builtin(name.substr(10)).info)
       name = name.substr(10);
