@@ -50,6 +50,8 @@ struct IntegerExpr : Expr {
   IntegerExpr() : Expr(ExprKind::Integer) {}
   int64_t value = 0;
   bool is_bool = false; // `true` or `false`
+  // Written above INT64_MAX: a uint64 (bpftrace head; VALUE holds its bits).
+  bool is_unsigned = false;
 };
 struct StringExpr : Expr {
   StringExpr() : Expr(ExprKind::String) {}

@@ -462,6 +462,7 @@ private:
           auto e = integer(lit);
           auto &i = e->as<IntegerExpr>();
           i.value = int64_t(~uint64_t(i.value) + 1);
+          i.is_unsigned = false;
           i.span = span(c);
           return e;
         }
@@ -474,9 +475,10 @@ private:
   ExprPtr integer(P::IntLitContext *c) {
     auto e = make<IntegerExpr>(span(c));
     IntLiteral lit = decode_int(text(c->INT()));
-    if (lit.value)
+    if (lit.value) {
       e->value = *lit.value;
-    else
+      e->is_unsigned = *lit.value < 0; // a literal is never negative: it was above INT64_MAX
+    } else
       diags_.error(e->span, lit.error);
     return e;
   }

@@ -270,7 +270,8 @@ private:
   void expr(Expr &e) {
     switch (e.kind) {
     case ExprKind::Integer:
-      e.type = e.as<IntegerExpr>().is_bool ? Type::boolean() : Type::integer();
+      e.type = e.as<IntegerExpr>().is_bool ? Type::boolean()
+               : Type::integer(8, !e.as<IntegerExpr>().is_unsigned);
       break;
     case ExprKind::String:
       e.type = Type::string(e.as<StringExpr>().value.size() + 1);

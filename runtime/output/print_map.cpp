@@ -95,7 +95,9 @@ MapView make_map_view(const abi::ProgramSpec &spec, int map_index, const MapData
   size_t top = options.top;
   size_t skip = top && rows.size() > top && map.agg != AggKind::Stats ? rows.size() - top : 0;
   for (size_t i = skip; i < rows.size(); i++)
-    view.rows.push_back({make_key(map.key, rows[i].key.data(), spec, symbolize), d.value(rows[i])});
+    view.rows.push_back({make_key(map.key, rows[i].key.data(), spec, symbolize,
+                                  options.uint64_keys_signed),
+                         d.value(rows[i])});
   if (!view.rows.empty() || view.keyed)
     return view;
   if (options.empty == PrintOptions::EmptyScalar::CountAsZero && map.agg == AggKind::Count)
@@ -110,9 +112,11 @@ MapView make_map_view(const abi::ProgramSpec &spec, int map_index, const MapData
 
 void print_map(Output &out, const abi::ProgramSpec &spec, int map_index, const MapData &data,
                const Symbolizer &symbolize, PrintOptions options) {
-  if (out.style() == OutputStyle::BpftraceHead)
+  if (out.style() == OutputStyle::BpftraceHead) {
     options.empty = options.at_exit ? PrintOptions::EmptyScalar::Nothing
                                     : PrintOptions::EmptyScalar::ZeroValue;
+    options.uint64_keys_signed = false;
+  }
   out.map(make_map_view(spec, map_index, data, symbolize, options));
 }
 

@@ -19,6 +19,7 @@ struct PrintOptions {
   // for print(@m) and nothing at exit. print_map() picks by the output's style.
   enum class EmptyScalar { CountAsZero, ZeroValue, Nothing } empty = EmptyScalar::CountAsZero;
   bool at_exit = false; // print_all_maps()
+  bool uint64_keys_signed = true; // bpftrace 0.17 prints a uint64 key as signed, head does not
 };
 
 MapView make_map_view(const abi::ProgramSpec &spec, int map_index, const MapData &data,
