@@ -144,6 +144,8 @@ struct SizeofTypeExpr : Expr {
   SizeofTypeExpr() : Expr(ExprKind::SizeofType) {}
   std::string type_name; // "struct Foo", a typedef name
   int pointer_depth = 0;
+  // offsetof(struct Foo, bar.x) (bpftrace 0.22): the field path; SIZE is then its offset.
+  std::vector<std::string> fields;
   uint64_t size = 0; // set by resolve_types
 };
 // `(1, "x")`, or a record `(a = 1, b = "x")`: a tuple whose fields have names.

@@ -3,7 +3,9 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "frontend/types.h"
 
@@ -20,6 +22,20 @@ struct CTypes {
   const Type *find(const std::string &name) const {
     auto it = types.find(name);
     return it == types.end() ? nullptr : &it->second;
+  }
+  // offsetof(T, a.b): the byte offset of the field PATH in the record T; none where a step is
+  // not a field of a record.
+  std::optional<uint64_t> offset_of(const Type &t, const std::vector<std::string> &path) const {
+    Type rec = complete(t);
+    uint64_t offset = 0;
+    for (const auto &field : path) {
+      int i = rec.kind == TypeKind::Record ? field_index(rec, field) : -1;
+      if (i < 0)
+        return std::nullopt;
+      offset += rec.offsets[size_t(i)];
+      rec = complete(rec.elems[size_t(i)]);
+    }
+    return offset;
   }
   // A record behind a pointer may be a stub (see Type::is_record_stub): its definition.
   Type complete(const Type &t) const {

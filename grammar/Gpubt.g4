@@ -294,7 +294,7 @@ primary
   | (map | var) post=(INCREMENT | DECREMENT)?                  # lvalueExpr
   | pre=(INCREMENT | DECREMENT) (map | var | IDENT)            # preIncDec
   | BAND VAR                                                   # addressOf
-  | IDENT LPAREN typeName RPAREN                                # typeArgExpr
+  | IDENT LPAREN typeName (COMMA fields+=IDENT (DOT fields+=IDENT)*)? RPAREN # typeArgExpr
   | IDENT (call=LPAREN (expr (COMMA expr)*)? RPAREN | post=(INCREMENT | DECREMENT))? # identExpr
   | (PARAM | PARAMCOUNT)                                       # paramExpr
   | LPAREN elems+=expr (COMMA elems+=expr)* RPAREN (LBRACKET index+=expr RBRACKET)* # parenExpr

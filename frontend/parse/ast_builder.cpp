@@ -657,17 +657,27 @@ private:
 
   // sizeof(uint16), sizeof(int8 *): a literal; sizeof(struct Foo) once clang has read it.
   // No other function takes a type.
+  // offsetof(struct Foo, bar.x): the field's offset once clang has read the type.
   ExprPtr type_arg(P::TypeArgExprContext *c) {
-    std::string name = text(c->IDENT());
+    std::string name = text(c->getStart());
     auto *t = c->typeName();
-    if (name != "sizeof") {
+    bool offsetof = name == "offsetof";
+    if (name != "sizeof" && !offsetof) {
       diags_.error(span(t), name + "() does not take a type");
       return make<IntegerExpr>(span(c));
     }
-    if (!t->INT_TYPE()) {
+    if (offsetof == c->fields.empty()) {
+      diags_.error(span(c), offsetof ? "offsetof() takes a struct type and a field: "
+                                       "offsetof(struct Foo, x)"
+                                     : "sizeof() takes one type");
+      return make<IntegerExpr>(span(c));
+    }
+    if (!t->INT_TYPE() || offsetof) {
       auto e = make<SizeofTypeExpr>(span(c));
       e->type_name = type_name(t);
       e->pointer_depth = static_cast<int>(t->MUL().size());
+      for (auto *f : c->fields)
+        e->fields.push_back(text(f));
       return e;
     }
     auto e = make<IntegerExpr>(span(c));

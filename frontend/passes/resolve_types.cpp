@@ -369,6 +369,8 @@ private:
       Type t = named_type(s.type_name, s.pointer_depth, options_.c_types);
       e.type = t.is_none() ? Type::none() : Type::integer(8, false);
       s.size = t.size;
+      if (!s.fields.empty() && options_.c_types) // offsetof: check_types names a bad path
+        s.size = options_.c_types->offset_of(t, s.fields).value_or(0);
       break;
     }
     case ExprKind::Index:
