@@ -205,6 +205,9 @@ struct WhileStmt : Stmt {
   std::unique_ptr<BlockStmt> body;
   StmtPtr step;        // null for a while loop
   bool is_for = false; // written as a for loop
+  // for ($i : a..b): COND is `$i < $i.end`, STEP `$i += 1` (ast_builder); host probes run it
+  // with bpf_loop, whose count the verifier need not know (`0..@m[k]`).
+  bool is_range = false;
   // for ($kv : @map) { ... }: COND is null; the body runs once per element of EACH_MAP (no
   // keys), with EACH_VAR (a loop variable) = (key, value); host probes run it in a callback of
   // bpf_for_each_map_elem.

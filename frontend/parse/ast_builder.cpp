@@ -298,6 +298,7 @@ private:
     auto loop = std::make_unique<WhileStmt>();
     loop->span = at;
     loop->is_for = true;
+    loop->is_range = true;
     auto cond = make<BinaryExpr>(span(head));
     cond->op = BinaryOp::Lt;
     cond->lhs = loop_var();
