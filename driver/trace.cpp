@@ -27,6 +27,16 @@ Result<uint64_t> attach_progress_after_ns() {
   return uint64_t(ms) * 1'000'000;
 }
 
+// GPUBT_OUTPUT_STYLE: bpftrace 0.17's text layout (0.17, the default) or bpftrace head's (head).
+Result<runtime::OutputStyle> output_style() {
+  const char *v = std::getenv("GPUBT_OUTPUT_STYLE");
+  if (!v || std::string_view(v) == "0.17")
+    return runtime::OutputStyle::Bpftrace017;
+  if (std::string_view(v) == "head")
+    return runtime::OutputStyle::BpftraceHead;
+  return make_error(std::string("GPUBT_OUTPUT_STYLE='") + v + "' is neither '0.17' nor 'head'");
+}
+
 } // namespace
 
 bool child_stdout_to_stderr(const Options &options) {
@@ -67,6 +77,12 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
     return ExitUserError;
   }
   r.progress_after_ns = *progress_after;
+  auto style = output_style();
+  if (!style) {
+    err << "ERROR: " << style.error() << "\n";
+    return ExitUserError;
+  }
+  r.output_style = *style;
   return runtime::Tracer(spec, std::move(r), out, err).run();
 }
 

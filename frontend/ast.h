@@ -50,6 +50,8 @@ struct IntegerExpr : Expr {
   IntegerExpr() : Expr(ExprKind::Integer) {}
   int64_t value = 0;
   bool is_bool = false; // `true` or `false`
+  // Written above INT64_MAX: a uint64 (bpftrace head; VALUE holds its bits).
+  bool is_unsigned = false;
 };
 struct StringExpr : Expr {
   StringExpr() : Expr(ExprKind::String) {}
@@ -103,7 +105,8 @@ struct BinaryExpr : Expr {
   BinaryOp op = BinaryOp::Add;
   ExprPtr lhs, rhs;
 };
-enum class UnaryOp { Neg, Not, BitNot, Deref, PreInc, PreDec, PostInc, PostDec };
+// AddressOf: `&$x` (bpftrace 0.22), the address of a variable's slot on the BPF stack.
+enum class UnaryOp { Neg, Not, BitNot, Deref, PreInc, PreDec, PostInc, PostDec, AddressOf };
 // ++x, --x, x++, x--: the forms that write their operand.
 inline bool is_step(UnaryOp op) {
   return op == UnaryOp::PreInc || op == UnaryOp::PreDec || op == UnaryOp::PostInc ||
@@ -141,6 +144,8 @@ struct SizeofTypeExpr : Expr {
   SizeofTypeExpr() : Expr(ExprKind::SizeofType) {}
   std::string type_name; // "struct Foo", a typedef name
   int pointer_depth = 0;
+  // offsetof(struct Foo, bar.x) (bpftrace 0.22): the field path; SIZE is then its offset.
+  std::vector<std::string> fields;
   uint64_t size = 0; // set by resolve_types
 };
 // `(1, "x")`, or a record `(a = 1, b = "x")`: a tuple whose fields have names.
@@ -200,6 +205,9 @@ struct WhileStmt : Stmt {
   std::unique_ptr<BlockStmt> body;
   StmtPtr step;        // null for a while loop
   bool is_for = false; // written as a for loop
+  // for ($i : a..b): COND is `$i < $i.end`, STEP `$i += 1` (ast_builder); host probes run it
+  // with bpf_loop, whose count the verifier need not know (`0..@m[k]`).
+  bool is_range = false;
   // for ($kv : @map) { ... }: COND is null; the body runs once per element of EACH_MAP (no
   // keys), with EACH_VAR (a loop variable) = (key, value); host probes run it in a callback of
   // bpf_for_each_map_elem.

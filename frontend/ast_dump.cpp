@@ -8,7 +8,7 @@ namespace {
 
 const char *const kBinaryText[] = {"+",  "-",  "*",  "/", "%",  "&", "|",  "^",  "<<",
                                    ">>", "==", "!=", "<", "<=", ">", ">=", "&&", "||"};
-const char *const kUnaryText[] = {"-", "!", "~", "*", "pre++", "pre--", "post++", "post--"};
+const char *const kUnaryText[] = {"-", "!", "~", "*", "pre++", "pre--", "post++", "post--", "&"};
 
 std::string quote(const std::string &s) {
   std::string out = "\"";
@@ -169,7 +169,11 @@ std::string dump_expr(const Expr &e) {
            dump_expr(*e.as<IndexExpr>().index) + ")";
   case ExprKind::SizeofType: {
     const auto &s = e.as<SizeofTypeExpr>();
-    return "(sizeof " + s.type_name + std::string(s.pointer_depth, '*') + ")";
+    std::string path;
+    for (const auto &f : s.fields)
+      path += (path.empty() ? " " : ".") + f;
+    return std::string(s.fields.empty() ? "(sizeof " : "(offsetof ") + s.type_name +
+           std::string(s.pointer_depth, '*') + path + ")";
   }
   case ExprKind::Block: {
     const auto &b = e.as<BlockExpr>();

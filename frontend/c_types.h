@@ -3,7 +3,9 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "frontend/types.h"
 
@@ -12,11 +14,28 @@ namespace gpubt::frontend {
 struct CTypes {
   std::map<std::string, Type> types;        // "struct Foo", "union U", typedef names
   std::map<std::string, int64_t> constants; // enum constants and `#define NAME <integer>`
+  // Named enums ("enum Foo"): each value's name, and which enum defines a constant.
+  std::map<std::string, std::map<int64_t, std::string>> enums;
+  std::map<std::string, std::string> constant_enums;
 
   // A C type by name ("struct Foo", a typedef); null if the definitions have none.
   const Type *find(const std::string &name) const {
     auto it = types.find(name);
     return it == types.end() ? nullptr : &it->second;
+  }
+  // offsetof(T, a.b): the byte offset of the field PATH in the record T; none where a step is
+  // not a field of a record.
+  std::optional<uint64_t> offset_of(const Type &t, const std::vector<std::string> &path) const {
+    Type rec = complete(t);
+    uint64_t offset = 0;
+    for (const auto &field : path) {
+      int i = rec.kind == TypeKind::Record ? field_index(rec, field) : -1;
+      if (i < 0)
+        return std::nullopt;
+      offset += rec.offsets[size_t(i)];
+      rec = complete(rec.elems[size_t(i)]);
+    }
+    return offset;
   }
   // A record behind a pointer may be a stub (see Type::is_record_stub): its definition.
   Type complete(const Type &t) const {

@@ -50,6 +50,9 @@ struct Type {
   int64_t lhist_min = 0, lhist_max = 0, lhist_step = 0; // Lhist
   // Integer: bpftrace's bool, a uint8 that is 0 or 1 and prints as false/true.
   bool is_bool = false;
+  // Pointer: into the BPF program's own memory (`&$x`), read as kernel memory in every probe.
+  // Not part of ==: a variable may hold either kind of pointer.
+  bool to_program_memory = false;
 
   static Type none() { return {}; }
   static Type integer(uint32_t size = 8, bool is_signed = true);

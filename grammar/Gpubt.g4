@@ -293,7 +293,8 @@ primary
   | STRING                                                     # stringLit
   | (map | var) post=(INCREMENT | DECREMENT)?                  # lvalueExpr
   | pre=(INCREMENT | DECREMENT) (map | var | IDENT)            # preIncDec
-  | IDENT LPAREN typeName RPAREN                                # typeArgExpr
+  | BAND VAR                                                   # addressOf
+  | IDENT LPAREN typeName (COMMA fields+=IDENT (DOT fields+=IDENT)*)? RPAREN # typeArgExpr
   | IDENT (call=LPAREN (expr (COMMA expr)*)? RPAREN | post=(INCREMENT | DECREMENT))? # identExpr
   | (PARAM | PARAMCOUNT)                                       # paramExpr
   | LPAREN elems+=expr (COMMA elems+=expr)* RPAREN (LBRACKET index+=expr RBRACKET)* # parenExpr

@@ -80,10 +80,11 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
      bit(Provider::Uprobe) | bit(Provider::Uretprobe) | kKernelFn | kGpu,
      "The func builtin can not be used with '{probe}' probes"},
     {"probe", BuiltinId::Probe, TypeKind::Probe, 8, false, kAll, "", kLaunch},
-    // kUstackFrames (32) return addresses, innermost first.
+    // kUstackFrames (32) return addresses, innermost first. begin and end have none: an
+    // empty stack, as bpftrace head prints (0.17 refused them).
     {"ustack", BuiltinId::Ustack, TypeKind::UStack, 8 * 32, false,
      bit(Provider::Uprobe) | bit(Provider::Uretprobe) | bit(Provider::Usdt) |
-         bit(Provider::Tracepoint),
+         bit(Provider::Tracepoint) | bit(Provider::Begin) | bit(Provider::End),
      "The ustack builtin can not be used with '{probe}' probes"},
     // Python frames of the thread's CPython interpreter (runtime/abi/python_stack.h).
     {"pystack", BuiltinId::Pystack, TypeKind::PyStack, abi::pystack_size(abi::kPyStackFrames),
@@ -95,7 +96,8 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     {"kstack", BuiltinId::Kstack, TypeKind::KStack, 8 * 32, false,
      kKernelFn | bit(Provider::Tracepoint) | bit(Provider::Profile) | bit(Provider::Uprobe) |
          bit(Provider::Uretprobe) | bit(Provider::Usdt) | bit(Provider::Software) |
-         bit(Provider::Hardware) | bit(Provider::Interval),
+         bit(Provider::Hardware) | bit(Provider::Interval) | bit(Provider::Begin) |
+         bit(Provider::End),
      "The kstack builtin can not be used with '{probe}' probes"},
     {"args", BuiltinId::Args, TypeKind::None, 0, false,
      bit(Provider::Tracepoint) | bit(Provider::Uprobe) | kGpu,

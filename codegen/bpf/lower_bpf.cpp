@@ -183,25 +183,29 @@ uint32_t lower_hidden_probe(llvm::Module &mod, const abi::ProbeSpec &ps, const S
 }
 
 // The name tables of every enum a map or printf value prints by name.
-void collect_enums(const abi::ValueType &t, abi::ProgramSpec &spec) {
-  if (t.kind == abi::ValueType::Enum && !spec.enums.count(t.enum_name))
+// (A GPU API's enum from the stdlib catalog, else one the script's C definitions name.)
+void collect_enums(const abi::ValueType &t, const CTypes &c_types, abi::ProgramSpec &spec) {
+  if (t.kind == abi::ValueType::Enum && !spec.enums.count(t.enum_name)) {
     if (const stdlib::EnumTable *table = stdlib::find_enum(t.enum_name))
       spec.enums[t.enum_name] = *table;
+    else if (auto it = c_types.enums.find(t.enum_name); it != c_types.enums.end())
+      spec.enums[t.enum_name] = it->second;
+  }
   for (const auto &e : t.elems)
-    collect_enums(e, spec);
+    collect_enums(e, c_types, spec);
 }
 
-void add_enum_tables(abi::ProgramSpec &spec) {
+void add_enum_tables(const CTypes &c_types, abi::ProgramSpec &spec) {
   for (const auto &m : spec.maps) {
-    collect_enums(m.key, spec);
-    collect_enums(m.value, spec);
+    collect_enums(m.key, c_types, spec);
+    collect_enums(m.value, c_types, spec);
   }
   for (const auto &f : spec.formats)
     for (const auto &a : f.args)
-      collect_enums(a.type, spec);
+      collect_enums(a.type, c_types, spec);
   for (const auto &s : spec.spans)
     for (const auto &a : s.args)
-      collect_enums(a.type, spec);
+      collect_enums(a.type, c_types, spec);
 }
 
 } // namespace
@@ -303,7 +307,7 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
                                        [&](LowerCtx &c) { h.lower(c, h.slot); });
     scratch_size = std::max(scratch_size, used);
   }
-  add_enum_tables(spec);
+  add_enum_tables(sema.c_types, spec);
   if (scratch_size > kMaxScratch)
     return make_error("the program needs " + std::to_string(scratch_size) +
                       " bytes of temporaries per CPU, more than the " +

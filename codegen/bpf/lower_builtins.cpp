@@ -83,6 +83,18 @@ Val comm(LowerCtx &c, uint32_t size) {
   return {buf, 8};
 }
 
+// kstack or ustack (FLAGS): SIZE bytes of return addresses by frame-pointer unwinding in the
+// kernel (>= 6.13 includes the caller at a function's entry too). begin and end, run from gpubt
+// itself, have no stack to take: an empty one, as bpftrace head prints.
+Val stack(LowerCtx &c, uint32_t size, uint64_t flags) {
+  llvm::Value *buf = scratch_slot(c, size);
+  zero_bytes(c, buf, 8, size);
+  if (c.ap && c.ap->provider != frontend::Provider::Begin &&
+      c.ap->provider != frontend::Provider::End)
+    call_helper(c, BPF_FUNC_get_stack, {c.regs, buf, c.b.getInt32(size), c.b.getInt64(flags)});
+  return {buf, 8};
+}
+
 using BuiltinFn = Val (*)(LowerCtx &, const BuiltinExpr &, int arg_index);
 
 const std::map<BuiltinId, BuiltinFn> &builtin_table() {
@@ -203,13 +215,7 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
        [](LowerCtx &c, const BuiltinExpr &e, int) -> Val {
          if (e.type.kind == frontend::TypeKind::UstackPy)
            return lower_ustack_py(c, e.type);
-         // Frame-pointer unwinding by the kernel; kernels >= 6.13 include the caller at a
-         // function's entry too.
-         llvm::Value *buf = scratch_slot(c, e.type.size);
-         zero_bytes(c, buf, 8, e.type.size);
-         call_helper(c, BPF_FUNC_get_stack,
-                     {c.regs, buf, c.b.getInt32(e.type.size), c.b.getInt64(BPF_F_USER_STACK)});
-         return {buf, 8};
+         return stack(c, e.type.size, BPF_F_USER_STACK);
        }},
       {BuiltinId::Pystack,
        [](LowerCtx &c, const BuiltinExpr &e, int) -> Val {
@@ -217,11 +223,7 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
        }},
       {BuiltinId::Kstack,
        [](LowerCtx &c, const BuiltinExpr &e, int) -> Val {
-         llvm::Value *buf = scratch_slot(c, e.type.size);
-         zero_bytes(c, buf, 8, e.type.size);
-         call_helper(c, BPF_FUNC_get_stack,
-                     {c.regs, buf, c.b.getInt32(e.type.size), c.b.getInt64(0)});
-         return {buf, 8};
+         return stack(c, e.type.size, 0);
        }},
       {BuiltinId::Probe,
        [](LowerCtx &c, const BuiltinExpr &, int) -> Val {

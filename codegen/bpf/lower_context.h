@@ -2,6 +2,8 @@
 // (codegen/common/lowering.h): values in the per-CPU scratch area where large temporaries live
 // (the BPF stack is only 512 bytes), maps, builtins and calls.
 #pragma once
+#include <functional>
+#include <map>
 #include <string>
 
 #include "codegen/bpf/lower_bpf.h"
@@ -45,11 +47,24 @@ protected: // lower_expr.cpp
   Val builtin_value(const frontend::BuiltinExpr &e) override;
   Val call_value(const frontend::CallExpr &e) override;
   Val deref_value(const frontend::UnaryExpr &e) override;
+  Val address_of(const frontend::UnaryExpr &e) override;
   Val index_value(const frontend::IndexExpr &e) override;
   Val field_value(const frontend::FieldExpr &e) override; // args.NAME, records, through pointers
   std::optional<Val> memory_compare(const frontend::BinaryExpr &e, Val l, Val r) override;
   std::string operator_error(const frontend::BinaryExpr &e) override;
-  void lower_while(const frontend::WhileStmt &s) override; // lower_for_map.cpp: for over a map
+  // lower_for_map.cpp: for over a map, and over a range, in callbacks of a helper
+  void lower_while(const frontend::WhileStmt &s) override;
+
+private:
+  struct LoopContext {
+    llvm::AllocaInst *array = nullptr;
+    llvm::Value *returned = nullptr;
+  };
+  std::map<llvm::Function *, LoopContext> loop_contexts_; // callback_loop's, per function
+  void callback_loop(const frontend::BlockStmt &body, const std::vector<std::string> &loop_vars,
+                     llvm::FunctionType *cb_ty, unsigned ctx_arg,
+                     const std::function<void(llvm::Function *)> &fill,
+                     const std::function<void(llvm::Function *, llvm::Value *)> &call);
 };
 
 } // namespace gpubt::codegen::bpf

@@ -84,6 +84,12 @@ Val LowerCtx::call_value(const CallExpr &e) { return lower_call(*this, e, nullpt
 
 Val LowerCtx::deref_value(const UnaryExpr &e) { return lower_deref(*this, e); }
 
+// &$x: the address of the variable's slot, an integer as every pointer is here.
+Val LowerCtx::address_of(const UnaryExpr &e) {
+  const Expr &v = *e.operand;
+  return {b.CreatePtrToInt(variable(v.as<VariableExpr>().key(), v.type).ptr, b.getInt64Ty())};
+}
+
 Val LowerCtx::index_value(const IndexExpr &e) { return lower_index(*this, e); }
 
 Val LowerCtx::field_value(const FieldExpr &e) {

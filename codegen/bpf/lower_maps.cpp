@@ -100,10 +100,15 @@ Val read_map(LowerCtx &c, const frontend::MapExpr &m) {
     c.b.SetInsertPoint(br.done);
     return {out, 8};
   }
+  // count(), sum(), min(), max() and avg() read over every CPU, as bpftrace's head reads them
+  // (0.17 read this CPU's part, and avg()'s sum).
+  if (vt.kind == TypeKind::Count || vt.kind == TypeKind::Sum || vt.kind == TypeKind::Min ||
+      vt.kind == TypeKind::Max || vt.kind == TypeKind::Avg)
+    return {percpu_aggregate_value(c, t.index, vt, key, c.opts->num_cpus)};
   llvm::Value *p = lookup(c, t.index, key);
   check_lookup_result(c, "map_lookup_elem", p);
   Branch br = branch_on_null(c, p);
-  // Aggregations read as their first word (count, sum, min/max value, avg sum).
+  // Other aggregations read as their first word.
   Type scalar = vt.is_aggregate() ? Type::integer(8, vt.is_signed) : vt;
   llvm::Value *loaded = load_value(c, p, 8, scalar).v;
   llvm::BasicBlock *hit_end = c.b.GetInsertBlock();

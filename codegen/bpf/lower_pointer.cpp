@@ -37,7 +37,10 @@ bool from_curtask(const Expr &e) {
 
 // Elsewhere bpftrace 0.17 calls bpf_probe_read, which on x86-64 reads user or kernel memory by
 // the address (and says -EFAULT, not probe_read_kernel's -ERANGE, for a NULL pointer: -k shows it).
+// A pointer into the program's own memory (&$x) is the kernel's.
 int read_helper(const LowerCtx &c, const Expr *pointer) {
+  if (pointer && pointer->type.to_program_memory)
+    return BPF_FUNC_probe_read_kernel;
   bool user = (c.ap->provider == Provider::Uprobe || c.ap->provider == Provider::Uretprobe ||
                c.ap->provider == Provider::Usdt) &&
               !(pointer && from_curtask(*pointer));

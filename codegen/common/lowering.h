@@ -88,6 +88,7 @@ protected:
 
   // What a back end may lower its own way, or refuse.
   virtual Value deref_value(const frontend::UnaryExpr &e) = 0;
+  virtual Value address_of(const frontend::UnaryExpr &e) = 0; // &$x
   virtual Value index_value(const frontend::IndexExpr &e) = 0;
   virtual Value field_value(const frontend::FieldExpr &e) = 0; // all but a tuple's fields
   // == and != on memory values; nullopt for integers.

@@ -114,6 +114,8 @@ Value Lowering::lower_unary(const UnaryExpr &e) {
     return {normalize_int(b, b.CreateNot(lower_expr(*e.operand).v), e.type)};
   case UnaryOp::Deref:
     return deref_value(e);
+  case UnaryOp::AddressOf:
+    return address_of(e);
   default:
     return lower_incdec(e);
   }

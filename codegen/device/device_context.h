@@ -49,6 +49,7 @@ protected: // device_expr.cpp; values live in local memory (local_buffer)
   DVal call_value(const frontend::CallExpr &e) override;
   // Not in gpu probes: *p, a[i], fields but a tuple's, operators on strings, while loops.
   DVal deref_value(const frontend::UnaryExpr &e) override;
+  DVal address_of(const frontend::UnaryExpr &e) override;
   DVal index_value(const frontend::IndexExpr &e) override;
   DVal field_value(const frontend::FieldExpr &e) override;
   std::optional<DVal> memory_compare(const frontend::BinaryExpr &e, DVal l, DVal r) override;

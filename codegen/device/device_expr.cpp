@@ -187,6 +187,11 @@ DVal DevCtx::deref_value(const UnaryExpr &) {
   return {b.getInt64(0)};
 }
 
+DVal DevCtx::address_of(const UnaryExpr &) {
+  set_error("codegen: the & operator is not supported in gpu probes");
+  return {b.getInt64(0)};
+}
+
 DVal DevCtx::index_value(const IndexExpr &) {
   set_error("codegen: the [] operator is not supported in gpu probes");
   return {b.getInt64(0)};

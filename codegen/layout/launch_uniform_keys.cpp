@@ -31,7 +31,7 @@ bool uniform(const Expr &e) {
     return uniform(*e.as<BinaryExpr>().lhs) && uniform(*e.as<BinaryExpr>().rhs);
   case ExprKind::Unary: {
     const auto &u = e.as<UnaryExpr>();
-    return u.op != UnaryOp::Deref && !is_step(u.op) && uniform(*u.operand);
+    return u.op != UnaryOp::Deref && u.op != UnaryOp::AddressOf && !is_step(u.op) && uniform(*u.operand);
   }
   case ExprKind::Ternary: {
     const auto &t = e.as<TernaryExpr>();

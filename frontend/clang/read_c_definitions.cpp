@@ -231,6 +231,36 @@ void read_macro(CXCursor c, Visit &v) {
   clang_disposeTokens(v.tu, tokens, n);
 }
 
+// A named enum: its type ("enum Foo", printed by name as printf's %s does) and its constants'
+// names, so that `ONE` and `(enum Foo)1` print as ONE (bpftrace head).
+void read_enum(CXCursor c, Visit &v) {
+  CXType t = clang_getCursorType(c);
+  std::string name = str(clang_getTypeSpelling(t));
+  if (name.find("(unnamed") != std::string::npos || name.find("(anonymous") != std::string::npos)
+    return;
+  Type e = v.reader->read(t);
+  e.kind = TypeKind::Enum;
+  e.enum_name = name;
+  v.out->types[name] = e;
+  struct Ctx {
+    CTypes *out;
+    const std::string *name;
+  } ctx{v.out, &name};
+  clang_visitChildren(
+      c,
+      [](CXCursor k, CXCursor, CXClientData d) {
+        auto &x = *static_cast<Ctx *>(d);
+        if (clang_getCursorKind(k) == CXCursor_EnumConstantDecl) {
+          std::string constant = str(clang_getCursorSpelling(k));
+          int64_t value = clang_getEnumConstantDeclValue(k);
+          x.out->enums[*x.name].emplace(value, constant); // the first name of a value wins
+          x.out->constant_enums[constant] = *x.name;
+        }
+        return CXChildVisit_Continue;
+      },
+      &ctx);
+}
+
 CXChildVisitResult visit(CXCursor c, CXCursor, CXClientData data) {
   auto &v = *static_cast<Visit *>(data);
   switch (clang_getCursorKind(c)) {
@@ -250,6 +280,8 @@ CXChildVisitResult visit(CXCursor c, CXCursor, CXClientData data) {
     }
     return CXChildVisit_Recurse; // nested definitions are visible by name, as in C
   case CXCursor_EnumDecl:
+    if (clang_isCursorDefinition(c))
+      read_enum(c, v);
     return CXChildVisit_Recurse;
   case CXCursor_EnumConstantDecl:
     v.out->constants[str(clang_getCursorSpelling(c))] = clang_getEnumConstantDeclValue(c);

@@ -298,6 +298,7 @@ private:
     auto loop = std::make_unique<WhileStmt>();
     loop->span = at;
     loop->is_for = true;
+    loop->is_range = true;
     auto cond = make<BinaryExpr>(span(head));
     cond->op = BinaryOp::Lt;
     cond->lhs = loop_var();
@@ -462,6 +463,7 @@ private:
           auto e = integer(lit);
           auto &i = e->as<IntegerExpr>();
           i.value = int64_t(~uint64_t(i.value) + 1);
+          i.is_unsigned = false;
           i.span = span(c);
           return e;
         }
@@ -474,9 +476,10 @@ private:
   ExprPtr integer(P::IntLitContext *c) {
     auto e = make<IntegerExpr>(span(c));
     IntLiteral lit = decode_int(text(c->INT()));
-    if (lit.value)
+    if (lit.value) {
       e->value = *lit.value;
-    else
+      e->is_unsigned = *lit.value < 0; // a literal is never negative: it was above INT64_MAX
+    } else
       diags_.error(e->span, lit.error);
     return e;
   }
@@ -527,6 +530,14 @@ private:
         return e;
       }
       e->operand = c->map() ? ExprPtr(map(c->map())) : ExprPtr(var(c->var()));
+      return e;
+    }
+    if (auto *c = dynamic_cast<P::AddressOfContext *>(ctx)) {
+      auto e = make<UnaryExpr>(span(c));
+      e->op = UnaryOp::AddressOf;
+      auto v = make<VariableExpr>(span(c->VAR()));
+      v->name = expansions_.variable(text(c->VAR()));
+      e->operand = std::move(v);
       return e;
     }
     if (auto *c = dynamic_cast<P::IdentExprContext *>(ctx))
@@ -613,7 +624,27 @@ private:
           want_var ? arg->as<VariableExpr>().name : arg->as<MapExpr>().name;
     }
     auto inner = expansions_.enter(std::move(frame));
-    return block_expr(def->block()->stmts(), at);
+    ExprPtr body = block_expr(def->block()->stmts(), at);
+    // `macro fmt() { "hi\n" }`: a literal alone is the literal, where one must be written
+    // (printf's format, as bpftrace head takes it).
+    auto &b = body->as<BlockExpr>();
+    if (b.block->stmts.empty() && b.value &&
+        (b.value->kind == ExprKind::String || b.value->kind == ExprKind::Integer))
+      return std::move(b.value);
+    return body;
+  }
+
+  // A macro NAME takes the call when its arity fits; a builtin's or function's name called
+  // with another arity is the builtin (bpftrace head: user macros override the stdlib only
+  // with its signature).
+  P::MacroDefContext *macro_for(P::IdentExprContext *c, const std::string &name) const {
+    auto m = macros_.find(name);
+    if (m == macros_.end() || c->post)
+      return nullptr;
+    bool stdlib_name = stdlib::find_function(name) || stdlib::find_builtin(name).info;
+    if (stdlib_name && m->second->macroParam().size() != c->expr().size())
+      return nullptr;
+    return m->second;
   }
 
   // "uint8", "struct Foo", a typedef name: the type without its `*`s.
@@ -627,17 +658,27 @@ private:
 
   // sizeof(uint16), sizeof(int8 *): a literal; sizeof(struct Foo) once clang has read it.
   // No other function takes a type.
+  // offsetof(struct Foo, bar.x): the field's offset once clang has read the type.
   ExprPtr type_arg(P::TypeArgExprContext *c) {
-    std::string name = text(c->IDENT());
+    std::string name = text(c->getStart());
     auto *t = c->typeName();
-    if (name != "sizeof") {
+    bool offsetof = name == "offsetof";
+    if (name != "sizeof" && !offsetof) {
       diags_.error(span(t), name + "() does not take a type");
       return make<IntegerExpr>(span(c));
     }
-    if (!t->INT_TYPE()) {
+    if (offsetof == c->fields.empty()) {
+      diags_.error(span(c), offsetof ? "offsetof() takes a struct type and a field: "
+                                       "offsetof(struct Foo, x)"
+                                     : "sizeof() takes one type");
+      return make<IntegerExpr>(span(c));
+    }
+    if (!t->INT_TYPE() || offsetof) {
       auto e = make<SizeofTypeExpr>(span(c));
       e->type_name = type_name(t);
       e->pointer_depth = static_cast<int>(t->MUL().size());
+      for (auto *f : c->fields)
+        e->fields.push_back(text(f));
       return e;
     }
     auto e = make<IntegerExpr>(span(c));
@@ -762,8 +803,8 @@ private:
         auto inner = expansions_.enter_caller(*arg);
         return expr(arg->expr);
       }
-    if (auto m = macros_.find(name); m != macros_.end() && !c->post)
-      return expand_macro(c, m->second);
+    if (auto *def = macro_for(c, name))
+      return expand_macro(c, def);
     // Since bpftrace 0.23 a builtin is also `__builtin_NAME` and a call without arguments.
     if (name.rfind("__builtin_", 0) == 0 && stdlib::find_builtin(name.substr(10)).info)
       name = name.substr(10);

@@ -372,10 +372,17 @@ private:
     case ExprKind::Index:
       index(e.as<IndexExpr>());
       break;
-    case ExprKind::SizeofType:
+    case ExprKind::SizeofType: {
+      const auto &s = e.as<SizeofTypeExpr>();
       if (!final_ && e.type.is_none())
-        error(e.span, "Unknown struct/union: '" + e.as<SizeofTypeExpr>().type_name + "'");
+        error(e.span, "Unknown struct/union: '" + s.type_name + "'");
+      else if (!final_ && !s.fields.empty() &&
+               !(options_.c_types && options_.c_types->offset_of(
+                                         named_type(s.type_name, 0, options_.c_types), s.fields)))
+        error(e.span, "Struct/union of type '" + s.type_name +
+                          "' does not contain a field named '" + field_path(s.fields) + "'");
       break;
+    }
     case ExprKind::Tuple:
       for (const auto &el : e.as<TupleExpr>().elems)
         expr(*el, Use::Value);
@@ -419,6 +426,13 @@ private:
       return false;
     }
     return true;
+  }
+
+  static std::string field_path(const std::vector<std::string> &fields) {
+    std::string out;
+    for (const auto &f : fields)
+      out += (out.empty() ? "" : ".") + f;
+    return out;
   }
 
   // What a bare name in a script can be: builtins, the API catalogs' enum constants and the
@@ -632,6 +646,8 @@ private:
       expr(*u.operand, Use::Value);
     if (!final_)
       return;
+    if (u.op == UnaryOp::AddressOf) // a device thread's variables have no address to read back
+      return refuse_in_gpu_probes(u.span, "variable addresses (&$x)");
     const Type &t = u.operand->type;
     if (t.is_none() || t.is_integer_like())
       return;

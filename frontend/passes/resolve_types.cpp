@@ -270,7 +270,8 @@ private:
   void expr(Expr &e) {
     switch (e.kind) {
     case ExprKind::Integer:
-      e.type = e.as<IntegerExpr>().is_bool ? Type::boolean() : Type::integer();
+      e.type = e.as<IntegerExpr>().is_bool ? Type::boolean()
+               : Type::integer(8, !e.as<IntegerExpr>().is_unsigned);
       break;
     case ExprKind::String:
       e.type = Type::string(e.as<StringExpr>().value.size() + 1);
@@ -295,7 +296,7 @@ private:
       if (!use.info)
         e.type = enum_constant_type(b.name);
       if (!use.info && info_.c_types.constants.count(b.name))
-        e.type = Type::integer();
+        e.type = script_constant_type(b.name);
       else if (const Type *t = use.info ? nullptr : info_.c_types.find(b.name))
         e.type = *t; // a typedef name, as sizeof(name) takes it (check_types allows no other use)
       // curtask points at the kernel's task_struct (BTF's, or the script's own definition).
@@ -359,6 +360,8 @@ private:
       e.type = named_type(c.type_name, c.pointer_depth, options_.c_types);
       if (e.type.kind == TypeKind::Record || e.type.kind == TypeKind::Array)
         e.type = Type::none(); // only pointers to records: check_types says so
+      if (e.type.kind == TypeKind::Pointer) // (int8 *)&$x still points into the program
+        e.type.to_program_memory = c.operand->type.to_program_memory;
       break;
     }
     case ExprKind::SizeofType: {
@@ -366,6 +369,8 @@ private:
       Type t = named_type(s.type_name, s.pointer_depth, options_.c_types);
       e.type = t.is_none() ? Type::none() : Type::integer(8, false);
       s.size = t.size;
+      if (!s.fields.empty() && options_.c_types) // offsetof: check_types names a bad path
+        s.size = options_.c_types->offset_of(t, s.fields).value_or(0);
       break;
     }
     case ExprKind::Index:
@@ -412,6 +417,10 @@ private:
     else if (u.op == UnaryOp::Deref) // *p: p's pointee; *n on an integer reads a uint64
       u.type = u.operand->type.kind == TypeKind::Pointer ? pointee(u.operand->type)
                                                          : Type::integer(8, false);
+    else if (u.op == UnaryOp::AddressOf) {
+      u.type = u.operand->type.is_none() ? Type::none() : Type::pointer(u.operand->type);
+      u.type.to_program_memory = true;
+    }
     else
       u.type = Type::integer(8, u.operand->type.is_none() || u.operand->type.is_signed);
   }
@@ -596,6 +605,17 @@ private:
       if (auto t = options_.field_type(probe_->attach_points[0], f.field))
         f.type = *t;
     }
+  }
+
+  // A constant of the script's C definitions: an int64, of its enum's type if a named enum
+  // defines it (8 bytes still, as sizeof(BTF_VAR_STATIC) is in bpftrace).
+  Type script_constant_type(const std::string &name) const {
+    Type t = Type::integer();
+    if (auto it = info_.c_types.constant_enums.find(name); it != info_.c_types.constant_enums.end()) {
+      t.kind = TypeKind::Enum;
+      t.enum_name = it->second;
+    }
+    return t;
   }
 
   // A GPU API enum constant's value, else one of the script's C definitions'.

@@ -21,10 +21,17 @@ enum class OutputFormat { Text, Json, JsonKeys };
 // it, so the -c program's stdout is sent elsewhere when it goes to stdout.
 bool is_machine_readable(OutputFormat format);
 
+// Whose text layout: bpftrace 0.17's byte for byte (the default), or bpftrace head's, where
+// its newer releases changed it: "Attached N probes" on stderr, a histogram's "@:" header
+// without a space, stats as `{ .count = 3, .average = 2, .total = 6 }` (GPUBT_OUTPUT_STYLE).
+enum class OutputStyle { Bpftrace017, BpftraceHead };
+
 struct OutputOptions {
   // Text output shows control characters in the traced program's strings as escapes
   // ("\x1b"); raw writes them as they are (--raw-strings).
   bool raw_strings = false;
+  OutputStyle style = OutputStyle::Bpftrace017;
+  std::ostream *err = nullptr; // bpftrace head's diagnostics (null: with the output)
 };
 
 // A printf() result: the script's own text, and pieces that came from the traced program
@@ -103,6 +110,7 @@ public:
   virtual void dropped_gpu_updates(uint64_t) {}
   virtual void attached_processes(uint64_t) {}
   virtual void flush() = 0;
+  virtual OutputStyle style() const { return OutputStyle::Bpftrace017; }
   // The timeline's events; formats that lay out no time ignore them. origin() comes just
   // before the printf() it places.
   virtual void origin(const EventOrigin &) {}

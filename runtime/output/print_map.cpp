@@ -95,15 +95,28 @@ MapView make_map_view(const abi::ProgramSpec &spec, int map_index, const MapData
   size_t top = options.top;
   size_t skip = top && rows.size() > top && map.agg != AggKind::Stats ? rows.size() - top : 0;
   for (size_t i = skip; i < rows.size(); i++)
-    view.rows.push_back({make_key(map.key, rows[i].key.data(), spec, symbolize), d.value(rows[i])});
-  // bpftrace 0.17 prints an emptied (clear(), delete()) count() map without keys as 0.
-  if (view.rows.empty() && !view.keyed && map.agg == AggKind::Count)
+    view.rows.push_back({make_key(map.key, rows[i].key.data(), spec, symbolize,
+                                  options.uint64_keys_signed),
+                         d.value(rows[i])});
+  if (!view.rows.empty() || view.keyed)
+    return view;
+  if (options.empty == PrintOptions::EmptyScalar::CountAsZero && map.agg == AggKind::Count)
     view.rows.push_back({{}, Value::number("0")});
+  if (options.empty == PrintOptions::EmptyScalar::ZeroValue) {
+    MapRow zero;
+    zero.value.assign(map.value.size, 0);
+    view.rows.push_back({{}, d.value(zero)});
+  }
   return view;
 }
 
 void print_map(Output &out, const abi::ProgramSpec &spec, int map_index, const MapData &data,
                const Symbolizer &symbolize, PrintOptions options) {
+  if (out.style() == OutputStyle::BpftraceHead) {
+    options.empty = options.at_exit ? PrintOptions::EmptyScalar::Nothing
+                                    : PrintOptions::EmptyScalar::ZeroValue;
+    options.uint64_keys_signed = false;
+  }
   out.map(make_map_view(spec, map_index, data, symbolize, options));
 }
 
@@ -117,8 +130,10 @@ void print_all_maps(Output &out, const abi::ProgramSpec &spec, const std::vector
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return spec.maps[a].name < spec.maps[b].name; });
   static const MapData empty;
+  PrintOptions options;
+  options.at_exit = true;
   for (int i : order)
-    print_map(out, spec, i, size_t(i) < maps.size() ? maps[i] : empty, symbolize);
+    print_map(out, spec, i, size_t(i) < maps.size() ? maps[i] : empty, symbolize, options);
 }
 
 } // namespace gpubt::runtime

@@ -14,6 +14,12 @@ namespace gpubt::runtime {
 struct PrintOptions {
   uint32_t top = 0;
   uint32_t div = 1;
+  // A map without keys that holds nothing (never set, or emptied by clear() or delete()):
+  // bpftrace 0.17 prints an emptied count() as 0; bpftrace head prints the value type's zero
+  // for print(@m) and nothing at exit. print_map() picks by the output's style.
+  enum class EmptyScalar { CountAsZero, ZeroValue, Nothing } empty = EmptyScalar::CountAsZero;
+  bool at_exit = false; // print_all_maps()
+  bool uint64_keys_signed = true; // bpftrace 0.17 prints a uint64 key as signed, head does not
 };
 
 MapView make_map_view(const abi::ProgramSpec &spec, int map_index, const MapData &data,

@@ -22,6 +22,7 @@ public:
   void attached_probes(uint64_t n) override { a_->attached_probes(n), b_->attached_probes(n); }
   void lost_events(uint64_t n) override { a_->lost_events(n), b_->lost_events(n); }
   void flush() override { a_->flush(), b_->flush(); }
+  OutputStyle style() const override { return a_->style(); } // the first one, the user's
   void origin(const EventOrigin &o) override { a_->origin(o), b_->origin(o); }
   void span_edge(const SpanEdge &e) override { a_->span_edge(e), b_->span_edge(e); }
   void gpu_launch(const GpuLaunch &l) override { a_->gpu_launch(l), b_->gpu_launch(l); }

@@ -1,5 +1,6 @@
 // bpftrace 0.17's TextOutput: message(), value(), map(), map_hist() and map_stats() laid out
-// byte for byte, but with control characters in the traced program's strings escaped.
+// byte for byte, but with control characters in the traced program's strings escaped; or, in
+// OutputStyle::BpftraceHead, where bpftrace's head lays them out otherwise.
 #include "runtime/output/text_output.h"
 
 #include <cstring>
@@ -15,7 +16,9 @@ namespace {
 class TextOutput : public Output {
 public:
   TextOutput(std::ostream &out, const OutputOptions &options)
-      : out_(out), escape_(options.raw_strings ? nullptr : escape_control) {}
+      : out_(out), err_(options.err ? *options.err : out),
+        head_(options.style == OutputStyle::BpftraceHead),
+        escape_(options.raw_strings ? nullptr : escape_control) {}
 
   void printf(const Message &message) override {
     for (const Message::Piece &p : message.pieces)
@@ -34,7 +37,10 @@ public:
 
   void exit_maps_begin() override { out_ << "\n\n"; }
   void attached_probes(uint64_t count) override {
-    out_ << "Attaching " << count << (count == 1 ? " probe...\n" : " probes...\n");
+    if (head_)
+      err_ << "Attached " << count << (count == 1 ? " probe\n" : " probes\n");
+    else
+      out_ << "Attaching " << count << (count == 1 ? " probe...\n" : " probes...\n");
   }
   void lost_events(uint64_t count) override { out_ << "Lost " << count << " events\n"; }
   // bpftrace's words: the error's text and number, or the bare 0 of a lookup that missed.
@@ -46,6 +52,9 @@ public:
       out_ << retcode << "\n";
   }
   void flush() override { out_.flush(); }
+  OutputStyle style() const override {
+    return head_ ? OutputStyle::BpftraceHead : OutputStyle::Bpftrace017;
+  }
 
 private:
   std::string element(const MapView &map, const MapView::Row &row) const {
@@ -56,12 +65,17 @@ private:
         out += (i ? ", " : "") + value_text(row.key[i], escape_, true);
       out += "]";
     }
-    return out + ": " + (map.kind == MapView::Kind::Hist ? "\n" : "") + map_value(row.value);
+    if (map.kind == MapView::Kind::Hist)
+      return out + (head_ ? ":\n" : ": \n") + map_value(row.value);
+    return out + ": " + map_value(row.value);
   }
 
   std::string map_value(const Value &v) const {
     switch (v.kind) {
     case Value::Kind::Stats:
+      if (head_)
+        return "{ .count = " + std::to_string(v.count) + ", .average = " +
+               std::to_string(v.average) + ", .total = " + std::to_string(v.total) + " }";
       return "count " + std::to_string(v.count) + ", average " + std::to_string(v.average) +
              ", total " + std::to_string(v.total);
     case Value::Kind::Hist:
@@ -82,7 +96,8 @@ private:
     return out.str();
   }
 
-  std::ostream &out_;
+  std::ostream &out_, &err_;
+  bool head_; // OutputStyle::BpftraceHead
   std::string (*escape_)(std::string_view); // the traced program's strings; null: raw
 };
 

@@ -211,9 +211,9 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
 }
 
 std::vector<Value> make_key(const ValueType &key, const uint8_t *data, const abi::ProgramSpec &spec,
-                            const Symbolizer &symbolize) {
+                            const Symbolizer &symbolize, bool uint64_as_signed) {
   auto arg = [&](const ValueType &t, const uint8_t *d) {
-    if (t.kind == ValueType::UInt && t.size == 8) {
+    if (t.kind == ValueType::UInt && t.size == 8 && uint64_as_signed) {
       ValueType as_signed = t;
       as_signed.kind = ValueType::Int;
       return make_value(as_signed, d, spec, symbolize);

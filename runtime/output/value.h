@@ -56,9 +56,11 @@ Value make_value(const abi::ValueType &type, const uint8_t *data, const abi::Pro
                  const Symbolizer &symbolize);
 
 // A map key, one Value per key argument (none for a scalar map). bpftrace 0.17 prints every
-// 8-byte integer key as signed: @x[(uint64)-1] is "@x[-1]".
+// 8-byte integer key as signed: @x[(uint64)-1] is "@x[-1]"; its head, UINT64_AS_SIGNED false,
+// as its type says.
 std::vector<Value> make_key(const abi::ValueType &key, const uint8_t *data,
-                            const abi::ProgramSpec &spec, const Symbolizer &symbolize);
+                            const abi::ProgramSpec &spec, const Symbolizer &symbolize,
+                            bool uint64_as_signed = true);
 
 // bpftrace's text rendering of a value, as printf("%s") and text output show it: tuples
 // "(1, abc)", records "{ .a = 1, .b = 2 }" (C structs in map keys, COMPACT: "{.a=1,.b=2}"), arrays

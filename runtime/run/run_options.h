@@ -19,6 +19,7 @@ struct RunOptions {
   bool quiet = false; // -q: no "Attaching N probes..."
   OutputFormat format = OutputFormat::Text;
   bool raw_strings = false;
+  OutputStyle output_style = OutputStyle::Bpftrace017; // GPUBT_OUTPUT_STYLE
   // -c's stdout goes to gpubt's stderr (stdout carries a machine-readable format).
   bool child_stdout_to_stderr = false;
   std::string metrics_address; // --metrics ADDR:PORT, empty: none

@@ -42,7 +42,7 @@ int Tracer::run() {
     target_exit_ = ProcessExitWatch::start(options_.pid);
   if (!listen_for_metrics())
     return ExitUserError;
-  output_ = make_output(options_.format, out_, {options_.raw_strings});
+  output_ = make_output(options_.format, out_, {options_.raw_strings, options_.output_style, &err_});
   if (!options_.timeline.path.empty()) { // put in place when the trace ends, however it ends
     TimelineOptions timeline_options = options_.timeline;
     timeline_options.report = options_.quiet ? nullptr : &err_;

@@ -156,6 +156,8 @@ def run_case(case, tool, env_path, timeout_scale, fmt):
             return "timeout", cmd, error
         env = {"PATH": env_path, "test": case["name"], NOTIFY: "1",
                "__BPFTRACE_NOTIFY_AOT_PORTABILITY_DISABLED": "1", "BPFTRACE_VERIFY_LLVM_IR": "1"}
+        if fmt == "head":  # gpubt's text as bpftrace's head lays it out (bpftrace ignores it)
+            env["GPUBT_OUTPUT_STYLE"] = "head"
         env.update(case["env"])
         p = subprocess.Popen(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              env=env, preexec_fn=os.setsid, text=True, errors="replace", bufsize=1)

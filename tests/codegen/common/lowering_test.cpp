@@ -79,6 +79,7 @@ struct TestLowering : Lowering {
     return {b.getInt64(0)};
   }
   Value deref_value(const frontend::UnaryExpr &) override { return refuse("*"); }
+  Value address_of(const frontend::UnaryExpr &) override { return refuse("&"); }
   Value index_value(const frontend::IndexExpr &) override { return refuse("[]"); }
   Value field_value(const frontend::FieldExpr &) override { return refuse("."); }
   std::optional<Value> memory_compare(const frontend::BinaryExpr &, Value, Value) override {
