@@ -47,7 +47,7 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     {"comm", BuiltinId::Comm, TypeKind::String, 16, false, kHost, kHostOnly, kLaunch},
     U64("elapsed", Elapsed, kHost, kHostOnly, kTime),
     U64("cgroup", Cgroup, kHost, kHostOnly),
-    U64("cpid", Cpid, kHost, kHostOnly),
+    U64("cpid", Cpid, kHost | kHang, kHostOnly),
     U64("rand", Rand, kHost, kHostOnly, kTime),
     U64("curtask", Curtask, kHost, kHostOnly), // the kernel's current task_struct address
     {"username", BuiltinId::Username, TypeKind::Username, 8, false, kHost, kHostOnly},
@@ -200,7 +200,7 @@ std::string builtin_misuse_message(const BuiltinInfo &info, std::string_view nam
   std::string msg(p == Provider::GpuHang
                       ? "{name} is not available in gpu:hang probes (they run in gpubt when a "
                         "launch has run too long: pid, kernel, nsecs, launch_start, gdim_*, "
-                        "bdim_*, probe and args.stream/device/seq/queued/exact are)"
+                        "bdim_*, probe, cpid and args.stream/device/seq/queued/exact are)"
                       : info.misuse);
   replace_all(msg, "{name}", name);
   replace_all(msg, "{probe}", provider_type_name(p));
