@@ -3,11 +3,14 @@
 #include "runtime/output/prometheus_output.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <optional>
 
 #include "runtime/output/escape.h"
 
@@ -50,9 +53,9 @@ std::string label_text(std::string_view s) {
 
 // A label value in the exposition format: that text with the format's own escapes for \, "
 // and newline (text format 0.0.4).
-std::string label_value(const Value &v) {
+std::string label_escape(const std::string &text) {
   std::string out;
-  for (char c : value_text(v, label_text)) {
+  for (char c : text) {
     if (c == '\\' || c == '"')
       out += {'\\', c};
     else if (c == '\n')
@@ -61,6 +64,14 @@ std::string label_value(const Value &v) {
       out += c;
   }
   return out;
+}
+
+std::string label_value(const Value &v) { return label_escape(value_text(v, label_text)); }
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", s);
+  return buf;
 }
 
 std::string key_labels(const std::vector<Value> &key) {
@@ -291,6 +302,7 @@ public:
   void lost_events(uint64_t count) override { lost_ += count; }
   void dropped_gpu_updates(uint64_t count) override { dropped_ += count; }
   void attached_processes(uint64_t count) override { processes_ = count; }
+  void running_kernels(const std::vector<RunningKernel> &kernels) override { running_ = kernels; }
 
   void flush() override {
     Writer w(body_);
@@ -305,6 +317,16 @@ public:
     w.family("gpubt_gpu_dropped_updates_total", "counter",
              "gpu map updates dropped on a full table (known when the traced program exits).");
     w.sample("gpubt_gpu_dropped_updates_total", "", std::to_string(dropped_));
+    if (running_) {
+      w.family("gpubt_gpu_oldest_running_seconds", "gauge",
+               "How long the oldest kernel launch a process runs now has run (a process running "
+               "none has no sample).");
+      for (const auto &k : *running_)
+        w.sample("gpubt_gpu_oldest_running_seconds",
+                 "pid=\"" + std::to_string(k.pid) + "\",kernel=\"" +
+                     label_escape(label_text(k.kernel)) + "\"",
+                 seconds_text(k.age_s));
+    }
     out_ << body_.str();
     body_.str("");
     out_.flush();
@@ -315,7 +337,9 @@ private:
   MetricsOptions options_;
   std::ostringstream body_;
   std::set<std::string> taken_{"gpubt_attached_probes", "gpubt_attached_processes",
-                               "gpubt_lost_events_total", "gpubt_gpu_dropped_updates_total"};
+                               "gpubt_lost_events_total", "gpubt_gpu_dropped_updates_total",
+                               "gpubt_gpu_oldest_running_seconds"};
+  std::optional<std::vector<RunningKernel>> running_; // set: the agents watch
   uint64_t probes_ = 0, lost_ = 0, dropped_ = 0, processes_ = 0;
 };
 

@@ -75,15 +75,16 @@ void HangWatch::forget_ended() {
   }
 }
 
-std::vector<OldestLaunch> HangWatch::oldest() const {
-  std::vector<OldestLaunch> out;
+std::vector<RunningKernel> HangWatch::oldest(uint64_t now_ns) const {
+  std::vector<RunningKernel> out;
   for (const auto &[pid, r] : table_.latest()) {
     const abi::RunningLaunch *first = nullptr;
     for (const auto &l : r.launches)
       if (!first || l.since_ns < first->since_ns)
         first = &l;
     if (first)
-      out.push_back({pid, device_name(ptx::kernel_names(first->kernel)), first->since_ns});
+      out.push_back({pid, device_name(ptx::kernel_names(first->kernel)),
+                     now_ns > first->since_ns ? double(now_ns - first->since_ns) / 1e9 : 0.0});
   }
   return out;
 }

@@ -14,15 +14,9 @@
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/result.h"
 #include "runtime/abi/running_launches.h"
+#include "runtime/output/output.h"
 
 namespace gpubt::runtime {
-
-// The oldest launch a process runs now (--metrics' gauge).
-struct OldestLaunch {
-  uint32_t pid = 0;
-  std::string kernel;      // the device name, as `kernel` gives it
-  uint64_t since_ns = 0;   // CLOCK_MONOTONIC
-};
 
 class HangWatch {
 public:
@@ -39,7 +33,8 @@ public:
   Status take_from(std::vector<uint8_t> &records, const Fire &fire);
   // Forgets the processes that have ended (their last record says nothing about now).
   void forget_ended();
-  std::vector<OldestLaunch> oldest() const;
+  // Per process that runs a launch, its oldest, aged at NOW_NS (CLOCK_MONOTONIC): --metrics.
+  std::vector<RunningKernel> oldest(uint64_t now_ns) const;
   bool any_record() const { return any_record_; }
 
 private:

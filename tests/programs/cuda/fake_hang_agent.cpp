@@ -2,7 +2,8 @@
 // by ../fake_cuda_init.c), it reads gpubt's config (GPUBT_AGENT_CONFIG) and, when told to watch
 // launches, sends on the live socket the RunningLaunches records a real agent would send while
 // a kernel spins: a fixed script of five looks at two streams (runtime/abi/running_launches.h),
-// their times relative to now, then writes empty results and returns. gpu_hang.test checks
+// their times relative to now (FAKE_HANG_HOLD_S: then the last look again, live, for that many
+// seconds), then writes empty results and returns. gpu_hang.test checks
 // what gpubt's gpu:hang probes make of them.
 #include <cstdio>
 #include <cstdlib>
@@ -76,6 +77,17 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     std::string record = abi::running_launches_record(r);
     if (!abi::send_all(config->live_fd, record.data(), record.size()))
       std::fprintf(stderr, "fake agent: sending failed\n");
+  }
+  // FAKE_HANG_HOLD_S=N: then N seconds more of the last look, every live period, as a hung
+  // program's agent goes on (run_metrics.py scrapes it).
+  const char *hold = std::getenv("FAKE_HANG_HOLD_S");
+  for (uint64_t end = now_ns() + (hold ? std::strtoull(hold, nullptr, 10) : 0) * kSec;
+       now_ns() < end;) {
+    usleep(config->live_ms * 1000);
+    abi::RunningLaunches r{uint32_t(getpid()), now_ns(), std::end(looks)[-1].running};
+    std::string record = abi::running_launches_record(r);
+    if (!abi::send_all(config->live_fd, record.data(), record.size()))
+      break; // gpubt went away
   }
   std::ofstream(config->results_path, std::ios::binary) << abi::write_agent_results({});
   return 1;
