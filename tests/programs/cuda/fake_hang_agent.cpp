@@ -1,9 +1,9 @@
 // A stand-in CUDA agent for CI (no GPU): loaded as gpubt's agent is (CUDA_INJECTION64_PATH,
 // by ../fake_cuda_init.c), it reads gpubt's config (GPUBT_AGENT_CONFIG) and, when told to watch
 // launches, sends on the live socket the RunningLaunches records a real agent would send while
-// a kernel spins: a fixed script of five looks at two streams (runtime/abi/running_launches.h),
-// their times relative to now (FAKE_HANG_HOLD_S: then the last look again, live, for that many
-// seconds), then writes empty results and returns. gpu_hang.test checks
+// a kernel spins: a fixed script of five looks at two streams over 6 s (running_launches.h)
+// (FAKE_HANG_HOLD_S: then the last look again, live, for that many seconds more), then writes
+// empty results and returns. gpu_hang.test checks
 // what gpubt's gpu:hang probes make of them.
 #include <cstdio>
 #include <cstdlib>
@@ -54,26 +54,35 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   std::fprintf(stderr, "fake agent: watching every %u ms\n", config->live_ms);
   uint64_t t = now_ns();
   // Stream 0x10: spin (exact, grid 4x1x1, block 128x1x1, device 0) runs from t - 1s until
-  // t + 3.5s; then a second launch of it from t + 3.5s. Stream 0x20: reduce (not exact, 2
-  // queued after it, grid 2x2x1, block 64x1x1, device 1) from t - 5s throughout.
+  // t + 3.5s; then a second launch of it, seen once, 2.5 s after it began. Stream 0x20: reduce
+  // (not exact, 2 queued after it, grid 2x2x1, block 64x1x1, device 1) from t - 5s throughout.
+  // The looks are as far apart in real time as their times say (a late look sees older
+  // launches: every outcome gpu_hang.test checks holds however late they come).
   abi::RunningLaunch spin = launch("_Z4spinPi", 0x10, 3, t - kSec, true, 0);
   spin.grid[0] = 4, spin.block[0] = 128;
   abi::RunningLaunch again = spin;
-  again.seq = 4, again.since_ns = t + 3 * kSec + kSec / 2;
+  again.seq = 4;
   abi::RunningLaunch reduce = launch("_Z6reducePfi", 0x20, 7, t - 5 * kSec, false, 2);
   reduce.grid[0] = 2, reduce.grid[1] = 2, reduce.block[0] = 64, reduce.device = 1;
   const struct {
-    uint64_t at;
+    uint64_t after;
     std::vector<abi::RunningLaunch> running;
   } looks[] = {
-      {t, {spin, reduce}},                          // spin 1s, reduce 5s
-      {t + kSec + kSec / 2, {spin, reduce}},        // spin 2.5s
-      {t + 3 * kSec, {spin, reduce}},               // spin 4s: no second time
-      {t + 3 * kSec + kSec / 2, {reduce}},          // spin finished
-      {t + 6 * kSec, {again, reduce}},              // the next spin 2.5s
+      {0, {spin, reduce}},                      // spin 1s, reduce 5s
+      {kSec + kSec / 2, {spin, reduce}},        // spin 2.5s
+      {3 * kSec, {spin, reduce}},               // spin 4s: no second time
+      {3 * kSec + kSec / 2, {reduce}},          // spin finished
+      {6 * kSec, {again, reduce}},              // the next spin 2.5s
   };
+  std::vector<abi::RunningLaunch> last;
   for (const auto &look : looks) {
-    abi::RunningLaunches r{uint32_t(getpid()), look.at, look.running};
+    while (now_ns() < t + look.after)
+      usleep(10'000);
+    abi::RunningLaunches r{uint32_t(getpid()), now_ns(), look.running};
+    for (auto &l : r.launches)
+      if (l.seq == again.seq && l.stream == again.stream)
+        l.since_ns = r.sent_ns - 2 * kSec - kSec / 2;
+    last = r.launches;
     std::string record = abi::running_launches_record(r);
     if (!abi::send_all(config->live_fd, record.data(), record.size()))
       std::fprintf(stderr, "fake agent: sending failed\n");
@@ -84,7 +93,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   for (uint64_t end = now_ns() + (hold ? std::strtoull(hold, nullptr, 10) : 0) * kSec;
        now_ns() < end;) {
     usleep(config->live_ms * 1000);
-    abi::RunningLaunches r{uint32_t(getpid()), now_ns(), std::end(looks)[-1].running};
+    abi::RunningLaunches r{uint32_t(getpid()), now_ns(), last};
     std::string record = abi::running_launches_record(r);
     if (!abi::send_all(config->live_fd, record.data(), record.size()))
       break; // gpubt went away
