@@ -210,8 +210,8 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
                             [](const abi::ProbeSpec &p) { return p.kind == abi::AttachKind::Hang; });
     if (hang && !f.injector->watches_launches())
       run.warnings.push_back(std::string("gpu:hang probes watch CUDA launches only: ") +
-                             f.injector->traces() + " are not watched (the " + f.injector->name() +
-                             " agent does not watch its submissions)");
+                             f.injector->traces() + " are not watched (gpubt's " +
+                             f.injector->name() + " part does not track their submissions)");
   }
   if (!untraced.empty())
     run.without_results = "no gpu probe reported: " + join(in_use, untraced);
