@@ -241,6 +241,9 @@ def check_running_kernel_age(f, gpubt, programs, promtool):
                 "the age is a gauge", text)
         later = wait_for(lambda: [a for a in ages() if first and a >= first[0] + 1], 10)
         f.check(bool(later), "the age grows between scrapes", f"{first} then {later}")
+        # The agent's scripted looks take 6 s; the probe's map is served too.
+        both = wait_for(lambda: samples(get(url)[2]).get('gpubt_hung_total{key="spin"}') == 2, 20)
+        f.check(bool(both), "the gpu:hang probe's map is served as it fires", get(url)[2])
     finally:
         out, err, _ = stop(p)
     f.check("@hung[spin]: 2" in out, "the gpu:hang probe ran for both spin launches", out + err)
