@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <optional>
 
 #include "runtime/output/escape.h"
 
@@ -53,9 +52,9 @@ std::string label_text(std::string_view s) {
 
 // A label value in the exposition format: that text with the format's own escapes for \, "
 // and newline (text format 0.0.4).
-std::string label_escape(const std::string &text) {
+std::string label_value(const Value &v) {
   std::string out;
-  for (char c : text) {
+  for (char c : value_text(v, label_text)) {
     if (c == '\\' || c == '"')
       out += {'\\', c};
     else if (c == '\n')
@@ -64,14 +63,6 @@ std::string label_escape(const std::string &text) {
       out += c;
   }
   return out;
-}
-
-std::string label_value(const Value &v) { return label_escape(value_text(v, label_text)); }
-
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", s);
-  return buf;
 }
 
 std::string key_labels(const std::vector<Value> &key) {
@@ -181,6 +172,12 @@ const char *agg_name(AggKind agg) {
     return "lhist()";
   }
   return "";
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", s);
+  return buf;
 }
 
 class Writer {
@@ -324,7 +321,7 @@ public:
       for (const auto &k : *running_)
         w.sample("gpubt_gpu_oldest_running_seconds",
                  "pid=\"" + std::to_string(k.pid) + "\",kernel=\"" +
-                     label_escape(label_text(k.kernel)) + "\"",
+                     label_value(Value::of(Value::Kind::String, k.kernel)) + "\"",
                  seconds_text(k.age_s));
     }
     out_ << body_.str();

@@ -212,7 +212,6 @@ int Tracer::finish(StopReason stop) {
   // The GPU's final values first: END's print() and reads see them (a detach also copies the
   // maps host probes read into their BPF maps).
   GpuRunSummary gpu_ran = finish_gpu();
-  report_unwatched();
   if (session_) {
     signals_.reset(); // as bpftrace: END runs with the default handlers
     session_->run_end(*this);
@@ -226,6 +225,7 @@ int Tracer::finish(StopReason stop) {
     std::lock_guard<std::mutex> lock(maps_mu_);
     host_final_ = std::move(maps);
   }
+  report_unwatched();
   int files = finish_output_files(*output_, err_);
   if (options_.print_maps_on_exit)
     runtime::print_all_maps(*output_, session_ ? session_->spec() : spec_, snapshot(),

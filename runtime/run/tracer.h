@@ -117,11 +117,11 @@ private:
   std::vector<MapData> device_maps_;               // from the injectors' results
   bool device_final_ = false;                      // device_maps_ came
   bool said_live_ = false;
+  HangWatch hang_; // the agents' running launches (maps_mu_ held), gpu:hang's thresholds
+  bool said_hang_ = false;
   // Per map: the GPU's rows at a host probe's last clear() or zero(), and which it was.
   std::map<int, std::pair<MapData, bool>> device_bases_;
   abi::LiveMaps live_maps_; // the agents' latest while the program runs (live_maps.h)
-  HangWatch hang_;          // their running launches (maps_mu_ held), gpu:hang's thresholds
-  bool said_hang_ = false;
 };
 
 } // namespace gpubt::runtime
