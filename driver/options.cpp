@@ -92,6 +92,7 @@ void print_usage(std::FILE *out) {
       "    gpubt -e 'gpu:kretprobe:vectorAdd < @[tid] = count(); >' -c ./vectorAdd\n"
       "    gpubt -c ./train /usr/local/share/gpubt/tools/cudaevents.bt   every CUDA call\n"
       "    gpubt -p 4242 -e 'gpu:kretprobe:* { @[kernel] = count(); }'   a running job (agent)\n"
+      "    gpubt -p 4242 /usr/local/share/gpubt/tools/gpuhang.bt  kernels running 2 s or more\n"
       "    gpubt --metrics 127.0.0.1:9464 -q tools/gpumetrics.bt       Prometheus metrics\n"
       "    gpubt --timeline trace.json -c ./train tools/cudaevents.bt  a trace for Perfetto\n"
       "\n"

@@ -2,6 +2,7 @@
 // messages prefer them: tracepoint formats and the GPU API catalog before DWARF.
 #include "driver/semantic_hooks.h"
 
+#include "codegen/bpf/lower_hang.h"
 #include "codegen/bpf/tracepoint_format.h"
 #include "runtime/process/binary_paths.h"
 #include "runtime/process/symbol_address.h"
@@ -23,6 +24,8 @@ frontend::SemanticOptions make_semantic_options(const Options &options,
   so.field_type = [&](const frontend::AttachPoint &ap, std::string_view field) {
     if (ap.provider == frontend::Provider::Tracepoint)
       return codegen::bpf::tracepoint_arg_type(ap, field);
+    if (ap.provider == frontend::Provider::GpuHang)
+      return codegen::bpf::hang_arg_type(ap, field);
     if (auto t = stdlib::api_arg_type(ap, field))
       return t;
     return uprobe_arg_type(program_types, c_types, ap, field);
@@ -31,6 +34,8 @@ frontend::SemanticOptions make_semantic_options(const Options &options,
   so.field_error = [&](const frontend::AttachPoint &ap, std::string_view field) {
     if (ap.provider == frontend::Provider::Tracepoint)
       return codegen::bpf::tracepoint_arg_error(ap, field);
+    if (ap.provider == frontend::Provider::GpuHang)
+      return codegen::bpf::hang_arg_error(ap, field);
     std::string msg = stdlib::api_arg_error(ap, field);
     return msg.empty() ? uprobe_arg_error(program_types, c_types, ap, field) : msg;
   };

@@ -41,6 +41,8 @@ std::string AttachPoint::name() const {
     return "gpu:kprobe:" + func;
   case Provider::GpuKretprobe:
     return "gpu:kretprobe:" + func;
+  case Provider::GpuHang:
+    return "gpu:hang:" + func + (target.empty() ? "" : ":" + target);
   case Provider::Kprobe:
     return "kprobe:" + func;
   case Provider::Kretprobe:

@@ -232,6 +232,9 @@ struct JumpStmt : Stmt {
 enum class Provider {
   Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, // host
   GpuKprobe, GpuKretprobe,                              // gpu
+  // host: gpu:hang:KERNEL[:DURATION], run by gpubt when a CUDA launch of KERNEL has run
+  // DURATION (interval_ns; target = DURATION as written, empty: the default 2s)
+  GpuHang,
   Kprobe, Kretprobe, // host, kernel functions: compiled and loaded; attach where the kernel can
   Profile,           // host: every CPU at a rate (profile:hz:99), target = unit, func = count
   Usdt, // host: usdt:FILE:[PROVIDER:]NAME; target = FILE (empty: -p's files), ns = PROVIDER
@@ -261,7 +264,8 @@ struct AttachPoint : Node {
     uint32_t length = 0;  // 1, 2, 4 or 8
     std::string mode;     // of r, w, x
   } watch;
-  uint64_t interval_ns = 0; // interval:s:N / interval:ms:N; software/hardware: COUNT (0: none)
+  uint64_t interval_ns = 0; // interval:s:N / interval:ms:N; software/hardware: COUNT (0: none);
+                            // gpu:hang: the DURATION
   // The canonical name bpftrace prints for `probe`: "uprobe:./app:foo", "interval:s:1".
   std::string name() const;
 };

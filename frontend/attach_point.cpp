@@ -2,6 +2,7 @@
 #include "frontend/attach_point.h"
 #include "frontend/nearest_name.h"
 
+#include <cctype>
 #include <charconv>
 #include <string_view>
 
@@ -20,6 +21,7 @@ const ProviderRow kProviders[] = {
     {"interval", "i", Provider::Interval, 2},    {"uprobe", "u", Provider::Uprobe, 2},
     {"uretprobe", "ur", Provider::Uretprobe, 2}, {"tracepoint", "t", Provider::Tracepoint, 2},
     {"gpu:kprobe", "", Provider::GpuKprobe, 1},  {"gpu:kretprobe", "", Provider::GpuKretprobe, 1},
+    {"gpu:hang", "", Provider::GpuHang, 1},
     {"kprobe", "k", Provider::Kprobe, 1},        {"kretprobe", "kr", Provider::Kretprobe, 1},
     {"profile", "p", Provider::Profile, 2},      {"usdt", "U", Provider::Usdt, 2},
     {"software", "s", Provider::Software, 2},    {"hardware", "h", Provider::Hardware, 2},
@@ -193,6 +195,31 @@ bool set_perf_event(AttachPoint &ap, const std::string &type, const std::vector<
   return true;
 }
 
+// gpu:hang:KERNEL[:DURATION]: a last part that starts with a digit is the duration (no C++ or
+// PTX name does), "500ms", "3s"; the kernel pattern keeps its "::".
+bool set_hang(AttachPoint &ap, std::vector<std::string> parts, size_t words, Diagnostics &diags) {
+  ap.interval_ns = 2'000'000'000; // the default: 2s
+  if (parts.size() > words + 1 && !parts.back().empty() && std::isdigit(uint8_t(parts.back()[0]))) {
+    std::string text = parts.back();
+    size_t digits = text.find_first_not_of("0123456789");
+    std::string count = text.substr(0, digits), unit = digits == text.npos ? "" : text.substr(digits);
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+    bool known = unit == "s" || unit == "ms" || unit == "us" || unit == "ns";
+    if (!known || ec != std::errc() || n == 0) {
+      diags.error(ap.span, "gpu:hang: invalid duration '" + text +
+                               "', expected a positive count and a unit (s, ms, us, ns): 500ms, 3s");
+      return false;
+    }
+    if (!set_interval(ap, unit, count, diags))
+      return false;
+    ap.target = text;
+    parts.pop_back();
+  }
+  ap.func = join(parts, words);
+  return true;
+}
+
 // The probe type names (and aliases) a misspelling may be near: gpu's second words after "gpu:".
 std::vector<std::string> type_names(bool gpu) {
   std::vector<std::string> names;
@@ -220,7 +247,8 @@ void report_invalid_type(AttachPoint &ap, const std::vector<std::string> &parts,
   std::string near = did_you_mean(word, type_names(gpu));
   if (gpu)
     diags.error(at, "Invalid gpu probe type: " + word +
-                        (near.empty() ? " (gpu probes are gpu:kprobe and gpu:kretprobe)" : near));
+                        (near.empty() ? " (gpu probes are gpu:kprobe, gpu:kretprobe and gpu:hang)"
+                                      : near));
   else
     diags.error(at, "Invalid probe type: " + word + near);
 }
@@ -246,7 +274,7 @@ bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
   }
   ap.provider = row->provider;
   std::string type(row->name);
-  if (ap.host_prefix && is_gpu(row->provider)) {
+  if (ap.host_prefix && (is_gpu(row->provider) || row->provider == Provider::GpuHang)) {
     diags.error(ap.span, "host: cannot prefix a gpu probe");
     return false;
   }
@@ -258,7 +286,7 @@ bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
   // C++ function names keep their "::" (uprobe:./app:ns::f), so uprobes and gpu kernels
   // take every remaining part as the function.
   bool cxx_func = row->provider == Provider::Uprobe || row->provider == Provider::Uretprobe ||
-                  is_gpu(row->provider);
+                  is_gpu(row->provider) || row->provider == Provider::GpuHang;
   bool arity_ok = args == size_t(row->args) || (cxx_func && args > size_t(row->args)) ||
                   (row->provider == Provider::Interval && args == 1);
   bool empty = false;
@@ -269,6 +297,8 @@ bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
                              (row->args == 1 ? "" : "s"));
     return false;
   }
+  if (row->provider == Provider::GpuHang)
+    return set_hang(ap, parts, words, diags);
   if (is_watchpoint(row->provider))
     return set_watchpoint(ap, type, parts[words], parts[words + 1], parts[words + 2], diags);
   switch (row->args) {

@@ -23,6 +23,7 @@ constexpr ProviderMask kHost = bit(Provider::Begin) | bit(Provider::End) |
                                bit(Provider::Watchpoint) | bit(Provider::AsyncWatchpoint) |
                                bit(Provider::Uretprobe) | bit(Provider::Tracepoint) | kKernelFn;
 constexpr ProviderMask kGpu = bit(Provider::GpuKprobe) | bit(Provider::GpuKretprobe);
+constexpr ProviderMask kHang = bit(Provider::GpuHang); // gpu:hang: the launch's, on the host
 constexpr ProviderMask kAll = kHost | kGpu;
 
 constexpr std::string_view kHostOnly = "{name} is not available in gpu probes";
@@ -32,20 +33,21 @@ constexpr std::string_view kGpuOnly = "{name} is only available in gpu probes";
 #define U64(name, id, allowed, misuse, ...)                                                \
   {name, BuiltinId::id, TypeKind::Integer, 8, false, allowed, misuse __VA_OPT__(, ) __VA_ARGS__}
 #define GPU_U64(name, id, ...) U64(name, id, kGpu, kGpuOnly __VA_OPT__(, ) __VA_ARGS__)
+#define LAUNCH_U64(name, id) U64(name, id, kGpu | kHang, kGpuOnly, kLaunch)
 constexpr Variation kLaunch = Variation::PerLaunch;
 constexpr Variation kTime = Variation::OverTime;
 
 constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
-    U64("pid", Pid, kAll, "", kLaunch),
+    U64("pid", Pid, kAll | kHang, "", kLaunch),
     U64("tid", Tid, kAll, ""),
-    U64("nsecs", Nsecs, kAll, "", kTime),
+    U64("nsecs", Nsecs, kAll | kHang, "", kTime),
     U64("uid", Uid, kHost, kHostOnly, kLaunch),
     U64("gid", Gid, kHost, kHostOnly, kLaunch),
     U64("cpu", Cpu, kHost, kHostOnly),
     {"comm", BuiltinId::Comm, TypeKind::String, 16, false, kHost, kHostOnly, kLaunch},
     U64("elapsed", Elapsed, kHost, kHostOnly, kTime),
     U64("cgroup", Cgroup, kHost, kHostOnly),
-    U64("cpid", Cpid, kHost, kHostOnly),
+    U64("cpid", Cpid, kHost | kHang, kHostOnly),
     U64("rand", Rand, kHost, kHostOnly, kTime),
     U64("curtask", Curtask, kHost, kHostOnly), // the kernel's current task_struct address
     {"username", BuiltinId::Username, TypeKind::Username, 8, false, kHost, kHostOnly},
@@ -79,7 +81,7 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     {"func", BuiltinId::Func, TypeKind::UserSym, 8, false,
      bit(Provider::Uprobe) | bit(Provider::Uretprobe) | kKernelFn | kGpu,
      "The func builtin can not be used with '{probe}' probes"},
-    {"probe", BuiltinId::Probe, TypeKind::Probe, 8, false, kAll, "", kLaunch},
+    {"probe", BuiltinId::Probe, TypeKind::Probe, 8, false, kAll | kHang, "", kLaunch},
     // kUstackFrames (32) return addresses, innermost first. begin and end have none: an
     // empty stack, as bpftrace head prints (0.17 refused them).
     {"ustack", BuiltinId::Ustack, TypeKind::UStack, 8 * 32, false,
@@ -100,25 +102,26 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
          bit(Provider::End),
      "The kstack builtin can not be used with '{probe}' probes"},
     {"args", BuiltinId::Args, TypeKind::None, 0, false,
-     bit(Provider::Tracepoint) | bit(Provider::Uprobe) | kGpu,
+     bit(Provider::Tracepoint) | bit(Provider::Uprobe) | kGpu | kHang,
      "The args builtin can only be used with tracepoint/kfunc/uprobeprobes ({ptype} used here)"},
     GPU_U64("tid_x", TidX), GPU_U64("tid_y", TidY), GPU_U64("tid_z", TidZ),
     GPU_U64("bid_x", BidX), GPU_U64("bid_y", BidY), GPU_U64("bid_z", BidZ),
-    GPU_U64("bdim_x", BdimX, kLaunch), GPU_U64("bdim_y", BdimY, kLaunch),
-    GPU_U64("bdim_z", BdimZ, kLaunch), GPU_U64("gdim_x", GdimX, kLaunch),
-    GPU_U64("gdim_y", GdimY, kLaunch), GPU_U64("gdim_z", GdimZ, kLaunch),
+    LAUNCH_U64("bdim_x", BdimX), LAUNCH_U64("bdim_y", BdimY), LAUNCH_U64("bdim_z", BdimZ),
+    LAUNCH_U64("gdim_x", GdimX), LAUNCH_U64("gdim_y", GdimY), LAUNCH_U64("gdim_z", GdimZ),
     GPU_U64("lane", Lane), GPU_U64("warp", Warp), GPU_U64("sm", Sm),
     GPU_U64("clock", Clock, kTime),
     // The instrumented kernel's name: a constant per instrumented kernel.
-    {"kernel", BuiltinId::Kernel, TypeKind::String, 64, false, kGpu, kGpuOnly, kLaunch},
-    // Per launch: the first thread's entry `nsecs`; 1 in the launch's last thread to exit.
-    U64("launch_start", LaunchStart, bit(Provider::GpuKretprobe),
-        "{name} is only available in gpu:kretprobe probes", kTime),
+    {"kernel", BuiltinId::Kernel, TypeKind::String, 64, false, kGpu | kHang, kGpuOnly, kLaunch},
+    // Per launch: the first thread's entry `nsecs` (gpu:hang: the earliest the launch can have
+    // begun); 1 in the launch's last thread to exit.
+    U64("launch_start", LaunchStart, bit(Provider::GpuKretprobe) | kHang,
+        "{name} is only available in gpu:kretprobe and gpu:hang probes", kTime),
     U64("last_thread", LastThread, bit(Provider::GpuKretprobe),
         "{name} is only available in gpu:kretprobe probes", kTime),
 });
 
 #undef GPU_U64
+#undef LAUNCH_U64
 #undef U64
 
 void replace_all(std::string &s, std::string_view from, std::string_view to) {
@@ -195,7 +198,12 @@ bool builtin_allowed(const BuiltinInfo &info, Provider p) {
 }
 
 std::string builtin_misuse_message(const BuiltinInfo &info, std::string_view name, Provider p) {
-  std::string msg(info.misuse);
+  // gpu:hang runs on the host for a launch: the rows' host/gpu messages would mislead.
+  std::string msg(p == Provider::GpuHang
+                      ? "{name} is not available in gpu:hang probes (they run in gpubt when a "
+                        "launch has run too long: pid, kernel, nsecs, launch_start, gdim_*, "
+                        "bdim_*, probe, cpid and args.stream/device/seq/queued/exact are)"
+                      : info.misuse);
   replace_all(msg, "{name}", name);
   replace_all(msg, "{probe}", provider_type_name(p));
   replace_all(msg, "{ptype}", probe_type_name(p));
@@ -221,6 +229,8 @@ std::string_view provider_type_name(Provider p) {
     return "gpu:kprobe";
   case Provider::GpuKretprobe:
     return "gpu:kretprobe";
+  case Provider::GpuHang:
+    return "gpu:hang";
   case Provider::Kprobe:
     return "kprobe";
   case Provider::Kretprobe:

@@ -9,6 +9,7 @@
 
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_expr.h"
+#include "codegen/bpf/lower_hang.h"
 #include "codegen/bpf/lower_pystack.h"
 #include "codegen/bpf/lower_usdt.h"
 #include "codegen/bpf/tracepoint_format.h"
@@ -258,7 +259,16 @@ Val lower_builtin(LowerCtx &c, const BuiltinExpr &e) {
     set_error(c, "BUG: identifier " + e.name + " was not resolved");
     return {c.b.getInt64(0)};
   }
+  std::optional<Val> hang;
+  if (c.ap && c.ap->provider == Provider::GpuHang)
+    hang = lower_hang_builtin(c, e);
   auto it = builtin_table().find(*e.id);
+  if (hang) {
+    Val v = *hang;
+    if (!is_memory_type(e.type) && v.v->getType()->isIntegerTy())
+      v.v = normalize(c, v.v, e.type);
+    return v;
+  }
   if (it == builtin_table().end()) {
     set_error(c, "codegen: builtin " + e.name + " is not supported in host probes");
     return {c.b.getInt64(0)};

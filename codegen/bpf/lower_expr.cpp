@@ -6,6 +6,7 @@
 
 #include "codegen/bpf/ir_helpers.h"
 #include "codegen/bpf/lower_api.h"
+#include "codegen/bpf/lower_hang.h"
 #include "codegen/bpf/lower_maps.h"
 #include "codegen/bpf/lower_pointer.h"
 
@@ -93,6 +94,8 @@ Val LowerCtx::address_of(const UnaryExpr &e) {
 Val LowerCtx::index_value(const IndexExpr &e) { return lower_index(*this, e); }
 
 Val LowerCtx::field_value(const FieldExpr &e) {
+  if (is_builtin(*e.base, BuiltinId::Args) && ap->provider == Provider::GpuHang)
+    return lower_hang_arg(*this, e);
   if (is_builtin(*e.base, BuiltinId::Args))
     return ap->provider == Provider::Tracepoint ? lower_tracepoint_arg(*this, e)
                                                 : lower_api_arg(*this, e);

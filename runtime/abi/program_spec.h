@@ -145,15 +145,18 @@ struct SpanSpec {
   std::vector<bool> addresses; // per arg: a pointer or handle, shown in hex
 };
 
+// Hang: gpu:hang, run on the host like BEGIN (hang_ctx.h) when a CUDA launch has run interval_ns.
 enum class AttachKind : uint8_t { Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, Kprobe,
-                                  Kretprobe, Profile, Usdt, Software, Hardware, Watchpoint };
+                                  Kretprobe, Profile, Usdt, Software, Hardware, Watchpoint, Hang };
 
 struct ProbeSpec {
   std::string name;   // canonical probe name, as `probe` prints it
   AttachKind kind = AttachKind::Begin;
   std::string target; // uprobe: path or library alias; tracepoint: category
-  std::string func;   // uprobe: function pattern (wildcards allowed); tracepoint: event name
-  uint64_t interval_ns = 0; // interval, profile: the period; software/hardware: the count
+  std::string func;   // uprobe: function pattern (wildcards allowed); tracepoint: event name;
+                      // hang: kernel pattern
+  uint64_t interval_ns = 0; // interval, profile: the period; software/hardware: the count;
+                            // hang: how long a launch runs before the probe fires
   // usdt: one probe site of file `target`, found by the compiler: the uprobe's file offset and
   // the semaphore's (0: none), which the kernel counts while the probe is attached.
   uint64_t offset = 0, semaphore = 0;

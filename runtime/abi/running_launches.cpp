@@ -33,7 +33,8 @@ std::string running_launches_record(const RunningLaunches &r) {
   return agent_record(EventKind::RunningLaunches, payload);
 }
 
-Status RunningTable::take_from(std::vector<uint8_t> &records) {
+Status RunningTable::take_from(std::vector<uint8_t> &records,
+                               const std::function<void(const RunningLaunches &)> &each) {
   return take_agent_records(records, EventKind::RunningLaunches, [&](const uint8_t *p, size_t size) {
     Head head;
     if (size < sizeof head)
@@ -58,6 +59,8 @@ Status RunningTable::take_from(std::vector<uint8_t> &records) {
       pos += e.name_size;
       r.launches.push_back(std::move(l));
     }
+    if (each)
+      each(r);
     latest_[r.pid] = std::move(r);
     return std::string();
   });

@@ -12,6 +12,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -46,7 +47,9 @@ class RunningTable {
 public:
   // As LiveMaps::take_from: takes every RunningLaunches record among the whole records at the
   // front of RECORDS out of it; the others stay in order. Error: one that does not parse.
-  Status take_from(std::vector<uint8_t> &records);
+  // EACH (if set) sees every record taken, in order (a batch may hold several of a process).
+  Status take_from(std::vector<uint8_t> &records,
+                   const std::function<void(const RunningLaunches &)> &each = {});
   const std::map<uint32_t, RunningLaunches> &latest() const { return latest_; }
   void forget(uint32_t pid) { latest_.erase(pid); }
 

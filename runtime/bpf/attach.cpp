@@ -108,8 +108,8 @@ Result<Events> attach_usdt(const abi::ProbeSpec &p, int prog_fd, int pid, Functi
   return attach_one_event(p, prog_fd, open_uprobe_event(p.target, p.offset, false, pid, p.semaphore));
 }
 
-// BEGIN/END attach to nothing: the session runs them once (triggers.h). They count as probes,
-// as in bpftrace's "Attaching N probes...".
+// BEGIN/END (and gpu:hang) attach to nothing: the session runs them when due (triggers.h). They
+// count as probes, as in bpftrace's "Attaching N probes...".
 Result<Events> attach_trigger(const abi::ProbeSpec &, int, int, FunctionNames &, Progress &) {
   Events out;
   out.count = 1;
@@ -253,7 +253,7 @@ constexpr KindAttach attachers[] = {
     {abi::AttachKind::Kprobe, attach_kprobe},     {abi::AttachKind::Kretprobe, attach_kprobe},
     {abi::AttachKind::Profile, attach_profile},   {abi::AttachKind::Usdt, attach_usdt},
     {abi::AttachKind::Software, attach_perf_event}, {abi::AttachKind::Hardware, attach_perf_event},
-    {abi::AttachKind::Watchpoint, attach_watchpoint},
+    {abi::AttachKind::Watchpoint, attach_watchpoint}, {abi::AttachKind::Hang, attach_trigger},
 };
 
 } // namespace

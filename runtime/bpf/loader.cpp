@@ -79,6 +79,7 @@ unsigned prog_type_for(abi::AttachKind kind) {
     return BPF_PROG_TYPE_PERF_EVENT;
   case abi::AttachKind::Begin:
   case abi::AttachKind::End:
+  case abi::AttachKind::Hang:
     return BPF_PROG_TYPE_RAW_TRACEPOINT; // run by BPF_PROG_TEST_RUN (triggers.h)
   default:
     return BPF_PROG_TYPE_KPROBE;

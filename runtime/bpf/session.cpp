@@ -411,6 +411,12 @@ void Session::run_triggers(abi::AttachKind kind) {
         std::fprintf(stderr, "ERROR: %s: %s\n", spec_.probes[i].name.c_str(), st.error().c_str());
 }
 
+Status Session::run_probe(size_t probe_index, const void *ctx, size_t ctx_size) {
+  if (probe_index >= progs_.size() || !progs_[probe_index].valid())
+    return make_error(spec_.probes.at(probe_index).name + " is not loaded");
+  return run_once(progs_[probe_index].get(), ctx, ctx_size);
+}
+
 // As bpftrace: interval timers start after BEGIN ran, so `interval:s:1` fires a second after the
 // values BEGIN set (nsecs - @start >= 1s).
 void Session::run_begin() {

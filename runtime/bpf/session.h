@@ -88,6 +88,9 @@ public:
   void after_wait(EventHandler &handler);
   StopReason exited(EventHandler &handler);
   void run_end(EventHandler &handler); // fires END and delivers its events
+  // Runs probe PROBE_INDEX (a gpu:hang) once with CTX (triggers.h); its events come through
+  // serve() or run_end() as any probe's.
+  Status run_probe(size_t probe_index, const void *ctx, size_t ctx_size);
 
   MapData read_map(int map_index) const;
   uint64_t lost_events() const; // events dropped because the ring buffer was full

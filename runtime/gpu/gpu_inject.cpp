@@ -2,6 +2,7 @@
 // code for and that are installed (injector.h).
 #include "runtime/gpu/gpu_inject.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -149,7 +150,8 @@ Result<GpuRun> prepare_listing_run() {
 }
 
 Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
-                               bool verbose, bool attach, uint32_t live_ms) {
+                               bool verbose, bool attach, uint32_t live_ms,
+                               bool watch_launches) {
   remove_abandoned_temp_dirs("gpubt-gpu-"); // left by a gpubt that was killed
   std::vector<Found> found = find_injectors(spec, attach);
   size_t usable = 0;
@@ -204,6 +206,12 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
     }
     f.injector->add_environment(f.installed.value(), run.env);
     in_use.push_back(f.injector->no_results());
+    bool hang = std::any_of(spec.probes.begin(), spec.probes.end(),
+                            [](const abi::ProbeSpec &p) { return p.kind == abi::AttachKind::Hang; });
+    if (hang && !f.injector->watches_launches())
+      run.warnings.push_back(std::string("gpu:hang probes watch CUDA launches only: ") +
+                             f.injector->traces() + " are not watched (gpubt's " +
+                             f.injector->name() + " part does not track their submissions)");
   }
   if (!untraced.empty())
     run.without_results = "no gpu probe reported: " + join(in_use, untraced);
@@ -211,6 +219,7 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   config.verbose = verbose;
   config.host_maps = abi::host_maps_of(spec);
   config.live_ms = live_ms;
+  config.watch_launches = watch_launches && live_ms > 0;
   // printf: stream the device's records as they come; live maps come the same way.
   if ((!spec.formats.empty() || live_ms) && !attach) {
     int sv[2];

@@ -59,8 +59,13 @@ std::string find_ptxas();
 // results file.
 // LIVE_MS > 0: the agents send the device maps that often while the program runs
 // (runtime/abi/live_maps.h; -c: on run.events, made for them if the probes do not printf).
+// WATCH_LAUNCHES (with LIVE_MS): the agents send their running launches as often
+// (running_launches.h: gpu:hang probes, --metrics); an injector that does not watch its
+// launches is said in run.warnings. With gpu:hang probes and no gpu probe, only the CUDA agent
+// loads, to watch.
 Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
-                               bool verbose, bool attach = false, uint32_t live_ms = 0);
+                               bool verbose, bool attach = false, uint32_t live_ms = 0,
+                               bool watch_launches = false);
 
 // -l 'gpu:*' -c CMD: a run that instruments nothing, in which the Vulkan layer notes the names
 // of the compute shaders the program makes (AgentConfig::list_kernels; collect_gpu_results'

@@ -34,6 +34,9 @@ public:
   virtual bool has_code(const abi::ProgramSpec &spec) const = 0;
   // Whether it can attach to processes already running; else it works from a program's start.
   virtual bool can_attach() const = 0;
+  // Whether its in-process part sends the launches running now (AgentConfig::watch_launches:
+  // gpu:hang probes, --metrics' running kernel age).
+  virtual bool watches_launches() const = 0;
   // The probe points its inserter puts probes at (both: entry and exit). A program with a probe
   // at another one leaves what it traces untraced, said as a missing part is.
   virtual bool supports(const abi::ProbePoint &point) const = 0;

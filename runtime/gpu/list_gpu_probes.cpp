@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <vector>
 
+#include "runtime/abi/hang_ctx.h"
 #include "runtime/gpu/gpu_arch.h"
 #include "runtime/gpu/loaded_kernels.h"
 #include "runtime/process/binary_paths.h"
@@ -22,7 +23,9 @@
 namespace gpubt::runtime {
 namespace {
 
-constexpr const char *kProbeTypes[] = {"kprobe", "kretprobe"};
+// gpu:hang watches CUDA launches only (no Vulkan dispatch).
+constexpr const char *kProbeTypes[] = {"kprobe", "kretprobe", "hang"};
+bool vulkan_type(const std::string &type) { return type != "hang"; }
 constexpr const char *kFatbinSection = ".nv_fatbin";
 
 struct Pattern {
@@ -47,7 +50,7 @@ Result<Pattern> parse_pattern(const std::string &pattern) {
       p.types.push_back(t);
   if (p.types.empty())
     return make_error("'" + pattern + "': '" + type +
-                      "' is no gpu probe type (gpu:kprobe, gpu:kretprobe)");
+                      "' is no gpu probe type (gpu:kprobe, gpu:kretprobe, gpu:hang)");
   size_t file_end = tail.find(':');
   if (names_file(tail.substr(0, file_end))) {
     p.file = tail.substr(0, file_end);
@@ -206,6 +209,9 @@ void print_verbose(const std::vector<FileKernels> &files, const Pattern &p, cons
         std::string backend = ptx::backend_name(row.backend);
         out << backend << std::string(6 - backend.size(), ' ') << "gpu:" << type << ":"
             << pasteable(row.display) << "\n";
+        if (!vulkan_type(type)) // its args, as -lv lists a tracepoint's
+          for (const auto &a : abi::kHangArgs)
+            out << "    " << (a.size == 8 ? "uint64_t " : "uint32_t ") << a.name << "\n";
       }
   }
 }
@@ -273,17 +279,22 @@ Status list_gpu_probes(const GpuListRequest &request, std::ostream &out) {
           << "names of compute modules and pipelines): probes are linked into their SPIR-V\n";
       for (const auto &type : pattern->types)
         for (const auto &name : shaders)
-          out << "spirv gpu:" << type << ":" << pasteable(name) << "\n";
+          if (vulkan_type(type))
+            out << "spirv gpu:" << type << ":" << pasteable(name) << "\n";
     }
     return Ok{};
   }
-  std::set<std::string> kernels = shaders; // the same kernel in two files is one probe point
+  std::set<std::string> kernels; // the same kernel in two files is one probe point
   for (const auto &f : files)
     for (const auto &row : f.rows)
       kernels.insert(row.display);
-  for (const auto &type : pattern->types)
-    for (const auto &k : kernels)
+  for (const auto &type : pattern->types) {
+    std::set<std::string> listed = kernels;
+    if (vulkan_type(type))
+      listed.insert(shaders.begin(), shaders.end());
+    for (const auto &k : listed)
       out << "gpu:" << type << ":" << pasteable(k) << "\n";
+  }
   return Ok{};
 }
 

@@ -1,5 +1,6 @@
 // -l 'gpu:...': the kernels in the fatbins of a program, a library or a process's mapped files,
-// one `gpu:kprobe:KERNEL` line per probe point, as `bpftrace -l 'uprobe:PATH:*'` lists functions;
+// one `gpu:kprobe:KERNEL` line per probe point (and gpu:kretprobe, gpu:hang: CUDA kernels only),
+// as `bpftrace -l 'uprobe:PATH:*'` lists functions;
 // with -c, a program that links the Vulkan loader is run for the compute shaders it makes.
 #pragma once
 #include <ostream>
@@ -10,7 +11,7 @@
 namespace gpubt::runtime {
 
 struct GpuListRequest {
-  // gpu:TYPE[:FILE][:KERNEL]: TYPE kprobe, kretprobe or a wildcard; FILE a path (with a '/') or
+  // gpu:TYPE[:FILE][:KERNEL]: TYPE kprobe, kretprobe, hang or a wildcard; FILE a path (with a '/') or
   // a library name ("libcublasLt.so"); KERNEL matched as gpu probes match kernels (default *).
   std::string pattern;
   std::string command;  // -c: its program and the libraries it links, when FILE is not given

@@ -85,6 +85,13 @@ struct GpuLaunch {
   uint64_t start_ns = 0, end_ns = 0;
 };
 
+// The oldest launch a process runs now, as its agent last said (running_launches.h).
+struct RunningKernel {
+  uint32_t pid = 0;
+  std::string kernel; // the device name, as `kernel` gives it
+  double age_s = 0;
+};
+
 class Output {
 public:
   virtual ~Output() = default;
@@ -109,6 +116,9 @@ public:
   // updates dropped on a full table, and the processes traced (-c/-p target alive: 1).
   virtual void dropped_gpu_updates(uint64_t) {}
   virtual void attached_processes(uint64_t) {}
+  // When the agents watch their launches (gpu:hang, --metrics with gpu probes): per process
+  // that runs one, its oldest launch.
+  virtual void running_kernels(const std::vector<RunningKernel> &) {}
   virtual void flush() = 0;
   virtual OutputStyle style() const { return OutputStyle::Bpftrace017; }
   // The timeline's events; formats that lay out no time ignore them. origin() comes just

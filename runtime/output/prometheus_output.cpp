@@ -3,7 +3,9 @@
 #include "runtime/output/prometheus_output.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -195,6 +197,12 @@ const char *agg_name(AggKind agg) {
   return "";
 }
 
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", s);
+  return buf;
+}
+
 class Writer {
 public:
   explicit Writer(std::ostream &out) : out_(out) {}
@@ -316,6 +324,7 @@ public:
   void lost_events(uint64_t count) override { lost_ += count; }
   void dropped_gpu_updates(uint64_t count) override { dropped_ += count; }
   void attached_processes(uint64_t count) override { processes_ = count; }
+  void running_kernels(const std::vector<RunningKernel> &kernels) override { running_ = kernels; }
 
   void flush() override {
     Writer w(body_);
@@ -330,6 +339,16 @@ public:
     w.family("gpubt_gpu_dropped_updates_total", "counter",
              "gpu map updates dropped on a full table (known when the traced program exits).");
     w.sample("gpubt_gpu_dropped_updates_total", "", std::to_string(dropped_));
+    if (running_) {
+      w.family("gpubt_gpu_oldest_running_seconds", "gauge",
+               "How long the oldest kernel launch a process runs now has run (a process running "
+               "none has no sample).");
+      for (const auto &k : *running_)
+        w.sample("gpubt_gpu_oldest_running_seconds",
+                 "pid=\"" + std::to_string(k.pid) + "\",kernel=\"" +
+                     label_value(Value::of(Value::Kind::String, k.kernel)) + "\"",
+                 seconds_text(k.age_s));
+    }
     out_ << body_.str();
     body_.str("");
     out_.flush();
@@ -340,7 +359,9 @@ private:
   MetricsOptions options_;
   std::ostringstream body_;
   std::set<std::string> taken_{"gpubt_attached_probes", "gpubt_attached_processes",
-                               "gpubt_lost_events_total", "gpubt_gpu_dropped_updates_total"};
+                               "gpubt_lost_events_total", "gpubt_gpu_dropped_updates_total",
+                               "gpubt_gpu_oldest_running_seconds"};
+  std::optional<std::vector<RunningKernel>> running_; // set: the agents watch
   uint64_t probes_ = 0, lost_ = 0, dropped_ = 0, processes_ = 0;
 };
 

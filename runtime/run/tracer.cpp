@@ -28,7 +28,7 @@ void notify_attached(std::ostream &err) {
 
 Tracer::Tracer(const abi::ProgramSpec &spec, RunOptions options, std::ostream &out,
                std::ostream &err)
-    : spec_(spec), options_(std::move(options)), out_(out), err_(err) {}
+    : spec_(spec), options_(std::move(options)), out_(out), err_(err), hang_(spec) {}
 
 Tracer::~Tracer() = default;
 
@@ -65,14 +65,14 @@ int Tracer::run() {
 int Tracer::set_up() {
   // Without -c, gpu probes attach to the agents of processes already running: with no host
   // probe, no BPF either (a user may attach to their own processes without CAP_BPF).
-  bool attach = has_gpu_probes(spec_) && options_.command.empty();
+  bool attach = needs_agent() && options_.command.empty();
   if (attach && spec_.probes.empty())
     return set_up_gpu_attached();
   if (auto st = check_bpf_privileges(); !st) {
     err_ << "ERROR: " << st.error() << "\n";
     return ExitUserError;
   }
-  if (has_gpu_probes(spec_) && !attach) {
+  if (needs_agent() && !attach) {
     start_gpu_run(); // before the child is forked: it inherits the injectors' environment
     if (spec_.probes.empty())
       return set_up_gpu_child();
@@ -160,7 +160,7 @@ int Tracer::set_up_session() {
   }
   if (!report_unmatched() || !check_probe_count(*attached))
     return ExitUserError;
-  if (has_gpu_probes(spec_) && options_.command.empty()) {
+  if (needs_agent() && options_.command.empty()) {
     std::map<int, int> shared; // maps host probes and gpu probes both use
     for (const auto &h : abi::host_maps_of(spec_)) {
       int index = spec_.device.maps.at(h.device_map).map_index;
@@ -226,6 +226,7 @@ int Tracer::finish(StopReason stop) {
     std::lock_guard<std::mutex> lock(maps_mu_);
     host_final_ = std::move(maps);
   }
+  report_unwatched();
   int files = finish_output_files(*output_, err_);
   if (options_.print_maps_on_exit)
     runtime::print_all_maps(*output_, session_ ? session_->spec() : spec_, snapshot(),

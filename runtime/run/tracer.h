@@ -28,6 +28,7 @@
 #include "runtime/process/exit_watch.h"
 #include "runtime/process/stop_signals.h"
 #include "runtime/run/exit_report.h"
+#include "runtime/run/hang_watch.h"
 #include "runtime/run/run_options.h"
 
 namespace gpubt::runtime {
@@ -66,9 +67,16 @@ private:
   void start_gpu_run(); // -c, before the child is forked
   bool attach_gpu(const std::map<int, int> &host_map_fds);
   void print_gpu_events(); // what the agents sent, printed as it comes (their live maps kept)
-  // How often the agents send the device maps while the program runs: when something reads
-  // them then (interval probes, --metrics); 0: only at the end.
+  // How often the agents send the device maps (and, watching, their running launches) while the
+  // program runs: when something reads them then (interval probes, --metrics, gpu:hang); 0:
+  // only at the end.
   uint32_t live_period_ms() const;
+  // Whether the agents watch their launches (gpu:hang probes; --metrics with gpu probes).
+  bool watch_launches() const;
+  bool needs_agent() const; // gpu probes or gpu:hang probes
+  // The RunningLaunches records among gpu_pending_ taken, the gpu:hang probes due run.
+  void take_running_launches();
+  void report_unwatched(); // gpu:hang probes, and no agent said what it runs
   std::vector<MapData> device_maps() const; // maps_mu_ held: final, else live, else none,
                                             // less what host probes cleared or zeroed
   std::vector<MapData> raw_device_maps() const; // the same, as the GPU holds them
@@ -112,6 +120,8 @@ private:
   std::vector<MapData> device_maps_;               // from the injectors' results
   bool device_final_ = false;                      // device_maps_ came
   bool said_live_ = false;
+  HangWatch hang_; // the agents' running launches (maps_mu_ held), gpu:hang's thresholds
+  bool said_hang_ = false;
   // Per map: the GPU's rows at a host probe's last clear() or zero(), and which it was.
   std::map<int, std::pair<MapData, bool>> device_bases_;
   abi::LiveMaps live_maps_; // the agents' latest while the program runs (live_maps.h)

@@ -32,10 +32,13 @@ std::string Tracer::unmatched_probe_warning(const abi::DeviceProbeSpec &probe,
 // A failure is a warning and the program runs uninstrumented, never refused.
 void Tracer::start_gpu_run() {
   auto run = prepare_gpu_run(spec_, options_.gpu_backend, options_.verbose, false,
-                             live_period_ms());
+                             live_period_ms(), watch_launches());
   if (!run) {
-    err_ << "WARNING: " << run.error() << "\nWARNING: gpu probes are not instrumented: the program "
-         << "runs without them\n";
+    err_ << "WARNING: " << run.error() << "\nWARNING: "
+         << (spec_.device.probes.empty() ? "gpu:hang probes watch nothing: the program runs "
+                                           "without gpubt's agent\n"
+                                         : "gpu probes are not instrumented: the program runs "
+                                           "without them\n");
     return;
   }
   for (const auto &w : run->warnings)
@@ -52,6 +55,7 @@ bool Tracer::attach_gpu(const std::map<int, int> &host_map_fds) {
   o.pid = options_.pid > 0 ? options_.pid : 0;
   o.host_map_fds = host_map_fds;
   o.live_ms = live_period_ms();
+  o.watch_launches = watch_launches();
   auto gpu = GpuAttach::start(spec_, o, err_);
   if (!gpu) {
     err_ << "ERROR: " << gpu.error() << "\n";
@@ -61,21 +65,58 @@ bool Tracer::attach_gpu(const std::map<int, int> &host_map_fds) {
   return true;
 }
 
+bool Tracer::needs_agent() const { return !spec_.device.probes.empty() || hang_.has_probes(); }
+
+bool Tracer::watch_launches() const {
+  return hang_.has_probes() || (!options_.metrics_address.empty() && !spec_.device.probes.empty());
+}
+
 uint32_t Tracer::live_period_ms() const {
-  if (spec_.device.maps.empty())
-    return 0;
-  uint64_t ms = options_.metrics_address.empty() ? 0 : 500;
-  // Interval probes read the GPU's maps only where host probes name them (an interval that only
-  // ends the run costs no copies).
-  bool named = std::any_of(spec_.device.maps.begin(), spec_.device.maps.end(),
-                           [](const abi::DeviceMapSpec &m) { return m.host_named; });
-  for (const auto &p : spec_.probes)
-    if (named && (p.kind == abi::AttachKind::Interval || p.kind == abi::AttachKind::Profile)) {
-      // A quarter of the period, so that each read sees values at most that old.
-      uint64_t quarter = std::clamp<uint64_t>(p.interval_ns / 4'000'000, 100, 1000);
-      ms = ms ? std::min(ms, quarter) : quarter;
-    }
+  uint64_t ms = 0;
+  if (!spec_.device.maps.empty()) {
+    ms = options_.metrics_address.empty() ? 0 : 500;
+    // Interval probes read the GPU's maps only where host probes name them (an interval that
+    // only ends the run costs no copies).
+    bool named = std::any_of(spec_.device.maps.begin(), spec_.device.maps.end(),
+                             [](const abi::DeviceMapSpec &m) { return m.host_named; });
+    for (const auto &p : spec_.probes)
+      if (named && (p.kind == abi::AttachKind::Interval || p.kind == abi::AttachKind::Profile)) {
+        // A quarter of the period, so that each read sees values at most that old.
+        uint64_t quarter = std::clamp<uint64_t>(p.interval_ns / 4'000'000, 100, 1000);
+        ms = ms ? std::min(ms, quarter) : quarter;
+      }
+  }
+  if (watch_launches()) {
+    // A launch is seen past a gpu:hang duration at most a quarter of it (500 ms at most) late:
+    // the default 2 s names a hang within 2.5 s.
+    uint64_t watch = 500;
+    for (const auto &p : spec_.probes)
+      if (p.kind == abi::AttachKind::Hang)
+        watch = std::min(watch, std::max<uint64_t>(p.interval_ns / 4'000'000, 100));
+    ms = ms ? std::min(ms, watch) : watch;
+  }
   return static_cast<uint32_t>(ms);
+}
+
+void Tracer::take_running_launches() {
+  std::lock_guard<std::mutex> lock(maps_mu_);
+  auto fire = [this](size_t probe, const abi::HangCtx &ctx) {
+    if (!session_)
+      return;
+    if (auto st = session_->run_probe(probe, &ctx, sizeof ctx); !st)
+      err_ << "ERROR: " << spec_.probes[probe].name << ": " << st.error() << "\n";
+  };
+  if (auto st = hang_.take_from(gpu_pending_, fire); !st && !std::exchange(said_hang_, true))
+    err_ << "WARNING: " << st.error() << "\n";
+  hang_.forget_ended();
+}
+
+void Tracer::report_unwatched() {
+  std::lock_guard<std::mutex> lock(maps_mu_);
+  if (hang_.has_probes() && !hang_.any_record())
+    err_ << "WARNING: gpu:hang: no process sent its running launches: gpu:hang watches CUDA "
+            "kernels, through gpubt's CUDA agent, in programs that made a CUDA context (not "
+            "Vulkan dispatches: the layer does not watch its submissions)\n";
 }
 
 void Tracer::print_gpu_events() {
@@ -91,6 +132,7 @@ void Tracer::print_gpu_events() {
     if (auto st = live_maps_.take_from(gpu_pending_); !st && !std::exchange(said_live_, true))
       err_ << "WARNING: " << st.error() << "\n";
   }
+  take_running_launches();
   printer_->print_ring_records(gpu_pending_);
   output_->flush();
   if (live_maps_.taken() != mirrored_taken_) // only this thread takes records: no lock to read
@@ -134,7 +176,10 @@ GpuRunSummary Tracer::finish_gpu() {
       std::lock_guard<std::mutex> lock(maps_mu_);
       (void)live_maps_.take_from(gpu_pending_);
     }
+    take_running_launches();
     printer_->print_ring_records(gpu_pending_);
+    if (spec_.device.probes.empty()) // gpu:hang only: the agent watched, it has no results
+      return {};
     auto outcome = collect_gpu_results(spec_, *gpu_run_);
     if (!outcome) {
       err_ << "WARNING: " << outcome.error() << "\n";
@@ -153,6 +198,7 @@ GpuRunSummary Tracer::finish_gpu() {
       std::lock_guard<std::mutex> lock(maps_mu_);
       (void)live_maps_.take_from(gpu_pending_);
     }
+    take_running_launches();
     printer_->print_ring_records(gpu_pending_);
     for (const auto &m : results.messages)
       err_ << "gpubt: " << m << "\n";

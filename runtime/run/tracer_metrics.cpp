@@ -1,9 +1,11 @@
 // --metrics while tracing: each scrape prints the tracer's snapshot() as it is at that moment
 // through the Prometheus output, then health. gpu probes' maps are as the agents last sent them
-// (every half second while --metrics is on: runtime/abi/live_maps.h).
+// (every half second while --metrics is on: runtime/abi/live_maps.h); with gpu probes or gpu:hang,
+// the age of each process's oldest running launch (running_launches.h).
 #include "runtime/run/tracer.h"
 
 #include <csignal>
+#include <ctime>
 #include <sstream>
 
 #include "runtime/output/print_map.h"
@@ -46,6 +48,12 @@ void Tracer::serve_metrics(uint64_t attached) {
     out->lost_events(s ? s->lost_events() : 0);
     int pid = s ? s->target_pid() : -1;
     out->attached_processes(pid > 0 && kill(pid, 0) == 0 ? 1 : 0);
+    if (watch_launches()) {
+      timespec now;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      std::lock_guard<std::mutex> lock(maps_mu_);
+      out->running_kernels(hang_.oldest(uint64_t(now.tv_sec) * 1'000'000'000 + now.tv_nsec));
+    }
     out->flush();
     return text.str();
   });

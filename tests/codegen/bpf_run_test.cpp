@@ -8,6 +8,7 @@
 #include <map>
 
 #include "runtime/process/elf_symbols.h"
+#include "runtime/abi/hang_ctx.h"
 #include "runtime/bpf/session.h"
 #include "runtime/run/run_loop.h"
 #include "tests/codegen/bpf_test_support.h"
@@ -94,6 +95,44 @@ TEST(BpfRun, BeginPrintfValues) {
   EXPECT_EQ(arg_str(spec, e, 5), "eq");
   EXPECT_EQ(arg_int(spec, cap.printfs[1], 0), 9);
   EXPECT_EQ(arg_int(spec, cap.printfs[1], 1), 0);
+}
+
+// gpu:hang (issue 26): run by the session with the launch's context; every builtin reads it,
+// the kernel's name from gpubt's own memory.
+TEST(BpfRun, GpuHangReadsItsLaunch) {
+  Compiled c = compile_script(R"(gpu:hang:spin* {
+    printf("%d %s %d %d %d %d %d %d %d %d %d %d %d %d %d\n", pid, kernel, launch_start, gdim_x,
+           gdim_y, gdim_z, bdim_x, bdim_y, bdim_z, args.stream, args.device, args.seq,
+           args.queued, args.exact, nsecs > 0);
+    @[kernel, probe] = count(); })");
+  ASSERT_EQ(c.error, "");
+  const auto &spec = c.art.spec;
+  ASSERT_EQ(spec.probes.size(), 1u);
+  EXPECT_EQ(spec.probes[0].kind, abi::AttachKind::Hang);
+  EXPECT_EQ(spec.probes[0].func, "spin*");
+  EXPECT_EQ(spec.probes[0].interval_ns, 2000000000u);
+  auto s = runtime::Session::create(spec, {});
+  ASSERT_TRUE(s.ok()) << s.error();
+  ASSERT_TRUE((*s)->attach().ok());
+  std::string name = "spin_forever";
+  abi::HangCtx ctx;
+  ctx.kernel = reinterpret_cast<uint64_t>(name.c_str());
+  ctx.since_ns = 123456789, ctx.stream = 0xabc, ctx.seq = 42, ctx.pid = 4321, ctx.device = 3;
+  ctx.grid[0] = 7, ctx.grid[1] = 8, ctx.grid[2] = 9, ctx.block[0] = 32, ctx.block[1] = 2;
+  ctx.block[2] = 1, ctx.queued = 5, ctx.exact = 1;
+  ASSERT_TRUE((*s)->run_probe(0, &ctx, sizeof ctx).ok());
+  ctx.exact = 0;
+  ASSERT_TRUE((*s)->run_probe(0, &ctx, sizeof ctx).ok());
+  Capture cap;
+  (*s)->run_end(cap);
+  ASSERT_EQ(cap.printfs.size(), 2u);
+  const auto &e = cap.printfs[0];
+  const int64_t want[] = {4321, 0, 123456789, 7, 8, 9, 32, 2, 1, 0xabc, 3, 42, 5, 1, 1};
+  for (size_t i = 0; i < std::size(want); ++i)
+    if (i != 1)
+      EXPECT_EQ(arg_int(spec, e, i), want[i]) << "argument " << i;
+  EXPECT_EQ(arg_str(spec, e, 1), "spin_forever");
+  EXPECT_EQ(arg_int(spec, cap.printfs[1], 13), 0);
 }
 
 TEST(BpfRun, UprobeAggregationsOnCallsProgram) {

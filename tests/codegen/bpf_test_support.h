@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/bpf/lower_bpf.h"
+#include "codegen/bpf/lower_hang.h"
 #include "tests/support/checked_script.h"
 
 namespace gpubt::codegen::bpf::testing {
@@ -26,7 +27,10 @@ inline Compiled compile_script(const std::string &script, bool has_child = false
   Compiled out;
   frontend::SemanticOptions so;
   so.has_child = has_child;
-  so.field_type = tracepoint_arg_type;
+  so.field_type = [](const frontend::AttachPoint &ap, std::string_view field) {
+    return ap.provider == frontend::Provider::GpuHang ? hang_arg_type(ap, field)
+                                                      : tracepoint_arg_type(ap, field);
+  };
   auto checked = gpubt::testing::check_script(script, so);
   if (!checked.error.empty()) {
     out.error = checked.error;

@@ -6,8 +6,9 @@ Binds DIR/NAME_PID.sock (NAME_PID "self": this process's pid), writes "ready" to
 each connection writes "connected" and, if an Attach frame comes, "attach". MODE says what it
 answers: "escape" a Refused frame full of terminal escape sequences, "huge" a header claiming a
 2 GiB Refused frame, "fds" a header of no frame type with 64 fds of LOG riding on it; "exit3",
-"printexit", "badrecord" and "flood" Attached, the Events frames EVENTS_THEN_EXIT lists, and
-exit with status 3; "badresults" Attached, and at Detach Results of two images, the first with a
+"printexit", "badrecord", "flood" and "hang" Attached, the Events frames EVENTS_THEN_EXIT lists,
+and exit with status 3 ("hang": two looks at a kernel spin running 3 s, as the CUDA agent sends
+them while it watches launches); "badresults" Attached, and at Detach Results of two images, the first with a
 record claiming 0 bytes, the second with a printf record; "warn" a warning Log frame (with an
 escape sequence) and a -v Log frame before Attached, then exits with status 3; "failfirst"
 closes its first connection unanswered, then answers Attached and at Detach empty Results;
@@ -20,6 +21,7 @@ import os
 import socket
 import struct
 import sys
+import time
 
 
 ATTACHED, REFUSED, EVENTS, RESULTS, LOG = 2, 3, 4, 6, 7  # abi::Frame
@@ -35,12 +37,32 @@ PRINTF_RECORD = struct.pack("<IIII", 16, 1, 1, 0)
 NO_RECORD = struct.pack("<IIII", 0, 1, 1, 0)
 LAUNCH_RECORD = struct.pack("<IIII", 104, 1, 11, 0) + bytes(88)
 
+
+def running_record(sent_ns, launches):
+    """A RunningLaunches record (runtime/abi/running_launches.h, EventKind 16) of this process:
+    LAUNCHES (kernel, stream, seq, since_ns, grid, block, device, later, exact)."""
+    payload = struct.pack("<QQQ", os.getpid(), sent_ns, len(launches))
+    for kernel, stream, seq, since, grid, block, device, later, exact in launches:
+        name = kernel.encode()
+        payload += struct.pack("<QQQ3I3I4I", seq, stream, since, *grid, *block, device, later,
+                               exact, len(name)) + name
+    size = (16 + len(payload) + 7) // 8 * 8
+    return (struct.pack("<IIII", size, 0, 16, 0) + payload).ljust(size, b"\0")
+
+
+def spin_looks():
+    now = time.monotonic_ns()  # CLOCK_MONOTONIC, as the agent's
+    spin = ("_Z4spinPi", 0x10, 3, now - 3_000_000_000, (4, 1, 1), (128, 1, 1), 0, 0, 1)
+    return [running_record(now, [spin]), running_record(now + 500_000_000, [spin])]
+
+
 # Modes that answer Attached, send these Events frames and exit with status 3.
 EVENTS_THEN_EXIT = {
     "exit3": lambda: [],
     "printexit": lambda: [PRINTF_RECORD],
     "badrecord": lambda: [NO_RECORD, PRINTF_RECORD],
     "flood": lambda: [LAUNCH_RECORD * ((32 << 20) // len(LAUNCH_RECORD))] * 16,
+    "hang": spin_looks,
 }
 
 

@@ -460,6 +460,22 @@ def no_p_agent_whose_first_attach_failed_is_tried_again(ctx):
 
 
 @case
+def p_gpu_hang_takes_running_launches_from_the_agents_frames(ctx):
+    # Issue 26: under -p the agent's RunningLaunches records come as Events frames on the control
+    # socket (latest only per process); a gpu:hang probe runs once for a launch past its
+    # duration, even when the agent says so twice, and the process's end is no error.
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), "-e",
+                      'gpu:hang:spin { printf("hung %d %s seq %d grid %d block %d exact %d\\n", '
+                      'pid, kernel, args.seq, gdim_x, bdim_x, args.exact); @n = count(); }'],
+                env=gpu_env(fake), timeout=60)
+        want = f"hung {fake.pid} spin seq 3 grid 4 block 128 exact 1\n"
+        expect(want in r.stdout and r.stdout.count("hung ") == 1 and "@n: 1" in r.stdout,
+               f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    with_fake_agent("self", "hang", True, body)
+
+
+@case
 def agent_that_left_a_module_unpatched_makes_the_exit_status_partial(ctx):
     # The agent's results say a module the probes matched ran without them (patching failed):
     # gpubt said so in a warning and exited 0, as if the trace were whole. Now 5.

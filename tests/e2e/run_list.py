@@ -45,6 +45,12 @@ def gpu_kernel_names_paste_back(ctx):
     listed = gpubt(ctx, ["-l", f"gpu:kretprobe:{prog}:*"])
     expect('gpu:kretprobe:"scale(float*, int)"\n' in listed.stdout, listed.stdout)
     check_pastes_back(ctx, f"gpu:*:{prog}:*")
+    hang = gpubt(ctx, ["-l", f"gpu:hang:{prog}:*"])  # issue 26: CUDA kernels' gpu:hang probes
+    expect(hang.stdout == 'gpu:hang:"scale(float*, int)"\n', hang.stdout + hang.stderr)
+    check_pastes_back(ctx, f"gpu:hang:{prog}:*")
+    verbose = gpubt(ctx, ["-lv", f"gpu:hang:{prog}:*"]).stdout
+    expect('gpu:hang:"scale(float*, int)"\n    uint64_t stream\n    uint32_t device\n' in verbose and
+           "    uint32_t queued\n    uint32_t exact\n" in verbose, verbose)
 
 
 @case

@@ -212,6 +212,44 @@ def check_late_probe_names(f, gpubt, programs):
     f.check(bool(text), "a scrape after a late attach names its probes", f"{out}\n{err}")
 
 
+def check_running_kernel_age(f, gpubt, programs, promtool):
+    """Issue 26: with gpu:hang, the agents watch their launches and a scrape shows each process's
+    oldest running launch's age. The agent is tests/programs/cuda/fake_hang_agent.cpp (loaded by
+    fake_cuda_init as the driver loads gpubt's): its oldest launch, reduce, began 5 s before its
+    first look and runs on while FAKE_HANG_HOLD_S lasts."""
+    port = free_port()
+    env = dict(os.environ, GPUBT_AGENT_PATH=f"{programs}/fake-agent/libfake_hang_agent.so",
+               GPUBT_VULKAN_LAYER_DIR="/nonexistent", FAKE_HANG_HOLD_S="30")
+    p = subprocess.Popen([gpubt, "--metrics", f"127.0.0.1:{port}", "-e",
+                          "gpu:hang:spin { @hung[kernel] = count(); }", "-c",
+                          f"{programs}/fake_cuda_init"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, env=env)
+    url = f"http://127.0.0.1:{port}/metrics"
+    name = "gpubt_gpu_oldest_running_seconds"
+    ages = lambda: [v for k, v in samples(get(url)[2]).items() if k.startswith(name + "{")]
+    try:
+        first = wait_for(ages, 15)
+        f.check(bool(first) and first[0] >= 5, "a scrape shows the oldest running launch's age",
+                str(first))
+        text = get(url)[2]
+        r = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+                           text=True)
+        f.check(r.returncode == 0, "promtool accepts the running kernel gauge", r.stdout + r.stderr)
+        labels = re.findall(name + r'\{pid="(\d+)",kernel="([^"]*)"\}', text)
+        f.check(len(labels) == 1 and labels[0][1] == "reduce",
+                "one sample per process, labelled with its pid and the kernel's name", text)
+        f.check(re.search(r"^# TYPE " + name + " gauge$", text, re.M) is not None,
+                "the age is a gauge", text)
+        later = wait_for(lambda: [a for a in ages() if first and a >= first[0] + 1], 10)
+        f.check(bool(later), "the age grows between scrapes", f"{first} then {later}")
+        # The agent's scripted looks take 6 s; the probe's map is served too.
+        both = wait_for(lambda: samples(get(url)[2]).get('gpubt_hung_total{key="spin"}') == 2, 20)
+        f.check(bool(both), "the gpu:hang probe's map is served as it fires", get(url)[2])
+    finally:
+        out, err, _ = stop(p)
+    f.check("@hung[spin]: 2" in out, "the gpu:hang probe ran for both spin launches", out + err)
+
+
 def query(base, expr):
     url = base + "/api/v1/query?" + urllib.parse.urlencode({"query": expr})
     _, _, body = get(url)
@@ -319,6 +357,7 @@ def main():
     check_idle_and_slow_clients(f, args.gpubt, args.programs)
     check_labels_stay_distinct(f, args.gpubt, args.programs, promtool)
     check_late_probe_names(f, args.gpubt, args.programs)
+    check_running_kernel_age(f, args.gpubt, args.programs, promtool)
     print(f"{f.count} failed" if f.count else "all passed")
     return 1 if f.count else 0
 

@@ -123,6 +123,49 @@ TEST(Parser, AttachPointFields) {
   EXPECT_EQ(aps[4].span.end_col, 18u);
 }
 
+// gpu:hang:KERNEL[:DURATION] (issue 26): a last part that starts with a digit is the duration,
+// default 2s; the kernel pattern keeps C++'s "::".
+TEST(Parser, GpuHangAttachPoints) {
+  SourceFile file("stdin", "gpu:hang:spin*, gpu:hang:ns::k:500ms, gpu:hang:\"f(int)\":3s { }");
+  Diagnostics diags;
+  auto prog = parse_program(file, diags);
+  ASSERT_NE(prog, nullptr) << diags.render(file);
+  const auto &aps = prog->probes[0]->attach_points;
+  ASSERT_EQ(aps.size(), 3u);
+  EXPECT_EQ(aps[0].provider, Provider::GpuHang);
+  EXPECT_EQ(aps[0].func, "spin*");
+  EXPECT_EQ(aps[0].interval_ns, 2000000000u);
+  EXPECT_EQ(aps[0].name(), "gpu:hang:spin*");
+  EXPECT_EQ(aps[1].func, "ns::k");
+  EXPECT_EQ(aps[1].interval_ns, 500000000u);
+  EXPECT_EQ(aps[1].name(), "gpu:hang:ns::k:500ms");
+  EXPECT_EQ(aps[2].func, "f(int)");
+  EXPECT_EQ(aps[2].interval_ns, 3000000000u);
+}
+
+TEST(ParserErrors, GpuHangAttachPoints) {
+  EXPECT_EQ(error("gpu:hang:spin:5x { }"),
+            "stdin:1:1-17: ERROR: gpu:hang: invalid duration '5x', expected a positive count and "
+            "a unit (s, ms, us, ns): 500ms, 3s\n"
+            "gpu:hang:spin:5x { }\n"
+            "~~~~~~~~~~~~~~~~\n");
+  EXPECT_EQ(error("gpu:hang:spin:0ms { }"),
+            "stdin:1:1-18: ERROR: gpu:hang: invalid duration '0ms', expected a positive count and "
+            "a unit (s, ms, us, ns): 500ms, 3s\n"
+            "gpu:hang:spin:0ms { }\n"
+            "~~~~~~~~~~~~~~~~~\n");
+  EXPECT_EQ(error("gpu:hang { }"), "stdin:1:1-9: ERROR: gpu:hang probe type requires 1 argument\n"
+                                   "gpu:hang { }\n"
+                                   "~~~~~~~~\n");
+  EXPECT_EQ(error("host:gpu:hang:k { }"), "stdin:1:1-16: ERROR: host: cannot prefix a gpu probe\n"
+                                          "host:gpu:hang:k { }\n"
+                                          "~~~~~~~~~~~~~~~\n");
+  EXPECT_EQ(error("gpu:hanng:k { }"),
+            "stdin:1:5-10: ERROR: Invalid gpu probe type: hanng (did you mean 'hang'?)\n"
+            "gpu:hanng:k { }\n"
+            "    ~~~~~\n");
+}
+
 // usdt:FILE:[PROVIDER:]NAME: FILE may be empty (-p's files), PROVIDER omitted or empty (any),
 // a quoted NAME may hold \" (a probe named with quotes); software:EVENT[:COUNT].
 TEST(Parser, UsdtAndPerfEventAttachPoints) {

@@ -139,6 +139,25 @@ TEST(Semantic, HostBuiltinsNotInGpuProbes) {
                "uid is not available in gpu probes");
 }
 
+// gpu:hang runs in gpubt for one launch: the launch's builtins, not the current task's.
+TEST(Semantic, GpuHangBuiltins) {
+  EXPECT_EQ(check("gpu:hang:k { printf(\"%d %s %d %d %d %d\\n\", pid, kernel, launch_start, "
+                  "gdim_x, bdim_z, nsecs); @[probe, kernel] = count(); }"),
+            ""); // args.NAME: the driver's hook (gpu_hang.test)
+  EXPECT_ERROR("gpu:hang:k { @x = tid; }", 19, 22,
+               "tid is not available in gpu:hang probes (they run in gpubt when a launch has run "
+               "too long: pid, kernel, nsecs, launch_start, gdim_*, bdim_*, probe, cpid and "
+               "args.stream/device/seq/queued/exact are)");
+  EXPECT_ERROR("gpu:hang:k { @x = tid_x; }", 19, 24,
+               "tid_x is not available in gpu:hang probes (they run in gpubt when a launch has run "
+               "too long: pid, kernel, nsecs, launch_start, gdim_*, bdim_*, probe, cpid and "
+               "args.stream/device/seq/queued/exact are)");
+  EXPECT_ERROR("BEGIN { @x = launch_start; }", 14, 26,
+               "launch_start is only available in gpu:kretprobe and gpu:hang probes");
+  // kernel stays gpu-only elsewhere on the host.
+  EXPECT_ERROR("BEGIN { @x = kernel; }", 14, 20, "kernel is only available in gpu probes");
+}
+
 TEST(Semantic, HostFunctionsNotInGpuProbes) {
   EXPECT_ERROR("gpu:kprobe:vectorAdd { @x = str(arg0); }", 29, 38,
                "str() is not available in gpu probes");

@@ -110,7 +110,10 @@ std::string host_where(const stdlib::BuiltinInfo &b) {
       out += std::string(out.empty() ? "" : ", ") + std::string(stdlib::provider_type_name(p));
       ++n;
     }
-  return n == kHostProviders.size() ? "all" : out.empty() ? "-" : out;
+  out = n == kHostProviders.size() ? "all" : out;
+  if (stdlib::builtin_allowed(b, Provider::GpuHang)) // run on the host, for a launch
+    out += std::string(out.empty() ? "" : ", ") + "gpu:hang";
+  return out.empty() ? "-" : out;
 }
 
 struct Targets {
@@ -127,7 +130,8 @@ std::string generate(const Targets &t) {
   for (Provider p : kHostProviders)
     md << "| `" << stdlib::provider_type_name(p) << "` | yes | host |\n";
   md << "| `gpu:kprobe` | yes | GPU (CUDA, Vulkan): every thread as the kernel starts |\n"
-     << "| `gpu:kretprobe` | yes | GPU (CUDA, Vulkan): every thread as it exits |\n";
+     << "| `gpu:kretprobe` | yes | GPU (CUDA, Vulkan): every thread as it exits |\n"
+     << "| `gpu:hang` | yes | host (gpubt), once per CUDA launch that has run its duration |\n";
   for (const auto &p : kBpftraceProbeTypes)
     if (!ours.count(p))
       md << "| `" << p << "` | **not in gpubt** (bpftrace has it) | - |\n";

@@ -1,6 +1,7 @@
 // The CUDA injector: the probes' PTX assembled by ptxas for each GPU of this machine (as tools
 // patches), the agent found and loaded with CUDA_INJECTION64_PATH; the one place that decides
 // --gpu-backend.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -68,7 +69,13 @@ class CudaInjector : public Injector {
 public:
   const char *name() const override { return "CUDA"; }
   const char *traces() const override { return "CUDA kernels"; }
-  bool has_code(const abi::ProgramSpec &spec) const override { return !spec.device.ptx.empty(); }
+  // gpu:hang probes need the agent even without gpu probes: it watches the launches.
+  bool has_code(const abi::ProgramSpec &spec) const override {
+    return !spec.device.ptx.empty() ||
+           std::any_of(spec.probes.begin(), spec.probes.end(),
+                       [](const abi::ProbeSpec &p) { return p.kind == abi::AttachKind::Hang; });
+  }
+  bool watches_launches() const override { return true; }
   bool can_attach() const override { return true; }
   // The Compute Sanitizer's block entry and exit (the agent's sanitizer_point()).
   bool supports(const abi::ProbePoint &p) const override {
@@ -95,6 +102,8 @@ public:
   Status prepare(const abi::ProgramSpec &spec, const std::string &dir, const std::string &tag,
                  abi::AgentConfig &config) const override {
     std::string probes_ptx = spec.device.ptx; // with its dispatchers (targets/ptx)
+    if (probes_ptx.empty())
+      return Ok{}; // gpu:hang only: the agent watches launches and instruments nothing
     if (!tag.empty())
       tag_probe_functions(probes_ptx, config.device.probes, tag);
     std::string ptxas = find_ptxas();

@@ -6,12 +6,13 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <poll.h>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/abi/live_maps.h"
+#include "runtime/abi/agent_records.h"
 #include "runtime/abi/agent_control.h"
 #include "runtime/gpu/agent_peer.h"
 #include "runtime/output/escape.h"
@@ -120,7 +121,8 @@ Result<std::unique_ptr<GpuAttach>> GpuAttach::start(const abi::ProgramSpec &spec
       sockets = abi::find_agent_sockets(inner);
   if (pid > 0 && sockets.empty())
     return make_error(no_agent_reason(pid));
-  auto run = prepare_gpu_run(spec, options.backend, options.verbose, true, options.live_ms);
+  auto run = prepare_gpu_run(spec, options.backend, options.verbose, true, options.live_ms,
+                             options.watch_launches);
   if (!run)
     return make_error(run.error());
   std::unique_ptr<GpuAttach> g(new GpuAttach(std::move(*run)));
@@ -320,10 +322,13 @@ void GpuAttach::read_frame(Link &link) {
   for (int extra : f->fds)
     close(extra);
   std::lock_guard<std::mutex> lock(mu_);
-  if (f->type == Frame::Events &&
-      abi::is_live_maps_record(reinterpret_cast<const uint8_t *>(f->bytes.data()),
-                               f->bytes.size())) {
-    live_[link.pid] = std::move(f->bytes); // only the latest counts: a slow reader keeps one
+  auto *frame = reinterpret_cast<const uint8_t *>(f->bytes.data());
+  std::optional<abi::EventKind> latest_only; // only the latest counts: a slow reader keeps one
+  for (auto kind : {abi::EventKind::LiveMaps, abi::EventKind::RunningLaunches})
+    if (f->type == Frame::Events && abi::is_agent_record(kind, frame, f->bytes.size()))
+      latest_only = kind;
+  if (latest_only) {
+    live_[{link.pid, *latest_only}] = std::move(f->bytes);
   } else if (f->type == Frame::Events) {
     // Whole records only: a frame that is not would swallow every later process's records.
     auto bytes = reinterpret_cast<const uint8_t *>(f->bytes.data());

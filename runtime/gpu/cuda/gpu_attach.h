@@ -37,6 +37,7 @@ public:
     // Spec map index -> gpubt's fd of the BPF map behind each host<->GPU map (Session's).
     std::map<int, int> host_map_fds;
     uint32_t live_ms = 0; // prepare_gpu_run's
+    bool watch_launches = false; // prepare_gpu_run's
   };
   // Assembles the probes and attaches. Error (for the user): with a pid, that process could not
   // be attached (no agent, another user's, refused).
@@ -96,7 +97,8 @@ private:
   // After a try of SOCKET: when it may be tried again, and whether to warn (its first failure).
   bool note_failure(const abi::AgentSocket &socket, bool gone);
   std::vector<uint8_t> events_; // at most kMaxEventBytes (gpu_attach.cpp) not yet taken
-  std::map<pid_t, std::string> live_; // each process's latest LiveMaps record not yet taken
+  // Each process's latest LiveMaps and RunningLaunches records not yet taken.
+  std::map<std::pair<pid_t, abi::EventKind>, std::string> live_;
   std::map<pid_t, uint64_t> events_dropped_; // bytes of records past it, by process
   abi::AgentResults results_;
   std::atomic<size_t> attached_count_ = 0;

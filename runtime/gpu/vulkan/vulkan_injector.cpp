@@ -23,6 +23,7 @@ public:
   const char *traces() const override { return "Vulkan compute shaders"; }
   bool has_code(const abi::ProgramSpec &spec) const override { return vulkan_image(spec); }
   bool can_attach() const override { return false; }
+  bool watches_launches() const override { return false; } // no queue submission is watched
   // A call at the shader's entry, or before its returns (runtime/vulkan/link_probes.cpp).
   bool supports(const abi::ProbePoint &p) const override {
     return p.kind == abi::ProbePointKind::Entry || p.kind == abi::ProbePointKind::Exit;

@@ -122,12 +122,14 @@ TEST_F(ListGpuProbes, EveryGencodeSetListsTheSameKernels) {
   }
 }
 
-TEST_F(ListGpuProbes, WildcardTypeListsBothProbeTypes) {
+TEST_F(ListGpuProbes, WildcardTypeListsEveryProbeType) {
   auto got = list("gpu:*:" + dir_ + "/sass90");
   ASSERT_TRUE(got.ok()) << got.error();
   auto want = truth_lines("kprobe");
-  auto ret = truth_lines("kretprobe");
-  want.insert(want.end(), ret.begin(), ret.end());
+  for (const char *type : {"kretprobe", "hang"}) {
+    auto more = truth_lines(type);
+    want.insert(want.end(), more.begin(), more.end());
+  }
   EXPECT_EQ(lines(*got), want);
 }
 
@@ -225,7 +227,7 @@ TEST_F(ListGpuProbes, Errors) {
   EXPECT_EQ(err(list("gpu:uprobe:" + dir_ + "/both:*")),
             "'gpu:uprobe:" + dir_ +
                 "/both:*': 'uprobe' is no gpu probe type (gpu:kprobe, "
-                "gpu:kretprobe)");
+                "gpu:kretprobe, gpu:hang)");
   EXPECT_EQ(
       err(list("gpu:*", "", false, calls)),
       "neither '" + calls +
