@@ -21,6 +21,27 @@ def stamped_lines(stream, out):
         out.append((time.monotonic_ns(), line.rstrip('\n')))
 
 
+def reading(p):
+    """Threads that take P's stdout (stamped lines) and stderr: communicate() must not, or it
+    takes lines from under the stamping thread."""
+    lines, err = [], []
+    threads = [threading.Thread(target=stamped_lines, args=(p.stdout, lines)),
+               threading.Thread(target=lambda: err.append(p.stderr.read()))]
+    for t in threads:
+        t.start()
+    return lines, err, threads
+
+
+def ended(p, threads, timeout, interrupt=False):
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.send_signal(2) if interrupt else p.kill()
+        p.wait(timeout=30)
+    for t in threads:
+        t.join()
+
+
 def judge(lines, program_lines):
     """(ok, detail) from gpubt's stamped stdout lines and the program's."""
     since = [int(m.group(1)) for _, l in program_lines
@@ -39,15 +60,9 @@ def judge(lines, program_lines):
 def hang_under_c(a, env, row):
     cmd = [a.gpubt, '-e', HANG, '-c', f'{a.bin}/hang_kernel 6']
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines = []
-    reader = threading.Thread(target=stamped_lines, args=(p.stdout, lines))
-    reader.start()
-    try:
-        err = p.communicate(timeout=120)[1]
-    except subprocess.TimeoutExpired:
-        p.kill()
-        err = p.communicate()[1]
-    reader.join()
+    lines, errs, threads = reading(p)
+    ended(p, threads, 120)
+    err = ''.join(errs)
     # -c: the program's stdout is gpubt's (both stamped as they arrive)
     ok, detail = judge(lines, lines)
     row('gpu:hang -c: the stuck kernel named within 3 s', ok and p.returncode == 0,
@@ -65,9 +80,7 @@ def hang_under_p(a, env, row):
             raise RuntimeError(f'hang_kernel: {ready!r} {prog.stderr.read()[-300:]!r}')
         g = subprocess.Popen([a.gpubt, '-p', str(prog.pid), '-e', HANG], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        lines = []
-        reader = threading.Thread(target=stamped_lines, args=(g.stdout, lines))
-        reader.start()
+        lines, errs, threads = reading(g)
         deadline = time.monotonic() + 60
         while not any('Attaching' in l for _, l in lines) and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -78,12 +91,8 @@ def hang_under_p(a, env, row):
         reader2.start()
         prog.wait(timeout=60)
         reader2.join()
-        try:
-            err = g.communicate(timeout=30)[1]
-        except subprocess.TimeoutExpired:
-            g.send_signal(2)
-            err = g.communicate(timeout=30)[1]
-        reader.join()
+        ended(g, threads, 30, interrupt=True)
+        err = ''.join(errs)
         ok, detail = judge(lines, program_lines)
         row('gpu:hang -p: the stuck kernel named within 3 s', ok and prog.returncode == 0,
             f'{detail}; gpubt exit {g.returncode} stderr {err.strip()[-300:]!r}')
