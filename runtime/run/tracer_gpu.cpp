@@ -67,9 +67,9 @@ bool Tracer::attach_gpu(const std::map<int, int> &host_map_fds) {
 
 bool Tracer::needs_agent() const { return !spec_.device.probes.empty() || hang_.has_probes(); }
 
-bool Tracer::watch_launches() const {
-  return hang_.has_probes() || (!options_.metrics_address.empty() && !spec_.device.probes.empty());
-}
+// Only for gpu:hang: watching costs every launch of the process about 1.2 us on the H100
+// (bench/RESULTS.md), too much to pay for --metrics' gauge alone.
+bool Tracer::watch_launches() const { return hang_.has_probes(); }
 
 uint32_t Tracer::live_period_ms() const {
   uint64_t ms = 0;
