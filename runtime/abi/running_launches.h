@@ -3,12 +3,11 @@
 // of them, as one ring record of kind EventKind::RunningLaunches among its other records (the
 // framing of runtime/abi/live_maps.h). gpubt keeps the latest per process. Std only.
 //
-// How the agent knows (runtime/cuda_agent/launch_watch.h): it numbers the launches of each
-// stream, and before some of them asks the stream itself to write "reached launch N" and after
-// them "finished launch N" into host memory (stream memory operations, no host sync). A launch
-// the stream reached and has not finished is running now: exact. A stream that finished a marked
-// launch and has unmarked launches after it runs one of them: the first is named, with how many
-// came after it (`later`), and `exact` is false.
+// How the CUDA agent knows (runtime/cuda_agent/launch_watch.h): it numbers the launches of each
+// stream and asks the stream itself to write each launch's number into host memory once it
+// finished (a stream memory operation after the launch, no host sync). The launch after the
+// last finished one is running now (`exact`; an agent that marks only some launches would send
+// the first after the last marked one with `exact` false and how many follow it in `later`).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +23,8 @@ namespace gpubt::abi {
 struct RunningLaunch {
   uint64_t seq = 0;      // the launch's number on its stream (1, 2, ...)
   uint64_t stream = 0;   // the CUstream handle (0: the legacy default stream)
-  uint64_t since_ns = 0; // CLOCK_MONOTONIC: the earliest it can have started (see above)
+  uint64_t since_ns = 0; // CLOCK_MONOTONIC: when it started as the agent saw it (launched then,
+                       // or the launch before it seen finished: up to one period late)
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   uint32_t device = 0;   // CUDA device ordinal
