@@ -174,6 +174,8 @@ void trace_context(Agent &a, CUcontext ctx, const KnownContext &known) {
     if (c.arch == arch || (a.config.cubins.size() == 1 && arch.empty()))
       cubin = &c;
   std::string where = "device " + std::to_string(known.device) + " (" + arch + ")";
+  if (!cubin && a.config.device.probes.empty())
+    return; // only gpu:hang probes: nothing to load, nothing to say
   if (!cubin)
     return say_untraced(a, "no probe code for " + where + ": its kernels run uninstrumented");
   SanitizerResult r;

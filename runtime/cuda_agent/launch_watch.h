@@ -37,8 +37,10 @@ public:
   LaunchWatch &operator=(const LaunchWatch &) = delete;
 
   // Watching from now on (a session's start), sending every PERIOD; stop() forgets every
-  // launch and joins the thread (it never waits for the GPU). The agent's one watch lives as
-  // long as it does, so callbacks on any thread may call it, active or not.
+  // launch and joins the thread (it never waits for the GPU, and waits at most a second for a
+  // send: a gpubt that stopped reading must not hold the program's exit; such a thread is
+  // left behind and ends once its send does). The agent's one watch lives as long as it does,
+  // so callbacks on any thread may call it, active or not.
   void start(std::chrono::milliseconds period, Send send);
   void stop();
   bool active() const { return active_; }
@@ -76,7 +78,7 @@ private:
     std::vector<std::pair<volatile uint64_t *, CUdeviceptr>> free;
   };
   bool new_word(CUcontext ctx, Stream &s);
-  void run();
+  void run(uint64_t session);
 
   std::chrono::milliseconds period_{0};
   Send send_;
@@ -84,7 +86,8 @@ private:
   std::map<std::pair<CUcontext, CUstream>, Stream> streams_;
   std::map<CUcontext, Words> words_;
   std::atomic<bool> active_{false};
-  bool stop_ = false;
+  uint64_t session_ = 0; // start() begins one, stop() ends it; a thread runs for one session
+  uint64_t ended_ = 0;   // the last session whose thread returned
   std::condition_variable cv_;
   std::thread thread_;
 };
