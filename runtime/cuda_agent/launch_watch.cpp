@@ -4,7 +4,6 @@
 #include <utility>
 #include <unistd.h>
 
-#include "runtime/cuda_agent/agent_thread.h"
 #include "runtime/cuda_agent/driver_api.h"
 
 namespace gpubt::agent {
@@ -14,7 +13,6 @@ constexpr size_t kSlabWords = 512;
 // A stream whose word stopped moving keeps at most this many launches logged; the ones dropped
 // from the back are counted in `later` only as "at least".
 constexpr size_t kMaxLogged = 4096;
-constexpr std::chrono::seconds kStopLimit{1};
 
 uint64_t monotonic_ns() {
   timespec ts;
@@ -37,27 +35,21 @@ bool capturing(CUstream stream) {
 
 void LaunchWatch::start(std::chrono::milliseconds period, Send send) {
   stop();
-  std::lock_guard<std::mutex> lock(mu_);
-  period_ = period;
-  send_ = std::move(send);
   active_ = true;
-  thread_ = std::thread([this, session = ++session_] { run(session); });
+  sender_.start(period, "watch", [this, send = std::move(send)] {
+    return send(abi::running_launches_record(running()));
+  });
 }
 
 void LaunchWatch::stop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!active_)
-    return;
-  active_ = false;
-  uint64_t session = session_++;
-  streams_.clear(); // their words are not reused: a queued write may still land in one
-  cv_.notify_all();
-  bool ended = cv_.wait_for(lock, kStopLimit, [&] { return ended_ >= session; });
-  lock.unlock();
-  if (ended)
-    thread_.join();
-  else
-    thread_.detach(); // blocked in a send to a gpubt that stopped reading
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!active_)
+      return;
+    active_ = false;
+    streams_.clear(); // their words are not reused: a queued write may still land in one
+  }
+  sender_.stop();
 }
 
 bool LaunchWatch::new_word(CUcontext ctx, Stream &s) {
@@ -173,25 +165,6 @@ abi::RunningLaunches LaunchWatch::running() {
     r.launches.push_back(std::move(out));
   }
   return r;
-}
-
-void LaunchWatch::run(uint64_t session) {
-  become_agent_thread("watch");
-  std::unique_lock<std::mutex> lock(mu_);
-  auto over = [&] { return session_ != session; };
-  while (!over()) {
-    if (cv_.wait_for(lock, period_, over))
-      break;
-    Send send = send_; // start() may replace it once this session is over
-    lock.unlock();
-    abi::RunningLaunches now = running();
-    bool sent = send(abi::running_launches_record(now));
-    lock.lock();
-    if (!sent)
-      break; // gpubt is gone
-  }
-  ended_ = std::max(ended_, session);
-  cv_.notify_all();
 }
 
 } // namespace gpubt::agent

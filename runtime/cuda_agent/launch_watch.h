@@ -10,20 +10,19 @@
 #pragma once
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <cuda.h>
 #include <sanitizer.h>
 
 #include "runtime/abi/running_launches.h"
+#include "runtime/cuda_agent/periodic_thread.h"
 
 namespace gpubt::agent {
 
@@ -78,18 +77,12 @@ private:
     std::vector<std::pair<volatile uint64_t *, CUdeviceptr>> free;
   };
   bool new_word(CUcontext ctx, Stream &s);
-  void run(uint64_t session);
 
-  std::chrono::milliseconds period_{0};
-  Send send_;
   std::mutex mu_;
   std::map<std::pair<CUcontext, CUstream>, Stream> streams_;
   std::map<CUcontext, Words> words_;
   std::atomic<bool> active_{false};
-  uint64_t session_ = 0; // start() begins one, stop() ends it; a thread runs for one session
-  uint64_t ended_ = 0;   // the last session whose thread returned
-  std::condition_variable cv_;
-  std::thread thread_;
+  PeriodicThread sender_;
 };
 
 } // namespace gpubt::agent
