@@ -3,7 +3,7 @@
 lines) runs as written, from the source folder, and exits 0; each output line the README shows
 (blank lines and `...` aside) is in what the command really printed, with numbers (times,
 thread ids, counts) left free. The two long commands (scripts/demo.sh, scripts/test.sh) are not
-run: they must be in the README, exist and be executable. The README stays short (at most 150
+run: they must be in the README, exist and be executable. The README stays short (at most 185
 lines) and names the pages it sends the reader to, which must exist.
 
 Usage: run_readme.py --source DIR --build DIR. The commands say `build/`: where the build folder
@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-MAX_LINES = 150
+MAX_LINES = 185
 
 
 def console_blocks(text):
