@@ -25,8 +25,12 @@ Status check_tracepoint(const AttachPoint &ap) {
     for (const auto &tp : *all)
       names.push_back(tp.category + ":" + tp.name);
   std::string name = ap.target + ":" + ap.func;
-  return {Status::Missing, "tracepoint not found: " + name,
-          frontend::did_you_mean_hint(frontend::nearest_names(name, names, 1))};
+  std::string hint = frontend::did_you_mean_hint(frontend::nearest_names(name, names, 1));
+  // Xid events (tools/xidsnoop.bt) come from NVIDIA's own module, not the kernel's.
+  if (hint.empty() && (ap.target == "nvidia" || ap.target == "nvswitch"))
+    hint = "NVIDIA's kernel module defines " + ap.target +
+           ":* tracepoints, and none is loaded here: see docs/nccl.md, GPU errors";
+  return {Status::Missing, "tracepoint not found: " + name, hint};
 }
 
 // An address (`:0x401000`, `:4198400`) or an offset into a function (`func+16`).

@@ -56,6 +56,8 @@ mkdir -p "$WORK/bin"
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader
 ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
 NUM=${ARCH#sm_}
+# Tracepoints (the NVIDIA driver's Xid event among them): tracefs is not mounted on a bare machine.
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 
 # What needs the agent or the test programs built here (--nccl and --vulkan need neither).
 BUILD=$((SUITE | ML | ATTACH | TIMELINE | TRAIN_BENCH | PTX_BENCH | LATENCY_BENCH))
@@ -84,6 +86,7 @@ nvcc -O2 -arch=$ARCH "$T/launch_ex.cu" -lcuda -o "$B/launch_ex" &
 nvcc -O2 -arch=$ARCH "$T/vector_add_counted.cu" -o "$B/vectorAdd_counted" &
 nvcc -O2 -arch=$ARCH "$T/persistent_kernel.cu" -o "$B/persistent_kernel" &
 nvcc -O2 -arch=$ARCH "$T/hang_kernel.cu" -o "$B/hang_kernel" &
+nvcc -O2 -arch=$ARCH "$T/xid_fault.cu" -o "$B/xid_fault" &
 nvcc -O2 -arch=$ARCH "$ROOT/bench/gpu/experiments/cupti_inflight.cu" -lcupti -lcuda \
   -L"$CUDA/extras/CUPTI/lib64" -Xlinker -rpath,"$CUDA/extras/CUPTI/lib64" -o "$B/cupti_inflight" &
 nvcc -arch=$ARCH -ptx -rdc=true -I"$ROOT" "$T/selftest_patch.cu" -o "$B/selftest.ptx"
@@ -160,8 +163,6 @@ if [ "$NCCL" = 1 ] && [ -n "$GPUBT" ]; then
   NCCL_OUT=${NCCL_OUT:-${OUT:-$WORK/nccl}}
   PROM=$ROOT/.carry/prometheus.xz
   [ -f "$PROM" ] || PROM=$(command -v prometheus || true)
-  # The Xid check looks for the driver's tracepoints: tracefs is not mounted on a bare machine.
-  [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
   timeout -k 10 280 python3 "$T/nccl/nccl_suite.py" --gpubt "$GPUBT" --out "$NCCL_OUT" \
     ${PROM:+--prometheus "$PROM"} || RC=1
 fi

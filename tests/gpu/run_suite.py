@@ -6,6 +6,7 @@ import argparse, glob, os, re, struct, subprocess, sys, tempfile, time
 
 from cupti_case import cupti_cases
 from hang_case import hang_cases
+from xid_case import xid_case
 from issue6_cases import issue6_cases
 
 NEVER = '-'  # a kernel pattern no kernel name matches
@@ -552,6 +553,7 @@ def main():
         backend_cases(a, plain)
         hang_cases(a, row)
         cupti_cases(a, row)
+        xid_case(a, row)
         if a.timings:
             gpubt_timings(a)
     else:
