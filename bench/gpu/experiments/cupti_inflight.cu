@@ -24,14 +24,8 @@
 #include <cuda_runtime.h>
 #include <cupti.h>
 
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    auto r_ = (x);                                                                                 \
-    if (r_ != 0) {                                                                                 \
-      std::printf("FAILED %s: %d\n", #x, int(r_));                                                 \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
+#include "experiment.cuh"
+
 
 __global__ void tiny(float *x) { x[threadIdx.x] += 1.0f; }
 
@@ -50,12 +44,6 @@ using Clock = std::chrono::steady_clock;
 std::mutex mu;
 std::map<uint32_t, std::pair<std::string, Clock::time_point>> launched; // correlation id
 std::atomic<long> records{0}, launches{0};
-
-void CUPTIAPI requested(uint8_t **buffer, size_t *size, size_t *max_records) {
-  *size = 1 << 20;
-  *buffer = static_cast<uint8_t *>(aligned_alloc(8, *size));
-  *max_records = 0;
-}
 
 void CUPTIAPI completed(CUcontext, uint32_t, uint8_t *buffer, size_t, size_t valid) {
   CUpti_Activity *rec = nullptr;
@@ -88,7 +76,7 @@ int main(int argc, char **argv) {
   bool cupti = mode != "plain" && !memop, inflight = mode == "inflight";
   CUpti_SubscriberHandle sub{};
   if (cupti) {
-    CHECK(cuptiActivityRegisterCallbacks(requested, completed));
+    CHECK(cuptiActivityRegisterCallbacks(cupti_buffer_requested, completed));
     CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
   }
   if (inflight) {

@@ -19,14 +19,8 @@
 #include <cuda_runtime.h>
 #include <cupti.h>
 
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    auto r_ = (x);                                                                                 \
-    if (r_ != 0) {                                                                                 \
-      std::printf("FAILED %s: %d\n", #x, int(r_));                                                 \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
+#include "experiment.cuh"
+
 
 __global__ void k_before(float *x) { x[threadIdx.x] += 1.0f; }
 __global__ void k_during(float *x) { x[threadIdx.x] += 1.0f; }
@@ -37,12 +31,6 @@ namespace {
 
 std::map<std::string, long> per_kernel;
 long graph_nodes_seen = 0;
-
-void CUPTIAPI requested(uint8_t **buffer, size_t *size, size_t *max_records) {
-  *size = 4 << 20;
-  *buffer = static_cast<uint8_t *>(aligned_alloc(8, *size));
-  *max_records = 0;
-}
 
 void CUPTIAPI completed(CUcontext, uint32_t, uint8_t *buffer, size_t, size_t valid) {
   CUpti_Activity *rec = nullptr;
@@ -87,7 +75,7 @@ int main(int argc, char **argv) {
   CHECK(cudaStreamSynchronize(s));
 
   phase("before", k_before, x, n, s);
-  CHECK(cuptiActivityRegisterCallbacks(requested, completed));
+  CHECK(cuptiActivityRegisterCallbacks(cupti_buffer_requested, completed));
   CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
   phase("during", k_during, x, n, s);
   auto t0 = std::chrono::steady_clock::now();

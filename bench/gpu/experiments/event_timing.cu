@@ -23,14 +23,8 @@
 #include <cuda_runtime.h>
 #include <cupti.h>
 
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    auto r_ = (x);                                                                                 \
-    if (r_ != 0) {                                                                                 \
-      std::printf("FAILED %s: %d\n", #x, int(r_));                                                 \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
+#include "experiment.cuh"
+
 
 __device__ unsigned long long global_ns() {
   unsigned long long t;
@@ -67,12 +61,6 @@ struct Span {
 };
 std::vector<Span> cupti_spans; // in completion-buffer order; sorted later
 
-void CUPTIAPI requested(uint8_t **buffer, size_t *size, size_t *max_records) {
-  *size = 8 << 20;
-  *buffer = static_cast<uint8_t *>(aligned_alloc(8, *size));
-  *max_records = 0;
-}
-
 void CUPTIAPI completed(CUcontext, uint32_t, uint8_t *buffer, size_t, size_t valid) {
   CUpti_Activity *rec = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
@@ -95,7 +83,7 @@ const char *kNames[] = {"wait2us", "wait10us", "wait50us", "add2^20"};
 
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? std::atoi(argv[1]) : 200;
-  CHECK(cuptiActivityRegisterCallbacks(requested, completed));
+  CHECK(cuptiActivityRegisterCallbacks(cupti_buffer_requested, completed));
   CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
   const int n = 1 << 20;
   float *a, *b, *c;

@@ -3,18 +3,8 @@
 # probes on its kernels (the Sanitizer patching them), then event_timing.cu. On a GPU machine,
 # after scripts/gpu-pack.sh (gpubt from .carry/gpubt). Usage: run_cupti_toggle.sh [LAUNCHES]
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+source "$(dirname "$0")/experiment_env.sh"
 N=${1:-20000}
-WORK=${WORK:-/tmp/gpubt-gpu}
-export PATH=/usr/local/cuda/bin:$PATH
-ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-if [ ! -f "$WORK/agent/cuda_agent/libgpubt_agent.so" ]; then
-  cmake -S "$ROOT/runtime" -B "$WORK/agent" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
-    cmake --build "$WORK/agent" -j >/dev/null
-fi
-AGENT=$WORK/agent/cuda_agent/libgpubt_agent.so
-GPUBT=${GPUBT:-$ROOT/.carry/gpubt/gpubt}
 CUPTI=-L/usr/local/cuda/extras/CUPTI/lib64
 export LD_LIBRARY_PATH=/usr/local/cuda/extras/CUPTI/lib64:$ROOT/.carry/gpubt/lib:${LD_LIBRARY_PATH:-}
 for p in cupti_toggle event_timing; do

@@ -18,7 +18,9 @@
 #include <cupti_callbacks.h>
 #include <sanitizer.h>
 
-#define CHECK(x)                                                                                   \
+#include "experiment.cuh"
+
+#define CHECK_RET(x)                                                                                   \
   do {                                                                                             \
     auto r_ = (x);                                                                                 \
     if (r_ != 0) {                                                                                 \
@@ -39,12 +41,6 @@ void SANITIZERAPI on_sanitizer(void *, Sanitizer_CallbackDomain domain, Sanitize
     ++launch_callbacks;
 }
 
-void CUPTIAPI requested(uint8_t **buffer, size_t *size, size_t *max_records) {
-  *size = 4 << 20;
-  *buffer = static_cast<uint8_t *>(aligned_alloc(8, *size));
-  *max_records = 0;
-}
-
 void CUPTIAPI completed(CUcontext, uint32_t, uint8_t *buffer, size_t, size_t valid) {
   CUpti_Activity *rec = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
@@ -55,8 +51,8 @@ void CUPTIAPI completed(CUcontext, uint32_t, uint8_t *buffer, size_t, size_t val
 Sanitizer_SubscriberHandle sub;
 
 int subscribe() {
-  CHECK(sanitizerSubscribe(&sub, on_sanitizer, nullptr));
-  CHECK(sanitizerEnableDomain(1, sub, SANITIZER_CB_DOMAIN_LAUNCH));
+  CHECK_RET(sanitizerSubscribe(&sub, on_sanitizer, nullptr));
+  CHECK_RET(sanitizerEnableDomain(1, sub, SANITIZER_CB_DOMAIN_LAUNCH));
   return 0;
 }
 
@@ -64,7 +60,7 @@ int launches(float *x, int n, const char *phase) {
   long cb = launch_callbacks, rec = records;
   for (int i = 0; i < n; ++i)
     tiny<<<1, 256>>>(x);
-  CHECK(cudaDeviceSynchronize());
+  CHECK_RET(cudaDeviceSynchronize());
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::printf("%-34s sanitizer LAUNCH_BEGIN %ld, cupti records %ld (of %d)\n", phase,
               launch_callbacks - cb, records - rec, n);
@@ -72,7 +68,7 @@ int launches(float *x, int n, const char *phase) {
 }
 
 int cupti_on() {
-  CUptiResult r = cuptiActivityRegisterCallbacks(requested, completed);
+  CUptiResult r = cuptiActivityRegisterCallbacks(cupti_buffer_requested, completed);
   if (r == CUPTI_SUCCESS)
     r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   std::printf("cupti on: %d\n", int(r));
@@ -80,8 +76,8 @@ int cupti_on() {
 }
 
 int cupti_off(bool finalize) {
-  CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-  CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  CHECK_RET(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  CHECK_RET(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   if (finalize)
     std::printf("cuptiFinalize: %d\n", int(cuptiFinalize()));
   return 0;
@@ -95,17 +91,17 @@ int main(int argc, char **argv) {
   if (subscribe())
     return 1;
   float *x;
-  CHECK(cudaMalloc(&x, 1024 * sizeof(float)));
+  CHECK_RET(cudaMalloc(&x, 1024 * sizeof(float)));
   launches(x, n, "1 sanitizer");
   cupti_on();
   launches(x, n, "  cupti on beside the sanitizer");
-  CHECK(sanitizerUnsubscribe(sub));
+  CHECK_RET(sanitizerUnsubscribe(sub));
   cupti_on();
   launches(x, n, "2 sanitizer off, cupti on");
   cupti_off(finalize);
   std::printf("sanitizer subscribe again: %d\n", subscribe());
   launches(x, n, "3 cupti off, sanitizer again");
-  CHECK(sanitizerUnsubscribe(sub));
+  CHECK_RET(sanitizerUnsubscribe(sub));
   cupti_on();
   launches(x, n, "4 sanitizer off, cupti on again");
   return 0;
