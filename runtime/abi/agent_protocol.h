@@ -54,6 +54,9 @@ struct AgentConfig {
   // With live_ms: the agent watches its launches and sends which run now every live period
   // (running_launches.h): gpu:hang probes, --metrics' running kernel age.
   bool watch_launches = false;
+  // With live_ms: every launch's start and end are sent once it finished (finished_launches.h):
+  // the script's launch-level probes, run by gpubt.
+  bool time_launches = false;
   // Auto: a module with PTX the GPU can JIT gets the probes compiled into its PTX, others are
   // patched in SASS; Ptx / Sass: only that way (a module it cannot do runs uninstrumented).
   GpuBackend backend = GpuBackend::Auto;

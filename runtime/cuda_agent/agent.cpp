@@ -953,6 +953,30 @@ int start_dormant(Agent &a) {
   return 1;
 }
 
+void at_exit_timing() {
+  Agent &a = *g_agent;
+  if (getpid() != a.pid)
+    return;
+  a.timer.stop();
+  write_results(a);
+}
+
+// gpu probes that all run in gpubt, from each launch's times (-c): CUPTI times the launches and
+// the Sanitizer is never subscribed (both cannot be in one process: launch_timer.h).
+int start_timing_only(Agent &a) {
+  std::string e = a.config.live_fd < 0
+                      ? "no socket to send them on"
+                      : a.timer.start(std::chrono::milliseconds(a.config.live_ms ? a.config.live_ms : 100),
+                                      record_sender(a, false));
+  if (!e.empty())
+    say(a, "cannot time kernel launches (" + e + "): launch-level gpu probes see no launch");
+  g_agent = &a;
+  std::atexit(at_exit_timing);
+  if (a.config.verbose)
+    std::fprintf(stderr, "gpubt: agent loaded, launches timed by CUPTI%s\n", e.empty() ? "" : " (failed)");
+  return 1;
+}
+
 int start() {
   const char *path = std::getenv("GPUBT_AGENT_CONFIG");
   if (!path) {
@@ -974,6 +998,8 @@ int start() {
   a->tracing = true;
   if (std::getenv("GPUBT_AGENT_VERBOSE"))
     a->config.verbose = true;
+  if (a->config.time_launches && a->config.device.probes.empty() && !a->config.watch_launches)
+    return start_timing_only(*a);
   SanitizerResult r = sanitizerSubscribe(&a->subscriber, callback, a);
   if (r != SANITIZER_SUCCESS) {
     say(*a, "sanitizerSubscribe failed (" + result_text(r) + "): running uninstrumented");

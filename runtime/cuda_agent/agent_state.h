@@ -22,6 +22,7 @@
 #include "runtime/cuda_agent/control_server.h"
 #include "runtime/cuda_agent/gpu_clock.h"
 #include "runtime/cuda_agent/idle_wait.h"
+#include "runtime/cuda_agent/launch_timer.h"
 #include "runtime/cuda_agent/launch_watch.h"
 #include "runtime/cuda_agent/live_copier.h"
 #include "runtime/cuda_agent/ptx_images.h"
@@ -125,6 +126,8 @@ struct Agent {
   // config.watch_launches: which launch each stream runs (gpu:hang). One for the agent's life:
   // callbacks on any thread call it without a.mu.
   LaunchWatch watch;
+  // config.time_launches with no gpu probe in the kernels: every launch timed (launch_timer.h).
+  LaunchTimer timer;
 };
 
 std::string result_text(SanitizerResult r);

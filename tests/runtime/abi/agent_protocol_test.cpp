@@ -215,3 +215,16 @@ TEST(AgentProtocol, WatchLaunchesRoundTrips) {
   ASSERT_TRUE(plain) << plain.error();
   EXPECT_FALSE(plain->watch_launches);
 }
+
+// Launch-level probes: the agent is told to time every launch (finished_launches.h).
+TEST(AgentProtocol, TimeLaunchesRoundTrips) {
+  gpubt::abi::AgentConfig c;
+  c.time_launches = true;
+  auto back = gpubt::abi::parse_agent_config(gpubt::abi::write_agent_config(c));
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_TRUE(back->time_launches);
+  EXPECT_FALSE(back->watch_launches);
+  auto plain = gpubt::abi::parse_agent_config(gpubt::abi::write_agent_config({}));
+  ASSERT_TRUE(plain) << plain.error();
+  EXPECT_FALSE(plain->time_launches);
+}

@@ -1,0 +1,50 @@
+// Every kernel launch of the process timed by CUPTI's kernel activity records (issue 25: the
+// launch-level probes gpubt runs on the host, `gpu:kretprobe:* /last_thread/ { ... }` among
+// them, without patching any kernel). The times are the GPU's own, as the PyTorch profiler and
+// Nsight Systems report them (CUPTI puts them on CLOCK_MONOTONIC here), one record per kernel,
+// per kernel node of a CUDA graph replay too. Every period the records CUPTI has are sent as
+// one FinishedLaunches record (runtime/abi/finished_launches.h); stop() sends the rest.
+//
+// CUPTI and the Compute Sanitizer cannot both be in a process: once the Sanitizer subscribed,
+// even after it unsubscribed, CUPTI's activity API refuses to start (error 39) and, CUPTI
+// started first, the Sanitizer sees no launch (bench/gpu/experiments/sanitizer_cupti_switch.cu).
+// So the timer is for a run whose gpu probes all run on the host (-c): the agent then never
+// subscribes the Sanitizer. libcupti is loaded at run time: the process's own if it has one,
+// else GPUBT_CUPTI_PATH, CUDA's, or the loader's.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "runtime/abi/finished_launches.h"
+#include "runtime/cuda_agent/periodic_thread.h"
+
+namespace gpubt::agent {
+
+class LaunchTimer {
+public:
+  // SEND: one record for gpubt; false when gpubt is gone.
+  using Send = std::function<bool(const std::string &record)>;
+  ~LaunchTimer() { stop(); }
+
+  // Timing from now on (before the first CUDA context, for every launch): "" or why not.
+  std::string start(std::chrono::milliseconds period, Send send);
+  // Every launch finished so far is sent; then nothing more.
+  void stop();
+
+  // CUPTI's buffer callbacks (C functions without a user pointer: the process's one timer).
+  void take_buffer(uint8_t *buffer, size_t valid);
+
+private:
+  bool send_taken();
+
+  std::mutex mu_;
+  Send send_;
+  abi::FinishedLaunches pending_;
+  bool active_ = false;
+  PeriodicThread sender_;
+};
+
+} // namespace gpubt::agent
