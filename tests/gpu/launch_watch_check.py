@@ -7,39 +7,16 @@ finished, never are; the program's result is unchanged. Then the watch's cost pe
 cupti_inflight's 20000 tiny launches plain, under the agent with no watch, and watched.
 usage: launch_watch_check.py --bin DIR --agent PATH"""
 import argparse
-import os
 import re
-import socket
 import struct
 import subprocess
 import sys
 import tempfile
-import threading
-import time
+
+from agent_socket import run_under_agent
 
 RUNNING_LAUNCHES = 16  # runtime/abi/program_spec.h EventKind
 ENTRY = struct.Struct('<QQQ3I3I4I')
-
-
-def records(sock, out, stop):
-    buf = b''
-    sock.settimeout(0.5)
-    while not stop.is_set():
-        try:
-            chunk = sock.recv(1 << 16)
-        except socket.timeout:
-            continue
-        if not chunk:
-            break
-        buf += chunk
-        while len(buf) >= 16:
-            size, _ = struct.unpack_from('<II', buf, 0)
-            kind, _ = struct.unpack_from('<II', buf, 8)
-            if size < 16 or len(buf) < size:
-                break
-            if kind == RUNNING_LAUNCHES:
-                out.append((time.monotonic_ns(), decode(buf[16:size])))
-            buf = buf[size:]
 
 
 def decode(p):
@@ -57,22 +34,8 @@ def decode(p):
 
 
 def watched(a, tmp, argv, watch=True):
-    parent, child = socket.socketpair()
-    cfg = f'{tmp}/watch.cfg'
-    with open(cfg, 'w') as f:
-        f.write(f'live\t250\nlivefd\t{child.fileno()}\n' + ('watch\t1\n' if watch else ''))
-    got, stop = [], threading.Event()
-    reader = threading.Thread(target=records, args=(parent, got, stop))
-    reader.start()
-    env = dict(os.environ, CUDA_INJECTION64_PATH=a.agent, GPUBT_AGENT_CONFIG=cfg)
-    p = subprocess.run(argv, env=env, pass_fds=[child.fileno()], capture_output=True, text=True,
-                       timeout=120)
-    child.close()
-    time.sleep(0.6)
-    stop.set()
-    reader.join()
-    parent.close()
-    return p, got
+    return run_under_agent(a.agent, tmp, argv, ['live\t250'] + (['watch\t1'] if watch else []),
+                           RUNNING_LAUNCHES, decode)
 
 
 def main():

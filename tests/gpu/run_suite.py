@@ -7,6 +7,7 @@ import argparse, glob, os, re, struct, subprocess, sys, tempfile, time
 from cupti_case import cupti_cases
 from hang_case import hang_cases
 from xid_case import xid_case
+from launch_timer_case import launch_timer_cases
 from issue6_cases import issue6_cases
 
 NEVER = '-'  # a kernel pattern no kernel name matches
@@ -548,6 +549,7 @@ def main():
         if a.timings:
             agent_timings(a, tmp)
     issue6_cases(a, plain, gpubt_case, row)
+    launch_timer_cases(a, row)
     if a.gpubt:
         gpubt_cases(a, plain)
         backend_cases(a, plain)

@@ -1,9 +1,10 @@
 """A transformer training step as users run it (nn.TransformerEncoderLayer d_model 512, 8 heads,
 FFN 2048, batch 32x256, AdamW), deterministic, for the ML suite and the cost bench.
-usage: train_transformer.py [--compile] [--steps N] [--bench [--bench-steps N]]
+usage: train_transformer.py [--compile] [--steps N] [--bench [--bench-steps N]] [--profile OUT]
 Prints each step's loss as a float hex (bit-identical runs print the same lines); --bench also
 prints the mean step time of 30 (--bench-steps) steps after 5 warm-up steps (CUDA events):
-'step_ms X'."""
+'step_ms X'. --profile runs the --steps steps under the PyTorch profiler (CUPTI) and writes every
+kernel it recorded to OUT as JSON lines {"name": demangled name, "us": duration}."""
 import argparse
 from transformer_step import make_step, torch
 
@@ -12,13 +13,31 @@ ap.add_argument('--compile', action='store_true')
 ap.add_argument('--steps', type=int, default=5)
 ap.add_argument('--bench', action='store_true')
 ap.add_argument('--bench-steps', type=int, default=30)
+ap.add_argument('--profile')
 a = ap.parse_args()
 step = make_step()
 
 if a.compile:
     step = torch.compile(step)
-for i in range(a.steps):
-    print(f'loss {i} {step().item().hex()}', flush=True)
+
+
+def train():
+    for i in range(a.steps):
+        print(f'loss {i} {step().item().hex()}', flush=True)
+
+
+if a.profile:
+    import json
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        train()
+        torch.cuda.synchronize()
+    with open(a.profile, 'w') as out:
+        for e in prof.events():
+            if e.device_type.name == 'CUDA' and not e.name.startswith(('Memcpy', 'Memset')):
+                out.write(json.dumps({'name': e.name, 'us': e.device_time}) + '\n')
+else:
+    train()
 if a.bench:
     for _ in range(5):
         step()
