@@ -19,10 +19,12 @@ def xid_case(a, row):
     tool = os.path.join(a.src, 'tools', 'xidsnoop.bt')
     g = subprocess.Popen([a.gpubt, tool], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        banner = g.stdout.readline()
-        if 'Tracing NVIDIA Xid' not in banner:
-            raise RuntimeError(f'no banner: {banner!r}')
+        banner = ''
+        while 'Tracing NVIDIA Xid' not in banner:  # after "Attaching N probes..."
+            line = g.stdout.readline()
+            if not line:
+                raise RuntimeError(f'no banner: {banner!r} {g.stderr.read()[-300:]!r}')
+            banner += line
         dmesg_before = subprocess.run(['dmesg'], capture_output=True, text=True).stdout.count('Xid')
         p = subprocess.run([f'{a.bin}/xid_fault'], capture_output=True, text=True, timeout=60)
         time.sleep(1)
