@@ -21,7 +21,7 @@ namespace gpubt::driver {
 
 void print_usage(std::FILE *out) {
   std::fprintf(out,
-      "gpubt %s: bpftrace 0.17's language, with gpu: probes in CUDA kernels and Vulkan shaders\n"
+      "gpubt %s: bpftrace's language as of 0.26 (0.17's output unless GPUBT_OUTPUT_STYLE=head), with gpu: probes in CUDA kernels and Vulkan shaders\n"
       "\n"
       "USAGE:\n"
       "    gpubt [options] filename [args...]\n"

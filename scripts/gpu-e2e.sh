@@ -117,6 +117,13 @@ fi
 if [ "$ML" = 1 ] && [ -n "$GPUBT" ]; then
   python3 "$T/ml_suite.py" --gpubt "$GPUBT" --agent "$AGENT" --only "${ML_ONLY:-}" \
     ${ML_OUTPUTS:+--outputs "$ML_OUTPUTS"} || RC=1
+  # Issue 25: launch-level probes' kernel durations against the PyTorch profiler's.
+  GPUBT_AGENT_PATH=$AGENT python3 "$T/kernel_time_check.py" --gpubt "$GPUBT" || RC=1
+  # Issue 30's README example: which lines of a training step block on device syncs (shown,
+  # not judged: ml_suite.py's pystack cases judge the attribution).
+  echo "== gpubt -c 'python3 tests/gpu/ml/pystack_step.py' tools/pysyncstall.bt"
+  GPUBT_AGENT_PATH=$AGENT timeout 120 "$GPUBT" -c "python3 $T/ml/pystack_step.py" \
+    "$ROOT/tools/pysyncstall.bt" 2>&1 | grep -v '^truth ' | tail -40
 fi
 if [ "$ATTACH" = 1 ] && [ -n "$GPUBT" ]; then
   # From a node install (docs/deploy.md): the agent installed from its build, gpubt
