@@ -151,6 +151,34 @@ private:
     }
   }
 
+  // (int8[8])x, (bool[2])x, (uint8[])"ab": bpftrace head's casts to arrays reinterpret an
+  // integer's bytes (zero-extended up to 8 bytes), or a string's or bool's of the same size.
+  void array_cast(const SourceSpan &span, const CastExpr &c) {
+    refuse_in_gpu_probes(span, "casts to arrays");
+    const Type &from = c.operand->type;
+    Type elem = spec_type(TypeSpec{c.to.name, nullptr, c.to.pointer_depth, std::nullopt},
+                          options_.c_types);
+    if (from.is_none())
+      return;
+    if (elem.kind != TypeKind::Integer) {
+      error(span, "Cannot cast to an array of \"" +
+                      (elem.is_none() ? c.to.name : to_string(elem)) +
+                      "\": arrays are of integer or bool elements");
+      return;
+    }
+    if (*c.to.array_count == 0 && from.size % elem.size) {
+      error(span, "Cannot determine array size: the element size is incompatible with the "
+                  "cast integer size");
+      return;
+    }
+    const Type &to = c.type;
+    bool widens = from.is_integer_like() && to.size <= 8 && to.size > from.size;
+    bool same_bytes = (from.is_integer_like() || from.kind == TypeKind::String) &&
+                      to.size == from.size;
+    if (!widens && !same_bytes)
+      error(span, "Cannot cast from \"" + to_string(from) + "\" to \"" + to_string(to) + "\"");
+  }
+
   // WHAT (plural) is an error at SPAN in a probe with a gpu attach point.
   void refuse_in_gpu_probes(const SourceSpan &span, const std::string &what) {
     for (const auto &ap : probe_->attach_points)
@@ -354,12 +382,18 @@ private:
       if (final_)
         break;
       SourceSpan type_span =
-          prefix(e.span, c.type_name.size() + c.pointer_depth + (c.pointer_depth ? 3 : 2));
-      Type named = named_type(c.type_name, c.pointer_depth, options_.c_types);
-      if (named.is_none())
-        error(type_span, "Unknown struct/union: '" + c.type_name + "'");
+          c.to.of || c.to.array_count
+              ? e.span
+              : prefix(e.span, c.to.name.size() + c.to.pointer_depth + (c.to.pointer_depth ? 3 : 2));
+      if (c.to.array_count) {
+        array_cast(e.span, c);
+        break;
+      }
+      Type named = spec_type(c.to, options_.c_types);
+      if (named.is_none() && !c.to.of)
+        error(type_span, "Unknown struct/union: '" + c.to.name + "'");
       else if (named.kind == TypeKind::Record || named.kind == TypeKind::Array)
-        error(type_span, "Cannot cast to struct type \"" + c.type_name + "\"");
+        error(type_span, "Cannot cast to struct type \"" + to_string(named) + "\"");
       else if (!c.operand->type.is_none() && !c.operand->type.is_integer_like() &&
                !is_scalar_aggregate(c.operand->type))
         error(type_span, "Casts are not supported for type: \"" +
@@ -374,12 +408,12 @@ private:
       break;
     case ExprKind::SizeofType: {
       const auto &s = e.as<SizeofTypeExpr>();
-      if (!final_ && e.type.is_none())
-        error(e.span, "Unknown struct/union: '" + s.type_name + "'");
+      if (!final_ && e.type.is_none() && !s.of.of)
+        error(e.span, "Unknown struct/union: '" + s.of.name + "'");
       else if (!final_ && !s.fields.empty() &&
                !(options_.c_types && options_.c_types->offset_of(
-                                         named_type(s.type_name, 0, options_.c_types), s.fields)))
-        error(e.span, "Struct/union of type '" + s.type_name +
+                                         named_type(s.of.name, 0, options_.c_types), s.fields)))
+        error(e.span, "Struct/union of type '" + s.of.name +
                           "' does not contain a field named '" + field_path(s.fields) + "'");
       break;
     }

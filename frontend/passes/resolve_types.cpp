@@ -357,16 +357,22 @@ private:
     case ExprKind::Cast: {
       auto &c = e.as<CastExpr>();
       expr(*c.operand);
-      e.type = named_type(c.type_name, c.pointer_depth, options_.c_types);
-      if (e.type.kind == TypeKind::Record || e.type.kind == TypeKind::Array)
-        e.type = Type::none(); // only pointers to records: check_types says so
+      if (c.to.of)
+        expr(*c.to.of);
+      e.type = spec_type(c.to, options_.c_types, c.operand->type.size);
+      // only pointers to records, and arrays of integers: check_types says so
+      if (e.type.kind == TypeKind::Record ||
+          (e.type.kind == TypeKind::Array && !is_integer_array_cast(c.to, e.type)))
+        e.type = Type::none();
       if (e.type.kind == TypeKind::Pointer) // (int8 *)&$x still points into the program
         e.type.to_program_memory = c.operand->type.to_program_memory;
       break;
     }
     case ExprKind::SizeofType: {
       auto &s = e.as<SizeofTypeExpr>();
-      Type t = named_type(s.type_name, s.pointer_depth, options_.c_types);
+      if (s.of.of)
+        expr(*s.of.of);
+      Type t = spec_type(s.of, options_.c_types);
       e.type = t.is_none() ? Type::none() : Type::integer(8, false);
       s.size = t.size;
       if (!s.fields.empty() && options_.c_types) // offsetof: check_types names a bad path
@@ -653,6 +659,22 @@ Type named_type(const std::string &type_name, int pointer_depth, const CTypes *c
   for (int i = 0; i < pointer_depth && !t.is_none(); ++i)
     t = Type::pointer(t);
   return t;
+}
+
+Type spec_type(const TypeSpec &spec, const CTypes *c_types, uint32_t operand_size) {
+  Type t = spec.of ? spec.of->type : named_type(spec.name, 0, c_types);
+  for (int i = 0; i < spec.pointer_depth && !t.is_none(); ++i)
+    t = Type::pointer(t);
+  if (!spec.array_count || t.is_none())
+    return t;
+  uint32_t n = *spec.array_count;
+  if (n == 0 && t.size && operand_size % t.size == 0) // `[]`: as many as the operand fills
+    n = operand_size / t.size;
+  return n ? Type::array(std::move(t), n) : Type::none();
+}
+
+bool is_integer_array_cast(const TypeSpec &spec, const Type &t) {
+  return spec.array_count && t.kind == TypeKind::Array && t.elems[0].kind == TypeKind::Integer;
 }
 
 Type cast_type(std::string_view name) {

@@ -70,4 +70,11 @@ Type cast_type(std::string_view type_name);
 // complete), with `pointer_depth` `*`s; none if unknown.
 Type named_type(const std::string &type_name, int pointer_depth, const CTypes *c_types);
 
+// The type SPEC names (a resolved typeof's expression's, else named_type()'s), with its `*`s and
+// `[N]`; `[]` holds as many elements as OPERAND_SIZE bytes fill (none if they do not divide).
+Type spec_type(const TypeSpec &spec, const CTypes *c_types, uint32_t operand_size = 0);
+
+// Whether a cast to SPEC, typed T, is to an array of integers or bools written `T[N]`.
+bool is_integer_array_cast(const TypeSpec &spec, const Type &t);
+
 } // namespace gpubt::frontend

@@ -503,6 +503,30 @@ TEST(SemanticTypes, StringsTakeTheLargestSize) {
   EXPECT_EQ(c.info.maps.at("@k").key, Type::string(4));
 }
 
+// bpftrace head's casts to arrays (its type_checker's rules) and typeof().
+TEST(SemanticTypes, ArrayCastsAndTypeof) {
+  auto c = analyse("begin { @a = (int8[8])1; @b = (uint8[])\"hey\"; @c = (bool[2])(uint16)1; "
+                   "@d = (int16[])(int32)1; $x = (uint32)1; let $y: typeof($x); @y = (int8[])$y; }");
+  ASSERT_EQ(c.diags, "");
+  EXPECT_EQ(map_value(c, "@a"), Type::array(Type::integer(1, true), 8));
+  EXPECT_EQ(map_value(c, "@b"), Type::array(Type::integer(1, false), 4));
+  EXPECT_EQ(map_value(c, "@c"), Type::array(Type::boolean(), 2));
+  EXPECT_EQ(map_value(c, "@d"), Type::array(Type::integer(2, true), 2));
+  EXPECT_EQ(map_value(c, "@y"), Type::array(Type::integer(1, true), 4)); // $y is a uint32
+
+  EXPECT_ERROR("begin { @y = (int8[2])\"abc\"; }", 14, 28,
+               "Cannot cast from \"string[4]\" to \"int8[2]\"");
+  EXPECT_ERROR("begin { @v = (int8[16])1; }", 14, 25,
+               "Cannot cast from \"int64\" to \"int8[16]\"");
+  EXPECT_ERROR("begin { @v = (int32[])(int16)1; }", 14, 31,
+               "Cannot determine array size: the element size is incompatible with the cast "
+               "integer size");
+  EXPECT_ERROR("struct Foo { int x; } begin { @z = (struct Foo[2])1; }", 36, 52,
+               "Cannot cast to an array of \"struct Foo\": arrays are of integer or bool elements");
+  EXPECT_ERROR("gpu:kprobe:k < $a = (int8[8])1; >", 21, 31,
+               "casts to arrays are not available in gpu probes");
+}
+
 TEST(SemanticTypes, MapKeys) {
   auto c = analyse("BEGIN { @s = 1; @one[(uint8)1] = 1; @two[(int16)1, \"ab\"] = (int32)2; }");
   ASSERT_EQ(c.diags, "");
