@@ -653,8 +653,8 @@ private:
 
 Type named_type(const std::string &type_name, int pointer_depth, const CTypes *c_types) {
   Type t = cast_type(type_name);
-  if (t.is_none() && c_types)
-    if (const Type *c = c_types->find(type_name))
+  if (t.is_none())
+    if (const Type *c = c_types ? c_types->find(type_name) : prelude_type(type_name))
       t = *c;
   for (int i = 0; i < pointer_depth && !t.is_none(); ++i)
     t = Type::pointer(t);

@@ -527,6 +527,14 @@ TEST(SemanticTypes, ArrayCastsAndTypeof) {
                "casts to arrays are not available in gpu probes");
 }
 
+// uint64_t, size_t, u32, ... are there without C definitions for clang to read.
+TEST(SemanticTypes, PreludeTypedefsWithoutCDefinitions) {
+  auto c = analyse("begin { @a = sizeof(uint64_t); @b = (int8_t *)0; @c = sizeof(u16); }");
+  ASSERT_EQ(c.diags, "");
+  EXPECT_EQ(map_value(c, "@b"), Type::pointer(Type::integer(1, true)));
+  EXPECT_ERROR("begin { $x = u8; }", 14, 16, "'u8' is a type: it can only be used in sizeof() or a cast");
+}
+
 TEST(SemanticTypes, MapKeys) {
   auto c = analyse("BEGIN { @s = 1; @one[(uint8)1] = 1; @two[(int16)1, \"ab\"] = (int32)2; }");
   ASSERT_EQ(c.diags, "");
