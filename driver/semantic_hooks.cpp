@@ -4,6 +4,7 @@
 
 #include "codegen/bpf/lower_hang.h"
 #include "codegen/bpf/tracepoint_format.h"
+#include "frontend/clang/btf_definitions.h"
 #include "runtime/process/binary_paths.h"
 #include "runtime/process/symbol_address.h"
 #include "stdlib/api_types.h"
@@ -57,6 +58,14 @@ frontend::SemanticOptions make_semantic_options(const Options &options,
     if (!options.bt.no_warnings)
       err << "WARNING: kaddr(\"" << name << "\"): not in /proc/kallsyms; 0 in this dry run\n";
     return frontend::SymbolInfo{};
+  };
+  // The kernel finds the variable's address by name in kallsyms when it loads the program: a
+  // kernel without CONFIG_KALLSYMS_ALL lists no variables, and would refuse it then.
+  so.percpu_var = [&options](const std::string &name) -> std::optional<uint32_t> {
+    auto id = frontend::kernel_percpu_var_id(name);
+    if (id && !options.dry_run && !runtime::kernel_symbol_address(name))
+      return std::nullopt;
+    return id;
   };
   return so;
 }

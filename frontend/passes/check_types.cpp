@@ -809,6 +809,12 @@ private:
         error(c.span, "macaddr() expects an array of at least 6 bytes or a pointer (" +
                           type_name_in_messages(a0) + " provided)");
       break;
+    case FunctionId::PercpuKaddr:
+      if (call_literal_text(c) && !info_.percpu_var_ids.count(&c))
+        error(c.span, "Could not resolve per-CPU variable \"" + *call_literal_text(c) +
+                          "\": percpu_kaddr() needs it in the kernel's BTF and in /proc/kallsyms "
+                          "(a kernel built with CONFIG_KALLSYMS_ALL)");
+      break;
     case FunctionId::Kaddr:
     case FunctionId::Uaddr: {
       const std::string *sym = call_literal_text(c);

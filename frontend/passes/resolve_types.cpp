@@ -520,6 +520,12 @@ private:
         if (auto s = options_.kernel_symbol(*name))
           info_.symbol_addresses[&c] = s->address;
       return Type::integer(8, false);
+    case FunctionId::PercpuKaddr:
+      if (const std::string *name = call_literal_text(c); name && options_.percpu_var &&
+                                                      !info_.percpu_var_ids.count(&c))
+        if (auto id = options_.percpu_var(*name))
+          info_.percpu_var_ids[&c] = *id;
+      return Type::pointer(Type::integer(8, false)); // bpftrace's `uint64 *`
     case FunctionId::Uaddr: {
       uint64_t size = 8;
       const AttachPoint *ap = probe_->attach_points.empty() ? nullptr : &probe_->attach_points[0];

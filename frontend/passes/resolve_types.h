@@ -32,6 +32,8 @@ struct SymbolInfo {
 using UserSymbolFn =
     std::function<std::optional<SymbolInfo>(const std::string &binary, const std::string &name)>;
 using KernelSymbolFn = std::function<std::optional<SymbolInfo>(const std::string &name)>;
+// The BTF id of the kernel's per-CPU variable NAME, for percpu_kaddr("NAME").
+using PercpuVarFn = std::function<std::optional<uint32_t>(const std::string &name)>;
 
 struct SemanticOptions {
   bool has_child = false;      // -c CMD given: cpid is usable
@@ -44,6 +46,7 @@ struct SemanticOptions {
   const CTypes *c_types = nullptr; // the script's C definitions (struct types, constants)
   UserSymbolFn user_symbol;     // may be empty: every uaddr() fails
   KernelSymbolFn kernel_symbol; // may be empty: every kaddr() fails
+  PercpuVarFn percpu_var;       // may be empty: every percpu_kaddr() fails
 };
 
 // Conventions (what codegen relies on):
