@@ -4,6 +4,7 @@
 
 #include "codegen/bpf/lower_hang.h"
 #include "codegen/bpf/tracepoint_format.h"
+#include "driver/trace.h"
 #include "frontend/clang/btf_definitions.h"
 #include "runtime/process/binary_paths.h"
 #include "runtime/process/symbol_address.h"
@@ -20,6 +21,8 @@ frontend::SemanticOptions make_semantic_options(const Options &options,
   so.has_child = !options.child_command.empty();
   so.strlen = static_cast<uint32_t>(options.env.strlen);
   so.unsafe = options.bt.unsafe;
+  auto style = output_style(); // a bad value is reported when the run starts
+  so.comparisons_are_bools = style && *style == runtime::OutputStyle::BpftraceHead;
   // args.NAME: tracepoint formats, the GPU API catalog for uprobes of catalogued functions,
   // else the binary's debug info.
   so.field_type = [&](const frontend::AttachPoint &ap, std::string_view field) {

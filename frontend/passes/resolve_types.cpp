@@ -334,7 +334,11 @@ private:
       auto &b = e.as<BinaryExpr>();
       expr(*b.lhs);
       expr(*b.rhs);
-      e.type = binary_type(b.op, b.lhs->type, b.rhs->type);
+      bool boolean = is_comparison(b.op) || b.op == BinaryOp::LogicalAnd ||
+                     b.op == BinaryOp::LogicalOr;
+      e.type = options_.comparisons_are_bools && boolean
+                   ? Type::boolean()
+                   : binary_type(b.op, b.lhs->type, b.rhs->type);
       break;
     }
     case ExprKind::Unary:

@@ -47,6 +47,9 @@ struct SemanticOptions {
   UserSymbolFn user_symbol;     // may be empty: every uaddr() fails
   KernelSymbolFn kernel_symbol; // may be empty: every kaddr() fails
   PercpuVarFn percpu_var;       // may be empty: every percpu_kaddr() fails
+  // bpftrace head's types (GPUBT_OUTPUT_STYLE=head): comparisons and && || are bools (1 byte,
+  // printed true/false); 0.17 typed them int64 and printed 1/0.
+  bool comparisons_are_bools = false;
 };
 
 // Conventions (what codegen relies on):

@@ -535,6 +535,22 @@ TEST(SemanticTypes, PreludeTypedefsWithoutCDefinitions) {
   EXPECT_ERROR("begin { $x = u8; }", 14, 16, "'u8' is a type: it can only be used in sizeof() or a cast");
 }
 
+// GPUBT_OUTPUT_STYLE=head: comparisons and && || are bpftrace head's bools; 0.17's are int64.
+TEST(SemanticTypes, ComparisonsAreBoolsInHeadsTypes) {
+  const char *script = "begin { @a = 1 < 2; @b = (1 && 0); @c = \"a\" == \"b\"; @d = 1 + 2; }";
+  SemanticOptions head;
+  head.comparisons_are_bools = true;
+  auto h = analyse(script, head);
+  ASSERT_EQ(h.diags, "");
+  EXPECT_TRUE(map_value(h, "@a").is_bool); // (as a map value, 8 bytes)
+  EXPECT_TRUE(map_value(h, "@b").is_bool);
+  EXPECT_TRUE(map_value(h, "@c").is_bool);
+  EXPECT_EQ(map_value(h, "@d"), Type::integer());
+  auto v017 = analyse(script);
+  EXPECT_EQ(map_value(v017, "@a"), Type::integer());
+  EXPECT_EQ(map_value(v017, "@c"), Type::integer(8, false));
+}
+
 TEST(SemanticTypes, MapKeys) {
   auto c = analyse("BEGIN { @s = 1; @one[(uint8)1] = 1; @two[(int16)1, \"ab\"] = (int32)2; }");
   ASSERT_EQ(c.diags, "");
