@@ -2,6 +2,7 @@
 // first walk reports what is wrong regardless of types, and the second (its "final pass"),
 // run only if the first found nothing, reports operand, printf and map-key errors.
 #include "frontend/passes/check_types.h"
+#include "frontend/passes/check_array_cast.h"
 #include "frontend/passes/check_messages.h"
 #include "frontend/passes/constant_int.h"
 #include "frontend/passes/tuple_index.h"
@@ -149,34 +150,6 @@ private:
       break;
     }
     }
-  }
-
-  // (int8[8])x, (bool[2])x, (uint8[])"ab": bpftrace head's casts to arrays reinterpret an
-  // integer's bytes (zero-extended up to 8 bytes), or a string's or bool's of the same size.
-  void array_cast(const SourceSpan &span, const CastExpr &c) {
-    refuse_in_gpu_probes(span, "casts to arrays");
-    const Type &from = c.operand->type;
-    Type elem = spec_type(TypeSpec{c.to.name, nullptr, c.to.pointer_depth, std::nullopt},
-                          options_.c_types);
-    if (from.is_none())
-      return;
-    if (elem.kind != TypeKind::Integer) {
-      error(span, "Cannot cast to an array of \"" +
-                      (elem.is_none() ? c.to.name : to_string(elem)) +
-                      "\": arrays are of integer or bool elements");
-      return;
-    }
-    if (*c.to.array_count == 0 && from.size % elem.size) {
-      error(span, "Cannot determine array size: the element size is incompatible with the "
-                  "cast integer size");
-      return;
-    }
-    const Type &to = c.type;
-    bool widens = from.is_integer_like() && to.size <= 8 && to.size > from.size;
-    bool same_bytes = (from.is_integer_like() || from.kind == TypeKind::String) &&
-                      to.size == from.size;
-    if (!widens && !same_bytes)
-      error(span, "Cannot cast from \"" + to_string(from) + "\" to \"" + to_string(to) + "\"");
   }
 
   // WHAT (plural) is an error at SPAN in a probe with a gpu attach point.
@@ -386,7 +359,9 @@ private:
               ? e.span
               : prefix(e.span, c.to.name.size() + c.to.pointer_depth + (c.to.pointer_depth ? 3 : 2));
       if (c.to.array_count) {
-        array_cast(e.span, c);
+        refuse_in_gpu_probes(e.span, "casts to arrays");
+        if (auto msg = array_cast_error(c, options_.c_types))
+          error(e.span, *msg);
         break;
       }
       Type named = spec_type(c.to, options_.c_types);
