@@ -669,8 +669,8 @@ private:
       if (t.array_count)
         diags_.error(span(a), "Arrays of arrays are not supported");
       IntLiteral n = a->INT() ? decode_int(text(a->INT())) : IntLiteral{0, ""};
-      if (!n.value || *n.value < 0 || *n.value > 65536)
-        diags_.error(span(a), "An array's size must be a number from 0 to 65536");
+      if (!n.value || *n.value < (a->INT() ? 1 : 0) || *n.value > 65536)
+        diags_.error(span(a), "An array's size must be a number from 1 to 65536");
       t.array_count = uint32_t(n.value.value_or(0));
     }
     return t;

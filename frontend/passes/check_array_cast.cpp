@@ -9,10 +9,11 @@ std::optional<std::string> array_cast_error(const CastExpr &c, const CTypes *c_t
   const Type &from = c.operand->type;
   if (from.is_none())
     return std::nullopt; // the operand's own error is reported
-  TypeSpec elem_spec{c.to.name, nullptr, c.to.pointer_depth, std::nullopt};
-  Type elem = spec_type(elem_spec, c_types);
+  Type elem = spec_element_type(c.to, c_types);
+  if (elem.is_none())
+    return std::nullopt; // an unknown type name, reported where resolve_types could not name it
   if (elem.kind != TypeKind::Integer)
-    return "Cannot cast to an array of \"" + (elem.is_none() ? c.to.name : to_string(elem)) +
+    return "Cannot cast to an array of \"" + to_string(elem) +
            "\": arrays are of integer or bool elements";
   if (*c.to.array_count == 0 && from.size % elem.size)
     return std::string("Cannot determine array size: the element size is incompatible with the "

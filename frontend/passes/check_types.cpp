@@ -352,22 +352,22 @@ private:
     case ExprKind::Cast: {
       const auto &c = e.as<CastExpr>();
       expr(*c.operand, Use::Value);
+      if (c.to.of) // typeof(x): x is not evaluated, but what it names must exist
+        expr(*c.to.of, Use::Value);
       if (final_)
         break;
       SourceSpan type_span =
           c.to.of || c.to.array_count
               ? e.span
               : prefix(e.span, c.to.name.size() + c.to.pointer_depth + (c.to.pointer_depth ? 3 : 2));
-      if (c.to.array_count) {
+      Type named = spec_element_type(c.to, options_.c_types);
+      if (named.is_none() && !c.to.of)
+        error(type_span, "Unknown struct/union: '" + c.to.name + "'");
+      else if (c.to.array_count) {
         refuse_in_gpu_probes(e.span, "casts to arrays");
         if (auto msg = array_cast_error(c, options_.c_types))
           error(e.span, *msg);
-        break;
-      }
-      Type named = spec_type(c.to, options_.c_types);
-      if (named.is_none() && !c.to.of)
-        error(type_span, "Unknown struct/union: '" + c.to.name + "'");
-      else if (named.kind == TypeKind::Record || named.kind == TypeKind::Array)
+      } else if (named.kind == TypeKind::Record || named.kind == TypeKind::Array)
         error(type_span, "Cannot cast to struct type \"" + to_string(named) + "\"");
       else if (!c.operand->type.is_none() && !c.operand->type.is_integer_like() &&
                !is_scalar_aggregate(c.operand->type))
@@ -383,6 +383,8 @@ private:
       break;
     case ExprKind::SizeofType: {
       const auto &s = e.as<SizeofTypeExpr>();
+      if (s.of.of)
+        expr(*s.of.of, Use::Value);
       if (!final_ && e.type.is_none() && !s.of.of)
         error(e.span, "Unknown struct/union: '" + s.of.name + "'");
       else if (!final_ && !s.fields.empty() &&

@@ -671,10 +671,15 @@ Type named_type(const std::string &type_name, int pointer_depth, const CTypes *c
   return t;
 }
 
-Type spec_type(const TypeSpec &spec, const CTypes *c_types, uint32_t operand_size) {
+Type spec_element_type(const TypeSpec &spec, const CTypes *c_types) {
   Type t = spec.of ? spec.of->type : named_type(spec.name, 0, c_types);
   for (int i = 0; i < spec.pointer_depth && !t.is_none(); ++i)
     t = Type::pointer(t);
+  return t;
+}
+
+Type spec_type(const TypeSpec &spec, const CTypes *c_types, uint32_t operand_size) {
+  Type t = spec_element_type(spec, c_types);
   if (!spec.array_count || t.is_none())
     return t;
   uint32_t n = *spec.array_count;

@@ -79,6 +79,8 @@ Type named_type(const std::string &type_name, int pointer_depth, const CTypes *c
 // The type SPEC names (a resolved typeof's expression's, else named_type()'s), with its `*`s and
 // `[N]`; `[]` holds as many elements as OPERAND_SIZE bytes fill (none if they do not divide).
 Type spec_type(const TypeSpec &spec, const CTypes *c_types, uint32_t operand_size = 0);
+// The type SPEC names without its `[N]`: an array's element.
+Type spec_element_type(const TypeSpec &spec, const CTypes *c_types);
 
 // Whether a cast to SPEC, typed T, is to an array of integers or bools written `T[N]`.
 bool is_integer_array_cast(const TypeSpec &spec, const Type &t);

@@ -594,6 +594,10 @@ TEST(Parser, ArrayCastsAndTypeof) {
             " Probe begin\n"
             "  (= (map @) (block (block (+ (+ (sizeof uint64*[2]) (sizeof uint64**)) "
             "(sizeof uint64*)))))\n");
+  EXPECT_EQ(error("begin { @a = (int8[0])1; }"),
+            "stdin:1:19-22: ERROR: An array's size must be a number from 1 to 65536\n"
+            "begin { @a = (int8[0])1; }\n"
+            "                  ~~~\n");
   EXPECT_EQ(error("begin { $t = typeof(1); }"),
             "stdin:1:14-23: ERROR: typeof() is a type, not a value: use it in a cast, sizeof(), "
             "`let $x: typeof(...)` or as a macro's argument\n"

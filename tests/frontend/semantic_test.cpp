@@ -521,10 +521,15 @@ TEST(SemanticTypes, ArrayCastsAndTypeof) {
   EXPECT_ERROR("begin { @v = (int32[])(int16)1; }", 14, 31,
                "Cannot determine array size: the element size is incompatible with the cast "
                "integer size");
-  EXPECT_ERROR("struct Foo { int x; } begin { @z = (struct Foo[2])1; }", 36, 52,
-               "Cannot cast to an array of \"struct Foo\": arrays are of integer or bool elements");
+  EXPECT_ERROR("begin { @z = (typeof(\"ab\")[2])1; }", 14, 32,
+               "Cannot cast to an array of \"string[3]\": arrays are of integer or bool elements");
   EXPECT_ERROR("gpu:kprobe:k < $a = (int8[8])1; >", 21, 31,
                "casts to arrays are not available in gpu probes");
+  EXPECT_ERROR("begin { print((struct Nope[2])1); }", 15, 32, "Unknown struct/union: 'struct Nope'");
+  // typeof(x) is not evaluated, but what x names must exist (a `let` variable in its scope).
+  EXPECT_ERROR("begin { let $y: typeof(@nope); }", 24, 29, "Undefined map: @nope");
+  EXPECT_EQ(check("begin { let $a = (int16)1; let $y: typeof($a) = 3; @s = sizeof(typeof($a)); }"),
+            "");
 }
 
 // uint64_t, size_t, u32, ... are there without C definitions for clang to read.
