@@ -22,7 +22,7 @@ frontend::SemanticOptions make_semantic_options(const Options &options,
   so.strlen = static_cast<uint32_t>(options.env.strlen);
   so.unsafe = options.bt.unsafe;
   auto style = output_style(); // a bad value is reported when the run starts
-  so.comparisons_are_bools = style && *style == runtime::OutputStyle::BpftraceHead;
+  so.head_types = style && *style == runtime::OutputStyle::BpftraceHead;
   // args.NAME: tracepoint formats, the GPU API catalog for uprobes of catalogued functions,
   // else the binary's debug info.
   so.field_type = [&](const frontend::AttachPoint &ap, std::string_view field) {

@@ -54,11 +54,16 @@ Type widen_key(const Type &t) {
 
 // Folds a newly assigned type into a stored one: the first fixes it, later strings only
 // grow it. Returns whether the slot changed.
-bool merge_into(Type &slot, const Type &incoming) {
+bool merge_into(Type &slot, const Type &incoming, bool grow_integers = false) {
   if (incoming.is_none())
     return false;
   if (slot.is_none()) {
     slot = incoming;
+    return true;
+  }
+  if (grow_integers && slot.kind == TypeKind::Integer && incoming.kind == TypeKind::Integer &&
+      !slot.is_bool && !incoming.is_bool && incoming.size > slot.size) {
+    slot = Type::integer(incoming.size, slot.is_signed && incoming.is_signed);
     return true;
   }
   if (slot.kind == TypeKind::String && incoming.kind == TypeKind::String &&
@@ -74,7 +79,7 @@ bool merge_into(Type &slot, const Type &incoming) {
     for (size_t i = 0; i < merged.elems.size(); ++i) {
       int j = source_field(slot, incoming, i);
       if (j >= 0 && merged.elems[i].kind == incoming.elems[j].kind)
-        changed |= merge_into(merged.elems[i], incoming.elems[j]);
+        changed |= merge_into(merged.elems[i], incoming.elems[j], grow_integers);
     }
     if (changed) {
       tuple_offsets(merged.elems, &merged.size);
@@ -208,7 +213,7 @@ private:
   void var_assign(VarAssignStmt &a) {
     expr(*a.value);
     Type &slot = (*vars_)[a.var->key()];
-    changed_ |= merge_into(slot, assigned_type(slot, a.compound, *a.value));
+    changed_ |= merge_into(slot, assigned_type(slot, a.compound, *a.value), options_.head_types);
     a.var->type = slot;
   }
 
@@ -270,8 +275,7 @@ private:
   void expr(Expr &e) {
     switch (e.kind) {
     case ExprKind::Integer:
-      e.type = e.as<IntegerExpr>().is_bool ? Type::boolean()
-               : Type::integer(8, !e.as<IntegerExpr>().is_unsigned);
+      e.type = literal_type(e.as<IntegerExpr>());
       break;
     case ExprKind::String:
       e.type = Type::string(e.as<StringExpr>().value.size() + 1);
@@ -336,7 +340,7 @@ private:
       expr(*b.rhs);
       bool boolean = is_comparison(b.op) || b.op == BinaryOp::LogicalAnd ||
                      b.op == BinaryOp::LogicalOr;
-      e.type = options_.comparisons_are_bools && boolean
+      e.type = options_.head_types && boolean
                    ? Type::boolean()
                    : binary_type(b.op, b.lhs->type, b.rhs->type);
       break;
@@ -411,6 +415,18 @@ private:
     }
   }
 
+  // bpftrace head types a literal by its value: the smallest signed integer holding it.
+  Type literal_type(const IntegerExpr &i) const {
+    if (i.is_bool)
+      return Type::boolean();
+    if (i.is_unsigned || !options_.head_types)
+      return Type::integer(8, !i.is_unsigned);
+    for (uint32_t size : {1u, 2u, 4u})
+      if (i.value >= -(int64_t(1) << (size * 8 - 1)) && i.value < (int64_t(1) << (size * 8 - 1)))
+        return Type::integer(size, true);
+    return Type::integer();
+  }
+
   void unary(UnaryExpr &u) {
     if (is_step(u.op) && u.operand->kind == ExprKind::Map) {
       auto &m = u.operand->as<MapExpr>();
@@ -422,6 +438,13 @@ private:
       return;
     }
     expr(*u.operand);
+    if (is_step(u.op) && options_.head_types && u.operand->kind == ExprKind::Variable &&
+        u.operand->type.kind == TypeKind::Integer && !u.operand->type.is_bool) {
+      // bpftrace head: `$x++` makes $x a 64-bit integer (a literal's int8 would wrap at 127)
+      Type &slot = (*vars_)[u.operand->as<VariableExpr>().key()];
+      changed_ |= merge_into(slot, Type::integer(8, slot.is_signed), true);
+      u.operand->type = slot;
+    }
     if (is_step(u.op))
       u.type = u.operand->type;
     else if (u.op == UnaryOp::Deref) // *p: p's pointee; *n on an integer reads a uint64

@@ -48,8 +48,10 @@ struct SemanticOptions {
   KernelSymbolFn kernel_symbol; // may be empty: every kaddr() fails
   PercpuVarFn percpu_var;       // may be empty: every percpu_kaddr() fails
   // bpftrace head's types (GPUBT_OUTPUT_STYLE=head): comparisons and && || are bools (1 byte,
-  // printed true/false); 0.17 typed them int64 and printed 1/0.
-  bool comparisons_are_bools = false;
+  // printed true/false); an integer literal is the smallest signed integer that holds it (`1`
+  // an int8), and a variable or tuple element grows to the widest integer assigned, `$x++` to
+  // 64 bits. 0.17 typed them all int64 (comparisons printed 1/0).
+  bool head_types = false;
 };
 
 // Conventions (what codegen relies on):

@@ -544,7 +544,7 @@ TEST(SemanticTypes, PreludeTypedefsWithoutCDefinitions) {
 TEST(SemanticTypes, ComparisonsAreBoolsInHeadsTypes) {
   const char *script = "begin { @a = 1 < 2; @b = (1 && 0); @c = \"a\" == \"b\"; @d = 1 + 2; }";
   SemanticOptions head;
-  head.comparisons_are_bools = true;
+  head.head_types = true;
   auto h = analyse(script, head);
   ASSERT_EQ(h.diags, "");
   EXPECT_TRUE(map_value(h, "@a").is_bool); // (as a map value, 8 bytes)
@@ -554,6 +554,26 @@ TEST(SemanticTypes, ComparisonsAreBoolsInHeadsTypes) {
   auto v017 = analyse(script);
   EXPECT_EQ(map_value(v017, "@a"), Type::integer());
   EXPECT_EQ(map_value(v017, "@c"), Type::integer(8, false));
+}
+
+// GPUBT_OUTPUT_STYLE=head: a literal is the smallest signed integer holding it; variables and
+// tuple elements grow to the widest assigned, `$x++` to 64 bits; map values stay 64 bits.
+TEST(SemanticTypes, LiteralsSizedInHeadsTypes) {
+  const char *script = "begin { $a = 1; $b = 1; $b = 1000; $c = 0; $c++; $t = (1, 2); "
+                       "$t = (70000, 3); @m = 1; @s = (sizeof($a), sizeof($b), sizeof($c), "
+                       "sizeof($t), sizeof(-129)); }";
+  SemanticOptions head;
+  head.head_types = true;
+  auto h = analyse(script, head);
+  ASSERT_EQ(h.diags, "");
+  const auto &vars = h.info.vars.begin()->second;
+  EXPECT_EQ(vars.at("$a"), Type::integer(1, true));
+  EXPECT_EQ(vars.at("$b"), Type::integer(2, true));
+  EXPECT_EQ(vars.at("$c"), Type::integer(8, true));
+  EXPECT_EQ(vars.at("$t"), Type::tuple({Type::integer(4, true), Type::integer(1, true)}));
+  EXPECT_EQ(map_value(h, "@m"), Type::integer());
+  auto v017 = analyse(script);
+  EXPECT_EQ(v017.info.vars.begin()->second.at("$a"), Type::integer());
 }
 
 TEST(SemanticTypes, MapKeys) {
