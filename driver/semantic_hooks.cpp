@@ -4,6 +4,8 @@
 
 #include "codegen/bpf/lower_hang.h"
 #include "codegen/bpf/tracepoint_format.h"
+#include "driver/trace.h"
+#include "frontend/clang/btf_definitions.h"
 #include "runtime/process/binary_paths.h"
 #include "runtime/process/symbol_address.h"
 #include "stdlib/api_types.h"
@@ -19,6 +21,8 @@ frontend::SemanticOptions make_semantic_options(const Options &options,
   so.has_child = !options.child_command.empty();
   so.strlen = static_cast<uint32_t>(options.env.strlen);
   so.unsafe = options.bt.unsafe;
+  auto style = output_style(); // a bad value is reported when the run starts
+  so.head_types = style && *style == runtime::OutputStyle::BpftraceHead;
   // args.NAME: tracepoint formats, the GPU API catalog for uprobes of catalogued functions,
   // else the binary's debug info.
   so.field_type = [&](const frontend::AttachPoint &ap, std::string_view field) {
@@ -57,6 +61,14 @@ frontend::SemanticOptions make_semantic_options(const Options &options,
     if (!options.bt.no_warnings)
       err << "WARNING: kaddr(\"" << name << "\"): not in /proc/kallsyms; 0 in this dry run\n";
     return frontend::SymbolInfo{};
+  };
+  // The kernel finds the variable's address by name in kallsyms when it loads the program: a
+  // kernel without CONFIG_KALLSYMS_ALL lists no variables, and would refuse it then.
+  so.percpu_var = [&options](const std::string &name) -> std::optional<uint32_t> {
+    auto id = frontend::kernel_percpu_var_id(name);
+    if (id && !options.dry_run && !runtime::kernel_symbol_address(name))
+      return std::nullopt;
+    return id;
   };
   return so;
 }

@@ -27,6 +27,8 @@ Result<uint64_t> attach_progress_after_ns() {
   return uint64_t(ms) * 1'000'000;
 }
 
+} // namespace
+
 // GPUBT_OUTPUT_STYLE: bpftrace 0.17's text layout (0.17, the default) or bpftrace head's (head).
 Result<runtime::OutputStyle> output_style() {
   const char *v = std::getenv("GPUBT_OUTPUT_STYLE");
@@ -37,7 +39,6 @@ Result<runtime::OutputStyle> output_style() {
   return make_error(std::string("GPUBT_OUTPUT_STYLE='") + v + "' is neither '0.17' nor 'head'");
 }
 
-} // namespace
 
 bool child_stdout_to_stderr(const Options &options) {
   return runtime::is_machine_readable(options.format) && options.output_path.empty();

@@ -14,6 +14,10 @@ int trace(const abi::ProgramSpec &spec, const Options &options, std::ostream &ou
 
 runtime::RunOptions run_options(const Options &options);
 
+// GPUBT_OUTPUT_STYLE: bpftrace 0.17's text layout (0.17, the default) or bpftrace head's (head),
+// which also types comparisons and integer literals as head does (SemanticOptions::head_types).
+Result<runtime::OutputStyle> output_style();
+
 // With -f json (a machine-readable format) on stdout, the -c program's stdout goes to gpubt's
 // stderr: stdout carries JSON lines only (`gpubt -f json -c ./app | jq` works). With -o FILE
 // it is left alone.

@@ -46,6 +46,16 @@ struct Expr : Node {
 };
 using ExprPtr = std::unique_ptr<Expr>;
 
+// A type as a cast, sizeof or `let $x: T` writes it: NAME ("uint32", "struct Foo", a typedef
+// name) or typeof(OF), the type of the expression OF (never evaluated); then POINTER_DEPTH `*`s,
+// then `[N]` (bpftrace head's arrays; 0 for `[]`: as many elements as a cast's operand fills).
+struct TypeSpec {
+  std::string name;
+  ExprPtr of;
+  int pointer_depth = 0;
+  std::optional<uint32_t> array_count;
+};
+
 struct IntegerExpr : Expr {
   IntegerExpr() : Expr(ExprKind::Integer) {}
   int64_t value = 0;
@@ -123,8 +133,7 @@ struct TernaryExpr : Expr {
 };
 struct CastExpr : Expr {
   CastExpr() : Expr(ExprKind::Cast) {}
-  std::string type_name; // as written: "uint32", "int8", "struct Foo", a typedef name
-  int pointer_depth = 0;  // the `*`s of (int8 *) or (uint16 **)
+  TypeSpec to; // (uint32), (int8 *), (struct Foo *), (int8[8]), (typeof($x))
   ExprPtr operand;
 };
 struct FieldExpr : Expr {
@@ -142,8 +151,7 @@ struct IndexExpr : Expr {
 };
 struct SizeofTypeExpr : Expr {
   SizeofTypeExpr() : Expr(ExprKind::SizeofType) {}
-  std::string type_name; // "struct Foo", a typedef name
-  int pointer_depth = 0;
+  TypeSpec of; // "struct Foo", a typedef name, typeof(...)
   // offsetof(struct Foo, bar.x) (bpftrace 0.22): the field path; SIZE is then its offset.
   std::vector<std::string> fields;
   uint64_t size = 0; // set by resolve_types

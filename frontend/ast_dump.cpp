@@ -118,6 +118,15 @@ void dump_stmt(const Stmt &s, int depth, std::string &out) {
 const char *op_text(BinaryOp op) { return kBinaryText[int(op)]; }
 const char *op_text(UnaryOp op) { return kUnaryText[int(op)]; }
 
+// uint8, struct Foo*, int8[8], int8[], typeof($x)*
+static std::string spec_text(const TypeSpec &t) {
+  std::string out = t.of ? "typeof(" + dump_expr(*t.of) + ")" : t.name;
+  out += std::string(t.pointer_depth, '*');
+  if (t.array_count)
+    out += "[" + (*t.array_count ? std::to_string(*t.array_count) : "") + "]";
+  return out;
+}
+
 std::string dump_expr(const Expr &e) {
   switch (e.kind) {
   case ExprKind::Integer:
@@ -148,8 +157,7 @@ std::string dump_expr(const Expr &e) {
   }
   case ExprKind::Cast: {
     const auto &c = e.as<CastExpr>();
-    return "(cast " + c.type_name + std::string(c.pointer_depth, '*') + " " +
-           dump_expr(*c.operand) + ")";
+    return "(cast " + spec_text(c.to) + " " + dump_expr(*c.operand) + ")";
   }
   case ExprKind::Field: {
     const auto &f = e.as<FieldExpr>();
@@ -172,8 +180,8 @@ std::string dump_expr(const Expr &e) {
     std::string path;
     for (const auto &f : s.fields)
       path += (path.empty() ? " " : ".") + f;
-    return std::string(s.fields.empty() ? "(sizeof " : "(offsetof ") + s.type_name +
-           std::string(s.pointer_depth, '*') + path + ")";
+    return std::string(s.fields.empty() ? "(sizeof " : "(offsetof ") + spec_text(s.of) + path +
+           ")";
   }
   case ExprKind::Block: {
     const auto &b = e.as<BlockExpr>();

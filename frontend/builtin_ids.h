@@ -34,6 +34,7 @@ enum class FunctionId {
   Len, // len(@m): how many keys the map has
   Strlen,
   Errorf, Warnf, // printf to stderr as a diagnostic of the call's place
+  PercpuKaddr,    // percpu_kaddr("var"[, cpu]): a kernel per-CPU variable's address on a CPU
 };
 
 } // namespace gpubt::frontend

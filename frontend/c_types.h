@@ -11,6 +11,17 @@
 
 namespace gpubt::frontend {
 
+// The fixed-width integer typedefs a script has without any #include, as bpftrace's own headers
+// give them (uint64_t, size_t, u32, s64, ...): NAME is C's C_TYPE.
+struct PreludeTypedef {
+  const char *name, *c_type;
+  uint32_t size;
+  bool is_signed;
+};
+const std::vector<PreludeTypedef> &prelude_typedefs();
+// The integer type of a prelude typedef; null for another name.
+const Type *prelude_type(const std::string &name);
+
 struct CTypes {
   std::map<std::string, Type> types;        // "struct Foo", "union U", typedef names
   std::map<std::string, int64_t> constants; // enum constants and `#define NAME <integer>`
@@ -18,10 +29,11 @@ struct CTypes {
   std::map<std::string, std::map<int64_t, std::string>> enums;
   std::map<std::string, std::string> constant_enums;
 
-  // A C type by name ("struct Foo", a typedef); null if the definitions have none.
+  // A C type by name ("struct Foo", a typedef, a prelude typedef the script has even without
+  // C definitions for clang to read); null if none.
   const Type *find(const std::string &name) const {
     auto it = types.find(name);
-    return it == types.end() ? nullptr : &it->second;
+    return it == types.end() ? prelude_type(name) : &it->second;
   }
   // offsetof(T, a.b): the byte offset of the field PATH in the record T; none where a step is
   // not a field of a record.

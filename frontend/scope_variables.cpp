@@ -58,6 +58,11 @@ private:
       scopes_.pop_back();
       return;
     }
+    // typeof(x) is no operand (never evaluated), but its variables are the scope's
+    if (e.kind == ExprKind::Cast && e.as<CastExpr>().to.of)
+      exprs(*e.as<CastExpr>().to.of);
+    if (e.kind == ExprKind::SizeofType && e.as<SizeofTypeExpr>().of.of)
+      exprs(*e.as<SizeofTypeExpr>().of.of);
     for_each_operand(e, [&](Expr &x) { exprs(x); });
   }
 

@@ -294,20 +294,30 @@ primary
   | (map | var) post=(INCREMENT | DECREMENT)?                  # lvalueExpr
   | pre=(INCREMENT | DECREMENT) (map | var | IDENT)            # preIncDec
   | BAND VAR                                                   # addressOf
-  | IDENT LPAREN typeName (COMMA fields+=IDENT (DOT fields+=IDENT)*)? RPAREN # typeArgExpr
+  // (a call is tried first: `m(typeof(x))` passes a macro its typeof(); `sizeof(uint8)` is not
+  // an expression, so it is a typeArgExpr)
   | IDENT (call=LPAREN (expr (COMMA expr)*)? RPAREN | post=(INCREMENT | DECREMENT))? # identExpr
+  | IDENT LPAREN typeName (COMMA fields+=IDENT (DOT fields+=IDENT)*)? RPAREN # typeArgExpr
   | (PARAM | PARAMCOUNT)                                       # paramExpr
   | LPAREN elems+=expr (COMMA elems+=expr)* RPAREN (LBRACKET index+=expr RBRACKET)* # parenExpr
   | LPAREN recordField (COMMA recordField)* COMMA? RPAREN      # recordExpr
   | LBRACE stmts RBRACE                                        # blockExpr
+  | typeofType                                                 # typeofExpr
   ;
 
 // `(a = 1, b = "x")`: a record's field (bpftrace's records, a tuple whose fields have names).
 recordField : IDENT ASSIGN expr ;
 
-// A type in a cast or sizeof: an integer type, a C struct/union/enum, or a typedef name with a
-// `*` (`(name)x` alone reads as a parenthesised expression).
-typeName : (INT_TYPE | (STRUCT | UNION | ENUM) IDENT) MUL* | IDENT MUL+ ;
+// A type in a cast, sizeof or `let $x: T`: an integer type, a C struct/union/enum, typeof(...),
+// or a typedef name with a `*` or `[N]` (`(name)x` alone reads as a parenthesised expression);
+// then `*`s and an array's `[N]` (`[]`: as many as the cast's operand fills), as bpftrace head.
+typeName
+  : (INT_TYPE | (STRUCT | UNION | ENUM) IDENT | typeofType) MUL* arraySuffix?
+  | IDENT (MUL+ arraySuffix? | arraySuffix)
+  ;
+arraySuffix : LBRACKET INT? RBRACKET ;
+// typeof(uint64 *), typeof(struct Foo), typeof($x): a type, or an expression's (not evaluated).
+typeofType : TYPEOF LPAREN (typeName | expr) RPAREN ;
 
 // `@m[k][i]` and `$p[i]`: the indexes after the keys read through a pointer (*(p + i)).
 map : MAP (LBRACKET keys+=expr (COMMA keys+=expr)* RBRACKET (LBRACKET index+=expr RBRACKET)*)? ;
@@ -337,6 +347,7 @@ LET : 'let' ;
 BREAK : 'break' ;
 CONTINUE : 'continue' ;
 RETURN : 'return' ;
+TYPEOF : 'typeof' ;
 TRUE : 'true' ;
 FALSE : 'false' ;
 STRUCT : 'struct' ;

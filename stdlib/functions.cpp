@@ -120,6 +120,10 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     // kaddr("sym") / uaddr("sym"): a kernel or probed-binary symbol's address, found when compiling.
     {"kaddr", FunctionId::Kaddr, FunctionKind::Value, 1, 1, {A::Any, A::Any, A::Any, A::Any},
      TypeKind::Integer, 8, kHostContext},
+    // percpu_kaddr("var"[, cpu]): the kernel per-CPU variable's address on CPU (default: this
+    // one), through BTF (bpf_per_cpu_ptr, bpf_this_cpu_ptr); 0 for a CPU there is not.
+    {"percpu_kaddr", FunctionId::PercpuKaddr, FunctionKind::Value, 1, 2,
+     {A::StringLiteral, A::Integer, A::Any, A::Any}, TypeKind::Pointer, 8, kHostContext},
     {"uaddr", FunctionId::Uaddr, FunctionKind::Value, 1, 1, {A::Any, A::Any, A::Any, A::Any},
      TypeKind::Pointer, 8, kHostContext},
     // cgroup_path(id[, filter]): the cgroup's path in each mounted hierarchy, found when printed.

@@ -27,11 +27,14 @@ llvm::Value *call_helper(LowerCtx &c, int helper, std::initializer_list<llvm::Va
   return c.b.CreateCall(fty, callee, vals);
 }
 
-llvm::Value *map_ref(LowerCtx &c, int map_index) {
+llvm::Value *pseudo_imm64(LowerCtx &c, int src_reg, int64_t imm) {
   auto *pseudo = llvm::Intrinsic::getOrInsertDeclaration(&c.mod, llvm::Intrinsic::bpf_pseudo);
-  auto *v = c.b.CreateCall(pseudo, {c.b.getInt64(1 /* BPF_PSEUDO_MAP_FD */),
-                                    c.b.getInt64(map_index)});
-  return c.b.CreateIntToPtr(v, c.b.getPtrTy());
+  return c.b.CreateCall(pseudo, {c.b.getInt64(src_reg), c.b.getInt64(imm)});
+}
+
+llvm::Value *map_ref(LowerCtx &c, int map_index) {
+  return c.b.CreateIntToPtr(pseudo_imm64(c, 1 /* BPF_PSEUDO_MAP_FD */, map_index),
+                            c.b.getPtrTy());
 }
 
 llvm::Value *scratch_slot(LowerCtx &c, uint32_t size) {

@@ -13,6 +13,8 @@ llvm::Value *call_helper(LowerCtx &c, int helper, std::initializer_list<llvm::Va
 
 // A map reference: ld_imm64 with src_reg = BPF_PSEUDO_MAP_FD and imm = the map's index.
 llvm::Value *map_ref(LowerCtx &c, int map_index);
+// A `ld_imm64 SRC_REG IMM` the kernel resolves at load (BPF_PSEUDO_MAP_FD, BPF_PSEUDO_BTF_ID).
+llvm::Value *pseudo_imm64(LowerCtx &c, int src_reg, int64_t imm);
 
 // A fixed slot of SIZE bytes (8-aligned) in this CPU's scratch area.
 llvm::Value *scratch_slot(LowerCtx &c, uint32_t size);

@@ -102,6 +102,26 @@ Val symbol_address(LowerCtx &c, const CallExpr &call) {
   return {c.b.getInt64(it->second)};
 }
 
+// percpu_kaddr("var"[, cpu]): the variable's BTF id loaded as a `ld_imm64 BPF_PSEUDO_BTF_ID`
+// (the verifier knows it as a per-CPU pointer), then its copy on CPU (bpf_per_cpu_ptr: NULL for a
+// CPU there is not) or on this one (bpf_this_cpu_ptr).
+Val percpu_kaddr(LowerCtx &c, const CallExpr &call) {
+  auto it = c.sema->percpu_var_ids.find(&call);
+  if (it == c.sema->percpu_var_ids.end()) {
+    set_error(c, "BUG: percpu_kaddr(): the variable was not resolved");
+    return {c.b.getInt64(0)};
+  }
+  llvm::Value *var = c.b.CreateIntToPtr(pseudo_imm64(c, 3 /* BPF_PSEUDO_BTF_ID */, it->second),
+                                        c.b.getPtrTy());
+  llvm::Value *p =
+      call.args.size() == 2
+          ? call_helper(c, 153 /* bpf_per_cpu_ptr */,
+                        {var, c.b.CreateTrunc(lower_expr(c, *call.args[1]).v, c.b.getInt32Ty())},
+                        c.b.getPtrTy())
+          : call_helper(c, 154 /* bpf_this_cpu_ptr */, {var}, c.b.getPtrTy());
+  return {c.b.CreatePtrToInt(p, c.b.getInt64Ty())};
+}
+
 Val str(LowerCtx &c, const CallExpr &call) {
   uint32_t size = call.type.size ? call.type.size : 64;
   if (call.args[0]->type.kind == TypeKind::String) {
@@ -317,6 +337,8 @@ const std::map<FunctionId, CallFn> &call_table() {
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return symbol_address(c, call); }},
       {FunctionId::Uaddr,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return symbol_address(c, call); }},
+      {FunctionId::PercpuKaddr,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return percpu_kaddr(c, call); }},
       // Values printed in a form of their own; the integer is all the probe computes.
       {FunctionId::Usym,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) { return lower_expr(c, *call.args[0]); }},

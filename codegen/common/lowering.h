@@ -108,6 +108,7 @@ private:
   Value lower_unary(const frontend::UnaryExpr &e);
   Value lower_incdec(const frontend::UnaryExpr &e);
   Value lower_ternary(const frontend::TernaryExpr &e);
+  Value lower_array_cast(const frontend::CastExpr &c);
   Value lower_tuple(const frontend::TupleExpr &e);
   Value lower_field(const frontend::FieldExpr &e);
   Value lower_tuple_elem(const frontend::Expr &base, size_t i);

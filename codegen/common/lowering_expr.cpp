@@ -190,6 +190,19 @@ Value Lowering::lower_expr(const Expr &e) {
   return v;
 }
 
+// (int8[8])x: the operand's bytes as an array. A string is its bytes already (check_types
+// allows only one of the array's size); an integer is stored, zero-extended to 8 bytes (an array
+// wider than the integer is at most 8), where the array reads its first bytes.
+Value Lowering::lower_array_cast(const CastExpr &c) {
+  Value v = lower_expr(*c.operand);
+  if (holds_in_memory(c.operand->type))
+    return v;
+  llvm::Value *buf = temp_buffer(8, false);
+  llvm::Value *x = b.CreateZExtOrTrunc(v.v, b.getIntNTy(c.operand->type.size * 8));
+  b.CreateAlignedStore(b.CreateZExt(x, b.getInt64Ty()), buf, llvm::Align(8));
+  return {buf, 8};
+}
+
 Value Lowering::lower_expr_here(const Expr &e) {
   switch (e.kind) {
   case ExprKind::Integer:
@@ -213,6 +226,8 @@ Value Lowering::lower_expr_here(const Expr &e) {
   case ExprKind::Ternary:
     return lower_ternary(e.as<TernaryExpr>());
   case ExprKind::Cast: {
+    if (e.type.kind == TypeKind::Array)
+      return lower_array_cast(e.as<CastExpr>());
     llvm::Value *v = lower_expr(*e.as<CastExpr>().operand).v;
     if (e.type.is_bool) // (bool)x: whether x is not 0
       return {b.CreateZExt(b.CreateICmpNE(normalize_int(b, v, Type::integer()), b.getInt64(0)),

@@ -105,6 +105,11 @@ abi::ValueType to_value_type(const Type &t) {
     v.kind = abi::ValueType::UInt;
     v.size = 8;
     break;
+  case TypeKind::Pointer:
+    v.kind = abi::ValueType::UInt;
+    v.size = 8;
+    v.pointer = true;
+    break;
   default: // Sum, Min, Max, Avg, Stats, Hist, Lhist: the scalar inside
     v.kind = t.is_signed ? abi::ValueType::Int : abi::ValueType::UInt;
     v.size = 8;

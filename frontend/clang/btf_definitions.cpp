@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <linux/btf.h>
+#include <memory>
 #include <unistd.h>
 
 namespace gpubt::frontend {
@@ -135,6 +136,24 @@ std::string kernel_type_definitions(const std::set<std::string> &names) {
   }
   btf__free(btf);
   return out;
+}
+
+std::optional<uint32_t> kernel_percpu_var_id(const std::string &name) {
+  if (!kernel_btf_available())
+    return std::nullopt;
+  std::unique_ptr<struct btf, void (*)(struct btf *)> btf(btf__load_vmlinux_btf(), btf__free);
+  if (!btf)
+    return std::nullopt;
+  int var = btf__find_by_name_kind(btf.get(), name.c_str(), BTF_KIND_VAR);
+  int sec = btf__find_by_name_kind(btf.get(), ".data..percpu", BTF_KIND_DATASEC);
+  if (var <= 0 || sec <= 0)
+    return std::nullopt;
+  const struct btf_type *t = btf__type_by_id(btf.get(), __u32(sec));
+  const struct btf_var_secinfo *v = btf_var_secinfos(t);
+  for (__u16 i = 0; i < btf_vlen(t); ++i, ++v)
+    if (v->type == __u32(var))
+      return uint32_t(var);
+  return std::nullopt;
 }
 
 } // namespace gpubt::frontend

@@ -1,6 +1,8 @@
 // C definitions of kernel types from the running kernel's BTF (/sys/kernel/btf/vmlinux), for
 // the `struct X` a script names without defining, as bpftrace 0.17 does when BTF is present.
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -14,6 +16,10 @@ bool kernel_btf_available();
 // btf_dump orders them. Names the kernel's BTF does not have are left out.
 // "enumerator NAME" asks for the enum that defines the constant NAME (sizeof(BTF_VAR_STATIC)).
 std::string kernel_type_definitions(const std::set<std::string> &names);
+
+// The BTF id of the kernel's per-CPU variable NAME (a VAR of its .data..percpu section), for
+// percpu_kaddr(); none without BTF or such a variable.
+std::optional<uint32_t> kernel_percpu_var_id(const std::string &name);
 constexpr const char *kEnumerator = "enumerator ";
 
 } // namespace gpubt::frontend

@@ -23,16 +23,15 @@ constexpr const char *kBtfFile = "/gpubt/include/__gpubt_btf.h";
 constexpr const char *kDwarfFile = "/gpubt/include/__gpubt_debug_info.h";
 
 // The fixed-width integer names bpftrace's own headers give definitions without any #include.
-constexpr const char *kPrelude = R"(#pragma once
-typedef signed char int8_t; typedef unsigned char uint8_t;
-typedef short int16_t; typedef unsigned short uint16_t;
-typedef int int32_t; typedef unsigned int uint32_t;
-typedef long int64_t; typedef unsigned long uint64_t;
-typedef unsigned long size_t; typedef long ssize_t; typedef _Bool bool;
-typedef unsigned char u8; typedef unsigned short u16; typedef unsigned int u32;
-typedef unsigned long long u64; typedef signed char s8; typedef short s16; typedef int s32;
-typedef long long s64;
-)";
+const std::string &prelude() {
+  static const std::string text = [] {
+    std::string out = "#pragma once\ntypedef _Bool bool;\n";
+    for (const auto &t : prelude_typedefs())
+      out += std::string("typedef ") + t.c_type + " " + t.name + ";\n";
+    return out;
+  }();
+  return text;
+}
 
 std::string str(CXString s) {
   const char *c = clang_getCString(s);
@@ -356,7 +355,7 @@ CXTranslationUnit parse(CXIndex index, const std::string &text, const std::strin
     argv.push_back(a.c_str());
   CXUnsavedFile files[] = {
       {kMainFile, text.c_str(), static_cast<unsigned long>(text.size())},
-      {kPreludeFile, kPrelude, static_cast<unsigned long>(strlen(kPrelude))},
+      {kPreludeFile, prelude().c_str(), static_cast<unsigned long>(prelude().size())},
       {kBtfFile, btf.c_str(), static_cast<unsigned long>(btf.size())},
       {kDwarfFile, debug_info.c_str(), static_cast<unsigned long>(debug_info.size())}};
   CXTranslationUnit tu = nullptr;

@@ -31,9 +31,9 @@ std::set<std::string> used_records(const Program &program) {
   std::set<std::string> used = definition_records(program, false);
   for (const auto &probe : program.probes)
     for_each_expr(*probe, [&](const Expr &e) {
-      const std::string *name = e.kind == ExprKind::Cast ? &e.as<CastExpr>().type_name
+      const std::string *name = e.kind == ExprKind::Cast ? &e.as<CastExpr>().to.name
                                 : e.kind == ExprKind::SizeofType
-                                    ? &e.as<SizeofTypeExpr>().type_name
+                                    ? &e.as<SizeofTypeExpr>().of.name
                                     : nullptr;
       if (name && (name->rfind("struct ", 0) == 0 || name->rfind("union ", 0) == 0))
         used.insert(*name);

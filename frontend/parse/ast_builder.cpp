@@ -236,8 +236,7 @@ private:
     s->value = ctx->expr() ? expr(ctx->expr()) : make<IntegerExpr>(span(ctx));
     if (auto *t = ctx->typeName()) {
       auto cast = make<CastExpr>(s->value->span);
-      cast->type_name = type_name(t);
-      cast->pointer_depth = static_cast<int>(t->MUL().size());
+      cast->to = type_spec(t);
       cast->operand = std::move(s->value);
       s->value = std::move(cast);
     }
@@ -434,8 +433,7 @@ private:
     }
     if (auto *c = dynamic_cast<P::CastExprContext *>(ctx)) {
       auto e = make<CastExpr>(span(ctx));
-      e->type_name = type_name(c->typeName());
-      e->pointer_depth = static_cast<int>(c->typeName()->MUL().size());
+      e->to = type_spec(c->typeName());
       e->operand = expr(c->expr());
       return e;
     }
@@ -550,6 +548,11 @@ private:
       return block_expr(b->stmts(), span(b));
     if (auto *r = dynamic_cast<P::RecordExprContext *>(ctx))
       return record(r);
+    if (dynamic_cast<P::TypeofExprContext *>(ctx)) {
+      diags_.error(span(ctx), "typeof() is a type, not a value: use it in a cast, sizeof(), "
+                              "`let $x: typeof(...)` or as a macro's argument");
+      return make<IntegerExpr>(span(ctx));
+    }
     auto *c = dynamic_cast<P::ParenExprContext *>(ctx);
     if (c->elems.size() == 1) // `(x)[i]` reads through x, `(1, "a")[1]` is an element
       return indexed(expr(c->elems[0]), c->index, span(c));
@@ -647,13 +650,61 @@ private:
     return m->second;
   }
 
-  // "uint8", "struct Foo", a typedef name: the type without its `*`s.
-  std::string type_name(P::TypeNameContext *c) const {
-    if (c->INT_TYPE())
-      return text(c->INT_TYPE());
-    if (c->IDENT() && c->getStart() != c->IDENT()->getSymbol())
-      return text(c->getStart()) + " " + text(c->IDENT());
-    return text(c->IDENT());
+  // "uint8", "struct Foo", a typedef name, typeof(...), with its `*`s and `[N]`. A macro's
+  // parameter written as a type (`a*`, `a[2]`) is the type its argument's typeof() names.
+  TypeSpec type_spec(P::TypeNameContext *c) {
+    TypeSpec t;
+    if (c->typeofType())
+      t = typeof_spec(c->typeofType());
+    else if (c->INT_TYPE())
+      t.name = text(c->INT_TYPE());
+    else if (c->IDENT() && c->getStart() != c->IDENT()->getSymbol())
+      t.name = text(c->getStart()) + " " + text(c->IDENT());
+    else if (auto v = typeof_value(text(c->IDENT())))
+      t = std::move(*v);
+    else
+      t.name = text(c->IDENT());
+    t.pointer_depth += static_cast<int>(c->MUL().size());
+    if (auto *a = c->arraySuffix()) {
+      if (t.array_count)
+        diags_.error(span(a), "Arrays of arrays are not supported");
+      IntLiteral n = a->INT() ? decode_int(text(a->INT())) : IntLiteral{0, ""};
+      if (!n.value || *n.value < (a->INT() ? 1 : 0) || *n.value > 65536)
+        diags_.error(span(a), "An array's size must be a number from 1 to 65536");
+      t.array_count = uint32_t(n.value.value_or(0));
+    }
+    return t;
+  }
+
+  TypeSpec typeof_spec(P::TypeofTypeContext *c) {
+    if (c->typeName())
+      return type_spec(c->typeName());
+    if (auto t = typeof_value(c->expr())) // typeof(t) of a macro's typeof() parameter
+      return std::move(*t);
+    TypeSpec t;
+    t.of = expr(c->expr());
+    return t;
+  }
+
+  // The type X names when it is typeof(...), directly or as a macro's parameter bound to one
+  // (built in the caller's names: typeof($x) is the caller's $x); none if X is not one.
+  std::optional<TypeSpec> typeof_value(const std::string &param) {
+    auto arg = expansions_.argument(param);
+    if (!arg)
+      return std::nullopt;
+    auto inner = expansions_.enter_caller(*arg);
+    return typeof_value(arg->expr);
+  }
+  std::optional<TypeSpec> typeof_value(P::ExprContext *x) {
+    auto *prim = dynamic_cast<P::PrimaryExprContext *>(x);
+    if (!prim)
+      return std::nullopt;
+    if (auto *t = dynamic_cast<P::TypeofExprContext *>(prim->primary()))
+      return typeof_spec(t->typeofType());
+    auto *id = dynamic_cast<P::IdentExprContext *>(prim->primary());
+    if (!id || id->call || id->post)
+      return std::nullopt;
+    return typeof_value(text(id->IDENT()));
   }
 
   // sizeof(uint16), sizeof(int8 *): a literal; sizeof(struct Foo) once clang has read it.
@@ -673,10 +724,9 @@ private:
                                      : "sizeof() takes one type");
       return make<IntegerExpr>(span(c));
     }
-    if (!t->INT_TYPE() || offsetof) {
+    if (!t->INT_TYPE() || t->arraySuffix() || offsetof) {
       auto e = make<SizeofTypeExpr>(span(c));
-      e->type_name = type_name(t);
-      e->pointer_depth = static_cast<int>(t->MUL().size());
+      e->of = type_spec(t);
       for (auto *f : c->fields)
         e->fields.push_back(text(f));
       return e;
@@ -805,6 +855,12 @@ private:
       }
     if (auto *def = macro_for(c, name))
       return expand_macro(c, def);
+    if (c->call && name == "sizeof" && c->expr().size() == 1)
+      if (auto t = typeof_value(c->expr(0))) { // sizeof(typeof(...)), sizeof(a macro's type)
+        auto e = make<SizeofTypeExpr>(span(c));
+        e->of = std::move(*t);
+        return e;
+      }
     // Since bpftrace 0.23 a builtin is also `__builtin_NAME` and a call without arguments.
     if (name.rfind("__builtin_", 0) == 0 && stdlib::find_builtin(name.substr(10)).info)
       name = name.substr(10);

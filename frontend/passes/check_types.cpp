@@ -2,6 +2,7 @@
 // first walk reports what is wrong regardless of types, and the second (its "final pass"),
 // run only if the first found nothing, reports operand, printf and map-key errors.
 #include "frontend/passes/check_types.h"
+#include "frontend/passes/check_array_cast.h"
 #include "frontend/passes/check_messages.h"
 #include "frontend/passes/constant_int.h"
 #include "frontend/passes/tuple_index.h"
@@ -351,15 +352,23 @@ private:
     case ExprKind::Cast: {
       const auto &c = e.as<CastExpr>();
       expr(*c.operand, Use::Value);
+      if (c.to.of) // typeof(x): x is not evaluated, but what it names must exist
+        expr(*c.to.of, Use::Value);
       if (final_)
         break;
       SourceSpan type_span =
-          prefix(e.span, c.type_name.size() + c.pointer_depth + (c.pointer_depth ? 3 : 2));
-      Type named = named_type(c.type_name, c.pointer_depth, options_.c_types);
-      if (named.is_none())
-        error(type_span, "Unknown struct/union: '" + c.type_name + "'");
-      else if (named.kind == TypeKind::Record || named.kind == TypeKind::Array)
-        error(type_span, "Cannot cast to struct type \"" + c.type_name + "\"");
+          c.to.of || c.to.array_count
+              ? e.span
+              : prefix(e.span, c.to.name.size() + c.to.pointer_depth + (c.to.pointer_depth ? 3 : 2));
+      Type named = spec_element_type(c.to, options_.c_types);
+      if (named.is_none() && !c.to.of)
+        error(type_span, "Unknown struct/union: '" + c.to.name + "'");
+      else if (c.to.array_count) {
+        refuse_in_gpu_probes(e.span, "casts to arrays");
+        if (auto msg = array_cast_error(c, options_.c_types))
+          error(e.span, *msg);
+      } else if (named.kind == TypeKind::Record || named.kind == TypeKind::Array)
+        error(type_span, "Cannot cast to struct type \"" + to_string(named) + "\"");
       else if (!c.operand->type.is_none() && !c.operand->type.is_integer_like() &&
                !is_scalar_aggregate(c.operand->type))
         error(type_span, "Casts are not supported for type: \"" +
@@ -374,12 +383,14 @@ private:
       break;
     case ExprKind::SizeofType: {
       const auto &s = e.as<SizeofTypeExpr>();
-      if (!final_ && e.type.is_none())
-        error(e.span, "Unknown struct/union: '" + s.type_name + "'");
+      if (s.of.of)
+        expr(*s.of.of, Use::Value);
+      if (!final_ && e.type.is_none() && !s.of.of)
+        error(e.span, "Unknown struct/union: '" + s.of.name + "'");
       else if (!final_ && !s.fields.empty() &&
                !(options_.c_types && options_.c_types->offset_of(
-                                         named_type(s.type_name, 0, options_.c_types), s.fields)))
-        error(e.span, "Struct/union of type '" + s.type_name +
+                                         named_type(s.of.name, 0, options_.c_types), s.fields)))
+        error(e.span, "Struct/union of type '" + s.of.name +
                           "' does not contain a field named '" + field_path(s.fields) + "'");
       break;
     }
@@ -774,6 +785,12 @@ private:
       if (!a0.is_integer_like() && !(is_bytes(a0) && a0.size >= 6))
         error(c.span, "macaddr() expects an array of at least 6 bytes or a pointer (" +
                           type_name_in_messages(a0) + " provided)");
+      break;
+    case FunctionId::PercpuKaddr:
+      if (call_literal_text(c) && !info_.percpu_var_ids.count(&c))
+        error(c.span, "Could not resolve per-CPU variable \"" + *call_literal_text(c) +
+                          "\": percpu_kaddr() needs it in the kernel's BTF and in /proc/kallsyms "
+                          "(a kernel built with CONFIG_KALLSYMS_ALL)");
       break;
     case FunctionId::Kaddr:
     case FunctionId::Uaddr: {

@@ -44,6 +44,10 @@ std::vector<FormatSpec> parse_printf_format(std::string_view f) {
       specs.push_back({text, name, c, FormatArg::Integer, width, precision});
     else if (c == 's')
       specs.push_back({text, name, c, FormatArg::String, width, precision});
+    else if (c == 'g' && i + 1 < f.size() && f[i + 1] == 'r') { // %gr: GFP flags (bpftrace head)
+      ++i;
+      specs.push_back({text + 'r', name + 'r', c, FormatArg::Integer, width, precision});
+    }
     else if (c == 'r') { // %r, and %rx (every byte escaped) / %rh (hex bytes)
       if (i + 1 < f.size() && (f[i + 1] == 'x' || f[i + 1] == 'h')) {
         ++i;

@@ -54,11 +54,16 @@ Type widen_key(const Type &t) {
 
 // Folds a newly assigned type into a stored one: the first fixes it, later strings only
 // grow it. Returns whether the slot changed.
-bool merge_into(Type &slot, const Type &incoming) {
+bool merge_into(Type &slot, const Type &incoming, bool grow_integers = false) {
   if (incoming.is_none())
     return false;
   if (slot.is_none()) {
     slot = incoming;
+    return true;
+  }
+  if (grow_integers && slot.kind == TypeKind::Integer && incoming.kind == TypeKind::Integer &&
+      !slot.is_bool && !incoming.is_bool && incoming.size > slot.size) {
+    slot = Type::integer(incoming.size, slot.is_signed && incoming.is_signed);
     return true;
   }
   if (slot.kind == TypeKind::String && incoming.kind == TypeKind::String &&
@@ -74,7 +79,7 @@ bool merge_into(Type &slot, const Type &incoming) {
     for (size_t i = 0; i < merged.elems.size(); ++i) {
       int j = source_field(slot, incoming, i);
       if (j >= 0 && merged.elems[i].kind == incoming.elems[j].kind)
-        changed |= merge_into(merged.elems[i], incoming.elems[j]);
+        changed |= merge_into(merged.elems[i], incoming.elems[j], grow_integers);
     }
     if (changed) {
       tuple_offsets(merged.elems, &merged.size);
@@ -208,7 +213,7 @@ private:
   void var_assign(VarAssignStmt &a) {
     expr(*a.value);
     Type &slot = (*vars_)[a.var->key()];
-    changed_ |= merge_into(slot, assigned_type(slot, a.compound, *a.value));
+    changed_ |= merge_into(slot, assigned_type(slot, a.compound, *a.value), options_.head_types);
     a.var->type = slot;
   }
 
@@ -270,8 +275,7 @@ private:
   void expr(Expr &e) {
     switch (e.kind) {
     case ExprKind::Integer:
-      e.type = e.as<IntegerExpr>().is_bool ? Type::boolean()
-               : Type::integer(8, !e.as<IntegerExpr>().is_unsigned);
+      e.type = literal_type(e.as<IntegerExpr>());
       break;
     case ExprKind::String:
       e.type = Type::string(e.as<StringExpr>().value.size() + 1);
@@ -334,7 +338,11 @@ private:
       auto &b = e.as<BinaryExpr>();
       expr(*b.lhs);
       expr(*b.rhs);
-      e.type = binary_type(b.op, b.lhs->type, b.rhs->type);
+      bool boolean = is_comparison(b.op) || b.op == BinaryOp::LogicalAnd ||
+                     b.op == BinaryOp::LogicalOr;
+      e.type = options_.head_types && boolean
+                   ? Type::boolean()
+                   : binary_type(b.op, b.lhs->type, b.rhs->type);
       break;
     }
     case ExprKind::Unary:
@@ -357,16 +365,22 @@ private:
     case ExprKind::Cast: {
       auto &c = e.as<CastExpr>();
       expr(*c.operand);
-      e.type = named_type(c.type_name, c.pointer_depth, options_.c_types);
-      if (e.type.kind == TypeKind::Record || e.type.kind == TypeKind::Array)
-        e.type = Type::none(); // only pointers to records: check_types says so
+      if (c.to.of)
+        expr(*c.to.of);
+      e.type = spec_type(c.to, options_.c_types, c.operand->type.size);
+      // only pointers to records, and arrays of integers: check_types says so
+      if (e.type.kind == TypeKind::Record ||
+          (e.type.kind == TypeKind::Array && !is_integer_array_cast(c.to, e.type)))
+        e.type = Type::none();
       if (e.type.kind == TypeKind::Pointer) // (int8 *)&$x still points into the program
         e.type.to_program_memory = c.operand->type.to_program_memory;
       break;
     }
     case ExprKind::SizeofType: {
       auto &s = e.as<SizeofTypeExpr>();
-      Type t = named_type(s.type_name, s.pointer_depth, options_.c_types);
+      if (s.of.of)
+        expr(*s.of.of);
+      Type t = spec_type(s.of, options_.c_types);
       e.type = t.is_none() ? Type::none() : Type::integer(8, false);
       s.size = t.size;
       if (!s.fields.empty() && options_.c_types) // offsetof: check_types names a bad path
@@ -401,6 +415,18 @@ private:
     }
   }
 
+  // bpftrace head types a literal by its value: the smallest signed integer holding it.
+  Type literal_type(const IntegerExpr &i) const {
+    if (i.is_bool)
+      return Type::boolean();
+    if (i.is_unsigned || !options_.head_types)
+      return Type::integer(8, !i.is_unsigned);
+    for (uint32_t size : {1u, 2u, 4u})
+      if (i.value >= -(int64_t(1) << (size * 8 - 1)) && i.value < (int64_t(1) << (size * 8 - 1)))
+        return Type::integer(size, true);
+    return Type::integer();
+  }
+
   void unary(UnaryExpr &u) {
     if (is_step(u.op) && u.operand->kind == ExprKind::Map) {
       auto &m = u.operand->as<MapExpr>();
@@ -412,6 +438,13 @@ private:
       return;
     }
     expr(*u.operand);
+    if (is_step(u.op) && options_.head_types && u.operand->kind == ExprKind::Variable &&
+        u.operand->type.kind == TypeKind::Integer && !u.operand->type.is_bool) {
+      // bpftrace head: `$x++` makes $x a 64-bit integer (a literal's int8 would wrap at 127)
+      Type &slot = (*vars_)[u.operand->as<VariableExpr>().key()];
+      changed_ |= merge_into(slot, Type::integer(8, slot.is_signed), true);
+      u.operand->type = slot;
+    }
     if (is_step(u.op))
       u.type = u.operand->type;
     else if (u.op == UnaryOp::Deref) // *p: p's pointee; *n on an integer reads a uint64
@@ -514,6 +547,12 @@ private:
         if (auto s = options_.kernel_symbol(*name))
           info_.symbol_addresses[&c] = s->address;
       return Type::integer(8, false);
+    case FunctionId::PercpuKaddr:
+      if (const std::string *name = call_literal_text(c); name && options_.percpu_var &&
+                                                      !info_.percpu_var_ids.count(&c))
+        if (auto id = options_.percpu_var(*name))
+          info_.percpu_var_ids[&c] = *id;
+      return Type::pointer(Type::integer(8, false)); // bpftrace's `uint64 *`
     case FunctionId::Uaddr: {
       uint64_t size = 8;
       const AttachPoint *ap = probe_->attach_points.empty() ? nullptr : &probe_->attach_points[0];
@@ -647,12 +686,33 @@ private:
 
 Type named_type(const std::string &type_name, int pointer_depth, const CTypes *c_types) {
   Type t = cast_type(type_name);
-  if (t.is_none() && c_types)
-    if (const Type *c = c_types->find(type_name))
+  if (t.is_none())
+    if (const Type *c = c_types ? c_types->find(type_name) : prelude_type(type_name))
       t = *c;
   for (int i = 0; i < pointer_depth && !t.is_none(); ++i)
     t = Type::pointer(t);
   return t;
+}
+
+Type spec_element_type(const TypeSpec &spec, const CTypes *c_types) {
+  Type t = spec.of ? spec.of->type : named_type(spec.name, 0, c_types);
+  for (int i = 0; i < spec.pointer_depth && !t.is_none(); ++i)
+    t = Type::pointer(t);
+  return t;
+}
+
+Type spec_type(const TypeSpec &spec, const CTypes *c_types, uint32_t operand_size) {
+  Type t = spec_element_type(spec, c_types);
+  if (!spec.array_count || t.is_none())
+    return t;
+  uint32_t n = *spec.array_count;
+  if (n == 0 && t.size && operand_size % t.size == 0) // `[]`: as many as the operand fills
+    n = operand_size / t.size;
+  return n ? Type::array(std::move(t), n) : Type::none();
+}
+
+bool is_integer_array_cast(const TypeSpec &spec, const Type &t) {
+  return spec.array_count && t.kind == TypeKind::Array && t.elems[0].kind == TypeKind::Integer;
 }
 
 Type cast_type(std::string_view name) {

@@ -32,6 +32,8 @@ struct SymbolInfo {
 using UserSymbolFn =
     std::function<std::optional<SymbolInfo>(const std::string &binary, const std::string &name)>;
 using KernelSymbolFn = std::function<std::optional<SymbolInfo>(const std::string &name)>;
+// The BTF id of the kernel's per-CPU variable NAME, for percpu_kaddr("NAME").
+using PercpuVarFn = std::function<std::optional<uint32_t>(const std::string &name)>;
 
 struct SemanticOptions {
   bool has_child = false;      // -c CMD given: cpid is usable
@@ -44,6 +46,12 @@ struct SemanticOptions {
   const CTypes *c_types = nullptr; // the script's C definitions (struct types, constants)
   UserSymbolFn user_symbol;     // may be empty: every uaddr() fails
   KernelSymbolFn kernel_symbol; // may be empty: every kaddr() fails
+  PercpuVarFn percpu_var;       // may be empty: every percpu_kaddr() fails
+  // bpftrace head's types (GPUBT_OUTPUT_STYLE=head): comparisons and && || are bools (1 byte,
+  // printed true/false); an integer literal is the smallest signed integer that holds it (`1`
+  // an int8), and a variable or tuple element grows to the widest integer assigned, `$x++` to
+  // 64 bits. 0.17 typed them all int64 (comparisons printed 1/0).
+  bool head_types = false;
 };
 
 // Conventions (what codegen relies on):
@@ -69,5 +77,14 @@ Type cast_type(std::string_view type_name);
 // The type a cast or sizeof names: an integer name, else a C type of the definitions (records
 // complete), with `pointer_depth` `*`s; none if unknown.
 Type named_type(const std::string &type_name, int pointer_depth, const CTypes *c_types);
+
+// The type SPEC names (a resolved typeof's expression's, else named_type()'s), with its `*`s and
+// `[N]`; `[]` holds as many elements as OPERAND_SIZE bytes fill (none if they do not divide).
+Type spec_type(const TypeSpec &spec, const CTypes *c_types, uint32_t operand_size = 0);
+// The type SPEC names without its `[N]`: an array's element.
+Type spec_element_type(const TypeSpec &spec, const CTypes *c_types);
+
+// Whether a cast to SPEC, typed T, is to an array of integers or bools written `T[N]`.
+bool is_integer_array_cast(const TypeSpec &spec, const Type &t);
 
 } // namespace gpubt::frontend

@@ -28,6 +28,8 @@ struct SemanticInfo {
   // kaddr("sym") and uaddr("sym") calls whose symbol was found: its address. A call missing
   // here is reported by check_types.
   std::map<const CallExpr *, uint64_t> symbol_addresses;
+  // percpu_kaddr("var") calls whose variable the kernel's BTF has: its BTF id.
+  std::map<const CallExpr *, uint32_t> percpu_var_ids;
   // errorf()/warnf(): the diagnostic around the call's formatted text (diagnostic_calls.h);
   // silent: a warnf() under --no-warnings.
   struct DiagnosticFrame {

@@ -34,6 +34,7 @@ struct ValueType {
   std::vector<std::string> names;  // Record, NamedTuple: field names
   std::string enum_name;           // Enum: key into ProgramSpec::enums; Timestamp: strftime format
   bool enum_signed = false;        // Enum: underlying integer is signed
+  bool pointer = false;            // UInt: an address, printed in hex in bpftrace head's style
 };
 
 enum class AggKind : uint8_t { None, Count, Sum, Min, Max, Avg, Stats, Hist, Lhist };

@@ -43,6 +43,11 @@ bool match_at(const std::string &f, size_t i, PrintfConversion &c) {
       j++;
     c.precision = f.substr(p, j - p);
   }
+  if (one_of(f, j, "g") && one_of(f, j + 1, "r")) { // %gr: GFP flags by name (bpftrace head)
+    c.conv = 'g';
+    c.end = j + 2;
+    return true;
+  }
   if (one_of(f, j, "csr")) {
     c.conv = f[j];
     c.end = j + 1;
@@ -134,6 +139,8 @@ void append_conversion(Message &msg, const PrintfConversion &c, const ValueType 
     msg.pieces.push_back({});
     return;
   }
+  case 'g':
+    return append_snprintf(out, s + 's', gfp_flags_text(uint64_t(v)).c_str());
   case 'c':
     return append_snprintf(out, s + 'c', int(v));
   case 'p':

@@ -151,4 +151,72 @@ std::string cgroup_paths(uint64_t cgroup_id) {
   return out;
 }
 
+// The kernel's __def_gfpflag_names order (include/trace/events/mmflags.h): compound masks
+// first, so that what they cover is named once; the bits of include/linux/gfp_types.h.
+std::string gfp_flags_text(uint64_t flags) {
+  enum : uint64_t {
+    DMA = 1 << 0, HIGHMEM = 1 << 1, DMA32 = 1 << 2, MOVABLE = 1 << 3, HIGH = 1 << 5, IO = 1 << 6,
+    FS = 1 << 7, ZERO = 1 << 8, DIRECT_RECLAIM = 1 << 10, KSWAPD_RECLAIM = 1 << 11,
+    WRITE = 1 << 12, NOWARN = 1 << 13, RETRY_MAYFAIL = 1 << 14, NOFAIL = 1 << 15,
+    NORETRY = 1 << 16, MEMALLOC = 1 << 17, COMP = 1 << 18, NOMEMALLOC = 1 << 19,
+    HARDWALL = 1 << 20, THISNODE = 1 << 21, ACCOUNT = 1 << 22, ZEROTAGS = 1 << 23,
+    SKIP_ZERO = 1 << 24, SKIP_KASAN = 1 << 25, NO_OBJ_EXT = 1 << 26,
+    KERNEL = DIRECT_RECLAIM | KSWAPD_RECLAIM | IO | FS, NOIO = DIRECT_RECLAIM | KSWAPD_RECLAIM,
+    NOFS = NOIO | IO, USER = NOFS | FS | HARDWALL, HIGHUSER = USER | HIGHMEM,
+    HIGHUSER_MOVABLE = HIGHUSER | MOVABLE | SKIP_KASAN,
+    TRANSHUGE_LIGHT = (HIGHUSER_MOVABLE | COMP | NOMEMALLOC | NOWARN) & ~NOIO,
+  };
+  static const std::pair<uint64_t, const char *> kNames[] = {
+      {TRANSHUGE_LIGHT | DIRECT_RECLAIM, "GFP_TRANSHUGE"},
+      {TRANSHUGE_LIGHT, "GFP_TRANSHUGE_LIGHT"},
+      {HIGHUSER_MOVABLE, "GFP_HIGHUSER_MOVABLE"},
+      {HIGHUSER, "GFP_HIGHUSER"},
+      {USER, "GFP_USER"},
+      {KERNEL | ACCOUNT, "GFP_KERNEL_ACCOUNT"},
+      {KERNEL, "GFP_KERNEL"},
+      {NOFS, "GFP_NOFS"},
+      {HIGH | KSWAPD_RECLAIM, "GFP_ATOMIC"},
+      {NOIO, "GFP_NOIO"},
+      {KSWAPD_RECLAIM | NOWARN, "GFP_NOWAIT"},
+      {DMA, "GFP_DMA"},
+      {HIGHMEM, "__GFP_HIGHMEM"},
+      {DMA32, "GFP_DMA32"},
+      {HIGH, "__GFP_HIGH"},
+      {IO, "__GFP_IO"},
+      {FS, "__GFP_FS"},
+      {ZERO, "__GFP_ZERO"},
+      {DIRECT_RECLAIM, "__GFP_DIRECT_RECLAIM"},
+      {KSWAPD_RECLAIM, "__GFP_KSWAPD_RECLAIM"},
+      {WRITE, "__GFP_WRITE"},
+      {NOWARN, "__GFP_NOWARN"},
+      {RETRY_MAYFAIL, "__GFP_RETRY_MAYFAIL"},
+      {NOFAIL, "__GFP_NOFAIL"},
+      {NORETRY, "__GFP_NORETRY"},
+      {MEMALLOC, "__GFP_MEMALLOC"},
+      {COMP, "__GFP_COMP"},
+      {NOMEMALLOC, "__GFP_NOMEMALLOC"},
+      {HARDWALL, "__GFP_HARDWALL"},
+      {THISNODE, "__GFP_THISNODE"},
+      {ACCOUNT, "__GFP_ACCOUNT"},
+      {ZEROTAGS, "__GFP_ZEROTAGS"},
+      {SKIP_ZERO, "__GFP_SKIP_ZERO"},
+      {SKIP_KASAN, "__GFP_SKIP_KASAN"},
+      {NO_OBJ_EXT, "__GFP_NO_OBJ_EXT"},
+  };
+  if (flags == 0)
+    return "0";
+  std::string out;
+  for (const auto &[mask, name] : kNames)
+    if ((flags & mask) == mask) {
+      out += (out.empty() ? "" : "|") + std::string(name);
+      flags &= ~mask;
+    }
+  if (flags) {
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(flags));
+    out += (out.empty() ? "" : "|") + std::string(hex);
+  }
+  return out;
+}
+
 } // namespace gpubt::runtime

@@ -18,6 +18,9 @@ std::string mac_text(const uint8_t *addr); // 6 bytes, "00:1A:2B:3C:4D:5E"
 std::string errno_text(int64_t err);       // strerror(3)
 std::string signal_text(int64_t sig);      // bpftrace's signal_name(): "Interrupt", "N/A"
 std::string user_name(uint64_t uid);       // the uid's name, or the number if it has none
+// printf's %gr (bpftrace head): GFP allocation flags by name, as the kernel's %pGg prints them
+// ("GFP_KERNEL|__GFP_ZERO"; bits with no name in hex, "0" for none).
+std::string gfp_flags_text(uint64_t flags);
 
 // The cgroup's path in each mounted hierarchy where it exists, "unified:/a/b,cpu:/a/b" (the
 // cgroup v2 hierarchy is "unified"; v1 ones by their controllers or name=).

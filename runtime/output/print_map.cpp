@@ -29,8 +29,11 @@ struct Decoder {
     const ValueType &t = map.value;
     if (r.value.size() < t.size)
       return Value::number("");
-    if (t.kind == ValueType::Int || t.kind == ValueType::UInt)
-      return number(value_as_int(t, r.value.data()), t.kind == ValueType::Int);
+    if (t.kind == ValueType::Int || t.kind == ValueType::UInt) {
+      Value v = number(value_as_int(t, r.value.data()), t.kind == ValueType::Int);
+      v.pointer = t.pointer;
+      return v;
+    }
     return make_value(t, r.value.data(), spec, symbolize);
   }
 

@@ -27,7 +27,9 @@ public:
   void time(const std::string &text) override { out_ << text; }
   void command_output(const std::string &text) override { out_ << text; }
   void file_contents(const std::string &text) override { out_ << text; }
-  void value(const Value &value) override { out_ << value_text(value, escape_) << "\n"; }
+  void value(const Value &value) override {
+    out_ << value_text(value, escape_, false, head_) << "\n";
+  }
 
   void map(const MapView &map) override {
     for (size_t i = 0; i < map.rows.size(); i++)
@@ -62,7 +64,7 @@ private:
     if (map.keyed) {
       out += "[";
       for (size_t i = 0; i < row.key.size(); i++)
-        out += (i ? ", " : "") + value_text(row.key[i], escape_, true);
+        out += (i ? ", " : "") + value_text(row.key[i], escape_, true, head_);
       out += "]";
     }
     if (map.kind == MapView::Kind::Hist)
@@ -81,7 +83,7 @@ private:
     case Value::Kind::Hist:
       return hist_table(v.hist);
     default:
-      return value_text(v, escape_);
+      return value_text(v, escape_, false, head_);
     }
   }
 

@@ -8,6 +8,8 @@
 #include "runtime/process/python_frames.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -185,8 +187,11 @@ Value make_value(const ValueType &type, const uint8_t *data, const abi::ProgramS
       return named(format_strftime(type.enum_name, uint64_t(value_as_int(type, data))));
     return Value::number(number(type, data));
   case ValueType::Int:
-  case ValueType::UInt:
-    return Value::number(number(type, data));
+  case ValueType::UInt: {
+    Value v = Value::number(number(type, data));
+    v.pointer = type.pointer;
+    return v;
+  }
   case ValueType::Bool: // a number, so that JSON has true and false
     return Value::number(value_as_int(type, data) ? "true" : "false");
   case ValueType::Buffer:
@@ -247,7 +252,8 @@ std::string escape_lines(const std::string &text, std::string (*escape)(std::str
 
 } // namespace
 
-std::string value_text(const Value &v, std::string (*escape)(std::string_view), bool compact) {
+std::string value_text(const Value &v, std::string (*escape)(std::string_view), bool compact,
+                       bool hex_pointers) {
   switch (v.kind) {
   case Value::Kind::String:
     return escape ? escape(v.text) : v.text;
@@ -256,7 +262,7 @@ std::string value_text(const Value &v, std::string (*escape)(std::string_view), 
   case Value::Kind::Tuple: {
     std::string out = "(";
     for (size_t i = 0; i < v.elems.size(); i++)
-      out += (i ? ", " : "") + value_text(v.elems[i], escape, compact);
+      out += (i ? ", " : "") + value_text(v.elems[i], escape, compact, hex_pointers);
     return out + ")";
   }
   case Value::Kind::Record:
@@ -266,17 +272,22 @@ std::string value_text(const Value &v, std::string (*escape)(std::string_view), 
     for (size_t i = 0; i < v.elems.size(); i++) {
       out += i ? (compact ? "," : ", ") : "";
       out += "." + (i < v.names.size() ? v.names[i] : "") + (compact ? "=" : " = ");
-      out += value_text(v.elems[i], escape, compact);
+      out += value_text(v.elems[i], escape, compact, hex_pointers);
     }
     return out + (compact ? "}" : " }");
   }
   case Value::Kind::Array: {
     std::string out = "[";
     for (size_t i = 0; i < v.elems.size(); i++)
-      out += (i ? "," : "") + value_text(v.elems[i], escape, compact);
+      out += (i ? "," : "") + value_text(v.elems[i], escape, compact, hex_pointers);
     return out + "]";
   }
   default:
+    if (v.pointer && hex_pointers && !v.text.empty()) {
+      char hex[24];
+      std::snprintf(hex, sizeof hex, "0x%llx", std::strtoull(v.text.c_str(), nullptr, 10));
+      return hex;
+    }
     return v.text;
   }
 }

@@ -27,6 +27,7 @@ struct Value {
   };
   Kind kind = Kind::Number;
   std::string text;
+  bool pointer = false; // Number: an address (bpftrace head prints it in hex)
   std::vector<Value> elems;
   std::vector<std::string> names; // Record, NamedTuple
   int64_t count = 0, average = 0, total = 0;
@@ -65,7 +66,8 @@ std::vector<Value> make_key(const abi::ValueType &key, const uint8_t *data,
 // bpftrace's text rendering of a value, as printf("%s") and text output show it: tuples
 // "(1, abc)", records "{ .a = 1, .b = 2 }" (C structs in map keys, COMPACT: "{.a=1,.b=2}"), arrays
 // "[1,2]", stats "count 1, average 2, total 2". ESCAPE is applied to String values.
+// HEX_POINTERS: addresses as bpftrace head prints them, "0xffff8881..." (0.17: decimal).
 std::string value_text(const Value &v, std::string (*escape)(std::string_view) = nullptr,
-                       bool compact = false);
+                       bool compact = false, bool hex_pointers = false);
 
 } // namespace gpubt::runtime

@@ -148,6 +148,30 @@ TEST(BpfLowering, AnUnresolvedCallIsABug) {
   EXPECT_EQ(art.error(), "BUG: function exit() has no host lowering");
 }
 
+// percpu_kaddr(): the variable's BTF id as `ld_imm64 BPF_PSEUDO_BTF_ID`, then bpf_per_cpu_ptr
+// (153) with a CPU, bpf_this_cpu_ptr (154) without, as bpftrace lowers it. (The kernel then finds
+// the variable in kallsyms: this machine's kernel lists none, so no test here loads one.)
+TEST(BpfLoweringIr, PercpuKaddrLoadsTheVariablesBtfId) {
+  frontend::SemanticOptions so;
+  so.percpu_var = [](const std::string &name) {
+    return name == "runqueues" ? std::optional<uint32_t>(4242) : std::nullopt;
+  };
+  auto checked = gpubt::testing::check_script(
+      R"(begin { @a = *percpu_kaddr("runqueues", 1); @b = *percpu_kaddr("runqueues"); })", so);
+  ASSERT_EQ(checked.error, "");
+  auto layout = layout::lay_out_program(*checked.prog, checked.sema, {});
+  ASSERT_TRUE(layout) << layout.error();
+  auto art = lower_to_bpf(*checked.prog, checked.sema, *layout, {});
+  ASSERT_TRUE(art) << art.error();
+  EXPECT_NE(art->llvm_ir.find("call i64 @llvm.bpf.pseudo(i64 3, i64 4242)"), std::string::npos)
+      << art->llvm_ir;
+  EXPECT_NE(art->llvm_ir.find("inttoptr (i64 153 to ptr)"), std::string::npos);
+  EXPECT_NE(art->llvm_ir.find("inttoptr (i64 154 to ptr)"), std::string::npos);
+  EXPECT_NE(gpubt::testing::check_script(R"(begin { @c = *percpu_kaddr("nope"); })", so)
+                .error.find("Could not resolve per-CPU variable \"nope\""),
+            std::string::npos);
+}
+
 TEST(BpfLoweringIr, MapReferencesAreBpfPseudo) {
   auto art = compile_ok(R"(uprobe:/bin/true:main { @c = count(); })");
   int idx = -1;

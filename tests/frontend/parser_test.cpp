@@ -579,6 +579,32 @@ TEST(Parser, PointerCastsAndDereference) {
             "  (= (map @y) (* (* (cast int32** (builtin arg0)))))\n");
 }
 
+// bpftrace head's array casts and typeof(): a macro's parameter bound to typeof(...) is a type
+// where the body writes one (`a[2]`, `b*`, `sizeof(b)`), through nested macros too.
+TEST(Parser, ArrayCastsAndTypeof) {
+  EXPECT_EQ(parse("begin { @a = (int8[8])1; @b = (bool[])2; let $y: typeof(@a); }"),
+            "Program\n"
+            " Probe begin\n"
+            "  (= (map @a) (cast int8[8] (int 1)))\n"
+            "  (= (map @b) (cast bool[] (int 2)))\n"
+            "  let (= (var $y) (cast typeof((map @a)) (int 0)))\n");
+  EXPECT_EQ(parse("macro sof(a, b) { sizeof(a[2]) + sizeof(b*) + sizeof(b) } macro n(z) { sof(z, z) }"
+                  " begin { @ = n(typeof(uint64 *)); }"),
+            "Program\n"
+            " Probe begin\n"
+            "  (= (map @) (block (block (+ (+ (sizeof uint64*[2]) (sizeof uint64**)) "
+            "(sizeof uint64*)))))\n");
+  EXPECT_EQ(error("begin { @a = (int8[0])1; }"),
+            "stdin:1:19-22: ERROR: An array's size must be a number from 1 to 65536\n"
+            "begin { @a = (int8[0])1; }\n"
+            "                  ~~~\n");
+  EXPECT_EQ(error("begin { $t = typeof(1); }"),
+            "stdin:1:14-23: ERROR: typeof() is a type, not a value: use it in a cast, sizeof(), "
+            "`let $x: typeof(...)` or as a macro's argument\n"
+            "begin { $t = typeof(1); }\n"
+            "             ~~~~~~~~~\n");
+}
+
 TEST(ParserErrors, MissingBody) {
   EXPECT_EQ(error("BEGIN"), "stdin:1:1-6: ERROR: unexpected end of file, expected {\n"
                             "BEGIN\n"

@@ -503,6 +503,79 @@ TEST(SemanticTypes, StringsTakeTheLargestSize) {
   EXPECT_EQ(c.info.maps.at("@k").key, Type::string(4));
 }
 
+// bpftrace head's casts to arrays (its type_checker's rules) and typeof().
+TEST(SemanticTypes, ArrayCastsAndTypeof) {
+  auto c = analyse("begin { @a = (int8[8])1; @b = (uint8[])\"hey\"; @c = (bool[2])(uint16)1; "
+                   "@d = (int16[])(int32)1; $x = (uint32)1; let $y: typeof($x); @y = (int8[])$y; }");
+  ASSERT_EQ(c.diags, "");
+  EXPECT_EQ(map_value(c, "@a"), Type::array(Type::integer(1, true), 8));
+  EXPECT_EQ(map_value(c, "@b"), Type::array(Type::integer(1, false), 4));
+  EXPECT_EQ(map_value(c, "@c"), Type::array(Type::boolean(), 2));
+  EXPECT_EQ(map_value(c, "@d"), Type::array(Type::integer(2, true), 2));
+  EXPECT_EQ(map_value(c, "@y"), Type::array(Type::integer(1, true), 4)); // $y is a uint32
+
+  EXPECT_ERROR("begin { @y = (int8[2])\"abc\"; }", 14, 28,
+               "Cannot cast from \"string[4]\" to \"int8[2]\"");
+  EXPECT_ERROR("begin { @v = (int8[16])1; }", 14, 25,
+               "Cannot cast from \"int64\" to \"int8[16]\"");
+  EXPECT_ERROR("begin { @v = (int32[])(int16)1; }", 14, 31,
+               "Cannot determine array size: the element size is incompatible with the cast "
+               "integer size");
+  EXPECT_ERROR("begin { @z = (typeof(\"ab\")[2])1; }", 14, 32,
+               "Cannot cast to an array of \"string[3]\": arrays are of integer or bool elements");
+  EXPECT_ERROR("gpu:kprobe:k < $a = (int8[8])1; >", 21, 31,
+               "casts to arrays are not available in gpu probes");
+  EXPECT_ERROR("begin { print((struct Nope[2])1); }", 15, 32, "Unknown struct/union: 'struct Nope'");
+  // typeof(x) is not evaluated, but what x names must exist (a `let` variable in its scope).
+  EXPECT_ERROR("begin { let $y: typeof(@nope); }", 24, 29, "Undefined map: @nope");
+  EXPECT_EQ(check("begin { let $a = (int16)1; let $y: typeof($a) = 3; @s = sizeof(typeof($a)); }"),
+            "");
+}
+
+// uint64_t, size_t, u32, ... are there without C definitions for clang to read.
+TEST(SemanticTypes, PreludeTypedefsWithoutCDefinitions) {
+  auto c = analyse("begin { @a = sizeof(uint64_t); @b = (int8_t *)0; @c = sizeof(u16); }");
+  ASSERT_EQ(c.diags, "");
+  EXPECT_EQ(map_value(c, "@b"), Type::pointer(Type::integer(1, true)));
+  EXPECT_ERROR("begin { $x = u8; }", 14, 16, "'u8' is a type: it can only be used in sizeof() or a cast");
+}
+
+// GPUBT_OUTPUT_STYLE=head: comparisons and && || are bpftrace head's bools; 0.17's are int64.
+TEST(SemanticTypes, ComparisonsAreBoolsInHeadsTypes) {
+  const char *script = "begin { @a = 1 < 2; @b = (1 && 0); @c = \"a\" == \"b\"; @d = 1 + 2; }";
+  SemanticOptions head;
+  head.head_types = true;
+  auto h = analyse(script, head);
+  ASSERT_EQ(h.diags, "");
+  EXPECT_TRUE(map_value(h, "@a").is_bool); // (as a map value, 8 bytes)
+  EXPECT_TRUE(map_value(h, "@b").is_bool);
+  EXPECT_TRUE(map_value(h, "@c").is_bool);
+  EXPECT_EQ(map_value(h, "@d"), Type::integer());
+  auto v017 = analyse(script);
+  EXPECT_EQ(map_value(v017, "@a"), Type::integer());
+  EXPECT_EQ(map_value(v017, "@c"), Type::integer(8, false));
+}
+
+// GPUBT_OUTPUT_STYLE=head: a literal is the smallest signed integer holding it; variables and
+// tuple elements grow to the widest assigned, `$x++` to 64 bits; map values stay 64 bits.
+TEST(SemanticTypes, LiteralsSizedInHeadsTypes) {
+  const char *script = "begin { $a = 1; $b = 1; $b = 1000; $c = 0; $c++; $t = (1, 2); "
+                       "$t = (70000, 3); @m = 1; @s = (sizeof($a), sizeof($b), sizeof($c), "
+                       "sizeof($t), sizeof(-129)); }";
+  SemanticOptions head;
+  head.head_types = true;
+  auto h = analyse(script, head);
+  ASSERT_EQ(h.diags, "");
+  const auto &vars = h.info.vars.begin()->second;
+  EXPECT_EQ(vars.at("$a"), Type::integer(1, true));
+  EXPECT_EQ(vars.at("$b"), Type::integer(2, true));
+  EXPECT_EQ(vars.at("$c"), Type::integer(8, true));
+  EXPECT_EQ(vars.at("$t"), Type::tuple({Type::integer(4, true), Type::integer(1, true)}));
+  EXPECT_EQ(map_value(h, "@m"), Type::integer());
+  auto v017 = analyse(script);
+  EXPECT_EQ(v017.info.vars.begin()->second.at("$a"), Type::integer());
+}
+
 TEST(SemanticTypes, MapKeys) {
   auto c = analyse("BEGIN { @s = 1; @one[(uint8)1] = 1; @two[(int16)1, \"ab\"] = (int32)2; }");
   ASSERT_EQ(c.diags, "");

@@ -67,6 +67,7 @@ const std::map<std::string, std::string> kFunctionUses = {
     {"pton", "@f = pton(\"127.0.0.1\");"}, {"strerror", "@f[strerror(1)] = count();"},
     {"signal", "signal(\"KILL\");"},   {"ksym", "@f[ksym(0)] = count();"},
     {"kaddr", "@f = kaddr(\"jiffies\");"}, {"path", "@f[path(0)] = count();"},
+    {"percpu_kaddr", "@f = percpu_kaddr(\"runqueues\");"},
     {"override", "override(0);"},      {"strcontains", "@f = strcontains(\"a\", \"b\");"},
     {"cgroup_path", "@f[cgroup_path(1)] = count();"}, {"skboutput", "skboutput(\"f\", 0, 1, 0);"},
     {"unwatch", "unwatch(0);"},

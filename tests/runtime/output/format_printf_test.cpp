@@ -36,6 +36,15 @@ TEST(FormatPrintf, BasicConversionsAndWidths) {
   EXPECT_EQ(c.run(), "ab      |   42|ff|bpftrace|FF|10|A|4294967295\n");
 }
 
+// bpftrace head's %gr: GFP flags by name, compound masks first (the kernel's mmflags.h order),
+// leftover bits in hex; widths apply to the text.
+TEST(FormatPrintf, GfpFlagsByName) {
+  Call c("%gr|%gr|%gr|%gr|%gr|%-14gr|%g\n");
+  c.i(0x1).i(0).i(0xcc0).i(0x800 | 0x20 | 0x2).i(0xcc0 | 0x100 | (1ll << 40)).i(0x100);
+  EXPECT_EQ(c.run(), "GFP_DMA|0|GFP_KERNEL|GFP_ATOMIC|__GFP_HIGHMEM|GFP_KERNEL|__GFP_ZERO|0x10000000000"
+                     "|__GFP_ZERO    |%g\n");
+}
+
 // printf("%ld %lu %lld %llu %lx %hd %hhd %hu %hhu\n", -1, -1, -2, -2, -1, 70000, 300, -1, -1)
 TEST(FormatPrintf, LengthModifiers) {
   Call c("%ld %lu %lld %llu %lx %hd %hhd %hu %hhu\n");
