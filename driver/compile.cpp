@@ -7,6 +7,7 @@
 #include "frontend/clang/read_c_definitions.h"
 #include <bpf/libbpf.h>
 #include <cstdlib>
+#include <ctime>
 #include <iostream>
 
 #include "frontend/parse/parse.h"
@@ -25,6 +26,16 @@
 namespace gpubt::driver {
 
 // --no-warnings: the errors alone, in order.
+// CLOCK_REALTIME - CLOCK_BOOTTIME now: tseries() adds it to the BPF boot clock to stamp its
+// intervals with the time of day, as bpftrace's sw_tai clock does.
+static uint64_t wall_clock_offset_ns() {
+  timespec real{}, boot{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  clock_gettime(CLOCK_BOOTTIME, &boot);
+  auto ns = [](const timespec &t) { return uint64_t(t.tv_sec) * 1000000000ull + uint64_t(t.tv_nsec); };
+  return ns(real) - ns(boot);
+}
+
 static frontend::Diagnostics without_warnings(const frontend::Diagnostics &all) {
   frontend::Diagnostics errors;
   for (const auto &d : all.all())
@@ -153,6 +164,8 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   };
   cg_opts.usdt_sites = make_usdt_site_finder(options);
   cg_opts.traced_program = traced_program(options);
+  cg_opts.wall_clock_offset_ns = wall_clock_offset_ns();
+  cg_opts.dummy_ts_map = options.env.dummy_ts_map;
   if (int cpus = libbpf_num_possible_cpus(); cpus > 0)
     cg_opts.num_cpus = static_cast<uint32_t>(cpus);
   auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, *layout, cg_opts);

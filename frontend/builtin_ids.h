@@ -24,7 +24,7 @@ enum class BuiltinId {
 
 // One id per row of the function table.
 enum class FunctionId {
-  Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, // aggregations
+  Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, Tseries, // aggregations
   Printf, Print, Clear, Delete, Zero, Exit, Time, System, Cat, // statements
   Str, Kname, Deref, Reg, Bswap, Strncmp, Sizeof, Strftime, // values
   Buf, Ntop, Pton, Usym, Kaddr, Uaddr, CgroupPath, Strcontains, Strerror, SignalName, Macaddr, Join,

@@ -24,6 +24,11 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     AGG("stats", Stats, 1, A::Integer, Stats),
     AGG("hist", Hist, 1, A::Integer, Hist),
     AGG("lhist", Lhist, 4, A::Integer, Lhist), // lhist(value, min, max, step)
+    // tseries(value, interval_ns, num_intervals[, "avg"|"max"|"min"|"sum"]): bpftrace head's
+    // time series, the value of each of the last num_intervals intervals (host probes).
+    {"tseries", FunctionId::Tseries, FunctionKind::Aggregation, 3, 4,
+     {A::Integer, A::IntegerLiteral, A::IntegerLiteral, A::StringLiteral}, TypeKind::Tseries, 8,
+     kHostContext},
     {"printf", FunctionId::Printf, FunctionKind::Statement, 1, kVariadic,
      {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kBoth},
     // errorf(fmt, ...), warnf(fmt, ...): printf to stderr after "stdin:L:C-C: ERROR: " (or

@@ -172,6 +172,7 @@ const std::map<FunctionId, CallFn> &call_table() {
       {FunctionId::Stats, aggregate},
       {FunctionId::Hist, aggregate},
       {FunctionId::Lhist, aggregate},
+      {FunctionId::Tseries, aggregate},
       {FunctionId::Printf, printf_event},
       {FunctionId::Errorf, printf_event},
       {FunctionId::Warnf, printf_event},

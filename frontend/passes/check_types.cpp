@@ -2,6 +2,7 @@
 // first walk reports what is wrong regardless of types, and the second (its "final pass"),
 // run only if the first found nothing, reports operand, printf and map-key errors.
 #include "frontend/passes/check_types.h"
+#include "frontend/passes/check_aggregation_args.h"
 #include "frontend/passes/check_messages.h"
 #include "frontend/passes/constant_int.h"
 #include "frontend/passes/tuple_index.h"
@@ -37,8 +38,6 @@ bool is_scalar_aggregate(const Type &t) {
   return t.kind >= TypeKind::Count && t.kind <= TypeKind::Avg;
 }
 
-// bpftrace's limit: more buckets cost memory and time in every process that prints the map.
-constexpr int64_t kMaxLhistBuckets = 1000;
 // One conversion must not write gigabytes per event (a terminal line is far narrower).
 constexpr int64_t kMaxPrintfWidth = 1024;
 // The largest key, value, tuple or printf record a probe may build (see check_built_size).
@@ -159,7 +158,7 @@ private:
   }
 
   // for ($kv : @m): a map with keys, its values plain or count, sum, min, max or avg (read over
-  // all CPUs); stats, hist and lhist refused, as bpftrace refuses them.
+  // all CPUs); stats, hist, lhist and tseries refused, as bpftrace refuses them.
   void each_map(const WhileStmt &w) {
     if (!final_)
       return;
@@ -169,7 +168,8 @@ private:
     if (m->key.is_none())
       return error(w.each_map->span, "Maps used in for loops must have keys to iterate over");
     TypeKind k = m->value.kind;
-    if (k == TypeKind::Stats || k == TypeKind::Hist || k == TypeKind::Lhist)
+    if (k == TypeKind::Stats || k == TypeKind::Hist || k == TypeKind::Lhist ||
+        k == TypeKind::Tseries)
       error(w.each_map->span, "Loop expression does not support type: " + kind_name(m->value));
   }
 
@@ -210,6 +210,9 @@ private:
                                type_name_in_messages(have)); // bpftrace 0.17 drops the last quote
       return;
     }
+    // One map keeps one set of intervals (bpftrace's words).
+    if (have.kind == TypeKind::Tseries && got.kind == TypeKind::Tseries && have != got)
+      error(value.span, "Different tseries bounds in a single map unsupported");
     if (have.kind == TypeKind::Tuple && got.kind == TypeKind::Tuple && !tuples_compatible(have, got))
       error(between(a.map->span, value.span, a.compound ? 2 : 1), "Tuple type mismatch: " + type_name_in_messages(have) +
                                        " != " + type_name_in_messages(got) + ".");
@@ -715,8 +718,8 @@ private:
     for (size_t i = 0; i < c.args.size(); ++i)
       if (!check_arg(c, *f, i))
         return;
-    if (final_ && f->id == stdlib::FunctionId::Lhist)
-      check_lhist(c);
+    if (final_)
+      errors_ += check_aggregation_args(c, diags_);
     bool formats = f->id == stdlib::FunctionId::Printf || f->id == stdlib::FunctionId::System ||
                    f->id == stdlib::FunctionId::Cat || f->id == stdlib::FunctionId::Errorf ||
                    f->id == stdlib::FunctionId::Warnf;
@@ -876,29 +879,6 @@ private:
     else
       return false;
     return true;
-  }
-
-  void check_lhist(const CallExpr &c) {
-    if (c.args.size() != 4)
-      return;
-    auto min = literal_value(*c.args[1]), max = literal_value(*c.args[2]),
-         step = literal_value(*c.args[3]);
-    if (!min || !max || !step)
-      return;
-    if (*min < 0)
-      error(c.span, "lhist() min must be non-negative (provided min " + std::to_string(*min) + ")");
-    if (*min > *max)
-      error(c.span, "lhist() min must be less than max (provided min " + std::to_string(*min) +
-                        " and max " + std::to_string(*max) + ")");
-    if (*step < 1)
-      error(c.span, "lhist() step must be >= 1 (" + std::to_string(*step) + " provided)");
-    else if (*min >= 0 && *max >= *min && (*max - *min) / *step > kMaxLhistBuckets)
-      error(c.span, "lhist() too many buckets, must be <= " + std::to_string(kMaxLhistBuckets) +
-                        " (would need " + std::to_string((*max - *min) / *step) + ")");
-    else if (*step > *max - *min)
-      error(c.span, "lhist() step is too large for the given range (provided step " +
-                        std::to_string(*step) + " for range " + std::to_string(*max - *min) +
-                        ")");
   }
 
   void check_printf(const CallExpr &c) {

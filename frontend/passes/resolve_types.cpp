@@ -425,6 +425,20 @@ private:
       u.type = Type::integer(8, u.operand->type.is_none() || u.operand->type.is_signed);
   }
 
+  // tseries(v, interval, n[, agg]): the checker says what is wrong with the arguments.
+  static void set_tseries_params(CallExpr &c) {
+    auto arg = [&](size_t i) { return i < c.args.size() ? constant_int(*c.args[i]) : std::nullopt; };
+    c.type.tseries_interval_ns = arg(1).value_or(0);
+    c.type.tseries_intervals = arg(2).value_or(0);
+    if (c.args.size() < 4 || c.args[3]->kind != ExprKind::String)
+      return;
+    const std::string &agg = c.args[3]->as<StringExpr>().value;
+    for (auto [name, a] : {std::pair{"avg", TseriesAgg::Avg}, std::pair{"max", TseriesAgg::Max},
+                           std::pair{"min", TseriesAgg::Min}, std::pair{"sum", TseriesAgg::Sum}})
+      if (agg == name)
+        c.type.tseries_agg = a;
+  }
+
   void call(CallExpr &c) {
     for (auto &a : c.args)
       expr(*a);
@@ -447,6 +461,8 @@ private:
         c.type.lhist_max = lit(2);
         c.type.lhist_step = lit(3);
       }
+      if (f->id == stdlib::FunctionId::Tseries)
+        set_tseries_params(c);
       break;
     }
     case stdlib::FunctionKind::Statement:

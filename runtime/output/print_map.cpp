@@ -59,6 +59,10 @@ struct Decoder {
       v.kind = Value::Kind::Hist;
       v.hist = lhist_buckets(r.buckets, map.lhist_min, map.lhist_max, map.lhist_step);
       return v;
+    case AggKind::Tseries:
+      v.kind = Value::Kind::TimeSeries;
+      v.series = r.series;
+      return v;
     default:
       return number(r.num, map_value_signed(map));
     }
@@ -73,6 +77,8 @@ MapView::Kind view_kind(AggKind agg) {
   case AggKind::Avg:
   case AggKind::Stats:
     return MapView::Kind::Stats;
+  case AggKind::Tseries:
+    return MapView::Kind::TimeSeries;
   default:
     return MapView::Kind::Plain;
   }
