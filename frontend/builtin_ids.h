@@ -34,6 +34,7 @@ enum class FunctionId {
   Len, // len(@m): how many keys the map has
   Strlen,
   Errorf, Warnf, // printf to stderr as a diagnostic of the call's place
+  Debugf, // printf into the kernel's trace buffer (bpf_trace_printk)
 };
 
 } // namespace gpubt::frontend

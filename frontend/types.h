@@ -82,6 +82,9 @@ struct Type {
   bool is_none() const { return kind == TypeKind::None; }
   bool is_integer_like() const; // Integer, Enum, UserSym, Probe, Timestamp, KernelName
   bool is_aggregate() const { return kind >= TypeKind::Count; }
+  // count(), sum(), min(), max() or avg(): a map of one read as its integer over all CPUs
+  // (bpftrace's castable aggregations, which its head also adds and compares).
+  bool is_castable_aggregate() const { return kind >= TypeKind::Count && kind <= TypeKind::Avg; }
   bool operator==(const Type &o) const;
   bool operator!=(const Type &o) const { return !(*this == o); }
 };

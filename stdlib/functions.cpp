@@ -37,6 +37,10 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
      {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
     {"warnf", FunctionId::Warnf, FunctionKind::Statement, 1, kVariadic,
      {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
+    // debugf(fmt, ...): bpf_trace_printk, into the kernel's trace buffer (bpftrace 0.19's); up
+    // to 3 arguments.
+    {"debugf", FunctionId::Debugf, FunctionKind::Statement, 1, kVariadic,
+     {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
     // system(fmt, ...) runs the formatted command (--unsafe only); cat(fmt, ...) prints a file.
     {"system", FunctionId::System, FunctionKind::Statement, 1, kVariadic,
      {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},

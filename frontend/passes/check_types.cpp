@@ -33,10 +33,6 @@ enum class Use { Value, Statement, MapValue, MapKey };
 
 bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
 bool is_arithmetic(BinaryOp op) { return op <= BinaryOp::Mod; }
-// A map of count(), sum(), min(), max() or avg() read as its one number: `(bool)@hits`.
-bool is_scalar_aggregate(const Type &t) {
-  return t.kind >= TypeKind::Count && t.kind <= TypeKind::Avg;
-}
 
 // One conversion must not write gigabytes per event (a terminal line is far narrower).
 constexpr int64_t kMaxPrintfWidth = 1024;
@@ -364,7 +360,7 @@ private:
       else if (named.kind == TypeKind::Record || named.kind == TypeKind::Array)
         error(type_span, "Cannot cast to struct type \"" + c.type_name + "\"");
       else if (!c.operand->type.is_none() && !c.operand->type.is_integer_like() &&
-               !is_scalar_aggregate(c.operand->type))
+               !c.operand->type.is_castable_aggregate())
         error(type_span, "Casts are not supported for type: \"" +
                              type_name_in_messages(c.operand->type) + "\"");
       break;
@@ -619,7 +615,10 @@ private:
          (l.kind == TypeKind::Buffer && r.kind == TypeKind::Buffer)) &&
         (b.op == BinaryOp::Eq || b.op == BinaryOp::Ne))
       return;
-    if (!l.is_integer_like() || !r.is_integer_like()) {
+    // bpftrace's head adds and compares count(), sum(), min(), max() and avg() maps as their
+    // integers (0.17 refused them).
+    auto number = [](const Type &t) { return t.is_integer_like() || t.is_castable_aggregate(); };
+    if (!number(l) || !number(r)) {
       error(b.span, "Type mismatch for '" + op + "': comparing '" + type_name_in_messages(l) +
                         "' with '" + type_name_in_messages(r) + "'");
       return;
@@ -722,9 +721,11 @@ private:
       errors_ += check_aggregation_args(c, diags_);
     bool formats = f->id == stdlib::FunctionId::Printf || f->id == stdlib::FunctionId::System ||
                    f->id == stdlib::FunctionId::Cat || f->id == stdlib::FunctionId::Errorf ||
-                   f->id == stdlib::FunctionId::Warnf;
+                   f->id == stdlib::FunctionId::Warnf || f->id == stdlib::FunctionId::Debugf;
     if (final_ && formats)
       check_printf(c);
+    if (final_ && f->id == stdlib::FunctionId::Debugf)
+      check_debugf(c);
     if (final_ && f->id == stdlib::FunctionId::System && !options_.unsafe)
       error(c.span, "system() is an unsafe function being used in safe mode");
     if (final_)
@@ -881,13 +882,22 @@ private:
     return true;
   }
 
+  // bpf_trace_printk takes three values at most (bpf-helpers(7)); bpftrace's words.
+  void check_debugf(const CallExpr &c) {
+    diags_.warning(c.span, "The debugf() builtin is not recommended for production use. For "
+                           "more information see bpf_trace_printk in bpf-helpers(7).");
+    if (c.args.size() > 4)
+      error(c.span, "cannot use more than 3 conversion specifiers");
+  }
+
   void check_printf(const CallExpr &c) {
     if (c.args.empty() || c.args[0]->kind != ExprKind::String)
       return;
     auto specs = parse_printf_format(c.args[0]->as<StringExpr>().value);
     size_t supplied = c.args.size() - 1;
     // system() and cat() say printf, as bpftrace 0.17's do; errorf() and warnf() their names.
-    std::string who = c.name == "errorf" || c.name == "warnf" ? c.name : "printf";
+    std::string who =
+        c.name == "errorf" || c.name == "warnf" || c.name == "debugf" ? c.name : "printf";
     std::string counts = " (" + std::to_string(supplied) + " supplied, " +
                          std::to_string(specs.size()) + " expected)";
     if (supplied > specs.size()) {

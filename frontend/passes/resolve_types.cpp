@@ -257,7 +257,8 @@ private:
     if (r.kind == TypeKind::Pointer && l.is_integer_like() && l.kind != TypeKind::Pointer &&
         op == BinaryOp::Add)
       return r;
-    if (l.is_integer_like() && r.is_integer_like())
+    auto number = [](const Type &t) { return t.is_integer_like() || t.is_castable_aggregate(); };
+    if (number(l) && number(r))
       return Type::integer(8, l.is_signed && r.is_signed);
     // bpftrace types string comparisons as unsigned int64.
     if (l.kind == TypeKind::String && r.kind == TypeKind::String && is_comparison(op))
