@@ -95,6 +95,8 @@ struct CallExpr : Expr {
   std::string name;
   std::vector<ExprPtr> args;
   std::optional<FunctionId> id; // set by resolve_types; none for an unknown function
+  // Made by expanding macros: their calls, innermost first (errorf's "expanded from" notes).
+  std::vector<SourceSpan> expanded_from;
 };
 enum class BinaryOp {
   Add, Sub, Mul, Div, Mod, BitAnd, BitOr, BitXor, Shl, Shr,

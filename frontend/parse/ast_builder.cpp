@@ -605,6 +605,7 @@ private:
     }
     MacroExpansions::Frame frame;
     frame.def = def;
+    frame.at = at;
     for (size_t i = 0; i < params.size(); ++i) {
       auto *p = params[i];
       std::string param = text(p->getStart());
@@ -824,6 +825,7 @@ private:
     if (c->call) {
       auto e = make<CallExpr>(span(c));
       e->name = name;
+      e->expanded_from = expansions_.call_sites();
       for (auto *x : c->expr())
         e->args.push_back(expr(x));
       move_key_into_map(*e);
