@@ -1,6 +1,7 @@
 // Parse, resolve, check, lower: the stages in order, each one's output the next one's input.
 #include "driver/compile.h"
 #include "driver/attach_point_lookup.h"
+#include "driver/config_fields.h"
 #include "driver/semantic_hooks.h"
 #include "driver/usdt_sites.h"
 
@@ -129,6 +130,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
 
   frontend::SemanticOptions sema_opts =
       make_semantic_options(options, program_types, c_types, err);
+  sema_opts.config = config_fields(options, c.config);
   c.sema = frontend::resolve_types(*c.program, sema_opts);
   frontend::check_types(*c.program, c.sema, sema_opts, diags);
   if (!diags.has_errors()) {

@@ -155,6 +155,9 @@ struct TupleExpr : Expr {
   TupleExpr() : Expr(ExprKind::Tuple) {}
   std::vector<ExprPtr> elems;
   std::vector<std::string> names; // a record's field names, in source order; empty for a tuple
+  // config() or __builtin_config (bpftrace head): the configuration's record, which
+  // resolve_types fills from SemanticOptions::config.
+  bool config = false;
 };
 
 enum class StmtKind { Expr, MapAssign, VarAssign, If, Block, While, Jump };

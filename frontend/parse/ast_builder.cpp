@@ -806,6 +806,12 @@ private:
       }
     if (auto *def = macro_for(c, name))
       return expand_macro(c, def);
+    if ((name == "__builtin_config" && !c->call) ||
+        (name == "config" && c->call && c->expr().empty())) {
+      auto e = make<TupleExpr>(span(c));
+      e->as<TupleExpr>().config = true;
+      return e;
+    }
     // Since bpftrace 0.23 a builtin is also `__builtin_NAME` and a call without arguments.
     if (name.rfind("__builtin_", 0) == 0 && stdlib::find_builtin(name.substr(10)).info)
       name = name.substr(10);

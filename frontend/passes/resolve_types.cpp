@@ -381,6 +381,8 @@ private:
       field(e.as<FieldExpr>());
       break;
     case ExprKind::Tuple: {
+      if (e.as<TupleExpr>().config && e.as<TupleExpr>().elems.empty())
+        fill_config(e.as<TupleExpr>());
       std::vector<Type> elems;
       for (auto &el : e.as<TupleExpr>().elems) {
         expr(*el);
@@ -424,6 +426,27 @@ private:
     }
     else
       u.type = Type::integer(8, u.operand->type.is_none() || u.operand->type.is_signed);
+  }
+
+  // config(): a record literal of the options' values, as bpftrace head builds it.
+  void fill_config(TupleExpr &t) const {
+    for (const ConfigField &f : options_.config) {
+      ExprPtr value;
+      if (f.kind == ConfigField::Kind::String) {
+        auto s = std::make_unique<StringExpr>();
+        s->value = f.text;
+        value = std::move(s);
+      } else {
+        auto n = std::make_unique<IntegerExpr>();
+        n->value = int64_t(f.number);
+        n->is_bool = f.kind == ConfigField::Kind::Bool;
+        n->is_unsigned = f.kind == ConfigField::Kind::Int;
+        value = std::move(n);
+      }
+      value->span = t.span;
+      t.elems.push_back(std::move(value));
+      t.names.push_back(f.name);
+    }
   }
 
   // tseries(v, interval, n[, agg]): the checker says what is wrong with the arguments.

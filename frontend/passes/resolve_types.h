@@ -33,6 +33,15 @@ using UserSymbolFn =
     std::function<std::optional<SymbolInfo>(const std::string &binary, const std::string &name)>;
 using KernelSymbolFn = std::function<std::optional<SymbolInfo>(const std::string &name)>;
 
+// A field of config() / __builtin_config: an option as this run has it.
+struct ConfigField {
+  enum class Kind { Bool, Int, String };
+  std::string name;
+  Kind kind = Kind::Int;
+  uint64_t number = 0; // Bool, Int
+  std::string text;    // String
+};
+
 struct SemanticOptions {
   bool has_child = false;      // -c CMD given: cpid is usable
   uint32_t strlen = 64;        // BPFTRACE_STRLEN: the size of str()'s result
@@ -44,6 +53,7 @@ struct SemanticOptions {
   const CTypes *c_types = nullptr; // the script's C definitions (struct types, constants)
   UserSymbolFn user_symbol;     // may be empty: every uaddr() fails
   KernelSymbolFn kernel_symbol; // may be empty: every kaddr() fails
+  std::vector<ConfigField> config; // config()'s record, in bpftrace head's order
 };
 
 // Conventions (what codegen relies on):
