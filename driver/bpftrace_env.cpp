@@ -56,6 +56,8 @@ Result<BpftraceEnv> read_bpftrace_env() {
     return make_error(st.error());
   if (auto st = read_bool("BPFTRACE_NO_USER_SYMBOLS", e.resolve_user_symbols, true); !st)
     return make_error(st.error());
+  if (const char *v = std::getenv("BPFTRACE_DUMMY_TS_MAP"))
+    e.dummy_ts_map = v;
   bool cache = false;
   if (auto st = read_bool("BPFTRACE_CACHE_USER_SYMBOLS", cache, false); !st)
     return make_error(st.error());

@@ -1,6 +1,7 @@
 // bpftrace 0.17's BPFTRACE_* environment variables, read and checked as bpftrace does.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "runtime/abi/result.h"
 
@@ -16,6 +17,8 @@ struct BpftraceEnv {
   uint64_t cat_bytes_max = 10240;  // BPFTRACE_CAT_BYTES_MAX
   bool demangle_cpp = true;        // BPFTRACE_NO_CPP_DEMANGLE=1 turns it off
   bool resolve_user_symbols = true; // BPFTRACE_NO_USER_SYMBOLS=1 turns it off
+  // BPFTRACE_DUMMY_TS_MAP: the map tseries() reads its time from (bpftrace head's test clock)
+  std::string dummy_ts_map;
 };
 
 // Reads the environment; an invalid value is an error in bpftrace's words.

@@ -1,12 +1,14 @@
 // Parse, resolve, check, lower: the stages in order, each one's output the next one's input.
 #include "driver/compile.h"
 #include "driver/attach_point_lookup.h"
+#include "driver/config_fields.h"
 #include "driver/semantic_hooks.h"
 #include "driver/usdt_sites.h"
 
 #include "frontend/clang/read_c_definitions.h"
 #include <bpf/libbpf.h>
 #include <cstdlib>
+#include <ctime>
 #include <iostream>
 
 #include "frontend/parse/parse.h"
@@ -25,6 +27,16 @@
 namespace gpubt::driver {
 
 // --no-warnings: the errors alone, in order.
+// CLOCK_REALTIME - CLOCK_BOOTTIME now: tseries() adds it to the BPF boot clock to stamp its
+// intervals with the time of day, as bpftrace's sw_tai clock does.
+static uint64_t wall_clock_offset_ns() {
+  timespec real{}, boot{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  clock_gettime(CLOCK_BOOTTIME, &boot);
+  auto ns = [](const timespec &t) { return uint64_t(t.tv_sec) * 1000000000ull + uint64_t(t.tv_nsec); };
+  return ns(real) - ns(boot);
+}
+
 static frontend::Diagnostics without_warnings(const frontend::Diagnostics &all) {
   frontend::Diagnostics errors;
   for (const auto &d : all.all())
@@ -118,6 +130,7 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
 
   frontend::SemanticOptions sema_opts =
       make_semantic_options(options, program_types, c_types, err);
+  sema_opts.config = config_fields(options, c.config);
   c.sema = frontend::resolve_types(*c.program, sema_opts);
   frontend::check_types(*c.program, c.sema, sema_opts, diags);
   if (!diags.has_errors()) {
@@ -153,6 +166,8 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   };
   cg_opts.usdt_sites = make_usdt_site_finder(options);
   cg_opts.traced_program = traced_program(options);
+  cg_opts.wall_clock_offset_ns = wall_clock_offset_ns();
+  cg_opts.dummy_ts_map = options.env.dummy_ts_map;
   if (int cpus = libbpf_num_possible_cpus(); cpus > 0)
     cg_opts.num_cpus = static_cast<uint32_t>(cpus);
   auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, *layout, cg_opts);

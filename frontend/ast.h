@@ -105,6 +105,8 @@ struct CallExpr : Expr {
   std::string name;
   std::vector<ExprPtr> args;
   std::optional<FunctionId> id; // set by resolve_types; none for an unknown function
+  // Made by expanding macros: their calls, innermost first (errorf's "expanded from" notes).
+  std::vector<SourceSpan> expanded_from;
 };
 enum class BinaryOp {
   Add, Sub, Mul, Div, Mod, BitAnd, BitOr, BitXor, Shl, Shr,
@@ -161,6 +163,9 @@ struct TupleExpr : Expr {
   TupleExpr() : Expr(ExprKind::Tuple) {}
   std::vector<ExprPtr> elems;
   std::vector<std::string> names; // a record's field names, in source order; empty for a tuple
+  // config() or __builtin_config (bpftrace head): the configuration's record, which
+  // resolve_types fills from SemanticOptions::config.
+  bool config = false;
 };
 
 enum class StmtKind { Expr, MapAssign, VarAssign, If, Block, While, Jump };

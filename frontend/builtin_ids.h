@@ -24,7 +24,7 @@ enum class BuiltinId {
 
 // One id per row of the function table.
 enum class FunctionId {
-  Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, // aggregations
+  Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, Tseries, // aggregations
   Printf, Print, Clear, Delete, Zero, Exit, Time, System, Cat, // statements
   Str, Kname, Deref, Reg, Bswap, Strncmp, Sizeof, Strftime, // values
   Buf, Ntop, Pton, Usym, Kaddr, Uaddr, CgroupPath, Strcontains, Strerror, SignalName, Macaddr, Join,
@@ -35,6 +35,7 @@ enum class FunctionId {
   Strlen,
   Errorf, Warnf, // printf to stderr as a diagnostic of the call's place
   PercpuKaddr,    // percpu_kaddr("var"[, cpu]): a kernel per-CPU variable's address on a CPU
+  Debugf, // printf into the kernel's trace buffer (bpf_trace_printk)
 };
 
 } // namespace gpubt::frontend

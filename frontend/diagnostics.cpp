@@ -1,5 +1,6 @@
 // Renders diagnostics in bpftrace's file:line:col-col layout with a ~~~ underline.
 #include "frontend/diagnostics.h"
+#include "frontend/stdlib_macros.h"
 
 #include <algorithm>
 #include <sstream>
@@ -15,9 +16,10 @@ void Diagnostics::warning(const SourceSpan &span, std::string message) {
   items_.push_back({Severity::Warning, span, std::move(message)});
 }
 
-static void render_one(std::ostream &out, const SourceFile &file, const Diagnostic &d) {
+static void render_one(std::ostream &out, const SourceFile &script, const Diagnostic &d) {
   const char *sev = d.severity == Severity::Error ? "ERROR" : "WARNING";
   const SourceSpan &s = d.span;
+  const SourceFile &file = s.file == kStdlibFile ? stdlib_macros() : script;
   if (!s.valid()) {
     out << file.name() << ": " << sev << ": " << d.message << "\n";
     return;

@@ -11,6 +11,7 @@ namespace gpubt::frontend {
 struct SourceSpan {
   uint32_t line = 0, col = 0;
   uint32_t end_line = 0, end_col = 0;
+  uint8_t file = 0; // 0: the script; kStdlibFile (stdlib_macros.h): gpubt's stdlib macros
   bool valid() const { return line != 0; }
   static SourceSpan merge(const SourceSpan &a, const SourceSpan &b);
 };

@@ -105,7 +105,8 @@ bool Type::is_integer_like() const {
 bool Type::operator==(const Type &o) const {
   return kind == o.kind && size == o.size && is_signed == o.is_signed && is_bool == o.is_bool && elems == o.elems &&
          names == o.names && offsets == o.offsets && bitfields == o.bitfields && enum_name == o.enum_name && lhist_min == o.lhist_min && lhist_max == o.lhist_max &&
-         lhist_step == o.lhist_step;
+         lhist_step == o.lhist_step && tseries_interval_ns == o.tseries_interval_ns &&
+         tseries_intervals == o.tseries_intervals && tseries_agg == o.tseries_agg;
 }
 
 static uint32_t alignment_of(const Type &t) {
@@ -215,6 +216,8 @@ std::string to_string(const Type &t) {
     return "hist";
   case TypeKind::Lhist:
     return "lhist";
+  case TypeKind::Tseries:
+    return "tseries";
   }
   return "?";
 }

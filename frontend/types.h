@@ -34,7 +34,12 @@ enum class TypeKind : uint8_t {
   CgroupPath, // cgroup_path(id): a cgroup id printed as its paths in the mounted hierarchies
   // Aggregations: values of maps only, produced by count(), sum(), ...
   Count, Sum, Min, Max, Avg, Stats, Hist, Lhist,
+  Tseries, // tseries(v, interval, n[, agg]): a ring of n intervals per key (bpftrace head's)
 };
+
+// How tseries() folds the values of one interval: the last one (bpftrace's default), or avg,
+// max, min, sum.
+enum class TseriesAgg : uint8_t { Last, Avg, Max, Min, Sum };
 
 struct Type {
   TypeKind kind = TypeKind::None;
@@ -48,6 +53,9 @@ struct Type {
   std::vector<uint16_t> bitfields;
   std::string enum_name;    // Enum: catalog name, e.g. "cudaError_t"; Timestamp: strftime format
   int64_t lhist_min = 0, lhist_max = 0, lhist_step = 0; // Lhist
+  // Tseries: the interval's length, how many intervals a key keeps, how one interval folds
+  int64_t tseries_interval_ns = 0, tseries_intervals = 0;
+  TseriesAgg tseries_agg = TseriesAgg::Last;
   // Integer: bpftrace's bool, a uint8 that is 0 or 1 and prints as false/true.
   bool is_bool = false;
   // Pointer: into the BPF program's own memory (`&$x`), read as kernel memory in every probe.
@@ -74,6 +82,9 @@ struct Type {
   bool is_none() const { return kind == TypeKind::None; }
   bool is_integer_like() const; // Integer, Enum, UserSym, Probe, Timestamp, KernelName
   bool is_aggregate() const { return kind >= TypeKind::Count; }
+  // count(), sum(), min(), max() or avg(): a map of one read as its integer over all CPUs
+  // (bpftrace's castable aggregations, which its head also adds and compares).
+  bool is_castable_aggregate() const { return kind >= TypeKind::Count && kind <= TypeKind::Avg; }
   bool operator==(const Type &o) const;
   bool operator!=(const Type &o) const { return !(*this == o); }
 };

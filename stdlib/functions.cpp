@@ -24,6 +24,11 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     AGG("stats", Stats, 1, A::Integer, Stats),
     AGG("hist", Hist, 1, A::Integer, Hist),
     AGG("lhist", Lhist, 4, A::Integer, Lhist), // lhist(value, min, max, step)
+    // tseries(value, interval_ns, num_intervals[, "avg"|"max"|"min"|"sum"]): bpftrace head's
+    // time series, the value of each of the last num_intervals intervals (host probes).
+    {"tseries", FunctionId::Tseries, FunctionKind::Aggregation, 3, 4,
+     {A::Integer, A::IntegerLiteral, A::IntegerLiteral, A::StringLiteral}, TypeKind::Tseries, 8,
+     kHostContext},
     {"printf", FunctionId::Printf, FunctionKind::Statement, 1, kVariadic,
      {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kBoth},
     // errorf(fmt, ...), warnf(fmt, ...): printf to stderr after "stdin:L:C-C: ERROR: " (or
@@ -31,6 +36,10 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
     {"errorf", FunctionId::Errorf, FunctionKind::Statement, 1, kVariadic,
      {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
     {"warnf", FunctionId::Warnf, FunctionKind::Statement, 1, kVariadic,
+     {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
+    // debugf(fmt, ...): bpf_trace_printk, into the kernel's trace buffer (bpftrace 0.19's); up
+    // to 3 arguments.
+    {"debugf", FunctionId::Debugf, FunctionKind::Statement, 1, kVariadic,
      {A::Format, A::Any, A::Any, A::Any}, TypeKind::None, 0, kHostContext},
     // system(fmt, ...) runs the formatted command (--unsafe only); cat(fmt, ...) prints a file.
     {"system", FunctionId::System, FunctionKind::Statement, 1, kVariadic,

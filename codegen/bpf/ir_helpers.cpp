@@ -13,7 +13,7 @@ namespace gpubt::codegen::bpf {
 using frontend::Type;
 using frontend::TypeKind;
 
-llvm::Value *call_helper(LowerCtx &c, int helper, std::initializer_list<llvm::Value *> args,
+llvm::Value *call_helper(LowerCtx &c, int helper, llvm::ArrayRef<llvm::Value *> args,
                          llvm::Type *ret) {
   std::vector<llvm::Type *> tys;
   std::vector<llvm::Value *> vals;

@@ -8,7 +8,7 @@
 namespace gpubt::codegen::bpf {
 
 // call <helper id>(args...) returning i64 (or RET, e.g. a pointer for map lookups).
-llvm::Value *call_helper(LowerCtx &c, int helper, std::initializer_list<llvm::Value *> args,
+llvm::Value *call_helper(LowerCtx &c, int helper, llvm::ArrayRef<llvm::Value *> args,
                          llvm::Type *ret = nullptr);
 
 // A map reference: ld_imm64 with src_reg = BPF_PSEUDO_MAP_FD and imm = the map's index.

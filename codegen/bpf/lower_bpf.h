@@ -42,6 +42,12 @@ struct BpfCodegenOptions {
   // The CPUs whose parts of an aggregation `for ($kv : @m)` adds up (the kernel's possible CPUs;
   // the loop also stops at the first CPU the kernel does not have).
   uint32_t num_cpus = 1024;
+  // tseries()'s clock: CLOCK_BOOTTIME plus this is the wall clock's nanoseconds (as bpftrace's
+  // sw_tai clock), measured when the program is compiled.
+  uint64_t wall_clock_offset_ns = 0;
+  // BPFTRACE_DUMMY_TS_MAP: tseries() takes the time from this scalar map of unsigned integers
+  // instead (bpftrace's test clock, which a script sets); "" for the real clock.
+  std::string dummy_ts_map;
 };
 
 struct BpfArtifacts {

@@ -171,6 +171,20 @@ Val printf_event(LowerCtx &c, const CallExpr &call, const MapExpr *) {
 
 using CallFn = std::function<Val(LowerCtx &, const CallExpr &, const MapExpr *target)>;
 
+// debugf(fmt, ...): bpf_trace_printk(fmt, size, args) with the format in the probe's memory and
+// each value as a word (a string as its address, which the kernel reads for %s).
+Val debugf(LowerCtx &c, const CallExpr &call, const MapExpr *) {
+  const auto &fmt = call.args[0]->as<frontend::StringExpr>();
+  frontend::StringExpr text;
+  text.value = fmt.value;
+  text.type = Type::string(uint32_t(fmt.value.size() + 1)); // the kernel wants the NUL counted
+  std::vector<llvm::Value *> args = {lower_expr(c, text).v, c.b.getInt32(text.type.size)};
+  for (size_t i = 1; i < call.args.size(); i++)
+    args.push_back(lower_expr(c, *call.args[i]).v);
+  call_helper(c, BPF_FUNC_trace_printk, args);
+  return {nullptr};
+}
+
 Val aggregate(LowerCtx &c, const CallExpr &call, const MapExpr *target) {
   if (!target) {
     set_error(c, "BUG: " + call.name + "() is not assigned to a map");
@@ -192,9 +206,11 @@ const std::map<FunctionId, CallFn> &call_table() {
       {FunctionId::Stats, aggregate},
       {FunctionId::Hist, aggregate},
       {FunctionId::Lhist, aggregate},
+      {FunctionId::Tseries, aggregate},
       {FunctionId::Printf, printf_event},
       {FunctionId::Errorf, printf_event},
       {FunctionId::Warnf, printf_event},
+      {FunctionId::Debugf, debugf},
       {FunctionId::System,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
          return formatted_event(c, call, abi::EventKind::System);

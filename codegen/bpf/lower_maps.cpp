@@ -122,8 +122,7 @@ Val read_map(LowerCtx &c, const frontend::MapExpr &m) {
   return {phi};
 }
 
-// A keyed map that is full refuses new keys: counted per map, for the warning at the end.
-static void count_dropped_key(LowerCtx &c, const frontend::MapExpr &m, const MapTarget &t,
+void count_dropped_key(LowerCtx &c, const frontend::MapExpr &m, const MapTarget &t,
                               llvm::Value *ret) {
   if (!m.keys.empty() && t.index < c.maps->ringbuf) // a word per user map (map_layout.cpp)
     count_failure(c, ret, abi::global_map_drops_slot(static_cast<uint32_t>(t.index)));
@@ -200,6 +199,8 @@ void update_aggregate(LowerCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
   auto &b = c.b;
   if (!v)
     v = b.getInt64(0);
+  if (vt.kind == TypeKind::Tseries)
+    return update_tseries(c, m, t, v);
   llvm::Value *key = build_key(c, m, t);
   if (vt.kind == TypeKind::Hist || vt.kind == TypeKind::Lhist) {
     auto *idx = vt.kind == TypeKind::Hist ? hist_bucket(c.b, v) : lhist_bucket(c.b, v, vt);

@@ -1,5 +1,5 @@
 // Map access: keys, reads (a missing entry reads as zero), writes, deletes and the in-place
-// per-CPU updates of the aggregations (count, sum, min, max, avg, stats, hist, lhist).
+// per-CPU updates of the aggregations (count, sum, min, max, avg, stats, hist, lhist, tseries).
 #pragma once
 #include "codegen/bpf/lower_context.h"
 
@@ -25,5 +25,13 @@ llvm::Value *map_length(LowerCtx &c, const frontend::MapExpr &m);
 
 // M[keys] = AGG(v): v is the i64 argument (null for count), its signedness in is_signed.
 void update_aggregate(LowerCtx &c, const frontend::MapExpr &m, llvm::Value *v);
+
+// A keyed map that is full refuses new keys: counts RET, map_update_elem's result, for the
+// warning at the end.
+void count_dropped_key(LowerCtx &c, const frontend::MapExpr &m, const MapTarget &t,
+                       llvm::Value *ret);
+
+// M[keys] = tseries(v, ...) (lower_tseries.cpp).
+void update_tseries(LowerCtx &c, const frontend::MapExpr &m, const MapTarget &t, llvm::Value *v);
 
 } // namespace gpubt::codegen::bpf

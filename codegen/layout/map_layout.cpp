@@ -10,9 +10,14 @@ namespace gpubt::codegen::layout {
 using frontend::Type;
 using frontend::TypeKind;
 
+// The BPF key ends in a uint64 bucket index (hist, lhist) or interval slot (tseries).
 static bool is_bucketed(const frontend::MapInfo &m) {
-  return m.value.kind == TypeKind::Hist || m.value.kind == TypeKind::Lhist;
+  return m.value.kind == TypeKind::Hist || m.value.kind == TypeKind::Lhist ||
+         m.value.kind == TypeKind::Tseries;
 }
+
+static_assert(int(abi::TseriesAgg::Sum) == int(frontend::TseriesAgg::Sum) &&
+              int(abi::TseriesAgg::Last) == int(frontend::TseriesAgg::Last));
 
 uint32_t user_key_size(const frontend::MapInfo &m) {
   if (m.key.is_none())
@@ -38,6 +43,8 @@ uint32_t bpf_value_size(const frontend::MapInfo &m) {
   case TypeKind::Hist:
   case TypeKind::Lhist:
     return 8;
+  case TypeKind::Tseries:
+    return sizeof(abi::TseriesValue);
   default:
     return m.value.size ? m.value.size : 8;
   }
@@ -62,6 +69,9 @@ MapLayout add_map_specs(const frontend::SemanticInfo &sema, uint32_t max_entries
     m.lhist_min = info.value.lhist_min;
     m.lhist_max = info.value.lhist_max;
     m.lhist_step = info.value.lhist_step;
+    m.tseries_interval_ns = uint64_t(info.value.tseries_interval_ns);
+    m.tseries_intervals = uint64_t(info.value.tseries_intervals);
+    m.tseries_agg = abi::TseriesAgg(info.value.tseries_agg);
     layout.user[name] = static_cast<int>(spec.maps.size());
     spec.maps.push_back(std::move(m));
   }

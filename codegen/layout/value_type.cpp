@@ -110,7 +110,7 @@ abi::ValueType to_value_type(const Type &t) {
     v.size = 8;
     v.pointer = true;
     break;
-  default: // Sum, Min, Max, Avg, Stats, Hist, Lhist: the scalar inside
+  default: // Sum, Min, Max, Avg, Stats, Hist, Lhist, Tseries: the scalar inside
     v.kind = t.is_signed ? abi::ValueType::Int : abi::ValueType::UInt;
     v.size = 8;
     break;
@@ -128,6 +128,7 @@ abi::AggKind to_agg_kind(TypeKind k) {
   case TypeKind::Stats: return abi::AggKind::Stats;
   case TypeKind::Hist: return abi::AggKind::Hist;
   case TypeKind::Lhist: return abi::AggKind::Lhist;
+  case TypeKind::Tseries: return abi::AggKind::Tseries;
   default: return abi::AggKind::None;
   }
 }

@@ -6,6 +6,7 @@
 
 #include "frontend/attach_point.h"
 #include "frontend/scope_variables.h"
+#include "frontend/stdlib_macros.h"
 #include "frontend/parse/literals.h"
 #include "frontend/parse/macros.h"
 #include "frontend/parse/positional_params.h"
@@ -72,8 +73,8 @@ BinaryOp binary_op(size_t token) {
 class Builder {
 public:
   Builder(antlr4::BufferedTokenStream &tokens, const std::string &source,
-          const PositionalParams &params, Diagnostics &diags)
-      : tokens_(tokens), source_(source), params_(params), diags_(diags) {}
+          const PositionalParams &params, Diagnostics &diags, const StdlibMacros &stdlib)
+      : tokens_(tokens), source_(source), params_(params), diags_(diags), stdlib_(stdlib) {}
 
   std::unique_ptr<Program> program(P::ProgramContext *ctx) {
     auto prog = std::make_unique<Program>();
@@ -83,6 +84,8 @@ public:
       if (!macros_.try_emplace(name, m).second)
         diags_.error(span(m->IDENT()), "Macro '" + name + "' is already defined");
     }
+    for (auto *m : stdlib_.defs) // the stdlib's, where the script has none of the name
+      macros_.try_emplace(text(m->IDENT()), m);
     for (auto *d : ctx->cDefinition()) {
       CDefinition def;
       def.span = span(d);
@@ -119,11 +122,23 @@ private:
   Diagnostics &diags_;
   int depth_ = 0;
   bool too_deep_ = false;
+  const StdlibMacros &stdlib_;
   std::map<std::string, P::MacroDefContext *> macros_;
   MacroExpansions expansions_;
 
+  bool from_stdlib(const Token *t) const {
+    return stdlib_.input && t->getInputStream() == stdlib_.input;
+  }
   std::string text(const Token *t) const {
-    return source_.substr(t->getStartIndex(), t->getStopIndex() - t->getStartIndex() + 1);
+    const std::string &source = from_stdlib(t) ? stdlib_macros().text() : source_;
+    return source.substr(t->getStartIndex(), t->getStopIndex() - t->getStartIndex() + 1);
+  }
+  // A token's place, in the script or in the stdlib's file.
+  SourceSpan token_span(const Token *t) const {
+    SourceSpan s = parse::token_span(t);
+    if (from_stdlib(t))
+      s.file = kStdlibFile;
+    return s;
   }
   std::string text(antlr4::tree::TerminalNode *n) const { return text(n->getSymbol()); }
   SourceSpan span(const Token *a, const Token *b) const {
@@ -608,6 +623,7 @@ private:
     }
     MacroExpansions::Frame frame;
     frame.def = def;
+    frame.at = at;
     for (size_t i = 0; i < params.size(); ++i) {
       auto *p = params[i];
       std::string param = text(p->getStart());
@@ -861,6 +877,12 @@ private:
         e->of = std::move(*t);
         return e;
       }
+    if ((name == "__builtin_config" && !c->call) ||
+        (name == "config" && c->call && c->expr().empty())) {
+      auto e = make<TupleExpr>(span(c));
+      e->as<TupleExpr>().config = true;
+      return e;
+    }
     // Since bpftrace 0.23 a builtin is also `__builtin_NAME` and a call without arguments.
     if (name.rfind("__builtin_", 0) == 0 && stdlib::find_builtin(name.substr(10)).info)
       name = name.substr(10);
@@ -880,6 +902,7 @@ private:
     if (c->call) {
       auto e = make<CallExpr>(span(c));
       e->name = name;
+      e->expanded_from = expansions_.call_sites();
       for (auto *x : c->expr())
         e->args.push_back(expr(x));
       move_key_into_map(*e);
@@ -927,7 +950,7 @@ private:
 
 std::unique_ptr<Program> build_ast(P::ProgramContext *tree, antlr4::BufferedTokenStream &tokens,
                                    const std::string &source, const PositionalParams &params,
-                                   Diagnostics &diags) {
+                                   Diagnostics &diags, const StdlibMacros &stdlib) {
   auto errors = [&] {
     size_t n = 0;
     for (const auto &d : diags.all())
@@ -935,7 +958,7 @@ std::unique_ptr<Program> build_ast(P::ProgramContext *tree, antlr4::BufferedToke
     return n;
   };
   size_t before = errors();
-  auto prog = Builder(tokens, source, params, diags).program(tree);
+  auto prog = Builder(tokens, source, params, diags, stdlib).program(tree);
   if (errors() == before)
     scope_variables(*prog, diags);
   return errors() == before ? std::move(prog) : nullptr;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "GpubtParser.h"
+#include "frontend/source.h"
 
 namespace gpubt::frontend::parse {
 
@@ -25,6 +26,7 @@ public:
     std::map<std::string, std::string> vars, maps; // parameter -> the caller's name
     size_t caller = 0;                             // frames below this one: the caller's
     int id = 0;
+    SourceSpan at; // the call being expanded
   };
   struct Argument {
     gpubt_parse::GpubtParser::ExprContext *expr;
@@ -78,6 +80,13 @@ public:
     const Frame &f = frames_.back();
     auto it = f.vars.find(name);
     return it != f.vars.end() ? it->second : name + "$" + std::to_string(f.id);
+  }
+  // The calls of the macros being expanded where code is built now, innermost first.
+  std::vector<SourceSpan> call_sites() const {
+    std::vector<SourceSpan> sites;
+    for (auto it = frames_.rbegin(); it != frames_.rend(); ++it)
+      sites.push_back(it->at);
+    return sites;
   }
   std::string map(const std::string &name) const {
     if (frames_.empty())

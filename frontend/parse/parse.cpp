@@ -9,6 +9,7 @@
 #include "GpubtParser.h"
 #include "frontend/parse/ast_builder.h"
 #include "frontend/parse/syntax_errors.h"
+#include "frontend/stdlib_macros.h"
 
 namespace gpubt::frontend {
 namespace {
@@ -147,7 +148,18 @@ void parse_on_this_thread(Job &job) {
   }
   if (job.diags.has_errors())
     return;
-  job.result = parse::build_ast(tree, tokens, text, job.params, job.diags);
+  // The stdlib's macros, parsed beside the script: their trees live until the AST is built.
+  ByteStream stdlib_input(stdlib_macros().text());
+  gpubt_parse::GpubtLexer stdlib_lexer(&stdlib_input);
+  stdlib_lexer.removeErrorListeners();
+  antlr4::CommonTokenStream stdlib_tokens(&stdlib_lexer);
+  gpubt_parse::GpubtParser stdlib_parser(&stdlib_tokens);
+  stdlib_parser.removeErrorListeners();
+  stdlib_parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+  parse::StdlibMacros stdlib{{}, &stdlib_input};
+  while (stdlib_tokens.LA(1) != antlr4::Token::EOF)
+    stdlib.defs.push_back(stdlib_parser.macroDef());
+  job.result = parse::build_ast(tree, tokens, text, job.params, job.diags, stdlib);
 }
 
 void *parse_thread(void *arg) {

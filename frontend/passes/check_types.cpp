@@ -3,6 +3,7 @@
 // run only if the first found nothing, reports operand, printf and map-key errors.
 #include "frontend/passes/check_types.h"
 #include "frontend/passes/check_array_cast.h"
+#include "frontend/passes/check_aggregation_args.h"
 #include "frontend/passes/check_messages.h"
 #include "frontend/passes/constant_int.h"
 #include "frontend/passes/tuple_index.h"
@@ -33,13 +34,7 @@ enum class Use { Value, Statement, MapValue, MapKey };
 
 bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
 bool is_arithmetic(BinaryOp op) { return op <= BinaryOp::Mod; }
-// A map of count(), sum(), min(), max() or avg() read as its one number: `(bool)@hits`.
-bool is_scalar_aggregate(const Type &t) {
-  return t.kind >= TypeKind::Count && t.kind <= TypeKind::Avg;
-}
 
-// bpftrace's limit: more buckets cost memory and time in every process that prints the map.
-constexpr int64_t kMaxLhistBuckets = 1000;
 // One conversion must not write gigabytes per event (a terminal line is far narrower).
 constexpr int64_t kMaxPrintfWidth = 1024;
 // The largest key, value, tuple or printf record a probe may build (see check_built_size).
@@ -160,7 +155,7 @@ private:
   }
 
   // for ($kv : @m): a map with keys, its values plain or count, sum, min, max or avg (read over
-  // all CPUs); stats, hist and lhist refused, as bpftrace refuses them.
+  // all CPUs); stats, hist, lhist and tseries refused, as bpftrace refuses them.
   void each_map(const WhileStmt &w) {
     if (!final_)
       return;
@@ -170,7 +165,8 @@ private:
     if (m->key.is_none())
       return error(w.each_map->span, "Maps used in for loops must have keys to iterate over");
     TypeKind k = m->value.kind;
-    if (k == TypeKind::Stats || k == TypeKind::Hist || k == TypeKind::Lhist)
+    if (k == TypeKind::Stats || k == TypeKind::Hist || k == TypeKind::Lhist ||
+        k == TypeKind::Tseries)
       error(w.each_map->span, "Loop expression does not support type: " + kind_name(m->value));
   }
 
@@ -211,6 +207,9 @@ private:
                                type_name_in_messages(have)); // bpftrace 0.17 drops the last quote
       return;
     }
+    // One map keeps one set of intervals (bpftrace's words).
+    if (have.kind == TypeKind::Tseries && got.kind == TypeKind::Tseries && have != got)
+      error(value.span, "Different tseries bounds in a single map unsupported");
     if (have.kind == TypeKind::Tuple && got.kind == TypeKind::Tuple && !tuples_compatible(have, got))
       error(between(a.map->span, value.span, a.compound ? 2 : 1), "Tuple type mismatch: " + type_name_in_messages(have) +
                                        " != " + type_name_in_messages(got) + ".");
@@ -370,7 +369,7 @@ private:
       } else if (named.kind == TypeKind::Record || named.kind == TypeKind::Array)
         error(type_span, "Cannot cast to struct type \"" + to_string(named) + "\"");
       else if (!c.operand->type.is_none() && !c.operand->type.is_integer_like() &&
-               !is_scalar_aggregate(c.operand->type))
+               !c.operand->type.is_castable_aggregate())
         error(type_span, "Casts are not supported for type: \"" +
                              type_name_in_messages(c.operand->type) + "\"");
       break;
@@ -627,7 +626,10 @@ private:
          (l.kind == TypeKind::Buffer && r.kind == TypeKind::Buffer)) &&
         (b.op == BinaryOp::Eq || b.op == BinaryOp::Ne))
       return;
-    if (!l.is_integer_like() || !r.is_integer_like()) {
+    // bpftrace's head adds and compares count(), sum(), min(), max() and avg() maps as their
+    // integers (0.17 refused them).
+    auto number = [](const Type &t) { return t.is_integer_like() || t.is_castable_aggregate(); };
+    if (!number(l) || !number(r)) {
       error(b.span, "Type mismatch for '" + op + "': comparing '" + type_name_in_messages(l) +
                         "' with '" + type_name_in_messages(r) + "'");
       return;
@@ -726,13 +728,15 @@ private:
     for (size_t i = 0; i < c.args.size(); ++i)
       if (!check_arg(c, *f, i))
         return;
-    if (final_ && f->id == stdlib::FunctionId::Lhist)
-      check_lhist(c);
+    if (final_)
+      errors_ += check_aggregation_args(c, diags_);
     bool formats = f->id == stdlib::FunctionId::Printf || f->id == stdlib::FunctionId::System ||
                    f->id == stdlib::FunctionId::Cat || f->id == stdlib::FunctionId::Errorf ||
-                   f->id == stdlib::FunctionId::Warnf;
+                   f->id == stdlib::FunctionId::Warnf || f->id == stdlib::FunctionId::Debugf;
     if (final_ && formats)
       check_printf(c);
+    if (final_ && f->id == stdlib::FunctionId::Debugf)
+      check_debugf(c);
     if (final_ && f->id == stdlib::FunctionId::System && !options_.unsafe)
       error(c.span, "system() is an unsafe function being used in safe mode");
     if (final_)
@@ -895,27 +899,12 @@ private:
     return true;
   }
 
-  void check_lhist(const CallExpr &c) {
-    if (c.args.size() != 4)
-      return;
-    auto min = literal_value(*c.args[1]), max = literal_value(*c.args[2]),
-         step = literal_value(*c.args[3]);
-    if (!min || !max || !step)
-      return;
-    if (*min < 0)
-      error(c.span, "lhist() min must be non-negative (provided min " + std::to_string(*min) + ")");
-    if (*min > *max)
-      error(c.span, "lhist() min must be less than max (provided min " + std::to_string(*min) +
-                        " and max " + std::to_string(*max) + ")");
-    if (*step < 1)
-      error(c.span, "lhist() step must be >= 1 (" + std::to_string(*step) + " provided)");
-    else if (*min >= 0 && *max >= *min && (*max - *min) / *step > kMaxLhistBuckets)
-      error(c.span, "lhist() too many buckets, must be <= " + std::to_string(kMaxLhistBuckets) +
-                        " (would need " + std::to_string((*max - *min) / *step) + ")");
-    else if (*step > *max - *min)
-      error(c.span, "lhist() step is too large for the given range (provided step " +
-                        std::to_string(*step) + " for range " + std::to_string(*max - *min) +
-                        ")");
+  // bpf_trace_printk takes three values at most (bpf-helpers(7)); bpftrace's words.
+  void check_debugf(const CallExpr &c) {
+    diags_.warning(c.span, "The debugf() builtin is not recommended for production use. For "
+                           "more information see bpf_trace_printk in bpf-helpers(7).");
+    if (c.args.size() > 4)
+      error(c.span, "cannot use more than 3 conversion specifiers");
   }
 
   void check_printf(const CallExpr &c) {
@@ -924,7 +913,8 @@ private:
     auto specs = parse_printf_format(c.args[0]->as<StringExpr>().value);
     size_t supplied = c.args.size() - 1;
     // system() and cat() say printf, as bpftrace 0.17's do; errorf() and warnf() their names.
-    std::string who = c.name == "errorf" || c.name == "warnf" ? c.name : "printf";
+    std::string who =
+        c.name == "errorf" || c.name == "warnf" || c.name == "debugf" ? c.name : "printf";
     std::string counts = " (" + std::to_string(supplied) + " supplied, " +
                          std::to_string(specs.size()) + " expected)";
     if (supplied > specs.size()) {

@@ -27,6 +27,11 @@ void render_diagnostic_calls(const Program &program, const SourceFile &file, boo
         one.error(call.span, std::string(kHole));
       else
         one.warning(call.span, std::string(kHole));
+      for (const SourceSpan &site : call.expanded_from) // bpftrace's note, at the same level
+        if (is_error)
+          one.error(site, "expanded from");
+        else
+          one.warning(site, "expanded from");
       std::string text = one.render(file);
       size_t hole = text.find(kHole);
       info.diagnostic_frames[&call] = {text.substr(0, hole), text.substr(hole + kHole.size())};

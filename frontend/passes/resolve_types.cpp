@@ -262,7 +262,8 @@ private:
     if (r.kind == TypeKind::Pointer && l.is_integer_like() && l.kind != TypeKind::Pointer &&
         op == BinaryOp::Add)
       return r;
-    if (l.is_integer_like() && r.is_integer_like())
+    auto number = [](const Type &t) { return t.is_integer_like() || t.is_castable_aggregate(); };
+    if (number(l) && number(r))
       return Type::integer(8, l.is_signed && r.is_signed);
     // bpftrace types string comparisons as unsigned int64.
     if (l.kind == TypeKind::String && r.kind == TypeKind::String && is_comparison(op))
@@ -394,6 +395,8 @@ private:
       field(e.as<FieldExpr>());
       break;
     case ExprKind::Tuple: {
+      if (e.as<TupleExpr>().config && e.as<TupleExpr>().elems.empty())
+        fill_config(e.as<TupleExpr>());
       std::vector<Type> elems;
       for (auto &el : e.as<TupleExpr>().elems) {
         expr(*el);
@@ -458,6 +461,41 @@ private:
       u.type = Type::integer(8, u.operand->type.is_none() || u.operand->type.is_signed);
   }
 
+  // config(): a record literal of the options' values, as bpftrace head builds it.
+  void fill_config(TupleExpr &t) const {
+    for (const ConfigField &f : options_.config) {
+      ExprPtr value;
+      if (f.kind == ConfigField::Kind::String) {
+        auto s = std::make_unique<StringExpr>();
+        s->value = f.text;
+        value = std::move(s);
+      } else {
+        auto n = std::make_unique<IntegerExpr>();
+        n->value = int64_t(f.number);
+        n->is_bool = f.kind == ConfigField::Kind::Bool;
+        n->is_unsigned = f.kind == ConfigField::Kind::Int;
+        value = std::move(n);
+      }
+      value->span = t.span;
+      t.elems.push_back(std::move(value));
+      t.names.push_back(f.name);
+    }
+  }
+
+  // tseries(v, interval, n[, agg]): the checker says what is wrong with the arguments.
+  static void set_tseries_params(CallExpr &c) {
+    auto arg = [&](size_t i) { return i < c.args.size() ? constant_int(*c.args[i]) : std::nullopt; };
+    c.type.tseries_interval_ns = arg(1).value_or(0);
+    c.type.tseries_intervals = arg(2).value_or(0);
+    if (c.args.size() < 4 || c.args[3]->kind != ExprKind::String)
+      return;
+    const std::string &agg = c.args[3]->as<StringExpr>().value;
+    for (auto [name, a] : {std::pair{"avg", TseriesAgg::Avg}, std::pair{"max", TseriesAgg::Max},
+                           std::pair{"min", TseriesAgg::Min}, std::pair{"sum", TseriesAgg::Sum}})
+      if (agg == name)
+        c.type.tseries_agg = a;
+  }
+
   void call(CallExpr &c) {
     for (auto &a : c.args)
       expr(*a);
@@ -480,6 +518,8 @@ private:
         c.type.lhist_max = lit(2);
         c.type.lhist_step = lit(3);
       }
+      if (f->id == stdlib::FunctionId::Tseries)
+        set_tseries_params(c);
       break;
     }
     case stdlib::FunctionKind::Statement:

@@ -35,6 +35,15 @@ using KernelSymbolFn = std::function<std::optional<SymbolInfo>(const std::string
 // The BTF id of the kernel's per-CPU variable NAME, for percpu_kaddr("NAME").
 using PercpuVarFn = std::function<std::optional<uint32_t>(const std::string &name)>;
 
+// A field of config() / __builtin_config: an option as this run has it.
+struct ConfigField {
+  enum class Kind { Bool, Int, String };
+  std::string name;
+  Kind kind = Kind::Int;
+  uint64_t number = 0; // Bool, Int
+  std::string text;    // String
+};
+
 struct SemanticOptions {
   bool has_child = false;      // -c CMD given: cpid is usable
   uint32_t strlen = 64;        // BPFTRACE_STRLEN: the size of str()'s result
@@ -52,6 +61,7 @@ struct SemanticOptions {
   // an int8), and a variable or tuple element grows to the widest integer assigned, `$x++` to
   // 64 bits. 0.17 typed them all int64 (comparisons printed 1/0).
   bool head_types = false;
+  std::vector<ConfigField> config; // config()'s record, in bpftrace head's order
 };
 
 // Conventions (what codegen relies on):

@@ -37,7 +37,10 @@ struct ValueType {
   bool pointer = false;            // UInt: an address, printed in hex in bpftrace head's style
 };
 
-enum class AggKind : uint8_t { None, Count, Sum, Min, Max, Avg, Stats, Hist, Lhist };
+enum class AggKind : uint8_t { None, Count, Sum, Min, Max, Avg, Stats, Hist, Lhist, Tseries };
+
+// How tseries() folds one interval's values (frontend::TseriesAgg's values).
+enum class TseriesAgg : uint8_t { Last, Avg, Max, Min, Sum };
 
 // Value layouts of the aggregations, per CPU (the runtime sums/merges CPUs):
 //   Count, Sum:      int64 / uint64 (ValueType says which)
@@ -45,6 +48,8 @@ enum class AggKind : uint8_t { None, Count, Sum, Min, Max, Avg, Stats, Hist, Lhi
 //   Avg, Stats:      struct { int64 sum; uint64 count; }
 //   Hist, Lhist:     uint64 count; the BPF key is the user key followed by a uint64 bucket index
 //                    (hist: bpftrace's log2 buckets; lhist: 0 = below min, 1.. = steps, last = >= max)
+//   Tseries:         TseriesValue; the BPF key is the user key followed by a uint64 slot, the
+//                    interval's number (its start / interval_ns) modulo the intervals kept
 struct MinMaxValue {
   int64_t value;
   uint64_t is_set;
@@ -52,6 +57,13 @@ struct MinMaxValue {
 struct AvgValue {
   int64_t sum;
   uint64_t count;
+};
+// One CPU's value of one interval (bpftrace's layout). meta: Last: the time it was set; Avg: how
+// many values; Min, Max: 1 once set. epoch: the interval's number; 0 never set.
+struct TseriesValue {
+  int64_t value;
+  uint64_t meta;
+  uint64_t epoch;
 };
 
 struct MapSpec {
@@ -62,6 +74,9 @@ struct MapSpec {
   uint32_t bpf_type = 0; // BPF_MAP_TYPE_*
   uint32_t key_size = 0, value_size = 0, max_entries = 0;
   int64_t lhist_min = 0, lhist_max = 0, lhist_step = 0;
+  // Tseries: the interval's length, how many intervals a key keeps, how one interval folds
+  uint64_t tseries_interval_ns = 0, tseries_intervals = 0;
+  TseriesAgg tseries_agg = TseriesAgg::Last;
   bool internal = false; // not a user map (ring buffer, scratch, globals): never printed
 };
 

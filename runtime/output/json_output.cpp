@@ -1,6 +1,9 @@
 // bpftrace 0.17's JsonOutput: the same events and maps as objects, one per line.
 #include "runtime/output/json_output.h"
 
+#include <cstdio>
+#include <ctime>
+
 #include "runtime/output/escape.h"
 
 namespace gpubt::runtime {
@@ -8,6 +11,30 @@ namespace gpubt::runtime {
 namespace {
 
 std::string quoted(std::string_view s) { return "\"" + json_escape(s) + "\""; }
+
+// bpftrace head's interval_start: the time in UTC, to the nanosecond.
+std::string utc_time(uint64_t ns) {
+  std::time_t secs = std::time_t(ns / 1000000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char day[32], frac[16];
+  std::strftime(day, sizeof day, "%Y-%m-%d %H:%M:%S", &tm);
+  std::snprintf(frac, sizeof frac, ".%09llu", static_cast<unsigned long long>(ns % 1000000000));
+  return std::string(day) + frac;
+}
+
+// A tseries() key's intervals that have a value, as bpftrace head lists them.
+std::string json_series(const TimeSeries &ts) {
+  std::string out = "[";
+  for (const TimeSeries::Point &p : ts.points) {
+    if (!p.present)
+      continue;
+    out += (out.size() > 1 ? ", " : "") + std::string("{\"interval_start\": ") +
+           quoted(utc_time(p.start_ns)) + ", \"value\": " +
+           (ts.is_signed ? std::to_string(p.value) : std::to_string(uint64_t(p.value))) + "}";
+  }
+  return out + "]";
+}
 
 std::string json_value(const Value &v) {
   switch (v.kind) {
@@ -35,6 +62,8 @@ std::string json_value(const Value &v) {
     return "{\"count\": " + std::to_string(v.count) +
            ", \"average\": " + std::to_string(v.average) +
            ", \"total\": " + std::to_string(v.total) + "}";
+  case Value::Kind::TimeSeries:
+    return json_series(v.series);
   case Value::Kind::Hist: {
     std::string out = "[";
     for (size_t i = 0; i < v.hist.buckets.size(); i++) {
@@ -77,6 +106,8 @@ const char *map_type(MapView::Kind kind) {
     return "hist";
   case MapView::Kind::Stats:
     return "stats";
+  case MapView::Kind::TimeSeries:
+    return "tseries";
   case MapView::Kind::Plain:
     break;
   }

@@ -203,6 +203,15 @@ std::vector<MapRow> map_rows(const abi::MapSpec &map, const MapData &data) {
   case AggKind::Avg:
   case AggKind::Stats:
     return stats_rows(data);
+  case AggKind::Tseries: {
+    std::vector<MapRow> rows;
+    for (TimeSeriesRow &t : tseries_rows(map, data)) {
+      rows.emplace_back();
+      rows.back().key = std::move(t.key);
+      rows.back().series = std::move(t.series);
+    }
+    return rows;
+  }
   default:
     return plain_rows(map, data);
   }

@@ -6,6 +6,7 @@
 
 #include "runtime/abi/program_spec.h"
 #include "runtime/abi/map_data.h"
+#include "runtime/output/tseries_rows.h"
 
 namespace gpubt::runtime {
 
@@ -15,6 +16,7 @@ struct MapRow {
   int64_t num = 0;    // Count, Sum, Min, Max: merged value (bits, if unsigned); Avg, Stats: sum
   uint64_t count = 0; // Avg, Stats: samples
   std::vector<uint64_t> buckets; // Hist, Lhist: count per bucket index
+  TimeSeries series;             // Tseries
   int64_t average() const { return count ? num / int64_t(count) : 0; }
 };
 
@@ -22,7 +24,7 @@ struct MapRow {
 bool map_value_signed(const abi::MapSpec &map);
 
 // Rows sorted as bpftrace sorts them: Count/Sum/Min/Max and integer maps by value, Avg/Stats by
-// average, Hist/Lhist by total count (ties by key bytes), other maps by key.
+// average, Hist/Lhist by total count (ties by key bytes), Tseries by key bytes, other maps by key.
 std::vector<MapRow> map_rows(const abi::MapSpec &map, const MapData &data);
 
 } // namespace gpubt::runtime

@@ -47,7 +47,8 @@ struct Message {
 
 // One map, decoded: rows already ordered, trimmed to `top` and divided by `div`.
 struct MapView {
-  enum class Kind { Plain, Stats, Hist }; // Stats: avg() and stats(); Hist: hist() and lhist()
+  // Stats: avg() and stats(); Hist: hist() and lhist(); TimeSeries: tseries()
+  enum class Kind { Plain, Stats, Hist, TimeSeries };
   std::string name;
   Kind kind = Kind::Plain;
   abi::AggKind agg = abi::AggKind::None; // which function filled it (metrics: counter or gauge)

@@ -62,6 +62,10 @@ struct Decoder {
       v.kind = Value::Kind::Hist;
       v.hist = lhist_buckets(r.buckets, map.lhist_min, map.lhist_max, map.lhist_step);
       return v;
+    case AggKind::Tseries:
+      v.kind = Value::Kind::TimeSeries;
+      v.series = r.series;
+      return v;
     default:
       return number(r.num, map_value_signed(map));
     }
@@ -76,6 +80,8 @@ MapView::Kind view_kind(AggKind agg) {
   case AggKind::Avg:
   case AggKind::Stats:
     return MapView::Kind::Stats;
+  case AggKind::Tseries:
+    return MapView::Kind::TimeSeries;
   default:
     return MapView::Kind::Plain;
   }
@@ -94,9 +100,9 @@ MapView make_map_view(const abi::ProgramSpec &spec, int map_index, const MapData
   view.is_signed = map_value_signed(map);
   view.keyed = map.key.kind != ValueType::None;
   std::vector<MapRow> rows = map_rows(map, data);
-  // `top` keeps the last rows; bpftrace's stats() printing ignores it.
-  size_t top = options.top;
-  size_t skip = top && rows.size() > top && map.agg != AggKind::Stats ? rows.size() - top : 0;
+  // `top` keeps the last rows; bpftrace's stats() and tseries() printing ignore it.
+  size_t top = map.agg == AggKind::Stats || map.agg == AggKind::Tseries ? 0 : options.top;
+  size_t skip = top && rows.size() > top ? rows.size() - top : 0;
   for (size_t i = skip; i < rows.size(); i++)
     view.rows.push_back({make_key(map.key, rows[i].key.data(), spec, symbolize,
                                   options.uint64_keys_signed),

@@ -130,6 +130,11 @@ Series make_series(const MapView &map, const MapView::Row &row) {
       s.value += b.count;
     }
     break;
+  case MapView::Kind::TimeSeries: // a gauge of the newest interval that has a value
+    for (const TimeSeries::Point &p : v.series.points)
+      if (p.present)
+        s.value = v.series.is_signed ? Int(p.value) : Int(uint64_t(p.value));
+    break;
   case MapView::Kind::Plain:
     if (v.kind == Value::Kind::Number) {
       s.value = parse_int(v.text);
@@ -193,6 +198,8 @@ const char *agg_name(AggKind agg) {
     return "hist()";
   case AggKind::Lhist:
     return "lhist()";
+  case AggKind::Tseries:
+    return "tseries(), the newest interval's value";
   }
   return "";
 }
@@ -259,6 +266,7 @@ std::vector<std::string> sample_names(const MapView &map) {
   case MapView::Kind::Stats:
     return {base, base + "_sum", base + "_count", base + "_average"};
   case MapView::Kind::Plain:
+  case MapView::Kind::TimeSeries:
     break;
   }
   return {is_counter(map) ? base + "_total" : base};
@@ -283,6 +291,7 @@ void write_family(Writer &w, const MapView &map, const std::vector<Series> &seri
       w.sample(base + "_average", s.labels, int_text(s.value ? s.total / s.value : 0));
     return;
   case MapView::Kind::Plain:
+  case MapView::Kind::TimeSeries:
     break;
   }
   bool counter = is_counter(map);

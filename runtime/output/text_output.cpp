@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "runtime/output/escape.h"
+#include "runtime/output/tseries_graph.h"
 
 namespace gpubt::runtime {
 
@@ -69,6 +70,8 @@ private:
     }
     if (map.kind == MapView::Kind::Hist)
       return out + (head_ ? ":\n" : ": \n") + map_value(row.value);
+    if (map.kind == MapView::Kind::TimeSeries) // bpftrace head's only: its layout in both styles
+      return out + ":\n" + map_value(row.value);
     return out + ": " + map_value(row.value);
   }
 
@@ -82,6 +85,8 @@ private:
              ", total " + std::to_string(v.total);
     case Value::Kind::Hist:
       return hist_table(v.hist);
+    case Value::Kind::TimeSeries:
+      return tseries_graph(v.series);
     default:
       return value_text(v, escape_, false, head_);
     }

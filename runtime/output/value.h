@@ -9,6 +9,7 @@
 #include "runtime/abi/map_data.h"
 #include "runtime/abi/program_spec.h"
 #include "runtime/output/hist_buckets.h"
+#include "runtime/output/tseries_rows.h"
 
 namespace gpubt::runtime {
 
@@ -24,6 +25,7 @@ struct Value {
     Array,  // elems
     Stats,  // count, average, total
     Hist,   // hist: hist() and lhist() buckets, trimmed to the non-empty range
+    TimeSeries, // series: a tseries() map's intervals
   };
   Kind kind = Kind::Number;
   std::string text;
@@ -32,6 +34,7 @@ struct Value {
   std::vector<std::string> names; // Record, NamedTuple
   int64_t count = 0, average = 0, total = 0;
   HistBuckets hist;
+  TimeSeries series;
 
   static Value of(Kind kind, std::string text = "") {
     Value v;

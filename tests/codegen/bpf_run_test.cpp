@@ -2,10 +2,13 @@
 // must be what bpftrace would compute.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
+
+#include <unistd.h>
 
 #include "runtime/process/elf_symbols.h"
 #include "runtime/abi/hang_ctx.h"
@@ -95,6 +98,30 @@ TEST(BpfRun, BeginPrintfValues) {
   EXPECT_EQ(arg_str(spec, e, 5), "eq");
   EXPECT_EQ(arg_int(spec, cap.printfs[1], 0), 9);
   EXPECT_EQ(arg_int(spec, cap.printfs[1], 1), 0);
+}
+
+// debugf() writes into the kernel's trace buffer, its format read from the probe's memory and
+// %s from a string's address. A token of this run's own tells its line from older ones.
+TEST(BpfRun, DebugfWritesTheTraceBuffer) {
+  const char *trace = "/sys/kernel/tracing/trace";
+  if (!std::ifstream(trace))
+    GTEST_SKIP() << "no " << trace;
+  std::string token = "gpubt-debugf-" + std::to_string(getpid()) + "-" +
+                      std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  Compiled c = compile_script("BEGIN { $s = \"str\"; debugf(\"" + token +
+                              " %s %d %x\", $s, -1, 16); }");
+  ASSERT_EQ(c.error, "");
+  auto s = runtime::Session::create(c.art.spec, {});
+  ASSERT_TRUE(s.ok()) << s.error();
+  ASSERT_TRUE((*s)->attach().ok());
+  (*s)->run_begin();
+  std::ifstream in(trace);
+  std::string line, found;
+  while (std::getline(in, line))
+    if (line.find(token) != std::string::npos)
+      found = line;
+  EXPECT_NE(found.find("bpf_trace_printk: " + token + " str -1 10"), std::string::npos)
+      << "trace line: " << found;
 }
 
 // gpu:hang (issue 26): run by the session with the launch's context; every builtin reads it,

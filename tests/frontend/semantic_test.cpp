@@ -306,11 +306,15 @@ TEST(Semantic, StringsOnlyCompareForEquality) {
   EXPECT_EQ(check("BEGIN { if (comm == \"bash\") {} if (\"bash\" != comm) {} }"), "");
 }
 
-TEST(Semantic, AggregationMapsAreNotIntegers) {
-  EXPECT_ERROR("BEGIN { @x = count(); @y = @x + 1; }", 28, 34,
-               "Type mismatch for '+': comparing 'count' with 'int64'");
-  EXPECT_ERROR("BEGIN { @x = avg(1); @y = @x / 2; }", 27, 33,
-               "Type mismatch for '/': comparing 'avg' with 'int64'");
+// bpftrace's head adds and compares count(), sum(), min(), max() and avg() maps as integers
+// (0.17 refused them); the other aggregations are not numbers.
+TEST(Semantic, CastableAggregationMapsAreIntegers) {
+  EXPECT_EQ(check("BEGIN { @x = count(); @y = @x + 1; if (@x > 2) {} @a = avg(1); @z = @a * 2; }"),
+            "");
+  EXPECT_ERROR("BEGIN { @x = hist(1); @y = @x + 1; }", 28, 34,
+               "Type mismatch for '+': comparing 'hist' with 'int64'");
+  EXPECT_ERROR("BEGIN { @x = stats(1); @y = @x / 2; }", 29, 35,
+               "Type mismatch for '/': comparing 'stats' with 'int64'");
   EXPECT_EQ(check("BEGIN { @x = count(); $y = @x; }"), "");
 }
 

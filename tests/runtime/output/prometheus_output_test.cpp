@@ -258,5 +258,22 @@ TEST(JsonKeysOutput, KeysAreArraysOfTypedValues) {
 )EX");
 }
 
+// A tseries() map is a gauge of each key's newest interval that has a value.
+TEST(PrometheusOutput, TseriesIsAGaugeOfTheNewestInterval) {
+  Case c;
+  abi::MapSpec m = map_spec("@lat", AggKind::Tseries, str_t(8), int_t());
+  m.tseries_interval_ns = 100;
+  m.tseries_intervals = 4;
+  auto slot = [](const char *key, uint64_t epoch, int64_t v) {
+    return entry(cat({str(key, 8), u64(epoch % 4)}), {cat({i64(v), u64(1), u64(epoch)})});
+  };
+  c.add(m, {slot("a", 5, -3), slot("a", 6, 8), slot("b", 5, 2)});
+  EXPECT_EQ(c.exposition(), R"EX(# HELP gpubt_lat gpubt map @lat: tseries(), the newest interval's value
+# TYPE gpubt_lat gauge
+gpubt_lat{key="a"} 8
+gpubt_lat{key="b"} 2
+)EX");
+}
+
 } // namespace
 } // namespace gpubt::runtime
