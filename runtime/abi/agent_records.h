@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,5 +25,29 @@ bool is_agent_record(EventKind kind, const uint8_t *bytes, size_t size);
 // printf records may be hundreds of MiB: never copied); a record cut short at the end stays.
 Status take_agent_records(std::vector<uint8_t> &records, EventKind kind,
                           const std::function<std::string(const uint8_t *, size_t)> &take);
+
+// Reads a payload front to back in fixed-size parts and strings; every read checks what is left.
+class PayloadReader {
+public:
+  PayloadReader(const uint8_t *bytes, size_t size) : p_(bytes), left_(size) {}
+  template <class T> bool read(T &out) {
+    if (left_ < sizeof out)
+      return false;
+    std::memcpy(&out, p_, sizeof out);
+    p_ += sizeof out, left_ -= sizeof out;
+    return true;
+  }
+  bool read_string(std::string &out, size_t size) {
+    if (left_ < size)
+      return false;
+    out.assign(reinterpret_cast<const char *>(p_), size);
+    p_ += size, left_ -= size;
+    return true;
+  }
+
+private:
+  const uint8_t *p_;
+  size_t left_;
+};
 
 } // namespace gpubt::abi

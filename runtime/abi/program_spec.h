@@ -82,6 +82,7 @@ enum class EventKind : uint32_t {
   WatchpointAttach, // index: the watchpoint probe; payload: uint64 address to watch
   LiveMaps,   // an agent's device maps while the program runs (runtime/abi/live_maps.h)
   RunningLaunches, // an agent's launches running now (runtime/abi/running_launches.h)
+  FinishedLaunches, // an agent's launches that finished, with start and end (finished_launches.h)
 };
 struct EventHeader {
   uint32_t kind;

@@ -36,27 +36,20 @@ std::string running_launches_record(const RunningLaunches &r) {
 Status RunningTable::take_from(std::vector<uint8_t> &records,
                                const std::function<void(const RunningLaunches &)> &each) {
   return take_agent_records(records, EventKind::RunningLaunches, [&](const uint8_t *p, size_t size) {
+    PayloadReader in(p, size);
     Head head;
-    if (size < sizeof head)
+    if (!in.read(head))
       return std::string("a running launches record shorter than its header");
-    std::memcpy(&head, p, sizeof head);
     RunningLaunches r{static_cast<uint32_t>(head.pid), head.sent_ns, {}};
-    size_t pos = sizeof head;
     for (uint64_t i = 0; i < head.count; ++i) {
       Entry e;
-      if (size - pos < sizeof e)
-        return std::string("a running launches record shorter than it says");
-      std::memcpy(&e, p + pos, sizeof e);
-      pos += sizeof e;
-      if (size - pos < e.name_size)
-        return std::string("a running launches record shorter than it says");
       RunningLaunch l;
+      if (!in.read(e) || !in.read_string(l.kernel, e.name_size))
+        return std::string("a running launches record shorter than it says");
       l.seq = e.seq, l.stream = e.stream, l.since_ns = e.since_ns;
       std::memcpy(l.grid, e.grid, sizeof l.grid);
       std::memcpy(l.block, e.block, sizeof l.block);
       l.device = e.device, l.later = e.later, l.exact = e.exact != 0;
-      l.kernel.assign(reinterpret_cast<const char *>(p + pos), e.name_size);
-      pos += e.name_size;
       r.launches.push_back(std::move(l));
     }
     if (each)
