@@ -15,6 +15,7 @@
 #include "frontend/passes/diagnostic_calls.h"
 #include "frontend/passes/launch_state.h"
 #include "frontend/passes/map_sharing.h"
+#include "frontend/passes/place_launch_probes.h"
 #include "frontend/passes/resolve_types.h"
 #include "codegen/device/lower_device.h"
 #include "codegen/layout/program_layout.h"
@@ -129,6 +130,11 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
     return std::nullopt;
   if (options.emit == EmitStage::Ast)
     return c;
+  // After --emit=ast (which shows the script as written) and before the layout: a probe moved
+  // to the host has its maps in BPF.
+  for (const auto &placed : frontend::place_launch_probes(*c.program))
+    if (options.verbose || options.dry_run)
+      err << "gpubt: " << frontend::placement_line(placed, file.name()) << "\n";
 
   // The layout both back ends start from: maps, their device layouts. The BPF lowering runs
   // first only because the device lowering numbers its probe names after the host's.

@@ -88,6 +88,7 @@ template <class V> void directives(V &v, AgentConfig &c) {
   v.one("live", c.live_ms);
   v.one("livefd", c.live_fd);
   v.one("watch", c.watch_launches);
+  v.one("timelaunches", c.time_launches);
   v.one("launchstate", c.device.launch_state);
   v.one("features", c.device.features);
   v.one("listkernels", c.list_kernels);

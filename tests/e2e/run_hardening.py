@@ -476,6 +476,22 @@ def p_gpu_hang_takes_running_launches_from_the_agents_frames(ctx):
 
 
 @case
+def p_launch_level_probe_runs_once_per_finished_launch_from_the_agents_frames(ctx):
+    # Issue 25: tools/kerneltime.bt's probe reads only launch-level values, so gpubt runs it per
+    # FinishedLaunch record the agent sends (Events frames on the control socket, every one, not
+    # latest only), and tells the agent to time launches: one count per launch, in its bucket.
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tools/kerneltime.bt")],
+                env=gpu_env(fake), timeout=60)
+        out = r.stdout
+        expect("@kernel_us[spin]: \n[1K, 2K)               2 |" in out and
+               "@kernel_us[vectorAdd]: \n[4, 8)                 1 |" in out and
+               "[256, 512)             2 |" in out, f"exit {r.returncode}\n{out}\n{r.stderr}")
+        expect("no process sent its finished launches" not in r.stderr, r.stderr)
+    with_fake_agent("self", "finished", True, body)
+
+
+@case
 def agent_that_left_a_module_unpatched_makes_the_exit_status_partial(ctx):
     # The agent's results say a module the probes matched ran without them (patching failed):
     # gpubt said so in a warning and exited 0, as if the trace were whole. Now 5.
