@@ -131,8 +131,12 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   if (options.emit == EmitStage::Ast)
     return c;
   // After --emit=ast (which shows the script as written) and before the layout: a probe moved
-  // to the host has its maps in BPF.
-  for (const auto &placed : frontend::place_launch_probes(*c.program))
+  // to the host has its maps in BPF. GPUBT_LAUNCH_PROBES=device keeps every probe on the GPU:
+  // the Vulkan layer times no dispatch, so a Vulkan program's last_thread probes need that.
+  const char *where = std::getenv("GPUBT_LAUNCH_PROBES");
+  bool on_device = where && std::string(where) == "device";
+  for (const auto &placed : on_device ? std::vector<frontend::ProbePlacement>{}
+                                      : frontend::place_launch_probes(*c.program))
     if (options.verbose || options.dry_run)
       err << "gpubt: " << frontend::placement_line(placed, file.name()) << "\n";
 

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "runtime/abi/hang_ctx.h"
 
@@ -29,5 +30,18 @@ static_assert(offsetof(LaunchCtx, kernel) == offsetof(HangCtx, kernel) &&
               offsetof(LaunchCtx, device) == offsetof(HangCtx, device) &&
               offsetof(LaunchCtx, grid) == offsetof(HangCtx, grid) &&
               offsetof(LaunchCtx, block) == offsetof(HangCtx, block));
+
+// The fields HangCtx and LaunchCtx share, from a launch as an agent's record gives it (NAME: the
+// device name, which must outlive the probe's run).
+template <class Ctx, class Launch>
+void set_launch_fields(Ctx &ctx, const std::string &name, uint32_t pid, const Launch &l) {
+  ctx.kernel = reinterpret_cast<uint64_t>(name.c_str());
+  ctx.stream = l.stream;
+  ctx.seq = l.seq;
+  ctx.pid = pid;
+  ctx.device = l.device;
+  for (int d = 0; d < 3; ++d)
+    ctx.grid[d] = l.grid[d], ctx.block[d] = l.block[d];
+}
 
 } // namespace gpubt::abi

@@ -157,8 +157,8 @@ bool has_launch_probes(const abi::ProgramSpec &spec) {
 std::string launch_probes_untimed(const std::string &traces, const std::string &part) {
   return "gpu:kretprobe /last_thread/ probes that read only launch-level values run in gpubt "
          "from the CUDA agent's launch records: " + traces + " do not run them (gpubt's " + part +
-         " part does not time its submissions; a probe that reads a thread's value, e.g. tid, "
-         "stays in the shaders)";
+         " part does not time its submissions; GPUBT_LAUNCH_PROBES=device keeps such probes in "
+         "the shaders)";
 }
 
 Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,

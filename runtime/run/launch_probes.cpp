@@ -27,15 +27,9 @@ Status LaunchProbes::take_from(std::vector<uint8_t> &records, const Fire &fire,
         if (!ptx::kernel_matches(p.pattern, names))
           continue;
         abi::LaunchCtx ctx;
-        ctx.kernel = reinterpret_cast<uint64_t>(name.c_str());
+        abi::set_launch_fields(ctx, name, r.pid, l);
         ctx.start_ns = l.start_ns;
         ctx.end_ns = l.end_ns;
-        ctx.stream = l.stream;
-        ctx.seq = l.seq;
-        ctx.pid = r.pid;
-        ctx.device = l.device;
-        for (int d = 0; d < 3; ++d)
-          ctx.grid[d] = l.grid[d], ctx.block[d] = l.block[d];
         fire(p.index, ctx);
       }
     }

@@ -141,8 +141,8 @@ void Tracer::report_unwatched() {
     err_ << "WARNING: no process sent its finished launches: gpu:kretprobe /last_thread/ probes "
             "that read only launch-level values run in gpubt from the CUDA agent's launch "
             "records, in programs that made a CUDA context (not Vulkan dispatches: the layer does "
-            "not time its submissions; a probe that reads a thread's value, e.g. tid, stays in "
-            "the shaders)\n";
+            "not time its submissions; GPUBT_LAUNCH_PROBES=device keeps such probes in the "
+            "shaders)\n";
   if (uint64_t lost = launch_probes_.lost())
     err_ << "WARNING: the agents could not send " << lost
          << " finished launches: launch-level probes did not run for them\n";
