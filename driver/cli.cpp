@@ -50,7 +50,8 @@ static void report_dry_run(const Options &o, const Compiled &c, std::ostream &er
   size_t host = 0, gpu = 0;
   for (const auto &probe : c.program->probes)
     for (const auto &ap : probe->attach_points)
-      (frontend::is_gpu(ap.provider) ? gpu : host) += 1;
+      (frontend::is_gpu(ap.provider) || ap.provider == frontend::Provider::GpuLaunch ? gpu : host) +=
+          1;
   auto n = [](size_t k, const char *what) {
     return std::to_string(k) + " " + what + (k == 1 ? "" : "s");
   };

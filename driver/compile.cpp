@@ -17,6 +17,7 @@
 #include "frontend/passes/diagnostic_calls.h"
 #include "frontend/passes/launch_state.h"
 #include "frontend/passes/map_sharing.h"
+#include "frontend/passes/place_launch_probes.h"
 #include "frontend/passes/resolve_types.h"
 #include "codegen/device/lower_device.h"
 #include "codegen/layout/program_layout.h"
@@ -142,6 +143,21 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
     return std::nullopt;
   if (options.emit == EmitStage::Ast)
     return c;
+  // After --emit=ast (which shows the script as written) and before the layout: a probe moved
+  // to the host has its maps in BPF. GPUBT_LAUNCH_PROBES=device keeps every probe on the GPU:
+  // the Vulkan layer times no dispatch, so a Vulkan program's last_thread probes need that.
+  // Launches are timed only in a process gpubt starts (-c): an attached one (-p, or every
+  // agent-enabled process) has had the Compute Sanitizer since its start, which keeps CUPTI out.
+  const char *where = std::getenv("GPUBT_LAUNCH_PROBES");
+  bool on_device = where && std::string(where) == "device";
+  std::string held = options.child_command.empty()
+                         ? "the process is attached to (not started with -c): its agent has the "
+                           "Compute Sanitizer, and launches are timed only in a process gpubt starts"
+                         : "";
+  for (const auto &placed : on_device ? std::vector<frontend::ProbePlacement>{}
+                                      : frontend::place_launch_probes(*c.program, held))
+    if (options.verbose || options.dry_run)
+      err << "gpubt: " << frontend::placement_line(placed, file.name()) << "\n";
 
   // The layout both back ends start from: maps, their device layouts. The BPF lowering runs
   // first only because the device lowering numbers its probe names after the host's.

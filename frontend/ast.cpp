@@ -40,6 +40,7 @@ std::string AttachPoint::name() const {
   case Provider::GpuKprobe:
     return "gpu:kprobe:" + func;
   case Provider::GpuKretprobe:
+  case Provider::GpuLaunch:
     return "gpu:kretprobe:" + func;
   case Provider::GpuHang:
     return "gpu:hang:" + func + (target.empty() ? "" : ":" + target);

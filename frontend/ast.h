@@ -256,6 +256,10 @@ enum class Provider {
   // (func = FUNC of the -c/-p program, watch.arg = N); async: the process is not stopped while
   // a function's watchpoint is set up
   Watchpoint, AsyncWatchpoint,
+  // host: a gpu:kretprobe:KERNEL /last_thread/ probe that reads only launch-level values, run by
+  // gpubt once per finished CUDA launch of KERNEL (place_launch_probes.h); never parsed, printed
+  // as the gpu:kretprobe it was written as
+  GpuLaunch,
 };
 bool is_gpu(Provider p);
 

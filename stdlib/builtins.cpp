@@ -24,6 +24,8 @@ constexpr ProviderMask kHost = bit(Provider::Begin) | bit(Provider::End) |
                                bit(Provider::Uretprobe) | bit(Provider::Tracepoint) | kKernelFn;
 constexpr ProviderMask kGpu = bit(Provider::GpuKprobe) | bit(Provider::GpuKretprobe);
 constexpr ProviderMask kHang = bit(Provider::GpuHang); // gpu:hang: the launch's, on the host
+// A gpu:kretprobe /last_thread/ run in gpubt per finished launch: what the launch record answers.
+constexpr ProviderMask kLaunchEnd = bit(Provider::GpuLaunch);
 constexpr ProviderMask kAll = kHost | kGpu;
 
 constexpr std::string_view kHostOnly = "{name} is not available in gpu probes";
@@ -33,14 +35,14 @@ constexpr std::string_view kGpuOnly = "{name} is only available in gpu probes";
 #define U64(name, id, allowed, misuse, ...)                                                \
   {name, BuiltinId::id, TypeKind::Integer, 8, false, allowed, misuse __VA_OPT__(, ) __VA_ARGS__}
 #define GPU_U64(name, id, ...) U64(name, id, kGpu, kGpuOnly __VA_OPT__(, ) __VA_ARGS__)
-#define LAUNCH_U64(name, id) U64(name, id, kGpu | kHang, kGpuOnly, kLaunch)
+#define LAUNCH_U64(name, id) U64(name, id, kGpu | kHang | kLaunchEnd, kGpuOnly, kLaunch)
 constexpr Variation kLaunch = Variation::PerLaunch;
 constexpr Variation kTime = Variation::OverTime;
 
 constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
-    U64("pid", Pid, kAll | kHang, "", kLaunch),
+    U64("pid", Pid, kAll | kHang | kLaunchEnd, "", kLaunch),
     U64("tid", Tid, kAll, ""),
-    U64("nsecs", Nsecs, kAll | kHang, "", kTime),
+    U64("nsecs", Nsecs, kAll | kHang | kLaunchEnd, "", kTime),
     U64("uid", Uid, kHost, kHostOnly, kLaunch),
     U64("gid", Gid, kHost, kHostOnly, kLaunch),
     U64("cpu", Cpu, kHost, kHostOnly),
@@ -81,7 +83,8 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     {"func", BuiltinId::Func, TypeKind::UserSym, 8, false,
      bit(Provider::Uprobe) | bit(Provider::Uretprobe) | kKernelFn | kGpu,
      "The func builtin can not be used with '{probe}' probes"},
-    {"probe", BuiltinId::Probe, TypeKind::Probe, 8, false, kAll | kHang, "", kLaunch},
+    {"probe", BuiltinId::Probe, TypeKind::Probe, 8, false, kAll | kHang | kLaunchEnd, "",
+     kLaunch},
     // kUstackFrames (32) return addresses, innermost first. begin and end have none: an
     // empty stack, as bpftrace head prints (0.17 refused them).
     {"ustack", BuiltinId::Ustack, TypeKind::UStack, 8 * 32, false,
@@ -111,12 +114,13 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     GPU_U64("lane", Lane), GPU_U64("warp", Warp), GPU_U64("sm", Sm),
     GPU_U64("clock", Clock, kTime),
     // The instrumented kernel's name: a constant per instrumented kernel.
-    {"kernel", BuiltinId::Kernel, TypeKind::String, 64, false, kGpu | kHang, kGpuOnly, kLaunch},
+    {"kernel", BuiltinId::Kernel, TypeKind::String, 64, false, kGpu | kHang | kLaunchEnd,
+     kGpuOnly, kLaunch},
     // Per launch: the first thread's entry `nsecs` (gpu:hang: the earliest the launch can have
     // begun); 1 in the launch's last thread to exit.
-    U64("launch_start", LaunchStart, bit(Provider::GpuKretprobe) | kHang,
+    U64("launch_start", LaunchStart, bit(Provider::GpuKretprobe) | kHang | kLaunchEnd,
         "{name} is only available in gpu:kretprobe and gpu:hang probes", kTime),
-    U64("last_thread", LastThread, bit(Provider::GpuKretprobe),
+    U64("last_thread", LastThread, bit(Provider::GpuKretprobe) | kLaunchEnd,
         "{name} is only available in gpu:kretprobe probes", kTime),
 });
 
@@ -228,6 +232,7 @@ std::string_view provider_type_name(Provider p) {
   case Provider::GpuKprobe:
     return "gpu:kprobe";
   case Provider::GpuKretprobe:
+  case Provider::GpuLaunch:
     return "gpu:kretprobe";
   case Provider::GpuHang:
     return "gpu:hang";

@@ -46,6 +46,7 @@ std::optional<abi::AttachKind> attach_kind(Provider p) {
   case Provider::AsyncWatchpoint: return abi::AttachKind::Watchpoint;
   case Provider::Tracepoint: return abi::AttachKind::Tracepoint;
   case Provider::GpuHang: return abi::AttachKind::Hang;
+  case Provider::GpuLaunch: return abi::AttachKind::LaunchEnd;
   case Provider::GpuKprobe:
   case Provider::GpuKretprobe: return std::nullopt;
   }

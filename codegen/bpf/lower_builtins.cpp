@@ -260,7 +260,7 @@ Val lower_builtin(LowerCtx &c, const BuiltinExpr &e) {
     return {c.b.getInt64(0)};
   }
   std::optional<Val> hang;
-  if (c.ap && c.ap->provider == Provider::GpuHang)
+  if (c.ap && (c.ap->provider == Provider::GpuHang || c.ap->provider == Provider::GpuLaunch))
     hang = lower_hang_builtin(c, e);
   auto it = builtin_table().find(*e.id);
   if (hang) {

@@ -1,4 +1,5 @@
-// gpu:hang's builtins and args: loads from abi::HangCtx, the program's context.
+// gpu:hang's builtins and args: loads from abi::HangCtx, the program's context; a launch-level
+// gpu:kretprobe's from abi::LaunchCtx, which shares HangCtx's offsets.
 #include "codegen/bpf/lower_hang.h"
 
 #include <linux/bpf.h>
@@ -6,6 +7,7 @@
 #include "codegen/bpf/ir_helpers.h"
 #include "frontend/nearest_name.h"
 #include "runtime/abi/hang_ctx.h"
+#include "runtime/abi/launch_ctx.h"
 #include "stdlib/builtins.h"
 
 namespace gpubt::codegen::bpf {
@@ -68,6 +70,12 @@ std::string hang_arg_error(const frontend::AttachPoint &ap, std::string_view fie
 
 std::optional<Val> lower_hang_builtin(LowerCtx &c, const frontend::BuiltinExpr &e) {
   constexpr size_t grid = offsetof(abi::HangCtx, grid), block = offsetof(abi::HangCtx, block);
+  if (c.ap->provider == Provider::GpuLaunch) { // a finished launch: its end, its last thread
+    if (*e.id == BuiltinId::Nsecs)
+      return Val{ctx_field(c, offsetof(abi::LaunchCtx, end_ns), 8)};
+    if (*e.id == BuiltinId::LastThread)
+      return Val{c.b.getInt64(1)};
+  }
   switch (*e.id) {
   case BuiltinId::Pid: return Val{ctx_field(c, offsetof(abi::HangCtx, pid), 4)};
   case BuiltinId::LaunchStart: return Val{ctx_field(c, offsetof(abi::HangCtx, since_ns), 8)};

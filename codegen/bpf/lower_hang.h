@@ -14,8 +14,9 @@ namespace gpubt::codegen::bpf {
 std::optional<frontend::Type> hang_arg_type(const frontend::AttachPoint &ap, std::string_view field);
 std::string hang_arg_error(const frontend::AttachPoint &ap, std::string_view field);
 
-// A builtin the launch answers (pid, kernel, launch_start, gdim_*, bdim_*); none for the others
-// (nsecs, probe), which lower as in any host probe.
+// A builtin the launch answers (pid, kernel, launch_start, gdim_*, bdim_*; in a launch-level
+// gpu:kretprobe also nsecs, its end, and last_thread, 1); none for the others (gpu:hang's nsecs,
+// probe), which lower as in any host probe.
 std::optional<Val> lower_hang_builtin(LowerCtx &c, const frontend::BuiltinExpr &e);
 Val lower_hang_arg(LowerCtx &c, const frontend::FieldExpr &e);
 

@@ -239,14 +239,22 @@ Status add_launch_state(const Program &program, llvm::Module &mod, const DeviceT
   }
   if (counting > 1) // check_launch_state refuses it: each would count the same threads again
     return make_error("BUG: last_thread is counted by more than one gpu probe");
+  // A launch-level probe run in gpubt (Provider::GpuLaunch): the agent times every launch, and
+  // gpubt draws the spans from those records; the device sends none (no exit probe for them).
+  bool device_spans = spec.timeline && std::none_of(program.probes.begin(), program.probes.end(),
+                                                    [](const auto &p) {
+                                                      return !p->attach_points.empty() &&
+                                                             p->attach_points[0].provider ==
+                                                                 Provider::GpuLaunch;
+                                                    });
   bool hidden_end = false;
-  if (spec.timeline && counting == 1) {
+  if (device_spans && counting == 1) {
     add_unique(patterns, counting_pattern);
-  } else if (spec.timeline && all_patterns.size() == 1) {
+  } else if (device_spans && all_patterns.size() == 1) {
     hidden_end = true;
     counting = 1;
     add_unique(patterns, all_patterns[0]);
-  } else if (spec.timeline && warnings) {
+  } else if (device_spans && warnings) {
     warnings->push_back("--timeline: no GPU launch spans: the gpu probes name " +
                         std::to_string(all_patterns.size()) +
                         " kernel patterns; launch spans need one pattern, or one gpu probe "

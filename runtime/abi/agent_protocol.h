@@ -54,8 +54,12 @@ struct AgentConfig {
   // With live_ms: the agent watches its launches and sends which run now every live period
   // (running_launches.h): gpu:hang probes, --metrics' running kernel age.
   bool watch_launches = false;
-  // With live_ms: every launch's start and end are sent once it finished (finished_launches.h):
-  // the script's launch-level probes, run by gpubt.
+  // With live_ms: the agent times every launch (its start and end on the GPU, CLOCK_MONOTONIC)
+  // and, once it finished, sends it in a FinishedLaunches record (finished_launches.h) to live_fd
+  // or the control socket, at the latest one live period later: the script has launch-level
+  // gpu:kretprobe probes (AttachKind::LaunchEnd), which gpubt runs once per launch. No exit
+  // patch: the launch is timed as a whole (CUPTI, runtime/cuda_agent/launch_timer.h: only in a
+  // -c run with no device probe, where the agent never subscribes the Compute Sanitizer).
   bool time_launches = false;
   // Auto: a module with PTX the GPU can JIT gets the probes compiled into its PTX, others are
   // patched in SASS; Ptx / Sass: only that way (a module it cannot do runs uninstrumented).

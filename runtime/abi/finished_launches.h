@@ -2,8 +2,9 @@
 // without exit patches). With AgentConfig::time_launches the CUDA agent times every launch of a
 // matching kernel on its stream and, once it finished, sends one FinishedLaunch for it, batched
 // as ring records of kind EventKind::FinishedLaunches among its other records (the framing of
-// runtime/abi/live_maps.h). Unlike RunningLaunches these are events: gpubt takes every one, in
-// order, and runs the script's launch-level probes once per launch. Std only.
+// runtime/abi/live_maps.h; attached, -p: one record per Events frame). Unlike RunningLaunches
+// these are events: gpubt takes every one, in order, and runs the script's launch-level probes
+// once per launch. Std only.
 #pragma once
 #include <cstdint>
 #include <functional>

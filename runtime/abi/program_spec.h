@@ -164,14 +164,15 @@ struct SpanSpec {
 
 // Hang: gpu:hang, run on the host like BEGIN (hang_ctx.h) when a CUDA launch has run interval_ns.
 enum class AttachKind : uint8_t { Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, Kprobe,
-                                  Kretprobe, Profile, Usdt, Software, Hardware, Watchpoint, Hang };
+                                  Kretprobe, Profile, Usdt, Software, Hardware, Watchpoint, Hang,
+                                  LaunchEnd };
 
 struct ProbeSpec {
   std::string name;   // canonical probe name, as `probe` prints it
   AttachKind kind = AttachKind::Begin;
   std::string target; // uprobe: path or library alias; tracepoint: category
   std::string func;   // uprobe: function pattern (wildcards allowed); tracepoint: event name;
-                      // hang: kernel pattern
+                      // hang, launch_end: kernel pattern
   uint64_t interval_ns = 0; // interval, profile: the period; software/hardware: the count;
                             // hang: how long a launch runs before the probe fires
   // usdt: one probe site of file `target`, found by the compiler: the uprobe's file offset and

@@ -108,7 +108,7 @@ Result<Events> attach_usdt(const abi::ProbeSpec &p, int prog_fd, int pid, Functi
   return attach_one_event(p, prog_fd, open_uprobe_event(p.target, p.offset, false, pid, p.semaphore));
 }
 
-// BEGIN/END (and gpu:hang) attach to nothing: the session runs them when due (triggers.h). They
+// BEGIN/END (and gpu:hang, launch-level gpu:kretprobes) attach to nothing: the session runs them when due (triggers.h). They
 // count as probes, as in bpftrace's "Attaching N probes...".
 Result<Events> attach_trigger(const abi::ProbeSpec &, int, int, FunctionNames &, Progress &) {
   Events out;
@@ -254,6 +254,7 @@ constexpr KindAttach attachers[] = {
     {abi::AttachKind::Profile, attach_profile},   {abi::AttachKind::Usdt, attach_usdt},
     {abi::AttachKind::Software, attach_perf_event}, {abi::AttachKind::Hardware, attach_perf_event},
     {abi::AttachKind::Watchpoint, attach_watchpoint}, {abi::AttachKind::Hang, attach_trigger},
+    {abi::AttachKind::LaunchEnd, attach_trigger},
 };
 
 } // namespace

@@ -80,6 +80,7 @@ unsigned prog_type_for(abi::AttachKind kind) {
   case abi::AttachKind::Begin:
   case abi::AttachKind::End:
   case abi::AttachKind::Hang:
+  case abi::AttachKind::LaunchEnd:
     return BPF_PROG_TYPE_RAW_TRACEPOINT; // run by BPF_PROG_TEST_RUN (triggers.h)
   default:
     return BPF_PROG_TYPE_KPROBE;

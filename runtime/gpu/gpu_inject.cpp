@@ -149,6 +149,18 @@ Result<GpuRun> prepare_listing_run() {
   return run;
 }
 
+bool has_launch_probes(const abi::ProgramSpec &spec) {
+  return std::any_of(spec.probes.begin(), spec.probes.end(),
+                     [](const abi::ProbeSpec &p) { return p.kind == abi::AttachKind::LaunchEnd; });
+}
+
+std::string launch_probes_untimed(const std::string &traces, const std::string &part) {
+  return "gpu:kretprobe /last_thread/ probes that read only launch-level values run in gpubt "
+         "from the CUDA agent's launch records: " + traces + " do not run them (gpubt's " + part +
+         " part does not time its submissions; GPUBT_LAUNCH_PROBES=device keeps such probes in "
+         "the shaders)";
+}
+
 Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
                                bool verbose, bool attach, uint32_t live_ms,
                                bool watch_launches) {
@@ -212,6 +224,8 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
       run.warnings.push_back(std::string("gpu:hang probes watch CUDA launches only: ") +
                              f.injector->traces() + " are not watched (gpubt's " +
                              f.injector->name() + " part does not track their submissions)");
+    if (has_launch_probes(spec) && !f.injector->watches_launches())
+      run.warnings.push_back(launch_probes_untimed(f.injector->traces(), f.injector->name()));
   }
   if (!untraced.empty())
     run.without_results = "no gpu probe reported: " + join(in_use, untraced);
@@ -220,6 +234,7 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   config.host_maps = abi::host_maps_of(spec);
   config.live_ms = live_ms;
   config.watch_launches = watch_launches && live_ms > 0;
+  config.time_launches = has_launch_probes(spec) && live_ms > 0;
   // printf: stream the device's records as they come; live maps come the same way.
   if ((!spec.formats.empty() || live_ms) && !attach) {
     int sv[2];

@@ -62,7 +62,13 @@ std::string find_ptxas();
 // WATCH_LAUNCHES (with LIVE_MS): the agents send their running launches as often
 // (running_launches.h: gpu:hang probes, --metrics); an injector that does not watch its
 // launches is said in run.warnings. With gpu:hang probes and no gpu probe, only the CUDA agent
-// loads, to watch.
+// loads, to watch. Launch-level probes (AttachKind::LaunchEnd, with LIVE_MS) have the agents time
+// every launch (AgentConfig::time_launches); the same holds for them.
+// Whether SPEC has launch-level probes (AttachKind::LaunchEnd), and what is said where TRACES
+// ("Vulkan compute shaders") of gpubt's PART ("Vulkan") do not run them.
+bool has_launch_probes(const abi::ProgramSpec &spec);
+std::string launch_probes_untimed(const std::string &traces, const std::string &part);
+
 Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend backend,
                                bool verbose, bool attach = false, uint32_t live_ms = 0,
                                bool watch_launches = false);

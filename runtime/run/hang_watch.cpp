@@ -5,6 +5,7 @@
 #include <csignal>
 
 #include "runtime/abi/kernel_name.h"
+#include "runtime/abi/launch_ctx.h"
 #include "runtime/ptx/kernel_match.h"
 
 namespace gpubt::runtime {
@@ -46,14 +47,8 @@ void HangWatch::check(const abi::RunningLaunches &r, const Fire &fire) {
         still.insert(key);
       } else if (due) {
         abi::HangCtx ctx;
-        ctx.kernel = reinterpret_cast<uint64_t>(name.c_str());
+        abi::set_launch_fields(ctx, name, r.pid, l);
         ctx.since_ns = l.since_ns;
-        ctx.stream = l.stream;
-        ctx.seq = l.seq;
-        ctx.pid = r.pid;
-        ctx.device = l.device;
-        for (int d = 0; d < 3; ++d)
-          ctx.grid[d] = l.grid[d], ctx.block[d] = l.block[d];
         ctx.queued = l.later;
         ctx.exact = l.exact;
         fire(p.index, ctx);

@@ -28,7 +28,8 @@ void notify_attached(std::ostream &err) {
 
 Tracer::Tracer(const abi::ProgramSpec &spec, RunOptions options, std::ostream &out,
                std::ostream &err)
-    : spec_(spec), options_(std::move(options)), out_(out), err_(err), hang_(spec) {}
+    : spec_(spec), options_(std::move(options)), out_(out), err_(err), hang_(spec),
+      launch_probes_(spec) {}
 
 Tracer::~Tracer() = default;
 

@@ -29,6 +29,7 @@
 #include "runtime/process/stop_signals.h"
 #include "runtime/run/exit_report.h"
 #include "runtime/run/hang_watch.h"
+#include "runtime/run/launch_probes.h"
 #include "runtime/run/run_options.h"
 
 namespace gpubt::runtime {
@@ -74,9 +75,12 @@ private:
   // Whether the agents watch their launches (gpu:hang probes; --metrics with gpu probes).
   bool watch_launches() const;
   bool needs_agent() const; // gpu probes or gpu:hang probes
-  // The RunningLaunches records among gpu_pending_ taken, the gpu:hang probes due run.
-  void take_running_launches();
-  void report_unwatched(); // gpu:hang probes, and no agent said what it runs
+  // The RunningLaunches and FinishedLaunches records among gpu_pending_ taken, the gpu:hang
+  // probes due and the launch-level probes of each finished launch run.
+  void take_launch_records();
+  // gpu:hang probes, and no agent said what it runs; launch-level probes, and no agent sent a
+  // finished launch (or some were lost).
+  void report_unwatched();
   std::vector<MapData> device_maps() const; // maps_mu_ held: final, else live, else none,
                                             // less what host probes cleared or zeroed
   std::vector<MapData> raw_device_maps() const; // the same, as the GPU holds them
@@ -122,6 +126,9 @@ private:
   bool said_live_ = false;
   HangWatch hang_; // the agents' running launches (maps_mu_ held), gpu:hang's thresholds
   bool said_hang_ = false;
+  LaunchProbes launch_probes_; // the agents' finished launches, launch-level gpu:kretprobes
+  bool said_launches_ = false;
+  std::map<std::string, uint32_t> launch_tracks_; // --timeline: kernel -> its track's number
   // Per map: the GPU's rows at a host probe's last clear() or zero(), and which it was.
   std::map<int, std::pair<MapData, bool>> device_bases_;
   abi::LiveMaps live_maps_; // the agents' latest while the program runs (live_maps.h)

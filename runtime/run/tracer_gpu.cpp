@@ -65,7 +65,9 @@ bool Tracer::attach_gpu(const std::map<int, int> &host_map_fds) {
   return true;
 }
 
-bool Tracer::needs_agent() const { return !spec_.device.probes.empty() || hang_.has_probes(); }
+bool Tracer::needs_agent() const {
+  return !spec_.device.probes.empty() || hang_.has_probes() || launch_probes_.has_probes();
+}
 
 // Only for gpu:hang: watching costs every launch of the process about 1.2 us on the H100
 // (bench/RESULTS.md), too much to pay for --metrics' gauge alone.
@@ -95,12 +97,14 @@ uint32_t Tracer::live_period_ms() const {
         watch = std::min(watch, std::max<uint64_t>(p.interval_ns / 4'000'000, 100));
     ms = ms ? std::min(ms, watch) : watch;
   }
+  if (launch_probes_.has_probes()) // finished launches reach their probes at most 250 ms late
+    ms = ms ? std::min<uint64_t>(ms, 250) : 250;
   return static_cast<uint32_t>(ms);
 }
 
-void Tracer::take_running_launches() {
+void Tracer::take_launch_records() {
   std::lock_guard<std::mutex> lock(maps_mu_);
-  auto fire = [this](size_t probe, const abi::HangCtx &ctx) {
+  auto fire = [this](size_t probe, const auto &ctx) {
     if (!session_)
       return;
     if (auto st = session_->run_probe(probe, &ctx, sizeof ctx); !st)
@@ -109,6 +113,22 @@ void Tracer::take_running_launches() {
   if (auto st = hang_.take_from(gpu_pending_, fire); !st && !std::exchange(said_hang_, true))
     err_ << "WARNING: " << st.error() << "\n";
   hang_.forget_ended();
+  // --timeline: the launch's span, as a device's launch record draws it (the device sends
+  // none where a launch-level probe runs in gpubt: lower_device.cpp), one track per kernel name.
+  auto span = [this](uint32_t pid, const abi::FinishedLaunch &l) {
+    if (!spec_.timeline)
+      return;
+    GpuLaunch g;
+    g.pid = pid;
+    g.kernel_index = launch_tracks_.emplace(l.kernel, launch_tracks_.size()).first->second;
+    g.kernel = l.kernel;
+    g.start_ns = l.start_ns;
+    g.end_ns = l.end_ns;
+    output_->gpu_launch(g);
+  };
+  if (auto st = launch_probes_.take_from(gpu_pending_, fire, span);
+      !st && !std::exchange(said_launches_, true))
+    err_ << "WARNING: " << st.error() << "\n";
 }
 
 void Tracer::report_unwatched() {
@@ -117,6 +137,15 @@ void Tracer::report_unwatched() {
     err_ << "WARNING: gpu:hang: no process sent its running launches: gpu:hang watches CUDA "
             "kernels, through gpubt's CUDA agent, in programs that made a CUDA context (not "
             "Vulkan dispatches: the layer does not watch its submissions)\n";
+  if (launch_probes_.has_probes() && !launch_probes_.any_record())
+    err_ << "WARNING: no process sent its finished launches: gpu:kretprobe /last_thread/ probes "
+            "that read only launch-level values run in gpubt from the CUDA agent's launch "
+            "records, in programs that made a CUDA context (not Vulkan dispatches: the layer does "
+            "not time its submissions; GPUBT_LAUNCH_PROBES=device keeps such probes in the "
+            "shaders)\n";
+  if (uint64_t lost = launch_probes_.lost())
+    err_ << "WARNING: the agents could not send " << lost
+         << " finished launches: launch-level probes did not run for them\n";
 }
 
 void Tracer::print_gpu_events() {
@@ -132,7 +161,7 @@ void Tracer::print_gpu_events() {
     if (auto st = live_maps_.take_from(gpu_pending_); !st && !std::exchange(said_live_, true))
       err_ << "WARNING: " << st.error() << "\n";
   }
-  take_running_launches();
+  take_launch_records();
   printer_->print_ring_records(gpu_pending_);
   output_->flush();
   if (live_maps_.taken() != mirrored_taken_) // only this thread takes records: no lock to read
@@ -176,7 +205,7 @@ GpuRunSummary Tracer::finish_gpu() {
       std::lock_guard<std::mutex> lock(maps_mu_);
       (void)live_maps_.take_from(gpu_pending_);
     }
-    take_running_launches();
+    take_launch_records();
     printer_->print_ring_records(gpu_pending_);
     if (spec_.device.probes.empty()) // gpu:hang only: the agent watched, it has no results
       return {};
@@ -198,7 +227,7 @@ GpuRunSummary Tracer::finish_gpu() {
       std::lock_guard<std::mutex> lock(maps_mu_);
       (void)live_maps_.take_from(gpu_pending_);
     }
-    take_running_launches();
+    take_launch_records();
     printer_->print_ring_records(gpu_pending_);
     for (const auto &m : results.messages)
       err_ << "gpubt: " << m << "\n";

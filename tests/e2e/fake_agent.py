@@ -8,7 +8,8 @@ answers: "escape" a Refused frame full of terminal escape sequences, "huge" a he
 2 GiB Refused frame, "fds" a header of no frame type with 64 fds of LOG riding on it; "exit3",
 "printexit", "badrecord", "flood" and "hang" Attached, the Events frames EVENTS_THEN_EXIT lists,
 and exit with status 3 ("hang": two looks at a kernel spin running 3 s, as the CUDA agent sends
-them while it watches launches); "badresults" Attached, and at Detach Results of two images, the first with a
+them while it watches launches; "finished": two FinishedLaunches records of five launches, as the
+CUDA agent sends them while it times launches); "badresults" Attached, and at Detach Results of two images, the first with a
 record claiming 0 bytes, the second with a printf record; "warn" a warning Log frame (with an
 escape sequence) and a -v Log frame before Attached, then exits with status 3; "failfirst"
 closes its first connection unanswered, then answers Attached and at Detach empty Results;
@@ -50,6 +51,29 @@ def running_record(sent_ns, launches):
     return (struct.pack("<IIII", size, 0, 16, 0) + payload).ljust(size, b"\0")
 
 
+def finished_record(launches, lost=0):
+    """A FinishedLaunches record (runtime/abi/finished_launches.h, EventKind 17) of this process:
+    LAUNCHES (kernel, stream, seq, start_ns, end_ns, grid, block, device)."""
+    payload = struct.pack("<QQQ", os.getpid(), lost, len(launches))
+    for kernel, stream, seq, start, end, grid, block, device in launches:
+        name = kernel.encode()
+        payload += struct.pack("<QQQQ3I3III", seq, stream, start, end, *grid, *block, device,
+                               len(name)) + name
+    size = (16 + len(payload) + 7) // 8 * 8
+    return (struct.pack("<IIII", size, 0, 17, 0) + payload).ljust(size, b"\0")
+
+
+def finished_launches():
+    """vectorAdd 300, 350 and 5 us; spin 1500 us twice."""
+    t = time.monotonic_ns() - 1_000_000_000
+    vec = lambda seq, start, us: ("_Z9vectorAddPKfS0_Pfi", 0x10, seq, start, start + us * 1000,
+                                  (4096, 1, 1), (256, 1, 1), 0)
+    spin = lambda seq, start: ("_Z4spinPi", 0x20, seq, start, start + 1_500_000, (4, 1, 1),
+                               (128, 1, 1), 1)
+    return [finished_record([vec(1, t, 300), spin(1, t + 1000), vec(2, t + 400_000, 350)]),
+            finished_record([spin(2, t + 600_000), vec(3, t + 900_000, 5)])]
+
+
 def spin_looks():
     now = time.monotonic_ns()  # CLOCK_MONOTONIC, as the agent's
     spin = ("_Z4spinPi", 0x10, 3, now - 3_000_000_000, (4, 1, 1), (128, 1, 1), 0, 0, 1)
@@ -63,6 +87,7 @@ EVENTS_THEN_EXIT = {
     "badrecord": lambda: [NO_RECORD, PRINTF_RECORD],
     "flood": lambda: [LAUNCH_RECORD * ((32 << 20) // len(LAUNCH_RECORD))] * 16,
     "hang": spin_looks,
+    "finished": finished_launches,
 }
 
 

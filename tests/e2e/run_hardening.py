@@ -476,6 +476,20 @@ def p_gpu_hang_takes_running_launches_from_the_agents_frames(ctx):
 
 
 @case
+def p_keeps_a_launch_level_probe_on_the_gpu(ctx):
+    # Issue 25: launches are timed (CUPTI) only in a process gpubt starts: an attached one's agent
+    # has had the Compute Sanitizer since its start, which keeps CUPTI out. So under -p
+    # kerneltime's probe stays a device probe, and -v says why.
+    def body(fake):
+        r = run(ctx, ["-v", "-p", str(fake.pid), os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tools/kerneltime.bt")],
+                env=gpu_env(fake), timeout=60)
+        expect("gpu:kretprobe:* runs on the GPU in every thread" in r.stderr and
+               "the process is attached to (not started with -c)" in r.stderr,
+               f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    with_fake_agent("self", "finished", True, body)
+
+
+@case
 def agent_that_left_a_module_unpatched_makes_the_exit_status_partial(ctx):
     # The agent's results say a module the probes matched ran without them (patching failed):
     # gpubt said so in a warning and exited 0, as if the trace were whole. Now 5.

@@ -6,7 +6,7 @@ shape (`gpu:kretprobe:* /last_thread/`, which gpubt runs in gpubt from each laun
 kernel patched). Per kernel (gpubt's `kernel` key: the demangled base name, names of 64
 characters or more cut to 50 and a hash, so the profiler's launches are grouped the same way),
 the launch counts must be equal and the mean durations within 3% or 1 us; the losses must be
-the untraced run's; `--dry-run -v` must say the probe runs on the host.
+the untraced run's; `--dry-run -v` must say the probe runs in gpubt per finished launch.
 
 usage: kernel_time_check.py --gpubt G [--steps N]   (GPUBT_AGENT_PATH set; CUDA machine)"""
 import argparse
@@ -94,8 +94,9 @@ def main():
     ap.add_argument('--steps', type=int, default=20)
     a = ap.parse_args()
     failed = False
-    dry = subprocess.run([a.gpubt, '--dry-run', '-v', '-e', SCRIPT], capture_output=True, text=True)
-    on_host = 'host' in (dry.stdout + dry.stderr).lower()
+    dry = subprocess.run([a.gpubt, '--dry-run', '-v', '-e', SCRIPT, '-c', f'python3 {TRAIN}'],
+                         capture_output=True, text=True)
+    on_host = 'runs in gpubt once per finished launch' in dry.stdout + dry.stderr
     print(f'[{"PASS" if on_host else "FAIL"}] --dry-run -v says where the probe runs: '
           f'{(dry.stdout + dry.stderr).strip()[-300:]!r}')
     failed |= not on_host

@@ -363,6 +363,9 @@ def main():
     ap.add_argument("--programs", required=True)
     args = ap.parse_args()
     env = dict(os.environ)
+    # The layer times no dispatch: last_thread probes (kerneltime.bt's) stay in the shaders
+    # (issue 25: elsewhere gpubt runs launch-level ones from the CUDA agent's launch records).
+    env["GPUBT_LAUNCH_PROBES"] = "device"
     if "XDG_RUNTIME_DIR" not in env:  # lavapipe needs one
         env["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="gpubt-xdg-")
     prog = os.path.join(args.programs, "vk_vector_add")

@@ -73,7 +73,10 @@ public:
   bool has_code(const abi::ProgramSpec &spec) const override {
     return !spec.device.ptx.empty() ||
            std::any_of(spec.probes.begin(), spec.probes.end(),
-                       [](const abi::ProbeSpec &p) { return p.kind == abi::AttachKind::Hang; });
+                       [](const abi::ProbeSpec &p) {
+                         return p.kind == abi::AttachKind::Hang ||
+                                p.kind == abi::AttachKind::LaunchEnd;
+                       });
   }
   bool watches_launches() const override { return true; }
   bool can_attach() const override { return true; }

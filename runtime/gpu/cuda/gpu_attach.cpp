@@ -331,8 +331,12 @@ void GpuAttach::read_frame(Link &link) {
     live_[{link.pid, *latest_only}] = std::move(f->bytes);
   } else if (f->type == Frame::Events) {
     // Whole records only: a frame that is not would swallow every later process's records.
+    // A FinishedLaunches record (one a frame) is events too: every one runs launch-level probes.
     auto bytes = reinterpret_cast<const uint8_t *>(f->bytes.data());
-    size_t whole = whole_device_records(bytes, f->bytes.size());
+    size_t whole =
+        abi::is_agent_record(abi::EventKind::FinishedLaunches, frame, f->bytes.size())
+            ? f->bytes.size()
+            : whole_device_records(bytes, f->bytes.size());
     if (whole < f->bytes.size())
       *err_ << "WARNING: process " << link.pid << " sent " << f->bytes.size() - whole
             << " bytes that are not gpu probe records: left out\n";

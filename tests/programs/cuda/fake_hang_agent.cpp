@@ -4,7 +4,9 @@
 // a kernel spins: a fixed script of five looks at two streams over 6 s (running_launches.h)
 // (FAKE_HANG_HOLD_S: then the last look again, live, for that many seconds more), then writes
 // empty results and returns. gpu_hang.test checks
-// what gpubt's gpu:hang probes make of them.
+// what gpubt's gpu:hang probes make of them. When told to time launches (launch-level probes,
+// issue 25) it first sends the FinishedLaunches records of a fixed set of launches (send_finished
+// below), which gpu_launch_probes.test checks.
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "runtime/abi/agent_protocol.h"
+#include "runtime/abi/finished_launches.h"
 #include "runtime/abi/running_launches.h"
 #include "runtime/abi/send_all.h"
 
@@ -36,6 +39,42 @@ abi::RunningLaunch launch(const char *kernel, uint64_t stream, uint64_t seq, uin
   return l;
 }
 
+abi::FinishedLaunch finished(const char *kernel, uint64_t stream, uint64_t seq, uint64_t start,
+                             uint64_t us) {
+  abi::FinishedLaunch l;
+  l.kernel = kernel, l.stream = stream, l.seq = seq, l.start_ns = start;
+  l.end_ns = start + us * 1000;
+  return l;
+}
+
+// Six launches in two records, as a real agent batches them: vectorAdd (grid 4096, block 256,
+// stream 0x10) ran 300, 350 and 5 us; spin (grid 4, block 128, device 1, stream 0x20) 1500 us
+// twice; reduce (grid 2x2, block 64, stream 0x10) 40 us. The second record says 0 lost.
+bool send_finished(int fd) {
+  uint64_t t = now_ns() - kSec;
+  abi::FinishedLaunch vec = finished("_Z9vectorAddPKfS0_Pfi", 0x10, 1, t, 300);
+  vec.grid[0] = 4096, vec.block[0] = 256;
+  abi::FinishedLaunch spin = finished("_Z4spinPi", 0x20, 1, t + 1000, 1500);
+  spin.grid[0] = 4, spin.block[0] = 128, spin.device = 1;
+  abi::FinishedLaunch reduce = finished("_Z6reducePfi", 0x10, 2, t + 400'000, 40);
+  reduce.grid[0] = 2, reduce.grid[1] = 2, reduce.block[0] = 64;
+  auto at = [](abi::FinishedLaunch l, uint64_t seq, uint64_t start, uint64_t us) {
+    l.seq = seq, l.start_ns = start, l.end_ns = start + us * 1000;
+    return l;
+  };
+  abi::FinishedLaunches first{uint32_t(getpid()), 0, {vec, spin, reduce}};
+  abi::FinishedLaunches second{uint32_t(getpid()),
+                               0,
+                               {at(vec, 3, t + 500'000, 350), at(spin, 2, t + 600'000, 1500),
+                                at(vec, 4, t + 900'000, 5)}};
+  for (const auto &r : {first, second}) {
+    std::string record = abi::finished_launches_record(r);
+    if (!abi::send_all(fd, record.data(), record.size()))
+      return false;
+  }
+  return true;
+}
+
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
@@ -46,6 +85,15 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   if (!config) {
     std::fprintf(stderr, "fake agent: %s\n", config.error().c_str());
     return 0;
+  }
+  if (config->time_launches && config->live_fd >= 0) {
+    std::fprintf(stderr, "fake agent: timing launches\n");
+    if (!send_finished(config->live_fd))
+      std::fprintf(stderr, "fake agent: sending failed\n");
+  }
+  if (config->time_launches && !config->watch_launches) {
+    std::ofstream(config->results_path, std::ios::binary) << abi::write_agent_results({});
+    return 1;
   }
   if (!config->watch_launches || config->live_ms == 0 || config->live_fd < 0) {
     std::fprintf(stderr, "fake agent: not asked to watch launches\n");

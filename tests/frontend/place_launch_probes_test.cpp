@@ -1,0 +1,96 @@
+// Where each gpu probe runs (issue 25): the launch-level test, one rule a case, with the reason
+// -v and --dry-run print for a probe that stays on the GPU.
+#include <gtest/gtest.h>
+
+#include "frontend/parse/parse.h"
+#include "frontend/passes/place_launch_probes.h"
+#include "frontend/passes/resolve_types.h"
+
+namespace gpubt::frontend {
+namespace {
+
+// The placement lines, one per gpu probe, and the providers after the pass.
+std::string place(const std::string &text, std::vector<Provider> *providers = nullptr,
+                  const std::string &held = "") {
+  SourceFile file("stdin", text);
+  Diagnostics diags;
+  auto program = parse_program(file, diags);
+  if (!program || diags.has_errors())
+    return "PARSE FAILED";
+  resolve_types(*program, {});
+  std::string out;
+  for (const auto &p : place_launch_probes(*program, held))
+    out += placement_line(p, "stdin") + "\n";
+  for (const auto &probe : program->probes)
+    if (providers)
+      providers->push_back(probe->attach_points[0].provider);
+  return out;
+}
+
+bool per_launch(const std::string &lines) {
+  return lines.find("runs in gpubt once per finished launch") != std::string::npos;
+}
+
+TEST(PlaceLaunchProbes, KerneltimeRunsPerLaunch) {
+  std::vector<Provider> providers;
+  std::string lines = place("BEGIN { } gpu:kretprobe:* /last_thread/ { @us[kernel] = "
+                            "hist((nsecs - launch_start) / 1000); }",
+                            &providers);
+  EXPECT_TRUE(per_launch(lines)) << lines;
+  EXPECT_EQ(providers[1], Provider::GpuLaunch);
+}
+
+TEST(PlaceLaunchProbes, LaunchLevelConditionsBothWays) {
+  EXPECT_TRUE(per_launch(place("gpu:kretprobe:k /last_thread && gdim_x > 2/ { @n = count(); }")));
+  EXPECT_TRUE(per_launch(
+      place("gpu:kretprobe:k /bdim_x == 256 && last_thread/ { printf(\"%s %d\\n\", kernel, pid); }")));
+}
+
+TEST(PlaceLaunchProbes, AThreadValueKeepsItOnTheGpuAndSaysWhich) {
+  std::vector<Provider> providers;
+  EXPECT_EQ(place("gpu:kretprobe:k /last_thread/ { @n = count(); @t = tid_x; }", &providers),
+            "gpu:kretprobe:k runs on the GPU in every thread: stdin:1:52: reads tid_x, a value of "
+            "each thread\n");
+  EXPECT_EQ(providers[0], Provider::GpuKretprobe);
+  EXPECT_NE(place("gpu:kretprobe:k /last_thread && sm == 0/ { @n = count(); }").find("reads sm"),
+            std::string::npos);
+  EXPECT_NE(place("gpu:kretprobe:k /last_thread/ { @n = count(clock); }").find("reads clock"),
+            std::string::npos);
+}
+
+TEST(PlaceLaunchProbes, PredicateMustBeLastThread) {
+  EXPECT_NE(place("gpu:kretprobe:k { @n = last_thread; }").find("its predicate is not"),
+            std::string::npos);
+  EXPECT_NE(place("gpu:kretprobe:k /!last_thread/ { @n = count(); }").find("its predicate is not"),
+            std::string::npos);
+}
+
+// The launch timer and the Sanitizer cannot share a process: any gpu probe that stays on the
+// GPU (sharing a map or not) keeps the launch-level one there too.
+TEST(PlaceLaunchProbes, AnotherGpuProbeKeepsItOnTheGpu) {
+  std::string lines = place("gpu:kprobe:k { @n = count(); } "
+                            "gpu:kretprobe:k /last_thread/ { @n = count(); }");
+  EXPECT_NE(lines.find("another gpu probe stays on the GPU (gpu:kprobe:k)"), std::string::npos)
+      << lines;
+  EXPECT_FALSE(per_launch(place("gpu:kprobe:j { @m = count(); } "
+                                "gpu:kretprobe:k /last_thread/ { @n = count(); }")));
+  EXPECT_FALSE(per_launch(place("gpu:hang:j { @m = count(); } "
+                                "gpu:kretprobe:k /last_thread/ { @n = count(); }")));
+  // A map only host probes share is no reason: the probe moves to the host with it.
+  EXPECT_TRUE(per_launch(place("uprobe:/bin/true:main { @n = count(); } "
+                               "gpu:kretprobe:k /last_thread/ { @n = count(); }")));
+}
+
+// -p or every agent-enabled process: the agent has had the Sanitizer since the process started.
+TEST(PlaceLaunchProbes, HeldRunsKeepThemOnTheGpu) {
+  std::vector<Provider> providers;
+  std::string lines = place("gpu:kretprobe:k /last_thread/ { @n = count(); }", &providers,
+                            "the process is attached to");
+  EXPECT_FALSE(per_launch(lines)) << lines;
+  EXPECT_NE(lines.find("the process is attached to"), std::string::npos) << lines;
+  EXPECT_EQ(providers, std::vector<Provider>{Provider::GpuKretprobe});
+}
+
+} // namespace
+} // namespace gpubt::frontend
+
