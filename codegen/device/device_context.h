@@ -47,7 +47,7 @@ protected: // device_expr.cpp; values live in local memory (local_buffer)
   bool map_aggregate(const frontend::MapExpr &m, const frontend::CallExpr &call) override;
   DVal builtin_value(const frontend::BuiltinExpr &e) override;
   DVal call_value(const frontend::CallExpr &e) override;
-  // Not in gpu probes: *p, a[i], fields but a tuple's, operators on strings, while loops.
+  // Not in gpu probes: *p, a[i], fields but a tuple's, operators on strings, for over a map.
   DVal deref_value(const frontend::UnaryExpr &e) override;
   DVal address_of(const frontend::UnaryExpr &e) override;
   DVal index_value(const frontend::IndexExpr &e) override;

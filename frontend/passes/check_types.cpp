@@ -131,8 +131,11 @@ private:
       } else {
         expr(*w.cond, Use::Value);
       }
-      if (!final_)
-        refuse_in_gpu_probes(w.span, std::string(w.is_for ? "for" : "while") + " loops");
+      // Range for and while loops are plain device loops; a map walk would be done by every
+      // thread of the launch, each reading the whole map.
+      if (!final_ && w.each_map)
+        refuse_in_gpu_probes(w.span, "for loops over maps",
+                             ": every GPU thread would walk the map");
       if (final_ && w.cond && !w.cond->type.is_integer_like() && !w.cond->type.is_none())
         error(w.cond->span, std::string(w.is_for ? "Invalid range in for loop: " :
                                                    "Invalid condition in while(): ") +
@@ -147,11 +150,12 @@ private:
     }
   }
 
-  // WHAT (plural) is an error at SPAN in a probe with a gpu attach point.
-  void refuse_in_gpu_probes(const SourceSpan &span, const std::string &what) {
+  // WHAT (plural) is an error at SPAN in a probe with a gpu attach point, WHY appended.
+  void refuse_in_gpu_probes(const SourceSpan &span, const std::string &what,
+                            const std::string &why = "") {
     for (const auto &ap : probe_->attach_points)
       if (is_gpu(ap.provider))
-        return error(span, what + " are not available in gpu probes");
+        return error(span, what + " are not available in gpu probes" + why);
   }
 
   // for ($kv : @m): a map with keys, its values plain or count, sum, min, max or avg (read over
@@ -398,8 +402,6 @@ private:
         expr(*el, Use::Value);
       if (final_)
         check_built_size(e.span, "tuple", e.type.size);
-      if (!final_ && !e.as<TupleExpr>().names.empty())
-        refuse_in_gpu_probes(e.span, "records");
       break;
     case ExprKind::Block:
       block(*e.as<BlockExpr>().block);

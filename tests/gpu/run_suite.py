@@ -262,6 +262,17 @@ def gpubt_cases(a, plain):
                'gpu:kprobe:vectorAdd < @[tid] = count(); >', f'{b}/vectorAdd_ptx 50000 2',
                per_tid(50176, 2), plain['vectorAdd_ptx'])
 
+    def loops(p):  # issue 29: per thread, $r.a = tid % 3 .. 4 is 4 - $r.a passes; while: 3
+        c = keyed_counts(p.stdout)
+        want = {str(k): 3 * (4 - k) * len(range(k, 50176, 3)) for k in range(3)}
+        want['7'] = 3 * 3 * 50176
+        return c == want, f'exit {p.returncode}, {c} (want {want})'
+    gpubt_case(a, 'gpubt: loops, lets and records on vectorAdd x3',
+               'gpu:kretprobe:vectorAdd { $r = (a = tid % 3, b = 2); let $n = $r.b + 2; '
+               'for $i : $r.a .. $n { @[$r.a] = count(); } $j = 0; while ($j < 10) { $j++; '
+               'if ($j == 2) { continue; } if ($j == 5) { break; } @[7] = count(); } }',
+               f'{b}/vectorAdd 50000 3', loops, plain['vectorAdd'])
+
     def grid(p):
         c = keyed_counts(p.stdout)
         want = {f'{x}, {y}': 64 for x in range(4) for y in range(3)}

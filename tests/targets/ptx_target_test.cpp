@@ -456,6 +456,25 @@ TEST(PtxTarget, LowersFromTheLayoutAlone) {
   EXPECT_EQ(run_ptxas(spec.device.ptx, &log), 0) << log;
 }
 
+// Issue 29: range for and while loops (break, continue), lets and records are plain device code;
+// a loop that only some lanes of a warp leave early still reaches the warp-wide aggregation.
+TEST(PtxTarget, LoopsLetsAndRecordsAssemble) {
+  expect_assembles("gpu:kretprobe:k { for $i : tid % 3 .. 4 { @[$i] = count(); @s = sum($i); } }");
+  expect_assembles("gpu:kretprobe:k { $j = 0; while ($j < 10) { $j++; if ($j == 2) { continue; } "
+                   "if ($j == tid % 4 + 3) { break; } @w[tid % 4] = count(); } }");
+  expect_assembles("gpu:kretprobe:k { let $n = 3; $r = (a = tid % 2, b = bid_x); "
+                   "for $i : $r.a .. $n { @r[$r.a, $i] = sum($r.b); } @t[$r] = count(); }");
+}
+
+// A for over a map stays host-only: every thread of the launch would walk the whole map.
+TEST(PtxTarget, ForOverAMapIsRefused) {
+  auto c = compile_gpu_script("gpu:kretprobe:k { @a[1] = 1; for ($kv : @a) { @b = count(); } }");
+  EXPECT_NE(c.error.find("for loops over maps are not available in gpu probes: every GPU thread "
+                         "would walk the map"),
+            std::string::npos)
+      << c.error;
+}
+
 // The semantic pass keeps host-only builtins and functions out of gpu probes, and the reverse.
 TEST(PtxTarget, HostOnlyBuiltinsAreDiagnosed) {
   auto c = compile_gpu_script("gpu:kretprobe:k { @[comm] = count(); }");

@@ -433,6 +433,21 @@ def main():
         ("gpu:kprobe:main / tid == 0 / { @c[1] = 7; @d[1] = @c[1]; @e[2] = @c[1] + 1; "
          "@z = @c[3]; }", [str(n)],
          {("c", 1): 7, ("d", 1): 7, ("e", 2): 8, ("z", None): 0}, "keyed map reads"),
+        # Loops and records (issue 29): plain loops in the shader, structurized for SPIR-V. A
+        # range loop's bounds per invocation (empty where start >= end); continue and break.
+        ("gpu:kretprobe:main { for $i : tid % 3 .. 2 { @f[tid % 3] = count(); @s = sum($i); } }",
+         [str(n)],
+         {("f", 0): 2 * len(range(0, invocations, 3)), ("f", 1): len(range(1, invocations, 3)),
+          ("s", None): len(range(0, invocations, 3)) + len(range(1, invocations, 3))},
+         "range for loops with bounds per invocation"),
+        ("gpu:kretprobe:main { $j = 0; while ($j < 10) { $j++; if ($j == 2) { continue; } "
+         "if ($j == tid % 4 + 3) { break; } @w[tid % 4] = count(); } }", [str(n)],
+         {("w", k): (k + 1) * len(range(k, invocations, 4)) for k in range(4)},
+         "while with continue and break"),
+        ("gpu:kretprobe:main { $r = (a = tid % 2, b = bid_x); @r[$r.a] = sum($r.b); }",
+         [str(n)],
+         {("r", k): sum(t // local for t in range(k, invocations, 2)) for k in range(2)},
+         "records"),
         ("gpu:kretprobe:main / last_thread / { @c = count(); }", [str(n), "3"],
          {("c", None): 3}, "last_thread: once per dispatch"),
         ("gpu:kretprobe:main { @l[lane] = count(); @w[warp] = count(); }", [str(n)],
