@@ -151,8 +151,9 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   const char *where = std::getenv("GPUBT_LAUNCH_PROBES");
   bool on_device = where && std::string(where) == "device";
   std::string held = options.child_command.empty()
-                         ? "the process is attached to (not started with -c): its agent has the "
-                           "Compute Sanitizer, and launches are timed only in a process gpubt starts"
+                         ? "not a -c run: an attached process's agent has had the Compute "
+                           "Sanitizer since it started, and launches are timed only in a process "
+                           "gpubt starts"
                          : "";
   for (const auto &placed : on_device ? std::vector<frontend::ProbePlacement>{}
                                       : frontend::place_launch_probes(*c.program, held))

@@ -45,6 +45,8 @@ const char kEnvironmentHelp[] =
     "    in a traced program (debugging):\n"
     "    GPUBT_AGENT_VERBOSE=1    the CUDA agent and Vulkan layer say what they patch\n"
     "    GPUBT_AGENT_COPY_ONLY=1  the CUDA agent copies maps, never writes them on streams\n"
+    "    GPUBT_CUPTI_PATH         the libcupti the CUDA agent times launches with (default:\n"
+    "                             the program's own, then the CUDA toolkit's)\n"
     "    GPUBT_VULKAN_DUMP=DIR    each linked SPIR-V module written to DIR\n"
     "    GPUBT_VULKAN_ENTRY_SLOTS=N  fewer Vulkan entry points instrumented at once\n";
 

@@ -35,7 +35,7 @@ void Tracer::start_gpu_run() {
                              live_period_ms(), watch_launches());
   if (!run) {
     err_ << "WARNING: " << run.error() << "\nWARNING: "
-         << (spec_.device.probes.empty() ? "gpu:hang probes watch nothing: the program runs "
+         << (spec_.device.probes.empty() ? "gpu probes see no launch: the program runs "
                                            "without gpubt's agent\n"
                                          : "gpu probes are not instrumented: the program runs "
                                            "without them\n");

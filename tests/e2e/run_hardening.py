@@ -484,7 +484,7 @@ def p_keeps_a_launch_level_probe_on_the_gpu(ctx):
         r = run(ctx, ["-v", "-p", str(fake.pid), os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tools/kerneltime.bt")],
                 env=gpu_env(fake), timeout=60)
         expect("gpu:kretprobe:* runs on the GPU in every thread" in r.stderr and
-               "the process is attached to (not started with -c)" in r.stderr,
+               "not a -c run: an attached process's agent has had the Compute Sanitizer" in r.stderr,
                f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
     with_fake_agent("self", "finished", True, body)
 
