@@ -260,13 +260,17 @@ def kerneltime_case(a, gpubt_case, row, plain):
                 parts.append(f'{k}: {len(g)} gpu lines, {len(e)} event lines (want {launches}): '
                              f'gpu {[round(x, 1) for x in g]} event {e}')
                 continue
-            errs = [abs(gi - ei) / ei if ei else 1.0 for gi, ei in zip(g[1:], e[1:])]
+            # Events enclose the launch and now and then land late (one pair of the H100 run
+            # on 0cd55c4 said 422.8 us for a 400.9 us kernel): each launch must not outlast its
+            # events, and be within the tolerance of their median.
+            mid = statistics.median(e[1:])
+            errs = [abs(gi - mid) / mid if gi <= ei + 1.0 else 1.0 for gi, ei in zip(g[1:], e[1:])]
             worst = max(worst, *errs)
             gaps += [ei - gi for gi, ei in zip(g[1:], e[1:])]
             ok = ok and max(errs) <= KT_TOL
             parts.append(f'{k}: ' + ' '.join(f'{gi:.1f}/{ei:.1f}' for gi, ei in zip(g, e)) +
                          f' (max err {max(errs):.1%})')
-        return ok, (f'exit {p.returncode}; worst |gpu - event| / event {worst:.1%} (want <= '
+        return ok, (f'exit {p.returncode}; worst |gpu - median event| / event {worst:.1%} (want <= '
                     f'{KT_TOL:.0%}, warm-up first and not judged); event - gpu median '
                     f'{statistics.median(gaps) if gaps else float("nan"):.1f} us; gpu/event us: ' +
                     '; '.join(parts))
