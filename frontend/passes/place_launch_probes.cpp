@@ -1,8 +1,7 @@
 // The launch-level test: the predicate's shape, then every expression of the probe against the
-// builtin and function tables (stdlib), then its maps against the probes left on the GPU.
+// builtin and function tables (stdlib); any other gpu probe keeps it on the GPU.
 #include "frontend/passes/place_launch_probes.h"
 
-#include <set>
 
 #include "frontend/ast_walk.h"
 #include "stdlib/builtins.h"
@@ -59,14 +58,7 @@ template <class Walk> Need first_need(Walk &&walk) {
   return need;
 }
 
-void maps_of(const Probe &p, std::set<std::string> &out) {
-  for_each_expr(p, [&](const Expr &e) {
-    if (e.kind == ExprKind::Map)
-      out.insert(e.as<MapExpr>().name);
-  });
-}
-
-Need placement_need(const Probe &p, const std::set<std::string> &gpu_maps) {
+Need placement_need(const Probe &p) {
   const Expr *cond = nullptr;
   if (!launch_predicate(p.predicate.get(), cond))
     return {"its predicate is not last_thread (alone or `last_thread && COND`)",
@@ -78,32 +70,24 @@ Need placement_need(const Probe &p, const std::set<std::string> &gpu_maps) {
           for_each_expr(static_cast<const Stmt &>(*p.body), f);
       }))
     return n;
-  Need shared;
-  for_each_expr(p, [&](const Expr &e) {
-    if (!shared && e.kind == ExprKind::Map && gpu_maps.count(e.as<MapExpr>().name))
-      shared = {"shares " + e.as<MapExpr>().name + " with a probe that runs on the GPU", e.span};
-  });
-  return shared;
+  return {};
 }
 
 } // namespace
 
 std::vector<ProbePlacement> place_launch_probes(Program &program, const std::string &held) {
   // The one candidate (check_launch_state): a gpu:kretprobe with one attach point naming
-  // last_thread. Every other gpu probe stays on the GPU, and so do the maps it names.
+  // last_thread. Every other gpu probe stays on the GPU, and keeps the candidate there too.
   Probe *candidate = nullptr;
   const Probe *other = nullptr; // a gpu probe that stays: the agent then uses the Sanitizer
-  std::set<std::string> gpu_maps;
   for (auto &probe : program.probes) {
     const auto &aps = probe->attach_points;
     bool last = false;
     for_each_expr(*probe, [&](const Expr &e) { last |= is_builtin(e, BuiltinId::LastThread); });
     if (aps.size() == 1 && aps[0].provider == Provider::GpuKretprobe && last && !candidate)
       candidate = probe.get();
-    else if (!aps.empty() && (is_gpu(aps[0].provider) || aps[0].provider == Provider::GpuHang)) {
-      maps_of(*probe, gpu_maps);
+    else if (!aps.empty() && (is_gpu(aps[0].provider) || aps[0].provider == Provider::GpuHang))
       other = other ? other : probe.get();
-    }
   }
   std::vector<ProbePlacement> out;
   for (auto &probe : program.probes) {
@@ -118,7 +102,7 @@ std::vector<ProbePlacement> place_launch_probes(Program &program, const std::str
                     : other ? Need{"another gpu probe stays on the GPU (" + other->attach_points[0].name() +
                                        "), and launches are timed only where none does",
                                    other->span}
-                            : placement_need(*probe, gpu_maps);
+                            : placement_need(*probe);
         p.per_launch = !need;
         p.why = need.why, p.where = need.where;
         if (p.per_launch)

@@ -1,8 +1,8 @@
 // Where each gpu probe runs (issue 25). A gpu:kretprobe whose predicate is `last_thread` (alone,
 // or `last_thread && COND`) and which reads only what a launch's record answers (kernel, pid,
-// launch_start, nsecs as the launch's end, gdim_*, bdim_*, probe; the maps no probe left on the
-// GPU names; host-side functions) runs in gpubt once per finished launch (Provider::GpuLaunch):
-// no device probe, no exit patch in every thread. Anything else stays on the GPU, with why.
+// launch_start, nsecs as the launch's end, gdim_*, bdim_*, probe; host-side functions) runs in
+// gpubt once per finished launch (Provider::GpuLaunch): no device probe, no exit patch in every
+// thread, when it is the run's only gpu probe. Anything else stays on the GPU, with why.
 #pragma once
 #include <string>
 #include <vector>
