@@ -184,6 +184,19 @@ void patch_known_modules(Agent &a);
 // not traced.
 void unpatch_all_modules(Agent &a);
 
+// The Compute Sanitizer's callback (every domain the agent subscribes to).
+void sanitizer_callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
+                        const void *cbdata);
+// CTX's results into a.results and its memory released (its launches must be over).
+void finish_context(Agent &a, CUcontext ctx);
+// a.results into RESULTS.PID when the config names a results path.
+void write_results(Agent &a);
+// The highest PTX ISA this process's driver takes (0: unknown).
+int driver_ptx_isa();
+// Writes SIZE bytes of whole records to -c's socket FD, under the lock of its writers (a launch's
+// printf records, the live copier's maps). False (errno set) when gpubt is gone.
+bool send_records(Agent &a, int fd, const uint8_t *bytes, size_t size);
+
 // Attaching (attach_session.cpp): the control socket's handler.
 ControlServer::Handler attach_handler(Agent &a);
 
