@@ -82,10 +82,15 @@ def gpubt_run(gpubt, args, steps):
             if obj.get('type') == 'map':
                 maps.update(obj['data'])
     n, ns = maps.get('@n', {}), maps.get('@ns', {})
-    got = {}
+    # Distinct long names sharing their kept prefix (triton_poi_fused__unsafe_view_add_clone_...)
+    # are one key to the profiler's side: sum them here too, not keep the last.
+    totals = defaultdict(lambda: [0, 0])
     for k, count in n.items():
-        got[gpubt_key(k)] = (count, ns.get(k, 0) / count)
-    return got, losses(p.stdout), p.stderr
+        totals[gpubt_key(k)][0] += count
+        totals[gpubt_key(k)][1] += ns.get(k, 0)
+    got = {k: (c, t / c) for k, (c, t) in totals.items() if c}
+    # -f json sends the child's stdout to stderr (driver/trace.cpp: the JSON stream stays clean).
+    return got, losses(p.stderr), p.stderr
 
 
 def main():
