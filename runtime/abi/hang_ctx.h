@@ -19,8 +19,10 @@ struct HangCtx {
   uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}; // gdim_*, bdim_*
   uint32_t queued = 0;   // args.queued: launches queued on the stream after it
   uint32_t exact = 0;    // args.exact: 1 when the stream is known to run this very launch
+  uint32_t graph = 0;    // args.graph: a CUDA graph replay's kernel nodes (kernel: the first); 0
+  uint32_t pad = 0;
 };
-static_assert(sizeof(HangCtx) == 72 && sizeof(HangCtx) <= 12 * 8);
+static_assert(sizeof(HangCtx) == 80 && sizeof(HangCtx) <= 12 * 8);
 
 // gpu:hang's args fields, all unsigned integers of the context.
 struct HangArg {
@@ -30,7 +32,7 @@ struct HangArg {
 inline constexpr HangArg kHangArgs[] = {
     {"stream", offsetof(HangCtx, stream), 8}, {"device", offsetof(HangCtx, device), 4},
     {"seq", offsetof(HangCtx, seq), 8},       {"queued", offsetof(HangCtx, queued), 4},
-    {"exact", offsetof(HangCtx, exact), 4},
+    {"exact", offsetof(HangCtx, exact), 4},   {"graph", offsetof(HangCtx, graph), 4},
 };
 
 } // namespace gpubt::abi

@@ -11,7 +11,7 @@ namespace {
 struct Entry {
   uint64_t seq, stream, since_ns;
   uint32_t grid[3], block[3];
-  uint32_t device, later, exact, name_size;
+  uint32_t device, later, exact, graph_kernels, name_size, pad;
 };
 struct Head {
   uint64_t pid, sent_ns, count;
@@ -23,8 +23,8 @@ std::string running_launches_record(const RunningLaunches &r) {
   Head head{r.pid, r.sent_ns, r.launches.size()};
   std::string payload(reinterpret_cast<const char *>(&head), sizeof head);
   for (const auto &l : r.launches) {
-    Entry e{l.seq, l.stream, l.since_ns, {}, {}, l.device, l.later, l.exact,
-            static_cast<uint32_t>(l.kernel.size())};
+    Entry e{l.seq, l.stream, l.since_ns, {}, {}, l.device, l.later, l.exact, l.graph_kernels,
+            static_cast<uint32_t>(l.kernel.size()), 0};
     std::memcpy(e.grid, l.grid, sizeof e.grid);
     std::memcpy(e.block, l.block, sizeof e.block);
     payload.append(reinterpret_cast<const char *>(&e), sizeof e);
@@ -50,6 +50,7 @@ Status RunningTable::take_from(std::vector<uint8_t> &records,
       std::memcpy(l.grid, e.grid, sizeof l.grid);
       std::memcpy(l.block, e.block, sizeof l.block);
       l.device = e.device, l.later = e.later, l.exact = e.exact != 0;
+      l.graph_kernels = e.graph_kernels;
       r.launches.push_back(std::move(l));
     }
     if (each)

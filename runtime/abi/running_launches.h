@@ -30,6 +30,7 @@ struct RunningLaunch {
   uint32_t device = 0;   // CUDA device ordinal
   uint32_t later = 0;    // launches queued on the stream after it, not known to have run
   bool exact = false;    // the stream is known to be running this launch (not one after it)
+  uint32_t graph_kernels = 0; // a CUDA graph replay: its kernel nodes (kernel: the first); 0: not
   std::string kernel;    // the kernel's mangled name as the driver gives it
 };
 

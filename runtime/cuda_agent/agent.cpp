@@ -77,6 +77,13 @@ void enable_launch_callbacks(Agent &a) {
   if (a.config.events_fd >= 0 || a.stream_events || a.watch.active())
     sanitizerEnableCallback(1, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
                             SANITIZER_CBID_LAUNCH_END);
+  if (a.watch.active())
+    enable_graph_watch(a, true);
+}
+
+void enable_graph_watch(Agent &a, bool on) {
+  for (auto cbid : {SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN, SANITIZER_CBID_GRAPHS_LAUNCH_END})
+    sanitizerEnableCallback(on, a.subscriber, SANITIZER_CB_DOMAIN_GRAPHS, cbid);
 }
 
 void disable_launch_callbacks(Agent &a) {
@@ -88,6 +95,7 @@ void disable_launch_callbacks(Agent &a) {
                           SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN);
   sanitizerEnableCallback(0, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH,
                           SANITIZER_CBID_LAUNCH_END);
+  enable_graph_watch(a, false);
 }
 
 std::string result_text(SanitizerResult r) {
@@ -816,6 +824,16 @@ void sanitizer_callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitiz
   }
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_END)
     a.watch.launched(*static_cast<const Sanitizer_LaunchData *>(cbdata));
+  if (domain == SANITIZER_CB_DOMAIN_GRAPHS) { // a replay is one watched launch (launch_watch.h)
+    if (cbid == SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN)
+      return a.watch.graph_launching(*static_cast<const Sanitizer_GraphLaunchData *>(cbdata));
+    if (cbid == SANITIZER_CBID_GRAPHS_LAUNCH_END)
+      return a.watch.graph_launched(*static_cast<const Sanitizer_GraphLaunchData *>(cbdata));
+    const auto &node = *static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata);
+    if (cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN &&
+        node.nodeType == CU_GRAPH_NODE_TYPE_KERNEL && !node.isGraphUpload)
+      a.watch.graph_node(node.launchData);
+  }
   std::lock_guard<std::recursive_mutex> lock(a.mu);
   if (domain == SANITIZER_CB_DOMAIN_DRIVER_API)
     return on_module_load_call(a, cbid, *static_cast<const Sanitizer_CallbackData *>(cbdata));

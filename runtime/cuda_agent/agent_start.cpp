@@ -62,9 +62,10 @@ void start_launch_watch(Agent &a, bool attached) {
   a.watch.start(std::chrono::milliseconds(a.config.live_ms), record_sender(a, attached));
   // On already, maybe without LAUNCH_END: only that is added (off meanwhile, a traced launch
   // could miss its LAUNCH_BEGIN).
-  if (a.launch_callbacks)
+  if (a.launch_callbacks) {
     sanitizerEnableCallback(1, a.subscriber, SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_END);
-  else
+    enable_graph_watch(a, true);
+  } else
     enable_launch_callbacks(a);
 }
 

@@ -140,6 +140,8 @@ void warn(Agent &a, const std::string &line);
 std::unique_ptr<ClockService> make_clock_service(Agent &a);
 void enable_launch_callbacks(Agent &a);
 void disable_launch_callbacks(Agent &a);
+// The graph replay callbacks a.watch needs, on or off (with the launch callbacks).
+void enable_graph_watch(Agent &a, bool on);
 // Loads the probe code into CTX and starts tracing it (a.config in force).
 void trace_context(Agent &a, CUcontext ctx, const KnownContext &known);
 // Patches MODULE's kernels that match a probe (a.config in force, CTX traced). FROM_CALLBACK:

@@ -24,6 +24,14 @@ uint64_t monotonic_ns() {
 // stream, so the number is the thread's, not the stream's latest.
 thread_local uint64_t t_launch_seq = 0;
 
+// The graph replay this thread is making (GRAPHS_LAUNCH_BEGIN to END), for its nodes' names.
+struct PendingGraph {
+  CUcontext ctx = nullptr;
+  CUstream stream = nullptr;
+  uint64_t seq = 0;
+};
+thread_local PendingGraph t_graph;
+
 bool capturing(CUstream stream) {
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
   auto is_capturing = GPUBT_DRIVER(cuStreamIsCapturing);
@@ -73,47 +81,99 @@ bool LaunchWatch::new_word(CUcontext ctx, Stream &s) {
   return true;
 }
 
-void LaunchWatch::launching(const Sanitizer_LaunchData &d) {
-  if (!active_ || capturing(d.stream))
-    return;
-  uint64_t now = monotonic_ns();
+bool LaunchWatch::log_launch(CUcontext ctx, CUstream stream, uint32_t device, Launch launch) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!active_)
-    return;
-  Stream &s = streams_[{d.context, d.stream}];
+    return false;
+  Stream &s = streams_[{ctx, stream}];
   if (!s.word) {
-    s.ctx = d.context;
-    s.device = uint32_t(d.device);
-    if (!new_word(d.context, s))
+    s.ctx = ctx;
+    s.device = device;
+    if (!new_word(ctx, s))
       s.writing = false;
   }
   if (!s.writing)
-    return;
+    return false;
   if (s.unfinished.size() >= kMaxLogged)
     s.unfinished.pop_back(); // the newest go first: the oldest is the one that may hang
-  t_launch_seq = s.next_seq;
-  s.unfinished.push_back({s.next_seq++, now, {d.gridDim_x, d.gridDim_y, d.gridDim_z},
-                          {d.blockDim_x, d.blockDim_y, d.blockDim_z},
-                          d.functionName ? d.functionName : ""});
+  t_launch_seq = launch.seq = s.next_seq++;
+  s.unfinished.push_back(std::move(launch));
+  return true;
 }
 
-void LaunchWatch::launched(const Sanitizer_LaunchData &d) {
+void LaunchWatch::launching(const Sanitizer_LaunchData &d) {
+  if (!active_ || capturing(d.stream))
+    return;
+  log_launch(d.context, d.stream, uint32_t(d.device),
+             {0, monotonic_ns(), {d.gridDim_x, d.gridDim_y, d.gridDim_z},
+              {d.blockDim_x, d.blockDim_y, d.blockDim_z},
+              d.functionName ? d.functionName : ""});
+}
+
+void LaunchWatch::launched(const Sanitizer_LaunchData &d) { mark_finished(d.context, d.stream); }
+
+void LaunchWatch::graph_launching(const Sanitizer_GraphLaunchData &d) {
+  t_graph = {};
+  // No driver call here (a capture check would be one): a replay into a capturing stream is
+  // let go at GRAPHS_LAUNCH_END, before its write is asked for.
+  if (!active_ || d.isGraphUpload)
+    return;
+  Launch l{0, monotonic_ns(), {1, 1, 1}, {1, 1, 1}, "", 0, true};
+  if (log_launch(d.context, d.stream, 0, std::move(l)))
+    t_graph = {d.context, d.stream, t_launch_seq};
+}
+
+void LaunchWatch::graph_node(const Sanitizer_LaunchData &node) {
+  if (!t_graph.seq || !active_)
+    return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = streams_.find({t_graph.ctx, t_graph.stream});
+  if (it == streams_.end())
+    return;
+  for (auto l = it->second.unfinished.rbegin(); l != it->second.unfinished.rend(); ++l)
+    if (l->seq == t_graph.seq) {
+      if (l->graph_kernels++ == 0) {
+        l->kernel = node.functionName ? node.functionName : "";
+        l->grid[0] = node.gridDim_x, l->grid[1] = node.gridDim_y, l->grid[2] = node.gridDim_z;
+        l->block[0] = node.blockDim_x, l->block[1] = node.blockDim_y, l->block[2] = node.blockDim_z;
+        it->second.device = uint32_t(node.device);
+      }
+      return;
+    }
+}
+
+void LaunchWatch::graph_launched(const Sanitizer_GraphLaunchData &d) {
+  PendingGraph g = std::exchange(t_graph, {});
+  if (!g.seq || d.isGraphUpload)
+    return;
+  if (capturing(d.stream)) { // the graph became a node of another: not a launch
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = streams_.find({d.context, d.stream});
+    if (it != streams_.end())
+      std::erase_if(it->second.unfinished, [&](const Launch &l) { return l.seq == g.seq; });
+    t_launch_seq = 0;
+    return;
+  }
+  mark_finished(d.context, d.stream);
+}
+
+void LaunchWatch::mark_finished(CUcontext ctx, CUstream stream) {
   uint64_t seq = std::exchange(t_launch_seq, 0);
   if (!active_ || !seq)
     return;
   CUdeviceptr word;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = streams_.find({d.context, d.stream});
+    auto it = streams_.find({ctx, stream});
     if (it == streams_.end() || !it->second.writing)
       return;
     word = it->second.word_device;
   }
-  // After the launch in the stream's order: written when the kernel finished.
-  if (GPUBT_DRIVER(cuStreamWriteValue64)(d.stream, word, seq, CU_STREAM_WRITE_VALUE_DEFAULT) !=
+  // After the launch in the stream's order: written when the kernel (or graph) finished.
+  if (GPUBT_DRIVER(cuStreamWriteValue64)(stream, word, seq, CU_STREAM_WRITE_VALUE_DEFAULT) !=
       CUDA_SUCCESS) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = streams_.find({d.context, d.stream});
+    auto it = streams_.find({ctx, stream});
     if (it != streams_.end()) {
       it->second.writing = false; // its word stops: forget its launches rather than misname one
       it->second.unfinished.clear();
@@ -160,8 +220,10 @@ abi::RunningLaunches LaunchWatch::running() {
     std::copy(l.block, l.block + 3, out.block);
     out.device = s.device;
     out.later = uint32_t(s.unfinished.size() - 1);
-    out.exact = true;
-    out.kernel = l.kernel;
+    // A graph replay: which of its kernel nodes runs is not known, unless it has only one.
+    out.exact = !l.graph || l.graph_kernels <= 1;
+    out.graph_kernels = l.graph ? std::max<uint32_t>(l.graph_kernels, 1) : 0;
+    out.kernel = l.graph && l.kernel.empty() ? "(CUDA graph)" : l.kernel;
     r.launches.push_back(std::move(out));
   }
   return r;

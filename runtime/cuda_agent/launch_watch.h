@@ -5,8 +5,10 @@
 // sync). The word is the stream's last finished launch, so the launch after it is the one
 // running, or the stream is idle. A thread of its own reads the words every period (no driver
 // call: a spinning kernel cannot stop it) and sends the oldest unfinished launch of each stream.
-// Launches made while their stream is captured into a graph are not launches: ignored. Kernels
-// of graph replays are not seen (their launch is the graph's).
+// Launches made while their stream is captured into a graph are not launches: ignored. A CUDA
+// graph replay is watched as one launch (GRAPHS_LAUNCH_BEGIN/END, the word written after the
+// graph): named by its first kernel node, with its count of kernel nodes; which node runs is not
+// known.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -47,6 +49,11 @@ public:
   // LAUNCH_BEGIN / LAUNCH_END of a launch on the calling thread (not from graph replays).
   void launching(const Sanitizer_LaunchData &d);
   void launched(const Sanitizer_LaunchData &d);
+  // A graph replay on the calling thread: GRAPHS_LAUNCH_BEGIN, each kernel node's
+  // NODE_LAUNCH_BEGIN in between (names the launch by its first), GRAPHS_LAUNCH_END.
+  void graph_launching(const Sanitizer_GraphLaunchData &d);
+  void graph_node(const Sanitizer_LaunchData &node);
+  void graph_launched(const Sanitizer_GraphLaunchData &d);
   // Before STREAM or CTX goes away: its launches are forgotten (its words stay allocated).
   void stream_destroyed(CUcontext ctx, CUstream stream);
   void context_destroyed(CUcontext ctx);
@@ -60,6 +67,8 @@ private:
     uint64_t launched_ns;
     uint32_t grid[3], block[3];
     std::string kernel;
+    uint32_t graph_kernels = 0; // a graph replay: its kernel nodes seen (kernel: the first's)
+    bool graph = false;
   };
   struct Stream {
     CUcontext ctx = nullptr;
@@ -77,6 +86,11 @@ private:
     std::vector<std::pair<volatile uint64_t *, CUdeviceptr>> free;
   };
   bool new_word(CUcontext ctx, Stream &s);
+  // Logs a launch on (CTX, STREAM) as the thread's current one; false when the stream's
+  // launches are not logged.
+  bool log_launch(CUcontext ctx, CUstream stream, uint32_t device, Launch launch);
+  // After the thread's current launch on STREAM: the stream writes its number once it finished.
+  void mark_finished(CUcontext ctx, CUstream stream);
 
   std::mutex mu_;
   std::map<std::pair<CUcontext, CUstream>, Stream> streams_;

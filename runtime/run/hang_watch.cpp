@@ -51,6 +51,7 @@ void HangWatch::check(const abi::RunningLaunches &r, const Fire &fire) {
         ctx.since_ns = l.since_ns;
         ctx.queued = l.later;
         ctx.exact = l.exact;
+        ctx.graph = l.graph_kernels;
         fire(p.index, ctx);
         still.insert(key);
       }

@@ -1,6 +1,7 @@
 """A hang named within 3 s (issue 26): tests/gpu/hang_kernel.cu's stuck_kernel (16 blocks of 128,
 block 5 waits on a flag the host sets 6 s later) under `gpu:hang:*:1s`, started with gpubt (-c)
-and attached to (-p, the dormant agent, attached before the hang): gpubt names the kernel, its grid
+and attached to (-p, the dormant agent, attached before the hang), and (-c) as the one kernel
+node of a CUDA graph replay (named with args.graph 1): gpubt names the kernel, its grid
 and block, sure of it (args.exact), within 3 s of the launch (the line's arrival on gpubt's
 stdout against the program's CLOCK_MONOTONIC stamp of the launch), once; the short kernels before
 it, finished, are never named; the program's result is unchanged (its own check and sum)."""
@@ -11,8 +12,8 @@ import threading
 import time
 
 HANG = ('gpu:hang:*:1s { printf("HANG %s grid %d,%d,%d block %d,%d,%d age_ms %d exact %d '
-        'queued %d\\n", kernel, gdim_x, gdim_y, gdim_z, bdim_x, bdim_y, bdim_z, '
-        '(nsecs - launch_start) / 1000000, args.exact, args.queued); }')
+        'queued %d graph %d\\n", kernel, gdim_x, gdim_y, gdim_z, bdim_x, bdim_y, bdim_z, '
+        '(nsecs - launch_start) / 1000000, args.exact, args.queued, args.graph); }')
 SUM = sum(2 * i for i in range(16 * 128))
 
 
@@ -42,7 +43,7 @@ def ended(p, threads, timeout, interrupt=False):
         t.join()
 
 
-def judge(lines, program_lines):
+def judge(lines, program_lines, graph=0):
     """(ok, detail) from gpubt's stamped stdout lines and the program's."""
     since = [int(m.group(1)) for _, l in program_lines
              for m in [re.match(r'hang_kernel: spinning since (\d+)', l)] if m]
@@ -52,20 +53,22 @@ def judge(lines, program_lines):
         return False, f'launch stamp {since}, HANG lines {[l for _, l in hangs]}'
     t, line = hangs[0]
     delay = (t - since[0]) / 1e9
-    m = re.match(r'HANG (\S+) grid 16,1,1 block 128,1,1 age_ms (\d+) exact 1 queued 0$', line)
+    m = re.match(rf'HANG (\S+) grid 16,1,1 block 128,1,1 age_ms (\d+) exact 1 queued 0 graph {graph}$',
+                 line)
     good = bool(m) and 'stuck_kernel' in m.group(1) and delay <= 3.0 and ok_line
     return good, f'{line!r} {delay:.2f} s after the launch; program ok {ok_line}'
 
 
-def hang_under_c(a, env, row):
-    cmd = [a.gpubt, '-e', HANG, '-c', f'{a.bin}/hang_kernel 6']
+def hang_under_c(a, env, row, graph=False):
+    cmd = [a.gpubt, '-e', HANG, '-c', f'{a.bin}/hang_kernel 6' + (' --graph' if graph else '')]
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines, errs, threads = reading(p)
     ended(p, threads, 120)
     err = ''.join(errs)
     # -c: the program's stdout is gpubt's (both stamped as they arrive)
-    ok, detail = judge(lines, lines)
-    row('gpu:hang -c: the stuck kernel named within 3 s', ok and p.returncode == 0,
+    ok, detail = judge(lines, lines, 1 if graph else 0)
+    what = 'the stuck kernel of a CUDA graph replay' if graph else 'the stuck kernel'
+    row(f'gpu:hang -c: {what} named within 3 s', ok and p.returncode == 0,
         f'{detail}; exit {p.returncode} stderr {err.strip()[-300:]!r}')
 
 
@@ -104,4 +107,5 @@ def hang_under_p(a, env, row):
 def hang_cases(a, row):
     env = dict(os.environ, GPUBT_AGENT_PATH=a.agent)
     hang_under_c(a, env, row)
+    hang_under_c(a, env, row, graph=True)
     hang_under_p(a, env, row)

@@ -3,8 +3,9 @@
 // finishing at once, behind a few short kernels that finished. With --wait, the program says
 // "ready PID" (CUDA up, the short kernels done) and waits for a line before the hang, so that a
 // gpubt -p can attach first. Prints "hang_kernel: spinning since NS" (CLOCK_MONOTONIC) at the
-// hang's launch and "hang_kernel: ok SUM" at the end (SUM: the blocks' result, checked).
-// Usage: hang_kernel [SPIN_SECONDS=6] [--wait]
+// hang's launch and "hang_kernel: ok SUM" at the end (SUM: the blocks' result, checked). With
+// --graph the stuck kernel is the one kernel node of a CUDA graph, replayed on a stream.
+// Usage: hang_kernel [SPIN_SECONDS=6] [--wait] [--graph]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +30,9 @@ __global__ void stuck_kernel(volatile int *flag, int *out) {
 
 int main(int argc, char **argv) {
   int seconds = argc > 1 ? std::atoi(argv[1]) : 6;
-  bool wait = argc > 2 && std::strcmp(argv[2], "--wait") == 0;
+  bool wait = false, graph = false;
+  for (int i = 2; i < argc; ++i)
+    (std::strcmp(argv[i], "--graph") == 0 ? graph : wait) = true;
   CHECK(cudaSetDeviceFlags(cudaDeviceMapHost));
   int *flag_host = nullptr, *flag_dev = nullptr, *out = nullptr;
   CHECK(cudaHostAlloc(&flag_host, sizeof(int), cudaHostAllocMapped));
@@ -46,9 +49,22 @@ int main(int argc, char **argv) {
     std::string line;
     std::getline(std::cin, line);
   }
+  cudaStream_t stream = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (graph) {
+    CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaGraph_t g;
+    CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    stuck_kernel<<<blocks, threads, 0, stream>>>(flag_dev, out);
+    CHECK(cudaStreamEndCapture(stream, &g));
+    CHECK(cudaGraphInstantiate(&exec, g, 0));
+  }
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  stuck_kernel<<<blocks, threads>>>(flag_dev, out);
+  if (graph)
+    CHECK(cudaGraphLaunch(exec, stream));
+  else
+    stuck_kernel<<<blocks, threads>>>(flag_dev, out);
   CHECK(cudaGetLastError());
   std::printf("hang_kernel: spinning since %lld\n",
               static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec);

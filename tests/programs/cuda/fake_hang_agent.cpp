@@ -103,7 +103,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   uint64_t t = now_ns();
   // Stream 0x10: spin (exact, grid 4x1x1, block 128x1x1, device 0) runs from t - 1s until
   // t + 3.5s; then a second launch of it, seen once, 2.5 s after it began. Stream 0x20: reduce
-  // (not exact, 2 queued after it, grid 2x2x1, block 64x1x1, device 1) from t - 5s throughout.
+  // (a graph replay of 3 kernels, not exact, 2 queued after it, grid 2x2x1, block 64x1x1,
+  // device 1) from t - 5s throughout.
   // The looks are as far apart in real time as their times say (a late look sees older
   // launches: every outcome gpu_hang.test checks holds however late they come).
   abi::RunningLaunch spin = launch("_Z4spinPi", 0x10, 3, t - kSec, true, 0);
@@ -112,6 +113,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   again.seq = 4;
   abi::RunningLaunch reduce = launch("_Z6reducePfi", 0x20, 7, t - 5 * kSec, false, 2);
   reduce.grid[0] = 2, reduce.grid[1] = 2, reduce.block[0] = 64, reduce.device = 1;
+  reduce.graph_kernels = 3; // a CUDA graph replay, named by its first kernel node
   const struct {
     uint64_t after;
     std::vector<abi::RunningLaunch> running;

@@ -20,6 +20,7 @@ RunningLaunches spinning(uint32_t pid, uint64_t sent) {
   RunningLaunch l;
   l.seq = 7, l.stream = 0x5555deadbeef, l.since_ns = 123456789;
   l.grid[0] = 8, l.block[0] = 64, l.block[1] = 2, l.device = 1, l.later = 3, l.exact = true;
+  l.graph_kernels = 5;
   l.kernel = "_Z4spinPViPi";
   return {pid, sent, {l, RunningLaunch{}}};
 }
@@ -51,6 +52,7 @@ TEST(RunningLaunches, RoundTripAmongOtherRecordsLatestPerProcess) {
   EXPECT_EQ(l.device, 1u);
   EXPECT_EQ(l.later, 3u);
   EXPECT_TRUE(l.exact);
+  EXPECT_EQ(l.graph_kernels, 5u);
   EXPECT_EQ(l.kernel, "_Z4spinPViPi");
   EXPECT_EQ(r.launches[1].kernel, "");
 }
