@@ -25,9 +25,11 @@
 #   writes nccl_report.txt and nccl_logs.tar.gz to $NCCL_OUT (default $OUT, else $WORK/nccl).
 #   Alone with --no-suite it builds nothing here (no agent, no test programs).
 # --no-suite: skip tests/gpu/run_suite.py (with --ml or a bench).
+# --cases=A,B: after the build, only tests/gpu/run_cases.py's cases A and B instead of the suite
+#   (a rerun of what changed; the final run of a tree is the whole suite).
 set -uo pipefail
 PTX_BENCH=0 LATENCY_BENCH=0 ML=0 TRAIN_BENCH=0 SUITE=1 ATTACH=0 TIMELINE=0 VULKAN=0 VULKAN_BENCH=0
-NCCL=0
+NCCL=0 CASES=
 SUITE_ARGS=()
 for arg in "$@"; do
   case "$arg" in
@@ -41,6 +43,7 @@ for arg in "$@"; do
   --train-bench) TRAIN_BENCH=1 ;;
   --nccl) NCCL=1 ;;
   --no-suite) SUITE=0 ;;
+  --cases=*) CASES=${arg#--cases=} SUITE=0 ;;
   *) SUITE_ARGS+=("$arg") ;;
   esac
 done
@@ -60,7 +63,8 @@ NUM=${ARCH#sm_}
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 
 # What needs the agent or the test programs built here (--nccl and --vulkan need neither).
-BUILD=$((SUITE | ML | ATTACH | TIMELINE | TRAIN_BENCH | PTX_BENCH | LATENCY_BENCH))
+[ -n "$CASES" ] && CASE_RUN=1 || CASE_RUN=0
+BUILD=$((SUITE | CASE_RUN | ML | ATTACH | TIMELINE | TRAIN_BENCH | PTX_BENCH | LATENCY_BENCH))
 AGENT=$WORK/agent/cuda_agent/libgpubt_agent.so
 B=$WORK/bin T=$ROOT/tests/gpu
 if [ "$BUILD" = 1 ]; then
@@ -113,6 +117,9 @@ fi
 RC=0
 if [ "$SUITE" = 1 ]; then
   python3 "$T/run_suite.py" "${ARGS[@]}" || RC=1
+fi
+if [ -n "$CASES" ] && [ -n "$GPUBT" ]; then
+  python3 "$T/run_cases.py" --bin "$B" --agent "$AGENT" --gpubt "$GPUBT" --cases "$CASES" || RC=1
 fi
 if [ "$ML" = 1 ] && [ -n "$GPUBT" ]; then
   python3 "$T/ml_suite.py" --gpubt "$GPUBT" --agent "$AGENT" --only "${ML_ONLY:-}" \
