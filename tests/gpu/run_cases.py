@@ -8,9 +8,11 @@ import sys
 
 from hang_case import hang_cases
 from launch_timer_case import launch_timer_cases
+from mem_ncu_case import mem_ncu_case
 from xid_case import xid_case
 
-CASES = {'launch_timer': launch_timer_cases, 'hang': hang_cases, 'xid': xid_case}
+CASES = {'launch_timer': launch_timer_cases, 'hang': hang_cases, 'xid': xid_case,
+         'mem_ncu': mem_ncu_case}
 
 
 def main():

@@ -1,0 +1,60 @@
+"""Issue 28 on PyTorch (SASS-only kernels): gpubt's memory probes on one named kernel count what
+Nsight Compute counts for the same launches. tests/gpu/ml/elementwise_once.py runs a few
+vectorized_elementwise_kernel launches over 2^20 floats; ncu (its own process, every launch of
+that kernel) gives the thread-level global load and store instructions executed
+(smsp__sass_thread_inst_executed_op_global_{ld,st}_pred_on.sum); gpubt -c with gpu:load:global
+and gpu:store:global on the kernel must give the same totals (the Compute Sanitizer calls the
+probe once per thread and executed memory instruction), and the job's checksum must be the
+untraced one."""
+import os
+import re
+import shutil
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROG = os.path.join(HERE, 'ml', 'elementwise_once.py')
+KERNEL = 'vectorized_elementwise_kernel'
+METRICS = {'ld': 'smsp__sass_thread_inst_executed_op_global_ld_pred_on.sum',
+           'st': 'smsp__sass_thread_inst_executed_op_global_st_pred_on.sum'}
+SCRIPT = (f'gpu:load:global:{KERNEL} {{ @ld = count(); }} '
+          f'gpu:store:global:{KERNEL} {{ @st = count(); }}')
+
+
+def ncu_totals():
+    ncu = shutil.which('ncu') or '/usr/local/cuda/bin/ncu'
+    p = subprocess.run([ncu, '--csv', '--kernel-name', f'regex:{KERNEL}', '--metrics',
+                        ','.join(METRICS.values()), 'python3', PROG],
+                       capture_output=True, text=True, timeout=600)
+    totals, launches = {k: 0 for k in METRICS}, set()
+    for line in p.stdout.splitlines():
+        cols = [c.strip('"') for c in re.findall(r'"((?:[^"]|"")*)"', line)]
+        for k, m in METRICS.items():
+            if m in cols:
+                totals[k] += int(float(cols[-1].replace(',', '')))
+                launches.add(cols[0])
+    return totals, len(launches), p
+
+
+def checksum(text):
+    m = re.search(r'^checksum (\S+)$', text, re.M)
+    return m.group(1) if m else None
+
+
+def mem_ncu_case(a, row):
+    plain = subprocess.run(['python3', PROG], capture_output=True, text=True, timeout=300)
+    want, launches, p = ncu_totals()
+    if not launches:
+        row('gpu:load/store on a PyTorch kernel = ncu', False,
+            f'ncu gave no rows: {(p.stdout + p.stderr)[-800:]!r}')
+        return
+    env = dict(os.environ, GPUBT_AGENT_PATH=a.agent)
+    g = subprocess.run([a.gpubt, '-e', SCRIPT, '-c', f'python3 {PROG}'], env=env,
+                       capture_output=True, text=True, timeout=600)
+    got = {k: int(m.group(1)) if (m := re.search(rf'^@{k}: (\d+)$', g.stdout, re.M)) else None
+           for k in METRICS}
+    same = checksum(plain.stdout) is not None and checksum(plain.stdout) == checksum(g.stdout)
+    ok = got == want and same and g.returncode == 0
+    row('gpu:load/store:global on a PyTorch kernel = ncu', ok,
+        f'{launches} launches of {KERNEL}: ncu ld {want["ld"]} st {want["st"]}, gpubt ld '
+        f'{got["ld"]} st {got["st"]}; checksum traced = untraced {same}; exit {g.returncode} '
+        f'{g.stderr.strip()[-300:]!r}')
