@@ -45,8 +45,8 @@ def running_record(sent_ns, launches):
     payload = struct.pack("<QQQ", os.getpid(), sent_ns, len(launches))
     for kernel, stream, seq, since, grid, block, device, later, exact in launches:
         name = kernel.encode()
-        payload += struct.pack("<QQQ3I3I4I", seq, stream, since, *grid, *block, device, later,
-                               exact, len(name)) + name
+        payload += struct.pack("<QQQ3I3I6I", seq, stream, since, *grid, *block, device, later,
+                               exact, 0, len(name), 0) + name  # graph_kernels 0, pad
     size = (16 + len(payload) + 7) // 8 * 8
     return (struct.pack("<IIII", size, 0, 16, 0) + payload).ljust(size, b"\0")
 

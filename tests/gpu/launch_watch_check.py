@@ -16,7 +16,7 @@ import tempfile
 from agent_socket import run_under_agent
 
 RUNNING_LAUNCHES = 16  # runtime/abi/program_spec.h EventKind
-ENTRY = struct.Struct('<QQQ3I3I4I')
+ENTRY = struct.Struct('<QQQ3I3I6I')  # ..., exact, graph_kernels, name size, pad
 
 
 def decode(p):
@@ -25,11 +25,11 @@ def decode(p):
     for _ in range(count):
         f = ENTRY.unpack_from(p, pos)
         pos += ENTRY.size
-        name = p[pos:pos + f[12]].decode(errors='replace')
-        pos += f[12]
+        name = p[pos:pos + f[13]].decode(errors='replace')
+        pos += f[13]
         launches.append({'seq': f[0], 'stream': f[1], 'since': f[2], 'grid': f[3:6],
                          'block': f[6:9], 'device': f[9], 'later': f[10], 'exact': f[11],
-                         'kernel': name})
+                         'graph': f[12], 'kernel': name})
     return {'pid': pid, 'sent': sent, 'launches': launches}
 
 
