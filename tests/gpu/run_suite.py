@@ -480,7 +480,7 @@ def counted_baseline(a, plain):
     what vectorAdd does, in each variant."""
     details, ok = [], True
     for variant, want in [('none', 0), ('count', 50176 * 3), ('tid1024', 50176 * 3),
-                          ('hist', 50176 * 3)]:
+                          ('hist', 50176 * 3), ('count_sm', 50176 * 3), ('bid', 50176 * 3)]:
         p, _ = run([f'{a.bin}/vectorAdd_counted', '50000', '3', variant])
         m = re.search(r'counted (\d+)', p.stdout)
         got = int(m.group(1)) if m else None
