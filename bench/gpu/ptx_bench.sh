@@ -30,7 +30,7 @@ ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | t
 B=$WORK/bin T=$ROOT/tests/gpu
 mkdir -p "$B"
 [ -x "$B/vectorAdd" ] || nvcc -O2 -arch=$ARCH "$T/vector_add.cu" -o "$B/vectorAdd" || exit 1
-[ -x "$B/vectorAdd_counted" ] ||
+[ "$B/vectorAdd_counted" -nt "$T/vector_add_counted.cu" ] ||
   nvcc -O2 -arch=$ARCH "$T/vector_add_counted.cu" -o "$B/vectorAdd_counted" || exit 1
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | head -1
 echo "gpubt: $GPUBT ($("$GPUBT" --version 2>&1 | head -1)); agent: $AGENT"

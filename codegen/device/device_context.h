@@ -2,8 +2,11 @@
 // core's hooks (codegen/common/lowering.h), and the IR helpers the device lowering files share
 // (memory values, device atomics, the map table).
 #pragma once
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
@@ -33,6 +36,9 @@ struct DevCtx : codegen::Lowering {
   // --timeline: the clock the launch's last thread read for its launch record (0 elsewhere); that
   // thread's `nsecs` is this same reading, so the record's span is what the script measures.
   llvm::Value *launch_end_ns = nullptr;
+  // gpubt_device_ctx::slot_cache words given out so far, shared by the probes of one module
+  // (null: none to give, no update caches its slot).
+  uint32_t *slot_cache_used = nullptr;
 
 protected: // device_expr.cpp; values live in local memory (local_buffer)
   bool holds_in_memory(const frontend::Type &t) const override;
@@ -83,6 +89,7 @@ DVal load_value(DevCtx &c, llvm::Value *ptr, const frontend::Type &t);
 llvm::Value *atomic_rmw(DevCtx &c, llvm::AtomicRMWInst::BinOp op, llvm::Value *p, llvm::Value *v,
                         llvm::AtomicOrdering order = llvm::AtomicOrdering::Monotonic);
 llvm::Value *load_relaxed(DevCtx &c, llvm::Value *p); // a u64 other SMs update: no stale L1
+void store_relaxed(DevCtx &c, llvm::Value *p, llvm::Value *v);
 llvm::Value *load_acquire(DevCtx &c, llvm::Value *p);
 void store_release(DevCtx &c, llvm::Value *p, llvm::Value *v);
 // {old, success}
@@ -109,10 +116,36 @@ llvm::Value *probe_nsecs(DevCtx &c);  // `nsecs` in a probe body (see launch_end
 
 // device_maps.cpp
 const DeviceMap *find_map(DevCtx &c, const std::string &name);
+llvm::Value *map_base(DevCtx &c, const DeviceMap &dm); // its table (global pointer)
+// Entry INDEX (i64) of DM's table at BASE: its state word.
+llvm::Value *entry_at(DevCtx &c, const DeviceMap &dm, llvm::Value *base, llvm::Value *index);
+struct Slot {
+  llvm::Value *entry; // the entry's state word (global pointer), valid where found
+  llvm::Value *found; // i1
+  llvm::Value *index; // i64, the entry's index, valid where found
+};
+// Finds the entry of the key of WORDS; with CLAIM, claims an empty slot for it (dropping when
+// none is free). FOR_UPDATE: the caller only adds to the entry's value atomically (not a read,
+// a plain write or a min/max). Leaves the builder in a block after the search.
+Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> &words,
+               bool claim, bool for_update = false);
 DVal read_map(DevCtx &c, const frontend::MapExpr &m);
 void write_map(DevCtx &c, const frontend::MapExpr &m, DVal v, const frontend::Type &v_type);
 // M[keys] = AGG(v), aggregated across the warp first (v null for count).
 void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v);
+
+// slot_cache.cpp: an update site whose key is launch-uniform, and its slot cache words.
+struct CachedKey {
+  uint32_t first = 0; // gpubt_device_ctx::slot_cache[first, first + ways)
+  uint32_t ways = 1;  // one per place the key spreads over (by SM), a power of two
+  const frontend::BuiltinExpr *launch_value = nullptr; // the grid/block size in the key, if any
+};
+// Gives the update of M (a keyed aggregation) its words when it can have a cache.
+std::optional<CachedKey> cached_key(DevCtx &c, const frontend::MapExpr &m, const DeviceMap &dm);
+// The key's entry from the cache, else found (and claimed) with KEY_WORDS() and cached.
+// ACQUIRE: the update also needs the claimer's start value (min/max). Slot::index is unset.
+Slot cached_slot(DevCtx &c, const DeviceMap &dm, const CachedKey &k, bool acquire,
+                 const std::function<std::vector<llvm::Value *>()> &key_words);
 
 // device_printf.cpp
 void lower_printf(DevCtx &c, const frontend::CallExpr &call);

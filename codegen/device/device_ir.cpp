@@ -115,6 +115,11 @@ llvm::Value *load_relaxed(DevCtx &c, llvm::Value *p) {
   return l;
 }
 
+void store_relaxed(DevCtx &c, llvm::Value *p, llvm::Value *v) {
+  auto *s = c.b.CreateAlignedStore(v, p, llvm::Align(8));
+  s->setAtomic(llvm::AtomicOrdering::Monotonic, device_scope(c));
+}
+
 llvm::Value *load_acquire(DevCtx &c, llvm::Value *p) {
   auto *l = c.b.CreateAlignedLoad(c.b.getInt64Ty(), p, llvm::Align(8));
   l->setAtomic(llvm::AtomicOrdering::Acquire, device_scope(c));

@@ -6,6 +6,7 @@
 #include "codegen/device/device_context.h"
 #include "codegen/int_ops.h"
 #include "codegen/ir_control.h"
+#include "codegen/layout/launch_uniform_keys.h"
 #include "runtime/abi/device_abi.h"
 
 namespace gpubt::codegen::device {
@@ -37,6 +38,26 @@ std::vector<llvm::Value *> key_words(DevCtx &c, const frontend::MapExpr &m, cons
   return words;
 }
 
+// Which of the key's words may differ between the lanes of a warp: the words of its
+// launch-uniform parts (the kernel name's 8 of `@[kernel, tid % 4]`) are every lane's.
+std::vector<bool> varying_words(const frontend::MapExpr &m, const DeviceMap &dm) {
+  std::vector<bool> out(dm.layout.key_size / 8, false);
+  auto mark = [&](uint32_t offset, uint32_t size) {
+    for (uint32_t w = offset / 8; w < out.size() && w < (offset + size + 7) / 8; ++w)
+      out[w] = true;
+  };
+  const Type &kt = dm.info->key;
+  if (m.keys.size() > 1 && kt.kind == TypeKind::Tuple) {
+    auto offs = frontend::tuple_offsets(kt.elems, nullptr);
+    for (size_t i = 0; i < m.keys.size() && i < kt.elems.size(); ++i)
+      if (!layout::launch_uniform(*m.keys[i]))
+        mark(offs[i], kt.elems[i].size);
+  } else if (m.keys.size() != 1 || !layout::launch_uniform(*m.keys[0])) {
+    mark(0, dm.layout.key_size);
+  }
+  return out;
+}
+
 // MurmurHash3's 64-bit finalizer over the words: consecutive integer keys (tids) spread over
 // the table instead of forming one long run for linear probing to walk. Part of the device ABI:
 // gpubt_key_hash (runtime/abi/device_abi.h) computes the same on the host, where the agent
@@ -54,11 +75,6 @@ llvm::Value *hash_words(DevCtx &c, const std::vector<llvm::Value *> &words) {
   return h;
 }
 
-llvm::Value *map_base(DevCtx &c, const DeviceMap &dm) {
-  auto off = offsetof(gpubt_device_ctx, maps) + 8 * dm.slot;
-  return global_ptr(c, ctx_field(c, off, 8));
-}
-
 llvm::BasicBlock *block(DevCtx &c, const char *name) {
   return llvm::BasicBlock::Create(c.ctx, name, c.fn);
 }
@@ -72,15 +88,39 @@ llvm::Value *initial_word0(DevCtx &c, const Type &vt) {
   return nullptr;
 }
 
-struct Slot {
-  llvm::Value *entry; // the entry's state word (global pointer), valid where found
-  llvm::Value *found; // i1
-};
+// Whether KEY's entry found with no acquire load can take the update: a key word holds 0 until
+// its slot's claimer writes it, then the key for good, so a word read equal to a nonzero word of
+// ours is that key's. With every word of ours nonzero, a match is our entry even while its
+// claimer is still writing it, which for these kinds (atomic adds, no start value) is enough.
+bool matches_without_acquire(const Type &vt) {
+  switch (vt.kind) {
+  case TypeKind::Count:
+  case TypeKind::Sum:
+  case TypeKind::Avg:
+  case TypeKind::Stats:
+  case TypeKind::Hist:
+  case TypeKind::Lhist:
+    return true;
+  default:
+    return false;
+  }
+}
 
-// Finds KEY's entry; with CLAIM, claims an empty slot for it (dropping when none is free).
-// Leaves the builder in a block after the search.
+} // namespace
+
+llvm::Value *map_base(DevCtx &c, const DeviceMap &dm) {
+  auto off = offsetof(gpubt_device_ctx, maps) + 8 * dm.slot;
+  return global_ptr(c, ctx_field(c, off, 8));
+}
+
+llvm::Value *entry_at(DevCtx &c, const DeviceMap &dm, llvm::Value *base, llvm::Value *index) {
+  auto *offset = c.b.CreateAdd(c.b.getInt64(kHeaderSize),
+                               c.b.CreateMul(index, c.b.getInt64(dm.layout.entry_size)));
+  return c.b.CreateGEP(c.b.getInt8Ty(), base, offset);
+}
+
 Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> &words,
-               bool claim) {
+               bool claim, bool for_update) {
   auto &b = c.b;
   const auto &L = dm.layout;
   llvm::Value *base = map_base(c, dm);
@@ -94,11 +134,20 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
                                            b.getInt64(L.capacity / dm.key_spread)));
   // The sequence reaches every slot: an update is dropped only when the table is full.
   uint32_t limit = L.capacity;
+  // An update of a key whose words are all nonzero first compares the key with no acquire
+  // load (matches_without_acquire): `@[tid % 1024]` then costs a load, a compare and the add.
+  llvm::Value *nonzero = nullptr;
+  if (claim && for_update && !words.empty() && matches_without_acquire(dm.info->value)) {
+    nonzero = b.getTrue();
+    for (auto *w : words)
+      nonzero = b.CreateAnd(nonzero, b.CreateICmpNE(w, b.getInt64(0)));
+  }
 
   auto *pre = b.GetInsertBlock();
   auto *loop = block(c, "slot.loop"), *wait = block(c, "slot.wait"), *spin = block(c, "slot.spin"),
        *compare = block(c, "slot.compare"), *next = block(c, "slot.next"),
        *full = block(c, "slot.full");
+  auto *state_check = nonzero ? block(c, "slot.state") : loop;
   auto *try_claim = claim ? block(c, "slot.claim") : nullptr;
   auto *claimed = claim ? block(c, "slot.claimed") : nullptr;
   auto *done = block(c, "slot.done");
@@ -108,8 +157,15 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
   auto *i = b.CreatePHI(b.getInt64Ty(), 2);
   i->addIncoming(b.getInt64(0), pre);
   auto *idx = b.CreateAnd(b.CreateAdd(start, i), mask);
-  auto *offset = b.CreateAdd(b.getInt64(kHeaderSize), b.CreateMul(idx, b.getInt64(L.entry_size)));
-  auto *entry = b.CreateGEP(b.getInt8Ty(), base, offset);
+  auto *entry = entry_at(c, dm, base, idx);
+  if (nonzero) {
+    llvm::Value *proven = nonzero;
+    for (size_t k = 0; k < words.size(); ++k)
+      proven = b.CreateAnd(
+          proven, b.CreateICmpEQ(load_relaxed(c, byte_ptr(c, entry, 8 + 8 * k)), words[k]));
+    b.CreateCondBr(proven, done, state_check);
+    b.SetInsertPoint(state_check);
+  }
   auto *state = load_acquire(c, entry);
   auto *is_empty = b.CreateICmpEQ(state, b.getInt64(GPUBT_SLOT_EMPTY));
   b.CreateCondBr(is_empty, claim ? try_claim : done, wait);
@@ -123,8 +179,9 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
     b.CreateCondBr(ok, claimed, wait);
 
     b.SetInsertPoint(claimed);
+    // Relaxed atomic stores: the words may be read with no acquire (matches_without_acquire).
     for (size_t k = 0; k < words.size(); ++k)
-      store_u64(c, byte_ptr(c, entry, 8 + 8 * k), words[k]);
+      store_relaxed(c, byte_ptr(c, entry, 8 + 8 * k), words[k]);
     if (auto *init = initial_word0(c, dm.info->value))
       store_u64(c, byte_ptr(c, entry, 8 + L.key_size), init);
     store_release(c, entry, b.getInt64(GPUBT_SLOT_READY));
@@ -134,7 +191,7 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
   // Another thread is writing this slot's key: wait until it publishes it.
   b.SetInsertPoint(wait);
   auto *s = b.CreatePHI(b.getInt64Ty(), 3);
-  s->addIncoming(state, loop);
+  s->addIncoming(state, state_check);
   if (claim)
     s->addIncoming(old, try_claim);
   b.CreateCondBr(b.CreateICmpEQ(s, b.getInt64(GPUBT_SLOT_BUSY)), spin, compare);
@@ -172,20 +229,26 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
   b.CreateBr(done);
 
   b.SetInsertPoint(done);
-  auto *e = b.CreatePHI(entry->getType(), 4);
-  auto *found = b.CreatePHI(b.getInt1Ty(), 4);
+  auto *e = b.CreatePHI(entry->getType(), 5);
+  auto *at = b.CreatePHI(b.getInt64Ty(), 5);
+  auto *found = b.CreatePHI(b.getInt1Ty(), 5);
   auto add = [&](llvm::BasicBlock *from, bool f) {
     e->addIncoming(entry, from);
+    at->addIncoming(idx, from);
     found->addIncoming(b.getInt1(f), from);
   };
+  if (nonzero)
+    add(loop, true);
   if (!claim)
-    add(loop, false);
+    add(state_check, false);
   else
     add(claimed, true);
   add(compare, true);
   add(full, false);
-  return {e, found};
+  return {e, found, at};
 }
+
+namespace {
 
 // A striped map's entry for this thread's SM.
 llvm::Value *stripe_entry(DevCtx &c, const DeviceMap &dm) {
@@ -193,9 +256,7 @@ llvm::Value *stripe_entry(DevCtx &c, const DeviceMap &dm) {
   auto *sm = b.CreateZExt(c.target.special(b, Special::SmId), b.getInt64Ty());
   auto *index = b.CreateAnd(b.CreateMul(sm, b.getInt64(dm.stripe_step)),
                             b.getInt64(dm.layout.capacity - 1));
-  auto *offset =
-      b.CreateAdd(b.getInt64(kHeaderSize), b.CreateMul(index, b.getInt64(dm.layout.entry_size)));
-  return b.CreateGEP(b.getInt8Ty(), map_base(c, dm), offset);
+  return entry_at(c, dm, map_base(c, dm), index);
 }
 
 llvm::Value *value_ptr(DevCtx &c, const DeviceMap &dm, llvm::Value *entry, uint32_t word) {
@@ -314,7 +375,11 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
   const Type &vt = dm->info->value;
   if (!v)
     v = b.getInt64(0);
-  auto words = key_words(c, m, *dm);
+  // A launch-uniform key is every lane's: computed only where its slot is not cached.
+  auto cached = cached_key(c, m, *dm);
+  std::vector<llvm::Value *> words;
+  if (!cached)
+    words = key_words(c, m, *dm);
   llvm::Value *bucket = nullptr;
   if (vt.kind == TypeKind::Hist || vt.kind == TypeKind::Lhist) {
     bucket = vt.kind == TypeKind::Hist ? hist_bucket(b, v) : lhist_bucket(b, v, vt);
@@ -323,10 +388,14 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
   }
 
   // Lanes with the same key (and bucket) form a group; its lowest lane updates the map once.
-  // Launch-uniform keys (key_spread) are every lane's: only a bucket can tell them apart.
+  // Launch-uniform key words are every lane's: only the others (and a bucket) tell lanes apart.
   llvm::Value *mask = active_lanes(c);
   llvm::Value *group = mask;
-  auto match_words = dm->key_spread ? std::vector<llvm::Value *>{} : words;
+  std::vector<llvm::Value *> match_words;
+  auto varying = varying_words(m, *dm);
+  for (size_t i = 0; i < words.size(); ++i)
+    if (varying[i] && !dm->key_spread)
+      match_words.push_back(words[i]);
   if (bucket)
     match_words.push_back(bucket);
   for (auto *w : match_words)
@@ -363,7 +432,11 @@ void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v) {
   // A prefilled (striped) map needs no claim: the SM's entry is READY from the start.
   bool unclaimed = dm->layout.prefilled;
   when(c, warp.elected(b), [&] {
-    Slot s = unclaimed ? Slot{stripe_entry(c, *dm), b.getTrue()} : find_slot(c, *dm, words, true);
+    Slot s = unclaimed ? Slot{stripe_entry(c, *dm), b.getTrue(), nullptr}
+             : cached  ? cached_slot(c, *dm, *cached, vt.kind == TypeKind::Min ||
+                                                          vt.kind == TypeKind::Max,
+                                     [&] { return key_words(c, m, *dm); })
+                       : find_slot(c, *dm, words, true, true);
     when(c, s.found, [&] {
       auto word = [&](uint32_t i) { return value_ptr(c, *dm, s.entry, i); };
       switch (vt.kind) {

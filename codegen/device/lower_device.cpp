@@ -304,6 +304,7 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
   llvm::LLVMContext llctx;
   llvm::Module mod("gpubt_device", llctx);
   target.prepare_module(mod);
+  uint32_t slot_cache_used = 0;
   for (const auto &probe : program.probes) {
     if (!layout::is_gpu_probe(*probe))
       continue;
@@ -327,6 +328,7 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
       c.probe_name_index = spec.probe_names.size();
       c.spec = &spec;
       c.maps = &layout.device_maps;
+      c.slot_cache_used = &slot_cache_used;
       spec.probe_names.push_back(ps.name);
       lower_patch_function(c, ps.function, n);
       if (!c.error.empty())

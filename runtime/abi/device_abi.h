@@ -18,7 +18,7 @@
  * address of a struct gpubt_device_ctx (sanitizerSetCallbackData per launch); `pc` is unused. They
  * always return 0 (SANITIZER_PATCH_SUCCESS). Assemble the PTX with `ptxas -arch=sm_XX
  * --compile-as-tools-patch` (no -c). */
-#define GPUBT_DEVICE_ABI_VERSION 1u
+#define GPUBT_DEVICE_ABI_VERSION 2u
 #define GPUBT_PROBE_FUNCTION_PREFIX "gpubt_probe_"
 /* gpubt_probe_N_direct: probe N without the probe_mask test, for the PTX backend, which pastes it
  * only into kernels that probe N matches (where it alone is at that point). */
@@ -48,6 +48,7 @@
 #define GPUBT_DEFAULT_MAP_BYTES (64u << 20)   /* when its storage would pass this size */
 #define GPUBT_DEFAULT_RING_BYTES (1u << 20) /* printf ring data bytes (a power of two) */
 #define GPUBT_HIST_BUCKETS 66u              /* hist(): bpftrace's log2 buckets 0..65 */
+#define GPUBT_SLOT_CACHE_WORDS 128u /* gpubt_device_ctx::slot_cache */
 
 #ifdef __cplusplus
 extern "C" {
@@ -87,6 +88,14 @@ struct gpubt_device_ctx {
                           first unwrapped as clock_base + ((t - clock_base) & clock_mask), right
                           for 2^32 ticks after clock_base, which the Vulkan layer moves forward
                           as the program submits work */
+  /* Where updates under a launch-uniform key (`@[kernel] = count()`) found their slot, so that
+   * the next warp updates it with no hash, search or key compare (codegen/device/slot_cache.cpp).
+   * Word n: 0 (not known yet), or (tag << 32) | (slot index + 1) for the map and key of one
+   * update site in one probe (the compiler gives each site its words), tag the launch's grid or
+   * block size the key reads (0: none). Zero when the ctx is made; only the probes write it.
+   * Valid because a kernel's ctx fixes every other part of such a key (kernel, pid, probe,
+   * constants) and a slot keeps its key for the whole session. */
+  uint64_t slot_cache[GPUBT_SLOT_CACHE_WORDS];
 };
 
 /* A device map's storage: this header, then `capacity` entries of `entry_size` bytes:
@@ -179,7 +188,8 @@ struct gpubt_ring_record {
 
 #ifdef __cplusplus
 } /* extern "C" */
-static_assert(sizeof(gpubt_device_ctx) == 144 + 8 * GPUBT_MAX_DEVICE_MAPS, "device ABI");
+static_assert(sizeof(gpubt_device_ctx) == 144 + 8 * GPUBT_MAX_DEVICE_MAPS + 8 * GPUBT_SLOT_CACHE_WORDS,
+              "device ABI");
 static_assert(sizeof(gpubt_device_map_header) == 32, "device ABI");
 static_assert(sizeof(gpubt_device_ring) == 32, "device ABI");
 #endif

@@ -23,7 +23,7 @@ namespace gpubt::agent {
 namespace {
 
 constexpr size_t kStagingBytes = 4096;
-static_assert(sizeof(gpubt_device_ctx) <= kStagingBytes);
+static_assert(sizeof(gpubt_device_ctx) <= kStagingBytes / 2); // copy_in stages it there
 // A traced launch's state starts over: launch_start = UINT64_MAX, launch_exited = 0.
 constexpr uint64_t kLaunchReset[2] = {UINT64_MAX, 0};
 constexpr size_t kLaunchStateOffset = offsetof(gpubt_device_ctx, launch_start);

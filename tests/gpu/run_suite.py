@@ -273,6 +273,23 @@ def gpubt_cases(a, plain):
                'if ($j == 2) { continue; } if ($j == 5) { break; } @[7] = count(); } }',
                f'{b}/vectorAdd 50000 3', loops, plain['vectorAdd'])
 
+    def repeating_and_cached(p):  # issue 25 item 3: every path of a keyed update, exact
+        rows = {(m, k): int(v) for m, k, v in
+                re.findall(r'^@(\w*)\[([^\]]*)\]: (\d+)$', p.stdout, re.M)}
+        name = next((k for m, k in rows if m == '' and k.startswith('vectorAdd')), None)
+        want = {('', name): 3 * 50176, ('m', name): 50175, ('g', '196'): 3 * 50176,
+                **{('t', str(k)): 3 * len(range(k, 50176, 1024)) for k in range(1024)},
+                **{('b', str(k)): 3 * 256 for k in range(196)}}
+        bad = {k: (rows.get(k), v) for k, v in want.items() if rows.get(k) != v}
+        return p.returncode == 0 and name and rows == want, \
+            f'exit {p.returncode}, {len(rows)} rows (want {len(want)}), wrong {list(bad.items())[:4]}'
+    for backend in ('ptx', 'sass'):
+        gpubt_case(a, f'gpubt: repeating keys and cached launch-uniform slots x3 ({backend})',
+                   'gpu:kretprobe:vectorAdd { @[kernel] = count(); @t[tid % 1024] = count(); '
+                   '@b[bid_x] = count(); @g[gdim_x] = count(); @m[kernel] = max(tid); }',
+                   f'{b}/vectorAdd 50000 3', repeating_and_cached, plain['vectorAdd'],
+                   opts=(f'--gpu-backend={backend}',))
+
     def grid(p):
         c = keyed_counts(p.stdout)
         want = {f'{x}, {y}': 64 for x in range(4) for y in range(3)}
@@ -480,7 +497,7 @@ def counted_baseline(a, plain):
     what vectorAdd does, in each variant."""
     details, ok = [], True
     for variant, want in [('none', 0), ('count', 50176 * 3), ('tid1024', 50176 * 3),
-                          ('hist', 50176 * 3)]:
+                          ('hist', 50176 * 3), ('count_sm', 50176 * 3), ('bid', 50176 * 3)]:
         p, _ = run([f'{a.bin}/vectorAdd_counted', '50000', '3', variant])
         m = re.search(r'counted (\d+)', p.stdout)
         got = int(m.group(1)) if m else None

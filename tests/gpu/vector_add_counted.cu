@@ -6,16 +6,23 @@
 //          | count_smwarp (one per SM and warp slot % 8, 32 B apart)
 //          | count_sm_store (count_sm plus a store per warp to the counter's line: a READY mark)
 //          | count_sm_loads (count_sm behind a userdata slot, a ctx probe mask and map pointer)
+//          | bid (@[bid_x] = count(): one counter per block, its warps' counts each added once)
+// (@[kernel] = count() by hand is count_sm: one key for the whole launch, a counter per SM.)
 #include <cstdlib>
 #include <cstring>
 
 #include "check.cuh"
 
-enum Variant { kNone, kCount, kTid1024, kHist, kCountSm, kCountSmWarp, kCountSmStore, kCountSmLoads };
+enum Variant {
+  kNone, kCount, kTid1024, kHist, kCountSm, kCountSmWarp, kCountSmStore, kCountSmLoads, kBid
+};
+constexpr int kVariants = kBid + 1;
+constexpr int kMaxBlocks = 1 << 18; // bid: 2^26 elements in blocks of 256
 
 __device__ unsigned long long gCount;
 __device__ unsigned long long gPerTid[1024];
 __device__ unsigned long long gHist[65];
+__device__ unsigned long long gPerBlock[kMaxBlocks];
 __device__ unsigned long long gStripes[256 * 16]; // 256 SMs x 16 words (128 B)
 struct Ctx { unsigned long long pad[12]; unsigned long long *map; unsigned long long more[64]; unsigned long long mask; };
 __device__ Ctx gCtx;
@@ -52,6 +59,10 @@ template <int V> __global__ void vectorAddCounted(const float *a, const float *b
     unsigned slot = V == kCountSm ? sm * 16 : sm * 16 + (warp & 7) * 2;
     if (lane == __ffs(mask) - 1)
       atomicAdd(&gStripes[slot & (256 * 16 - 1)], (unsigned long long)__popc(mask));
+  } else if (V == kBid) { // one key per warp (blocks are whole warps): its lowest lane adds
+    unsigned mask = __activemask();
+    if (lane == __ffs(mask) - 1)
+      atomicAdd(&gPerBlock[blockIdx.x % kMaxBlocks], (unsigned long long)__popc(mask));
   } else if (V == kTid1024) { // 32 distinct keys per warp: nothing to aggregate
     atomicAdd(&gPerTid[i & 1023], 1ull);
   } else if (V == kHist) { // log2 bucket of the clock; lanes of one bucket add once
@@ -75,6 +86,11 @@ static int counted(Variant v, unsigned long long &total) {
     CHECK(cudaMemcpyFromSymbol(stripes, gStripes, sizeof stripes));
     for (int i = 0; i < 256 * 16; ++i)
       total += v == kCountSmStore ? (i % 16 == 1 ? stripes[i] : 0) : stripes[i];
+  } else if (v == kBid) {
+    static unsigned long long blocks[kMaxBlocks];
+    CHECK(cudaMemcpyFromSymbol(blocks, gPerBlock, sizeof blocks));
+    for (int i = 0; i < kMaxBlocks; ++i)
+      total += blocks[i];
   } else if (v != kNone) {
     size_t n = v == kTid1024 ? 1024 : 65;
     if (v == kTid1024)
@@ -90,20 +106,20 @@ static int counted(Variant v, unsigned long long &total) {
 int main(int argc, char **argv) {
   int n = argc > 1 ? std::atoi(argv[1]) : 50000;
   int launches = argc > 2 ? std::atoi(argv[2]) : 1;
-  const char *names[] = {"none",     "count",        "tid1024",       "hist",
-                         "count_sm", "count_smwarp", "count_sm_store", "count_sm_loads"};
+  const char *names[] = {"none",         "count",          "tid1024",        "hist", "count_sm",
+                         "count_smwarp", "count_sm_store", "count_sm_loads", "bid"};
   Variant v = kNone;
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < kVariants; ++i)
     if (argc > 3 && std::strcmp(argv[3], names[i]) == 0)
       v = Variant(i);
   if (argc > 3 && std::strcmp(argv[3], names[v]) != 0) {
-    std::fprintf(stderr, "unknown variant %s (none, count, tid1024, hist)\n", argv[3]);
+    std::fprintf(stderr, "unknown variant %s (none, count, tid1024, hist, bid, ...)\n", argv[3]);
     return 2;
   }
   void (*kernels[])(const float *, const float *, float *, int) = {
       vectorAddCounted<kNone>, vectorAddCounted<kCount>, vectorAddCounted<kTid1024>,
       vectorAddCounted<kHist>,      vectorAddCounted<kCountSm>,      vectorAddCounted<kCountSmWarp>,
-      vectorAddCounted<kCountSmStore>, vectorAddCounted<kCountSmLoads>};
+      vectorAddCounted<kCountSmStore>, vectorAddCounted<kCountSmLoads>, vectorAddCounted<kBid>};
   if (v == kCountSmLoads) { // a ctx like gpubt's: map pointer and probe mask behind a userdata slot
     Ctx host{};
     unsigned long long *stripes;

@@ -191,12 +191,70 @@ TEST(PtxTarget, KeyedCountMatchesKeysAcrossTheWarp) {
   EXPECT_NE(ptx.find("atom.global.add.u64"), std::string::npos);
 }
 
-TEST(PtxTarget, TupleKeysMatchEveryWord) {
+TEST(PtxTarget, TupleKeysMatchTheWordsThatVary) {
   auto c = compile_gpu_script("gpu:kretprobe:k { @[bid_x, kernel] = count(); }");
   ASSERT_EQ(c.error, "");
-  // 8 bytes of bid_x then 64 of kernel: one match per key word.
+  // 8 bytes of bid_x then 64 of kernel, which every lane has: one match, on bid_x's word.
   EXPECT_EQ(count_of(function_text(c.spec.device.ptx, "gpubt_probe_0_direct"), "match.any.sync.b64"),
-            9u);
+            1u);
+}
+
+// The line of TEXT that has both A and B ("" if none).
+static std::string line_with(const std::string &text, const std::string &a, const std::string &b) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(a) != std::string::npos && line.find(b) != std::string::npos)
+      return line;
+  return "";
+}
+
+// A key the same for the whole launch: each update site has gpubt_device_ctx::slot_cache words
+// (32, one per SM % 32), and a warp that finds its slot there adds to it at once.
+TEST(PtxTarget, LaunchUniformKeysUpdateTheirCachedSlot) {
+  auto c = compile_gpu_script("gpu:kretprobe:k { @a[kernel] = count(); @b[probe, kernel] = "
+                              "count(); @c[kernel] = max(tid); @d[1] = count(); @e[2] = count(); "
+                              "@f[gdim_x, bdim_x] = count(); }");
+  ASSERT_EQ(c.error, "");
+  std::string fn = function_text(c.spec.device.ptx, "gpubt_probe_0_direct");
+  auto word = [](uint32_t n) {
+    return "+" + std::to_string(offsetof(gpubt_device_ctx, slot_cache) + 8 * n) + "]";
+  };
+  EXPECT_NE(line_with(fn, "ld.relaxed.gpu.global.b64", word(0)), "") << fn;
+  EXPECT_NE(line_with(fn, "ld.relaxed.gpu.global.b64", word(32)), "");
+  // A max needs the claimer's start value: the cache word is read with acquire.
+  EXPECT_NE(line_with(fn, "ld.acquire.gpu.global.b64", word(64)), "");
+  EXPECT_NE(line_with(fn, "ld.relaxed.gpu.global.b64", word(96)), "");
+  // The 128 words are given out: @e searches, as does @f (two launch sizes in one key).
+  EXPECT_EQ(fn.find(word(128)), std::string::npos);
+  // From @a's cache word to its add: no hash (MurmurHash's multiplier), no acquire load, no
+  // key compare: the cache word and the table's address (maybe read before) its only loads.
+  size_t at = fn.find(line_with(fn, "ld.relaxed.gpu.global.b64", word(0)));
+  std::string hit = fn.substr(at, fn.find("atom.global.add.u64", at) - at);
+  EXPECT_EQ(hit.find("-49064778989728563"), std::string::npos) << hit;
+  EXPECT_EQ(hit.find("ld.acquire"), std::string::npos) << hit;
+  EXPECT_LE(count_of(hit, "ld."), 2u) << hit;
+  // Every lane has the key: no lane is matched against another (no bucket either).
+  EXPECT_EQ(fn.find("match.any.sync"), std::string::npos);
+  if (!have_ptxas())
+    GTEST_SKIP() << "no " << kPtxas;
+  std::string out;
+  EXPECT_EQ(run_ptxas(c.spec.device.ptx, &out), 0) << out;
+}
+
+// A key of integers, all nonzero: the slot's key words are compared before any acquire load
+// (a word of a claimed slot only ever goes from 0 to the key); a max starts from the acquire.
+TEST(PtxTarget, NonzeroKeysAreComparedBeforeTheAcquire) {
+  auto c = compile_gpu_script("gpu:kretprobe:k { @[tid % 1024] = count(); }");
+  ASSERT_EQ(c.error, "");
+  std::string fn = function_text(c.spec.device.ptx, "gpubt_probe_0_direct");
+  size_t relaxed = fn.find("ld.relaxed.gpu.global.b64"), acquire = fn.find("ld.acquire");
+  ASSERT_NE(relaxed, std::string::npos) << fn;
+  EXPECT_LT(relaxed, acquire) << fn;
+  EXPECT_NE(fn.find("st.relaxed.gpu.global.b64"), std::string::npos); // the claimer's key words
+  c = compile_gpu_script("gpu:kretprobe:k { @[tid % 1024] = max(clock); }");
+  ASSERT_EQ(c.error, "");
+  EXPECT_EQ(function_text(c.spec.device.ptx, "gpubt_probe_0_direct").find("ld.relaxed"),
+            std::string::npos);
 }
 
 TEST(PtxTarget, SumAndMinReduceAcrossTheGroup) {

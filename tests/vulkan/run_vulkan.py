@@ -420,6 +420,22 @@ def main():
          {("c", 1): 2 * invocations, ("s", 2): 2 * sum(range(invocations)), ("mn", 3): 0,
           ("mx", groups): invocations - 1},
          "launch-uniform keys, spread over slots"),
+        # Keys that repeat within a subgroup (aggregated first) and keys the same for the whole
+        # dispatch, whose slots each entry point's ctx caches (gdim_x's: tagged with the grid
+        # size, which here changes with each of 3 dispatches of 16, 15 and 14 workgroups); a key
+        # of two launch sizes, and a max, under the same keys.
+        ("gpu:kretprobe:main { @r[tid % 100] = count(); @b[bid_x] = count(); @c[5] = count(); "
+         "@g[gdim_x] = count(); @t[gdim_x * 1000 + 7] = sum(2); @m[gdim_x * 100 + bdim_x] = "
+         "count(); @x[gdim_x] = max(tid); }", [str(n), "3", "shrink"],
+         {**{("r", k): sum(len(range(k, local * (groups - d), 100)) for d in range(3))
+             for k in range(100)},
+          **{("b", g): local * sum(1 for d in range(3) if g < groups - d) for g in range(groups)},
+          ("c", 5): local * (3 * groups - 3),
+          **{("g", groups - d): local * (groups - d) for d in range(3)},
+          **{("t", 1000 * (groups - d) + 7): 2 * local * (groups - d) for d in range(3)},
+          **{("m", 100 * (groups - d) + local): local * (groups - d) for d in range(3)},
+          **{("x", groups - d): local * (groups - d) - 1 for d in range(3)}},
+         "repeating keys and cached launch-uniform slots over 3 grid sizes"),
         # An if/else around keyed maps, and a predicate on last_thread: LLVM's SPIR-V back end
         # alone structurized both wrongly (the layer refused the modules).
         ("gpu:kretprobe:main { if (tid % 2 == 0) { @a[tid % 5] = count(); } else "

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "codegen/layout/launch_uniform_keys.h"
 #include "codegen/layout/program_layout.h"
+#include "frontend/ast_walk.h"
 #include "codegen/layout/value_format.h"
 #include "codegen/layout/value_type.h"
 #include "runtime/abi/device_abi.h"
@@ -101,6 +103,30 @@ TEST(ProgramLayout, LaunchUniformKeysSpreadOverSlots) {
   EXPECT_EQ(spread, (std::map<std::string, uint32_t>{{"@a", 32}, {"@b", 32}, {"@c", 32},
                                                       {"@d", 0}, {"@e", 0}, {"@f", 0},
                                                       {"@g", 0}, {"@h", 0}}));
+}
+
+// What a kernel's ctx does not fix in a launch-uniform key: the grid and block sizes, each once.
+TEST(ProgramLayout, LaunchValuesInKeys) {
+  auto l = lay_out("gpu:kretprobe:k { @a[kernel, pid, probe, 3] = count(); @b[kernel, gdim_x] = "
+                   "count(); @c[gdim_x * 2 + gdim_x] = count(); @d[gdim_x, bdim_y] = count(); "
+                   "@e[kernel, tid] = count(); }");
+  ASSERT_EQ(l.checked.error, "");
+  std::map<std::string, std::string> values;
+  for_each_expr(*l.checked.prog->probes[0], [&](const frontend::Expr &e) {
+    if (e.kind != frontend::ExprKind::Map)
+      return;
+    const auto &m = e.as<frontend::MapExpr>();
+    auto v = launch_values_in_key(m);
+    std::string s = v ? "" : "not uniform";
+    for (const auto *b : v.value_or(std::vector<const frontend::BuiltinExpr *>{}))
+      s += (s.empty() ? "" : ",") + b->name;
+    values[m.name] = s;
+  });
+  EXPECT_EQ(values, (std::map<std::string, std::string>{{"@a", ""},
+                                                        {"@b", "gdim_x"},
+                                                        {"@c", "gdim_x"},
+                                                        {"@d", "gdim_x,bdim_y"},
+                                                        {"@e", "not uniform"}}));
 }
 
 TEST(ProgramLayout, DeviceCapacityMustBeAPowerOfTwo) {

@@ -1,6 +1,6 @@
 // A plain Vulkan compute program: c = a + b over N floats on the first device, checked on the
 // host (b's scale, 1, is a specialization constant, as real programs set theirs).
-// Usage: vk_vector_add [N] [DISPATCHES] [time|kill] (default 1000 elements in workgroups of 64,
+// Usage: vk_vector_add [N] [DISPATCHES] [time|kill|shrink] (default 1000 elements in workgroups of 64,
 // once). The buffers are device-local, filled and read back through a host-visible staging
 // buffer, as real programs keep them. Prints "vk_vector_add: ok N" or the first wrong element, and
 // exits non-zero on error. With "time", consecutive dispatches are separated by a barrier and
@@ -8,6 +8,7 @@
 // or, where the queue has no timestamps, the host wall time of the submission over DISPATCHES.
 // With "kill", the program waits for the device again 1.1 s later (the Vulkan layer writes its
 // results after waits a second apart at most), then kills itself (SIGKILL, no exit handlers).
+// With "shrink", dispatch d runs d workgroups fewer than the first (a grid size per dispatch).
 // VK_VECTOR_ADD_MODULE_NAME names the shader module before the pipeline is made and
 // VK_VECTOR_ADD_PIPELINE_NAME the pipeline once its module is destroyed, as debuggers and
 // profilers show them (VK_EXT_debug_utils).
@@ -156,6 +157,7 @@ int main(int argc, char **argv) {
   int dispatches = argc > 2 ? atoi(argv[2]) : 1;
   int timed = argc > 3 && strcmp(argv[3], "time") == 0;
   int killed = argc > 3 && strcmp(argv[3], "kill") == 0;
+  int shrink = argc > 3 && strcmp(argv[3], "shrink") == 0;
   const char *module_name = getenv("VK_VECTOR_ADD_MODULE_NAME");
   const char *pipeline_name = getenv("VK_VECTOR_ADD_PIPELINE_NAME");
   const char *shader = getenv("VK_VECTOR_ADD_SHADER");
@@ -350,7 +352,7 @@ int main(int argc, char **argv) {
               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
     if (queries)
       vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, 2 * (uint32_t)d);
-    vkCmdDispatch(cb, (n + 63) / 64, 1, 1);
+    vkCmdDispatch(cb, (n + 63) / 64 - (shrink ? (uint32_t)d : 0), 1, 1);
     if (queries)
       vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, 2 * (uint32_t)d + 1);
   }
