@@ -33,6 +33,12 @@ struct DevCtx : codegen::Lowering {
   // --timeline: the clock the launch's last thread read for its launch record (0 elsewhere); that
   // thread's `nsecs` is this same reading, so the record's span is what the script measures.
   llvm::Value *launch_end_ns = nullptr;
+  // `active_lanes` as the probe started (i32), where the body then runs in one lane only
+  // (gpu:block_begin, gpu:block_end); null: read where used.
+  llvm::Value *probe_lanes = nullptr;
+  // gpu:block_begin / gpu:block_end: lower_block_edge runs the body only in the block's first
+  // thread in / last thread out.
+  frontend::Provider provider = frontend::Provider::GpuKprobe;
 
 protected: // device_expr.cpp; values live in local memory (local_buffer)
   bool holds_in_memory(const frontend::Type &t) const override;
@@ -104,6 +110,8 @@ inline DVal lower_expr(DevCtx &c, const frontend::Expr &e) { return c.lower_expr
 inline llvm::Value *truthy(DevCtx &c, DVal v) { return c.truthy(v); }
 
 // device_expr.cpp
+llvm::Value *linear_block(DevCtx &c);      // the block's index in the grid, x fastest (i64)
+llvm::Value *threads_per_block(DevCtx &c); // i64
 llvm::Value *device_nsecs(DevCtx &c); // `nsecs`: %globaltimer on the host's clock
 llvm::Value *probe_nsecs(DevCtx &c);  // `nsecs` in a probe body (see launch_end_ns)
 
@@ -113,6 +121,12 @@ DVal read_map(DevCtx &c, const frontend::MapExpr &m);
 void write_map(DevCtx &c, const frontend::MapExpr &m, DVal v, const frontend::Type &v_type);
 // M[keys] = AGG(v), aggregated across the warp first (v null for count).
 void update_aggregate(DevCtx &c, const frontend::MapExpr &m, llvm::Value *v);
+
+// block_state.cpp: gpu:block_begin / gpu:block_end (device_abi.h block_slots). i1: this thread
+// is its block's first in (it claimed the block's word) / last out (it freed it). Every thread
+// of a traced kernel runs both, once each.
+llvm::Value *enter_block(DevCtx &c);
+llvm::Value *leave_block(DevCtx &c);
 
 // device_printf.cpp
 void lower_printf(DevCtx &c, const frontend::CallExpr &call);

@@ -87,7 +87,15 @@ struct gpubt_device_ctx {
                           first unwrapped as clock_base + ((t - clock_base) & clock_mask), right
                           for 2^32 ticks after clock_base, which the Vulkan layer moves forward
                           as the program submits work */
+  /* gpu:block_begin / gpu:block_end (DeviceBlockState): device address of GPUBT_BLOCK_SLOTS
+   * zeroed uint64 words, one per block running at once: block B (linear index) holds word
+   * B % GPUBT_BLOCK_SLOTS as (B / GPUBT_BLOCK_SLOTS + 1) << 32 | threads that left, claimed by
+   * its first thread in (CAS from 0; a block finding another's tag waits for it to leave) and
+   * set back to 0 by its last thread out. The CUDA agent gives each traced kernel's ctx its own;
+   * the Vulkan layer one for all (it orders the dispatches of such pipelines). 0: none. */
+  uint64_t block_slots;
 };
+#define GPUBT_BLOCK_SLOTS 8192u /* a power of two, over the blocks a GPU runs at once */
 
 /* A device map's storage: this header, then `capacity` entries of `entry_size` bytes:
  *
@@ -179,7 +187,7 @@ struct gpubt_ring_record {
 
 #ifdef __cplusplus
 } /* extern "C" */
-static_assert(sizeof(gpubt_device_ctx) == 144 + 8 * GPUBT_MAX_DEVICE_MAPS, "device ABI");
+static_assert(sizeof(gpubt_device_ctx) == 152 + 8 * GPUBT_MAX_DEVICE_MAPS, "device ABI");
 static_assert(sizeof(gpubt_device_map_header) == 32, "device ABI");
 static_assert(sizeof(gpubt_device_ring) == 32, "device ABI");
 #endif
