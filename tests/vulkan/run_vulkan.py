@@ -322,6 +322,15 @@ def check_blocks(gpubt, prog, groups, local, env):
         got = map_rows(r.stdout)
         ok = r.returncode == 0 and got == want and f"vk_vector_add: ok {n}" in r.stdout
         failed += report(ok, f"block probes, {dispatches} dispatch(es): {script} -> {got}", r)
+    # The body runs in one lane, but active_lanes is its subgroup's as the probe began: all of
+    # them at entry, as gpu:kprobe sees.
+    r = run([gpubt, "-e", "gpu:block_begin:main { @a[popcount(active_lanes)] = count(); } "
+             "gpu:kprobe:main { @k[popcount(active_lanes)] = count(); }", "-c", f"{prog} {n}"], env)
+    got = map_rows(r.stdout)
+    size = [k for (m, k) in got if m == "k"]
+    ok = (r.returncode == 0 and len(size) == 1 and
+          got == {("k", size[0]): groups * local, ("a", size[0]): groups})
+    failed += report(ok, f"active_lanes in gpu:block_begin is the subgroup's: {got}", r)
     return failed
 
 
