@@ -142,7 +142,8 @@ void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit
     }
     auto *finished = counts ? llvm::BasicBlock::Create(c.ctx, "probe.done", c.fn) : out;
     if (is_gpu_block(c.provider)) { // counted by every thread; the body runs in one
-      c.probe_lanes = active_lanes(c);
+      if (uses_builtin(*c.probe, stdlib::BuiltinId::ActiveLanes))
+        c.probe_lanes = active_lanes(c);
       auto *edge = c.provider == Provider::GpuBlockBegin ? enter_block(c) : leave_block(c);
       auto *run = llvm::BasicBlock::Create(c.ctx, "block.edge", c.fn);
       c.b.CreateCondBr(edge, run, finished);
@@ -219,8 +220,7 @@ static void add_unique(std::vector<std::string> &v, const std::string &s) {
 // gpu:block_begin without gpu:block_end (or the other way round): the other side of the block's
 // word, as a hidden probe on the same kernel pattern (check_launch_state allows one).
 static Status add_block_state(const Program &program, llvm::Module &mod,
-                              const DeviceTarget &target,
-                              abi::ProgramSpec &spec) {
+                              const DeviceTarget &target, abi::ProgramSpec &spec) {
   const AttachPoint *sides[2] = {nullptr, nullptr};
   for (const auto &probe : program.probes)
     for (const auto &ap : probe->attach_points)

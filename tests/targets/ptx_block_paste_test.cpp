@@ -29,8 +29,8 @@ std::string paste_and_assemble(const std::string &script) {
   if (run_tool(std::string(kNvcc) + " -ptx -arch=sm_90 -o " + dir + "/d.ptx " + src, &log) != 0)
     return "nvcc: " + log;
   runtime::PtxInstrumentOptions o;
-  o.kernels = {{"_Z7divergePKiS0_Pii", std::string(GPUBT_PROBE_FUNCTION_PREFIX) + "0" +
-                                           GPUBT_PROBE_DIRECT_SUFFIX,
+  o.kernels = {{"_Z7divergePKiS0_Pii",
+                std::string(GPUBT_PROBE_FUNCTION_PREFIX) + "0" + GPUBT_PROBE_DIRECT_SUFFIX,
                 std::string(GPUBT_PROBE_FUNCTION_PREFIX) + "1" + GPUBT_PROBE_DIRECT_SUFFIX}};
   o.probe_ptx = c.spec.device.ptx;
   o.max_ptx_isa = 90;
@@ -38,9 +38,8 @@ std::string paste_and_assemble(const std::string &script) {
   if (!out)
     return "instrument: " + out.error();
   std::ofstream(dir + "/out.ptx") << *out;
-  int st = run_tool(std::string(kPtxasTool) + " -arch=sm_90 -o " + dir + "/out.cubin " + dir +
-                        "/out.ptx",
-                    &log);
+  int st = run_tool(
+      std::string(kPtxasTool) + " -arch=sm_90 -o " + dir + "/out.cubin " + dir + "/out.ptx", &log);
   std::system(("rm -rf " + dir).c_str());
   return st == 0 ? "" : "ptxas: " + log;
 }
