@@ -1,6 +1,8 @@
 // Integer operations shared by the lowerings (see int_ops.h).
 #include "codegen/int_ops.h"
 
+#include <llvm/IR/Intrinsics.h>
+
 namespace gpubt::codegen {
 
 using frontend::BinaryOp;
@@ -85,6 +87,13 @@ llvm::Value *int_binop(llvm::IRBuilder<> &b, BinaryOp op, llvm::Value *l, llvm::
 }
 
 // bpftrace's log2 buckets: 0 for v < 0, 1 for 0, k >= 2 for 2^(k-2) <= v < 2^(k-1).
+llvm::Value *popcount_int(llvm::IRBuilder<> &b, llvm::Value *v, const frontend::Type &t) {
+  uint32_t bits = t.size >= 1 && t.size < 8 ? t.size * 8 : 64;
+  auto *narrow = b.CreateTrunc(v, b.getIntNTy(bits));
+  auto *n = b.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, narrow);
+  return b.CreateZExt(n, b.getInt64Ty());
+}
+
 llvm::Value *hist_bucket(llvm::IRBuilder<> &b, llvm::Value *v) {
   llvm::Value *x = v, *n = b.getInt64(0);
   for (int s : {32, 16, 8, 4, 2, 1}) {

@@ -16,6 +16,10 @@ llvm::Value *normalize_int(llvm::IRBuilder<> &b, llvm::Value *v, const frontend:
 llvm::Value *int_binop(llvm::IRBuilder<> &b, frontend::BinaryOp op, llvm::Value *l, llvm::Value *r,
                        bool is_signed, const frontend::Type &result);
 
+// popcount(v): the bits set in the i64 V's low T.size bytes (a negative int32 counts 32 bits at
+// most), as an i64.
+llvm::Value *popcount_int(llvm::IRBuilder<> &b, llvm::Value *v, const frontend::Type &t);
+
 // Bucket indexes as runtime/abi/program_spec.h numbers them.
 llvm::Value *hist_bucket(llvm::IRBuilder<> &b, llvm::Value *v);
 llvm::Value *lhist_bucket(llvm::IRBuilder<> &b, llvm::Value *v, const frontend::Type &t);

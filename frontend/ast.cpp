@@ -3,7 +3,13 @@
 
 namespace gpubt::frontend {
 
-bool is_gpu(Provider p) { return p == Provider::GpuKprobe || p == Provider::GpuKretprobe; }
+bool is_gpu(Provider p) {
+  return p == Provider::GpuKprobe || p == Provider::GpuKretprobe || is_gpu_block(p);
+}
+
+bool is_gpu_block(Provider p) {
+  return p == Provider::GpuBlockBegin || p == Provider::GpuBlockEnd;
+}
 
 bool is_builtin(const Expr &e, BuiltinId id) {
   return e.kind == ExprKind::Builtin && e.as<BuiltinExpr>().id == id;
@@ -42,6 +48,10 @@ std::string AttachPoint::name() const {
   case Provider::GpuKretprobe:
   case Provider::GpuLaunch:
     return "gpu:kretprobe:" + func;
+  case Provider::GpuBlockBegin:
+    return "gpu:block_begin:" + func;
+  case Provider::GpuBlockEnd:
+    return "gpu:block_end:" + func;
   case Provider::GpuHang:
     return "gpu:hang:" + func + (target.empty() ? "" : ":" + target);
   case Provider::Kprobe:

@@ -245,6 +245,7 @@ struct JumpStmt : Stmt {
 enum class Provider {
   Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, // host
   GpuKprobe, GpuKretprobe,                              // gpu
+  GpuBlockBegin, GpuBlockEnd, // gpu: once per block, by its first thread in / last thread out
   // host: gpu:hang:KERNEL[:DURATION], run by gpubt when a CUDA launch of KERNEL has run
   // DURATION (interval_ns; target = DURATION as written, empty: the default 2s)
   GpuHang,
@@ -262,6 +263,7 @@ enum class Provider {
   GpuLaunch,
 };
 bool is_gpu(Provider p);
+bool is_gpu_block(Provider p); // gpu:block_begin, gpu:block_end
 
 // Whether E is the builtin ID, or a call of the function ID (after resolve_types).
 bool is_builtin(const Expr &e, BuiltinId id);

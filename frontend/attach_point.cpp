@@ -22,6 +22,8 @@ const ProviderRow kProviders[] = {
     {"uretprobe", "ur", Provider::Uretprobe, 2}, {"tracepoint", "t", Provider::Tracepoint, 2},
     {"gpu:kprobe", "", Provider::GpuKprobe, 1},  {"gpu:kretprobe", "", Provider::GpuKretprobe, 1},
     {"gpu:hang", "", Provider::GpuHang, 1},
+    {"gpu:block_begin", "", Provider::GpuBlockBegin, 1},
+    {"gpu:block_end", "", Provider::GpuBlockEnd, 1},
     {"kprobe", "k", Provider::Kprobe, 1},        {"kretprobe", "kr", Provider::Kretprobe, 1},
     {"profile", "p", Provider::Profile, 2},      {"usdt", "U", Provider::Usdt, 2},
     {"software", "s", Provider::Software, 2},    {"hardware", "h", Provider::Hardware, 2},
@@ -247,7 +249,8 @@ void report_invalid_type(AttachPoint &ap, const std::vector<std::string> &parts,
   std::string near = did_you_mean(word, type_names(gpu));
   if (gpu)
     diags.error(at, "Invalid gpu probe type: " + word +
-                        (near.empty() ? " (gpu probes are gpu:kprobe, gpu:kretprobe and gpu:hang)"
+                        (near.empty() ? " (gpu probes are gpu:kprobe, gpu:kretprobe, "
+                                        "gpu:block_begin, gpu:block_end and gpu:hang)"
                                       : near));
   else
     diags.error(at, "Invalid probe type: " + word + near);

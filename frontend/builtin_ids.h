@@ -19,6 +19,7 @@ enum class BuiltinId {
   // gpu only
   TidX, TidY, TidZ, BidX, BidY, BidZ, BdimX, BdimY, BdimZ, GdimX, GdimY, GdimZ,
   Lane, Warp, Sm, Clock, Kernel,
+  ActiveLanes, // the warp's lanes active at the probe (CUDA's __activemask())
   LaunchStart, LastThread, // gpu:kretprobe only: per launch (device_abi.h launch_start)
 };
 
@@ -36,6 +37,7 @@ enum class FunctionId {
   Errorf, Warnf, // printf to stderr as a diagnostic of the call's place
   PercpuKaddr,    // percpu_kaddr("var"[, cpu]): a kernel per-CPU variable's address on a CPU
   Debugf, // printf into the kernel's trace buffer (bpf_trace_printk)
+  Popcount, // the number of bits set (host and gpu)
 };
 
 } // namespace gpubt::frontend

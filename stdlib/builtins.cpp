@@ -22,7 +22,8 @@ constexpr ProviderMask kHost = bit(Provider::Begin) | bit(Provider::End) |
                                bit(Provider::Software) | bit(Provider::Hardware) |
                                bit(Provider::Watchpoint) | bit(Provider::AsyncWatchpoint) |
                                bit(Provider::Uretprobe) | bit(Provider::Tracepoint) | kKernelFn;
-constexpr ProviderMask kGpu = bit(Provider::GpuKprobe) | bit(Provider::GpuKretprobe);
+constexpr ProviderMask kGpu = bit(Provider::GpuKprobe) | bit(Provider::GpuKretprobe) |
+                              bit(Provider::GpuBlockBegin) | bit(Provider::GpuBlockEnd);
 constexpr ProviderMask kHang = bit(Provider::GpuHang); // gpu:hang: the launch's, on the host
 // A gpu:kretprobe /last_thread/ run in gpubt per finished launch: what the launch record answers.
 constexpr ProviderMask kLaunchEnd = bit(Provider::GpuLaunch);
@@ -118,8 +119,13 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
      kGpuOnly, kLaunch},
     // Per launch: the first thread's entry `nsecs` (gpu:hang: the earliest the launch can have
     // begun); 1 in the launch's last thread to exit.
-    U64("launch_start", LaunchStart, bit(Provider::GpuKretprobe) | kHang | kLaunchEnd,
-        "{name} is only available in gpu:kretprobe and gpu:hang probes", kTime),
+    // The warp's lanes active at the probe, as a u32 mask (__activemask(); a SPIR-V subgroup's
+    // ballot): popcount(active_lanes) is how many run together there. Over time: a
+    // gpu:kretprobe reading it runs at the exit, where lanes may have parted.
+    {"active_lanes", BuiltinId::ActiveLanes, TypeKind::Integer, 4, false, kGpu, kGpuOnly, kTime},
+    U64("launch_start", LaunchStart,
+        bit(Provider::GpuKretprobe) | bit(Provider::GpuBlockEnd) | kHang | kLaunchEnd,
+        "{name} is only available in gpu:kretprobe, gpu:block_end and gpu:hang probes", kTime),
     U64("last_thread", LastThread, bit(Provider::GpuKretprobe) | kLaunchEnd,
         "{name} is only available in gpu:kretprobe probes", kTime),
 });
@@ -234,6 +240,10 @@ std::string_view provider_type_name(Provider p) {
   case Provider::GpuKretprobe:
   case Provider::GpuLaunch:
     return "gpu:kretprobe";
+  case Provider::GpuBlockBegin:
+    return "gpu:block_begin";
+  case Provider::GpuBlockEnd:
+    return "gpu:block_end";
   case Provider::GpuHang:
     return "gpu:hang";
   case Provider::Kprobe:

@@ -101,6 +101,9 @@ constexpr std::array kFunctions = std::to_array<FunctionInfo>({
      {A::IntOrPointer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
     {"kptr", FunctionId::Kptr, FunctionKind::Value, 1, 1,
      {A::IntOrPointer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kHostContext},
+    // popcount(n): how many bits of n are set (gpubt's: popcount(active_lanes) in gpu probes).
+    {"popcount", FunctionId::Popcount, FunctionKind::Value, 1, 1,
+     {A::Integer, A::Any, A::Any, A::Any}, TypeKind::Integer, 8, kBoth},
     // bswap(n): n's bytes reversed, as an unsigned integer of n's size.
     {"bswap", FunctionId::Bswap, FunctionKind::Value, 1, 1, {A::Integer, A::Any, A::Any, A::Any},
      TypeKind::Integer, 8, kHostContext},

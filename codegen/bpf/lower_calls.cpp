@@ -13,6 +13,7 @@
 #include "codegen/bpf/lower_maps.h"
 #include "codegen/bpf/lower_nccl.h"
 #include "codegen/bpf/send_event.h"
+#include "codegen/int_ops.h"
 #include "codegen/layout/value_format.h"
 #include "stdlib/functions.h"
 #include "stdlib/registers.h"
@@ -312,6 +313,10 @@ const std::map<FunctionId, CallFn> &call_table() {
          auto *narrow = c.b.CreateTrunc(v, c.b.getIntNTy(bits));
          auto *swapped = c.b.CreateUnaryIntrinsic(llvm::Intrinsic::bswap, narrow);
          return {c.b.CreateZExt(swapped, c.b.getInt64Ty())};
+       }},
+      {FunctionId::Popcount,
+       [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {
+         return {popcount_int(c.b, lower_expr(c, *call.args[0]).v, call.args[0]->type)};
        }},
       {FunctionId::Strncmp,
        [](LowerCtx &c, const CallExpr &call, const MapExpr *) -> Val {

@@ -39,6 +39,12 @@ struct DevCtx : codegen::Lowering {
   // gpubt_device_ctx::slot_cache words given out so far, shared by the probes of one module
   // (null: none to give, no update caches its slot).
   uint32_t *slot_cache_used = nullptr;
+  // `active_lanes` as the probe started (i32), where the body then runs in one lane only
+  // (gpu:block_begin, gpu:block_end); null: read where used.
+  llvm::Value *probe_lanes = nullptr;
+  // gpu:block_begin / gpu:block_end: lower_block_edge runs the body only in the block's first
+  // thread in / last thread out.
+  frontend::Provider provider = frontend::Provider::GpuKprobe;
 
 protected: // device_expr.cpp; values live in local memory (local_buffer)
   bool holds_in_memory(const frontend::Type &t) const override;
@@ -111,6 +117,8 @@ inline DVal lower_expr(DevCtx &c, const frontend::Expr &e) { return c.lower_expr
 inline llvm::Value *truthy(DevCtx &c, DVal v) { return c.truthy(v); }
 
 // device_expr.cpp
+llvm::Value *linear_block(DevCtx &c);      // the block's index in the grid, x fastest (i64)
+llvm::Value *threads_per_block(DevCtx &c); // i64
 llvm::Value *device_nsecs(DevCtx &c); // `nsecs`: %globaltimer on the host's clock
 llvm::Value *probe_nsecs(DevCtx &c);  // `nsecs` in a probe body (see launch_end_ns)
 
@@ -146,6 +154,11 @@ std::optional<CachedKey> cached_key(DevCtx &c, const frontend::MapExpr &m, const
 // ACQUIRE: the update also needs the claimer's start value (min/max). Slot::index is unset.
 Slot cached_slot(DevCtx &c, const DeviceMap &dm, const CachedKey &k, bool acquire,
                  const std::function<std::vector<llvm::Value *>()> &key_words);
+// block_state.cpp: gpu:block_begin / gpu:block_end (device_abi.h block_slots). i1: this thread
+// is its block's first in (it claimed the block's word) / last out (it freed it). Every thread
+// of a traced kernel runs both, once each.
+llvm::Value *enter_block(DevCtx &c);
+llvm::Value *leave_block(DevCtx &c);
 
 // device_printf.cpp
 void lower_printf(DevCtx &c, const frontend::CallExpr &call);

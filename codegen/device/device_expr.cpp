@@ -26,27 +26,13 @@ llvm::Value *read_clock(DevCtx &c, Special s) {
   return c.target.special(c.b, s);
 }
 
-// Linear thread index inside the block and linear block index inside the grid (x fastest).
+// Linear thread index inside the block (x fastest).
 llvm::Value *linear_thread_in_block(DevCtx &c) {
   auto &t = c.target;
   auto *bx = t.block_dim(c.b, Dim::X), *by = t.block_dim(c.b, Dim::Y);
   auto *yz =
       c.b.CreateAdd(t.thread_index(c.b, Dim::Y), c.b.CreateMul(t.thread_index(c.b, Dim::Z), by));
   return c.b.CreateAdd(t.thread_index(c.b, Dim::X), c.b.CreateMul(yz, bx));
-}
-
-llvm::Value *linear_block(DevCtx &c) {
-  auto &t = c.target;
-  auto *gx = t.grid_dim(c.b, Dim::X), *gy = t.grid_dim(c.b, Dim::Y);
-  auto *yz =
-      c.b.CreateAdd(t.block_index(c.b, Dim::Y), c.b.CreateMul(t.block_index(c.b, Dim::Z), gy));
-  return c.b.CreateAdd(t.block_index(c.b, Dim::X), c.b.CreateMul(yz, gx));
-}
-
-llvm::Value *threads_per_block(DevCtx &c) {
-  auto &t = c.target;
-  return c.b.CreateMul(c.b.CreateMul(t.block_dim(c.b, Dim::X), t.block_dim(c.b, Dim::Y)),
-                       t.block_dim(c.b, Dim::Z));
 }
 
 using BuiltinFn = std::function<DVal(DevCtx &)>;
@@ -87,6 +73,12 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
          return {c.b.CreateUDiv(linear_thread_in_block(c), c.target.warp_size(c.b))};
        }},
       {BuiltinId::Sm, [](DevCtx &c) -> DVal { return {c.target.special(c.b, Special::SmId)}; }},
+      // Read as the probe starts (DevCtx::probe_lanes): block probes run their body in one lane.
+      {BuiltinId::ActiveLanes,
+       [](DevCtx &c) -> DVal {
+         llvm::Value *lanes = c.probe_lanes ? c.probe_lanes : active_lanes(c);
+         return {c.b.CreateZExt(lanes, c.b.getInt64Ty())};
+       }},
       {BuiltinId::Clock, [](DevCtx &c) -> DVal { return {read_clock(c, Special::Clock)}; }},
       {BuiltinId::Kernel,
        [](DevCtx &c) -> DVal {
@@ -132,11 +124,28 @@ DVal lower_call(DevCtx &c, const CallExpr &call) {
     lower_printf(c, call);
     return {c.b.getInt64(0)};
   }
+  if (call.id == stdlib::FunctionId::Popcount)
+    return {popcount_int(c.b, lower_expr(c, *call.args[0]).v, call.args[0]->type)};
   set_error(c, "BUG: function " + call.name + "() has no gpu lowering");
   return {c.b.getInt64(0)};
 }
 
 } // namespace
+
+// Linear block index inside the grid (x fastest).
+llvm::Value *linear_block(DevCtx &c) {
+  auto &t = c.target;
+  auto *gx = t.grid_dim(c.b, Dim::X), *gy = t.grid_dim(c.b, Dim::Y);
+  auto *yz =
+      c.b.CreateAdd(t.block_index(c.b, Dim::Y), c.b.CreateMul(t.block_index(c.b, Dim::Z), gy));
+  return c.b.CreateAdd(t.block_index(c.b, Dim::X), c.b.CreateMul(yz, gx));
+}
+
+llvm::Value *threads_per_block(DevCtx &c) {
+  auto &t = c.target;
+  return c.b.CreateMul(c.b.CreateMul(t.block_dim(c.b, Dim::X), t.block_dim(c.b, Dim::Y)),
+                       t.block_dim(c.b, Dim::Z));
+}
 
 bool DevCtx::holds_in_memory(const Type &t) const { return is_memory_type(t); }
 

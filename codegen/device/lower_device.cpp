@@ -141,6 +141,14 @@ void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit
         end_ns = c.launch_end_ns = clock_in_last_thread(c);
     }
     auto *finished = counts ? llvm::BasicBlock::Create(c.ctx, "probe.done", c.fn) : out;
+    if (is_gpu_block(c.provider)) { // counted by every thread; the body runs in one
+      if (uses_builtin(*c.probe, stdlib::BuiltinId::ActiveLanes))
+        c.probe_lanes = active_lanes(c);
+      auto *edge = c.provider == Provider::GpuBlockBegin ? enter_block(c) : leave_block(c);
+      auto *run = llvm::BasicBlock::Create(c.ctx, "block.edge", c.fn);
+      c.b.CreateCondBr(edge, run, finished);
+      c.b.SetInsertPoint(run);
+    }
     c.lower_probe_body(finished);
     if (counts) {
       c.b.CreateBr(finished);
@@ -207,6 +215,34 @@ hidden_probe(const std::string &kind, const std::string &pattern, const abi::Pro
 static void add_unique(std::vector<std::string> &v, const std::string &s) {
   if (std::find(v.begin(), v.end(), s) == v.end())
     v.push_back(s);
+}
+
+// gpu:block_begin without gpu:block_end (or the other way round): the other side of the block's
+// word, as a hidden probe on the same kernel pattern (check_launch_state allows one).
+static Status add_block_state(const Program &program, llvm::Module &mod,
+                              const DeviceTarget &target, abi::ProgramSpec &spec) {
+  const AttachPoint *sides[2] = {nullptr, nullptr};
+  for (const auto &probe : program.probes)
+    for (const auto &ap : probe->attach_points)
+      if (is_gpu_block(ap.provider))
+        sides[ap.provider == Provider::GpuBlockEnd] = &ap;
+  for (int end = 0; end < 2; ++end) {
+    const AttachPoint *there = sides[!end];
+    if (sides[end] || !there)
+      continue;
+    auto ps = hidden_probe(end ? "kretprobe" : "kprobe", there->func, spec);
+    if (!ps)
+      return make_error(ps.error());
+    DevCtx c(mod, target);
+    c.spec = &spec;
+    lower_probe_functions(c, ps->function, spec.device.probes.size(), [&](llvm::BasicBlock *) {
+      end ? leave_block(c) : enter_block(c);
+    });
+    if (!c.error.empty())
+      return make_error(there->name() + ": " + c.error);
+    spec.device.probes.push_back(std::move(*ps));
+  }
+  return Ok{};
 }
 
 // launch_start / last_thread: per-launch state the agent resets (DeviceProgramSpec::
@@ -315,9 +351,9 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
       abi::DeviceProbeSpec ps;
       ps.name = ap.name();
       ps.kernel = ap.func;
-      ps.point.kind = ap.provider == Provider::GpuKretprobe && !same_result_at_entry(*probe)
-                          ? abi::ProbePointKind::Exit
-                          : abi::ProbePointKind::Entry;
+      bool exit = ap.provider == Provider::GpuBlockEnd ||
+                  (ap.provider == Provider::GpuKretprobe && !same_result_at_entry(*probe));
+      ps.point.kind = exit ? abi::ProbePointKind::Exit : abi::ProbePointKind::Entry;
       if (!target.supports(ps.point.kind))
         return make_error(ap.name() + ": " + target.name() + " probes cannot run at " +
                           abi::probe_point_name(ps.point.kind));
@@ -329,6 +365,7 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
       c.spec = &spec;
       c.maps = &layout.device_maps;
       c.slot_cache_used = &slot_cache_used;
+      c.provider = ap.provider;
       spec.probe_names.push_back(ps.name);
       lower_patch_function(c, ps.function, n);
       if (!c.error.empty())
@@ -337,6 +374,8 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
     }
   }
   if (auto st = add_launch_state(program, mod, target, spec, opts.warnings); !st)
+    return st;
+  if (auto st = add_block_state(program, mod, target, spec); !st)
     return st;
   std::string verify_msg;
   llvm::raw_string_ostream vos(verify_msg);

@@ -6,6 +6,32 @@
 
 namespace gpubt::frontend {
 
+namespace {
+
+void check_block_probes(const Program &program, Diagnostics &diags) {
+  const AttachPoint *first[2] = {nullptr, nullptr}; // block_begin, block_end
+  for (const auto &probe : program.probes)
+    for (const auto &ap : probe->attach_points) {
+      if (!is_gpu_block(ap.provider))
+        continue;
+      const AttachPoint *&seen = first[ap.provider == Provider::GpuBlockEnd];
+      const AttachPoint *other = first[ap.provider != Provider::GpuBlockEnd];
+      if (seen)
+        return diags.error(ap.span, ap.name() + ": a script may have one " +
+                                        ap.name().substr(0, ap.name().rfind(':')) +
+                                        " probe (with one attach point): each would claim the "
+                                        "block's state again");
+      if (other && other->func != ap.func)
+        return diags.error(ap.span, "gpu:block_begin and gpu:block_end must name one kernel "
+                                    "pattern, here '" + other->func +
+                                        "': a kernel that both patterns match would count its "
+                                        "blocks twice");
+      seen = &ap;
+    }
+}
+
+} // namespace
+
 void check_launch_state(const Program &program, Diagnostics &diags) {
   size_t counting = 0;
   for (const auto &probe : program.probes) {
@@ -23,6 +49,7 @@ void check_launch_state(const Program &program, Diagnostics &diags) {
       return diags.error(use->span, "last_thread can be used in one gpu probe (with one attach "
                                     "point) only: each would count the launch's threads again");
   }
+  check_block_probes(program, diags);
 }
 
 } // namespace gpubt::frontend

@@ -8,6 +8,9 @@ namespace gpubt::frontend {
 
 // Reports a second use of last_thread (another probe, or a probe with several attach points).
 // Runs after resolve_types, whose builtin ids it reads; codegen relies on it.
+// Block probes keep one word per running block (device_abi.h block_slots), claimed by its first
+// thread in and freed by its last out: one gpu:block_begin and one gpu:block_end attach point at
+// most, on one kernel pattern, or two patterns matching one kernel would claim it twice.
 void check_launch_state(const Program &program, Diagnostics &diags);
 
 } // namespace gpubt::frontend

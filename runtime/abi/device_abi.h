@@ -96,7 +96,15 @@ struct gpubt_device_ctx {
    * Valid because a kernel's ctx fixes every other part of such a key (kernel, pid, probe,
    * constants) and a slot keeps its key for the whole session. */
   uint64_t slot_cache[GPUBT_SLOT_CACHE_WORDS];
+  /* gpu:block_begin / gpu:block_end (DeviceBlockState): device address of GPUBT_BLOCK_SLOTS
+   * zeroed uint64 words, one per block running at once: block B (linear index) holds word
+   * B % GPUBT_BLOCK_SLOTS as (B / GPUBT_BLOCK_SLOTS + 1) << 32 | threads that left, claimed by
+   * its first thread in (CAS from 0; a block finding another's tag waits for it to leave) and
+   * set back to 0 by its last thread out. The CUDA agent gives each traced kernel's ctx its own;
+   * the Vulkan layer one for all (it orders the dispatches of such pipelines). 0: none. */
+  uint64_t block_slots;
 };
+#define GPUBT_BLOCK_SLOTS 8192u /* a power of two, over the blocks a GPU runs at once */
 
 /* A device map's storage: this header, then `capacity` entries of `entry_size` bytes:
  *
@@ -188,7 +196,8 @@ struct gpubt_ring_record {
 
 #ifdef __cplusplus
 } /* extern "C" */
-static_assert(sizeof(gpubt_device_ctx) == 144 + 8 * GPUBT_MAX_DEVICE_MAPS + 8 * GPUBT_SLOT_CACHE_WORDS,
+static_assert(sizeof(gpubt_device_ctx) ==
+                  152 + 8 * GPUBT_MAX_DEVICE_MAPS + 8 * GPUBT_SLOT_CACHE_WORDS,
               "device ABI");
 static_assert(sizeof(gpubt_device_map_header) == 32, "device ABI");
 static_assert(sizeof(gpubt_device_ring) == 32, "device ABI");

@@ -274,6 +274,9 @@ enum DeviceFeature : uint32_t {
   // right only while its launches do not overlap (the Vulkan layer orders a traced pipeline's
   // dispatches; CUDA's stream order does it for the agent).
   DeviceLaunchState = 4,
+  // gpu:block_begin / gpu:block_end: per-block state (gpubt_device_ctx::block_slots), right only
+  // while launches of one kernel do not overlap, as DeviceLaunchState.
+  DeviceBlockState = 8,
 };
 struct DeviceCode {
   DeviceFormat format = DeviceFormat::Ptx;

@@ -69,6 +69,7 @@ Result<ContextMemory> ContextMemory::create(CUcontext ctx, const abi::AgentConfi
                                             const std::optional<ClockModel> &clock) {
   ContextMemory m;
   m.ctx_ = ctx;
+  m.block_state_ = config.device.features & abi::DeviceBlockState;
   if (std::getenv("GPUBT_AGENT_COPY_ONLY")) // to compare, or should a driver mishandle them
     m.stream_writes_refused_ = "GPUBT_AGENT_COPY_ONLY is set";
   if (clock)
@@ -171,6 +172,20 @@ void *ContextMemory::kernel_ctx(const std::string &kernel_name, uint64_t mask) {
   c.launch_start = kLaunchReset[0]; // as a launch's last thread leaves it for the next one
   c.launch_exited = kLaunchReset[1];
 
+  // Block probes' words (device_abi.h block_slots): this kernel's own, as its launches on one
+  // stream follow each other and other kernels may run beside them.
+  if (mask && (block_state_ & abi::DeviceBlockState)) {
+    void *slots = nullptr;
+    size_t bytes = size_t(GPUBT_BLOCK_SLOTS) * 8;
+    if (sanitizerAlloc(ctx_, &slots, bytes) != SANITIZER_SUCCESS)
+      return nullptr;
+    if (sanitizerMemset(slots, 0, bytes, nullptr) != SANITIZER_SUCCESS) {
+      sanitizerFree(ctx_, slots);
+      return nullptr;
+    }
+    block_slots_.push_back(slots);
+    c.block_slots = reinterpret_cast<uint64_t>(slots);
+  }
   void *dev = nullptr;
   if (sanitizerAlloc(ctx_, &dev, sizeof c) != SANITIZER_SUCCESS)
     return nullptr;
@@ -364,6 +379,9 @@ void ContextMemory::release() {
   for (auto &[key, p] : kernel_ctxs_)
     free_device(p);
   kernel_ctxs_.clear();
+  for (void *&p : block_slots_)
+    free_device(p);
+  block_slots_.clear();
   for (void **p : {&ring_host_, &staging_, &host_map_staging_, &launch_reset_})
     free_host(*p);
 }

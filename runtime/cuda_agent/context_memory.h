@@ -81,6 +81,8 @@ private:
   void *ring_host_ = nullptr; // pinned mirror of the ring, for drains in launch callbacks
   void *staging_ = nullptr;   // pinned host memory: launch callbacks may copy only from/to it
   std::map<std::pair<std::string, uint64_t>, void *> kernel_ctxs_;
+  uint32_t block_state_ = 0;        // abi::DeviceBlockState: each traced kernel gets block_slots
+  std::vector<void *> block_slots_; // theirs
   uint32_t next_kernel_index_ = 0;
   std::map<std::string, std::string> shortened_names_;
   ClockModel clock_;

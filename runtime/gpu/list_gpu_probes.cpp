@@ -24,7 +24,7 @@ namespace gpubt::runtime {
 namespace {
 
 // gpu:hang watches CUDA launches only (no Vulkan dispatch).
-constexpr const char *kProbeTypes[] = {"kprobe", "kretprobe", "hang"};
+constexpr const char *kProbeTypes[] = {"kprobe", "kretprobe", "block_begin", "block_end", "hang"};
 bool vulkan_type(const std::string &type) { return type != "hang"; }
 constexpr const char *kFatbinSection = ".nv_fatbin";
 
@@ -50,7 +50,8 @@ Result<Pattern> parse_pattern(const std::string &pattern) {
       p.types.push_back(t);
   if (p.types.empty())
     return make_error("'" + pattern + "': '" + type +
-                      "' is no gpu probe type (gpu:kprobe, gpu:kretprobe, gpu:hang)");
+                      "' is no gpu probe type (gpu:kprobe, gpu:kretprobe, gpu:block_begin, "
+                      "gpu:block_end, gpu:hang)");
   size_t file_end = tail.find(':');
   if (names_file(tail.substr(0, file_end))) {
     p.file = tail.substr(0, file_end);

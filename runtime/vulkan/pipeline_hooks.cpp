@@ -340,7 +340,7 @@ VKAPI_ATTR void VKAPI_CALL CmdBindPipeline(VkCommandBuffer cb, VkPipelineBindPoi
 
 // Launches are counted as dispatches are recorded (a command buffer submitted twice counts once).
 // A dispatch of a pipeline whose probes keep per-launch state in its context (last_thread,
-// launch_start: abi::DeviceLaunchState) waits for the compute work before it, and sees its
+// launch_start: abi::DeviceLaunchState; block probes' words: abi::DeviceBlockState) waits for the compute work before it, and sees its
 // writes: without a barrier between them a driver may run consecutive dispatches at once
 // (NVIDIA's does; lavapipe runs them one by one), and their threads would count into one
 // launch_exited, whose last thread resets it while the other dispatch still counts. A barrier
@@ -363,7 +363,8 @@ template <typename F> Dispatch count_dispatch(VkCommandBuffer cb, F Device::*fn,
   for (size_t i = 0; i < d.launches.size() && i < 64; ++i)
     d.launches[i] += (mask >> i) & 1;
   next = d.*fn;
-  bool ordered = mask && (config().agent.device.features & abi::DeviceLaunchState);
+  bool ordered =
+      mask && (config().agent.device.features & (abi::DeviceLaunchState | abi::DeviceBlockState));
   return {ordered ? d.pipeline_barrier : nullptr};
 }
 

@@ -28,7 +28,11 @@ ProbeMemoryLayout ProbeMemoryLayout::of(const abi::AgentConfig &config) {
     at = align_up(at + m.storage_size());
   }
   l.ring_offset = at;
-  at += sizeof(gpubt_device_ring) + config.device.ring_capacity;
+  at = align_up(at + sizeof(gpubt_device_ring) + config.device.ring_capacity);
+  if (config.device.features & abi::DeviceBlockState) {
+    l.block_slots_offset = at;
+    at += uint64_t(GPUBT_BLOCK_SLOTS) * 8;
+  }
   l.scratch_offset = align_up(at);
   l.size = l.scratch_offset + kAlign;
   return l;
@@ -65,6 +69,8 @@ void write_entry_context(const abi::AgentConfig &config, const ProbeMemoryLayout
   ctx.clock_rate = clock.rate_q32;
   ctx.clock_base = clock.base;
   ctx.clock_mask = clock.mask;
+  if (layout.block_slots_offset)
+    ctx.block_slots = address + layout.block_slots_offset;
   std::memcpy(host + ProbeMemoryLayout::ctx_offset(index), &ctx, sizeof ctx);
 }
 

@@ -18,6 +18,9 @@ inline constexpr uint32_t kMaxEntryContexts = 4096;
 struct ProbeMemoryLayout {
   std::vector<uint64_t> map_offsets; // per DeviceMapSpec
   uint64_t ring_offset = 0;
+  // gpu:block_begin / gpu:block_end (abi::DeviceBlockState): GPUBT_BLOCK_SLOTS words every
+  // entry point's probes share (the layer orders such dispatches); 0: none.
+  uint64_t block_slots_offset = 0;
   uint64_t scratch_offset = 0; // 8 bytes the layer's own shaders write (device_clock.h)
   uint64_t size = 0;
   static ProbeMemoryLayout of(const abi::AgentConfig &config);

@@ -37,5 +37,20 @@ TEST(LaunchState, ASecondCountIsRefusedWhereItIs) {
   EXPECT_NE(points.find("stdin:1:40-51: ERROR:"), std::string::npos) << points;
 }
 
+TEST(LaunchState, OneBlockProbeOfEachKindOnOnePattern) {
+  EXPECT_EQ(check("gpu:block_begin:k { @b = count(); } gpu:block_end:k { @e = count(); }"), "");
+  EXPECT_EQ(check("gpu:block_end:k* { @e = count(); } gpu:kprobe:j { @n = count(); }"), "");
+  EXPECT_EQ(check("gpu:block_begin:a { @b = count(); } gpu:block_begin:b { @c = count(); }"),
+            "stdin:1:37-54: ERROR: gpu:block_begin:b: a script may have one gpu:block_begin "
+            "probe (with one attach point): each would claim the block's state again\n"
+            "gpu:block_begin:a { @b = count(); } gpu:block_begin:b { @c = count(); }\n"
+            "                                    ~~~~~~~~~~~~~~~~~\n");
+  EXPECT_EQ(check("gpu:block_begin:a { @b = count(); } gpu:block_end:b { @c = count(); }"),
+            "stdin:1:37-52: ERROR: gpu:block_begin and gpu:block_end must name one kernel "
+            "pattern, here 'a': a kernel that both patterns match would count its blocks twice\n"
+            "gpu:block_begin:a { @b = count(); } gpu:block_end:b { @c = count(); }\n"
+            "                                    ~~~~~~~~~~~~~~~\n");
+}
+
 } // namespace
 } // namespace gpubt::frontend

@@ -153,7 +153,7 @@ TEST(Semantic, GpuHangBuiltins) {
                "too long: pid, kernel, nsecs, launch_start, gdim_*, bdim_*, probe, cpid and "
                "args.stream/device/seq/queued/exact are)");
   EXPECT_ERROR("BEGIN { @x = launch_start; }", 14, 26,
-               "launch_start is only available in gpu:kretprobe and gpu:hang probes");
+               "launch_start is only available in gpu:kretprobe, gpu:block_end and gpu:hang probes");
   // kernel stays gpu-only elsewhere on the host.
   EXPECT_ERROR("BEGIN { @x = kernel; }", 14, 20, "kernel is only available in gpu probes");
 }

@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
 """Some of the GPU suite's cases alone (a rerun of what changed, on a machine where
-scripts/gpu-e2e.sh built the programs and the agent): --cases launch_timer,hang,xid.
+scripts/gpu-e2e.sh built the programs and the agent): --cases launch_timer,hang,xid,block.
 usage: run_cases.py --bin DIR --agent PATH [--gpubt G] --cases A,B"""
 import argparse
 import os
 import sys
 
+from block_case import block_cases
 from hang_case import hang_cases
 from launch_timer_case import launch_timer_cases
 from mem_ncu_case import mem_ncu_case
 from xid_case import xid_case
 
 CASES = {'launch_timer': launch_timer_cases, 'hang': hang_cases, 'xid': xid_case,
-         'mem_ncu': mem_ncu_case}
+         'mem_ncu': mem_ncu_case, 'block': block_cases}
 
 
 def main():

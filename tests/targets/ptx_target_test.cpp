@@ -585,6 +585,42 @@ TEST(PtxTarget, LaunchStateBuiltins) {
             std::string::npos);
 }
 
+// gpu:block_begin claims the block's word at entry (a compare-and-swap from 0), gpu:block_end
+// adds the warp's lanes at exit and frees it; either alone gets the other side as a hidden
+// probe on its kernels; the body runs in one lane, whose active_lanes are the probe's.
+TEST(PtxTarget, BlockProbes) {
+  auto c = compile_gpu_script("gpu:block_begin:k* { @b[sm] = count(); "
+                              "@l = hist(popcount(active_lanes)); }");
+  ASSERT_EQ(c.error, "");
+  const auto &d = c.spec.device;
+  EXPECT_TRUE(d.features & abi::DeviceBlockState);
+  ASSERT_EQ(d.probes.size(), 2u);
+  EXPECT_EQ(d.probes[0].name, "gpu:block_begin:k*");
+  EXPECT_EQ(d.probes[0].point.kind, abi::ProbePointKind::Entry);
+  EXPECT_EQ(d.probes[1].name, "gpu:kretprobe:k*"); // hidden: frees the word
+  EXPECT_EQ(d.probes[1].point.kind, abi::ProbePointKind::Exit);
+  std::string slots = "+" + std::to_string(offsetof(gpubt_device_ctx, block_slots)) + "]";
+  std::string begin = function_text(d.ptx, "gpubt_probe_0_direct");
+  EXPECT_NE(begin.find(slots), std::string::npos) << begin;
+  EXPECT_NE(begin.find("atom.acq_rel.gpu.global.cas.b64"), std::string::npos) << begin;
+  EXPECT_NE(begin.find("activemask.b32"), std::string::npos) << begin;
+  EXPECT_NE(begin.find("popc.b32"), std::string::npos) << begin;
+  std::string end = function_text(d.ptx, "gpubt_probe_1_direct");
+  EXPECT_NE(end.find(slots), std::string::npos) << end;
+  EXPECT_NE(end.find("atom.global.add.u64"), std::string::npos) << end;
+  auto e = compile_gpu_script("gpu:block_end:k { @e[bid_x, sm] = count(); }");
+  ASSERT_EQ(e.error, "");
+  ASSERT_EQ(e.spec.device.probes.size(), 2u);
+  EXPECT_EQ(e.spec.device.probes[0].point.kind, abi::ProbePointKind::Exit);
+  EXPECT_EQ(e.spec.device.probes[1].name, "gpu:kprobe:k"); // hidden: claims the word
+  EXPECT_FALSE(compile_gpu_script("gpu:kprobe:k { @ = count(); }").spec.device.features &
+               abi::DeviceBlockState);
+  expect_assembles("gpu:block_begin:k { @b[sm] = count(); @l = hist(popcount(active_lanes)); }");
+  expect_assembles("gpu:block_end:k { @e[bid_x, bid_y, sm] = count(); @t = max(nsecs); }");
+  expect_assembles("gpu:block_begin:k { @b = count(); } gpu:block_end:k { @e = count(); } "
+                   "gpu:kretprobe:k { @[popcount(active_lanes)] = count(); }");
+}
+
 // check_launch_state refuses a second probe counting last_thread; the device lowering only
 // guards against being handed one.
 TEST(PtxTarget, ASecondLastThreadPastTheFrontEndIsABug) {

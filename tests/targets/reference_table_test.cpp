@@ -59,6 +59,7 @@ const std::map<std::string, std::string> kFunctionUses = {
     {"kname", "@f[kname(0)] = count();"}, {"deref", "@f = deref(0);"},
     {"reg", "@f = reg(\"sp\");"},      {"uptr", "@f = uptr(0);"},
     {"kptr", "@f = kptr(0);"},         {"bswap", "@f = bswap(1);"},
+    {"popcount", "@f = popcount(3);"},
     {"strncmp", "@f = strncmp(\"a\", \"b\", 1);"}, {"strftime", "@f[strftime(\"%H\", 1)] = count();"},
     {"sizeof", "@f = sizeof(1);"},     {"buf", "@f[buf(\"ab\", 2)] = count();"},
     {"ntop", "@f[ntop(1)] = count();"}, {"usym", "@f[usym(0)] = count();"},
@@ -87,10 +88,10 @@ std::string builtin_use(std::string_view name) {
   return "@f[" + std::string(name) + "] = count();";
 }
 
-// Where BODY compiles on TARGET: "kprobe, kretprobe" (gpu:), or "-".
+// Where BODY compiles on TARGET: "kprobe, kretprobe, block_begin, block_end" (gpu:), or "-".
 std::string gpu_where(const codegen::DeviceTarget &target, const std::string &body) {
   std::string out;
-  for (const char *type : {"kprobe", "kretprobe"}) {
+  for (const char *type : {"kprobe", "kretprobe", "block_begin", "block_end"}) {
     auto c = compile_device_script(std::string("gpu:") + type + ":k { " + body + " }", target);
     if (c.error.empty())
       out += std::string(out.empty() ? "" : ", ") + type;
@@ -133,6 +134,8 @@ std::string generate(const Targets &t) {
     md << "| `" << stdlib::provider_type_name(p) << "` | yes | host |\n";
   md << "| `gpu:kprobe` | yes | GPU (CUDA, Vulkan): every thread as the kernel starts |\n"
      << "| `gpu:kretprobe` | yes | GPU (CUDA, Vulkan): every thread as it exits |\n"
+     << "| `gpu:block_begin` | yes | GPU (CUDA, Vulkan): once per block, its first thread in |\n"
+     << "| `gpu:block_end` | yes | GPU (CUDA, Vulkan): once per block, its last thread out |\n"
      << "| `gpu:hang` | yes | host (gpubt), once per CUDA launch that has run its duration |\n";
   for (const auto &p : kBpftraceProbeTypes)
     if (!ours.count(p))

@@ -66,6 +66,9 @@ const char *const kScripts[] = {
     "gpu:kprobe:k { if (tid > 10) { if (tid < 100) { @x[tid % 7] = count(); } } @y[1] = "
     "count(); }",
     "gpu:kretprobe:k { if (lane < 4) { @a[tid % 5] = sum(tid); } else { @b[tid % 3] = max(tid); } }",
+    // Block probes (a claim loop at entry, a count at exit) and the subgroup's ballot.
+    "gpu:block_begin:k { @b[bid_x] = count(); } gpu:block_end:k { @e = count(); }",
+    "gpu:block_end:k { @e[lane] = count(); } gpu:kretprobe:k { @[popcount(active_lanes)] = count(); }",
 };
 // Scripts that read the GPU clock, which the OpenCL flavour refuses.
 const char *const kVulkanScripts[] = {

@@ -301,6 +301,60 @@ def check_entry_points(gpubt, prog, n, invocations, env):
     return failed
 
 
+def check_blocks(gpubt, prog, groups, local, env):
+    """gpu:block_begin and gpu:block_end fire once per workgroup (its first invocation in, its
+    last one out), whichever return its invocations leave by: n = 1001 sends the last 23 of the
+    last group out early. Either alone (the other side is a hidden probe), both together, over 3
+    dispatches (the words are freed for the next one), with builtins of the thread that ran it."""
+    failed = 0
+    n = 1001
+    cases = [
+        ("gpu:block_begin:main { @b[bid_x] = count(); @t = sum(tid / 64 == bid_x); }", "1",
+         {**{("b", g): 1 for g in range(groups)}, ("t", None): groups}),
+        ("gpu:block_end:main { @e[bid_x] = count(); @k = sum(bdim_x); }", "1",
+         {**{("e", g): 1 for g in range(groups)}, ("k", None): groups * local}),
+        ("gpu:block_begin:main { @b = count(); } gpu:block_end:main { @e = count(); } "
+         "gpu:kretprobe:main { @n = count(); }", "3",
+         {("b", None): 3 * groups, ("e", None): 3 * groups, ("n", None): 3 * groups * local}),
+    ]
+    for script, dispatches, want in cases:
+        r = run([gpubt, "-e", script, "-c", f"{prog} {n} {dispatches}"], env)
+        got = map_rows(r.stdout)
+        ok = r.returncode == 0 and got == want and f"vk_vector_add: ok {n}" in r.stdout
+        failed += report(ok, f"block probes, {dispatches} dispatch(es): {script} -> {got}", r)
+    # The body runs in one lane, but active_lanes is its subgroup's as the probe began: all of
+    # them at entry, as gpu:kprobe sees.
+    r = run([gpubt, "-e", "gpu:block_begin:main { @a[popcount(active_lanes)] = count(); } "
+             "gpu:kprobe:main { @k[popcount(active_lanes)] = count(); }", "-c", f"{prog} {n}"], env)
+    got = map_rows(r.stdout)
+    size = [k for (m, k) in got if m == "k"]
+    ok = (r.returncode == 0 and len(size) == 1 and
+          got == {("k", size[0]): groups * local, ("a", size[0]): groups})
+    failed += report(ok, f"active_lanes in gpu:block_begin is the subgroup's: {got}", r)
+    return failed
+
+
+def check_active_lanes(gpubt, prog, groups, local, env):
+    """active_lanes is the subgroup's ballot at the probe: every lane of a subgroup at entry;
+    at the exit, only those leaving by the same return (n = 1001: the subgroup holding tid 1001
+    parts there, whatever the device's subgroup size S)."""
+    n = 1001
+    r = run([gpubt, "-e", "gpu:kprobe:main { @in[popcount(active_lanes)] = count(); "
+             "@l[lane] = count(); } gpu:kretprobe:main { @out[popcount(active_lanes)] = count(); }",
+             "-c", f"{prog} {n}"], env)
+    got = map_rows(r.stdout)
+    size = len([k for (m, k) in got if m == "l"])
+    invocations = groups * local
+    want = {("l", k): invocations // max(size, 1) for k in range(size)}
+    want[("in", size)] = invocations
+    for t in range(invocations):
+        group = range(t - t % size, t - t % size + size) if size else []
+        key = ("out", sum((u < n) == (t < n) for u in group))
+        want[key] = want.get(key, 0) + 1
+    ok = r.returncode == 0 and size > 0 and got == want and f"vk_vector_add: ok {n}" in r.stdout
+    return report(ok, f"active_lanes at entry and at both returns, subgroups of {size}: {got}", r)
+
+
 def check_listing(gpubt, prog, n, env):
     """-l 'gpu:*' -c runs a Vulkan program for the shaders it makes (they exist only then) and
     lists them as probes, as -l lists a CUDA program's kernels: every compute entry point of a
@@ -309,6 +363,7 @@ def check_listing(gpubt, prog, n, env):
     failed = 0
     r = run([gpubt, "-l", "gpu:*", "-c", f"{prog} {n}"], env)
     ok = (r.returncode == 0 and r.stdout == "gpu:kprobe:main\ngpu:kretprobe:main\n"
+          "gpu:block_begin:main\ngpu:block_end:main\n"
           and f"vk_vector_add: ok {n}" in r.stderr and "to see the Vulkan compute shaders" in r.stderr)
     failed += report(ok, f"-l 'gpu:*' -c lists the shader: {r.stdout.split()}", r)
     probe = r.stdout.splitlines()[0] if r.stdout else "gpu:kprobe:none"
@@ -522,6 +577,8 @@ def main():
     failed += check_entry_points(args.gpubt, prog, n, invocations, env)
     failed += check_many_pipelines(args.gpubt, prog, env)
     failed += check_listing(args.gpubt, prog, n, env)
+    failed += check_blocks(args.gpubt, prog, groups, local, env)
+    failed += check_active_lanes(args.gpubt, prog, groups, local, env)
     # --gpu-backend is CUDA's: the Vulkan layer does not use it, and gpubt says so (it was
     # ignored silently); the shader is traced as without it.
     r = run([args.gpubt, "--gpu-backend=ptx", "-e", "gpu:kprobe:main { @ = count(); }", "-c", prog],

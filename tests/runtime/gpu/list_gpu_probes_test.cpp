@@ -126,7 +126,7 @@ TEST_F(ListGpuProbes, WildcardTypeListsEveryProbeType) {
   auto got = list("gpu:*:" + dir_ + "/sass90");
   ASSERT_TRUE(got.ok()) << got.error();
   auto want = truth_lines("kprobe");
-  for (const char *type : {"kretprobe", "hang"}) {
+  for (const char *type : {"kretprobe", "block_begin", "block_end", "hang"}) {
     auto more = truth_lines(type);
     want.insert(want.end(), more.begin(), more.end());
   }
@@ -227,7 +227,7 @@ TEST_F(ListGpuProbes, Errors) {
   EXPECT_EQ(err(list("gpu:uprobe:" + dir_ + "/both:*")),
             "'gpu:uprobe:" + dir_ +
                 "/both:*': 'uprobe' is no gpu probe type (gpu:kprobe, "
-                "gpu:kretprobe, gpu:hang)");
+                "gpu:kretprobe, gpu:block_begin, gpu:block_end, gpu:hang)");
   EXPECT_EQ(
       err(list("gpu:*", "", false, calls)),
       "neither '" + calls +
