@@ -3,7 +3,10 @@
 
 namespace gpubt::frontend {
 
-bool is_gpu(Provider p) { return p == Provider::GpuKprobe || p == Provider::GpuKretprobe; }
+bool is_gpu(Provider p) {
+  return p == Provider::GpuKprobe || p == Provider::GpuKretprobe || p == Provider::GpuMemory ||
+         p == Provider::GpuBarrier;
+}
 
 bool is_builtin(const Expr &e, BuiltinId id) {
   return e.kind == ExprKind::Builtin && e.as<BuiltinExpr>().id == id;
@@ -42,6 +45,10 @@ std::string AttachPoint::name() const {
   case Provider::GpuKretprobe:
   case Provider::GpuLaunch:
     return "gpu:kretprobe:" + func;
+  case Provider::GpuMemory:
+    return "gpu:" + target + (ns.empty() ? "" : ":" + ns) + ":" + func;
+  case Provider::GpuBarrier:
+    return "gpu:barrier:" + func;
   case Provider::GpuHang:
     return "gpu:hang:" + func + (target.empty() ? "" : ":" + target);
   case Provider::Kprobe:

@@ -48,7 +48,9 @@ std::optional<abi::AttachKind> attach_kind(Provider p) {
   case Provider::GpuHang: return abi::AttachKind::Hang;
   case Provider::GpuLaunch: return abi::AttachKind::LaunchEnd;
   case Provider::GpuKprobe:
-  case Provider::GpuKretprobe: return std::nullopt;
+  case Provider::GpuKretprobe:
+  case Provider::GpuMemory:
+  case Provider::GpuBarrier: return std::nullopt;
   }
   return std::nullopt;
 }

@@ -87,10 +87,10 @@ std::string builtin_use(std::string_view name) {
   return "@f[" + std::string(name) + "] = count();";
 }
 
-// Where BODY compiles on TARGET: "kprobe, kretprobe" (gpu:), or "-".
+// Where BODY compiles on TARGET: "kprobe, kretprobe, mem, barrier" (gpu:), or "-".
 std::string gpu_where(const codegen::DeviceTarget &target, const std::string &body) {
   std::string out;
-  for (const char *type : {"kprobe", "kretprobe"}) {
+  for (const char *type : {"kprobe", "kretprobe", "mem", "barrier"}) {
     auto c = compile_device_script(std::string("gpu:") + type + ":k { " + body + " }", target);
     if (c.error.empty())
       out += std::string(out.empty() ? "" : ", ") + type;
@@ -133,7 +133,10 @@ std::string generate(const Targets &t) {
     md << "| `" << stdlib::provider_type_name(p) << "` | yes | host |\n";
   md << "| `gpu:kprobe` | yes | GPU (CUDA, Vulkan): every thread as the kernel starts |\n"
      << "| `gpu:kretprobe` | yes | GPU (CUDA, Vulkan): every thread as it exits |\n"
-     << "| `gpu:hang` | yes | host (gpubt), once per CUDA launch that has run its duration |\n";
+     << "| `gpu:hang` | yes | host (gpubt), once per CUDA launch that has run its duration |\n"
+     << "| `gpu:mem`, `gpu:load`, `gpu:store`, `gpu:atomic` | yes | GPU (CUDA): every thread at "
+        "each memory access (`gpu:load[:SPACE]:KERNEL`, SPACE global, shared or local) |\n"
+     << "| `gpu:barrier` | yes | GPU (CUDA): every thread at each block-wide barrier |\n";
   for (const auto &p : kBpftraceProbeTypes)
     if (!ours.count(p))
       md << "| `" << p << "` | **not in gpubt** (bpftrace has it) | - |\n";
