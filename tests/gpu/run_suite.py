@@ -8,6 +8,7 @@ from cupti_case import cupti_cases
 from hang_case import hang_cases
 from xid_case import xid_case
 from launch_timer_case import launch_timer_cases
+from mem_access_case import mem_access_cases
 from issue6_cases import issue6_cases
 
 NEVER = '-'  # a kernel pattern no kernel name matches
@@ -567,6 +568,7 @@ def main():
         hang_cases(a, row)
         cupti_cases(a, row)
         xid_case(a, row)
+        mem_access_cases(a, row)
         if a.timings:
             gpubt_timings(a)
     else:
