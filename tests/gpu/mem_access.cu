@@ -2,7 +2,8 @@
 // tests/gpu/mem_access_case.py: a gather of 4-byte floats with strides 1, 2 and 32 over 2^20
 // threads (each thread one global load and one global store; a warp's load touches 4, 8 and 32
 // sectors of 32 bytes), then a block-wide reverse through shared memory (each thread one global
-// load, one shared store, one __syncthreads(), one shared load, one global store).
+// load, one shared store, one __syncthreads(), one shared load, one global store), then one
+// atomicAdd per thread (the Sanitizer's flags for an atomic are what this checks).
 // Prints "mem_access: ok" when every output is right.
 #include <cstdio>
 #include <vector>
@@ -26,6 +27,10 @@ extern "C" __global__ void reverse_block(int *data) {
   __syncthreads();
   data[base + t] = tile[kBlock - 1 - t];
 }
+
+// One counter per lane: ptxas turns atomics of a warp on one address into one per warp, and
+// the SASS backend would see that one.
+extern "C" __global__ void atomic_count(unsigned *counts) { atomicAdd(&counts[threadIdx.x % 32], 1u); }
 
 int main() {
   std::vector<float> in(kN), out(kN);
@@ -56,6 +61,15 @@ int main() {
   CHECK(cudaMemcpy(data.data(), ddata, kN * sizeof(int), cudaMemcpyDeviceToHost));
   for (int i = 0; i < kN; ++i)
     ok = ok && data[i] == (i / kBlock) * kBlock + kBlock - 1 - i % kBlock;
+  std::vector<unsigned> counts(32);
+  unsigned *dcounts;
+  CHECK(cudaMalloc(&dcounts, 32 * sizeof(unsigned)));
+  CHECK(cudaMemset(dcounts, 0, 32 * sizeof(unsigned)));
+  atomic_count<<<kN / kBlock, kBlock>>>(dcounts);
+  CHECK(cudaGetLastError());
+  CHECK(cudaMemcpy(counts.data(), dcounts, 32 * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  for (unsigned c : counts)
+    ok = ok && c == kN / 32;
   std::printf("mem_access: %s\n", ok ? "ok" : "WRONG");
   return ok ? 0 : 1;
 }

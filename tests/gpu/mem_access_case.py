@@ -1,7 +1,8 @@
 """Memory-access and barrier probes (issue 28) against tests/gpu/mem_access.cu's arithmetic, under
 --gpu-backend ptx and sass: per kernel, the global loads and stores (2^20 each for the gathers of
 strides 1, 2, 32 and for reverse_block), reverse_block's shared stores and loads (2^20 each) and
-its barrier arrivals (2^20 at barrier 0), nothing else in those kernels; and the 32-byte sectors
+its barrier arrivals (2^20 at barrier 0), atomic_count's atomics (2^20), nothing else in those
+kernels; and the 32-byte sectors
 per warp-level load, averaged per gather: 4, 8 and 32 (4-byte elements). The program checks its
 own output ("mem_access: ok")."""
 import os
@@ -10,7 +11,8 @@ import subprocess
 
 N = 1 << 20
 GATHERS = {'gather_s1': 4, 'gather_s2': 8, 'gather_s32': 32}
-SCRIPT = ('gpu:mem:gather_s*, gpu:mem:reverse_block { @n[kernel, access, space] = count(); } '
+SCRIPT = ('gpu:mem:gather_s*, gpu:mem:reverse_block, gpu:mem:atomic_count '
+          '{ @n[kernel, access, space] = count(); } '
           'gpu:load:global:gather_s* { @sectors[kernel] = avg(sectors); } '
           'gpu:barrier:reverse_block { @bar[kernel, barrier_id] = count(); }')
 
@@ -23,6 +25,7 @@ def expected_counts():
     for access in ('load', 'store'):
         for space in ('global', 'shared'):
             want[('reverse_block', access, space)] = N
+    want[('atomic_count', 'atomic', 'global')] = N
     return want
 
 
