@@ -20,7 +20,8 @@ llvm::Value *flags(DevCtx &c) { return c.fn->getArg(kMemoryFlags); }
 
 // The access's space bit (abi::AccessGlobal, ...), i32: the flags' space moved down to it.
 llvm::Value *space_bit(DevCtx &c) {
-  static_assert(abi::FlagGlobal >> 5 == abi::AccessGlobal && abi::FlagLocal >> 5 == abi::AccessLocal);
+  static_assert(abi::FlagGlobal >> 5 == abi::AccessGlobal &&
+                abi::FlagLocal >> 5 == abi::AccessLocal);
   return c.b.CreateAnd(c.b.CreateLShr(flags(c), 5), abi::AccessSpaces);
 }
 
@@ -33,9 +34,9 @@ llvm::Value *kind_bit(DevCtx &c) {
   auto *atomic = b.CreateOr(b.CreateICmpNE(b.CreateAnd(f, abi::FlagAtomSys), b.getInt32(0)),
                             b.CreateICmpEQ(rw, b.getInt32(abi::FlagRead | abi::FlagWrite)));
   auto *write = b.CreateICmpNE(b.CreateAnd(f, abi::FlagWrite), b.getInt32(0));
-  return b.CreateSelect(atomic, b.getInt32(abi::AccessAtomic),
-                        b.CreateSelect(write, b.getInt32(abi::AccessWrite),
-                                       b.getInt32(abi::AccessRead)));
+  return b.CreateSelect(
+      atomic, b.getInt32(abi::AccessAtomic),
+      b.CreateSelect(write, b.getInt32(abi::AccessWrite), b.getInt32(abi::AccessRead)));
 }
 
 // An 8-byte string holding WORDS[i] where BITS[i] equals BIT (the last one otherwise).
@@ -98,9 +99,9 @@ llvm::Value *access_address(DevCtx &c) {
     return ptr;
   }
   auto *space = space_bit(c);
-  return b.CreateSelect(b.CreateICmpEQ(space, b.getInt32(abi::AccessShared)), shared,
-                        b.CreateSelect(b.CreateICmpEQ(space, b.getInt32(abi::AccessLocal)), local,
-                                       ptr));
+  return b.CreateSelect(
+      b.CreateICmpEQ(space, b.getInt32(abi::AccessShared)), shared,
+      b.CreateSelect(b.CreateICmpEQ(space, b.getInt32(abi::AccessLocal)), local, ptr));
 }
 
 llvm::Value *access_bytes(DevCtx &c) {

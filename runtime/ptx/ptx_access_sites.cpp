@@ -99,9 +99,12 @@ std::string generic_space_setup(uint32_t kind_flags) {
   return "\t.reg .b32 %gpubt_f;\n\t.reg .pred %gpubt_pl, %gpubt_ps;\n"
          "\tisspacep.local %gpubt_pl, %gpubt_a;\n"
          "\tisspacep.shared %gpubt_ps, %gpubt_a;\n"
-         "\tselp.b32 %gpubt_f, " + flag(abi::FlagLocal) + ", " + flag(abi::FlagGlobal) +
+         "\tselp.b32 %gpubt_f, " +
+         flag(abi::FlagLocal) + ", " + flag(abi::FlagGlobal) +
          ", %gpubt_pl;\n"
-         "\t@%gpubt_ps mov.b32 %gpubt_f, " + flag(abi::FlagShared) + ";\n"
+         "\t@%gpubt_ps mov.b32 %gpubt_f, " +
+         flag(abi::FlagShared) +
+         ";\n"
          "\t@%gpubt_pl cvta.to.local.u64 %gpubt_a, %gpubt_a;\n"
          "\t@%gpubt_ps cvta.to.shared.u64 %gpubt_a, %gpubt_a;\n";
 }
@@ -206,9 +209,11 @@ std::vector<ProbeSite> barrier_sites(std::string_view text, const std::vector<St
     size_t first = red ? 1 : 0, named = ops.size() - (red ? 1 : 0); // bar.red ends in its pred
     if (first >= ops.size() || ops[first].empty())
       continue;
-    bool unaligned = parts[0] == "barrier" &&
-                     std::find(parts.begin(), parts.end(), "aligned") == parts.end();
-    out.push_back({s.begin, s.predicate, "",
+    bool unaligned =
+        parts[0] == "barrier" && std::find(parts.begin(), parts.end(), "aligned") == parts.end();
+    out.push_back({s.begin,
+                   s.predicate,
+                   "",
                    {ops[first], first + 1 < named ? ops[first + 1] : "0", unaligned ? "1" : "0"}});
   }
   return out;

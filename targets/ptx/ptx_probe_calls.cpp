@@ -52,7 +52,9 @@ namespace {
 std::string forwarder(const std::string &name, abi::ProbePointKind kind,
                       const std::vector<std::string> &callees, uint32_t or_flags = 0) {
   auto bits = abi::probe_param_bits(kind);
-  auto reg = [](int b, size_t i) { return std::string(b == 64 ? "%rd" : "%r") + std::to_string(i + 1); };
+  auto reg = [](int b, size_t i) {
+    return std::string(b == 64 ? "%rd" : "%r") + std::to_string(i + 1);
+  };
   std::ostringstream o;
   o << "\n.visible .func (.param .b32 func_retval0) " << name << "(";
   for (size_t i = 0; i < bits.size(); ++i)
@@ -62,9 +64,10 @@ std::string forwarder(const std::string &name, abi::ProbePointKind kind,
   for (size_t i = 0; i < bits.size(); ++i)
     o << "\tld.param.u" << bits[i] << " \t" << reg(bits[i], i) << ", [" << name << "_param_" << i
       << "];\n";
-  if (or_flags)
-    o << "\tor.b32 \t" << reg(32, abi::kMemoryFlagsParam) << ", " << reg(32, abi::kMemoryFlagsParam) << ", "
-      << or_flags << ";\n";
+  if (or_flags) {
+    std::string flags = reg(32, abi::kMemoryFlagsParam);
+    o << "\tor.b32 \t" << flags << ", " << flags << ", " << or_flags << ";\n";
+  }
   for (const auto &callee : callees) {
     o << "\t{\n";
     for (size_t i = 0; i < bits.size(); ++i)

@@ -160,8 +160,8 @@ TEST(Semantic, GpuHangBuiltins) {
 
 // addr, access_size, access, space, sectors: memory probes only; barrier_id: gpu:barrier only.
 TEST(Semantic, MemoryAndBarrierBuiltins) {
-  EXPECT_EQ(check("gpu:load:global:k { @[access, space, access_size] = count(); @s = hist(sectors); "
-                  "@a = max(addr); @t[tid, kernel] = count(); }"),
+  EXPECT_EQ(check("gpu:load:global:k { @[access, space, access_size] = count(); "
+                  "@s = hist(sectors); @a = max(addr); @t[tid, kernel] = count(); }"),
             "");
   EXPECT_EQ(check("gpu:barrier:k { @[barrier_id, warp] = count(); }"), "");
   EXPECT_ERROR("gpu:kprobe:k { @[addr] = count(); }", 18, 22,

@@ -242,11 +242,11 @@ TEST(SpirvVulkan, RefusesMemoryAndBarrierProbes) {
   auto target = make_spirv_target(SpirvFlavour::Vulkan);
   ASSERT_TRUE(target);
   EXPECT_EQ(compile_device_script("gpu:load:global:k { @ = count(); }", *target).error,
-            "gpu:load:global:k: spirv-vulkan probes cannot run at memory (CUDA kernels can: the ptx and "
-            "sass backends)");
+            "gpu:load:global:k: spirv-vulkan probes cannot run at memory (CUDA kernels can: the "
+            "ptx and sass backends)");
   EXPECT_EQ(compile_device_script("gpu:barrier:k { @ = count(); }", *target).error,
-            "gpu:barrier:k: spirv-vulkan probes cannot run at barrier (CUDA kernels can: the ptx and "
-            "sass backends)");
+            "gpu:barrier:k: spirv-vulkan probes cannot run at barrier (CUDA kernels can: the "
+            "ptx and sass backends)");
 }
 
 // An OpenCL C kernel calling probe 0 as device_abi.h says, compiled by clang-22 to SPIR-V, linked

@@ -72,7 +72,9 @@ TEST(AgentProtocol, ConfigErrors) {
   EXPECT_FALSE(gpubt::abi::parse_agent_config("probe\tmemory:64\tf\tn\tk\n"));
   EXPECT_TRUE(gpubt::abi::parse_agent_config("probe\tmemory:3\tf\tn\tk\n"));
   // kinds and spaces: gpu:load:global (AccessRead | AccessGlobal)
-  EXPECT_EQ(gpubt::abi::parse_agent_config("probe\tmemory:9\tf\tn\tk\n")->device.probes[0].point.access,
+  auto load_global = gpubt::abi::parse_agent_config("probe\tmemory:9\tf\tn\tk\n");
+  ASSERT_TRUE(load_global);
+  EXPECT_EQ(load_global->device.probes[0].point.access,
             gpubt::abi::AccessRead | gpubt::abi::AccessGlobal);
   EXPECT_TRUE(gpubt::abi::parse_agent_config("probe\tbarrier\tf\tn\tk\n"));
   EXPECT_FALSE(gpubt::abi::parse_agent_config("map\t16\t8\t8\t8\t0\n")); // entry too small

@@ -782,7 +782,8 @@ TEST(PtxAccessSites, ArgumentsFromTheInstruction) {
   auto mem = ptx::memory_sites(body, *stmts, 0);
   ASSERT_EQ(mem.size(), 6u);
   using V = std::vector<std::string>;
-  EXPECT_EQ(mem[0].args, (V{"%gpubt_a", "16", std::to_string(abi::FlagRead | abi::FlagGlobal), "0"}));
+  EXPECT_EQ(mem[0].args,
+            (V{"%gpubt_a", "16", std::to_string(abi::FlagRead | abi::FlagGlobal), "0"}));
   EXPECT_NE(mem[0].setup.find("mov.b64 %gpubt_a, %rd2;\n\tadd.s64 %gpubt_a, %gpubt_a, 16;"),
             std::string::npos) << mem[0].setup;
   EXPECT_EQ(mem[1].predicate, "@%p1");
