@@ -68,6 +68,17 @@ public:
   virtual llvm::Value *match_any(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v) const = 0;
   virtual llvm::Value *shuffle(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v,
                                llvm::Value *src) const = 0;
+  // The i32 mask of lanes in MASK whose i1 PRED holds (every lane in MASK executes it); null on a
+  // target without one (a probe needing it is an error).
+  virtual llvm::Value *ballot(llvm::IRBuilder<> &, llvm::Value *mask, llvm::Value *pred) const {
+    return nullptr;
+  }
+  // An i64 offset in the shared (SHARED) or local memory window as a generic i64 address; null on
+  // a target without such windows.
+  virtual llvm::Value *window_address(llvm::IRBuilder<> &, llvm::Value *offset,
+                                      bool shared) const {
+    return nullptr;
+  }
   // Whether lanes of a warp/subgroup only run in lockstep (Vulkan promises no independent
   // forward progress; lavapipe has none): then no lane may wait for another one.
   virtual bool lockstep_lanes() const { return false; }

@@ -4,7 +4,8 @@
 namespace gpubt::frontend {
 
 bool is_gpu(Provider p) {
-  return p == Provider::GpuKprobe || p == Provider::GpuKretprobe || is_gpu_block(p);
+  return p == Provider::GpuKprobe || p == Provider::GpuKretprobe || is_gpu_block(p) ||
+         p == Provider::GpuMemory || p == Provider::GpuBarrier;
 }
 
 bool is_gpu_block(Provider p) {
@@ -52,6 +53,10 @@ std::string AttachPoint::name() const {
     return "gpu:block_begin:" + func;
   case Provider::GpuBlockEnd:
     return "gpu:block_end:" + func;
+  case Provider::GpuMemory:
+    return "gpu:" + target + (ns.empty() ? "" : ":" + ns) + ":" + func;
+  case Provider::GpuBarrier:
+    return "gpu:barrier:" + func;
   case Provider::GpuHang:
     return "gpu:hang:" + func + (target.empty() ? "" : ":" + target);
   case Provider::Kprobe:

@@ -246,6 +246,9 @@ enum class Provider {
   Begin, End, Interval, Uprobe, Uretprobe, Tracepoint, // host
   GpuKprobe, GpuKretprobe,                              // gpu
   GpuBlockBegin, GpuBlockEnd, // gpu: once per block, by its first thread in / last thread out
+  // gpu: each memory access, gpu:{mem,load,store,atomic}[:SPACE]:KERNEL (target = the access
+  // word, ns = SPACE: global, shared, local; empty: every space), and each block-wide barrier
+  GpuMemory, GpuBarrier,
   // host: gpu:hang:KERNEL[:DURATION], run by gpubt when a CUDA launch of KERNEL has run
   // DURATION (interval_ns; target = DURATION as written, empty: the default 2s)
   GpuHang,
@@ -276,7 +279,7 @@ struct AttachPoint : Node {
   bool host_prefix = false; // written with "host:"
   std::string target;    // uprobe: binary/library path or alias; tracepoint: category
   std::string func;      // uprobe: function pattern; tracepoint: event; gpu: kernel pattern
-  std::string ns;        // usdt: the provider (empty: any)
+  std::string ns;        // usdt: the provider (empty: any); gpu memory probes: the space
   struct Watch {
     uint64_t address = 0; // the absolute form's
     int arg = -1;         // the function form's argN

@@ -24,6 +24,9 @@ const ProviderRow kProviders[] = {
     {"gpu:hang", "", Provider::GpuHang, 1},
     {"gpu:block_begin", "", Provider::GpuBlockBegin, 1},
     {"gpu:block_end", "", Provider::GpuBlockEnd, 1},
+    {"gpu:mem", "", Provider::GpuMemory, 1},     {"gpu:load", "", Provider::GpuMemory, 1},
+    {"gpu:store", "", Provider::GpuMemory, 1},   {"gpu:atomic", "", Provider::GpuMemory, 1},
+    {"gpu:barrier", "", Provider::GpuBarrier, 1},
     {"kprobe", "k", Provider::Kprobe, 1},        {"kretprobe", "kr", Provider::Kretprobe, 1},
     {"profile", "p", Provider::Profile, 2},      {"usdt", "U", Provider::Usdt, 2},
     {"software", "s", Provider::Software, 2},    {"hardware", "h", Provider::Hardware, 2},
@@ -222,6 +225,17 @@ bool set_hang(AttachPoint &ap, std::vector<std::string> parts, size_t words, Dia
   return true;
 }
 
+// gpu:load[:SPACE]:KERNEL: the access word in target, a SPACE (global, shared, local) followed by
+// a kernel pattern in ns; `gpu:load:global` alone names a kernel called global.
+void set_memory_space(AttachPoint &ap, std::vector<std::string> &parts, size_t &words) {
+  ap.target = parts[1];
+  if (parts.size() > words + 1 &&
+      (parts[words] == "global" || parts[words] == "shared" || parts[words] == "local")) {
+    ap.ns = parts[words];
+    ++words;
+  }
+}
+
 // The probe type names (and aliases) a misspelling may be near: gpu's second words after "gpu:".
 std::vector<std::string> type_names(bool gpu) {
   std::vector<std::string> names;
@@ -250,7 +264,8 @@ void report_invalid_type(AttachPoint &ap, const std::vector<std::string> &parts,
   if (gpu)
     diags.error(at, "Invalid gpu probe type: " + word +
                         (near.empty() ? " (gpu probes are gpu:kprobe, gpu:kretprobe, "
-                                        "gpu:block_begin, gpu:block_end and gpu:hang)"
+                                        "gpu:block_begin, gpu:block_end, gpu:hang, gpu:mem, "
+                                        "gpu:load, gpu:store, gpu:atomic and gpu:barrier)"
                                       : near));
   else
     diags.error(at, "Invalid probe type: " + word + near);
@@ -281,6 +296,8 @@ bool parse_attach_point(AttachPoint &ap, Diagnostics &diags) {
     diags.error(ap.span, "host: cannot prefix a gpu probe");
     return false;
   }
+  if (row->provider == Provider::GpuMemory)
+    set_memory_space(ap, parts, words);
   size_t args = parts.size() - words;
   if (row->provider == Provider::Usdt)
     return set_usdt(ap, parts, diags);

@@ -21,6 +21,9 @@ enum class BuiltinId {
   Lane, Warp, Sm, Clock, Kernel,
   ActiveLanes, // the warp's lanes active at the probe (CUDA's __activemask())
   LaunchStart, LastThread, // gpu:kretprobe only: per launch (device_abi.h launch_start)
+  // gpu memory probes only: the access's address, bytes, kind, space, and the 32-byte sectors
+  // its warp-level request touches; gpu:barrier only: the barrier's number
+  Addr, AccessSize, Access, Space, Sectors, BarrierId,
 };
 
 // One id per row of the function table.

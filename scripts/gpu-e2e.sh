@@ -92,6 +92,7 @@ nvcc -O2 -arch=$ARCH "$T/persistent_kernel.cu" -o "$B/persistent_kernel" &
 nvcc -O2 -arch=$ARCH "$T/hang_kernel.cu" -o "$B/hang_kernel" &
 nvcc -O2 -arch=$ARCH "$T/xid_fault.cu" -o "$B/xid_fault" &
 nvcc -O2 -arch=$ARCH "$T/divergence.cu" -o "$B/divergence" &
+nvcc -O2 -arch=$ARCH "$T/mem_access.cu" -o "$B/mem_access" &
 nvcc -O2 -arch=$ARCH "$ROOT/bench/gpu/experiments/cupti_inflight.cu" -lcupti -lcuda \
   -L"$CUDA/extras/CUPTI/lib64" -Xlinker -rpath,"$CUDA/extras/CUPTI/lib64" -o "$B/cupti_inflight" &
 nvcc -arch=$ARCH -ptx -rdc=true -I"$ROOT" "$T/selftest_patch.cu" -o "$B/selftest.ptx"

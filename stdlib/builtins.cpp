@@ -22,8 +22,10 @@ constexpr ProviderMask kHost = bit(Provider::Begin) | bit(Provider::End) |
                                bit(Provider::Software) | bit(Provider::Hardware) |
                                bit(Provider::Watchpoint) | bit(Provider::AsyncWatchpoint) |
                                bit(Provider::Uretprobe) | bit(Provider::Tracepoint) | kKernelFn;
+constexpr ProviderMask kMemory = bit(Provider::GpuMemory);
 constexpr ProviderMask kGpu = bit(Provider::GpuKprobe) | bit(Provider::GpuKretprobe) |
-                              bit(Provider::GpuBlockBegin) | bit(Provider::GpuBlockEnd);
+                              bit(Provider::GpuBlockBegin) | bit(Provider::GpuBlockEnd) | kMemory |
+                              bit(Provider::GpuBarrier);
 constexpr ProviderMask kHang = bit(Provider::GpuHang); // gpu:hang: the launch's, on the host
 // A gpu:kretprobe /last_thread/ run in gpubt per finished launch: what the launch record answers.
 constexpr ProviderMask kLaunchEnd = bit(Provider::GpuLaunch);
@@ -31,6 +33,8 @@ constexpr ProviderMask kAll = kHost | kGpu;
 
 constexpr std::string_view kHostOnly = "{name} is not available in gpu probes";
 constexpr std::string_view kGpuOnly = "{name} is only available in gpu probes";
+constexpr std::string_view kMemoryOnly =
+    "{name} is only available in gpu memory probes (gpu:mem, gpu:load, gpu:store, gpu:atomic)";
 
 // Every integer builtin of bpftrace 0.17 is an unsigned int64.
 #define U64(name, id, allowed, misuse, ...)                                                \
@@ -106,7 +110,8 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
          bit(Provider::End),
      "The kstack builtin can not be used with '{probe}' probes"},
     {"args", BuiltinId::Args, TypeKind::None, 0, false,
-     bit(Provider::Tracepoint) | bit(Provider::Uprobe) | kGpu | kHang,
+     bit(Provider::Tracepoint) | bit(Provider::Uprobe) | bit(Provider::GpuKprobe) |
+         bit(Provider::GpuKretprobe) | kHang,
      "The args builtin can only be used with tracepoint/kfunc/uprobeprobes ({ptype} used here)"},
     GPU_U64("tid_x", TidX), GPU_U64("tid_y", TidY), GPU_U64("tid_z", TidZ),
     GPU_U64("bid_x", BidX), GPU_U64("bid_y", BidY), GPU_U64("bid_z", BidZ),
@@ -128,6 +133,16 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
         "{name} is only available in gpu:kretprobe, gpu:block_end and gpu:hang probes", kTime),
     U64("last_thread", LastThread, bit(Provider::GpuKretprobe) | kLaunchEnd,
         "{name} is only available in gpu:kretprobe probes", kTime),
+    // The access a memory probe runs at (the Compute Sanitizer's memory callback's arguments):
+    // its address as the program's pointer, its bytes, load/store/atomic, global/shared/local.
+    U64("addr", Addr, kMemory, kMemoryOnly),
+    U64("access_size", AccessSize, kMemory, kMemoryOnly),
+    {"access", BuiltinId::Access, TypeKind::String, 8, false, kMemory, kMemoryOnly},
+    {"space", BuiltinId::Space, TypeKind::String, 8, false, kMemory, kMemoryOnly},
+    // The distinct 32-byte sectors (addr >> 5) of the lanes making this access together.
+    U64("sectors", Sectors, kMemory, kMemoryOnly),
+    U64("barrier_id", BarrierId, bit(Provider::GpuBarrier),
+        "{name} is only available in gpu:barrier probes"),
 });
 
 #undef GPU_U64
@@ -246,6 +261,10 @@ std::string_view provider_type_name(Provider p) {
     return "gpu:block_end";
   case Provider::GpuHang:
     return "gpu:hang";
+  case Provider::GpuMemory:
+    return "gpu:mem";
+  case Provider::GpuBarrier:
+    return "gpu:barrier";
   case Provider::Kprobe:
     return "kprobe";
   case Provider::Kretprobe:

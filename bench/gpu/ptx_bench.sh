@@ -2,8 +2,15 @@
 # Issue 5's benchmark on a GPU machine: vectorAdd over 2^26 floats, plain vs --gpu-backend=ptx vs
 # --gpu-backend=sass vs hand-written counting, then module load cost (bench/gpu/ptx_bench.py).
 # Usage: bench/gpu/ptx_bench.sh [ptx_bench.py options]   (env: GPUBT, GPUBT_AGENT_PATH, WORK)
+#        bench/gpu/ptx_bench.sh --mem [mem_bench.py options]: issue 28's cost row instead, every
+#        global access counted with gpu:mem:global, PTX and SASS against plain.
 # scripts/gpu-e2e.sh --ptx-bench runs it after the suite, reusing its agent and programs.
 set -uo pipefail
+BENCH=ptx_bench.py
+if [ "${1:-}" = --mem ]; then
+  BENCH=mem_bench.py
+  shift
+fi
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "[SKIP] no GPU"
   exit 0
@@ -34,4 +41,4 @@ mkdir -p "$B"
   nvcc -O2 -arch=$ARCH "$T/vector_add_counted.cu" -o "$B/vectorAdd_counted" || exit 1
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | head -1
 echo "gpubt: $GPUBT ($("$GPUBT" --version 2>&1 | head -1)); agent: $AGENT"
-python3 "$ROOT/bench/gpu/ptx_bench.py" --bin "$B" --gpubt "$GPUBT" --agent "$AGENT" "$@"
+python3 "$ROOT/bench/gpu/$BENCH" --bin "$B" --gpubt "$GPUBT" --agent "$AGENT" "$@"

@@ -50,7 +50,9 @@ std::optional<abi::AttachKind> attach_kind(Provider p) {
   case Provider::GpuKprobe:
   case Provider::GpuKretprobe:
   case Provider::GpuBlockBegin:
-  case Provider::GpuBlockEnd: return std::nullopt;
+  case Provider::GpuBlockEnd:
+  case Provider::GpuMemory:
+  case Provider::GpuBarrier: return std::nullopt;
   }
   return std::nullopt;
 }

@@ -28,6 +28,7 @@ struct DevCtx : codegen::Lowering {
   DevCtx(llvm::Module &m, const DeviceTarget &t) : Lowering(m), target(t) {}
   const DeviceTarget &target;
   llvm::Value *userdata = nullptr; // struct gpubt_device_ctx *, in the global address space
+  abi::ProbePoint point;           // where the probe runs: its function's parameters after (ud, pc)
 
   uint32_t probe_name_index = 0; // into ProgramSpec::probe_names (the `probe` builtin)
   abi::ProgramSpec *spec = nullptr;
@@ -115,6 +116,21 @@ llvm::Value *active_lanes(DevCtx &c); // the warp's active lanes, an i32 mask
 
 inline DVal lower_expr(DevCtx &c, const frontend::Expr &e) { return c.lower_expr(e); }
 inline llvm::Value *truthy(DevCtx &c, DVal v) { return c.truthy(v); }
+
+// probe_params.cpp: the probe function's parameters past (userdata, pc), by point: a memory
+// access's (ptr, accessSize, flags, pData) and a barrier's (barIndex, threadCount, flags), the
+// Compute Sanitizer's callbacks' (runtime/abi/probe_point.h); the PTX inserter passes the same.
+llvm::FunctionType *probe_function_type(DevCtx &c);
+// A memory probe runs only at the kinds and spaces its point names: the Sanitizer patches every
+// access of an instruction kind. Branches to SKIP when this access is not one of them.
+void skip_other_accesses(DevCtx &c, llvm::BasicBlock *skip);
+// The memory probes' builtins from those parameters (a BUG error at another point).
+llvm::Value *access_address(DevCtx &c); // addr: a generic address, i64
+llvm::Value *access_bytes(DevCtx &c);   // access_size, i64
+llvm::Value *access_word(DevCtx &c);    // access: "load", "store", "atomic" (an 8-byte string)
+llvm::Value *space_word(DevCtx &c);     // space: "global", "shared", "local"
+llvm::Value *access_sectors(DevCtx &c); // sectors, i64
+llvm::Value *barrier_number(DevCtx &c); // barrier_id, i64
 
 // device_expr.cpp
 llvm::Value *linear_block(DevCtx &c);      // the block's index in the grid, x fastest (i64)

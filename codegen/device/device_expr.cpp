@@ -90,6 +90,12 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
        [](DevCtx &c) -> DVal {
          return {load_relaxed(c, byte_ptr(c, c.userdata, offsetof(gpubt_device_ctx, launch_start)))};
        }},
+      {BuiltinId::Addr, [](DevCtx &c) -> DVal { return {access_address(c)}; }},
+      {BuiltinId::AccessSize, [](DevCtx &c) -> DVal { return {access_bytes(c)}; }},
+      {BuiltinId::Access, [](DevCtx &c) -> DVal { return {access_word(c)}; }},
+      {BuiltinId::Space, [](DevCtx &c) -> DVal { return {space_word(c)}; }},
+      {BuiltinId::Sectors, [](DevCtx &c) -> DVal { return {access_sectors(c)}; }},
+      {BuiltinId::BarrierId, [](DevCtx &c) -> DVal { return {barrier_number(c)}; }},
       {BuiltinId::LastThread,
        [](DevCtx &c) -> DVal {
          if (!c.last_thread)

@@ -31,7 +31,7 @@ bool uses_builtin(const Probe &p, stdlib::BuiltinId id) {
 void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bit,
                            const std::function<void(llvm::BasicBlock *out)> &body) {
   auto &b = c.b;
-  auto *fty = c.target.probe_type(c.ctx);
+  auto *fty = probe_function_type(c);
   auto *direct = llvm::Function::Create(fty, llvm::Function::ExternalLinkage,
                                         name + GPUBT_PROBE_DIRECT_SUFFIX, c.mod);
   direct->addFnAttr(llvm::Attribute::NoUnwind);
@@ -46,6 +46,7 @@ void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bi
   b.CreateCondBr(b.CreateIsNull(ud), out, start);
   b.SetInsertPoint(start);
   c.userdata = c.target.probe_context(b, ud);
+  skip_other_accesses(c, out);
   body(out);
   b.CreateBr(out);
   c.target.add_probe_entry(c.mod, *direct, name, probe_bit);
@@ -194,6 +195,33 @@ void lower_launch_start_function(DevCtx &c, const std::string &name, uint32_t pr
     b.CreateBr(done);
     b.SetInsertPoint(done);
   });
+}
+
+// Where AP's probe runs: a gpu:kretprobe whose result is the same at entry runs there.
+abi::ProbePoint probe_point(const AttachPoint &ap, const Probe &probe) {
+  switch (ap.provider) {
+  case Provider::GpuMemory: {
+    uint32_t kind = ap.target == "load"     ? uint32_t(abi::AccessRead)
+                    : ap.target == "store"  ? uint32_t(abi::AccessWrite)
+                    : ap.target == "atomic" ? uint32_t(abi::AccessAtomic)
+                                            : 0u;
+    uint32_t space = ap.ns == "global"   ? uint32_t(abi::AccessGlobal)
+                     : ap.ns == "shared" ? uint32_t(abi::AccessShared)
+                     : ap.ns == "local"  ? uint32_t(abi::AccessLocal)
+                                         : 0u;
+    return {abi::ProbePointKind::MemoryAccess, kind | space};
+  }
+  case Provider::GpuBarrier:
+    return {abi::ProbePointKind::Barrier};
+  case Provider::GpuBlockEnd:
+    return {abi::ProbePointKind::Exit};
+  case Provider::GpuKretprobe:
+    if (!same_result_at_entry(probe))
+      return {abi::ProbePointKind::Exit};
+    [[fallthrough]];
+  default:
+    return {abi::ProbePointKind::Entry};
+  }
 }
 
 } // namespace
@@ -351,14 +379,17 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
       abi::DeviceProbeSpec ps;
       ps.name = ap.name();
       ps.kernel = ap.func;
-      bool exit = ap.provider == Provider::GpuBlockEnd ||
-                  (ap.provider == Provider::GpuKretprobe && !same_result_at_entry(*probe));
-      ps.point.kind = exit ? abi::ProbePointKind::Exit : abi::ProbePointKind::Entry;
+      ps.point = probe_point(ap, *probe);
       if (!target.supports(ps.point.kind))
         return make_error(ap.name() + ": " + target.name() + " probes cannot run at " +
-                          abi::probe_point_name(ps.point.kind));
+                          abi::probe_point_name(ps.point.kind) +
+                          (ps.point.kind == abi::ProbePointKind::MemoryAccess ||
+                                   ps.point.kind == abi::ProbePointKind::Barrier
+                               ? " (CUDA kernels can: the ptx and sass backends)"
+                               : ""));
       ps.function = GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(n);
       DevCtx c(mod, target);
+      c.point = ps.point;
       c.sema = &sema;
       c.probe = probe.get();
       c.probe_name_index = spec.probe_names.size();

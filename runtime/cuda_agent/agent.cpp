@@ -293,16 +293,29 @@ KernelSetup setup_kernel(Agent &a, Context &c, CUcontext ctx, CUmodule module,
   return k;
 }
 
-// The agent's inserter: the Sanitizer instruction kind a probe point is patched at, or none for
-// a point the agent cannot insert yet.
-std::optional<Sanitizer_InstructionId> sanitizer_point(const abi::ProbePoint &p) {
+// The agent's inserter: the Sanitizer instruction kinds a probe point is patched at, each with the
+// patch function it calls there (a memory probe: one per space it asks for, PATCH_global...,
+// which adds the space to the flags); none for a point the agent cannot insert at.
+std::vector<std::pair<Sanitizer_InstructionId, std::string>>
+sanitizer_points(const abi::ProbePoint &p, const std::string &patch) {
   switch (p.kind) {
   case abi::ProbePointKind::Entry:
-    return SANITIZER_INSTRUCTION_BLOCK_ENTER;
+    return {{SANITIZER_INSTRUCTION_BLOCK_ENTER, patch}};
   case abi::ProbePointKind::Exit:
-    return SANITIZER_INSTRUCTION_BLOCK_EXIT;
+    return {{SANITIZER_INSTRUCTION_BLOCK_EXIT, patch}};
+  case abi::ProbePointKind::Barrier:
+    return {{SANITIZER_INSTRUCTION_BARRIER, patch}};
+  case abi::ProbePointKind::MemoryAccess: {
+    std::vector<std::pair<Sanitizer_InstructionId, std::string>> out;
+    for (auto [bit, id] : {std::pair{abi::AccessGlobal, SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS},
+                           {abi::AccessShared, SANITIZER_INSTRUCTION_SHARED_MEMORY_ACCESS},
+                           {abi::AccessLocal, SANITIZER_INSTRUCTION_LOCAL_MEMORY_ACCESS}})
+      if (!(p.access & abi::AccessSpaces) || (p.access & bit))
+        out.emplace_back(id, abi::memory_space_patch(patch, bit));
+    return out;
+  }
   default:
-    return std::nullopt;
+    return {};
   }
 }
 
@@ -333,12 +346,11 @@ void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &k
     a.loaded_kernels.insert(names.back().base);
   }
   std::vector<const abi::DeviceProbeSpec *> wanted;
-  std::set<std::string> done; // probes sharing a dispatcher patch it once
   for (const auto &probe : a.config.device.probes) {
     bool matches = !known.readable; // an image we cannot read: patch and let the launch filter
     for (const auto &n : names)
       matches = matches || kernel_matches(probe.kernel, n);
-    if (!matches || !done.insert(probe.patch).second)
+    if (!matches)
       continue;
     if (a.config.backend == abi::GpuBackend::Ptx) {
       say_untraced(a, "a module with kernels for " + probe.name +
@@ -358,18 +370,25 @@ void patch_module(Agent &a, CUcontext ctx, CUmodule module, const KnownModule &k
   // All of the module's probes or none: a failure takes back what was registered, so the module
   // runs exactly as loaded.
   std::string failed;
+  std::set<std::string> done; // probes sharing a dispatcher patch it once per instruction kind
   for (const auto *probe : wanted) {
-    auto point = sanitizer_point(probe->point);
-    if (!point) {
+    auto points = sanitizer_points(probe->point, probe->patch);
+    if (points.empty()) {
       failed = probe->name + ": the CUDA agent cannot patch a probe at " +
                abi::probe_point_name(probe->point.kind);
       break;
     }
-    SanitizerResult r = sanitizerPatchInstructions(*point, module, probe->patch.c_str());
-    if (r != SANITIZER_SUCCESS) {
-      failed = probe->name + ": patching " + probe->patch + " failed (" + result_text(r) + ")";
-      break;
+    for (const auto &[id, patch] : points) {
+      if (!done.insert(std::to_string(id) + "/" + patch).second)
+        continue;
+      SanitizerResult r = sanitizerPatchInstructions(id, module, patch.c_str());
+      if (r != SANITIZER_SUCCESS) {
+        failed = probe->name + ": patching " + patch + " failed (" + result_text(r) + ")";
+        break;
+      }
     }
+    if (!failed.empty())
+      break;
   }
   if (failed.empty())
     if (SanitizerResult r = sanitizerPatchModule(module); r != SANITIZER_SUCCESS)

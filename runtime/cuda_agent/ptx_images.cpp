@@ -73,6 +73,29 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
+// Where a probe at KIND goes in the kernel's PTX; null for a point this inserter has none of.
+std::string *probe_slot(runtime::PtxKernelProbes &k, abi::ProbePointKind kind) {
+  switch (kind) {
+  case abi::ProbePointKind::Entry:
+    return &k.entry_probe;
+  case abi::ProbePointKind::Exit:
+    return &k.exit_probe;
+  case abi::ProbePointKind::MemoryAccess:
+    return &k.memory_probe;
+  case abi::ProbePointKind::Barrier:
+    return &k.barrier_probe;
+  default:
+    return nullptr;
+  }
+}
+
+// The accesses two memory probes sharing the dispatcher want between them (each still filters
+// its own): no kind bit or no space bit in either is every one.
+uint32_t either_access(uint32_t a, uint32_t b) {
+  auto part = [&](uint32_t bits) { return (a & bits) && (b & bits) ? (a | b) & bits : 0u; };
+  return part(abi::AccessKinds) | part(abi::AccessSpaces);
+}
+
 } // namespace
 
 const std::string *PtxImages::probe_ptx(int sm) {
@@ -123,21 +146,25 @@ Substitution PtxImages::substitute(const void *image, int sm, int max_isa) {
     if (!item.is_entry || !item.body_open)
       continue;
     KernelNames names = kernel_names(item.name);
-    runtime::PtxKernelProbes k{item.name, "", ""};
+    runtime::PtxKernelProbes k;
+    k.kernel = item.name;
     // One matching probe at a point runs without its probe_mask test; several share the
     // dispatcher, which calls each one's tested form.
-    int matches[2] = {0, 0}; // at entry, at exit: the points this inserter knows
+    int matches[abi::kProbePointKinds] = {};
+    bool any = false;
     for (size_t i = 0; i < config_.device.probes.size() && i < 64; ++i) {
       const auto &p = config_.device.probes[i];
-      bool exit = p.point.kind == abi::ProbePointKind::Exit;
-      if ((!exit && p.point.kind != abi::ProbePointKind::Entry) || !kernel_matches(p.kernel, names))
+      std::string *slot = probe_slot(k, p.point.kind);
+      if (!slot || !kernel_matches(p.kernel, names))
         continue;
-      std::string &slot = exit ? k.exit_probe : k.entry_probe;
-      slot = ++matches[exit] == 1
-                 ? GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(i) + GPUBT_PROBE_DIRECT_SUFFIX
-                 : p.patch;
+      int n = ++matches[static_cast<int>(p.point.kind)];
+      *slot = n == 1 ? GPUBT_PROBE_FUNCTION_PREFIX + std::to_string(i) + GPUBT_PROBE_DIRECT_SUFFIX
+                     : p.patch;
+      if (p.point.kind == abi::ProbePointKind::MemoryAccess)
+        k.memory_access = n == 1 ? p.point.access : either_access(k.memory_access, p.point.access);
+      any = true;
     }
-    if (matches[0] || matches[1]) {
+    if (any) {
       options.kernels.push_back(k);
       image_out->kernels.push_back(item.name);
     }

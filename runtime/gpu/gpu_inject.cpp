@@ -113,7 +113,12 @@ Status unsupported_point(const Injector &injector, const abi::ProgramSpec &spec)
   for (const auto &p : spec.device.probes)
     if (!injector.supports(p.point))
       return make_error(p.name + ": " + injector.traces() + " have no " +
-                        abi::probe_point_text(p.point) + " probe point");
+                        abi::probe_point_name(p.point.kind) + " probe point" +
+                        (p.point.kind == abi::ProbePointKind::MemoryAccess ||
+                                 p.point.kind == abi::ProbePointKind::Barrier
+                             ? " (memory-access and barrier probes run in CUDA kernels, under "
+                               "--gpu-backend ptx or sass)"
+                             : ""));
   return Ok{};
 }
 

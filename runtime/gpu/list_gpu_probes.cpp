@@ -23,15 +23,27 @@
 namespace gpubt::runtime {
 namespace {
 
-// gpu:hang watches CUDA launches only (no Vulkan dispatch).
-constexpr const char *kProbeTypes[] = {"kprobe", "kretprobe", "block_begin", "block_end", "hang"};
-bool vulkan_type(const std::string &type) { return type != "hang"; }
+// gpu:hang watches CUDA launches only (no Vulkan dispatch); the Vulkan layer inserts no memory
+// or barrier probes.
+constexpr const char *kProbeTypes[] = {"kprobe", "kretprobe", "block_begin", "block_end", "hang",
+                                       "mem",    "load",      "store",       "atomic",    "barrier"};
+bool vulkan_type(const std::string &type) {
+  return type == "kprobe" || type == "kretprobe" || type == "block_begin" || type == "block_end";
+}
+bool memory_type(const std::string &type) {
+  return type == "mem" || type == "load" || type == "store" || type == "atomic";
+}
 constexpr const char *kFatbinSection = ".nv_fatbin";
 
 struct Pattern {
   std::vector<std::string> types; // the probe types the pattern's TYPE matches
   std::string file;               // empty: from -c or -p
+  std::string space;              // gpu:load:global:...: memory probes' SPACE, as written
   std::string kernel = "*";
+  // The probe as a script names it: gpu:TYPE[:SPACE]:KERNEL (a space only on memory probes).
+  std::string probe(const std::string &type, const std::string &k) const {
+    return "gpu:" + type + (space.empty() || !memory_type(type) ? "" : ":" + space) + ":" + k;
+  }
 };
 
 // A FILE part is a path or a library name; kernel names have neither '/' nor ".so".
@@ -51,7 +63,17 @@ Result<Pattern> parse_pattern(const std::string &pattern) {
   if (p.types.empty())
     return make_error("'" + pattern + "': '" + type +
                       "' is no gpu probe type (gpu:kprobe, gpu:kretprobe, gpu:block_begin, "
-                      "gpu:block_end, gpu:hang)");
+                      "gpu:block_end, gpu:hang, gpu:mem, gpu:load, gpu:store, gpu:atomic, "
+                      "gpu:barrier)");
+  for (const char *space : {"global", "shared", "local"})
+    if (tail.rfind(std::string(space) + ":", 0) == 0 &&
+        std::any_of(p.types.begin(), p.types.end(), memory_type)) {
+      p.space = space;
+      p.types.erase(std::remove_if(p.types.begin(), p.types.end(),
+                                   [](const std::string &t) { return !memory_type(t); }),
+                    p.types.end());
+      tail = tail.substr(p.space.size() + 1);
+    }
   size_t file_end = tail.find(':');
   if (names_file(tail.substr(0, file_end))) {
     p.file = tail.substr(0, file_end);
@@ -208,9 +230,9 @@ void print_verbose(const std::vector<FileKernels> &files, const Pattern &p, cons
     for (const auto &type : p.types)
       for (const auto &row : f.rows) {
         std::string backend = ptx::backend_name(row.backend);
-        out << backend << std::string(6 - backend.size(), ' ') << "gpu:" << type << ":"
-            << pasteable(row.display) << "\n";
-        if (!vulkan_type(type)) // its args, as -lv lists a tracepoint's
+        out << backend << std::string(6 - backend.size(), ' ')
+            << p.probe(type, pasteable(row.display)) << "\n";
+        if (type == "hang") // its args, as -lv lists a tracepoint's
           for (const auto &a : abi::kHangArgs)
             out << "    " << (a.size == 8 ? "uint64_t " : "uint32_t ") << a.name << "\n";
       }
@@ -294,7 +316,7 @@ Status list_gpu_probes(const GpuListRequest &request, std::ostream &out) {
     if (vulkan_type(type))
       listed.insert(shaders.begin(), shaders.end());
     for (const auto &k : listed)
-      out << "gpu:" << type << ":" << pasteable(k) << "\n";
+      out << pattern->probe(type, pasteable(k)) << "\n";
   }
   return Ok{};
 }

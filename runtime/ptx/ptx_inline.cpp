@@ -41,32 +41,6 @@ size_t skip_space(std::string_view s, size_t at) {
   return at;
 }
 
-// Each `%name` or `%name<N>` of a `.reg` statement, with N (0 when absent).
-std::vector<std::pair<std::string, int>> declared_registers(std::string_view text) {
-  std::vector<std::pair<std::string, int>> out;
-  for (size_t at = text.find('%'); at != std::string_view::npos; at = text.find('%', at)) {
-    size_t end = at + 1 < text.size() && ident_start(text[at + 1]) ? run_end(text, at + 1) : at + 1;
-    if (end == at + 1) {
-      at = end;
-      continue;
-    }
-    int count = 0;
-    size_t next = end;
-    if (end < text.size() && text[end] == '<') {
-      size_t digits = end + 1;
-      while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
-        ++digits;
-      if (digits > end + 1 && digits < text.size() && text[digits] == '>') {
-        count = std::stoi(std::string(text.substr(end + 1, digits - end - 1)));
-        next = digits + 1;
-      }
-    }
-    out.emplace_back(std::string(text.substr(at, end - at)), count);
-    at = next;
-  }
-  return out;
-}
-
 // The name a `.local`/`.shared` statement declares: its first identifier followed by `[`, `;`
 // or `=` (`.local .align 8 .b8 __local_depot0[16];`); "" when none is.
 std::string declared_variable(std::string_view text) {
@@ -130,6 +104,31 @@ std::map<std::string, std::string> declared_names(std::string_view body,
 }
 
 } // namespace
+
+std::vector<std::pair<std::string, int>> declared_registers(std::string_view text) {
+  std::vector<std::pair<std::string, int>> out;
+  for (size_t at = text.find('%'); at != std::string_view::npos; at = text.find('%', at)) {
+    size_t end = at + 1 < text.size() && ident_start(text[at + 1]) ? run_end(text, at + 1) : at + 1;
+    if (end == at + 1) {
+      at = end;
+      continue;
+    }
+    int count = 0;
+    size_t next = end;
+    if (end < text.size() && text[end] == '<') {
+      size_t digits = end + 1;
+      while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
+        ++digits;
+      if (digits > end + 1 && digits < text.size() && text[digits] == '>') {
+        count = std::stoi(std::string(text.substr(end + 1, digits - end - 1)));
+        next = digits + 1;
+      }
+    }
+    out.emplace_back(std::string(text.substr(at, end - at)), count);
+    at = next;
+  }
+  return out;
+}
 
 Result<InlineFunction> prepare_inline(std::string_view function) {
   auto items = scan_top_level(function);

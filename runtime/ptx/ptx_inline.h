@@ -25,6 +25,9 @@ Result<InlineFunction> prepare_inline(std::string_view function);
 std::string inline_call(const InlineFunction &f, const std::vector<std::string> &args,
                         const std::string &prefix, const std::string &predicate);
 
+// Each `%name` or `%name<N>` of a `.reg` statement, with N (0 when absent).
+std::vector<std::pair<std::string, int>> declared_registers(std::string_view reg_statement);
+
 // "@%p1" -> "@!%p1", "@!%p2" -> "@%p2".
 std::string negate_predicate(const std::string &predicate);
 

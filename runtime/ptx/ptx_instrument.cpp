@@ -8,6 +8,8 @@
 #include <optional>
 #include <set>
 
+#include "runtime/abi/probe_point.h"
+#include "runtime/ptx/ptx_access_sites.h"
 #include "runtime/ptx/ptx_inline.h"
 #include "runtime/ptx/ptx_scan.h"
 
@@ -174,27 +176,28 @@ std::string userdata_load(const std::string &userdata, size_t index) {
          std::to_string(8 * index) + "]; /* gpubt: userdata */";
 }
 
-// PROBE with the kernel's userdata, under PREDICATE (may be empty): its body pasted (SITE makes
-// its names unique), or a call where it could not be prepared for that.
+// PROBE with the kernel's userdata, pc 0 and ARGS after them (the point's parameters, widths
+// BITS), under PREDICATE (may be empty), SETUP first: its body pasted (SITE makes its names
+// unique), or a call where it could not be prepared for that.
 std::string probe_call(const Probes &probes, const std::string &probe, const std::string &predicate,
-                       const char *what, size_t site) {
-  std::string open = std::string("{ // gpubt: ") + what + " probe\n";
+                       const char *what, size_t site, const std::string &setup = "",
+                       std::vector<std::string> args = {},
+                       const std::vector<int> &bits = {64, 64}) {
+  args.insert(args.begin(), {"%gpubt_ud", "0"});
+  std::string open = std::string("{ // gpubt: ") + what + " probe\n" + setup;
   if (auto f = probes.inlines.find(probe); f != probes.inlines.end())
     return open +
-           ptx::inline_call(f->second, {"%gpubt_ud", "0"}, "gpubt" + std::to_string(site) + "_",
-                            predicate) +
+           ptx::inline_call(f->second, args, "gpubt" + std::to_string(site) + "_", predicate) +
            "\n\t} /* gpubt */";
   std::string pred = predicate.empty() ? "" : predicate + " ";
-  return open +
-         "\t.param .b64 gpubt_arg0;\n"
-         "\t.param .b64 gpubt_arg1;\n"
-         "\t.param .b32 gpubt_ret;\n"
-         "\tst.param.b64 [gpubt_arg0], %gpubt_ud;\n"
-         "\tst.param.b64 [gpubt_arg1], 0;\n"
-         "\t" +
-         pred + "call (gpubt_ret), " + probe +
-         ", (gpubt_arg0, gpubt_arg1);\n"
-         "\t} /* gpubt */";
+  std::string call = "\t" + pred + "call (gpubt_ret), " + probe + ", (";
+  for (size_t i = 0; i < args.size() && i < bits.size(); ++i) {
+    std::string param = "gpubt_arg" + std::to_string(i), b = std::to_string(bits[i]);
+    open += "\t.param .b" + b + " " + param + ";\n";
+    call += (i ? ", " : "") + param;
+    open += "\tst.param.b" + b + " [" + param + "], " + args[i] + ";\n";
+  }
+  return open + "\t.param .b32 gpubt_ret;\n" + call + ");\n\t} /* gpubt */";
 }
 
 // Before the statement at AT: a line of its own when AT starts its line (after blanks).
@@ -202,6 +205,17 @@ Edit insert_before(std::string_view text, size_t at, const std::string &block) {
   size_t b = line_start(text, at);
   return b == at && (at == 0 || text[at - 1] != '\n') ? Edit{at, 0, block + " "}
                                                       : Edit{b, 0, "\t" + block + "\n"};
+}
+
+// KIND's probe PROBE before each of SITES.
+void call_at_sites(std::string_view text, const Probes &probes, const std::string &probe,
+                   abi::ProbePointKind kind, const std::vector<ptx::ProbeSite> &sites,
+                   size_t &site_number, std::vector<Edit> &edits) {
+  const char *what = kind == abi::ProbePointKind::Barrier ? "barrier" : "memory";
+  for (const auto &s : sites)
+    edits.push_back(insert_before(text, s.at,
+                                  probe_call(probes, probe, s.predicate, what, site_number++,
+                                             s.setup, s.args, abi::probe_param_bits(kind))));
 }
 
 bool is_exit(const Statement &s) {
@@ -345,6 +359,12 @@ Status instrument_kernel(std::string_view text, const TopItem &kernel, const Ptx
     if (!last || !ends_flow(*last)) // falling off the end returns too
       edits.push_back(insert_before(text, kernel.body_close, exit_probe("")));
   }
+  if (!p.memory_probe.empty())
+    call_at_sites(text, probes, p.memory_probe, abi::ProbePointKind::MemoryAccess,
+                  ptx::memory_sites(text, stmts, p.memory_access), sites, edits);
+  if (!p.barrier_probe.empty())
+    call_at_sites(text, probes, p.barrier_probe, abi::ProbePointKind::Barrier,
+                  ptx::barrier_sites(text, stmts), sites, edits);
   return Ok{};
 }
 
@@ -377,7 +397,8 @@ Result<std::string> instrument_ptx(std::string_view module, const PtxInstrumentO
     if (!seen.insert(p.kernel).second)
       return make_error("kernel " + p.kernel + " is listed twice");
     PtxKernelProbes named = p;
-    for (std::string *f : {&named.entry_probe, &named.exit_probe}) {
+    for (std::string *f :
+         {&named.entry_probe, &named.exit_probe, &named.memory_probe, &named.barrier_probe}) {
       if (f->empty())
         continue;
       auto fn = probes->functions.find(*f);

@@ -1,6 +1,7 @@
-// Puts gpu probes into a module's own PTX: each chosen kernel calls its entry probe at its start
-// and its exit probe before every ret/exit (an exit probe that reads a clock: before the branch
-// deciding an exit, retargeted past a probe where needed); every other line stays as it was.
+// Puts gpu probes into a module's own PTX: each chosen kernel calls its entry probe at its start,
+// its exit probe before every ret/exit (an exit probe that reads a clock: before the branch
+// deciding an exit, retargeted past a probe where needed), its memory probe before each ld, st,
+// atom and red, and its barrier probe before each bar.sync; every other line stays as it was.
 #pragma once
 #include <string>
 #include <string_view>
@@ -22,6 +23,11 @@ struct PtxKernelProbes {
   std::string kernel;      // the .entry name, mangled
   std::string entry_probe; // called by every thread at the kernel's start; empty: none
   std::string exit_probe;  // called once on every way out, as the way is decided; empty: none
+  // called before each memory access MEMORY_ACCESS (abi::MemoryAccessBits, 0: every one) may
+  // want, and before each block-wide barrier (ptx_access_sites.h); empty: none
+  std::string memory_probe;
+  uint32_t memory_access = 0;
+  std::string barrier_probe;
 };
 
 struct PtxInstrumentOptions {

@@ -1,7 +1,9 @@
-// The patch functions and the dispatchers as PTX text: the calling convention of the patch
-// functions (two .b64 params, a .b32 result), one call per probe in probe order.
+// The patch functions, the dispatchers and the memory probes' per-space patches as PTX text: the
+// calling convention of the patch functions (the point's parameters, a .b32 result), one call
+// per probe in probe order.
 #include "targets/ptx/ptx_probe_calls.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <sstream>
 
@@ -45,18 +47,39 @@ void add_masked_patch(llvm::Module &m, llvm::Function &direct, const std::string
 
 namespace {
 
-std::string dispatcher(const std::string &name, const std::vector<std::string> &callees) {
+// A function NAME with KIND's parameters calling each of CALLEES with them, the memory flags
+// ORed with OR_FLAGS; it answers success.
+std::string forwarder(const std::string &name, abi::ProbePointKind kind,
+                      const std::vector<std::string> &callees, uint32_t or_flags = 0) {
+  auto bits = abi::probe_param_bits(kind);
+  auto reg = [](int b, size_t i) {
+    return std::string(b == 64 ? "%rd" : "%r") + std::to_string(i + 1);
+  };
   std::ostringstream o;
-  o << "\n.visible .func (.param .b32 func_retval0) " << name << "(\n\t.param .b64 " << name
-    << "_param_0,\n\t.param .b64 " << name << "_param_1\n)\n{\n"
-    << "\t.reg .b32 \t%r<2>;\n\t.reg .b64 \t%rd<3>;\n"
-    << "\tld.param.u64 \t%rd1, [" << name << "_param_0];\n"
-    << "\tld.param.u64 \t%rd2, [" << name << "_param_1];\n";
-  for (const auto &callee : callees)
-    o << "\t{\n\t.param .b64 param0;\n\tst.param.b64 \t[param0], %rd1;\n"
-      << "\t.param .b64 param1;\n\tst.param.b64 \t[param1], %rd2;\n"
-      << "\t.param .b32 retval0;\n\tcall (retval0), " << callee << ", (param0, param1);\n\t}\n";
-  o << "\tmov.u32 \t%r1, 0;\n\tst.param.b32 \t[func_retval0], %r1;\n\tret;\n}\n";
+  o << "\n.visible .func (.param .b32 func_retval0) " << name << "(";
+  for (size_t i = 0; i < bits.size(); ++i)
+    o << (i ? "," : "") << "\n\t.param .b" << bits[i] << " " << name << "_param_" << i;
+  o << "\n)\n{\n\t.reg .b32 \t%r<" << bits.size() + 2 << ">;\n\t.reg .b64 \t%rd<"
+    << bits.size() + 1 << ">;\n";
+  for (size_t i = 0; i < bits.size(); ++i)
+    o << "\tld.param.u" << bits[i] << " \t" << reg(bits[i], i) << ", [" << name << "_param_" << i
+      << "];\n";
+  if (or_flags) {
+    std::string flags = reg(32, abi::kMemoryFlagsParam);
+    o << "\tor.b32 \t" << flags << ", " << flags << ", " << or_flags << ";\n";
+  }
+  for (const auto &callee : callees) {
+    o << "\t{\n";
+    for (size_t i = 0; i < bits.size(); ++i)
+      o << "\t.param .b" << bits[i] << " param" << i << ";\n\tst.param.b" << bits[i] << " \t[param"
+        << i << "], " << reg(bits[i], i) << ";\n";
+    o << "\t.param .b32 retval0;\n\tcall (retval0), " << callee << ", (";
+    for (size_t i = 0; i < bits.size(); ++i)
+      o << (i ? ", " : "") << "param" << i;
+    o << ");\n\t}\n";
+  }
+  o << "\tmov.u32 \t%r" << bits.size() + 1 << ", 0;\n\tst.param.b32 \t[func_retval0], %r"
+    << bits.size() + 1 << ";\n\tret;\n}\n";
   return o.str();
 }
 
@@ -74,10 +97,22 @@ void add_dispatchers(std::string &ptx, std::vector<abi::DeviceProbeSpec> &probes
     if (callees.size() < 2)
       continue;
     std::string name = std::string("gpubt_dispatch_") + abi::probe_point_name(kind);
-    ptx += dispatcher(name, callees);
+    ptx += forwarder(name, kind, callees);
     for (auto &p : probes)
       if (p.point.kind == kind)
         p.patch = name;
+  }
+  // The Sanitizer patches a memory probe once per instruction kind, with flags that do not say
+  // the space: PATCH_global, PATCH_shared and PATCH_local add it (the PTX inserter passes it).
+  std::vector<std::string> wrapped;
+  for (const auto &p : probes) {
+    if (p.point.kind != abi::ProbePointKind::MemoryAccess ||
+        std::find(wrapped.begin(), wrapped.end(), p.patch) != wrapped.end())
+      continue;
+    wrapped.push_back(p.patch);
+    for (uint32_t bit : {abi::AccessGlobal, abi::AccessShared, abi::AccessLocal})
+      ptx += forwarder(abi::memory_space_patch(p.patch, bit), p.point.kind, {p.patch},
+                       abi::memory_space_flag(bit));
   }
 }
 

@@ -17,7 +17,8 @@ void add_masked_patch(llvm::Module &m, llvm::Function &direct, const std::string
 
 // Appends to PTX one dispatcher per probe point several PROBES share ("gpubt_dispatch_exit",
 // calling each one's patch in probe order), and sets each probe's `patch`: the dispatcher, or its
-// own function where it is alone at its point.
+// own function where it is alone at its point; and, for each memory probe's patch, the patch per
+// space the CUDA agent registers (abi::memory_space_patch).
 void add_dispatchers(std::string &ptx, std::vector<abi::DeviceProbeSpec> &probes);
 
 } // namespace gpubt::targets

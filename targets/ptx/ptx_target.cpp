@@ -67,7 +67,8 @@ public:
   }
   unsigned global_address_space() const override { return 1; }
   bool supports(abi::ProbePointKind kind) const override {
-    return kind == abi::ProbePointKind::Entry || kind == abi::ProbePointKind::Exit;
+    return kind == abi::ProbePointKind::Entry || kind == abi::ProbePointKind::Exit ||
+           kind == abi::ProbePointKind::MemoryAccess || kind == abi::ProbePointKind::Barrier;
   }
   void add_probe_entry(llvm::Module &m, llvm::Function &direct, const std::string &name,
                        uint32_t probe_bit) const override {
@@ -117,6 +118,16 @@ public:
   llvm::Value *shuffle(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v,
                        llvm::Value *src) const override {
     return b.CreateIntrinsic(I::nvvm_shfl_sync_idx_i32, {mask, v, src, b.getInt32(0x1f)});
+  }
+
+  llvm::Value *ballot(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *pred) const override {
+    return b.CreateIntrinsic(I::nvvm_vote_ballot_sync, {mask, pred});
+  }
+  // cvta.shared / cvta.local: NVPTX's address spaces 3 and 5 cast to generic.
+  llvm::Value *window_address(llvm::IRBuilder<> &b, llvm::Value *offset,
+                              bool shared) const override {
+    auto *p = b.CreateIntToPtr(offset, b.getPtrTy(shared ? 3 : 5));
+    return b.CreatePtrToInt(b.CreateAddrSpaceCast(p, b.getPtrTy(0)), b.getInt64Ty());
   }
 
   void optimize(llvm::Module &m) const override { codegen::optimize_o2(m, tm_.get()); }

@@ -143,6 +143,49 @@ TEST(Parser, GpuHangAttachPoints) {
   EXPECT_EQ(aps[2].interval_ns, 3000000000u);
 }
 
+// gpu:{mem,load,store,atomic}[:SPACE]:KERNEL and gpu:barrier:KERNEL (issue 28): the access word
+// in target, the space in ns; a lone part after the word is the kernel, even `global`.
+TEST(Parser, GpuMemoryAndBarrierAttachPoints) {
+  SourceFile file("stdin", "gpu:load:global:ns::k*, gpu:mem:k, gpu:atomic:shared:k, "
+                           "gpu:store:global, gpu:barrier:\"f(int)\" { }");
+  Diagnostics diags;
+  auto prog = parse_program(file, diags);
+  ASSERT_NE(prog, nullptr) << diags.render(file);
+  const auto &aps = prog->probes[0]->attach_points;
+  ASSERT_EQ(aps.size(), 5u);
+  EXPECT_EQ(aps[0].provider, Provider::GpuMemory);
+  EXPECT_EQ(aps[0].target, "load");
+  EXPECT_EQ(aps[0].ns, "global");
+  EXPECT_EQ(aps[0].func, "ns::k*");
+  EXPECT_EQ(aps[0].name(), "gpu:load:global:ns::k*");
+  EXPECT_EQ(aps[1].name(), "gpu:mem:k");
+  EXPECT_EQ(aps[1].ns, "");
+  EXPECT_EQ(aps[2].name(), "gpu:atomic:shared:k");
+  EXPECT_EQ(aps[3].ns, "");
+  EXPECT_EQ(aps[3].func, "global");
+  EXPECT_EQ(aps[4].provider, Provider::GpuBarrier);
+  EXPECT_EQ(aps[4].func, "f(int)");
+  EXPECT_EQ(aps[4].name(), "gpu:barrier:f(int)");
+}
+
+TEST(ParserErrors, GpuMemoryAttachPoints) {
+  EXPECT_EQ(error("gpu:load { }"), "stdin:1:1-9: ERROR: gpu:load probe type requires 1 argument\n"
+                                   "gpu:load { }\n"
+                                   "~~~~~~~~\n");
+  EXPECT_EQ(error("host:gpu:mem:k { }"), "stdin:1:1-15: ERROR: host: cannot prefix a gpu probe\n"
+                                         "host:gpu:mem:k { }\n"
+                                         "~~~~~~~~~~~~~~\n");
+  EXPECT_EQ(error("gpu:barier:k { }"),
+            "stdin:1:5-11: ERROR: Invalid gpu probe type: barier (did you mean 'barrier'?)\n"
+            "gpu:barier:k { }\n"
+            "    ~~~~~~\n");
+  EXPECT_EQ(error("gpu:lod:k { }"),
+            "stdin:1:5-8: ERROR: Invalid gpu probe type: lod (gpu probes are gpu:kprobe, "
+            "gpu:kretprobe, gpu:hang, gpu:mem, gpu:load, gpu:store, gpu:atomic and gpu:barrier)\n"
+            "gpu:lod:k { }\n"
+            "    ~~~\n");
+}
+
 TEST(ParserErrors, GpuHangAttachPoints) {
   EXPECT_EQ(error("gpu:hang:spin:5x { }"),
             "stdin:1:1-17: ERROR: gpu:hang: invalid duration '5x', expected a positive count and "

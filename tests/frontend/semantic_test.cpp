@@ -158,6 +158,27 @@ TEST(Semantic, GpuHangBuiltins) {
   EXPECT_ERROR("BEGIN { @x = kernel; }", 14, 20, "kernel is only available in gpu probes");
 }
 
+// addr, access_size, access, space, sectors: memory probes only; barrier_id: gpu:barrier only.
+TEST(Semantic, MemoryAndBarrierBuiltins) {
+  EXPECT_EQ(check("gpu:load:global:k { @[access, space, access_size] = count(); "
+                  "@s = hist(sectors); @a = max(addr); @t[tid, kernel] = count(); }"),
+            "");
+  EXPECT_EQ(check("gpu:barrier:k { @[barrier_id, warp] = count(); }"), "");
+  EXPECT_ERROR("gpu:kprobe:k { @[addr] = count(); }", 18, 22,
+               "addr is only available in gpu memory probes (gpu:mem, gpu:load, gpu:store, "
+               "gpu:atomic)");
+  EXPECT_ERROR("gpu:barrier:k { @ = hist(sectors); }", 26, 33,
+               "sectors is only available in gpu memory probes (gpu:mem, gpu:load, gpu:store, "
+               "gpu:atomic)");
+  EXPECT_ERROR("gpu:store:k { @[barrier_id] = count(); }", 17, 27,
+               "barrier_id is only available in gpu:barrier probes");
+  EXPECT_ERROR("BEGIN { @x = access; }", 14, 20,
+               "access is only available in gpu memory probes (gpu:mem, gpu:load, gpu:store, "
+               "gpu:atomic)");
+  EXPECT_ERROR("gpu:mem:k { @x = launch_start; }", 18, 30,
+               "launch_start is only available in gpu:kretprobe and gpu:hang probes");
+}
+
 TEST(Semantic, HostFunctionsNotInGpuProbes) {
   EXPECT_ERROR("gpu:kprobe:vectorAdd { @x = str(arg0); }", 29, 38,
                "str() is not available in gpu probes");

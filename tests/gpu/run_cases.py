@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Some of the GPU suite's cases alone (a rerun of what changed, on a machine where
-scripts/gpu-e2e.sh built the programs and the agent): --cases launch_timer,hang,xid,block.
+scripts/gpu-e2e.sh built the programs and the agent): --cases launch_timer,hang,xid,block,mem_access.
 usage: run_cases.py --bin DIR --agent PATH [--gpubt G] --cases A,B"""
 import argparse
 import os
@@ -9,11 +9,12 @@ import sys
 from block_case import block_cases
 from hang_case import hang_cases
 from launch_timer_case import launch_timer_cases
+from mem_access_case import mem_access_cases
 from mem_ncu_case import mem_ncu_case
 from xid_case import xid_case
 
 CASES = {'launch_timer': launch_timer_cases, 'hang': hang_cases, 'xid': xid_case,
-         'mem_ncu': mem_ncu_case, 'block': block_cases}
+         'mem_ncu': mem_ncu_case, 'block': block_cases, 'mem_access': mem_access_cases}
 
 
 def main():

@@ -9,6 +9,7 @@ from hang_case import hang_cases
 from xid_case import xid_case
 from launch_timer_case import launch_timer_cases
 from block_case import block_cases
+from mem_access_case import mem_access_cases
 from issue6_cases import issue6_cases
 
 NEVER = '-'  # a kernel pattern no kernel name matches
@@ -586,6 +587,7 @@ def main():
         cupti_cases(a, row)
         xid_case(a, row)
         block_cases(a, row)
+        mem_access_cases(a, row)
         if a.timings:
             gpubt_timings(a)
     else:

@@ -664,6 +664,52 @@ TEST(PtxTarget, ProbesSharingAPointGetADispatcher) {
   expect_assembles(script); // ptxas accepts the dispatcher
 }
 
+// Memory-access and barrier probes (issue 28): their functions take the Compute Sanitizer's
+// callback parameters; two memory probes share a dispatcher with those parameters, and each
+// memory patch gets one function per space for the SASS backend, ORing the space into the flags.
+// The probe tests its filter on the flags itself; sectors is a ballot of match.any leaders.
+TEST(PtxTarget, MemoryAndBarrierProbesTakeTheSanitizersParameters) {
+  const char *script = "gpu:load:global:a { @[access, space, access_size] = count(); } "
+                       "gpu:mem:b { @s = hist(sectors); @m = max(addr); } "
+                       "gpu:barrier:c { @b[barrier_id] = count(); }";
+  auto c = compile_gpu_script(script);
+  ASSERT_EQ(c.error, "");
+  const auto &d = c.spec.device;
+  ASSERT_EQ(d.probes.size(), 3u);
+  EXPECT_EQ(d.probes[0].point.kind, abi::ProbePointKind::MemoryAccess);
+  EXPECT_EQ(d.probes[0].point.access, abi::AccessRead | abi::AccessGlobal);
+  EXPECT_EQ(d.probes[1].point.access, 0u);
+  EXPECT_EQ(d.probes[2].point.kind, abi::ProbePointKind::Barrier);
+  EXPECT_EQ(d.probes[0].patch, "gpubt_dispatch_memory");
+  EXPECT_EQ(d.probes[2].patch, "gpubt_probe_2");
+  auto text_of = [&](const std::string &fn) { // LLVM's functions and gpubt's own
+    size_t b = d.ptx.find("func_retval0) " + fn + "(");
+    return b == std::string::npos ? "" : d.ptx.substr(b, d.ptx.find("\n}\n", b) + 3 - b);
+  };
+  auto params = [&](const std::string &fn) {
+    std::string text = text_of(fn);
+    std::string head = text.substr(0, text.find('{'));
+    std::string out;
+    for (size_t at = head.find(".param .b"); at != std::string::npos;
+         at = head.find(".param .b", at + 1))
+      out += head.substr(at + 9, 2) + " ";
+    return out;
+  };
+  EXPECT_EQ(params("gpubt_probe_0_direct"), "64 64 64 32 32 64 ");
+  EXPECT_EQ(params("gpubt_dispatch_memory"), "64 64 64 32 32 64 ");
+  EXPECT_EQ(params("gpubt_probe_2_direct"), "64 64 32 32 32 ");
+  std::string shared = text_of("gpubt_dispatch_memory_shared");
+  EXPECT_NE(shared.find("or.b32"), std::string::npos) << shared;
+  EXPECT_NE(shared.find(", " + std::to_string(abi::FlagShared) + ";"), std::string::npos) << shared;
+  EXPECT_NE(shared.find("call (retval0), gpubt_dispatch_memory,"), std::string::npos) << shared;
+  EXPECT_NE(text_of("gpubt_dispatch_memory_local"), "");
+  std::string b = text_of("gpubt_probe_1_direct");
+  EXPECT_NE(b.find("match.any.sync.b64"), std::string::npos) << b;
+  EXPECT_NE(b.find("vote.sync.ballot.b32"), std::string::npos) << b;
+  EXPECT_NE(b.find("cvta.shared.u64"), std::string::npos) << b; // addr of a shared access
+  expect_assembles(script);
+}
+
 // A gpu:kretprobe that only aggregates what a thread's exit cannot change runs at its entry (the
 // Compute Sanitizer's entry patch is far cheaper); anything reading the clock, launch state, a
 // map, or printing stays at the exit.

@@ -88,10 +88,11 @@ std::string builtin_use(std::string_view name) {
   return "@f[" + std::string(name) + "] = count();";
 }
 
-// Where BODY compiles on TARGET: "kprobe, kretprobe, block_begin, block_end" (gpu:), or "-".
+// Where BODY compiles on TARGET: "kprobe, kretprobe, block_begin, block_end, mem, barrier" (gpu:),
+// or "-".
 std::string gpu_where(const codegen::DeviceTarget &target, const std::string &body) {
   std::string out;
-  for (const char *type : {"kprobe", "kretprobe", "block_begin", "block_end"}) {
+  for (const char *type : {"kprobe", "kretprobe", "block_begin", "block_end", "mem", "barrier"}) {
     auto c = compile_device_script(std::string("gpu:") + type + ":k { " + body + " }", target);
     if (c.error.empty())
       out += std::string(out.empty() ? "" : ", ") + type;
@@ -136,7 +137,10 @@ std::string generate(const Targets &t) {
      << "| `gpu:kretprobe` | yes | GPU (CUDA, Vulkan): every thread as it exits |\n"
      << "| `gpu:block_begin` | yes | GPU (CUDA, Vulkan): once per block, its first thread in |\n"
      << "| `gpu:block_end` | yes | GPU (CUDA, Vulkan): once per block, its last thread out |\n"
-     << "| `gpu:hang` | yes | host (gpubt), once per CUDA launch that has run its duration |\n";
+     << "| `gpu:hang` | yes | host (gpubt), once per CUDA launch that has run its duration |\n"
+     << "| `gpu:mem`, `gpu:load`, `gpu:store`, `gpu:atomic` | yes | GPU (CUDA): every thread at "
+        "each memory access (`gpu:load[:SPACE]:KERNEL`, SPACE global, shared or local) |\n"
+     << "| `gpu:barrier` | yes | GPU (CUDA): every thread at each block-wide barrier |\n";
   for (const auto &p : kBpftraceProbeTypes)
     if (!ours.count(p))
       md << "| `" << p << "` | **not in gpubt** (bpftrace has it) | - |\n";

@@ -239,6 +239,19 @@ TEST(SpirvOpenCl, RefusesClocks) {
             "gpu:kretprobe:k: clock cannot be read in SPIR-V kernels for OpenCL / Level Zero");
 }
 
+// The Vulkan layer inserts no memory-access or barrier probe: the lowering refuses them, naming
+// the backends that run them (compile.cpp then leaves Vulkan shaders untraced, said under -v).
+TEST(SpirvVulkan, RefusesMemoryAndBarrierProbes) {
+  auto target = make_spirv_target(SpirvFlavour::Vulkan);
+  ASSERT_TRUE(target);
+  EXPECT_EQ(compile_device_script("gpu:load:global:k { @ = count(); }", *target).error,
+            "gpu:load:global:k: spirv-vulkan probes cannot run at memory (CUDA kernels can: the "
+            "ptx and sass backends)");
+  EXPECT_EQ(compile_device_script("gpu:barrier:k { @ = count(); }", *target).error,
+            "gpu:barrier:k: spirv-vulkan probes cannot run at barrier (CUDA kernels can: the "
+            "ptx and sass backends)");
+}
+
 // An OpenCL C kernel calling probe 0 as device_abi.h says, compiled by clang-22 to SPIR-V, linked
 // with the probes by spirv-link: the linked module validates. (No OpenCL or Level Zero runtime
 // here executes SPIR-V.)

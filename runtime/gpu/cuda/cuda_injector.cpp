@@ -80,9 +80,11 @@ public:
   }
   bool watches_launches() const override { return true; }
   bool can_attach() const override { return true; }
-  // The Compute Sanitizer's block entry and exit (the agent's sanitizer_point()).
+  // The Compute Sanitizer's block entry and exit, memory accesses and barriers (the agent's
+  // sanitizer_points()); the PTX backend inserts at the same (ptx_instrument.h).
   bool supports(const abi::ProbePoint &p) const override {
-    return p.kind == abi::ProbePointKind::Entry || p.kind == abi::ProbePointKind::Exit;
+    return p.kind == abi::ProbePointKind::Entry || p.kind == abi::ProbePointKind::Exit ||
+           p.kind == abi::ProbePointKind::MemoryAccess || p.kind == abi::ProbePointKind::Barrier;
   }
   const char *no_results() const override {
     return "no CUDA program made a context and exited normally with gpubt's agent";

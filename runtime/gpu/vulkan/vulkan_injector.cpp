@@ -24,7 +24,8 @@ public:
   bool has_code(const abi::ProgramSpec &spec) const override { return vulkan_image(spec); }
   bool can_attach() const override { return false; }
   bool watches_launches() const override { return false; } // no queue submission is watched
-  // A call at the shader's entry, or before its returns (runtime/vulkan/link_probes.cpp).
+  // A call at the shader's entry, or before its returns (runtime/vulkan/link_probes.cpp); no
+  // memory-access or barrier point (docs/gpu-probes.md says what the layer could do).
   bool supports(const abi::ProbePoint &p) const override {
     return p.kind == abi::ProbePointKind::Entry || p.kind == abi::ProbePointKind::Exit;
   }

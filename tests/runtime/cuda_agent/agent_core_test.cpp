@@ -69,8 +69,14 @@ TEST(AgentProtocol, ConfigErrors) {
   EXPECT_FALSE(gpubt::abi::parse_agent_config("bogus\n"));
   EXPECT_FALSE(gpubt::abi::parse_agent_config("probe\tmiddle\tf\tn\tk\n"));
   EXPECT_FALSE(gpubt::abi::parse_agent_config("probe\texit:2\tf\tn\tk\n")); // no argument
-  EXPECT_FALSE(gpubt::abi::parse_agent_config("probe\tmemory:8\tf\tn\tk\n"));
+  EXPECT_FALSE(gpubt::abi::parse_agent_config("probe\tmemory:64\tf\tn\tk\n"));
   EXPECT_TRUE(gpubt::abi::parse_agent_config("probe\tmemory:3\tf\tn\tk\n"));
+  // kinds and spaces: gpu:load:global (AccessRead | AccessGlobal)
+  auto load_global = gpubt::abi::parse_agent_config("probe\tmemory:9\tf\tn\tk\n");
+  ASSERT_TRUE(load_global);
+  EXPECT_EQ(load_global->device.probes[0].point.access,
+            gpubt::abi::AccessRead | gpubt::abi::AccessGlobal);
+  EXPECT_TRUE(gpubt::abi::parse_agent_config("probe\tbarrier\tf\tn\tk\n"));
   EXPECT_FALSE(gpubt::abi::parse_agent_config("map\t16\t8\t8\t8\t0\n")); // entry too small
   EXPECT_FALSE(gpubt::abi::parse_agent_config("ring\t-1\n"));
   EXPECT_TRUE(gpubt::abi::parse_agent_config("# comment\n\n"));

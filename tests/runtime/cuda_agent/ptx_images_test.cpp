@@ -26,6 +26,10 @@ public:
       if (run_tool(std::string(kNvcc) + " " + flags + " -o " + dir + "/" + out + " " + src,
                    &log) != 0)
         errors += log;
+    if (run_tool(std::string(kNvcc) + " -ptx -arch=sm_90 -o " + dir + "/mem.ptx " + kPtxSources +
+                     "mem_kernels.cu",
+                 &log) != 0)
+      errors += log;
   }
 
 protected:
@@ -83,6 +87,38 @@ TEST_F(PtxImagesTest, PtxTextAndOlderPtxAreInstrumented) {
   EXPECT_NE(old.image->symbol, text.image->symbol);
   EXPECT_NE(old.image->ptx.find(".target sm_90"), std::string::npos); // raised for the probes
   EXPECT_EQ(assemble(old.image->ptx), "");
+}
+
+// Memory-access and barrier probes (issue 28): the kernels they match get a call before each
+// access of the probe's kinds and spaces and before each barrier; others stay as they are.
+TEST_F(PtxImagesTest, MemoryAndBarrierProbesGoIntoTheirKernels) {
+  config_.cubins[0].ptx = kPtxSources + "mem_probes_sm90.ptx";
+  config_.device.probes = {{"gpu:store:shared:reverse_block",
+                            "reverse_block",
+                            {gpubt::abi::ProbePointKind::MemoryAccess,
+                             gpubt::abi::AccessWrite | gpubt::abi::AccessShared},
+                            "gpubt_probe_0",
+                            "gpubt_probe_0"},
+                           {"gpu:barrier:reverse_block",
+                            "reverse_block",
+                            {gpubt::abi::ProbePointKind::Barrier},
+                            "gpubt_probe_1",
+                            "gpubt_probe_1"}};
+  PtxImages images(config_);
+  std::string ptx = read_text(dir_ + "/mem.ptx");
+  Substitution sub = images.substitute(ptx.c_str(), 90, 90);
+  ASSERT_TRUE(sub.image) << sub.why;
+  EXPECT_EQ(sub.image->kernels, std::vector<std::string>{"reverse_block"});
+  auto count = [&](const std::string &what) {
+    size_t n = 0;
+    for (size_t at = sub.image->ptx.find(what); at != std::string::npos;
+         at = sub.image->ptx.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("// gpubt: memory probe"), 2u); // count = 0 and tile[t] = ...
+  EXPECT_EQ(count("// gpubt: barrier probe"), 2u);
+  EXPECT_EQ(assemble(sub.image->ptx), "");
 }
 
 TEST_F(PtxImagesTest, WhatStaysAsItIs) {

@@ -176,11 +176,10 @@ TEST(GpuInject, NoAgentIsAUserError) {
 TEST(GpuInject, AProbePointTheInjectorLacksIsAnError) {
   Env env;
   auto spec = count_by_key_spec();
-  spec.device.probes[0].point = {gpubt::abi::ProbePointKind::MemoryAccess,
-                                 gpubt::abi::AccessWrite};
+  spec.device.probes[0].point = {gpubt::abi::ProbePointKind::Launch};
   auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
   ASSERT_FALSE(run);
-  EXPECT_EQ(run.error(), "gpu:kretprobe:k: CUDA kernels have no memory:2 probe point");
+  EXPECT_EQ(run.error(), "gpu:kretprobe:k: CUDA kernels have no launch probe point");
 }
 
 TEST(GpuResults, ContextsMergeAndDropsWarn) {

@@ -126,11 +126,28 @@ TEST_F(ListGpuProbes, WildcardTypeListsEveryProbeType) {
   auto got = list("gpu:*:" + dir_ + "/sass90");
   ASSERT_TRUE(got.ok()) << got.error();
   auto want = truth_lines("kprobe");
-  for (const char *type : {"kretprobe", "block_begin", "block_end", "hang"}) {
+  for (const char *type : {"kretprobe", "block_begin", "block_end", "hang", "mem", "load", "store",
+                           "atomic", "barrier"}) {
     auto more = truth_lines(type);
     want.insert(want.end(), more.begin(), more.end());
   }
   EXPECT_EQ(lines(*got), want);
+}
+
+// A memory probe's SPACE (issue 28) stays in what is listed, and narrows the types to memory
+// probes: gpu:*:shared:FILE lists gpu:mem:shared:K ... gpu:atomic:shared:K.
+TEST_F(ListGpuProbes, MemoryProbesKeepTheirSpace) {
+  auto got = list("gpu:load:global:" + dir_ + "/sass90:*");
+  ASSERT_TRUE(got.ok()) << got.error();
+  EXPECT_EQ(lines(*got), truth_lines("load:global"));
+  auto any = list("gpu:*:shared:" + dir_ + "/sass90:*");
+  ASSERT_TRUE(any.ok()) << any.error();
+  std::vector<std::string> want;
+  for (const char *type : {"mem", "load", "store", "atomic"}) {
+    auto more = truth_lines(std::string(type) + ":shared");
+    want.insert(want.end(), more.begin(), more.end());
+  }
+  EXPECT_EQ(lines(*any), want);
 }
 
 TEST_F(ListGpuProbes, BackendPerArchitecture) {
@@ -227,7 +244,8 @@ TEST_F(ListGpuProbes, Errors) {
   EXPECT_EQ(err(list("gpu:uprobe:" + dir_ + "/both:*")),
             "'gpu:uprobe:" + dir_ +
                 "/both:*': 'uprobe' is no gpu probe type (gpu:kprobe, "
-                "gpu:kretprobe, gpu:block_begin, gpu:block_end, gpu:hang)");
+                "gpu:kretprobe, gpu:block_begin, gpu:block_end, gpu:hang, gpu:mem, gpu:load, "
+                "gpu:store, gpu:atomic, gpu:barrier)");
   EXPECT_EQ(
       err(list("gpu:*", "", false, calls)),
       "neither '" + calls +

@@ -12,6 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/abi/probe_point.h"
+#include "runtime/ptx/ptx_access_sites.h"
+#include "runtime/ptx/ptx_scan.h"
 #include "tests/support/nvcc_support.h"
 
 namespace gpubt::runtime {
@@ -650,6 +653,160 @@ TEST(PtxInstrument, MalformedModulesAreErrors) {
   EXPECT_FALSE(instrument_ptx(good, o).ok());
   o.probe_ptx = ".version 7.0\n.target sm_75\n.visible .entry gpubt_probe_0() { ret; }\n";
   EXPECT_FALSE(instrument_ptx(good, o).ok());
+}
+
+// --- memory-access and barrier probes (issue 28) ----------------------------------------------
+
+// Lines of KERNEL's body that are memory accesses of the probes' (ld, ldu, st, atom, red of any
+// space but .param and .const), counted by their opcode alone; SPACES narrows them ("global|...").
+size_t access_lines(const std::string &kernel, const std::string &ops, const std::string &spaces) {
+  std::regex line("\n\\s*(@!?%?\\w+\\s+)?(" + ops + ")(\\.\\w+)*?(\\.(" + spaces +
+                  "))?(\\.\\w+)*\\s");
+  std::regex excluded("\n\\s*(@!?%?\\w+\\s+)?\\w+\\.(param|const)\\.");
+  size_t n = 0;
+  for (auto it = std::sregex_iterator(kernel.begin(), kernel.end(), line);
+       it != std::sregex_iterator(); ++it) {
+    std::string m = it->str();
+    bool has_space = (*it)[5].matched;
+    if (std::regex_search(m, excluded) || (spaces != "\\w+" && !has_space))
+      continue;
+    ++n;
+  }
+  return n;
+}
+size_t occurrences(const std::string &s, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+class PtxMemoryProbesTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    probes_ = read_text(kPtxSources + "mem_probes_sm90.ptx");
+    if (!have_cuda_tools())
+      return;
+    std::string dir = make_temp_dir(), log, out = dir + "/mem.ptx";
+    if (run_tool(std::string(kNvcc) + " -ptx -arch=sm_90 -o " + out + " " + kPtxSources +
+                     "mem_kernels.cu",
+                 &log) != 0)
+      errors_ += log;
+    ptx_ = read_text(out);
+    std::system(("rm -rf " + dir).c_str());
+  }
+  void SetUp() override {
+    if (!have_cuda_tools())
+      GTEST_SKIP() << "no nvcc/ptxas in /usr/local/cuda/bin";
+    ASSERT_EQ(errors_, "");
+    ASSERT_FALSE(probes_.empty());
+  }
+  // Every kernel with the memory probe (ACCESS: its filter) and the barrier probe.
+  static std::string instrument(uint32_t access, bool barrier = true) {
+    PtxInstrumentOptions o;
+    for (const char *k : {"gather", "reverse_block", "mixed"})
+      o.kernels.push_back({k, "", "", "gpubt_probe_0_direct", access,
+                           barrier ? "gpubt_probe_1_direct" : ""});
+    o.probe_ptx = probes_;
+    o.max_ptx_isa = 90;
+    auto r = instrument_ptx(ptx_, o);
+    EXPECT_TRUE(r.ok()) << r.error();
+    return r.ok() ? *r : "";
+  }
+  static inline std::string errors_, probes_, ptx_;
+};
+
+// Every ld/st/atom/red of the kernels (not .param) gets the memory probe, every bar.sync,
+// bar.arrive and bar.red the barrier probe; nothing else changes, and ptxas takes it.
+TEST_F(PtxMemoryProbesTest, EveryAccessAndBarrierGetsItsProbe) {
+  std::string out = instrument(0);
+  EXPECT_EQ(assemble(out, "sm_90"), "");
+  EXPECT_EQ(strip_inserted(out), ptx_);
+  const std::string all = "ld|ldu|st|atom|red";
+  // What nvcc makes of mem_kernels.cu, by hand: gather reads and writes once; reverse_block
+  // writes count and tile, reads tile and count, atomics on both spaces, two __syncthreads.
+  EXPECT_EQ(access_lines(kernel_text(ptx_, "gather"), all, "\\w+"), 2u);
+  EXPECT_EQ(access_lines(kernel_text(ptx_, "reverse_block"), all, "\\w+"), 8u);
+  for (const char *k : {"gather", "reverse_block", "mixed"}) {
+    std::string in = kernel_text(ptx_, k), body = kernel_text(out, k);
+    EXPECT_EQ(occurrences(body, "// gpubt: memory probe"), access_lines(in, all, "\\w+")) << k;
+    EXPECT_EQ(occurrences(body, "// gpubt: barrier probe"),
+              access_lines(in, "bar|barrier", "sync|arrive|red")) << k;
+  }
+  EXPECT_EQ(occurrences(kernel_text(out, "reverse_block"), "// gpubt: barrier probe"), 2u);
+  // mixed: bar.sync 1, 64 and the predicated bar.arrive 2, 32 and __syncthreads_count.
+  EXPECT_EQ(occurrences(kernel_text(out, "mixed"), "// gpubt: barrier probe"), 3u);
+}
+
+// The kind and space filter: a load-global probe goes only before ld.global and generic loads
+// (whose space only the run finds: isspacep, and the probe skips the others).
+TEST_F(PtxMemoryProbesTest, AFilterNarrowsTheSites) {
+  std::string out = instrument(abi::AccessRead | abi::AccessGlobal, false);
+  EXPECT_EQ(assemble(out, "sm_90"), "");
+  EXPECT_EQ(strip_inserted(out), ptx_);
+  for (const char *k : {"gather", "reverse_block", "mixed"}) {
+    std::string in = kernel_text(ptx_, k), body = kernel_text(out, k);
+    size_t generic = access_lines(in, "ld|ldu", "\\w+") - access_lines(in, "ld|ldu", "global") -
+                     access_lines(in, "ld|ldu", "shared") - access_lines(in, "ld|ldu", "local");
+    EXPECT_EQ(occurrences(body, "// gpubt: memory probe"),
+              access_lines(in, "ld|ldu", "global") + generic) << k;
+    EXPECT_EQ(occurrences(body, "// gpubt: barrier probe"), 0u) << k;
+  }
+  EXPECT_EQ(occurrences(kernel_text(out, "reverse_block"), "// gpubt: memory probe"), 1u);
+  std::string shared = instrument(abi::AccessShared, false);
+  EXPECT_EQ(occurrences(kernel_text(shared, "reverse_block"), "// gpubt: memory probe"), 5u);
+  EXPECT_EQ(occurrences(kernel_text(shared, "gather"), "// gpubt: memory probe"), 0u);
+}
+
+// What each call passes, on hand-written PTX: the address (a 64-bit register plus offset, a
+// 32-bit shared register widened, a shared variable), the bytes (vectors count whole), the flags
+// with the space, isspacep for a generic access, the predicate; barrier number and count.
+TEST(PtxAccessSites, ArgumentsFromTheInstruction) {
+  const std::string body =
+      "{\n\t.reg .pred %p<3>;\n\t.reg .b32 %r<9>;\n\t.reg .b64 %rd<9>;\n"
+      "\tld.global.nc.v4.f32 {%f1, %f2, %f3, %f4}, [%rd2+16];\n"
+      "\t@%p1 st.shared.u32 [%r5], %r1;\n"
+      "\tld.shared.u64 %rd3, [tile+8];\n"
+      "\tatom.global.add.u32 %r2, [%rd4], 1;\n"
+      "\tred.shared.add.u32 [%r6+-4], %r2;\n"
+      "\tst.u8 [%rd5], %r3;\n"
+      "\tld.param.u64 %rd1, [k_param_0];\n"
+      "\tld.const.u32 %r7, [c];\n"
+      "\tbar.sync 0;\n"
+      "\t@!%p2 barrier.sync %r8, 64;\n"
+      "\tbar.red.popc.u32 %r4, 1, %p1;\n"
+      "\tbar.warp.sync -1;\n"
+      "\tret;\n}";
+  auto stmts = ptx::scan_body(body, 0, body.size() - 1);
+  ASSERT_TRUE(stmts.ok()) << stmts.error();
+  auto mem = ptx::memory_sites(body, *stmts, 0);
+  ASSERT_EQ(mem.size(), 6u);
+  using V = std::vector<std::string>;
+  EXPECT_EQ(mem[0].args,
+            (V{"%gpubt_a", "16", std::to_string(abi::FlagRead | abi::FlagGlobal), "0"}));
+  EXPECT_NE(mem[0].setup.find("mov.b64 %gpubt_a, %rd2;\n\tadd.s64 %gpubt_a, %gpubt_a, 16;"),
+            std::string::npos) << mem[0].setup;
+  EXPECT_EQ(mem[1].predicate, "@%p1");
+  EXPECT_EQ(mem[1].args[2], std::to_string(abi::FlagWrite | abi::FlagShared));
+  EXPECT_NE(mem[1].setup.find("cvt.u64.u32 %gpubt_a, %r5;"), std::string::npos) << mem[1].setup;
+  EXPECT_NE(mem[2].setup.find("mov.u64 %gpubt_a, tile;\n\tadd.s64 %gpubt_a, %gpubt_a, 8;"),
+            std::string::npos) << mem[2].setup;
+  EXPECT_EQ(mem[2].args[1], "8");
+  EXPECT_EQ(mem[3].args[2],
+            std::to_string(abi::FlagRead | abi::FlagWrite | abi::FlagGlobal)); // an atomic
+  EXPECT_NE(mem[4].setup.find("add.s64 %gpubt_a, %gpubt_a, -4;"), std::string::npos);
+  EXPECT_EQ(mem[5].args[1], "1");
+  EXPECT_EQ(mem[5].args[2], "%gpubt_f"); // generic: the space at run time
+  EXPECT_NE(mem[5].setup.find("isspacep.shared"), std::string::npos) << mem[5].setup;
+  EXPECT_EQ(ptx::memory_sites(body, *stmts, abi::AccessAtomic).size(), 2u);
+  EXPECT_EQ(ptx::memory_sites(body, *stmts, abi::AccessWrite | abi::AccessLocal).size(), 1u);
+
+  auto bars = ptx::barrier_sites(body, *stmts);
+  ASSERT_EQ(bars.size(), 3u);
+  EXPECT_EQ(bars[0].args, (V{"0", "0", "0"}));
+  EXPECT_EQ(bars[1].args, (V{"%r8", "64", "1"})); // barrier.sync without .aligned
+  EXPECT_EQ(bars[1].predicate, "@!%p2");
+  EXPECT_EQ(bars[2].args, (V{"1", "0", "0"}));
 }
 
 TEST(PtxInstrument, PtxIsaOfCudaReleases) {
