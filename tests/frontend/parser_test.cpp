@@ -181,7 +181,8 @@ TEST(ParserErrors, GpuMemoryAttachPoints) {
             "    ~~~~~~\n");
   EXPECT_EQ(error("gpu:lod:k { }"),
             "stdin:1:5-8: ERROR: Invalid gpu probe type: lod (gpu probes are gpu:kprobe, "
-            "gpu:kretprobe, gpu:hang, gpu:mem, gpu:load, gpu:store, gpu:atomic and gpu:barrier)\n"
+            "gpu:kretprobe, gpu:block_begin, gpu:block_end, gpu:hang, gpu:mem, gpu:load, "
+            "gpu:store, gpu:atomic and gpu:barrier)\n"
             "gpu:lod:k { }\n"
             "    ~~~\n");
 }

@@ -176,7 +176,7 @@ TEST(Semantic, MemoryAndBarrierBuiltins) {
                "access is only available in gpu memory probes (gpu:mem, gpu:load, gpu:store, "
                "gpu:atomic)");
   EXPECT_ERROR("gpu:mem:k { @x = launch_start; }", 18, 30,
-               "launch_start is only available in gpu:kretprobe and gpu:hang probes");
+               "launch_start is only available in gpu:kretprobe, gpu:block_end and gpu:hang probes");
 }
 
 TEST(Semantic, HostFunctionsNotInGpuProbes) {
