@@ -1,6 +1,7 @@
 // Where a kernel's memory-access and barrier probes go in its PTX, and what each call passes:
 // the Compute Sanitizer's callback arguments (runtime/abi/probe_point.h) read off the instruction.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>

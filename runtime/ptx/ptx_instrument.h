@@ -3,6 +3,7 @@
 // deciding an exit, retargeted past a probe where needed), its memory probe before each ld, st,
 // atom and red, and its barrier probe before each bar.sync; every other line stays as it was.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
