@@ -1,5 +1,6 @@
 // The agent's start in the process (traced from the start, dormant, or timing launches only),
 // its end at exit, and the threads that send live records.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 #include <sanitizer.h>
 

@@ -1,5 +1,6 @@
 #include "runtime/cuda_agent/launch_watch.h"
 
+#include <algorithm>
 #include <ctime>
 #include <utility>
 #include <unistd.h>
