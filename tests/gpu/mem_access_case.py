@@ -47,7 +47,7 @@ def mem_access_cases(a, row):
         try:
             p = subprocess.run([a.gpubt, f'--gpu-backend={backend}', '-e', SCRIPT,
                                 '-c', f'{a.bin}/mem_access'], capture_output=True, text=True,
-                               timeout=600, env=dict(os.environ, GPUBT_AGENT_PATH=a.agent))
+                               timeout=120, env=dict(os.environ, GPUBT_AGENT_PATH=a.agent))
             counts, sectors, bars = parse(p.stdout)
             ok = (p.returncode == 0 and 'mem_access: ok' in p.stdout and
                   counts == expected_counts() and sectors == GATHERS and
