@@ -187,9 +187,13 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   cg_opts.dummy_ts_map = options.env.dummy_ts_map;
   if (int cpus = libbpf_num_possible_cpus(); cpus > 0)
     cg_opts.num_cpus = static_cast<uint32_t>(cpus);
-  auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, *layout, cg_opts);
+  frontend::Diagnostics backend; // LLVM's errors, at the probes they name
+  auto artifacts = codegen::bpf::lower_to_bpf(*c.program, c.sema, *layout, cg_opts, &backend);
   if (!artifacts) {
-    err << file.name() << ": ERROR: " << artifacts.error() << "\n";
+    if (backend.has_errors())
+      backend.render(err, file);
+    else
+      err << file.name() << ": ERROR: " << artifacts.error() << "\n";
     return std::nullopt;
   }
   c.bpf = std::move(*artifacts);

@@ -1,6 +1,8 @@
 // BPF object emission through LLVM's TargetMachine and instruction extraction from the ELF.
 #include "codegen/bpf/emit_object.h"
 
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Object/ObjectFile.h>
@@ -76,7 +78,34 @@ Status optimize_bpf_module(llvm::Module &m) {
   return Ok{};
 }
 
-Result<std::vector<uint8_t>> emit_bpf_object(llvm::Module &m) {
+namespace {
+
+// LLVMContext's own handler prints an error diagnostic and calls exit(1); this one keeps them.
+void keep_backend_error(const llvm::DiagnosticInfo *diag, void *context) {
+  const llvm::DiagnosticInfo &info = *diag;
+  if (info.getSeverity() != llvm::DS_Error)
+    return;
+  BackendError e;
+  if (auto *u = llvm::dyn_cast<llvm::DiagnosticInfoUnsupported>(&info)) {
+    e.function = &u->getFunction();
+    e.message = u->getMessage().str();
+  } else {
+    if (auto *r = llvm::dyn_cast<llvm::DiagnosticInfoResourceLimit>(&info))
+      e.function = &r->getFunction();
+    llvm::raw_string_ostream os(e.message);
+    llvm::DiagnosticPrinterRawOStream printer(os);
+    info.print(printer);
+  }
+  auto &errors = *static_cast<std::vector<BackendError> *>(context);
+  for (const auto &seen : errors) // the stack limit is reported once per slot past it
+    if (seen.function == e.function && seen.message == e.message)
+      return;
+  errors.push_back(std::move(e));
+}
+
+} // namespace
+
+Result<std::vector<uint8_t>> emit_bpf_object(llvm::Module &m, std::vector<BackendError> &errors) {
   auto tm = target_machine();
   if (!tm)
     return make_error(tm.error());
@@ -85,7 +114,15 @@ Result<std::vector<uint8_t>> emit_bpf_object(llvm::Module &m) {
   llvm::legacy::PassManager pm;
   if ((*tm)->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
     return make_error("BUG: the BPF target cannot emit objects");
+  llvm::LLVMContext &ctx = m.getContext();
+  ctx.setDiagnosticHandlerCallBack(keep_backend_error, &errors);
   pm.run(m);
+  ctx.setDiagnosticHandlerCallBack(nullptr, nullptr);
+  if (!errors.empty())
+    return make_error(
+        "LLVM's BPF back end: " +
+        (errors[0].function ? "in " + errors[0].function->getName().str() + ": " : "") +
+        errors[0].message);
   return std::vector<uint8_t>(buf.begin(), buf.end());
 }
 

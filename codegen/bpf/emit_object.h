@@ -16,7 +16,16 @@ namespace gpubt::codegen::bpf {
 Status prepare_bpf_module(llvm::Module &m);
 // Runs LLVM's O2 pipeline (with the BPF target's own IR passes) on a prepared module.
 Status optimize_bpf_module(llvm::Module &m);
-Result<std::vector<uint8_t>> emit_bpf_object(llvm::Module &m);
+
+// An error LLVM's BPF back end reported while it emitted the object (a function's stack past
+// 512 bytes, a construct it cannot select): the function it names (null if none) and its text.
+struct BackendError {
+  const llvm::Function *function = nullptr;
+  std::string message;
+};
+// The object; or, where the back end reported errors (which LLVM would print and exit on), those
+// in ERRORS and an error naming the first.
+Result<std::vector<uint8_t>> emit_bpf_object(llvm::Module &m, std::vector<BackendError> &errors);
 
 // Section name -> instruction words for every section whose name starts with PREFIX. Fails
 // with "BUG:" if such a section has relocations or the object has data sections.

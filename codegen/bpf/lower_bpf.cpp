@@ -4,6 +4,8 @@
 #include "codegen/bpf/lower_bpf.h"
 
 #include <linux/bpf.h>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -214,11 +216,40 @@ void add_enum_tables(const CTypes &c_types, abi::ProgramSpec &spec) {
       collect_enums(a.type, c_types, spec);
 }
 
+// LLVM's back-end ERRORS as the user's, each at the attach point (WRITTEN, by probe index) whose
+// function or for-loop callback it names; in DIAGS where given. Returns the first's text.
+Error report_backend_errors(const std::vector<BackendError> &errors, const abi::ProgramSpec &spec,
+                            const std::vector<const AttachPoint *> &written,
+                            Diagnostics *diags) {
+  std::string first;
+  for (const BackendError &e : errors) {
+    std::string section = e.function ? e.function->getSection().str() : "";
+    size_t index = spec.probes.size();
+    if (section.rfind(kSectionPrefix, 0) == 0)
+      index = std::strtoul(section.c_str() + std::strlen(kSectionPrefix), nullptr, 10);
+    std::string name = index < spec.probes.size() ? spec.probes[index].name : "the program";
+    const AttachPoint *ap = index < written.size() ? written[index] : nullptr;
+    bool in_loop = e.function && e.function->hasInternalLinkage(); // callbacks are internal
+    std::string where = name + (in_loop ? ", in a for loop's body" : "");
+    std::string text =
+        e.message.find("stack limit") != std::string::npos
+            ? where + ": the probe needs more than the 512 bytes of BPF stack the kernel allows: "
+                      "use fewer variables (each one a for loop's body names takes 16 bytes), "
+                      "nest fewer loops, or split the work over several probes"
+            : where + ": LLVM's BPF back end cannot compile the probe: " + e.message;
+    if (first.empty())
+      first = text;
+    if (diags)
+      diags->error(ap ? ap->span : SourceSpan{}, text);
+  }
+  return make_error(first);
+}
+
 } // namespace
 
 Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &sema,
                                   const layout::ProgramLayout &program_layout,
-                                  const BpfCodegenOptions &opts) {
+                                  const BpfCodegenOptions &opts, Diagnostics *diags) {
   BpfArtifacts art;
   abi::ProgramSpec &spec = art.spec;
   spec = program_layout.spec;
@@ -238,6 +269,7 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
     return layout::is_gpu_probe(*p);
   });
   std::vector<std::pair<uint32_t, const AttachPoint *>> watch_setups; // watchpoint:FUNC+argN
+  std::vector<const AttachPoint *> written; // by probe index; a probe codegen adds has none
   for (const auto &probe : program.probes) {
     for (const auto &ap : probe->attach_points) {
       if (is_gpu(ap.provider))
@@ -273,6 +305,8 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
         }
         spec.probes.push_back(ps);
         spec.probe_names.push_back(ps.name);
+        written.resize(spec.probes.size());
+        written[index] = &ap;
 
         LowerCtx c(*mod);
         c.sema = &sema;
@@ -330,9 +364,11 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
   llvm::raw_string_ostream irs(art.llvm_ir);
   mod->print(irs, nullptr);
 
-  auto obj = emit_bpf_object(*mod);
+  std::vector<BackendError> backend_errors;
+  auto obj = emit_bpf_object(*mod, backend_errors);
   if (!obj)
-    return make_error(obj.error());
+    return backend_errors.empty() ? make_error(obj.error())
+                                  : report_backend_errors(backend_errors, spec, written, diags);
   art.object = std::move(*obj);
   auto sections = extract_sections(art.object, kSectionPrefix);
   if (!sections)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "frontend/ast.h"
+#include "frontend/diagnostics.h"
 #include "codegen/bpf/tracepoint_format.h"
 #include "codegen/layout/program_layout.h"
 #include "frontend/passes/semantic_info.h"
@@ -57,10 +58,12 @@ struct BpfArtifacts {
 };
 
 // Host probes only: GPU probes are skipped (they belong to the device targets). The spec starts
-// as LAYOUT's, with the GPU API probes' internal maps added.
+// as LAYOUT's, with the GPU API probes' internal maps added. An error LLVM's back end reports
+// (a probe past the 512-byte stack) is also put in DIAGS, where given, at its attach point.
 Result<BpfArtifacts> lower_to_bpf(const frontend::Program &program,
                                   const frontend::SemanticInfo &sema,
                                   const layout::ProgramLayout &layout,
-                                  const BpfCodegenOptions &opts);
+                                  const BpfCodegenOptions &opts,
+                                  frontend::Diagnostics *diags = nullptr);
 
 } // namespace gpubt::codegen::bpf

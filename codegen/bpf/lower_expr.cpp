@@ -14,18 +14,35 @@ namespace gpubt::codegen::bpf {
 
 using namespace frontend;
 
-// Straight-line selects, no loop for the verifier to bound.
+// A chain of blocks, a byte each, as bpftrace's strncmp: a differing byte branches out unequal,
+// a shared NUL out equal. Only forward jumps, no loop for the verifier to bound; and one byte
+// pair live at a time. (The straight-line select chain this replaces kept every byte's compare
+// live to the end: 64-byte strings spilled past the 512-byte BPF stack.)
 llvm::Value *strings_equal(LowerCtx &c, Val a, uint32_t na, Val b2, uint32_t nb, uint32_t limit) {
   auto &b = c.b;
-  llvm::Value *eq = b.getTrue(), *done = b.getFalse();
-  for (uint32_t i = 0; i < std::min({na, nb, limit}); ++i) {
+  uint32_t n = std::min({na, nb, limit});
+  if (n == 0)
+    return b.getTrue();
+  auto *done = llvm::BasicBlock::Create(c.ctx, "strcmp.done", c.fn);
+  auto *phi = llvm::PHINode::Create(b.getInt1Ty(), 2 * n, "strcmp.eq", done);
+  for (uint32_t i = 0; i < n; ++i) {
     auto *ca = b.CreateLoad(b.getInt8Ty(), byte_ptr(c, a.v, i));
     auto *cb = b.CreateLoad(b.getInt8Ty(), byte_ptr(c, b2.v, i));
-    auto *diff = b.CreateICmpNE(ca, cb);
-    eq = b.CreateSelect(done, eq, b.CreateNot(diff));
-    done = b.CreateOr(done, b.CreateOr(diff, b.CreateICmpEQ(ca, b.getInt8(0))));
+    auto *same = llvm::BasicBlock::Create(c.ctx, "strcmp.same", c.fn);
+    phi->addIncoming(b.getFalse(), b.GetInsertBlock());
+    b.CreateCondBr(b.CreateICmpNE(ca, cb), done, same);
+    b.SetInsertPoint(same);
+    if (i + 1 == n)
+      break;
+    auto *next = llvm::BasicBlock::Create(c.ctx, "strcmp.next", c.fn);
+    phi->addIncoming(b.getTrue(), same);
+    b.CreateCondBr(b.CreateICmpEQ(ca, b.getInt8(0)), done, next);
+    b.SetInsertPoint(next);
   }
-  return eq;
+  phi->addIncoming(b.getTrue(), b.GetInsertBlock());
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  return phi;
 }
 
 bool LowerCtx::holds_in_memory(const Type &t) const { return is_memory_type(t); }

@@ -125,11 +125,13 @@ void LowerCtx::callback_loop(const frontend::BlockStmt &body,
   auto *outer_block = b.GetInsertBlock();
   auto outer_vars = c.vars;
   llvm::Value *outer_regs = c.regs, *outer_scratch = c.scratch, *outer_saved = c.saved_args;
-  uint32_t outer_stack = c.stack_temps_used;
   llvm::BasicBlock *outer_end = c.probe_end_;
 
+  // stack_temps_used goes on counting: the callback's frame sits on the probe's (on kernels
+  // without a private BPF stack, before 6.14 or off x86-64/arm64, the verifier sums the frames
+  // of a probe and its loop callbacks against one 512 bytes), so the callback's small
+  // temporaries share the probe's budget, and past it go to the scratch area.
   c.fn = cb;
-  c.stack_temps_used = 0;
   b.SetInsertPoint(llvm::BasicBlock::Create(c.ctx, "entry", cb));
   llvm::Value *cb_arr = cb->getArg(ctx_arg);
   auto reload = [&](size_t i) { return b.CreateLoad(ptr_ty, slot(b, cb_arr, i)); };
@@ -161,7 +163,6 @@ void LowerCtx::callback_loop(const frontend::BlockStmt &body,
   c.regs = outer_regs;
   c.scratch = outer_scratch;
   c.saved_args = outer_saved;
-  c.stack_temps_used = outer_stack;
   c.probe_end_ = outer_end;
   b.SetInsertPoint(outer_block);
   // The kernel verifies the callback as a loop, until an iteration starts in a state it has seen:

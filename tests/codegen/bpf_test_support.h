@@ -12,6 +12,7 @@
 
 #include "codegen/bpf/lower_bpf.h"
 #include "codegen/bpf/lower_hang.h"
+#include "runtime/bpf/func_info.h"
 #include "tests/support/checked_script.h"
 
 namespace gpubt::codegen::bpf::testing {
@@ -59,7 +60,11 @@ inline bpf_prog_type prog_type(abi::AttachKind k) {
   }
 }
 
-inline std::string load_in_kernel(const abi::ProgramSpec &spec) {
+// Loads every program of SPEC; returns the verifier's complaints ("" when all load). With
+// STACK_DEPTHS, each program's "stack depth A+B+..." line (its function's and each callback's
+// stack, as the verifier measured them) is appended there.
+inline std::string load_in_kernel(const abi::ProgramSpec &spec,
+                                  std::vector<std::string> *stack_depths = nullptr) {
   std::string failures;
   std::vector<int> fds;
   for (const auto &m : spec.maps) {
@@ -90,8 +95,22 @@ inline std::string load_in_kernel(const abi::ProgramSpec &spec) {
     }
     log[0] = 0;
     LIBBPF_OPTS(bpf_prog_load_opts, lo, .prog_flags = p.sleepable ? BPF_F_SLEEPABLE : 0u,
-                .log_level = 1, .log_size = static_cast<uint32_t>(log.size()),
-                .log_buf = log.data());
+                .log_level = stack_depths ? 4u /* BPF_LOG_STATS */ : 1u,
+                .log_size = static_cast<uint32_t>(log.size()), .log_buf = log.data());
+    // Loop callbacks need a BTF FUNC each, as the runtime's loader gives them.
+    auto funcs = runtime::func_info_for(
+        std::vector<bpf_insn>(reinterpret_cast<const bpf_insn *>(insns.data()),
+                              reinterpret_cast<const bpf_insn *>(insns.data() + insns.size())));
+    if (!funcs) {
+      failures += p.name + ": " + funcs.error() + "\n";
+      continue;
+    }
+    if (funcs->btf.valid()) {
+      lo.prog_btf_fd = funcs->btf.get();
+      lo.func_info = funcs->info.data();
+      lo.func_info_cnt = static_cast<uint32_t>(funcs->info.size());
+      lo.func_info_rec_size = sizeof(bpf_func_info);
+    }
     int fd = bpf_prog_load(prog_type(p.kind), "gpubt_test", "GPL",
                            reinterpret_cast<const bpf_insn *>(insns.data()), insns.size(), &lo);
     if (fd < 0) {
@@ -101,6 +120,11 @@ inline std::string load_in_kernel(const abi::ProgramSpec &spec) {
       failures += p.name + ": " + strerror(errno) + "\n" + l + "\n";
     } else {
       close(fd);
+      if (stack_depths) {
+        std::string l(log.data());
+        size_t at = l.find("stack depth ");
+        stack_depths->push_back(at == l.npos ? "" : l.substr(at, l.find('\n', at) - at));
+      }
     }
   }
   for (int f : fds)
