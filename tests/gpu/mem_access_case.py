@@ -13,7 +13,8 @@ N = 1 << 20
 GATHERS = {'gather_s1': 4, 'gather_s2': 8, 'gather_s32': 32}
 SCRIPT = ('gpu:mem:gather_s*, gpu:mem:reverse_block, gpu:mem:atomic_count '
           '{ @n[kernel, access, space] = count(); } '
-          'gpu:load:global:gather_s* { @sectors[kernel] = avg(sectors); } '
+          'gpu:load:global:gather_s* { @sectors[kernel] = avg(sectors); '
+          '@sector_values[kernel, sectors] = count(); } '
           'gpu:barrier:reverse_block { @bar[kernel, barrier_id] = count(); }')
 
 
@@ -35,6 +36,11 @@ def parse(out):
     sectors = {k: int(v) for k, v in re.findall(r'^@sectors\[(\w+)\]: (\d+)$', out, re.M)}
     bars = {tuple(s.strip() for s in key.split(',')): int(v)
             for key, v in re.findall(r'^@bar\[([^\]]*)\]: (\d+)$', out, re.M)}
+    # Each lane's sectors value, counted: shows which requests differ when the average is off
+    # (on the H200 it printed 3/7/31 for 4/8/32 with every count exact).
+    values = {key: int(v) for key, v in re.findall(r'^@sector_values\[([^\]]*)\]: (\d+)$', out,
+                                                   re.M)}
+    print(f'  sectors per lane, counted: {values}')
     return counts, sectors, bars
 
 
