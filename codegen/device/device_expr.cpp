@@ -26,18 +26,24 @@ llvm::Value *read_clock(DevCtx &c, Special s) {
   return c.target.special(c.b, s);
 }
 
+using DimFn = llvm::Value *(DeviceTarget::*)(llvm::IRBuilder<> &, Dim) const;
+
+// x + size_x * (y + size_y * z) of INDEX in a space of SIZE (x fastest).
+llvm::Value *linear_index(DevCtx &c, DimFn index, DimFn size) {
+  auto &t = c.target;
+  auto *sx = (t.*size)(c.b, Dim::X), *sy = (t.*size)(c.b, Dim::Y);
+  auto *yz = c.b.CreateAdd((t.*index)(c.b, Dim::Y), c.b.CreateMul((t.*index)(c.b, Dim::Z), sy));
+  return c.b.CreateAdd((t.*index)(c.b, Dim::X), c.b.CreateMul(yz, sx));
+}
+
 // Linear thread index inside the block (x fastest).
 llvm::Value *linear_thread_in_block(DevCtx &c) {
-  auto &t = c.target;
-  auto *bx = t.block_dim(c.b, Dim::X), *by = t.block_dim(c.b, Dim::Y);
-  auto *yz =
-      c.b.CreateAdd(t.thread_index(c.b, Dim::Y), c.b.CreateMul(t.thread_index(c.b, Dim::Z), by));
-  return c.b.CreateAdd(t.thread_index(c.b, Dim::X), c.b.CreateMul(yz, bx));
+  return linear_index(c, &DeviceTarget::thread_index, &DeviceTarget::block_dim);
 }
 
 using BuiltinFn = std::function<DVal(DevCtx &)>;
 
-BuiltinFn dim(llvm::Value *(DeviceTarget::*f)(llvm::IRBuilder<> &, Dim) const, Dim d) {
+BuiltinFn dim(DimFn f, Dim d) {
   return [f, d](DevCtx &c) -> DVal { return {(c.target.*f)(c.b, d)}; };
 }
 
@@ -140,11 +146,7 @@ DVal lower_call(DevCtx &c, const CallExpr &call) {
 
 // Linear block index inside the grid (x fastest).
 llvm::Value *linear_block(DevCtx &c) {
-  auto &t = c.target;
-  auto *gx = t.grid_dim(c.b, Dim::X), *gy = t.grid_dim(c.b, Dim::Y);
-  auto *yz =
-      c.b.CreateAdd(t.block_index(c.b, Dim::Y), c.b.CreateMul(t.block_index(c.b, Dim::Z), gy));
-  return c.b.CreateAdd(t.block_index(c.b, Dim::X), c.b.CreateMul(yz, gx));
+  return linear_index(c, &DeviceTarget::block_index, &DeviceTarget::grid_dim);
 }
 
 llvm::Value *threads_per_block(DevCtx &c) {
