@@ -73,6 +73,10 @@ public:
   virtual llvm::Value *ballot(llvm::IRBuilder<> &, llvm::Value *mask, llvm::Value *pred) const {
     return nullptr;
   }
+  // Brings the lanes of MASK (all of which reach it) back together, so the code after a probe
+  // (the next probe at the same instruction, the kernel's own) runs as converged as before it.
+  // Called on targets whose lanes may part (not lockstep_lanes).
+  virtual void warp_sync(llvm::IRBuilder<> &, llvm::Value *mask) const {}
   // An i64 offset in the shared (SHARED) or local memory window as a generic i64 address; null on
   // a target without such windows.
   virtual llvm::Value *window_address(llvm::IRBuilder<> &, llvm::Value *offset,
@@ -82,6 +86,8 @@ public:
   // Whether lanes of a warp/subgroup only run in lockstep (Vulkan promises no independent
   // forward progress; lavapipe has none): then no lane may wait for another one.
   virtual bool lockstep_lanes() const { return false; }
+  // Whether updates under launch-uniform keys may use gpubt_device_ctx::slot_cache.
+  virtual bool slot_cache() const { return true; }
   virtual void optimize(llvm::Module &m) const = 0;            // the target's O2 pipeline
   virtual Result<abi::DeviceCode> emit(llvm::Module &m) const = 0; // PTX text, SPIR-V words
 };

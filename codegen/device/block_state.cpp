@@ -36,9 +36,10 @@ llvm::BasicBlock *block(DevCtx &c, const char *name) {
 
 } // namespace
 
-// The warp's leader claims the word unless its block holds it already; a word another block
-// holds (one GPUBT_BLOCK_SLOTS away, still running) is waited for: that block leaves on its own,
-// as no block waits for a later one.
+// The warp's leader claims the word unless its block holds it already. A word another block
+// holds (one GPUBT_BLOCK_SLOTS away, still running) is not waited for: a probe must never make
+// one block wait on another (the other may be waiting on it), so this block's edges are lost
+// unless a later warp of it finds the word free.
 llvm::Value *enter_block(DevCtx &c) {
   auto &b = c.b;
   auto warp = elect_lowest_lane(c, active_lanes(c));
@@ -57,41 +58,55 @@ llvm::Value *enter_block(DevCtx &c) {
   b.CreateCondBr(mine, done, other);
 
   b.SetInsertPoint(other);
-  b.CreateCondBr(b.CreateICmpEQ(seen, b.getInt64(0)), claim, loop);
+  b.CreateCondBr(b.CreateICmpEQ(seen, b.getInt64(0)), claim, done);
 
+  // A failed claim saw the word change: the next look finds it ours or another's.
   b.SetInsertPoint(claim);
   auto [old, ok] = compare_exchange(c, w.ptr, b.getInt64(0), w.tag);
   (void)old;
   b.CreateCondBr(ok, done, loop);
 
   b.SetInsertPoint(done);
-  auto *first = b.CreatePHI(b.getInt1Ty(), 3, "block.first");
+  auto *first = b.CreatePHI(b.getInt1Ty(), 4, "block.first");
   first->addIncoming(b.getFalse(), pre);
   first->addIncoming(b.getFalse(), loop);
+  first->addIncoming(b.getFalse(), other);
   first->addIncoming(b.getTrue(), claim);
   return first;
 }
 
-// The warp's leader adds its active lanes to the word's count (acquire-release, so the last
-// thread out sees what every thread of the block wrote before it left); the one whose add brings
-// it to the block's threads frees the word for the next block there.
+// The warp's leader adds its active lanes to the word's count while the word is its block's
+// (compare-exchange, acquire-release, so the last thread out sees what every thread of the block
+// wrote before it left); the one whose add brings it to the block's threads frees the word for
+// the next block there. A block that never held its word (enter_block) counts nothing.
 llvm::Value *leave_block(DevCtx &c) {
   auto &b = c.b;
   llvm::Value *mask = active_lanes(c);
   auto warp = elect_lowest_lane(c, mask);
   auto *n = b.CreateZExt(b.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, mask), b.getInt64Ty());
   auto *pre = b.GetInsertBlock();
-  auto *lead = block(c, "block.leave"), *free = block(c, "block.free"),
-       *done = block(c, "block.left");
+  auto *lead = block(c, "block.leave"), *loop = block(c, "block.count"),
+       *add = block(c, "block.add"), *counted = block(c, "block.counted"),
+       *free = block(c, "block.free"), *done = block(c, "block.left");
   b.CreateCondBr(warp.elected(b), lead, done);
 
   b.SetInsertPoint(lead);
   BlockWord w = block_word(c);
-  auto *before =
-      atomic_rmw(c, llvm::AtomicRMWInst::Add, w.ptr, n, llvm::AtomicOrdering::AcquireRelease);
-  auto *left = b.CreateAdd(b.CreateAnd(before, b.getInt64(0xffffffffull)), n);
-  auto *last = b.CreateICmpEQ(left, threads_per_block(c));
-  auto *counted = b.GetInsertBlock();
+  b.CreateBr(loop);
+
+  b.SetInsertPoint(loop);
+  auto *seen = load_relaxed(c, w.ptr);
+  auto *mine = b.CreateICmpEQ(b.CreateAnd(seen, b.getInt64(0xffffffff00000000ull)), w.tag);
+  b.CreateCondBr(mine, add, done);
+
+  b.SetInsertPoint(add);
+  auto *now = b.CreateAdd(seen, n);
+  auto [old, ok] = compare_exchange(c, w.ptr, seen, now);
+  (void)old;
+  b.CreateCondBr(ok, counted, loop);
+
+  b.SetInsertPoint(counted);
+  auto *last = b.CreateICmpEQ(b.CreateAnd(now, b.getInt64(0xffffffffull)), threads_per_block(c));
   b.CreateCondBr(last, free, done);
 
   b.SetInsertPoint(free);
@@ -99,8 +114,9 @@ llvm::Value *leave_block(DevCtx &c) {
   b.CreateBr(done);
 
   b.SetInsertPoint(done);
-  auto *out = b.CreatePHI(b.getInt1Ty(), 3, "block.last");
+  auto *out = b.CreatePHI(b.getInt1Ty(), 4, "block.last");
   out->addIncoming(b.getFalse(), pre);
+  out->addIncoming(b.getFalse(), loop);
   out->addIncoming(b.getFalse(), counted);
   out->addIncoming(b.getTrue(), free);
   return out;

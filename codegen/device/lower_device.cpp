@@ -44,11 +44,23 @@ void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bi
   b.SetInsertPoint(entry);
   llvm::Value *ud = c.fn->getArg(0);
   b.CreateCondBr(b.CreateIsNull(ud), out, start);
+  // The lanes that came in together leave together: a probe's elected lanes and searches part
+  // them, and a memory probe after it at the same access saw fewer lanes (H200: sectors per
+  // request 3/7/31 for 4/8/32, on both backends), the kernel's own code ran diverged.
+  llvm::BasicBlock *exit = out;
+  if (!c.target.lockstep_lanes()) {
+    b.SetInsertPoint(start);
+    llvm::Value *came = active_lanes(c);
+    exit = llvm::BasicBlock::Create(c.ctx, "leave", c.fn);
+    b.SetInsertPoint(exit);
+    c.target.warp_sync(b, came);
+    b.CreateBr(out);
+  }
   b.SetInsertPoint(start);
   c.userdata = c.target.probe_context(b, ud);
-  skip_other_accesses(c, out);
-  body(out);
-  b.CreateBr(out);
+  skip_other_accesses(c, exit);
+  body(exit);
+  b.CreateBr(exit);
   c.target.add_probe_entry(c.mod, *direct, name, probe_bit);
 }
 
@@ -395,7 +407,8 @@ Status lower_device_probes(const Program &program, const SemanticInfo &sema,
       c.probe_name_index = spec.probe_names.size();
       c.spec = &spec;
       c.maps = &layout.device_maps;
-      c.slot_cache_used = &slot_cache_used;
+      if (target.slot_cache())
+        c.slot_cache_used = &slot_cache_used;
       c.provider = ap.provider;
       spec.probe_names.push_back(ps.name);
       lower_patch_function(c, ps.function, n);

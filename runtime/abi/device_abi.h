@@ -99,8 +99,8 @@ struct gpubt_device_ctx {
   /* gpu:block_begin / gpu:block_end (DeviceBlockState): device address of GPUBT_BLOCK_SLOTS
    * zeroed uint64 words, one per block running at once: block B (linear index) holds word
    * B % GPUBT_BLOCK_SLOTS as (B / GPUBT_BLOCK_SLOTS + 1) << 32 | threads that left, claimed by
-   * its first thread in (CAS from 0; a block finding another's tag waits for it to leave) and
-   * set back to 0 by its last thread out. The CUDA agent gives each traced kernel's ctx its own;
+   * its first thread in (CAS from 0) and set back to 0 by its last thread out. A block finding
+   * another's tag does not wait for it (its edges are lost). The CUDA agent gives each traced kernel's ctx its own;
    * the Vulkan layer one for all (it orders the dispatches of such pipelines). 0: none. */
   uint64_t block_slots;
 };

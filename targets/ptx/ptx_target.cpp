@@ -120,6 +120,9 @@ public:
     return b.CreateIntrinsic(I::nvvm_shfl_sync_idx_i32, {mask, v, src, b.getInt32(0x1f)});
   }
 
+  void warp_sync(llvm::IRBuilder<> &b, llvm::Value *mask) const override {
+    b.CreateIntrinsic(I::nvvm_bar_warp_sync, {}, {mask});
+  }
   llvm::Value *ballot(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *pred) const override {
     return b.CreateIntrinsic(I::nvvm_vote_ballot_sync, {mask, pred});
   }

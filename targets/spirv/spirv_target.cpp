@@ -364,6 +364,11 @@ public:
   // Vulkan promises no independent forward progress between invocations of a subgroup.
   bool lockstep_lanes() const override { return true; }
 
+  // No slot cache in shaders: on NVIDIA's Vulkan driver (H200, 580.159) a cached `[kernel]` key
+  // hung the dispatch when the update ran in the last thread (tools/kerneltime.bt) or two maps
+  // cached theirs (searching, the same scripts finished with exact counts); lavapipe ran both.
+  bool slot_cache() const override { return false; }
+
   // Vulkan needs structured control flow, and LLVM 22's SPIR-V back end structurizes some CFGs
   // wrongly on its own (spirv-val: a branch "exits the selection ... but not via a structured
   // exit"; seen with last_thread, which tools/kerneltime.bt uses, and with if/else around map

@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 
-REFUSED = 'gpu:block_begin and gpu:block_end do not run in CUDA kernels yet'
 BACKEND_LINE = re.compile(r'^gpubt: kernel (.+): (ptx|sass) backend, probe mask', re.M)
 
 
@@ -61,19 +60,17 @@ def block_cases(a, row):
             backend, 'gpu:block_begin:diverge { @b = count(); @in[bdim_x, bid_x, bid_y] = count(); '
             '@sm_in[bdim_x, bid_x, bid_y] = sm; } gpu:block_end:diverge { @e = count(); '
             '@out[bdim_x, bid_x, bid_y] = count(); @sm_out[bdim_x, bid_x, bid_y] = sm; }')
-        if REFUSED in p.stderr:  # issue 28: not on CUDA until their GPU check passes
-            row(f'block probes ({backend}): refused on CUDA, said', None, REFUSED)
         good = (m.get('b') == {'': blocks} and m.get('e') == {'': blocks} and
                 m.get('in') == once and m.get('out') == once and
                 m.get('sm_in') is not None and m.get('sm_in') == m.get('sm_out'))
         row(f'block probes ({backend}): begin and end once per block of {blocks}, same sm',
-            None if REFUSED in p.stderr else ok and good, f'@b {m.get("b")} @e {m.get("e")}, per block in/out right '
+            ok and good, f'@b {m.get("b")} @e {m.get("e")}, per block in/out right '
             f'{m.get("in") == once}/{m.get("out") == once}, sm same '
             f'{m.get("sm_in") == m.get("sm_out")}; {detail}')
         for kind in ('block_begin', 'block_end'):
             p, m, (ok, detail) = traced(backend, f'gpu:{kind}:diverge {{ @ = count(); }}')
             row(f'block probes ({backend}): gpu:{kind} alone fires {blocks} times',
-                None if REFUSED in p.stderr else ok and m.get('') == {'': blocks}, f'@ {m.get("")}; {detail}')
+                ok and m.get('') == {'': blocks}, f'@ {m.get("")}; {detail}')
         p, m, (ok, detail) = traced(backend,
                                     'gpu:kprobe:diverge { @[popcount(active_lanes)] = count(); }')
         got = m.get('', {})

@@ -8,6 +8,8 @@ from cupti_case import cupti_cases
 from hang_case import hang_cases
 from xid_case import xid_case
 from launch_timer_case import launch_timer_cases
+from block_case import block_cases
+from mem_access_case import mem_access_cases
 from issue6_cases import issue6_cases
 
 NEVER = '-'  # a kernel pattern no kernel name matches
@@ -584,8 +586,8 @@ def main():
         hang_cases(a, row)
         cupti_cases(a, row)
         xid_case(a, row)
-        # Issue 28's cases (tests/gpu/block_case.py, mem_access_case.py) run with run_cases.py
-        # (gpu-e2e.sh --cases=block,mem_access) until they pass on a GPU; then they join here.
+        block_cases(a, row)
+        mem_access_cases(a, row)
         if a.timings:
             gpubt_timings(a)
     else:

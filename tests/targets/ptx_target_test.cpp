@@ -607,7 +607,9 @@ TEST(PtxTarget, BlockProbes) {
   EXPECT_NE(begin.find("popc.b32"), std::string::npos) << begin;
   std::string end = function_text(d.ptx, "gpubt_probe_1_direct");
   EXPECT_NE(end.find(slots), std::string::npos) << end;
-  EXPECT_NE(end.find("atom.global.add.u64"), std::string::npos) << end;
+  // Counted only into a word its block holds: a compare-exchange, no wait on another block.
+  EXPECT_NE(end.find("atom.acq_rel.gpu.global.cas.b64"), std::string::npos) << end;
+  EXPECT_NE(end.find("st.release.gpu.global.b64"), std::string::npos) << end;
   auto e = compile_gpu_script("gpu:block_end:k { @e[bid_x, sm] = count(); }");
   ASSERT_EQ(e.error, "");
   ASSERT_EQ(e.spec.device.probes.size(), 2u);

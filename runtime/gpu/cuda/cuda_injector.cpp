@@ -109,12 +109,6 @@ public:
     std::string probes_ptx = spec.device.ptx; // with its dispatchers (targets/ptx)
     if (probes_ptx.empty())
       return Ok{}; // gpu:hang only: the agent watches launches and instruments nothing
-    // Their first run on a GPU (an H200) did not finish: a launch waited on a block's word.
-    // Until that is understood no CUDA kernel gets them; a program's kernels run untraced.
-    if (spec.device.features & abi::DeviceBlockState)
-      return make_error("gpu:block_begin and gpu:block_end do not run in CUDA kernels yet (their "
-                        "first GPU check did not finish: a launch waited; issue 28): the Vulkan "
-                        "layer runs them");
     if (!tag.empty())
       tag_probe_functions(probes_ptx, config.device.probes, tag);
     std::string ptxas = find_ptxas();
