@@ -317,6 +317,8 @@ def main():
     ap.add_argument('--live', choices=['mixed', 'never', 'always'], default='mixed')
     ap.add_argument('--bin', help='the suite\'s programs (persistent_kernel); its case is skipped without')
     ap.add_argument('--only-persistent', action='store_true')
+    ap.add_argument('--only-dormant', action='store_true',
+                    help='the dormant-agent cost check alone (a rerun of that measurement)')
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix='gpubt-attach-')
     plain_env = {k: v for k, v in os.environ.items() if not k.startswith('GPUBT_')}
@@ -330,7 +332,7 @@ def main():
     check('gpubt agent env names the installed agent',
           found and os.path.realpath(found) == os.path.realpath(a.agent), f'{found} (want {a.agent})')
     agent_env = dict(plain_env, CUDA_INJECTION64_PATH=a.agent)
-    if a.bin:
+    if a.bin and not a.only_dormant:
         try:
             persistent_kernel(a.gpubt, gpubt_env, agent_env, tmp, f'{a.bin}/persistent_kernel')
         except Exception as e:  # the rest of the suite still runs
@@ -373,7 +375,10 @@ def main():
               f'{", ".join(f"{r:.3f}" for r in ratios)}); target <= {target}')
         return ratio
 
-    for _ in range(3):  # warm-up: clocks, cuBLAS's choices, the caching allocator
+    # Warm-up: clocks, cuBLAS's choices, the caching allocator. With 3 bursts the first dormant
+    # rounds on an H200 still read 1.14-1.17x and the check failed at 1.056x, where the same
+    # measure after detach (later in the run) read 1.008x.
+    for _ in range(10):
         both(40)
     dormant_rss = D.rss_kb() - P.rss_kb()
     if a.only_cycles:  # the attach/detach cycles alone (a quicker run while debugging them)
@@ -385,6 +390,9 @@ def main():
         print(f'attach suite: {sum(results)}/{len(results)} passed')
         return 0 if all(results) else 1
     timing('dormant')
+    if a.only_dormant:
+        print(f'attach suite: {sum(results)}/{len(results)} passed')
+        return 0 if all(results) else 1
 
     for attempt in (1, 2):
         g = Gpubt([a.gpubt, '-p', str(D.pid), '-e', LAUNCHES], gpubt_env, tmp)
