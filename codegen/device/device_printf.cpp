@@ -37,6 +37,7 @@ llvm::Value *reserve_by_add(DevCtx &c, llvm::Value *head_p, llvm::Value *tail_p,
 // Reserves SIZE bytes of the ring and copies the record at BUF into them; drops when full.
 void send_record(DevCtx &c, llvm::Value *buf, uint32_t size) {
   auto &b = c.b;
+  c.spec->device.features |= abi::DeviceRecords;
   auto *ring_addr = ctx_field(c, offsetof(gpubt_device_ctx, ring), 8);
   auto *have = llvm::BasicBlock::Create(c.ctx, "ring", c.fn);
   auto *write = llvm::BasicBlock::Create(c.ctx, "ring.write", c.fn);

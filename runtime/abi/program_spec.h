@@ -277,6 +277,10 @@ enum DeviceFeature : uint32_t {
   // gpu:block_begin / gpu:block_end: per-block state (gpubt_device_ctx::block_slots), right only
   // while launches of one kernel do not overlap, as DeviceLaunchState.
   DeviceBlockState = 8,
+  // A probe writes records into the device ring (printf, --timeline's launch records): only
+  // then does the agent drain the ring after each traced launch. A host printf (a BEGIN banner)
+  // has a format too, but nothing on the device writes it.
+  DeviceRecords = 16,
 };
 struct DeviceCode {
   DeviceFormat format = DeviceFormat::Ptx;

@@ -240,14 +240,18 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   config.live_ms = live_ms;
   config.watch_launches = watch_launches && live_ms > 0;
   config.time_launches = has_launch_probes(spec) && live_ms > 0;
-  // printf: stream the device's records as they come; live maps come the same way.
-  if ((!spec.formats.empty() || live_ms) && !attach) {
+  // printf: stream the device's records as they come; live maps come the same way. Only for
+  // probes that write records: draining the ring waits for the launch (a copy on the NULL
+  // stream), which made every traced launch synchronous, and a kernel waiting on its host
+  // thread never ended, whenever the script had a host printf (tools' BEGIN banners).
+  bool records = spec.device.features & abi::DeviceRecords;
+  if ((records || live_ms) && !attach) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
       run.events = UniqueFd(sv[0]);
       run.child_events = UniqueFd(sv[1]);
       fcntl(sv[1], F_SETFD, 0); // the child inherits this end
-      if (!spec.formats.empty())
+      if (records)
         config.events_fd = sv[1];
       if (live_ms)
         config.live_fd = sv[1];

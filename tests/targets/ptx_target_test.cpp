@@ -71,6 +71,18 @@ TEST(PtxTarget, TheSpecSaysWhetherProbesReadTheClock) {
   }
 }
 
+// And whether they write ring records (the agent drains the ring after each traced launch only
+// then): a gpu printf does, a host printf beside gpu probes does not.
+TEST(PtxTarget, TheSpecSaysWhetherProbesWriteRecords) {
+  for (auto [script, writes] :
+       {std::pair{"BEGIN { printf(\"hi\\n\"); } gpu:kretprobe:k { @ = count(); }", false},
+        std::pair{"gpu:kretprobe:k /tid == 0/ { printf(\"%d\\n\", bid_x); }", true}}) {
+    auto got = compile_gpu_script(script);
+    ASSERT_EQ(got.error, "") << script;
+    EXPECT_EQ(bool(got.spec.device.features & abi::DeviceRecords), writes) << script;
+  }
+}
+
 TEST(PtxTarget, EveryScriptAssemblesWithPtxas) {
   for (const char *s : kScripts) {
     SCOPED_TRACE(s);

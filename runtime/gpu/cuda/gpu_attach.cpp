@@ -129,7 +129,8 @@ Result<std::unique_ptr<GpuAttach>> GpuAttach::start(const abi::ProgramSpec &spec
   g->options_ = std::move(options);
   g->err_ = &err;
   abi::AgentConfig config = g->run_.config;
-  config.events_fd = spec.formats.empty() ? -1 : 0; // not an fd: "send printf records live"
+  // Not an fd: "send the device's printf records live" (gpu_inject.cpp: only when probes write).
+  config.events_fd = spec.device.features & abi::DeviceRecords ? 0 : -1;
   for (auto &h : config.host_maps) {
     auto fd = g->options_.host_map_fds.find(spec.device.maps.at(h.device_map).map_index);
     h.fd = -1;

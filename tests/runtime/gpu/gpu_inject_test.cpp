@@ -151,6 +151,28 @@ TEST(GpuInject, ProbesReadingTheClockAskForItsMeasurement) {
   }
 }
 
+// The agent drains the device ring after each traced launch (a copy that waits for the launch)
+// only when probes write records: a host printf's format (a BEGIN banner) is no reason to. It
+// was: with tools/gpustuck.bt's banner a kernel waiting on its host thread hung (H200).
+TEST(GpuInject, OnlyDeviceRecordsAskForTheRingAfterEachLaunch) {
+  if (ptxas().empty())
+    GTEST_SKIP() << "no ptxas";
+  Env env;
+  for (bool records : {false, true}) {
+    auto spec = count_by_key_spec();
+    spec.formats.push_back({}); // a host printf's
+    spec.device.features = records ? gpubt::abi::DeviceRecords : 0;
+    auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
+    ASSERT_TRUE(run) << run.error();
+    std::ifstream in(run->config_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto config = gpubt::abi::parse_agent_config(text.str());
+    ASSERT_TRUE(config) << config.error();
+    EXPECT_EQ(config->events_fd >= 0, records);
+  }
+}
+
 TEST(GpuInject, PtxasErrorIsReported) {
   if (ptxas().empty())
     GTEST_SKIP() << "no ptxas";
