@@ -92,8 +92,10 @@ TEST(PtxTarget, ToolsAssembleWithPtxas) {
     std::ifstream in(f.path());
     std::stringstream ss;
     ss << in.rdbuf();
-    // gpu:kprobe/gpu:kretprobe probes (gpu:hang runs on the host: no PTX).
-    if (!std::regex_search(ss.str(), std::regex(R"((^|\n)\s*gpu:k)")))
+    // Probes that run on the GPU (gpu:hang runs on the host: no PTX).
+    if (!std::regex_search(
+            ss.str(),
+            std::regex(R"((^|\n)\s*gpu:(k|block_|mem:|load:|store:|atomic:|barrier:))")))
       continue;
     SCOPED_TRACE(f.path().string());
     expect_assembles(ss.str());
