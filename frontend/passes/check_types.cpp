@@ -494,10 +494,9 @@ private:
       // A probe narrowed to global or local memory never sees a shared access.
       if (*b.id == stdlib::BuiltinId::BankConflicts && ap.provider == Provider::GpuMemory &&
           (ap.ns == "global" || ap.ns == "local")) {
-        error(b.span, "bank_conflicts counts shared-memory requests: " + ap.name() +
-                          " only sees " + ap.ns + " ones (gpu:" + ap.target +
-                          ":shared:KERNEL, or gpu:" + ap.target +
-                          ":KERNEL where it reads 0 outside shared memory)");
+        error(b.span, "bank_conflicts counts shared-memory requests: " + ap.name() + " only sees " +
+                          ap.ns + " ones (gpu:" + ap.target + ":shared:KERNEL, or gpu:" +
+                          ap.target + ":KERNEL where it reads 0 outside shared memory)");
         return;
       }
       if (*b.id == stdlib::BuiltinId::Arg && options_.argn_error)

@@ -94,8 +94,7 @@ TEST(PtxTarget, ToolsAssembleWithPtxas) {
     ss << in.rdbuf();
     // Probes that run on the GPU (gpu:hang runs on the host: no PTX).
     if (!std::regex_search(
-            ss.str(),
-            std::regex(R"((^|\n)\s*gpu:(k|block_|mem:|load:|store:|atomic:|barrier:))")))
+            ss.str(), std::regex(R"((^|\n)\s*gpu:(k|block_|mem:|load:|store:|atomic:|barrier:))")))
       continue;
     SCOPED_TRACE(f.path().string());
     expect_assembles(ss.str());
