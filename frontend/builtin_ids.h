@@ -21,9 +21,10 @@ enum class BuiltinId {
   Lane, Warp, Sm, Clock, Kernel,
   ActiveLanes, // the warp's lanes active at the probe (CUDA's __activemask())
   LaunchStart, LastThread, // gpu:kretprobe only: per launch (device_abi.h launch_start)
-  // gpu memory probes only: the access's address, bytes, kind, space, and the 32-byte sectors
-  // its warp-level request touches; gpu:barrier only: the barrier's number
-  Addr, AccessSize, Access, Space, Sectors, BarrierId,
+  // gpu memory probes only: the access's address, bytes, kind, space, the 32-byte sectors its
+  // warp-level request touches and the request's shared-memory bank conflicts; gpu:barrier
+  // only: the barrier's number
+  Addr, AccessSize, Access, Space, Sectors, BankConflicts, BarrierId,
 };
 
 // One id per row of the function table.

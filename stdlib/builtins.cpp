@@ -141,6 +141,8 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
     {"space", BuiltinId::Space, TypeKind::String, 8, false, kMemory, kMemoryOnly},
     // The distinct 32-byte sectors (addr >> 5) of the lanes making this access together.
     U64("sectors", Sectors, kMemory, kMemoryOnly),
+    // The request's extra shared-memory wavefronts from bank conflicts (0 outside shared memory).
+    U64("bank_conflicts", BankConflicts, kMemory, kMemoryOnly),
     U64("barrier_id", BarrierId, bit(Provider::GpuBarrier),
         "{name} is only available in gpu:barrier probes"),
 });

@@ -130,6 +130,7 @@ llvm::Value *access_bytes(DevCtx &c);   // access_size, i64
 llvm::Value *access_word(DevCtx &c);    // access: "load", "store", "atomic" (an 8-byte string)
 llvm::Value *space_word(DevCtx &c);     // space: "global", "shared", "local"
 llvm::Value *access_sectors(DevCtx &c); // sectors, i64
+llvm::Value *access_bank_conflicts(DevCtx &c); // bank_conflicts, i64
 llvm::Value *barrier_number(DevCtx &c); // barrier_id, i64
 
 // device_expr.cpp

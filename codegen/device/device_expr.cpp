@@ -101,6 +101,7 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
       {BuiltinId::Access, [](DevCtx &c) -> DVal { return {access_word(c)}; }},
       {BuiltinId::Space, [](DevCtx &c) -> DVal { return {space_word(c)}; }},
       {BuiltinId::Sectors, [](DevCtx &c) -> DVal { return {access_sectors(c)}; }},
+      {BuiltinId::BankConflicts, [](DevCtx &c) -> DVal { return {access_bank_conflicts(c)}; }},
       {BuiltinId::BarrierId, [](DevCtx &c) -> DVal { return {barrier_number(c)}; }},
       {BuiltinId::LastThread,
        [](DevCtx &c) -> DVal {

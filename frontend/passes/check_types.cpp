@@ -491,6 +491,14 @@ private:
         error(b.span, stdlib::builtin_misuse_message(info, b.name, ap.provider));
         return;
       }
+      // A probe narrowed to global or local memory never sees a shared access.
+      if (*b.id == stdlib::BuiltinId::BankConflicts && ap.provider == Provider::GpuMemory &&
+          (ap.ns == "global" || ap.ns == "local")) {
+        error(b.span, "bank_conflicts counts shared-memory requests: " + ap.name() + " only sees " +
+                          ap.ns + " ones (gpu:" + ap.target + ":shared:KERNEL, or gpu:" +
+                          ap.target + ":KERNEL where it reads 0 outside shared memory)");
+        return;
+      }
       if (*b.id == stdlib::BuiltinId::Arg && options_.argn_error)
         if (std::string msg = options_.argn_error(ap, b.arg_index); !msg.empty()) {
           error(b.span, msg);

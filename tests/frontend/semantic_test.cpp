@@ -158,7 +158,8 @@ TEST(Semantic, GpuHangBuiltins) {
   EXPECT_ERROR("BEGIN { @x = kernel; }", 14, 20, "kernel is only available in gpu probes");
 }
 
-// addr, access_size, access, space, sectors: memory probes only; barrier_id: gpu:barrier only.
+// addr, access_size, access, space, sectors, bank_conflicts: memory probes only; barrier_id:
+// gpu:barrier only.
 TEST(Semantic, MemoryAndBarrierBuiltins) {
   EXPECT_EQ(check("gpu:load:global:k { @[access, space, access_size] = count(); "
                   "@s = hist(sectors); @a = max(addr); @t[tid, kernel] = count(); }"),
@@ -170,6 +171,17 @@ TEST(Semantic, MemoryAndBarrierBuiltins) {
   EXPECT_ERROR("gpu:barrier:k { @ = hist(sectors); }", 26, 33,
                "sectors is only available in gpu memory probes (gpu:mem, gpu:load, gpu:store, "
                "gpu:atomic)");
+  EXPECT_EQ(check("gpu:mem:k { @b = hist(bank_conflicts); } "
+                  "gpu:load:shared:k { @c[kernel] = max(bank_conflicts); }"),
+            "");
+  EXPECT_ERROR("gpu:kprobe:k { @ = hist(bank_conflicts); }", 25, 39,
+               "bank_conflicts is only available in gpu memory probes (gpu:mem, gpu:load, "
+               "gpu:store, gpu:atomic)");
+  // Narrowed to global or local memory, the probe never sees a shared request.
+  EXPECT_ERROR("gpu:mem:local:k { @ = hist(bank_conflicts); }", 28, 42,
+               "bank_conflicts counts shared-memory requests: gpu:mem:local:k only sees local "
+               "ones (gpu:mem:shared:KERNEL, or gpu:mem:KERNEL where it reads 0 outside shared "
+               "memory)");
   EXPECT_ERROR("gpu:store:k { @[barrier_id] = count(); }", 17, 27,
                "barrier_id is only available in gpu:barrier probes");
   EXPECT_ERROR("BEGIN { @x = access; }", 14, 20,

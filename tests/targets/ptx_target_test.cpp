@@ -104,8 +104,9 @@ TEST(PtxTarget, ToolsAssembleWithPtxas) {
     std::ifstream in(f.path());
     std::stringstream ss;
     ss << in.rdbuf();
-    // gpu:kprobe/gpu:kretprobe probes (gpu:hang runs on the host: no PTX).
-    if (!std::regex_search(ss.str(), std::regex(R"((^|\n)\s*gpu:k)")))
+    // Probes that run on the GPU (gpu:hang runs on the host: no PTX).
+    if (!std::regex_search(
+            ss.str(), std::regex(R"((^|\n)\s*gpu:(k|block_|mem:|load:|store:|atomic:|barrier:))")))
       continue;
     SCOPED_TRACE(f.path().string());
     expect_assembles(ss.str());
@@ -722,6 +723,39 @@ TEST(PtxTarget, MemoryAndBarrierProbesTakeTheSanitizersParameters) {
   EXPECT_NE(b.find("vote.sync.ballot.b32"), std::string::npos) << b;
   EXPECT_NE(b.find("cvta.shared.u64"), std::string::npos) << b; // addr of a shared access
   expect_assembles(script);
+}
+
+// bank_conflicts: lanes grouped by unit and by bank group (two match.any), a ballot per bit of
+// the phase maximum and of the sum, over the window offset the probe is given (no cvta: banks
+// are the offset's). A probe narrowed to global memory cannot ask for it.
+TEST(PtxTarget, BankConflictsMatchesUnitsAndBanksAndBallotsTheMaximum) {
+  const char *script = "gpu:mem:shared:k { @b = hist(bank_conflicts); } "
+                       "gpu:load:k { @l[bank_conflicts, sectors] = count(); }";
+  auto c = compile_gpu_script(script);
+  ASSERT_EQ(c.error, "");
+  std::string p = function_text(c.spec.device.ptx, "gpubt_probe_0_direct");
+  // The same probe on access_size: what the hist's own warp aggregation adds.
+  auto base = compile_gpu_script("gpu:mem:shared:k { @b = hist(access_size); }");
+  ASSERT_EQ(base.error, "");
+  std::string q = function_text(base.spec.device.ptx, "gpubt_probe_0_direct");
+  auto count = [](const std::string &text, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count(p, "match.any.sync.b64"), count(q, "match.any.sync.b64") + 2) << p;
+  // space, units, 6 for the phase maximum, 5 to sum the phases
+  EXPECT_EQ(count(p, "vote.sync.ballot.b32"), count(q, "vote.sync.ballot.b32") + 13) << p;
+  EXPECT_NE(p.find("popc.b32"), std::string::npos) << p;
+  EXPECT_EQ(p.find("cvta.shared"), std::string::npos) << p;
+  expect_assembles(script);
+  EXPECT_EQ(compile_gpu_script("gpu:store:global:k { @ = max(bank_conflicts); }").error,
+            "stdin:1:30-44: ERROR: bank_conflicts counts shared-memory requests: "
+            "gpu:store:global:k only sees global ones (gpu:store:shared:KERNEL, or "
+            "gpu:store:KERNEL where it reads 0 outside shared memory)\n"
+            "gpu:store:global:k { @ = max(bank_conflicts); }\n"
+            "                             ~~~~~~~~~~~~~~\n");
 }
 
 // A gpu:kretprobe that only aggregates what a thread's exit cannot change runs at its entry (the

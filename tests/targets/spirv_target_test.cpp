@@ -247,6 +247,10 @@ TEST(SpirvVulkan, RefusesMemoryAndBarrierProbes) {
   EXPECT_EQ(compile_device_script("gpu:load:global:k { @ = count(); }", *target).error,
             "gpu:load:global:k: spirv-vulkan probes cannot run at memory (CUDA kernels can: the "
             "ptx and sass backends)");
+  // bank_conflicts, like sectors, lives in those probes only.
+  EXPECT_EQ(compile_device_script("gpu:mem:shared:k { @ = hist(bank_conflicts); }", *target).error,
+            "gpu:mem:shared:k: spirv-vulkan probes cannot run at memory (CUDA kernels can: the "
+            "ptx and sass backends)");
   EXPECT_EQ(compile_device_script("gpu:barrier:k { @ = count(); }", *target).error,
             "gpu:barrier:k: spirv-vulkan probes cannot run at barrier (CUDA kernels can: the "
             "ptx and sass backends)");
