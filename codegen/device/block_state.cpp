@@ -30,6 +30,11 @@ BlockWord block_word(DevCtx &c) {
   return {ptr, b.CreateShl(b.CreateAdd(high, b.getInt64(1)), 32)};
 }
 
+// Whether the word SEEN holds W's block (whatever its count of threads that left).
+llvm::Value *held_by(DevCtx &c, const BlockWord &w, llvm::Value *seen) {
+  return c.b.CreateICmpEQ(c.b.CreateAnd(seen, c.b.getInt64(0xffffffff00000000ull)), w.tag);
+}
+
 llvm::BasicBlock *block(DevCtx &c, const char *name) {
   return llvm::BasicBlock::Create(c.ctx, name, c.fn);
 }
@@ -54,8 +59,7 @@ llvm::Value *enter_block(DevCtx &c) {
 
   b.SetInsertPoint(loop);
   auto *seen = load_relaxed(c, w.ptr);
-  auto *mine = b.CreateICmpEQ(b.CreateAnd(seen, b.getInt64(0xffffffff00000000ull)), w.tag);
-  b.CreateCondBr(mine, done, other);
+  b.CreateCondBr(held_by(c, w, seen), done, other);
 
   b.SetInsertPoint(other);
   b.CreateCondBr(b.CreateICmpEQ(seen, b.getInt64(0)), claim, done);
@@ -96,8 +100,7 @@ llvm::Value *leave_block(DevCtx &c) {
 
   b.SetInsertPoint(loop);
   auto *seen = load_relaxed(c, w.ptr);
-  auto *mine = b.CreateICmpEQ(b.CreateAnd(seen, b.getInt64(0xffffffff00000000ull)), w.tag);
-  b.CreateCondBr(mine, add, done);
+  b.CreateCondBr(held_by(c, w, seen), add, done);
 
   b.SetInsertPoint(add);
   auto *now = b.CreateAdd(seen, n);
