@@ -31,6 +31,13 @@ CONFIGS = [
     ('gpu:kretprobe:* /last_thread/ { }', ['-e', 'gpu:kretprobe:* /last_thread/ { }']),
     ('gpu:kretprobe:* /launch_start == 0/ { }', ['-e', 'gpu:kretprobe:* /launch_start == 0/ { }']),
     ('tools/launchlate.bt', [f'{ROOT}/tools/launchlate.bt']),
+    # Issue 25: --timeline's GPU spans from a launch-level probe (CUPTI's times, no kernel patched).
+    ('--timeline, gpu:kretprobe:* /last_thread/ { @n = count(); }',
+     ['--timeline', '/tmp/gpubt-train-cost-timeline.json', '-e', 'gpu:kretprobe:* /last_thread/ { @n = count(); }']),
+    # The same kerneltime kept on the GPU (what an attached job, -p, gets: its agent has the
+    # Compute Sanitizer): the exit patch and a kernel-keyed map.
+    ('tools/kerneltime.bt on the GPU (GPUBT_LAUNCH_PROBES=device)',
+     [f'{ROOT}/tools/kerneltime.bt'], {'GPUBT_LAUNCH_PROBES': 'device'}),
     # Issue 26: the same count read while the job runs, 10 times a second (the agent copies the
     # maps every 100 ms); against the row without interval, what live reads cost.
     ('... + interval:ms:100 { print(@n); } (live reads)',
@@ -66,16 +73,16 @@ def main():
         (' --compile' if a.compile else '')
     configs = [c for c in CONFIGS if c[1] is None or re.search(a.only, c[0])]
     configs += [(script, ['-e', script]) for script in a.extra]
-    times = {name: [] for name, _ in configs}
+    times = {name: [] for name, *_ in configs}
     for r in range(a.rounds):
-        for name, args in configs:
+        for name, args, *more in configs:
             cmd = ['sh', '-c', prog] if args is None else [a.gpubt, *args, '-c', prog]
-            times[name].append(step_ms(cmd, env))
+            times[name].append(step_ms(cmd, dict(env, **(more[0] if more else {}))))
             print(f'round {r + 1} {name}: {times[name][-1]} ms', flush=True)
     base = statistics.median([t for t in times['plain'] if t])
     print(f'\n| {"compiled " if a.compile else ""}training step, ms (rounds) | median | vs plain |')
     print('|---|---|---|')
-    for name, _ in configs:
+    for name, *_ in configs:
         ok = [t for t in times[name] if t]
         med = statistics.median(ok) if ok else float('nan')
         rounds = ', '.join(f'{t:.2f}' if t else 'fail' for t in times[name])

@@ -28,3 +28,7 @@ nvcc -O2 -arch="$ARCH" "$ROOT/bench/gpu/experiments/sanitizer_cupti_switch.cu" -
 timeout 60 "$WORK/sanitizer_cupti_switch" 1000
 echo "== FINALIZE=1"
 FINALIZE=1 timeout 60 "$WORK/sanitizer_cupti_switch" 1000
+echo "== ORDER=cupti-first"
+ORDER=cupti-first timeout 60 "$WORK/sanitizer_cupti_switch" 1000
+echo "== ORDER=cupti-first FINALIZE=1"
+ORDER=cupti-first FINALIZE=1 timeout 60 "$WORK/sanitizer_cupti_switch" 1000

@@ -8,6 +8,9 @@
 // Phases of LAUNCHES tiny launches: (1) Sanitizer subscribed, LAUNCH_BEGIN counted; (2) Sanitizer
 // unsubscribed, CUPTI activity on: records counted; (3) CUPTI off (flushed, and finalized when
 // FINALIZE=1), Sanitizer subscribed again: LAUNCH_BEGIN counted; (4) CUPTI on once more.
+// ORDER=cupti-first: CUPTI's activity first (no Sanitizer yet), then off (and finalized with
+// FINALIZE=1) and the Sanitizer subscribed: does it see launches then? (A dormant agent that
+// timed launches with CUPTI until an attach needs the Sanitizer would rely on that.)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -88,6 +91,19 @@ int cupti_off(bool finalize) {
 int main(int argc, char **argv) {
   int n = argc > 1 ? std::atoi(argv[1]) : 1000;
   bool finalize = getenv("FINALIZE") && std::strcmp(getenv("FINALIZE"), "1") == 0;
+  if (getenv("ORDER") && std::strcmp(getenv("ORDER"), "cupti-first") == 0) {
+    float *x;
+    CHECK_RET(cudaMalloc(&x, 1024 * sizeof(float)));
+    cupti_on();
+    launches(x, n, "A cupti first");
+    cupti_off(finalize);
+    std::printf("sanitizer subscribe: %d\n", subscribe());
+    launches(x, n, "B cupti off, sanitizer on");
+    CHECK_RET(sanitizerUnsubscribe(sub));
+    cupti_on();
+    launches(x, n, "C sanitizer off, cupti on again");
+    return 0;
+  }
   if (subscribe())
     return 1;
   float *x;
