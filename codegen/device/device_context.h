@@ -40,9 +40,13 @@ struct DevCtx : codegen::Lowering {
   // gpubt_device_ctx::slot_cache words given out so far, shared by the probes of one module
   // (null: none to give, no update caches its slot).
   uint32_t *slot_cache_used = nullptr;
-  // `active_lanes` as the probe started (i32), where the body then runs in one lane only
-  // (gpu:block_begin, gpu:block_end); null: read where used.
-  llvm::Value *probe_lanes = nullptr;
+  // Warp-wide values of the lanes that came to the probe together, read as it starts (before
+  // its predicate, or a block probe's choice of one lane, narrows them); null: not used.
+  struct Request {
+    llvm::Value *lanes = nullptr;          // `active_lanes` (i32)
+    llvm::Value *sectors = nullptr;        // i64
+    llvm::Value *bank_conflicts = nullptr; // i64
+  } request;
   // gpu:block_begin / gpu:block_end: lower_block_edge runs the body only in the block's first
   // thread in / last thread out.
   frontend::Provider provider = frontend::Provider::GpuKprobe;
@@ -96,6 +100,8 @@ DVal load_value(DevCtx &c, llvm::Value *ptr, const frontend::Type &t);
 llvm::Value *atomic_rmw(DevCtx &c, llvm::AtomicRMWInst::BinOp op, llvm::Value *p, llvm::Value *v,
                         llvm::AtomicOrdering order = llvm::AtomicOrdering::Monotonic);
 llvm::Value *load_relaxed(DevCtx &c, llvm::Value *p); // a u64 other SMs update: no stale L1
+// A u64 that may be stale (an L1 hit): a hint whose every value, 0 included, is safe to act on.
+llvm::Value *load_hint(DevCtx &c, llvm::Value *p);
 void store_relaxed(DevCtx &c, llvm::Value *p, llvm::Value *v);
 llvm::Value *load_acquire(DevCtx &c, llvm::Value *p);
 void store_release(DevCtx &c, llvm::Value *p, llvm::Value *v);

@@ -79,10 +79,10 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
          return {c.b.CreateUDiv(linear_thread_in_block(c), c.target.warp_size(c.b))};
        }},
       {BuiltinId::Sm, [](DevCtx &c) -> DVal { return {c.target.special(c.b, Special::SmId)}; }},
-      // Read as the probe starts (DevCtx::probe_lanes): block probes run their body in one lane.
+      // Read as the probe starts (DevCtx::request), for the lanes that came together.
       {BuiltinId::ActiveLanes,
        [](DevCtx &c) -> DVal {
-         llvm::Value *lanes = c.probe_lanes ? c.probe_lanes : active_lanes(c);
+         llvm::Value *lanes = c.request.lanes ? c.request.lanes : active_lanes(c);
          return {c.b.CreateZExt(lanes, c.b.getInt64Ty())};
        }},
       {BuiltinId::Clock, [](DevCtx &c) -> DVal { return {read_clock(c, Special::Clock)}; }},
@@ -100,8 +100,14 @@ const std::map<BuiltinId, BuiltinFn> &builtin_table() {
       {BuiltinId::AccessSize, [](DevCtx &c) -> DVal { return {access_bytes(c)}; }},
       {BuiltinId::Access, [](DevCtx &c) -> DVal { return {access_word(c)}; }},
       {BuiltinId::Space, [](DevCtx &c) -> DVal { return {space_word(c)}; }},
-      {BuiltinId::Sectors, [](DevCtx &c) -> DVal { return {access_sectors(c)}; }},
-      {BuiltinId::BankConflicts, [](DevCtx &c) -> DVal { return {access_bank_conflicts(c)}; }},
+      {BuiltinId::Sectors,
+       [](DevCtx &c) -> DVal {
+         return {c.request.sectors ? c.request.sectors : access_sectors(c)};
+       }},
+      {BuiltinId::BankConflicts,
+       [](DevCtx &c) -> DVal {
+         return {c.request.bank_conflicts ? c.request.bank_conflicts : access_bank_conflicts(c)};
+       }},
       {BuiltinId::BarrierId, [](DevCtx &c) -> DVal { return {barrier_number(c)}; }},
       {BuiltinId::LastThread,
        [](DevCtx &c) -> DVal {

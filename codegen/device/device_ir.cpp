@@ -115,6 +115,12 @@ llvm::Value *load_relaxed(DevCtx &c, llvm::Value *p) {
   return l;
 }
 
+llvm::Value *load_hint(DevCtx &c, llvm::Value *p) {
+  // A plain (weak) ld: NVPTX lowers even an unordered atomic load to ld.relaxed.sys, which skips
+  // L1. Aligned 8-byte accesses do not tear on the GPU; the word's users check what it says.
+  return c.b.CreateAlignedLoad(c.b.getInt64Ty(), p, llvm::Align(8));
+}
+
 void store_relaxed(DevCtx &c, llvm::Value *p, llvm::Value *v) {
   auto *s = c.b.CreateAlignedStore(v, p, llvm::Align(8));
   s->setAtomic(llvm::AtomicOrdering::Monotonic, device_scope(c));

@@ -143,8 +143,23 @@ llvm::Value *clock_in_last_thread(DevCtx &c) {
   return end;
 }
 
+// The values of the lanes that came to the probe together (the warp's request), read before the
+// predicate or an `if` narrows them: `/leader/ { @s = sum(sectors); }` sums the request's
+// sectors, not the leader's one, and `active_lanes` after a keyed update (whose searches part the
+// lanes for a while) is still the request's.
+void read_request_values(DevCtx &c) {
+  using stdlib::BuiltinId;
+  if (uses_builtin(*c.probe, BuiltinId::ActiveLanes))
+    c.request.lanes = active_lanes(c);
+  if (uses_builtin(*c.probe, BuiltinId::Sectors))
+    c.request.sectors = access_sectors(c);
+  if (uses_builtin(*c.probe, BuiltinId::BankConflicts))
+    c.request.bank_conflicts = access_bank_conflicts(c);
+}
+
 void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit) {
   lower_probe_functions(c, name, probe_bit, [&](llvm::BasicBlock *out) {
+    read_request_values(c);
     // Counted before the predicate: every thread leaving counts, whether the probe runs or not.
     bool counts = uses_builtin(*c.probe, stdlib::BuiltinId::LastThread);
     llvm::Value *end_ns = nullptr;
@@ -155,8 +170,6 @@ void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit
     }
     auto *finished = counts ? llvm::BasicBlock::Create(c.ctx, "probe.done", c.fn) : out;
     if (is_gpu_block(c.provider)) { // counted by every thread; the body runs in one
-      if (uses_builtin(*c.probe, stdlib::BuiltinId::ActiveLanes))
-        c.probe_lanes = active_lanes(c);
       auto *edge = c.provider == Provider::GpuBlockBegin ? enter_block(c) : leave_block(c);
       auto *run = llvm::BasicBlock::Create(c.ctx, "block.edge", c.fn);
       c.b.CreateCondBr(edge, run, finished);
@@ -169,6 +182,7 @@ void lower_patch_function(DevCtx &c, const std::string &name, uint32_t probe_bit
       end_launch(c, c.spec->timeline, true, end_ns);
     }
     c.launch_end_ns = nullptr;
+    c.request = {};
   });
 }
 

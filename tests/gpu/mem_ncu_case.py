@@ -2,8 +2,9 @@
 Nsight Compute counts for the same launches. tests/gpu/ml/elementwise_once.py runs a few
 vectorized_elementwise_kernel launches over 2^20 floats; ncu (its own process, every launch of
 that kernel) gives the thread-level global load and store instructions executed
-(smsp__sass_thread_inst_executed_op_global_{ld,st}_pred_on.sum); gpubt -c with gpu:load:global
-and gpu:store:global on the kernel must give the same totals (the Compute Sanitizer calls the
+(smsp__sass_thread_inst_executed_op_global_{ld,st}_pred_on.sum), the warp-level requests and the
+32-byte sectors they touched (l1tex__t_{requests,sectors}_pipe_lsu_mem_global_op_{ld,st}.sum);
+gpubt -c with gpu:load:global and gpu:store:global on the kernel must give the same totals (the Compute Sanitizer calls the
 probe once per thread and executed memory instruction), and the job's checksum must be the
 untraced one."""
 import os
@@ -14,21 +15,25 @@ import subprocess
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROG = os.path.join(HERE, 'ml', 'elementwise_once.py')
 KERNEL = 'vectorized_elementwise_kernel'
-# Thread-level executed global load/store instructions, predicated on; the sm__ roll-up of the same
-# counter where ncu says n/a for the smsp__ one.
-# Warp-level: executed global load/store instructions, one per warp request (gpubt: the request's
-# lowest active lane).
+# Each count with its ncu names, the first one ncu gives numbers for wins (some are n/a on a GPU):
+# thread-level executed global load/store instructions (predicated on); warp-level ones, one per
+# warp request (gpubt: the request's lowest active lane), also what L1TEX counts as requests; the
+# 32-byte sectors those requests touched (gpubt: `sectors` summed over requests).
 METRICS = {'ld': ['smsp__sass_thread_inst_executed_op_global_ld_pred_on.sum',
                   'sm__sass_thread_inst_executed_op_global_ld_pred_on.sum'],
            'st': ['smsp__sass_thread_inst_executed_op_global_st_pred_on.sum',
                   'sm__sass_thread_inst_executed_op_global_st_pred_on.sum'],
-           'ldw': ['smsp__inst_executed_op_global_ld.sum', 'sm__inst_executed_op_global_ld.sum'],
-           'stw': ['smsp__inst_executed_op_global_st.sum', 'sm__inst_executed_op_global_st.sum']}
+           'ldw': ['smsp__inst_executed_op_global_ld.sum', 'sm__inst_executed_op_global_ld.sum',
+                   'l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum'],
+           'stw': ['smsp__inst_executed_op_global_st.sum', 'sm__inst_executed_op_global_st.sum',
+                   'l1tex__t_requests_pipe_lsu_mem_global_op_st.sum'],
+           'ldsec': ['l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum'],
+           'stsec': ['l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum']}
 LEADER = '/(active_lanes & ((1 << lane) - 1)) == 0/'
 SCRIPT = (f'gpu:load:global:{KERNEL} {{ @ld = count(); }} '
           f'gpu:store:global:{KERNEL} {{ @st = count(); }} '
-          f'gpu:load:global:{KERNEL} {LEADER} {{ @ldw = count(); }} '
-          f'gpu:store:global:{KERNEL} {LEADER} {{ @stw = count(); }}')
+          f'gpu:load:global:{KERNEL} {LEADER} {{ @ldw = count(); @ldsec = sum(sectors); }} '
+          f'gpu:store:global:{KERNEL} {LEADER} {{ @stw = count(); @stsec = sum(sectors); }}')
 
 
 def ncu_totals():
