@@ -95,6 +95,17 @@ struct Env {
   }
 };
 
+// The agent config prepare_gpu_run writes for SPEC.
+gpubt::Result<gpubt::abi::AgentConfig> written_config(const gpubt::abi::ProgramSpec &spec) {
+  auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
+  if (!run)
+    return gpubt::Error{run.error()};
+  std::ifstream in(run->config_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return gpubt::abi::parse_agent_config(text.str());
+}
+
 } // namespace
 
 TEST(GpuInject, AssemblesProbesAndWritesConfig) {
@@ -140,12 +151,7 @@ TEST(GpuInject, ProbesReadingTheClockAskForItsMeasurement) {
   for (bool reads : {false, true}) {
     auto spec = count_by_key_spec();
     spec.device.features = reads ? gpubt::abi::DeviceReadsClock : 0;
-    auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
-    ASSERT_TRUE(run) << run.error();
-    std::ifstream in(run->config_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto config = gpubt::abi::parse_agent_config(text.str());
+    auto config = written_config(spec);
     ASSERT_TRUE(config) << config.error();
     EXPECT_EQ(config->reads_clock(), reads);
   }
@@ -162,12 +168,7 @@ TEST(GpuInject, OnlyDeviceRecordsAskForTheRingAfterEachLaunch) {
     auto spec = count_by_key_spec();
     spec.formats.push_back({}); // a host printf's
     spec.device.features = records ? gpubt::abi::DeviceRecords : 0;
-    auto run = runtime::prepare_gpu_run(spec, gpubt::abi::GpuBackend::Auto, false);
-    ASSERT_TRUE(run) << run.error();
-    std::ifstream in(run->config_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto config = gpubt::abi::parse_agent_config(text.str());
+    auto config = written_config(spec);
     ASSERT_TRUE(config) << config.error();
     EXPECT_EQ(config->events_fd >= 0, records);
   }
