@@ -3,7 +3,9 @@
 floats, plain vs `gpu:mem:global:vectorAdd { @[kernel] = count(); }` under the PTX and the SASS
 backends, interleaved, medians of ROUNDS. Each traced run must count exactly 3 global accesses
 (two loads, one store) per thread and launch; targets (issue 28): <= 2x plain under PTX, <= 8x
-under SASS."""
+under SASS. --breakdown: the parts (an empty probe, an unkeyed count, the kernel key, the
+entry probe's) side by side instead.
+usage (bench/gpu/ptx_bench.sh --mem [--breakdown]): mem_bench.py --bin DIR --gpubt G --agent A"""
 import argparse
 import os
 import re
@@ -14,6 +16,35 @@ from ptx_bench import BACKEND_LINE, N, LAUNCHES, kernel_us, run
 
 SCRIPT = 'gpu:mem:global:vectorAdd { @[kernel] = count(); }'
 TARGETS = {'ptx': 2.0, 'sass': 8.0}  # max x plain
+# --breakdown: where the cost goes, each against plain (backend, gpubt arguments).
+BREAKDOWN = [
+    ('ptx', ['-e', 'gpu:mem:global:vectorAdd { }']),
+    ('ptx', ['-e', 'gpu:mem:global:vectorAdd /lane == 40/ { }']),
+    ('ptx', ['-e', 'gpu:mem:global:vectorAdd { @ = count(); }']),
+    ('ptx', ['-e', SCRIPT]),
+    ('ptx', ['--gpu-key-spread=128', '-e', SCRIPT]),
+    ('ptx', ['-e', 'gpu:kprobe:vectorAdd { @[kernel] = count(); }']),
+    ('sass', ['-e', 'gpu:mem:global:vectorAdd { }']),
+    ('sass', ['-e', 'gpu:mem:global:vectorAdd { @ = count(); }']),
+    ('sass', ['-e', SCRIPT]),
+]
+
+
+def breakdown(a, env, vadd):
+    """Kernel time per launch of each BREAKDOWN row and of plain, interleaved, medians."""
+    rows = [('plain', None)] + [(f'{b}: {" ".join(args)}', [f'--gpu-backend={b}', *args])
+                                for b, args in BREAKDOWN]
+    t = {name: [] for name, _ in rows}
+    for _ in range(a.rounds):
+        for name, args in rows:
+            p, _ = run(vadd.split() if args is None else [a.gpubt, *args, '-c', vadd], env=env)
+            t[name].append(kernel_us(p) if p.returncode == 0 else None)
+    med = {k: statistics.median([x for x in v if x]) if any(v) else None for k, v in t.items()}
+    print('| backend: script | us per launch | vs plain |\n|---|---|---|')
+    for name, _ in rows:
+        m = med[name]
+        print(f'| `{name}` | {m} | {m / med["plain"]:.2f}x |' if m else f'| `{name}` | fail | |')
+    return 0
 
 
 def main():
@@ -22,9 +53,12 @@ def main():
     ap.add_argument('--gpubt', required=True)
     ap.add_argument('--agent', required=True)
     ap.add_argument('--rounds', type=int, default=3)
+    ap.add_argument('--breakdown', action='store_true', help='the cost of each part instead')
     a = ap.parse_args()
     env = dict(os.environ, GPUBT_AGENT_PATH=a.agent)
     vadd = f'{a.bin}/vectorAdd {N} {LAUNCHES}'
+    if a.breakdown:
+        return breakdown(a, env, vadd)
     want = 3 * N * LAUNCHES
     samples = {k: [] for k in ('plain', 'ptx', 'sass')}
     notes = []

@@ -35,3 +35,27 @@ for body in '@ = count();' '@[kernel] = count();' '@[tid % 1024] = count();' \
   done
   echo "$row"
 done
+
+# What a pasted probe costs the kernel it is in: vectorAdd's registers (ptxas -v, sm_90) with each
+# probe pasted at its entry or before each of its global accesses (bench/gpu/ptx_instrument.cpp,
+# the PTX backend's own pasting). Registers bound occupancy: vectorAdd, memory-bound, hides its
+# latency with resident warps (blocks of 256: 65536 / (256 x registers) blocks an SM).
+INSTRUMENT=${INSTRUMENT:-$ROOT/build/ptx_instrument}
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+[ -x "$INSTRUMENT" ] && [ -x "$NVCC" ] || { echo "[SKIP] no $INSTRUMENT or nvcc"; exit 0; }
+"$NVCC" -arch=sm_90 -ptx -O2 "$ROOT/tests/gpu/vector_add.cu" -o "$dir/va.ptx" || exit 1
+kernel=$(grep -o '_Z9vectorAdd[A-Za-z0-9_]*' "$dir/va.ptx" | head -1)
+regs() { "$PTXAS" -arch=sm_90 -v -o "$dir/k.cubin" "$1" 2>&1 |
+  grep -A3 "entry function '$kernel'" | grep -o 'Used [0-9]* registers' | grep -o '[0-9]*'; }
+echo
+echo "| probe pasted into vectorAdd | vectorAdd's registers (plain: $(regs "$dir/va.ptx")) |"
+echo "|---|---|"
+for probe in 'gpu:kprobe:vectorAdd { @ = count(); }' 'gpu:kprobe:vectorAdd { @[kernel] = count(); }' \
+  'gpu:mem:global:vectorAdd { }' 'gpu:mem:global:vectorAdd { @ = count(); }' \
+  'gpu:mem:global:vectorAdd { @[kernel] = count(); }'; do
+  where=entry
+  [[ $probe == gpu:mem* ]] && where=memory
+  "$GPUBT" --emit=ptx "$@" -e "$probe" >"$dir/p.ptx" 2>/dev/null &&
+    "$INSTRUMENT" "$dir/va.ptx" "$dir/p.ptx" "$kernel" $where >"$dir/i.ptx" &&
+    echo "| \`$probe\` | $(regs "$dir/i.ptx") |"
+done
