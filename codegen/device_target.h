@@ -88,6 +88,9 @@ public:
   virtual bool lockstep_lanes() const { return false; }
   // Whether updates under launch-uniform keys may use gpubt_device_ctx::slot_cache.
   virtual bool slot_cache() const { return true; }
+  // The pointer P as a value the optimizer cannot see through: what is loaded through it is
+  // loaded again there, not kept in registers from an earlier load through P.
+  virtual llvm::Value *opaque_pointer(llvm::IRBuilder<> &, llvm::Value *p) const { return p; }
   virtual void optimize(llvm::Module &m) const = 0;            // the target's O2 pipeline
   virtual Result<abi::DeviceCode> emit(llvm::Module &m) const = 0; // PTX text, SPIR-V words
 };

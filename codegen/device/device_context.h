@@ -157,9 +157,12 @@ struct Slot {
 };
 // Finds the entry of the key of WORDS; with CLAIM, claims an empty slot for it (dropping when
 // none is free). FOR_UPDATE: the caller only adds to the entry's value atomically (not a read,
-// a plain write or a min/max). Leaves the builder in a block after the search.
+// a plain write or a min/max). Leaves the builder in a block after the search. REMAKE (a key
+// that is the same wherever it is made, a launch-uniform one): the words made again inside the
+// search loop, so they need no registers across it.
 Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> &words,
-               bool claim, bool for_update = false);
+               bool claim, bool for_update = false,
+               const std::function<std::vector<llvm::Value *>()> &remake = {});
 DVal read_map(DevCtx &c, const frontend::MapExpr &m);
 void write_map(DevCtx &c, const frontend::MapExpr &m, DVal v, const frontend::Type &v_type);
 // M[keys] = AGG(v), aggregated across the warp first (v null for count).

@@ -120,7 +120,8 @@ llvm::Value *entry_at(DevCtx &c, const DeviceMap &dm, llvm::Value *base, llvm::V
 }
 
 Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> &words,
-               bool claim, bool for_update) {
+               bool claim, bool for_update,
+               const std::function<std::vector<llvm::Value *>()> &remake) {
   auto &b = c.b;
   const auto &L = dm.layout;
   llvm::Value *base = map_base(c, dm);
@@ -158,11 +159,13 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
   i->addIncoming(b.getInt64(0), pre);
   auto *idx = b.CreateAnd(b.CreateAdd(start, i), mask);
   auto *entry = entry_at(c, dm, base, idx);
+  auto key = [&] { return remake ? remake() : words; };
   if (nonzero) {
     llvm::Value *proven = nonzero;
-    for (size_t k = 0; k < words.size(); ++k)
+    auto here = key();
+    for (size_t k = 0; k < here.size(); ++k)
       proven = b.CreateAnd(
-          proven, b.CreateICmpEQ(load_relaxed(c, byte_ptr(c, entry, 8 + 8 * k)), words[k]));
+          proven, b.CreateICmpEQ(load_relaxed(c, byte_ptr(c, entry, 8 + 8 * k)), here[k]));
     b.CreateCondBr(proven, done, state_check);
     b.SetInsertPoint(state_check);
   }
@@ -180,8 +183,9 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
 
     b.SetInsertPoint(claimed);
     // Relaxed atomic stores: the words may be read with no acquire (matches_without_acquire).
-    for (size_t k = 0; k < words.size(); ++k)
-      store_relaxed(c, byte_ptr(c, entry, 8 + 8 * k), words[k]);
+    auto here = key();
+    for (size_t k = 0; k < here.size(); ++k)
+      store_relaxed(c, byte_ptr(c, entry, 8 + 8 * k), here[k]);
     if (auto *init = initial_word0(c, dm.info->value))
       store_u64(c, byte_ptr(c, entry, 8 + L.key_size), init);
     store_release(c, entry, b.getInt64(GPUBT_SLOT_READY));
@@ -213,8 +217,9 @@ Slot find_slot(DevCtx &c, const DeviceMap &dm, const std::vector<llvm::Value *> 
 
   b.SetInsertPoint(compare);
   llvm::Value *eq = b.getTrue();
-  for (size_t k = 0; k < words.size(); ++k)
-    eq = b.CreateAnd(eq, b.CreateICmpEQ(load_u64(c, byte_ptr(c, entry, 8 + 8 * k)), words[k]));
+  auto here = key();
+  for (size_t k = 0; k < here.size(); ++k)
+    eq = b.CreateAnd(eq, b.CreateICmpEQ(load_u64(c, byte_ptr(c, entry, 8 + 8 * k)), here[k]));
   b.CreateCondBr(eq, done, next);
 
   b.SetInsertPoint(next);

@@ -69,7 +69,18 @@ Slot cached_slot(DevCtx &c, const DeviceMap &dm, const CachedKey &k, bool acquir
   b.CreateBr(join);
 
   b.SetInsertPoint(miss_bb);
-  Slot s = find_slot(c, dm, key_words(), true, true);
+  // The search loop makes the key again from a ctx pointer the optimizer cannot see through: the
+  // kernel name's 8 words, held in registers across it, raised vectorAdd from 20 registers to 56
+  // (half its occupancy) with gpu:mem:global:vectorAdd { @[kernel] = count(); }
+  // (bench/gpu/probe_size.sh); loaded again, they cost only on the slots the search visits.
+  auto remake = [&] {
+    llvm::Value *ctx = c.userdata;
+    c.userdata = c.target.opaque_pointer(b, ctx);
+    auto words = key_words();
+    c.userdata = ctx;
+    return words;
+  };
+  Slot s = find_slot(c, dm, key_words(), true, true, remake);
   emit_if_else(
       b, c.fn, s.found,
       [&] { store_release(c, cell, b.CreateOr(tag, b.CreateAdd(s.index, b.getInt64(1)))); }, {});

@@ -2,6 +2,7 @@
 // default, the version CUDA 12+ ptxas accepts with --compile-as-tools-patch.
 #include "targets/ptx/ptx_target.h"
 
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -118,6 +119,14 @@ public:
   llvm::Value *shuffle(llvm::IRBuilder<> &b, llvm::Value *mask, llvm::Value *v,
                        llvm::Value *src) const override {
     return b.CreateIntrinsic(I::nvvm_shfl_sync_idx_i32, {mask, v, src, b.getInt32(0x1f)});
+  }
+
+  // A mov the optimizer cannot look into (side effects: each one stays where it is made).
+  llvm::Value *opaque_pointer(llvm::IRBuilder<> &b, llvm::Value *p) const override {
+    auto *i64 = b.getInt64Ty();
+    auto *mov = llvm::InlineAsm::get(llvm::FunctionType::get(i64, {i64}, false),
+                                     "mov.b64 $0, $1;", "=l,l", /*hasSideEffects=*/true);
+    return b.CreateIntToPtr(b.CreateCall(mov, {b.CreatePtrToInt(p, i64)}), p->getType());
   }
 
   void warp_sync(llvm::IRBuilder<> &b, llvm::Value *mask) const override {
