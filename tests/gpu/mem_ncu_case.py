@@ -6,7 +6,8 @@ that kernel) gives the thread-level global load and store instructions executed
 32-byte sectors they touched (l1tex__t_{requests,sectors}_pipe_lsu_mem_global_op_{ld,st}.sum);
 gpubt -c with gpu:load:global and gpu:store:global on the kernel must give the same totals (the Compute Sanitizer calls the
 probe once per thread and executed memory instruction), and the job's checksum must be the
-untraced one."""
+untraced one. Then the training step (tests/gpu/ml/train_transformer.py, 5 steps) with a memory
+probe on the same kernel: it counts, and every step's loss is the untraced run's, bit for bit."""
 import os
 import re
 import shutil
@@ -14,6 +15,7 @@ import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROG = os.path.join(HERE, 'ml', 'elementwise_once.py')
+TRAIN = os.path.join(HERE, 'ml', 'train_transformer.py')
 KERNEL = 'vectorized_elementwise_kernel'
 # Each count with its ncu names, the first one ncu gives numbers for wins (some are n/a on a GPU):
 # thread-level executed global load/store instructions (predicated on); warp-level ones, one per
@@ -86,3 +88,17 @@ def mem_ncu_case(a, row):
         f'{launches} launches of {KERNEL}: ncu {want}, gpubt {got} (compared: {compared}); '
         f'checksum traced = untraced {same}; exit {g.returncode} '
         f'{g.stderr.strip()[-300:]!r}')
+    losses_case(a, row, env)
+
+
+def losses_case(a, row, env):
+    name = f'gpu:load:global:{KERNEL} on the training step: losses unchanged'
+    plain = subprocess.run(['python3', TRAIN], capture_output=True, text=True, timeout=300)
+    g = subprocess.run([a.gpubt, '-e', f'gpu:load:global:{KERNEL} {{ @loads = count(); }}', '-c',
+                        f'python3 {TRAIN}'], env=env, capture_output=True, text=True, timeout=600)
+    losses = lambda out: re.findall(r'^loss .*$', out, re.M)
+    m = re.search(r'^@loads: (\d+)$', g.stdout, re.M)
+    ok = (g.returncode == 0 and bool(losses(plain.stdout)) and
+          losses(g.stdout) == losses(plain.stdout) and bool(m) and int(m.group(1)) > 0)
+    row(name, ok, f'exit {g.returncode}; loads {m.group(1) if m else None}; losses traced '
+        f'{losses(g.stdout)} untraced {losses(plain.stdout)}; {g.stderr.strip()[-300:]!r}')
