@@ -212,6 +212,11 @@ void on_context_created(Agent &a, const Sanitizer_ResourceContextData &d) {
   }
   if (a.tracing)
     trace_context(a, d.context, known);
+  // -c: its copy kernel loaded now, on the copier's thread, while it runs nothing (why: live_copier.cpp
+  // kPrepareWait). An attached session's a.live is not this thread's to read (contexts made
+  // then get the Sanitizer's copy).
+  if (a.live && !a.attached && a.contexts.count(d.context))
+    a.live->prepare_soon(d.context);
 }
 
 // A module the PTX backend instrumented: its cubin holds an image's userdata array.
@@ -835,6 +840,15 @@ void sanitizer_callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitiz
       }
     }
   }
+  // The program's first launch in a -c context waits for its live-copy preparation (no lock held).
+  if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
+    await_live_copies(static_cast<const Sanitizer_LaunchData *>(cbdata)->context);
+  if (domain == SANITIZER_CB_DOMAIN_GRAPHS && cbid == SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN)
+    await_live_copies(static_cast<const Sanitizer_GraphLaunchData *>(cbdata)->context);
+  if (domain == SANITIZER_CB_DOMAIN_GRAPHS && cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN &&
+      static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata)->nodeType ==
+          CU_GRAPH_NODE_TYPE_KERNEL) // no graph watch: no GRAPHS_LAUNCH_BEGIN
+    await_live_copies(static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata)->launchData.context);
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN) {
     // An attach or detach waiting for a launch (not in graph callbacks: a driver call there
     // hangs the launch).

@@ -1,6 +1,7 @@
 #include "runtime/cuda_agent/live_copier.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "runtime/abi/live_maps.h"
@@ -63,6 +64,34 @@ struct CopyKernel {
 std::mutex g_kernels_mu;
 std::map<CUcontext, CopyKernel> g_kernels; // prepare_live_copies'
 
+// -c's preparations (prepare_soon). Why on the copier's thread, right after the context's
+// creation, and why the program's first launch waits for it:
+// - not in the creation callback itself: the driver is inside the program's cuCtxCreate (or
+//   primary context's init) there, and a driver call of ours on that thread could deadlock it;
+//   another thread's calls just wait until the creation returns (the clock service's
+//   ClockProbe::create, gpu_clock.cpp, loads its module the same way, and has on the H100/H200);
+// - loading a module and a kernel's first launch wait for the context's running kernels (and the
+//   program's later launches wait behind them): done while the program has launched nothing in
+//   the context, they wait for nothing, and nothing waits long for them. Done later, a spinning
+//   kernel that waits for a later launch of the program (a producer on another stream) would
+//   deadlock the job; so the program's first launch in the context waits for the preparation, at
+//   most kPrepareWait (once per context, next to the driver's own start-up), and a preparation
+//   not begun by then is dropped (the context gets the Sanitizer's copy, as before).
+// - one under way at kPrepareWait is left to end (its module is loaded on an idle context, so
+//   only its first launch can wait, behind the program's first kernel: a short while, unless that
+//   kernel hangs, and then the program's next launches were waiting for it anyway).
+// The copier's thread only ever waits for a copy (kKernelWait, or the Sanitizer's copy of a
+// context prepared too late), so an asked preparation begins at once unless such a copy of
+// another context is under way.
+constexpr std::chrono::milliseconds kPrepareWait{500};
+enum class Prep { Asked, Running, Forgotten }; // Forgotten: destroyed while Running
+std::mutex g_prep_mu;
+std::condition_variable g_prep_cv;
+std::map<CUcontext, Prep> g_prep;
+std::atomic<size_t> g_prep_count{0}; // g_prep.size(), read without the lock at every launch
+
+void set_prep_count() { g_prep_count.store(g_prep.size(), std::memory_order_release); }
+
 } // namespace
 
 void prepare_live_copies(CUcontext ctx) {
@@ -97,8 +126,73 @@ void prepare_live_copies(CUcontext ctx) {
 }
 
 void forget_live_copies(CUcontext ctx) {
+  {
+    std::unique_lock<std::mutex> lock(g_prep_mu);
+    if (auto it = g_prep.find(ctx); it != g_prep.end() && it->second == Prep::Asked)
+      g_prep.erase(it);
+    else if (it != g_prep.end() && // running: its driver calls may wait for this destruction
+             !g_prep_cv.wait_for(lock, kCopyLimit, [&] { return !g_prep.count(ctx); }))
+      g_prep[ctx] = Prep::Forgotten; // prepare_asked drops what it made
+    set_prep_count();
+  }
   std::lock_guard<std::mutex> lock(g_kernels_mu);
   g_kernels.erase(ctx);
+}
+
+void await_live_copies(CUcontext ctx) {
+  if (!g_prep_count.load(std::memory_order_acquire))
+    return;
+  std::unique_lock<std::mutex> lock(g_prep_mu);
+  auto pending = [&] {
+    auto it = g_prep.find(ctx);
+    return it != g_prep.end() && it->second != Prep::Forgotten;
+  };
+  if (!g_prep_cv.wait_for(lock, kPrepareWait, [&] { return !pending(); }) &&
+      g_prep[ctx] == Prep::Asked) {
+    g_prep.erase(ctx); // too late now: the program's kernels may be running from here on
+    set_prep_count();
+  }
+}
+
+void LiveCopier::prepare_soon(CUcontext ctx) {
+  {
+    std::lock_guard<std::mutex> lock(g_prep_mu);
+    g_prep[ctx] = Prep::Asked;
+    set_prep_count();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  prepare_due_ = true;
+  cv_.notify_all();
+}
+
+void LiveCopier::prepare_asked() {
+  for (;;) {
+    CUcontext ctx = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(g_prep_mu);
+      for (auto &[c, state] : g_prep)
+        if (state == Prep::Asked) {
+          state = Prep::Running;
+          ctx = c;
+          break;
+        }
+    }
+    if (!ctx)
+      return;
+    prepare_live_copies(ctx);
+    bool forgotten;
+    {
+      std::lock_guard<std::mutex> lock(g_prep_mu);
+      forgotten = g_prep[ctx] == Prep::Forgotten;
+      g_prep.erase(ctx);
+      set_prep_count();
+    }
+    g_prep_cv.notify_all();
+    if (forgotten) { // destroyed meanwhile: the handle may be a new context's
+      std::lock_guard<std::mutex> lock(g_kernels_mu);
+      g_kernels.erase(ctx);
+    }
+  }
 }
 
 LiveCopier::LiveCopier(std::chrono::milliseconds period, Collect collect, Send send,
@@ -236,10 +330,18 @@ void LiveCopier::run() {
   g_on_copier_thread = true;
   become_agent_thread("maps");
   std::unique_lock<std::mutex> lock(mu_);
+  auto due = std::chrono::steady_clock::now() + period_;
   while (!stop_) {
-    cv_.wait_for(lock, period_, [&] { return stop_; });
+    cv_.wait_until(lock, due, [&] { return stop_ || prepare_due_; });
     if (stop_)
       break;
+    if (std::exchange(prepare_due_, false)) { // before the program's first launch: at once
+      lock.unlock();
+      prepare_asked();
+      lock.lock();
+      continue;
+    }
+    due = std::chrono::steady_clock::now() + period_;
     lock.unlock();
     abi::AgentResults round;
     std::vector<Source> sources = collect_(*this, round); // calls begin_round
@@ -278,6 +380,13 @@ void LiveCopier::run() {
   }
   finished_ = true;
   cv_.notify_all();
+  lock.unlock();
+  { // asked and never begun: no launch is to wait for them
+    std::lock_guard<std::mutex> prep(g_prep_mu);
+    std::erase_if(g_prep, [](const auto &p) { return p.second == Prep::Asked; });
+    set_prep_count();
+  }
+  g_prep_cv.notify_all();
 }
 
 } // namespace gpubt::agent
