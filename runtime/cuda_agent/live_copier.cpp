@@ -76,7 +76,10 @@ std::map<CUcontext, CopyKernel> g_kernels; // prepare_live_copies'
 //   kernel that waits for a later launch of the program (a producer on another stream) would
 //   deadlock the job; so the program's first launch in the context waits for the preparation, at
 //   most kPrepareWait (once per context, next to the driver's own start-up), and a preparation
-//   not begun by then is dropped (the context gets the Sanitizer's copy, as before).
+//   not begun by then is dropped (the context gets the Sanitizer's copy, as before). A launch
+//   waits only where launch callbacks are on (gpu:hang, or a module with probe code loaded):
+//   before that, a kernel of a module without probes may run first, and the preparation then
+//   waits for it (the program's kernels that wait on a later launch are the one risk left).
 // - one under way at kPrepareWait is left to end (its module is loaded on an idle context, so
 //   only its first launch can wait, behind the program's first kernel: a short while, unless that
 //   kernel hangs, and then the program's next launches were waiting for it anyway).
