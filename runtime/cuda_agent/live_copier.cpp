@@ -1,12 +1,12 @@
 #include "runtime/cuda_agent/live_copier.h"
 
 #include <algorithm>
-#include <atomic>
 #include <utility>
 
 #include "runtime/abi/live_maps.h"
 #include "runtime/cuda_agent/agent_thread.h"
 #include "runtime/cuda_agent/driver_api.h"
+#include "runtime/cuda_agent/live_prepare.h"
 
 #include <sanitizer.h>
 
@@ -87,13 +87,7 @@ std::map<CUcontext, CopyKernel> g_kernels; // prepare_live_copies'
 // context prepared too late), so an asked preparation begins at once unless such a copy of
 // another context is under way.
 constexpr std::chrono::milliseconds kPrepareWait{500};
-enum class Prep { Asked, Running, Forgotten }; // Forgotten: destroyed while Running
-std::mutex g_prep_mu;
-std::condition_variable g_prep_cv;
-std::map<CUcontext, Prep> g_prep;
-std::atomic<size_t> g_prep_count{0}; // g_prep.size(), read without the lock at every launch
-
-void set_prep_count() { g_prep_count.store(g_prep.size(), std::memory_order_release); }
+PrepareQueue g_prep{kPrepareWait};
 
 } // namespace
 
@@ -129,71 +123,26 @@ void prepare_live_copies(CUcontext ctx) {
 }
 
 void forget_live_copies(CUcontext ctx) {
-  {
-    std::unique_lock<std::mutex> lock(g_prep_mu);
-    if (auto it = g_prep.find(ctx); it != g_prep.end() && it->second == Prep::Asked)
-      g_prep.erase(it);
-    else if (it != g_prep.end() && // running: its driver calls may wait for this destruction
-             !g_prep_cv.wait_for(lock, kCopyLimit, [&] { return !g_prep.count(ctx); }))
-      g_prep[ctx] = Prep::Forgotten; // prepare_asked drops what it made
-    set_prep_count();
-  }
+  g_prep.forget(ctx, kCopyLimit);
   std::lock_guard<std::mutex> lock(g_kernels_mu);
   g_kernels.erase(ctx);
 }
 
-void await_live_copies(CUcontext ctx) {
-  if (!g_prep_count.load(std::memory_order_acquire))
-    return;
-  std::unique_lock<std::mutex> lock(g_prep_mu);
-  auto pending = [&] {
-    auto it = g_prep.find(ctx);
-    return it != g_prep.end() && it->second != Prep::Forgotten;
-  };
-  if (!g_prep_cv.wait_for(lock, kPrepareWait, [&] { return !pending(); }) &&
-      g_prep[ctx] == Prep::Asked) {
-    g_prep.erase(ctx); // too late now: the program's kernels may be running from here on
-    set_prep_count();
-  }
-}
+void await_live_copies(CUcontext ctx) { g_prep.await(ctx); }
 
 void LiveCopier::prepare_soon(CUcontext ctx) {
-  {
-    std::lock_guard<std::mutex> lock(g_prep_mu);
-    g_prep[ctx] = Prep::Asked;
-    set_prep_count();
-  }
+  g_prep.ask(ctx);
   std::lock_guard<std::mutex> lock(mu_);
   prepare_due_ = true;
   cv_.notify_all();
 }
 
 void LiveCopier::prepare_asked() {
-  for (;;) {
-    CUcontext ctx = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(g_prep_mu);
-      for (auto &[c, state] : g_prep)
-        if (state == Prep::Asked) {
-          state = Prep::Running;
-          ctx = c;
-          break;
-        }
-    }
-    if (!ctx)
-      return;
-    prepare_live_copies(ctx);
-    bool forgotten;
-    {
-      std::lock_guard<std::mutex> lock(g_prep_mu);
-      forgotten = g_prep[ctx] == Prep::Forgotten;
-      g_prep.erase(ctx);
-      set_prep_count();
-    }
-    g_prep_cv.notify_all();
-    if (forgotten) { // destroyed meanwhile: the handle may be a new context's
+  while (void *ctx = g_prep.begin()) {
+    prepare_live_copies(static_cast<CUcontext>(ctx));
+    if (!g_prep.end(ctx)) { // destroyed meanwhile: the handle may be a new context's
       std::lock_guard<std::mutex> lock(g_kernels_mu);
-      g_kernels.erase(ctx);
+      g_kernels.erase(static_cast<CUcontext>(ctx));
     }
   }
 }
@@ -384,12 +333,7 @@ void LiveCopier::run() {
   finished_ = true;
   cv_.notify_all();
   lock.unlock();
-  { // asked and never begun: no launch is to wait for them
-    std::lock_guard<std::mutex> prep(g_prep_mu);
-    std::erase_if(g_prep, [](const auto &p) { return p.second == Prep::Asked; });
-    set_prep_count();
-  }
-  g_prep_cv.notify_all();
+  g_prep.drop_asked(); // no launch is to wait for them
 }
 
 } // namespace gpubt::agent
