@@ -212,9 +212,9 @@ void on_context_created(Agent &a, const Sanitizer_ResourceContextData &d) {
   }
   if (a.tracing)
     trace_context(a, d.context, known);
-  // -c: its copy kernel loaded now, on the copier's thread, while it runs nothing (why: live_copier.cpp
-  // kPrepareWait). An attached session's a.live is not this thread's to read (contexts made
-  // then get the Sanitizer's copy).
+  // -c: its copy kernel loaded now, on the copier's thread, while it runs nothing (why:
+  // live_copier.cpp kPrepareWait). An attached session's a.live is not this thread's to read
+  // (contexts made then get the Sanitizer's copy).
   if (a.live && !a.attached && a.contexts.count(d.context))
     a.live->prepare_soon(d.context);
 }
@@ -848,7 +848,8 @@ void sanitizer_callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitiz
   if (domain == SANITIZER_CB_DOMAIN_GRAPHS && cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN &&
       static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata)->nodeType ==
           CU_GRAPH_NODE_TYPE_KERNEL) // no graph watch: no GRAPHS_LAUNCH_BEGIN
-    await_live_copies(static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata)->launchData.context);
+    await_live_copies(
+        static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata)->launchData.context);
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN) {
     // An attach or detach waiting for a launch (not in graph callbacks: a driver call there
     // hangs the launch).

@@ -2,13 +2,14 @@
 // A thread of its own copies every traced context's maps each period into pinned memory, holding
 // none of the agent's locks while it copies. Where the context was prepared (-c: on the copier's
 // thread right after the context's creation, before the program's first launch in it; an attach:
-// after its idle check), with a kernel of its own on a non-blocking stream of its own into mapped memory:
-// it never waits for the program's kernels, only for a free SM (a copy not done within
-// kKernelWait is looked at again next period). Elsewhere (a context made during an attach, or whose preparation came too late or failed)
-// with the Compute Sanitizer's copy
-// (the maps are its allocations, which the driver's own copy did not read on the H100), which
-// waits for running kernels: a spinning kernel stops the copies, never the program. Values are as the kernels left them at the
-// copy: counters only grow between copies; the exact values come with the final results.
+// after its idle check), with a kernel of its own on a non-blocking stream of its own into mapped
+// memory: it never waits for the program's kernels, only for a free SM (a copy not done within
+// kKernelWait is looked at again next period). Elsewhere (a context made during an attach, or whose
+// preparation came too late or failed) with the Compute Sanitizer's copy (the maps are its
+// allocations, which the driver's own copy did not read on the H100), which waits for running
+// kernels: a spinning kernel stops the copies, never the program. Values are as the kernels left
+// them at the copy: counters only grow between copies; the exact values come with the final
+// results.
 #pragma once
 #include <chrono>
 #include <condition_variable>

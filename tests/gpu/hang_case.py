@@ -46,7 +46,8 @@ def ended(p, threads, timeout, interrupt=False):
 
 
 def launch_stamps(program_lines):
-    """The program's CLOCK_MONOTONIC stamps of the hang's launch, and whether it printed its ok line."""
+    """The program's CLOCK_MONOTONIC stamps of the hang's launch, and whether it printed its ok
+    line."""
     since = [int(m.group(1)) for _, l in program_lines
              for m in [re.match(r'hang_kernel: spinning since (\d+)', l)] if m]
     return since, any(l == f'hang_kernel: ok {SUM}' for _, l in program_lines)
@@ -87,7 +88,7 @@ def judge_stuck(lines, program_lines):
 
 
 def under_c(a, env, row, name, script, judge, graph=False):
-    """Runs hang_kernel under gpubt -c with SCRIPT (gpubt's arguments after -c's) and JUDGE's row."""
+    """hang_kernel under gpubt -c with SCRIPT (gpubt's arguments after -c's), judged by JUDGE."""
     cmd = [a.gpubt, '-c', f'{a.bin}/hang_kernel 6' + (' --graph' if graph else ''), *script]
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines, errs, threads = reading(p)
@@ -95,7 +96,8 @@ def under_c(a, env, row, name, script, judge, graph=False):
     err = ''.join(errs)
     # -c: the program's stdout is gpubt's (both stamped as they arrive)
     ok, detail = judge(lines, lines)
-    row(name, ok and p.returncode == 0, f'{detail}; exit {p.returncode} stderr {err.strip()[-300:]!r}')
+    row(name, ok and p.returncode == 0,
+        f'{detail}; exit {p.returncode} stderr {err.strip()[-300:]!r}')
 
 
 def under_p(a, env, row, name, script, judge):
