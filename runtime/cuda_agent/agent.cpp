@@ -801,6 +801,24 @@ void note(Agent &a, const std::string &line) {
 
 void warn(Agent &a, const std::string &line) { note(a, abi::kAgentWarning + line); }
 
+namespace {
+
+// The context a launch callback's kernel launch (or graph replay) is made in; null for others.
+CUcontext launch_context(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
+                         const void *cbdata) {
+  if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
+    return static_cast<const Sanitizer_LaunchData *>(cbdata)->context;
+  if (domain == SANITIZER_CB_DOMAIN_GRAPHS && cbid == SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN)
+    return static_cast<const Sanitizer_GraphLaunchData *>(cbdata)->context;
+  if (domain == SANITIZER_CB_DOMAIN_GRAPHS && cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN) {
+    const auto &node = *static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata);
+    return node.nodeType == CU_GRAPH_NODE_TYPE_KERNEL ? node.launchData.context : nullptr;
+  }
+  return nullptr;
+}
+
+} // namespace
+
 void sanitizer_callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
               const void *cbdata) {
   Agent &a = *static_cast<Agent *>(userdata);
@@ -841,15 +859,11 @@ void sanitizer_callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitiz
     }
   }
   // The program's first launch in a -c context waits for its live-copy preparation (no lock held).
-  if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
-    await_live_copies(static_cast<const Sanitizer_LaunchData *>(cbdata)->context);
-  if (domain == SANITIZER_CB_DOMAIN_GRAPHS && cbid == SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN)
-    await_live_copies(static_cast<const Sanitizer_GraphLaunchData *>(cbdata)->context);
-  if (domain == SANITIZER_CB_DOMAIN_GRAPHS && cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN &&
-      static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata)->nodeType ==
-          CU_GRAPH_NODE_TYPE_KERNEL) // no graph watch: no GRAPHS_LAUNCH_BEGIN
-    await_live_copies(
-        static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata)->launchData.context);
+  if (CUcontext launching = launch_context(domain, cbid, cbdata);
+      launching && !await_live_copies(launching) && a.config.verbose)
+    note(a, "a CUDA context's own copy kernel was not ready at its first launch (500 ms): "
+            "unless it gets ready, its maps are copied with the Compute Sanitizer's copy, which "
+            "waits for running kernels");
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN) {
     // An attach or detach waiting for a launch (not in graph callbacks: a driver call there
     // hangs the launch).

@@ -128,7 +128,7 @@ void forget_live_copies(CUcontext ctx) {
   g_kernels.erase(ctx);
 }
 
-void await_live_copies(CUcontext ctx) { g_prep.await(ctx); }
+bool await_live_copies(CUcontext ctx) { return g_prep.await(ctx); }
 
 void LiveCopier::prepare_soon(CUcontext ctx) {
   g_prep.ask(ctx);

@@ -103,7 +103,8 @@ void forget_live_copies(CUcontext ctx);
 // Before the program launches in CTX (no agent lock held; costs an atomic load once CTX is
 // prepared): if CTX's preparation (prepare_soon) is not done, waits for it, at most
 // kPrepareWait; one not begun by then is dropped, and CTX gets the Sanitizer's copy.
-void await_live_copies(CUcontext ctx);
+// False: CTX was not prepared in time.
+bool await_live_copies(CUcontext ctx);
 
 // Stops COPIER (none: nothing) and frees it, or leaves it in place, stopped, if its thread is
 // stuck in a copy (a kernel that runs on: the Compute Sanitizer's copy waits for it on the H100).
