@@ -212,6 +212,11 @@ void on_context_created(Agent &a, const Sanitizer_ResourceContextData &d) {
   }
   if (a.tracing)
     trace_context(a, d.context, known);
+  // -c: its copy kernel loaded now, on the copier's thread, while it runs nothing (why:
+  // live_copier.cpp kPrepareWait). An attached session's a.live is not this thread's to read
+  // (contexts made then get the Sanitizer's copy).
+  if (a.live && !a.attached && a.contexts.count(d.context))
+    a.live->prepare_soon(d.context);
 }
 
 // A module the PTX backend instrumented: its cubin holds an image's userdata array.
@@ -796,6 +801,24 @@ void note(Agent &a, const std::string &line) {
 
 void warn(Agent &a, const std::string &line) { note(a, abi::kAgentWarning + line); }
 
+namespace {
+
+// The context a launch callback's kernel launch (or graph replay) is made in; null for others.
+CUcontext launch_context(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
+                         const void *cbdata) {
+  if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
+    return static_cast<const Sanitizer_LaunchData *>(cbdata)->context;
+  if (domain == SANITIZER_CB_DOMAIN_GRAPHS && cbid == SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN)
+    return static_cast<const Sanitizer_GraphLaunchData *>(cbdata)->context;
+  if (domain == SANITIZER_CB_DOMAIN_GRAPHS && cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN) {
+    const auto &node = *static_cast<const Sanitizer_GraphNodeLaunchData *>(cbdata);
+    return node.nodeType == CU_GRAPH_NODE_TYPE_KERNEL ? node.launchData.context : nullptr;
+  }
+  return nullptr;
+}
+
+} // namespace
+
 void sanitizer_callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
               const void *cbdata) {
   Agent &a = *static_cast<Agent *>(userdata);
@@ -835,6 +858,12 @@ void sanitizer_callback(void *userdata, Sanitizer_CallbackDomain domain, Sanitiz
       }
     }
   }
+  // The program's first launch in a -c context waits for its live-copy preparation (no lock held).
+  if (CUcontext launching = launch_context(domain, cbid, cbdata);
+      launching && !await_live_copies(launching) && a.config.verbose)
+    note(a, "a CUDA context's own copy kernel was not ready at its first launch (500 ms): "
+            "unless it gets ready, its maps are copied with the Compute Sanitizer's copy, which "
+            "waits for running kernels");
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN) {
     // An attach or detach waiting for a launch (not in graph callbacks: a driver call there
     // hangs the launch).

@@ -129,9 +129,9 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
     for (const auto &[ctx, known] : contexts)
       trace_context(a, ctx, known);
   }
-  if (a.config.live_ms) // the GPU was idle just now (a -c program's contexts are not prepared:
-    for (const auto &[ctx, known] : contexts) // a driver call in their creation callback could
-      prepare_live_copies(ctx);               // deadlock it; they get the Sanitizer's copy)
+  if (a.config.live_ms) // the GPU was idle just now (-c: prepared at creation, live_copier.cpp)
+    for (const auto &[ctx, known] : contexts)
+      prepare_live_copies(ctx);
   enable_launch_callbacks(a); // the next launch patches (quiet_patching.cpp)
   QuietOutcome outcome = patch_at_next_launch(a, true, kWaitForLaunch);
   bool busy = outcome == QuietOutcome::GpuBusy;

@@ -6,6 +6,7 @@
 #include "runtime/abi/live_maps.h"
 #include "runtime/cuda_agent/agent_thread.h"
 #include "runtime/cuda_agent/driver_api.h"
+#include "runtime/cuda_agent/live_prepare.h"
 
 #include <sanitizer.h>
 
@@ -63,6 +64,31 @@ struct CopyKernel {
 std::mutex g_kernels_mu;
 std::map<CUcontext, CopyKernel> g_kernels; // prepare_live_copies'
 
+// -c's preparations (prepare_soon). Why on the copier's thread, right after the context's
+// creation, and why the program's first launch waits for it:
+// - not in the creation callback itself: the driver is inside the program's cuCtxCreate (or
+//   primary context's init) there, and a driver call of ours on that thread could deadlock it;
+//   another thread's calls just wait until the creation returns (the clock service's
+//   ClockProbe::create, gpu_clock.cpp, loads its module the same way, and has on the H100/H200);
+// - loading a module and a kernel's first launch wait for the context's running kernels (and the
+//   program's later launches wait behind them): done while the program has launched nothing in
+//   the context, they wait for nothing, and nothing waits long for them. Done later, a spinning
+//   kernel that waits for a later launch of the program (a producer on another stream) would
+//   deadlock the job; so the program's first launch in the context waits for the preparation, at
+//   most kPrepareWait (once per context, next to the driver's own start-up), and a preparation
+//   not begun by then is dropped (the context gets the Sanitizer's copy, as before). A launch
+//   waits only where launch callbacks are on (gpu:hang, or a module with probe code loaded):
+//   before that, a kernel of a module without probes may run first, and the preparation then
+//   waits for it (the program's kernels that wait on a later launch are the one risk left).
+// - one under way at kPrepareWait is left to end (its module is loaded on an idle context, so
+//   only its first launch can wait, behind the program's first kernel: a short while, unless that
+//   kernel hangs, and then the program's next launches were waiting for it anyway).
+// The copier's thread only ever waits for a copy (kKernelWait, or the Sanitizer's copy of a
+// context prepared too late), so an asked preparation begins at once unless such a copy of
+// another context is under way.
+constexpr std::chrono::milliseconds kPrepareWait{500};
+PrepareQueue g_prep{kPrepareWait};
+
 } // namespace
 
 void prepare_live_copies(CUcontext ctx) {
@@ -97,8 +123,28 @@ void prepare_live_copies(CUcontext ctx) {
 }
 
 void forget_live_copies(CUcontext ctx) {
+  g_prep.forget(ctx, kCopyLimit);
   std::lock_guard<std::mutex> lock(g_kernels_mu);
   g_kernels.erase(ctx);
+}
+
+bool await_live_copies(CUcontext ctx) { return g_prep.await(ctx); }
+
+void LiveCopier::prepare_soon(CUcontext ctx) {
+  g_prep.ask(ctx);
+  std::lock_guard<std::mutex> lock(mu_);
+  prepare_due_ = true;
+  cv_.notify_all();
+}
+
+void LiveCopier::prepare_asked() {
+  while (void *ctx = g_prep.begin()) {
+    prepare_live_copies(static_cast<CUcontext>(ctx));
+    if (!g_prep.end(ctx)) { // destroyed meanwhile: the handle may be a new context's
+      std::lock_guard<std::mutex> lock(g_kernels_mu);
+      g_kernels.erase(static_cast<CUcontext>(ctx));
+    }
+  }
 }
 
 LiveCopier::LiveCopier(std::chrono::milliseconds period, Collect collect, Send send,
@@ -236,10 +282,18 @@ void LiveCopier::run() {
   g_on_copier_thread = true;
   become_agent_thread("maps");
   std::unique_lock<std::mutex> lock(mu_);
+  auto due = std::chrono::steady_clock::now() + period_;
   while (!stop_) {
-    cv_.wait_for(lock, period_, [&] { return stop_; });
+    cv_.wait_until(lock, due, [&] { return stop_ || prepare_due_; });
     if (stop_)
       break;
+    if (std::exchange(prepare_due_, false)) { // before the program's first launch: at once
+      lock.unlock();
+      prepare_asked();
+      lock.lock();
+      continue;
+    }
+    due = std::chrono::steady_clock::now() + period_;
     lock.unlock();
     abi::AgentResults round;
     std::vector<Source> sources = collect_(*this, round); // calls begin_round
@@ -278,6 +332,8 @@ void LiveCopier::run() {
   }
   finished_ = true;
   cv_.notify_all();
+  lock.unlock();
+  g_prep.drop_asked(); // no launch is to wait for them
 }
 
 } // namespace gpubt::agent

@@ -1,12 +1,15 @@
 // GPU maps sent to gpubt while the program runs (issue 26; the record: runtime/abi/live_maps.h).
 // A thread of its own copies every traced context's maps each period into pinned memory, holding
-// none of the agent's locks while it copies. Where the context was prepared (an attach, after its
-// idle check), with a kernel of its own on a non-blocking stream of its own into mapped memory:
-// it never waits for the program's kernels, only for a free SM (a copy not done within
-// kKernelWait is looked at again next period). Elsewhere (-c) with the Compute Sanitizer's copy
-// (the maps are its allocations, which the driver's own copy did not read on the H100), which
-// waits for running kernels: a spinning kernel stops the copies, never the program. Values are as the kernels left them at the
-// copy: counters only grow between copies; the exact values come with the final results.
+// none of the agent's locks while it copies. Where the context was prepared (-c: on the copier's
+// thread right after the context's creation, before the program's first launch in it; an attach:
+// after its idle check), with a kernel of its own on a non-blocking stream of its own into mapped
+// memory: it never waits for the program's kernels, only for a free SM (a copy not done within
+// kKernelWait is looked at again next period). Elsewhere (a context made during an attach, or whose
+// preparation came too late or failed) with the Compute Sanitizer's copy (the maps are its
+// allocations, which the driver's own copy did not read on the H100), which waits for running
+// kernels: a spinning kernel stops the copies, never the program. Values are as the kernels left
+// them at the copy: counters only grow between copies; the exact values come with the final
+// results.
 #pragma once
 #include <chrono>
 #include <condition_variable>
@@ -56,6 +59,10 @@ public:
   bool forget(CUcontext ctx, bool release);
   // True on the copier's thread: the agent's callbacks ignore the driver calls made there.
   static bool on_copier_thread();
+  // -c: CTX was just made (its creation callback, where a driver call of the caller's could
+  // deadlock it): the copier's thread prepares it (prepare_live_copies) at once, while it runs
+  // nothing yet; the program's first launch in it waits for that (await_live_copies).
+  void prepare_soon(CUcontext ctx);
 
 private:
   struct Staging { // the copier's own, per context
@@ -67,6 +74,7 @@ private:
     bool pending = false; // a copy kernel still running
   };
   void run();
+  void prepare_asked(); // prepare_soon's contexts, on the copier's thread
   // The context current; error: which call failed.
   std::string copy(const Source &s, Staging &st, abi::DeviceImage &image);
   std::chrono::milliseconds period_;
@@ -80,6 +88,7 @@ private:
   CUcontext busy_ = nullptr;     // being copied (outside mu_)
   std::map<CUcontext, Staging> staging_;
   bool stop_ = false, finished_ = false;
+  bool prepare_due_ = false; // prepare_soon asked since the thread last looked
   std::thread thread_;
 };
 
@@ -88,8 +97,14 @@ private:
 // launch wait for running kernels, and the program's launches with them. A context never
 // prepared is copied with the Compute Sanitizer's copy, which waits for running kernels.
 void prepare_live_copies(CUcontext ctx);
-// CTX is being destroyed: what prepare_live_copies made goes with it.
+// CTX is being destroyed: what prepare_live_copies made goes with it (a preparation asked and
+// not begun is dropped; one under way is waited for, a while).
 void forget_live_copies(CUcontext ctx);
+// Before the program launches in CTX (no agent lock held; costs an atomic load once CTX is
+// prepared): if CTX's preparation (prepare_soon) is not done, waits for it, at most
+// kPrepareWait; one not begun by then is dropped, and CTX gets the Sanitizer's copy.
+// False: CTX was not prepared in time.
+bool await_live_copies(CUcontext ctx);
 
 // Stops COPIER (none: nothing) and frees it, or leaves it in place, stopped, if its thread is
 // stuck in a copy (a kernel that runs on: the Compute Sanitizer's copy waits for it on the H100).

@@ -4,7 +4,9 @@ and attached to (-p, the dormant agent, attached before the hang), and (-c) as t
 node of a CUDA graph replay (named with args.graph 1): gpubt names the kernel, its grid
 and block, sure of it (args.exact), within 3 s of the launch (the line's arrival on gpubt's
 stdout against the program's CLOCK_MONOTONIC stamp of the launch), once; the short kernels before
-it, finished, are never named; the program's result is unchanged (its own check and sum)."""
+it, finished, are never named; the program's result is unchanged (its own check and sum).
+tools/gpustuck.bt (gpu:hang:* at 2 s, the block maps read while the kernel spins), -c and -p:
+the same kernel and grid, and exactly one block still running, 5,0,0 with its SM, within 3 s."""
 import os
 import re
 import subprocess
@@ -43,12 +45,18 @@ def ended(p, threads, timeout, interrupt=False):
         t.join()
 
 
-def judge(lines, program_lines, graph=0):
-    """(ok, detail) from gpubt's stamped stdout lines and the program's."""
+def launch_stamps(program_lines):
+    """The program's CLOCK_MONOTONIC stamps of the hang's launch, and whether it printed its ok
+    line."""
     since = [int(m.group(1)) for _, l in program_lines
              for m in [re.match(r'hang_kernel: spinning since (\d+)', l)] if m]
+    return since, any(l == f'hang_kernel: ok {SUM}' for _, l in program_lines)
+
+
+def judge_hang(lines, program_lines, graph=0):
+    """(ok, detail) from the HANG one-liner's stamped stdout lines and the program's."""
+    since, ok_line = launch_stamps(program_lines)
     hangs = [(t, l) for t, l in lines if l.startswith('HANG ')]
-    ok_line = any(l == f'hang_kernel: ok {SUM}' for _, l in program_lines)
     if not since or len(hangs) != 1:
         return False, f'launch stamp {since}, HANG lines {[l for _, l in hangs]}'
     t, line = hangs[0]
@@ -59,20 +67,41 @@ def judge(lines, program_lines, graph=0):
     return good, f'{line!r} {delay:.2f} s after the launch; program ok {ok_line}'
 
 
-def hang_under_c(a, env, row, graph=False):
-    cmd = [a.gpubt, '-e', HANG, '-c', f'{a.bin}/hang_kernel 6' + (' --graph' if graph else '')]
+def judge_stuck(lines, program_lines):
+    """(ok, detail) from tools/gpustuck.bt's stamped stdout lines and the program's: one HUNG?
+    line for stuck_kernel's grid and, by the last of them, within 3 s of the launch, exactly one
+    running block, 5,0,0, with its SM."""
+    since, ok_line = launch_stamps(program_lines)
+    hung = [(t, l) for t, l in lines if l.startswith('HUNG? ')]
+    blocks = [(t, l) for t, l in lines if l.startswith('  block ')]
+    if not since or len(hung) != 1 or not blocks:
+        return False, f'launch stamp {since}, HUNG? lines {[l for _, l in hung]}, blocks {blocks}'
+    line = hung[0][1]
+    delay = (max(t for t, _ in hung + blocks) - since[0]) / 1e9
+    m = re.match(r'HUNG\? pid \d+ kernel (\S+) grid 16x1x1 block 128x1x1: running \d+\.\d s; '
+                 r'blocks running:$', line)
+    good = (bool(m) and 'stuck_kernel' in m.group(1) and len(blocks) == 1 and
+            re.fullmatch(r'  block 5,0,0 on SM \d+', blocks[0][1]) is not None and
+            delay <= 3.0 and ok_line)
+    return good, (f'{line!r} blocks {[l for _, l in blocks]} {delay:.2f} s after the launch; '
+                  f'program ok {ok_line}')
+
+
+def under_c(a, env, row, name, script, judge, graph=False):
+    """hang_kernel under gpubt -c with SCRIPT (gpubt's arguments after -c's), judged by JUDGE."""
+    cmd = [a.gpubt, '-c', f'{a.bin}/hang_kernel 6' + (' --graph' if graph else ''), *script]
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines, errs, threads = reading(p)
     ended(p, threads, 120)
     err = ''.join(errs)
     # -c: the program's stdout is gpubt's (both stamped as they arrive)
-    ok, detail = judge(lines, lines, 1 if graph else 0)
-    what = 'the stuck kernel of a CUDA graph replay' if graph else 'the stuck kernel'
-    row(f'gpu:hang -c: {what} named within 3 s', ok and p.returncode == 0,
+    ok, detail = judge(lines, lines)
+    row(name, ok and p.returncode == 0,
         f'{detail}; exit {p.returncode} stderr {err.strip()[-300:]!r}')
 
 
-def hang_under_p(a, env, row):
+def under_p(a, env, row, name, script, judge):
+    """hang_kernel with the dormant agent, gpubt -p attached with SCRIPT before the hang."""
     prog = subprocess.Popen([f'{a.bin}/hang_kernel', '6', '--wait'],
                             env=dict(env, CUDA_INJECTION64_PATH=a.agent), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -81,13 +110,15 @@ def hang_under_p(a, env, row):
         ready = prog.stdout.readline()
         if not ready.startswith('ready'):
             raise RuntimeError(f'hang_kernel: {ready!r} {prog.stderr.read()[-300:]!r}')
-        g = subprocess.Popen([a.gpubt, '-p', str(prog.pid), '-e', HANG], env=env,
+        g = subprocess.Popen([a.gpubt, '-p', str(prog.pid), *script], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         lines, errs, threads = reading(g)
         deadline = time.monotonic() + 60
         while not any('Attaching' in l for _, l in lines) and time.monotonic() < deadline:
             time.sleep(0.1)
-        time.sleep(1.0)  # the attach itself (the agent's patching) is done after the banner
+        # The attach itself (the agent's patching) is done after the banner: it waits up to 2 s
+        # for a launch to patch at, then patches the idle GPU (attach_session.cpp kWaitForLaunch).
+        time.sleep(2.5)
         prog.stdin.write('go\n')
         prog.stdin.flush()
         reader2 = threading.Thread(target=stamped_lines, args=(prog.stdout, program_lines))
@@ -97,15 +128,24 @@ def hang_under_p(a, env, row):
         ended(g, threads, 30, interrupt=True)
         err = ''.join(errs)
         ok, detail = judge(lines, program_lines)
-        row('gpu:hang -p: the stuck kernel named within 3 s', ok and prog.returncode == 0,
+        row(name, ok and prog.returncode == 0,
             f'{detail}; gpubt exit {g.returncode} stderr {err.strip()[-300:]!r}')
     except Exception as e:  # the rest of the suite still runs
         prog.kill()
-        row('gpu:hang -p: the stuck kernel named within 3 s', False, repr(e)[-500:])
+        row(name, False, repr(e)[-500:])
 
 
 def hang_cases(a, row):
     env = dict(os.environ, GPUBT_AGENT_PATH=a.agent)
-    hang_under_c(a, env, row)
-    hang_under_c(a, env, row, graph=True)
-    hang_under_p(a, env, row)
+    one_liner = ['-e', HANG]
+    under_c(a, env, row, 'gpu:hang -c: the stuck kernel named within 3 s', one_liner, judge_hang)
+    under_c(a, env, row, 'gpu:hang -c: the stuck kernel of a CUDA graph replay named within 3 s',
+            one_liner, lambda lines, program: judge_hang(lines, program, graph=1), graph=True)
+    under_p(a, env, row, 'gpu:hang -p: the stuck kernel named within 3 s', one_liner, judge_hang)
+    # The blocks (tools/gpustuck.bt): under -c the agent's own copy kernel (prepared at the
+    # context's creation) reads the block maps while stuck_kernel spins; under -p the attach's.
+    stuck = [os.path.join(a.src, 'tools', 'gpustuck.bt')]
+    under_c(a, env, row, 'tools/gpustuck.bt -c: the stuck kernel and its one running block '
+            'named within 3 s', stuck, judge_stuck)
+    under_p(a, env, row, 'tools/gpustuck.bt -p: the stuck kernel and its one running block '
+            'named within 3 s', stuck, judge_stuck)
