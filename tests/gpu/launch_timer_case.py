@@ -7,7 +7,8 @@ kernel) and within 3% of it, start < end on CLOCK_MONOTONIC inside the run; grap
 replays give 3 graphAdd records (per kernel node); both programs' results unchanged. launch_call
 (each record's call time, CUPTI's queued): known and before the start for every kernel_time launch;
 a gate, launched on its idle stream, starts soon after its call (< IDLE_MAX_US); a busy kernel,
-launched right behind its gate on the same stream, waits about the gate's time (>= 90% of GATE_US)."""
+launched right behind its gate on the same stream, waits about the gate's time (>= 90% of
+GATE_US)."""
 import re
 import struct
 import subprocess
@@ -52,7 +53,8 @@ def launch_call_check(launches, rc):
     round (each kernel's earliest launch)."""
     waits = {}
     for l in sorted(launches, key=lambda l: l['start']):
-        k = next((k for k in [*BUSY_US, 'gate'] if re.fullmatch(rf'_Z\d+{k}\w*', l['kernel'])), None)
+        k = next((k for k in [*BUSY_US, 'gate']
+                  if re.fullmatch(rf'_Z\d+{k}\w*', l['kernel'])), None)
         if k:
             waits.setdefault(k, []).append(None if not l['call'] or l['call'] > l['start']
                                            else (l['start'] - l['call']) / 1000)

@@ -73,7 +73,8 @@ bool send_finished(int fd) {
   abi::FinishedLaunches first{uint32_t(getpid()), 0, {vec, spin, reduce}};
   abi::FinishedLaunches second{uint32_t(getpid()),
                                0,
-                               {at(vec, 3, t + 500'000, 350, 20), at(spin, 2, t + 600'000, 1500, -1),
+                               {at(vec, 3, t + 500'000, 350, 20),
+                                at(spin, 2, t + 600'000, 1500, -1),
                                 at(vec, 4, t + 900'000, 5, 20)}};
   for (const auto &r : {first, second}) {
     std::string record = abi::finished_launches_record(r);
