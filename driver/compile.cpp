@@ -150,15 +150,23 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   // agent-enabled process) has had the Compute Sanitizer since its start, which keeps CUPTI out.
   const char *where = std::getenv("GPUBT_LAUNCH_PROBES");
   bool on_device = where && std::string(where) == "device";
-  std::string held = options.child_command.empty()
+  std::string held = on_device ? "GPUBT_LAUNCH_PROBES=device keeps every gpu probe on the GPU"
+                     : options.child_command.empty()
                          ? "not a -c run: an attached process's agent has had the Compute "
                            "Sanitizer since it started, and launches are timed only in a process "
                            "gpubt starts"
                          : "";
-  for (const auto &placed : on_device ? std::vector<frontend::ProbePlacement>{}
-                                      : frontend::place_launch_probes(*c.program, held))
-    if (options.verbose || options.dry_run)
+  auto placements = frontend::place_launch_probes(*c.program, held);
+  if (options.verbose || options.dry_run)
+    for (const auto &placed : placements)
       err << "gpubt: " << frontend::placement_line(placed, file.name()) << "\n";
+  { // its own diagnostics, as above: the earlier warnings printed once
+    frontend::Diagnostics found;
+    frontend::check_launch_only_builtins(*c.program, placements, found);
+    found.render(err, file);
+    if (found.has_errors())
+      return std::nullopt;
+  }
 
   // The layout both back ends start from: maps, their device layouts. The BPF lowering runs
   // first only because the device lowering numbers its probe names after the host's.

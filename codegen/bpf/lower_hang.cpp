@@ -75,6 +75,8 @@ std::optional<Val> lower_hang_builtin(LowerCtx &c, const frontend::BuiltinExpr &
       return Val{ctx_field(c, offsetof(abi::LaunchCtx, end_ns), 8)};
     if (*e.id == BuiltinId::LastThread)
       return Val{c.b.getInt64(1)};
+    if (*e.id == BuiltinId::LaunchCall)
+      return Val{ctx_field(c, offsetof(abi::LaunchCtx, call_ns), 8)};
   }
   switch (*e.id) {
   case BuiltinId::Pid: return Val{ctx_field(c, offsetof(abi::HangCtx, pid), 4)};

@@ -9,7 +9,7 @@ namespace {
 
 // Fixed-size part of an entry, then the kernel name's bytes.
 struct Entry {
-  uint64_t seq, stream, start_ns, end_ns;
+  uint64_t seq, stream, start_ns, end_ns, call_ns;
   uint32_t grid[3], block[3];
   uint32_t device, name_size;
 };
@@ -23,7 +23,7 @@ std::string finished_launches_record(const FinishedLaunches &r) {
   Head head{r.pid, r.lost, r.launches.size()};
   std::string payload(reinterpret_cast<const char *>(&head), sizeof head);
   for (const auto &l : r.launches) {
-    Entry e{l.seq, l.stream, l.start_ns, l.end_ns, {}, {}, l.device,
+    Entry e{l.seq, l.stream, l.start_ns, l.end_ns, l.call_ns, {}, {}, l.device,
             static_cast<uint32_t>(l.kernel.size())};
     std::memcpy(e.grid, l.grid, sizeof e.grid);
     std::memcpy(e.block, l.block, sizeof e.block);
@@ -48,6 +48,7 @@ Status take_finished_launches(std::vector<uint8_t> &records,
       if (!in.read(e) || !in.read_string(l.kernel, e.name_size))
         return std::string("a finished launches record shorter than it says");
       l.seq = e.seq, l.stream = e.stream, l.start_ns = e.start_ns, l.end_ns = e.end_ns;
+      l.call_ns = e.call_ns;
       std::memcpy(l.grid, e.grid, sizeof l.grid);
       std::memcpy(l.block, e.block, sizeof l.block);
       l.device = e.device;

@@ -20,8 +20,9 @@ struct LaunchCtx {
   uint32_t device = 0;   // the CUDA device ordinal
   uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}; // gdim_*, bdim_*
   uint64_t end_ns = 0;   // nsecs: CLOCK_MONOTONIC, when its last thread was done
+  uint64_t call_ns = 0;  // launch_call: CLOCK_MONOTONIC, the host's launch call (0: unknown)
 };
-static_assert(sizeof(LaunchCtx) == 72 && sizeof(LaunchCtx) <= 12 * 8);
+static_assert(sizeof(LaunchCtx) == 80 && sizeof(LaunchCtx) <= 12 * 8);
 static_assert(offsetof(LaunchCtx, kernel) == offsetof(HangCtx, kernel) &&
               offsetof(LaunchCtx, start_ns) == offsetof(HangCtx, since_ns) &&
               offsetof(LaunchCtx, stream) == offsetof(HangCtx, stream) &&

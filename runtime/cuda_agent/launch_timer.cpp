@@ -24,6 +24,8 @@ struct Cupti {
   decltype(&cuptiActivityFlushAll) flush_all = nullptr;
   decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
+  // Optional (CUDA 12.x): without it every launch's launch_call is 0.
+  decltype(&cuptiActivityEnableLatencyTimestamps) latency_timestamps = nullptr;
 };
 Cupti g_cupti;
 LaunchTimer *g_timer = nullptr;
@@ -58,6 +60,7 @@ std::string load_cupti() {
       !get(c.next_record, "cuptiActivityGetNextRecord") ||
       !get(c.result_string, "cuptiGetResultString"))
     return "libcupti lacks the activity API gpubt uses (older than CUDA 12?)";
+  get(c.latency_timestamps, "cuptiActivityEnableLatencyTimestamps");
   g_cupti = c;
   return "";
 }
@@ -99,6 +102,10 @@ std::string LaunchTimer::start(std::chrono::milliseconds period, Send send) {
   if (CUptiResult r = g_cupti.register_callbacks(buffer_requested, buffer_completed);
       r != CUPTI_SUCCESS)
     return cupti_error("cuptiActivityRegisterCallbacks", r);
+  // Each kernel record's `queued` (launch_call): the launch entering the command buffer, inside
+  // the host's launch call. Not had, it stays CUPTI_TIMESTAMP_UNKNOWN: launch_call is then 0.
+  if (g_cupti.latency_timestamps)
+    g_cupti.latency_timestamps(1);
   if (CUptiResult r = g_cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r != CUPTI_SUCCESS)
     return cupti_error("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
   {
@@ -122,7 +129,7 @@ void LaunchTimer::take_buffer(uint8_t *buffer, size_t valid) {
         record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
       continue;
     // The fields read here lead every CUpti_ActivityKernelN: a newer libcupti's longer record
-    // keeps them where they are.
+    // keeps them where they are (`queued` too, there since CUpti_ActivityKernel4).
     if (pending_.launches.size() >= kMaxPending) {
       ++pending_.lost;
       continue;
@@ -133,6 +140,7 @@ void LaunchTimer::take_buffer(uint8_t *buffer, size_t valid) {
     l.stream = k->streamId;
     l.start_ns = k->start;
     l.end_ns = k->end;
+    l.call_ns = k->queued == CUPTI_TIMESTAMP_UNKNOWN ? 0 : k->queued; // unknown: 0, as documented
     l.grid[0] = uint32_t(k->gridX), l.grid[1] = uint32_t(k->gridY), l.grid[2] = uint32_t(k->gridZ);
     l.block[0] = uint32_t(k->blockX), l.block[1] = uint32_t(k->blockY),
     l.block[2] = uint32_t(k->blockZ);

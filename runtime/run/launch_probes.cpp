@@ -30,6 +30,7 @@ Status LaunchProbes::take_from(std::vector<uint8_t> &records, const Fire &fire,
         abi::set_launch_fields(ctx, name, r.pid, l);
         ctx.start_ns = l.start_ns;
         ctx.end_ns = l.end_ns;
+        ctx.call_ns = l.call_ns;
         fire(p.index, ctx);
       }
     }

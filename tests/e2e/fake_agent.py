@@ -53,12 +53,13 @@ def running_record(sent_ns, launches):
 
 def finished_record(launches, lost=0):
     """A FinishedLaunches record (runtime/abi/finished_launches.h, EventKind 17) of this process:
-    LAUNCHES (kernel, stream, seq, start_ns, end_ns, grid, block, device)."""
+    LAUNCHES (kernel, stream, seq, start_ns, end_ns, grid, block, device); each launch's
+    launch_call (call_ns) 10 us before its start."""
     payload = struct.pack("<QQQ", os.getpid(), lost, len(launches))
     for kernel, stream, seq, start, end, grid, block, device in launches:
         name = kernel.encode()
-        payload += struct.pack("<QQQQ3I3III", seq, stream, start, end, *grid, *block, device,
-                               len(name)) + name
+        payload += struct.pack("<QQQQQ3I3III", seq, stream, start, end, start - 10_000, *grid,
+                               *block, device, len(name)) + name
     size = (16 + len(payload) + 7) // 8 * 8
     return (struct.pack("<IIII", size, 0, 17, 0) + payload).ljust(size, b"\0")
 

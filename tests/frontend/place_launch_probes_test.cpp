@@ -9,9 +9,10 @@
 namespace gpubt::frontend {
 namespace {
 
-// The placement lines, one per gpu probe, and the providers after the pass.
+// The placement lines, one per gpu probe, and the providers after the pass; ERRORS:
+// check_launch_only_builtins's, rendered.
 std::string place(const std::string &text, std::vector<Provider> *providers = nullptr,
-                  const std::string &held = "") {
+                  const std::string &held = "", std::string *errors = nullptr) {
   SourceFile file("stdin", text);
   Diagnostics diags;
   auto program = parse_program(file, diags);
@@ -19,8 +20,13 @@ std::string place(const std::string &text, std::vector<Provider> *providers = nu
     return "PARSE FAILED";
   resolve_types(*program, {});
   std::string out;
-  for (const auto &p : place_launch_probes(*program, held))
+  auto placed = place_launch_probes(*program, held);
+  for (const auto &p : placed)
     out += placement_line(p, "stdin") + "\n";
+  Diagnostics found;
+  check_launch_only_builtins(*program, placed, found);
+  if (errors)
+    *errors = found.render(file);
   for (const auto &probe : program->probes)
     if (providers)
       providers->push_back(probe->attach_points[0].provider);
@@ -89,6 +95,35 @@ TEST(PlaceLaunchProbes, HeldRunsKeepThemOnTheGpu) {
   EXPECT_FALSE(per_launch(lines)) << lines;
   EXPECT_NE(lines.find("the process is attached to"), std::string::npos) << lines;
   EXPECT_EQ(providers, std::vector<Provider>{Provider::GpuKretprobe});
+}
+
+// launch_call (CUPTI's queued time) is a launch-level value: read with others, the probe moves;
+// where the probe stays on the GPU (a thread's value, held, another gpu probe) it is an error at
+// its use that says why the probe stays.
+TEST(PlaceLaunchProbes, LaunchCallMovesWithTheProbeAndIsAnErrorWhereItStays) {
+  std::string errors;
+  std::vector<Provider> providers;
+  EXPECT_TRUE(per_launch(place("gpu:kretprobe:* /last_thread && launch_call != 0/ { "
+                               "@us[kernel] = hist((launch_start - launch_call) / 1000); }",
+                               &providers, "", &errors)));
+  EXPECT_EQ(providers, std::vector<Provider>{Provider::GpuLaunch});
+  EXPECT_EQ(errors, "");
+
+  place("gpu:kretprobe:k /last_thread/ { @t[tid] = count(); @c = launch_call; }", nullptr, "",
+        &errors);
+  EXPECT_EQ(errors, "stdin:1:57-68: ERROR: launch_call (the host's launch call time) is known "
+                    "only to a probe gpubt runs on the host once per finished launch; "
+                    "gpu:kretprobe:k runs on the GPU (line 1: reads tid, a value of each thread)\n"
+                    "gpu:kretprobe:k /last_thread/ { @t[tid] = count(); @c = launch_call; }\n"
+                    "                                                        ~~~~~~~~~~~\n");
+  place("gpu:kretprobe:k /last_thread/ { @c = launch_call; }", nullptr, "not a -c run", &errors);
+  EXPECT_NE(errors.find("runs on the GPU (line 1: not a -c run)"), std::string::npos) << errors;
+  // The other gpu probe reads no launch_call: only the kept kretprobe's use is blamed.
+  place("gpu:kprobe:j { @n = count(); }\ngpu:kretprobe:k /last_thread/ { @c = launch_call; }",
+        nullptr, "", &errors);
+  EXPECT_NE(errors.find("stdin:2:38-49: ERROR: launch_call"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("another gpu probe stays on the GPU (gpu:kprobe:j)"), std::string::npos)
+      << errors;
 }
 
 } // namespace

@@ -1,4 +1,5 @@
-// libFuzzer target: what an agent sends gpubt (printf, live map and running-launch records; agent
+// libFuzzer target: what an agent sends gpubt (printf, live map, running- and finished-launch
+// records; agent
 // results), from processes that may be other users', read by the parsers gpubt runs on it: they
 // must take what parses and say an error for the rest, never crash, hang or read out of bounds.
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "runtime/abi/agent_protocol.h"
+#include "runtime/abi/finished_launches.h"
 #include "runtime/abi/live_maps.h"
 #include "runtime/abi/running_launches.h"
 
@@ -18,6 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   (void)live.take_from(records);
   RunningTable running;
   (void)running.take_from(records);
+  (void)take_finished_launches(records, [](const FinishedLaunches &) {});
   if (records.size() > size)
     abort(); // taking records never adds bytes
   (void)live.results();

@@ -154,10 +154,12 @@ def gpubt_nsecs_case(a, gpubt_case, row, stamps=50, gap_ms=1):
 def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
     """tools/launchlate.bt on launch_queue: tinyQueued waits behind a SPIN_US kernel on its
     stream (latency >= 5 ms), tinyIdle starts on an idle stream (< 100 us). launch_queue runs a
-    first round and ROUNDS more. What gpubt adds to each latency (the uprobe, the agent's launch
-    callback, the host map's stream write: ~11 us on the H100, bench/gpu/launch_latency.py) is
-    in it. The histogram's shape, then the same measurement printed exactly and compared with
-    the program's own."""
+    first round and ROUNDS more. launchlate.bt is launch-level (issue 25): `launch_start -
+    launch_call` from the agent's CUPTI records, no probe in the kernel. The histogram's shape;
+    then the device-probe measurement (uprobe on the launch call to thread 0; what gpubt adds
+    there, the uprobe and the agent's launch callback, ~11 us on the H100,
+    bench/gpu/launch_latency.py, is in it) and the launch-level one, each printed exactly and
+    compared with the program's own."""
     def hist_check(p):
         hists = {}
         for name, body in re.findall(r'^@launch_to_start_us\[(\w+)\]: ?\n((?:\[.*\n)+)',
@@ -203,6 +205,14 @@ def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
                'uprobe:cuda:cuLaunchKernel* { @launch_ns = nsecs; } '
                'gpu:kprobe:tiny* /tid == 0/ < printf("lat %s %d\\n", kernel, '
                '(nsecs - @launch_ns) / 1000); >',
+               f'{a.bin}/launch_queue {spin_us} {rounds}', exact_check, plain)
+    # CUPTI's queued time is inside the launch call, its start at the kernel's start: the same
+    # bounds against the program's own (from before its call to its first thread's stamp).
+    gpubt_case(a, f'issue25: launch_call -> launch_start (launch-level, CUPTI): queued >= 5000 us, '
+               f'idle < {IDLE_MAX_US} us, gpubt = the program\'s own measurement less the time '
+               'into the call',
+               'gpu:kretprobe:tiny* /last_thread && launch_call != 0/ < printf("lat %s %d\\n", '
+               'kernel, (launch_start - launch_call) / 1000); >',
                f'{a.bin}/launch_queue {spin_us} {rounds}', exact_check, plain)
 
 

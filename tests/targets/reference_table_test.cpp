@@ -117,6 +117,8 @@ std::string host_where(const stdlib::BuiltinInfo &b) {
   out = n == kHostProviders.size() ? "all" : out;
   if (stdlib::builtin_allowed(b, Provider::GpuHang)) // run on the host, for a launch
     out += std::string(out.empty() ? "" : ", ") + "gpu:hang";
+  if (stdlib::builtin_allowed(b, Provider::GpuLaunch)) // a launch-level gpu:kretprobe
+    out += std::string(out.empty() ? "" : ", ") + "gpu:kretprobe per launch";
   return out.empty() ? "-" : out;
 }
 

@@ -7,6 +7,7 @@
 // what gpubt's gpu:hang probes make of them. When told to time launches (launch-level probes,
 // issue 25) it first sends the FinishedLaunches records of a fixed set of launches (send_finished
 // below), which gpu_launch_probes.test checks.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -39,34 +40,42 @@ abi::RunningLaunch launch(const char *kernel, uint64_t stream, uint64_t seq, uin
   return l;
 }
 
+// A launch called WAIT_US before it started (launch_call); WAIT_US < 0: no call time (0).
 abi::FinishedLaunch finished(const char *kernel, uint64_t stream, uint64_t seq, uint64_t start,
-                             uint64_t us) {
+                             uint64_t us, int64_t wait_us) {
   abi::FinishedLaunch l;
   l.kernel = kernel, l.stream = stream, l.seq = seq, l.start_ns = start;
   l.end_ns = start + us * 1000;
+  l.call_ns = wait_us < 0 ? 0 : start - uint64_t(wait_us) * 1000;
   return l;
 }
 
 // Six launches in two records, as a real agent batches them: vectorAdd (grid 4096, block 256,
 // stream 0x10) ran 300, 350 and 5 us; spin (grid 4, block 128, device 1, stream 0x20) 1500 us
-// twice; reduce (grid 2x2, block 64, stream 0x10) 40 us. The second record says 0 lost.
+// twice; reduce (grid 2x2, block 64, stream 0x10) 40 us. The second record says 0 lost. Each
+// started this long after its launch call (launch_call): vectorAdd 20 us, spin 5 us the first
+// time and no call time the second (CUPTI's queued unknown: 0), reduce 398 us (queued behind
+// vectorAdd on its stream).
 bool send_finished(int fd) {
   uint64_t t = now_ns() - kSec;
-  abi::FinishedLaunch vec = finished("_Z9vectorAddPKfS0_Pfi", 0x10, 1, t, 300);
+  abi::FinishedLaunch vec = finished("_Z9vectorAddPKfS0_Pfi", 0x10, 1, t, 300, 20);
   vec.grid[0] = 4096, vec.block[0] = 256;
-  abi::FinishedLaunch spin = finished("_Z4spinPi", 0x20, 1, t + 1000, 1500);
+  abi::FinishedLaunch spin = finished("_Z4spinPi", 0x20, 1, t + 1000, 1500, 5);
   spin.grid[0] = 4, spin.block[0] = 128, spin.device = 1;
-  abi::FinishedLaunch reduce = finished("_Z6reducePfi", 0x10, 2, t + 400'000, 40);
+  abi::FinishedLaunch reduce = finished("_Z6reducePfi", 0x10, 2, t + 400'000, 40, 398);
   reduce.grid[0] = 2, reduce.grid[1] = 2, reduce.block[0] = 64;
-  auto at = [](abi::FinishedLaunch l, uint64_t seq, uint64_t start, uint64_t us) {
-    l.seq = seq, l.start_ns = start, l.end_ns = start + us * 1000;
-    return l;
+  auto at = [](abi::FinishedLaunch l, uint64_t seq, uint64_t start, uint64_t us, int64_t wait_us) {
+    abi::FinishedLaunch m = finished(l.kernel.c_str(), l.stream, seq, start, us, wait_us);
+    std::copy(l.grid, l.grid + 3, m.grid), std::copy(l.block, l.block + 3, m.block);
+    m.device = l.device;
+    return m;
   };
   abi::FinishedLaunches first{uint32_t(getpid()), 0, {vec, spin, reduce}};
   abi::FinishedLaunches second{uint32_t(getpid()),
                                0,
-                               {at(vec, 3, t + 500'000, 350), at(spin, 2, t + 600'000, 1500),
-                                at(vec, 4, t + 900'000, 5)}};
+                               {at(vec, 3, t + 500'000, 350, 20),
+                                at(spin, 2, t + 600'000, 1500, -1),
+                                at(vec, 4, t + 900'000, 5, 20)}};
   for (const auto &r : {first, second}) {
     std::string record = abi::finished_launches_record(r);
     if (!abi::send_all(fd, record.data(), record.size()))

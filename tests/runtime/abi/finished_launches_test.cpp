@@ -20,10 +20,11 @@ void append(std::vector<uint8_t> &out, const std::string &bytes) {
 FinishedLaunches two_launches(uint32_t pid, uint64_t first_seq) {
   FinishedLaunch l;
   l.seq = first_seq, l.stream = 0x5555deadbeef, l.start_ns = 1000, l.end_ns = 251000;
+  l.call_ns = 600;
   l.grid[0] = 8, l.block[0] = 64, l.block[1] = 2, l.device = 1;
   l.kernel = "_Z9vectorAddPKfS0_Pfi";
   FinishedLaunch m = l;
-  m.seq = first_seq + 1, m.kernel = "";
+  m.seq = first_seq + 1, m.kernel = "", m.call_ns = 0; // CUPTI gave no queued time
   return {pid, 4, {l, m}};
 }
 
@@ -49,6 +50,8 @@ TEST(FinishedLaunches, EveryRecordInOrderAmongOtherRecords) {
   EXPECT_EQ(l.stream, 0x5555deadbeefu);
   EXPECT_EQ(l.start_ns, 1000u);
   EXPECT_EQ(l.end_ns, 251000u);
+  EXPECT_EQ(l.call_ns, 600u);
+  EXPECT_EQ(seen[0].launches[1].call_ns, 0u);
   EXPECT_EQ(l.grid[0], 8u);
   EXPECT_EQ(l.grid[1], 1u);
   EXPECT_EQ(l.block[1], 2u);
