@@ -170,8 +170,11 @@ def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
         q, i = hists.get('tinyQueued', []), hists.get('tinyIdle', [])
         nq, ni = sum(n for *_, n in q), sum(n for *_, n in i)
         fast_idle = sum(n for lo, _, n in i if lo < IDLE_MAX_US)
-        ok = nq == rounds + 1 and ni == rounds + 1 and \
-            all(hi > 5000 for _, hi, n in q if n) and fast_idle == ni
+        # Every round's queued launch but the first waits past 5 ms; the first round's call can
+        # spend milliseconds of the spin loading the module (H200: the program's own measurement
+        # 2.8 ms, launchlate's 2.78), and CUPTI's queued time comes after that.
+        late = sum(n for _, hi, n in q if hi > 5000)
+        ok = nq == rounds + 1 and ni == rounds + 1 and late >= rounds and fast_idle == ni
         return (p.returncode == 0 and ok,
                 f'exit {p.returncode}; tinyQueued {[x for x in q if x[2]]}; '
                 f'tinyIdle {[x for x in i if x[2]]} (buckets in us: [lo, hi), count)')
@@ -179,7 +182,7 @@ def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
                _tool(a, 'launchlate.bt'), f'{a.bin}/launch_queue {spin_us} {rounds}', hist_check,
                plain)
 
-    def exact_check(p):
+    def exact_check(p, lag_us):
         lat, truth = {}, {}
         for name, us in re.findall(r'^lat (\w+) (\d+)$', p.stdout, re.M):
             lat.setdefault(name, []).append(int(us))
@@ -190,30 +193,35 @@ def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
         # launch call): the two clocks' alignment end to end, in a real measurement.
         off = [g - t for n in ('tinyQueued', 'tinyIdle')
                for g, t in zip(lat.get(n, []), truth.get(n, []))]
-        ok = len(q) == rounds + 1 and len(i) == rounds + 1 and min(q) >= 5000 and \
-            max(i) < IDLE_MAX_US and len(off) == 2 * (rounds + 1) and \
-            all(-UPROBE_LAG_US <= x <= CLOCK_ERR_US for x in off)
+        # Queued launches wait >= 5 ms where the program's own measurement says they did (every
+        # round's but maybe the first's, whose call can spend the spin loading the module).
+        waited = [g for g, t in zip(q, truth.get('tinyQueued', [])) if t >= 5000]
+        ok = len(q) == rounds + 1 and len(i) == rounds + 1 and len(waited) >= rounds and \
+            min(waited) >= 5000 and max(i) < IDLE_MAX_US and len(off) == 2 * (rounds + 1) and \
+            all(-lag_us <= x <= CLOCK_ERR_US for x in off)
         calls = [round(int(c) / 1000, 1) for n, _, _, c in
                  re.findall(r'^self (\w+) (\d+) (-?\d+) (\d+)$', p.stdout, re.M) if n == 'tinyIdle']
-        return p.returncode == 0 and ok, f'tinyQueued {q} us (want >= 5000), ' \
-            f'tinyIdle {i} us (want all < {IDLE_MAX_US}); gpubt minus the program\'s own ' \
-            f'measurement {[round(x, 1) for x in off]} us (want -{UPROBE_LAG_US}..' \
-            f'{CLOCK_ERR_US}: the uprobe fires inside the call the program timed from); the ' \
+        return p.returncode == 0 and ok, f'tinyQueued {q} us (want >= 5000 where the ' \
+            f'program\'s own is), tinyIdle {i} us (want all < {IDLE_MAX_US}); gpubt minus the ' \
+            f'program\'s own measurement {[round(x, 1) for x in off]} us (want -{lag_us}..' \
+            f'{CLOCK_ERR_US}: gpubt starts inside the call the program timed from); the ' \
             f'program\'s tinyIdle launch calls took {calls} us'
     gpubt_case(a, f'issue6: launch -> first thread: queued >= 5000 us, idle < {IDLE_MAX_US} us, '
                'gpubt = the program\'s own measurement less the time to the uprobe',
                'uprobe:cuda:cuLaunchKernel* { @launch_ns = nsecs; } '
                'gpu:kprobe:tiny* /tid == 0/ < printf("lat %s %d\\n", kernel, '
                '(nsecs - @launch_ns) / 1000); >',
-               f'{a.bin}/launch_queue {spin_us} {rounds}', exact_check, plain)
-    # CUPTI's queued time is inside the launch call, its start at the kernel's start: the same
-    # bounds against the program's own (from before its call to its first thread's stamp).
+               f'{a.bin}/launch_queue {spin_us} {rounds}',
+               lambda p: exact_check(p, UPROBE_LAG_US), plain)
+    # CUPTI's queued time is inside the launch call, later than the uprobe (after the call's own
+    # host work), its start at the kernel's start: against the program's own measurement.
     gpubt_case(a, f'issue25: launch_call -> launch_start (launch-level, CUPTI): queued >= 5000 us, '
                f'idle < {IDLE_MAX_US} us, gpubt = the program\'s own measurement less the time '
                'into the call',
                'gpu:kretprobe:tiny* /last_thread && launch_call != 0/ < printf("lat %s %d\\n", '
                'kernel, (launch_start - launch_call) / 1000); >',
-               f'{a.bin}/launch_queue {spin_us} {rounds}', exact_check, plain)
+               f'{a.bin}/launch_queue {spin_us} {rounds}',
+               lambda p: exact_check(p, QUEUED_LAG_US), plain)
 
 
 IDLE_MAX_US = 100  # launch_queue's tinyIdle: the issue's bound
@@ -221,6 +229,9 @@ IDLE_MAX_US = 100  # launch_queue's tinyIdle: the issue's bound
 # (the uprobe), the program's before its cudaLaunchKernel call, so gpubt's is shorter by up to
 # UPROBE_LAG_US (H100: 4-16 us), and longer by no more than the clocks' alignment error.
 UPROBE_LAG_US, CLOCK_ERR_US = 30, 5
+# CUPTI's queued time (launch_call) comes later in the call than the uprobe: the H200 measured
+# 4.8-31.1 us from the program's stamp before its call (bench/gpu/logs/h200-suite-vulkan-f61b835.log).
+QUEUED_LAG_US = 50
 KT = dict(rounds=5, us={'busyA': 400, 'busyB': 1500, 'busyC': 3000})  # kernel_time
 KT_TOL = 0.05  # the issue's target: GPU-measured duration within 5% of CUDA events
 
