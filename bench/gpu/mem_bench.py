@@ -43,7 +43,7 @@ def breakdown(a, env, vadd):
     print('| backend: script | us per launch | vs plain |\n|---|---|---|')
     for name, _ in rows:
         m = med[name]
-        print(f'| `{name}` | {m} | {m / med["plain"]:.2f}x |' if m else f'| `{name}` | fail | |')
+        print(f'| `{name}` | {m:.1f} | {m / med["plain"]:.2f}x |' if m else f'| `{name}` | fail | |')
     return 0
 
 
