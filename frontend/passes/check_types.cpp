@@ -2,6 +2,7 @@
 // first walk reports what is wrong regardless of types, and the second (its "final pass"),
 // run only if the first found nothing, reports operand, printf and map-key errors.
 #include "frontend/passes/check_types.h"
+#include "frontend/passes/builtin_at_point.h"
 #include "frontend/passes/check_array_cast.h"
 #include "frontend/passes/check_aggregation_args.h"
 #include "frontend/passes/check_messages.h"
@@ -474,37 +475,17 @@ private:
       error(b.span, "Unknown identifier: '" + b.name + "'" + did_you_mean(b.name, identifiers()));
       return;
     }
-    const stdlib::BuiltinInfo &info = stdlib::builtin_info(*b.id);
     if (b.stack && !stack_args(b))
       return;
     if (*b.id == stdlib::BuiltinId::Cpid && !options_.has_child) {
       error(b.span, "cpid cannot be used without child command");
       return;
     }
-    for (const auto &ap : probe_->attach_points) {
-      // gpubt saves a catalogued API function's arguments at entry for its uretprobes; such
-      // functions are exactly those with a typed return value.
-      bool saved_args = *b.id == stdlib::BuiltinId::Args &&
-                        ap.provider == Provider::Uretprobe && options_.retval_type &&
-                        options_.retval_type(ap);
-      if (!saved_args && !stdlib::builtin_allowed(info, ap.provider)) {
-        error(b.span, stdlib::builtin_misuse_message(info, b.name, ap.provider));
+    for (const auto &ap : probe_->attach_points)
+      if (auto msg = builtin_error_at(b, ap, options_)) {
+        error(b.span, *msg);
         return;
       }
-      // A probe narrowed to global or local memory never sees a shared access.
-      if (*b.id == stdlib::BuiltinId::BankConflicts && ap.provider == Provider::GpuMemory &&
-          (ap.ns == "global" || ap.ns == "local")) {
-        error(b.span, "bank_conflicts counts shared-memory requests: " + ap.name() + " only sees " +
-                          ap.ns + " ones (gpu:" + ap.target + ":shared:KERNEL, or gpu:" +
-                          ap.target + ":KERNEL where it reads 0 outside shared memory)");
-        return;
-      }
-      if (*b.id == stdlib::BuiltinId::Arg && options_.argn_error)
-        if (std::string msg = options_.argn_error(ap, b.arg_index); !msg.empty()) {
-          error(b.span, msg);
-          return;
-        }
-    }
   }
 
   // a[i]: an array or a pointer (or an integer address); a literal index within the array.
