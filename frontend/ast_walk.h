@@ -127,4 +127,14 @@ template <class F> void for_each_expr(const Probe &probe, F &&f) {
     for_each_expr(static_cast<const Stmt &>(*probe.body), f);
 }
 
+// The probe's first read of builtin ID (predicate first, then the body in order), or null.
+inline const Expr *first_use(const Probe &probe, BuiltinId id) {
+  const Expr *use = nullptr;
+  for_each_expr(probe, [&](const Expr &e) {
+    if (!use && is_builtin(e, id))
+      use = &e;
+  });
+  return use;
+}
+
 } // namespace gpubt::frontend

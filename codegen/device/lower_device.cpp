@@ -20,11 +20,7 @@ using namespace frontend;
 
 namespace {
 
-bool uses_builtin(const Probe &p, stdlib::BuiltinId id) {
-  bool found = false;
-  for_each_expr(p, [&](const Expr &e) { found = found || is_builtin(e, id); });
-  return found;
-}
+bool uses_builtin(const Probe &p, stdlib::BuiltinId id) { return first_use(p, id) != nullptr; }
 
 // NAME_direct runs BODY (given a ctx); the target adds how its injector calls it (PTX: NAME, a
 // Compute Sanitizer patch that tests the probe's bit in the ctx first).

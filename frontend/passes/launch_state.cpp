@@ -37,11 +37,7 @@ void check_launch_state(const Program &program, Diagnostics &diags) {
   for (const auto &probe : program.probes) {
     if (probe->attach_points.empty() || !is_gpu(probe->attach_points[0].provider))
       continue;
-    const Expr *use = nullptr;
-    for_each_expr(*probe, [&](const Expr &e) {
-      if (!use && is_builtin(e, BuiltinId::LastThread))
-        use = &e;
-    });
+    const Expr *use = first_use(*probe, BuiltinId::LastThread);
     if (!use)
       continue;
     counting += probe->attach_points.size();

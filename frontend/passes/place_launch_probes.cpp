@@ -82,8 +82,7 @@ std::vector<ProbePlacement> place_launch_probes(Program &program, const std::str
   const Probe *other = nullptr; // a gpu probe that stays: the agent then uses the Sanitizer
   for (auto &probe : program.probes) {
     const auto &aps = probe->attach_points;
-    bool last = false;
-    for_each_expr(*probe, [&](const Expr &e) { last |= is_builtin(e, BuiltinId::LastThread); });
+    bool last = first_use(*probe, BuiltinId::LastThread) != nullptr;
     if (aps.size() == 1 && aps[0].provider == Provider::GpuKretprobe && last && !candidate)
       candidate = probe.get();
     else if (!aps.empty() && (is_gpu(aps[0].provider) || aps[0].provider == Provider::GpuHang))
@@ -129,11 +128,7 @@ void check_launch_only_builtins(const Program &program, const std::vector<ProbeP
       }
     if (!stays)
       continue;
-    const Expr *use = nullptr;
-    for_each_expr(*probe, [&](const Expr &e) {
-      if (!use && is_builtin(e, BuiltinId::LaunchCall))
-        use = &e;
-    });
+    const Expr *use = first_use(*probe, BuiltinId::LaunchCall);
     if (!use)
       continue;
     std::string at = stays->where.valid() ? "line " + std::to_string(stays->where.line) + ": " : "";
