@@ -48,10 +48,13 @@ static int emit(const Compiled &c, EmitStage stage, std::ostream &out) {
 // A --dry-run that compiled: which script, how many probes of each side, nothing attached.
 static void report_dry_run(const Options &o, const Compiled &c, std::ostream &err) {
   size_t host = 0, gpu = 0;
-  for (const auto &probe : c.program->probes)
+  for (const auto &probe : c.program->probes) {
+    if (probe->hidden) // added by a pass (launch_call's uprobe): not the script's
+      continue;
     for (const auto &ap : probe->attach_points)
       (frontend::is_gpu(ap.provider) || ap.provider == frontend::Provider::GpuLaunch ? gpu : host) +=
           1;
+  }
   auto n = [](size_t k, const char *what) {
     return std::to_string(k) + " " + what + (k == 1 ? "" : "s");
   };

@@ -15,6 +15,7 @@
 #include "frontend/passes/check_attach_points.h"
 #include "frontend/passes/check_types.h"
 #include "frontend/passes/diagnostic_calls.h"
+#include "frontend/passes/launch_call_uprobe.h"
 #include "frontend/passes/launch_state.h"
 #include "frontend/passes/map_sharing.h"
 #include "frontend/passes/place_launch_probes.h"
@@ -160,13 +161,12 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   if (options.verbose || options.dry_run)
     for (const auto &placed : placements)
       err << "gpubt: " << frontend::placement_line(placed, file.name()) << "\n";
-  { // its own diagnostics, as above: the earlier warnings printed once
-    frontend::Diagnostics found;
-    frontend::check_launch_only_builtins(*c.program, placements, found);
-    found.render(err, file);
-    if (found.has_errors())
-      return std::nullopt;
-  }
+  // launch_call where a probe stays on the GPU: a host map a hidden uprobe writes.
+  if (frontend::lower_launch_call_on_device(*c.program, c.sema) &&
+      (options.verbose || options.dry_run))
+    err << "gpubt: launch_call in gpu probes on the GPU is the time of the process's latest "
+           "launch call, from a hidden " << frontend::kLaunchCallProbe
+        << " (a CUDA graph's kernels see the latest call before the graph's launch)\n";
 
   // The layout both back ends start from: maps, their device layouts. The BPF lowering runs
   // first only because the device lowering numbers its probe names after the host's.

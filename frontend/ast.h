@@ -1,6 +1,8 @@
 // The gpubt AST: probes, statements and expressions, each with the span it came from.
 // Passes fill in Expr::type, and resolve_types what a builtin's or a call's name names (an id
-// of stdlib's tables); nothing else in the tree changes after parsing.
+// of stdlib's tables); after the checks, place_launch_probes moves launch-level probes to the
+// host and launch_call_uprobe rewrites launch_call on the GPU into a map read (adding a hidden
+// probe); nothing else in the tree changes after parsing.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -299,6 +301,9 @@ struct Probe : Node {
   ExprPtr predicate; // null if none
   std::unique_ptr<BlockStmt> body;
   BlockDelimiter delimiter = BlockDelimiter::Braces;
+  // Added by a pass, not written in the script (launch_call_uprobe.h): attached best effort,
+  // never counted or reported as the script's (abi::ProbeSpec::hidden).
+  bool hidden = false;
 };
 
 // A C definition before the probes (`struct Foo { int x; }`, `#include <...>`, `#define`),

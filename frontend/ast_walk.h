@@ -1,106 +1,130 @@
 // Visits every expression of a probe (predicate, then body), each before its operands: the one
-// walker for passes that only look for something (a builtin, a call) and change nothing.
+// walker for passes that look for something (a builtin, a call), and (walk_exprs) for a pass that
+// replaces expressions.
 #pragma once
 #include "frontend/ast.h"
 
 namespace gpubt::frontend {
 
-// Calls F on each expression operand of E (a map's keys, a call's arguments, ...), mutable, not
-// deeper: the walker for passes that change the tree and keep their own state on the way down.
-// A block expression's statements are not operands: such a pass walks them as statements.
-template <class F> void for_each_operand(Expr &e, F &&f) {
+// Calls F on the owning pointer of each expression operand of E (a map's keys, a call's
+// arguments, ...), not deeper: F may replace the operand. A block expression's statements are
+// not operands: a pass walks them as statements.
+template <class F> void for_each_operand_slot(Expr &e, F &&f) {
   switch (e.kind) {
   case ExprKind::Map:
     for (auto &k : e.as<MapExpr>().keys)
-      f(*k);
+      f(k);
     break;
   case ExprKind::Call:
     for (auto &a : e.as<CallExpr>().args)
-      f(*a);
+      f(a);
     break;
   case ExprKind::Binary:
-    f(*e.as<BinaryExpr>().lhs);
-    f(*e.as<BinaryExpr>().rhs);
+    f(e.as<BinaryExpr>().lhs);
+    f(e.as<BinaryExpr>().rhs);
     break;
   case ExprKind::Unary:
-    f(*e.as<UnaryExpr>().operand);
+    f(e.as<UnaryExpr>().operand);
     break;
   case ExprKind::Ternary:
-    f(*e.as<TernaryExpr>().cond);
-    f(*e.as<TernaryExpr>().then_expr);
-    f(*e.as<TernaryExpr>().else_expr);
+    f(e.as<TernaryExpr>().cond);
+    f(e.as<TernaryExpr>().then_expr);
+    f(e.as<TernaryExpr>().else_expr);
     break;
   case ExprKind::Cast:
-    f(*e.as<CastExpr>().operand);
+    f(e.as<CastExpr>().operand);
     break;
   case ExprKind::Field:
-    f(*e.as<FieldExpr>().base);
+    f(e.as<FieldExpr>().base);
     break;
   case ExprKind::Tuple:
     for (auto &el : e.as<TupleExpr>().elems)
-      f(*el);
+      f(el);
     break;
   case ExprKind::Index:
-    f(*e.as<IndexExpr>().base);
-    f(*e.as<IndexExpr>().index);
+    f(e.as<IndexExpr>().base);
+    f(e.as<IndexExpr>().index);
     break;
   case ExprKind::Block:
     if (e.as<BlockExpr>().value)
-      f(*e.as<BlockExpr>().value);
+      f(e.as<BlockExpr>().value);
     break;
   default:
     break;
   }
 }
 
-template <class F> void for_each_expr(const Expr &e, F &&f);
-template <class F> void for_each_expr(const Stmt &s, F &&f);
-
-template <class F> void for_each_expr(const Expr &e, F &&f) {
-  f(e);
-  if (e.kind == ExprKind::Block) // its statements, then (an operand) its value
-    for (const auto &st : e.as<BlockExpr>().block->stmts)
-      for_each_expr(*st, f);
-  // for_each_operand only reads here: the walk hands F const expressions
-  for_each_operand(const_cast<Expr &>(e), [&](const Expr &x) { for_each_expr(x, f); });
+// Calls F on each expression operand of E, mutable, not deeper: the walker for passes that
+// change the tree and keep their own state on the way down.
+template <class F> void for_each_operand(Expr &e, F &&f) {
+  for_each_operand_slot(e, [&](ExprPtr &p) { f(*p); });
 }
 
-template <class F> void for_each_expr(const Stmt &s, F &&f) {
+// The one expression walk: F(expr, slot) on each expression, each before its operands (a block
+// expression: its statements, then its value). SLOT owns the expression and F may replace it
+// (the walk then goes into the replacement); null where the owner is no ExprPtr (an
+// assignment's map, a for loop's map and variable).
+template <class F> void walk_exprs(Expr &e, ExprPtr *slot, F &f);
+template <class F> void walk_exprs(Stmt &s, F &f);
+
+template <class F> void walk_exprs(Expr &e, ExprPtr *slot, F &f) {
+  f(e, slot);
+  Expr &now = slot ? **slot : e;
+  if (now.kind == ExprKind::Block)
+    for (auto &st : now.as<BlockExpr>().block->stmts)
+      walk_exprs(*st, f);
+  for_each_operand_slot(now, [&](ExprPtr &p) { walk_exprs(*p, &p, f); });
+}
+
+template <class F> void walk_exprs(Stmt &s, F &f) {
+  auto slot = [&](ExprPtr &p) { walk_exprs(*p, &p, f); };
   switch (s.kind) {
   case StmtKind::Expr:
-    for_each_expr(*s.as<ExprStmt>().expr, f);
+    slot(s.as<ExprStmt>().expr);
     break;
   case StmtKind::MapAssign:
-    for_each_expr(*s.as<MapAssignStmt>().map, f);
-    for_each_expr(*s.as<MapAssignStmt>().value, f);
+    walk_exprs(*s.as<MapAssignStmt>().map, nullptr, f);
+    slot(s.as<MapAssignStmt>().value);
     break;
   case StmtKind::VarAssign:
-    for_each_expr(*s.as<VarAssignStmt>().value, f);
+    slot(s.as<VarAssignStmt>().value);
     break;
   case StmtKind::If:
-    for_each_expr(*s.as<IfStmt>().cond, f);
-    for_each_expr(*s.as<IfStmt>().then_block, f);
+    slot(s.as<IfStmt>().cond);
+    walk_exprs(*s.as<IfStmt>().then_block, f);
     if (s.as<IfStmt>().else_block)
-      for_each_expr(*s.as<IfStmt>().else_block, f);
+      walk_exprs(*s.as<IfStmt>().else_block, f);
     break;
   case StmtKind::Block:
-    for (const auto &st : s.as<BlockStmt>().stmts)
-      for_each_expr(*st, f);
+    for (auto &st : s.as<BlockStmt>().stmts)
+      walk_exprs(*st, f);
     break;
   case StmtKind::While:
     if (s.as<WhileStmt>().each_map) {
-      for_each_expr(*s.as<WhileStmt>().each_map, f);
-      for_each_expr(*s.as<WhileStmt>().each_var, f);
+      walk_exprs(*s.as<WhileStmt>().each_map, nullptr, f);
+      walk_exprs(*s.as<WhileStmt>().each_var, nullptr, f);
     } else {
-      for_each_expr(*s.as<WhileStmt>().cond, f);
+      slot(s.as<WhileStmt>().cond);
     }
-    for_each_expr(*s.as<WhileStmt>().body, f);
+    walk_exprs(*s.as<WhileStmt>().body, f);
     if (s.as<WhileStmt>().step)
-      for_each_expr(*s.as<WhileStmt>().step, f);
+      walk_exprs(*s.as<WhileStmt>().step, f);
     break;
   case StmtKind::Jump:
     break;
   }
+}
+
+// Every expression of E or S, each before its operands; F only looks (walk_exprs gives it
+// const expressions).
+template <class F> void for_each_expr(const Expr &e, F &&f) {
+  auto look = [&](Expr &x, ExprPtr *) { f(static_cast<const Expr &>(x)); };
+  walk_exprs(const_cast<Expr &>(e), nullptr, look);
+}
+
+template <class F> void for_each_expr(const Stmt &s, F &&f) {
+  auto look = [&](Expr &x, ExprPtr *) { f(static_cast<const Expr &>(x)); };
+  walk_exprs(const_cast<Stmt &>(s), look);
 }
 
 // Visits every statement (blocks' and ifs' own statements included), each before its children.

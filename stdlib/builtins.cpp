@@ -133,14 +133,11 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
         "{name} is only available in gpu:kretprobe, gpu:block_end and gpu:hang probes", kTime),
     U64("last_thread", LastThread, bit(Provider::GpuKretprobe) | kLaunchEnd,
         "{name} is only available in gpu:kretprobe probes", kTime),
-    // The host's launch call, CLOCK_MONOTONIC (CUPTI's `queued`: the launch entering the command
-    // buffer; 0 where CUPTI did not give it). Only a launch-level probe has it: allowed in
-    // gpu:kretprobe for the checks, refused where the probe stays on the GPU
-    // (check_launch_only_builtins).
-    U64("launch_call", LaunchCall, bit(Provider::GpuKretprobe) | kLaunchEnd,
-        "{name} is only available in gpu:kretprobe /last_thread/ probes that run in gpubt once "
-        "per finished launch",
-        kLaunch),
+    // The host's launch call, CLOCK_MONOTONIC. A launch-level probe: CUPTI's `queued` (the
+    // launch entering the command buffer; 0 where CUPTI did not give it). A probe on the GPU:
+    // the latest cuLaunchKernel* entry, from a hidden uprobe (launch_call_uprobe.h; 0 before any).
+    U64("launch_call", LaunchCall, kGpu | kLaunchEnd,
+        "{name} is only available in gpu probes (on the GPU or once per finished launch)", kLaunch),
     // The access a memory probe runs at (the Compute Sanitizer's memory callback's arguments):
     // its address as the program's pointer, its bytes, load/store/atomic, global/shared/local.
     U64("addr", Addr, kMemory, kMemoryOnly),

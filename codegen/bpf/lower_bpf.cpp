@@ -292,7 +292,7 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
         ps.kind = *kind;
         ps.target = ap.target;
         ps.func = symbols[k];
-        ps.hidden = k > 0 && ap.provider != Provider::Usdt;
+        ps.hidden = probe->hidden || (k > 0 && ap.provider != Provider::Usdt);
         ps.interval_ns = ap.interval_ns;
         const abi::UsdtSite *site = ap.provider == Provider::Usdt ? &(*sites)[k] : nullptr;
         if (site)
@@ -319,7 +319,7 @@ Result<BpfArtifacts> lower_to_bpf(const Program &program, const SemanticInfo &se
         c.maps = &layout;
         c.skip_agent_threads = gpu_probes && is_gpu_api_probe(ap);
         auto used = lower_probe_function(*mod, kSectionPrefix + std::to_string(index), c,
-                                         opts.timeline && is_span_edge(program, ap));
+                                         opts.timeline && !probe->hidden && is_span_edge(program, ap));
         if (!used)
           return make_error(used.error());
         scratch_size = std::max(scratch_size, *used);

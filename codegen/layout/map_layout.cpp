@@ -72,6 +72,7 @@ MapLayout add_map_specs(const frontend::SemanticInfo &sema, uint32_t max_entries
     m.tseries_interval_ns = uint64_t(info.value.tseries_interval_ns);
     m.tseries_intervals = uint64_t(info.value.tseries_intervals);
     m.tseries_agg = abi::TseriesAgg(info.value.tseries_agg);
+    m.internal = info.internal;
     layout.user[name] = static_cast<int>(spec.maps.size());
     spec.maps.push_back(std::move(m));
   }

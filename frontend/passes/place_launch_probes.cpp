@@ -116,28 +116,6 @@ std::vector<ProbePlacement> place_launch_probes(Program &program, const std::str
   return out;
 }
 
-void check_launch_only_builtins(const Program &program, const std::vector<ProbePlacement> &placed,
-                                Diagnostics &diags) {
-  size_t next = 0; // placed holds one entry per gpu attach point, in program order
-  for (const auto &probe : program.probes) {
-    const ProbePlacement *stays = nullptr;
-    for (const auto &ap : probe->attach_points)
-      if ((is_gpu(ap.provider) || ap.provider == Provider::GpuLaunch) && next < placed.size()) {
-        const ProbePlacement &p = placed[next++];
-        stays = stays || p.per_launch ? stays : &p;
-      }
-    if (!stays)
-      continue;
-    const Expr *use = first_use(*probe, BuiltinId::LaunchCall);
-    if (!use)
-      continue;
-    std::string at = stays->where.valid() ? "line " + std::to_string(stays->where.line) + ": " : "";
-    diags.error(use->span, "launch_call (the host's launch call time) is known only to a probe "
-                           "gpubt runs on the host once per finished launch; " +
-                               stays->probe + " runs on the GPU (" + at + stays->why + ")");
-  }
-}
-
 std::string placement_line(const ProbePlacement &p, const std::string &file) {
   if (p.per_launch)
     return p.probe + " runs in gpubt once per finished launch, from the CUDA agent's launch "

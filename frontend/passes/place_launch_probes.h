@@ -27,12 +27,6 @@ struct ProbePlacement {
 // process started by gpubt (-c), whose gpu probes all move (launch_timer.h says why).
 std::vector<ProbePlacement> place_launch_probes(Program &program, const std::string &held = "");
 
-// launch_call is known only from a finished launch's record (CUPTI's `queued`): an error at
-// each probe that reads it and stays on the GPU, saying why it stays (PLACED: what
-// place_launch_probes returned for PROGRAM).
-void check_launch_only_builtins(const Program &program, const std::vector<ProbePlacement> &placed,
-                                Diagnostics &diags);
-
 // "gpu:kretprobe:* runs in gpubt once per finished launch (...)" or "... runs on the GPU in
 // every thread: stdin:3:5: reads tid, a value of each thread", for -v and --dry-run.
 std::string placement_line(const ProbePlacement &p, const std::string &file);

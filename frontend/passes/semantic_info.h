@@ -16,6 +16,7 @@ struct MapInfo {
   // `let @m = KIND(N);`: "hash", "lruhash", "percpuhash" or "percpulruhash", and N (0: none)
   std::string decl_kind;
   uint64_t decl_max_entries = 0;
+  bool internal = false; // made by a pass (launch_call_uprobe.h), not the script: never printed
 };
 
 struct SemanticInfo {

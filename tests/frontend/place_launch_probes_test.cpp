@@ -2,35 +2,46 @@
 // -v and --dry-run print for a probe that stays on the GPU.
 #include <gtest/gtest.h>
 
+#include "frontend/ast_walk.h"
 #include "frontend/parse/parse.h"
+#include "frontend/passes/launch_call_uprobe.h"
 #include "frontend/passes/place_launch_probes.h"
 #include "frontend/passes/resolve_types.h"
 
 namespace gpubt::frontend {
 namespace {
 
-// The placement lines, one per gpu probe, and the providers after the pass; ERRORS:
-// check_launch_only_builtins's, rendered.
-std::string place(const std::string &text, std::vector<Provider> *providers = nullptr,
-                  const std::string &held = "", std::string *errors = nullptr) {
+// What the driver does after the checks: placement, then launch_call on the GPU.
+struct Placed {
+  std::string lines; // the placement lines, one per gpu probe
+  std::vector<Provider> providers; // each probe's, after the passes (the hidden one's last)
+  std::unique_ptr<Program> program;
+  SemanticInfo sema;
+  bool added = false; // lower_launch_call_on_device added its probe
+};
+
+Placed run(const std::string &text, const std::string &held = "") {
   SourceFile file("stdin", text);
   Diagnostics diags;
-  auto program = parse_program(file, diags);
-  if (!program || diags.has_errors())
-    return "PARSE FAILED";
-  resolve_types(*program, {});
-  std::string out;
-  auto placed = place_launch_probes(*program, held);
-  for (const auto &p : placed)
-    out += placement_line(p, "stdin") + "\n";
-  Diagnostics found;
-  check_launch_only_builtins(*program, placed, found);
-  if (errors)
-    *errors = found.render(file);
-  for (const auto &probe : program->probes)
-    if (providers)
-      providers->push_back(probe->attach_points[0].provider);
+  Placed out;
+  out.program = parse_program(file, diags);
+  if (!out.program || diags.has_errors())
+    return {"PARSE FAILED"};
+  out.sema = resolve_types(*out.program, {});
+  for (const auto &p : place_launch_probes(*out.program, held))
+    out.lines += placement_line(p, "stdin") + "\n";
+  out.added = lower_launch_call_on_device(*out.program, out.sema);
+  for (const auto &probe : out.program->probes)
+    out.providers.push_back(probe->attach_points[0].provider);
   return out;
+}
+
+std::string place(const std::string &text, std::vector<Provider> *providers = nullptr,
+                  const std::string &held = "") {
+  Placed p = run(text, held);
+  if (providers)
+    *providers = p.providers;
+  return p.lines;
 }
 
 bool per_launch(const std::string &lines) {
@@ -97,33 +108,67 @@ TEST(PlaceLaunchProbes, HeldRunsKeepThemOnTheGpu) {
   EXPECT_EQ(providers, std::vector<Provider>{Provider::GpuKretprobe});
 }
 
-// launch_call (CUPTI's queued time) is a launch-level value: read with others, the probe moves;
-// where the probe stays on the GPU (a thread's value, held, another gpu probe) it is an error at
-// its use that says why the probe stays.
-TEST(PlaceLaunchProbes, LaunchCallMovesWithTheProbeAndIsAnErrorWhereItStays) {
-  std::string errors;
-  std::vector<Provider> providers;
-  EXPECT_TRUE(per_launch(place("gpu:kretprobe:* /last_thread && launch_call != 0/ { "
-                               "@us[kernel] = hist((launch_start - launch_call) / 1000); }",
-                               &providers, "", &errors)));
-  EXPECT_EQ(providers, std::vector<Provider>{Provider::GpuLaunch});
-  EXPECT_EQ(errors, "");
+// launch_call (CUPTI's queued time) is a launch-level value: read with others, the probe moves
+// and reads it from the launch's record: no uprobe, no map.
+TEST(PlaceLaunchProbes, LaunchCallMovesWithTheProbe) {
+  Placed p = run("gpu:kretprobe:* /last_thread && launch_call != 0/ { "
+                 "@us[kernel] = hist((launch_start - launch_call) / 1000); }");
+  EXPECT_TRUE(per_launch(p.lines)) << p.lines;
+  EXPECT_EQ(p.providers, std::vector<Provider>{Provider::GpuLaunch});
+  EXPECT_FALSE(p.added);
+  EXPECT_EQ(p.sema.maps.count(kLaunchCallMap), 0u);
+}
 
-  place("gpu:kretprobe:k /last_thread/ { @t[tid] = count(); @c = launch_call; }", nullptr, "",
-        &errors);
-  EXPECT_EQ(errors, "stdin:1:57-68: ERROR: launch_call (the host's launch call time) is known "
-                    "only to a probe gpubt runs on the host once per finished launch; "
-                    "gpu:kretprobe:k runs on the GPU (line 1: reads tid, a value of each thread)\n"
-                    "gpu:kretprobe:k /last_thread/ { @t[tid] = count(); @c = launch_call; }\n"
-                    "                                                        ~~~~~~~~~~~\n");
-  place("gpu:kretprobe:k /last_thread/ { @c = launch_call; }", nullptr, "not a -c run", &errors);
-  EXPECT_NE(errors.find("runs on the GPU (line 1: not a -c run)"), std::string::npos) << errors;
-  // The other gpu probe reads no launch_call: only the kept kretprobe's use is blamed.
-  place("gpu:kprobe:j { @n = count(); }\ngpu:kretprobe:k /last_thread/ { @c = launch_call; }",
-        nullptr, "", &errors);
-  EXPECT_NE(errors.find("stdin:2:38-49: ERROR: launch_call"), std::string::npos) << errors;
-  EXPECT_NE(errors.find("another gpu probe stays on the GPU (gpu:kprobe:j)"), std::string::npos)
-      << errors;
+// Where the probe stays on the GPU (a thread's value, held, another gpu probe), launch_call is a
+// read of a host map a hidden uprobe on libcuda's launch calls writes (each launch gets the
+// value of its own call: the agent copies the map into the launch's stream before it).
+TEST(PlaceLaunchProbes, LaunchCallOnTheGpuReadsTheHiddenUprobesMap) {
+  Placed p = run("gpu:kretprobe:k /last_thread && launch_call != 0/ { @t[tid] = count(); "
+                 "@c = launch_start - launch_call; }");
+  EXPECT_FALSE(per_launch(p.lines)) << p.lines;
+  ASSERT_TRUE(p.added);
+  EXPECT_EQ(p.providers, (std::vector<Provider>{Provider::GpuKretprobe, Provider::Uprobe}));
+  const Probe &gpu = *p.program->probes[0], &hidden = *p.program->probes[1];
+  EXPECT_FALSE(gpu.hidden);
+  EXPECT_TRUE(hidden.hidden);
+  EXPECT_EQ(hidden.attach_points[0].name(), "uprobe:cuda:cuLaunchKernel*");
+  // Both uses (predicate and body) read the map, typed as the builtin; none is left.
+  int reads = 0;
+  for_each_expr(gpu, [&](const Expr &e) {
+    EXPECT_FALSE(is_builtin(e, BuiltinId::LaunchCall));
+    if (e.kind == ExprKind::Map && e.as<MapExpr>().name == kLaunchCallMap) {
+      ++reads;
+      EXPECT_EQ(e.type, Type::integer(8, false));
+    }
+  });
+  EXPECT_EQ(reads, 2);
+  // The hidden probe: @.launch_call = nsecs.
+  bool writes = false;
+  for_each_expr(hidden, [&](const Expr &e) {
+    writes |= is_builtin(e, BuiltinId::Nsecs) && e.type == Type::integer(8, false);
+  });
+  EXPECT_TRUE(writes);
+  const MapInfo &m = p.sema.maps.at(kLaunchCallMap);
+  EXPECT_TRUE(m.internal);
+  EXPECT_TRUE(m.key.is_none());
+  EXPECT_FALSE(p.sema.maps.at("@c").internal);
+}
+
+TEST(PlaceLaunchProbes, LaunchCallStaysOnTheGpuWhereHeldOrBesideAnotherGpuProbe) {
+  Placed held = run("gpu:kretprobe:k /last_thread/ { @c = launch_call; }", "not a -c run");
+  EXPECT_NE(held.lines.find("runs on the GPU in every thread: stdin:1:1: not a -c run"),
+            std::string::npos)
+      << held.lines;
+  EXPECT_TRUE(held.added);
+  // One hidden probe however many probes read it.
+  Placed two = run("gpu:kprobe:j { @n = launch_call; }\n"
+                   "gpu:kretprobe:k /last_thread/ { @c = launch_call; }");
+  EXPECT_EQ(two.providers, (std::vector<Provider>{Provider::GpuKprobe, Provider::GpuKretprobe,
+                                                  Provider::Uprobe}));
+  // No launch_call on the GPU: nothing added.
+  Placed none = run("gpu:kprobe:j { @n = nsecs; }");
+  EXPECT_FALSE(none.added);
+  EXPECT_EQ(none.program->probes.size(), 1u);
 }
 
 } // namespace

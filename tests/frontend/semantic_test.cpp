@@ -158,6 +158,20 @@ TEST(Semantic, GpuHangBuiltins) {
   EXPECT_ERROR("BEGIN { @x = kernel; }", 14, 20, "kernel is only available in gpu probes");
 }
 
+// launch_call: any probe on the GPU (a hidden uprobe's map, launch_call_uprobe.h) or per launch;
+// not a host probe, not gpu:hang (a launch running too long has no record yet).
+TEST(Semantic, LaunchCallInGpuProbes) {
+  EXPECT_EQ(check("gpu:kprobe:k /tid == 0 && launch_call != 0/ { @x[kernel] = "
+                  "hist((nsecs - launch_call) / 1000); } gpu:mem:k { @m = launch_call; }"),
+            "");
+  EXPECT_ERROR("BEGIN { @x = launch_call; }", 14, 25,
+               "launch_call is only available in gpu probes (on the GPU or once per finished "
+               "launch)");
+  EXPECT_NE(check("gpu:hang:k { @x = launch_call; }").find("launch_call is not available in "
+                                                            "gpu:hang probes"),
+            std::string::npos);
+}
+
 // addr, access_size, access, space, sectors, bank_conflicts: memory probes only; barrier_id:
 // gpu:barrier only.
 TEST(Semantic, MemoryAndBarrierBuiltins) {

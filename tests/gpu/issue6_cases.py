@@ -222,6 +222,27 @@ def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
                'kernel, (launch_start - launch_call) / 1000); >',
                f'{a.bin}/launch_queue {spin_us} {rounds}',
                lambda p: exact_check(p, QUEUED_LAG_US), plain)
+    # launch_call in probes that stay on the GPU (attached, system-wide, or held there): the map
+    # of gpubt's hidden uprobe:cuda:cuLaunchKernel*, copied into each launch's stream before it:
+    # the same measurement as the @launch_ns case above, with the builtin.
+    gpubt_case(a, f'issue25: launch_call on the GPU (hidden uprobe) -> first thread: queued >= '
+               f'5000 us, idle < {IDLE_MAX_US} us, gpubt = the program\'s own less the time to '
+               'the uprobe',
+               'gpu:kprobe:tiny* /tid == 0 && launch_call != 0/ < printf("lat %s %d\\n", kernel, '
+               '(nsecs - launch_call) / 1000); >',
+               f'{a.bin}/launch_queue {spin_us} {rounds}',
+               lambda p: exact_check(p, UPROBE_LAG_US), plain)
+    device = {'GPUBT_LAUNCH_PROBES': 'device'}  # as attached (-p): every probe on the GPU
+    gpubt_case(a, f'issue25: launchlate.bt\'s probe on the GPU (GPUBT_LAUNCH_PROBES=device: '
+               'launch_call from the hidden uprobe, launch_start the first thread): exact',
+               'gpu:kretprobe:tiny* /last_thread && launch_call != 0/ < printf("lat %s %d\\n", '
+               'kernel, (launch_start - launch_call) / 1000); >',
+               f'{a.bin}/launch_queue {spin_us} {rounds}',
+               lambda p: exact_check(p, UPROBE_LAG_US), plain, env_extra=device)
+    gpubt_case(a, 'issue25: launchlate.bt on the GPU (GPUBT_LAUNCH_PROBES=device) histograms: '
+               'tinyQueued past 5 ms, every tinyIdle under 100 us',
+               _tool(a, 'launchlate.bt'), f'{a.bin}/launch_queue {spin_us} {rounds}', hist_check,
+               plain, env_extra=device)
 
 
 IDLE_MAX_US = 100  # launch_queue's tinyIdle: the issue's bound

@@ -219,8 +219,8 @@ def agent_timings(a, tmp):
 
 # --- gpubt end to end ---------------------------------------------------------------------------
 
-def gpubt_case(a, name, script, command, check, plain=None, opts=()):
-    env = dict(os.environ)
+def gpubt_case(a, name, script, command, check, plain=None, opts=(), env_extra=None):
+    env = dict(os.environ, **(env_extra or {}))
     env['GPUBT_AGENT_PATH'] = a.agent
     p, secs = run([a.gpubt, *opts, '-e', script, '-c', command], env=env)
     ok, detail = check(p)

@@ -1,6 +1,7 @@
 // Test support: a script through the frontend as the driver runs it (parse, resolve_types,
-// check_types, optionally check_map_sharing, check_launch_state), for the back ends' tests to
-// lower.
+// check_types, optionally check_map_sharing, check_launch_state, then launch_call on the GPU;
+// no placement: every gpu probe stays on the GPU, as under GPUBT_LAUNCH_PROBES=device), for the
+// back ends' tests to lower.
 #pragma once
 #include <memory>
 #include <string>
@@ -8,6 +9,7 @@
 #include "frontend/diagnostics.h"
 #include "frontend/parse/parse.h"
 #include "frontend/passes/check_types.h"
+#include "frontend/passes/launch_call_uprobe.h"
 #include "frontend/passes/launch_state.h"
 #include "frontend/passes/map_sharing.h"
 #include "frontend/passes/resolve_types.h"
@@ -38,6 +40,8 @@ inline CheckedScript check_script(const std::string &script, const frontend::Sem
     frontend::check_launch_state(*out.prog, diags);
   if (diags.has_errors())
     out.error = diags.render(file);
+  else
+    frontend::lower_launch_call_on_device(*out.prog, out.sema);
   return out;
 }
 

@@ -104,11 +104,10 @@ TEST(PtxTarget, ToolsAssembleWithPtxas) {
     std::ifstream in(f.path());
     std::stringstream ss;
     ss << in.rdbuf();
-    // Probes that run on the GPU (gpu:hang runs on the host: no PTX; so do probes reading
-    // launch_call, known only from a finished launch's record: launchlate.bt).
+    // Probes that run on the GPU (gpu:hang runs on the host: no PTX). launch_call is a host
+    // map's read there (launchlate.bt attached: compile_device_script places no probe).
     if (!std::regex_search(
-            ss.str(), std::regex(R"((^|\n)\s*gpu:(k|block_|mem:|load:|store:|atomic:|barrier:))")) ||
-        ss.str().find("launch_call") != std::string::npos)
+            ss.str(), std::regex(R"((^|\n)\s*gpu:(k|block_|mem:|load:|store:|atomic:|barrier:))")))
       continue;
     SCOPED_TRACE(f.path().string());
     expect_assembles(ss.str());
@@ -394,6 +393,34 @@ TEST(PtxTarget, AggregationsSharedWithHostProbes) {
     EXPECT_FALSE(m.from_host) << name;
     EXPECT_EQ(c.spec.maps[m.map_index].bpf_type, uint32_t(BPF_MAP_TYPE_PERCPU_HASH)) << name;
   }
+}
+
+// launch_call in a probe on the GPU (issue 25): the from-host copy of an internal scalar map a
+// hidden uprobe on libcuda's cuLaunchKernel* writes with nsecs: the same mechanism as the map
+// above, which the agent copies into each launch's stream just before the launch.
+TEST(PtxTarget, LaunchCallReadsTheHiddenUprobesMap) {
+  auto c = compile_gpu_script("gpu:kprobe:k /tid == 0 && launch_call != 0/ { "
+                              "@us[kernel] = hist((nsecs - launch_call) / 1000); }");
+  ASSERT_EQ(c.error, "");
+  auto maps = device_maps_by_name(c.spec);
+  ASSERT_EQ(maps.count("@.launch_call"), 1u);
+  const auto &m = maps["@.launch_call"];
+  EXPECT_TRUE(m.from_host);
+  EXPECT_EQ(m.key_size, 0u);
+  EXPECT_EQ(m.value_size, 8u);
+  EXPECT_TRUE(c.spec.maps[m.map_index].internal); // never printed
+  EXPECT_FALSE(c.spec.maps[maps["@us"].map_index].internal);
+  ASSERT_EQ(c.spec.probes.size(), 1u); // the one host probe: the hidden uprobe
+  const abi::ProbeSpec &up = c.spec.probes[0];
+  EXPECT_TRUE(up.hidden);
+  EXPECT_EQ(up.kind, abi::AttachKind::Uprobe);
+  EXPECT_EQ(up.target, "cuda");
+  EXPECT_EQ(up.func, "cuLaunchKernel*");
+  EXPECT_FALSE(up.insns.empty());
+  if (!have_ptxas())
+    GTEST_SKIP() << "no " << kPtxas;
+  std::string log;
+  EXPECT_EQ(run_ptxas(c.spec.device.ptx, &log), 0) << log;
 }
 
 // A plain map host probes write and gpu probes only read: its device table is the host's copy,
