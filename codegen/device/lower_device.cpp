@@ -47,11 +47,6 @@ void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bi
   if (!c.target.lockstep_lanes()) {
     b.SetInsertPoint(start);
     llvm::Value *came = active_lanes(c);
-    // Synced on at once, so the mask is read here: ptxas may otherwise compute it next to its
-    // use at the exit, after the searches parted the lanes, and sync only the part there
-    // (suspected from the H200's bank case: four probed stores in a row, 3581 requests counted
-    // for 2048 warp stores under PTX, exact under SASS).
-    c.target.warp_sync(b, came);
     exit = llvm::BasicBlock::Create(c.ctx, "leave", c.fn);
     b.SetInsertPoint(exit);
     c.target.warp_sync(b, came);
@@ -150,10 +145,8 @@ llvm::Value *clock_in_last_thread(DevCtx &c) {
 // lanes for a while) is still the request's.
 void read_request_values(DevCtx &c) {
   using stdlib::BuiltinId;
-  if (uses_builtin(*c.probe, BuiltinId::ActiveLanes)) {
+  if (uses_builtin(*c.probe, BuiltinId::ActiveLanes))
     c.request.lanes = active_lanes(c);
-    c.target.warp_sync(c.b, c.request.lanes); // read here, not where first used (as above)
-  }
   if (uses_builtin(*c.probe, BuiltinId::Sectors))
     c.request.sectors = access_sectors(c);
   if (uses_builtin(*c.probe, BuiltinId::BankConflicts))

@@ -28,8 +28,13 @@ def reading(p):
     """Threads that take P's stdout (stamped lines) and stderr: communicate() must not, or it
     takes lines from under the stamping thread."""
     lines, err = [], []
+
+    def take_err():
+        for line in iter(p.stderr.readline, ''):
+            err.append(line)
+
     threads = [threading.Thread(target=stamped_lines, args=(p.stdout, lines)),
-               threading.Thread(target=lambda: err.append(p.stderr.read()))]
+               threading.Thread(target=take_err)]
     for t in threads:
         t.start()
     return lines, err, threads
@@ -110,15 +115,17 @@ def under_p(a, env, row, name, script, judge):
         ready = prog.stdout.readline()
         if not ready.startswith('ready'):
             raise RuntimeError(f'hang_kernel: {ready!r} {prog.stderr.read()[-300:]!r}')
-        g = subprocess.Popen([a.gpubt, '-p', str(prog.pid), *script], env=env,
+        # -v: gpubt says 'attached to' when the agent has answered, its patching done (it waits
+        # up to 2 s for a launch to patch at, then patches the idle GPU: attach_session.cpp
+        # kWaitForLaunch) and its live copier and launch watch started. Only then the hang: a
+        # sleep after the banner raced that (H200, 2026-11-28: 'go' inside the 2 s, no blocks).
+        g = subprocess.Popen([a.gpubt, '-v', '-p', str(prog.pid), *script], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         lines, errs, threads = reading(g)
         deadline = time.monotonic() + 60
-        while not any('Attaching' in l for _, l in lines) and time.monotonic() < deadline:
+        while (not any(l.startswith('gpubt: attached to') for l in list(errs)) and
+               g.poll() is None and time.monotonic() < deadline):
             time.sleep(0.1)
-        # The attach itself (the agent's patching) is done after the banner: it waits up to 2 s
-        # for a launch to patch at, then patches the idle GPU (attach_session.cpp kWaitForLaunch).
-        time.sleep(2.5)
         prog.stdin.write('go\n')
         prog.stdin.flush()
         reader2 = threading.Thread(target=stamped_lines, args=(prog.stdout, program_lines))
