@@ -10,7 +10,8 @@
 #         ATTACH_ARGS=more attach_suite.py options, TRAIN_ONLY/TRAIN_ROUNDS/TRAIN_STEPS: train_cost.py)
 # --ptx-bench: after the suite, bench/gpu/ptx_bench.sh (issue 5's PTX vs SASS vs hand-written table).
 # --latency-bench: after the suite, bench/gpu/launch_latency.py (what gpubt adds to launch latency).
-# --ml: tests/gpu/ml_suite.py (PyTorch eager/compile/graphs, Triton, JAX, CuPy, cuBLAS, streams).
+# --ml: tests/gpu/ml_suite.py (PyTorch eager/compile/graphs, Triton, JAX, CuPy, cuBLAS, streams;
+#   live_maps with a real Prometheus, .carry/prometheus.xz, scraping --metrics).
 # --train-bench: bench/gpu/train_cost.py (a transformer training step plain vs traced).
 # --attach: tests/gpu/attach_suite.py (gpubt -p / system-wide on running trainers, issue 13).
 # --timeline: tests/gpu/timeline_check.py (--timeline over the PyTorch training step against
@@ -123,9 +124,12 @@ fi
 if [ -n "$CASES" ] && [ -n "$GPUBT" ]; then
   python3 "$T/run_cases.py" --bin "$B" --agent "$AGENT" --gpubt "$GPUBT" --cases "$CASES" || RC=1
 fi
+# A Prometheus server (--ml's live_maps, --nccl): the one scripts/gpu-pack.sh carries, else PATH's.
+PROM=$ROOT/.carry/prometheus.xz
+[ -f "$PROM" ] || PROM=$(command -v prometheus || true)
 if [ "$ML" = 1 ] && [ -n "$GPUBT" ]; then
   python3 "$T/ml_suite.py" --gpubt "$GPUBT" --agent "$AGENT" --only "${ML_ONLY:-}" \
-    ${ML_OUTPUTS:+--outputs "$ML_OUTPUTS"} || RC=1
+    ${ML_OUTPUTS:+--outputs "$ML_OUTPUTS"} ${PROM:+--prometheus "$PROM"} || RC=1
   # Issue 25: launch-level probes' kernel durations against the PyTorch profiler's.
   GPUBT_AGENT_PATH=$AGENT python3 "$T/kernel_time_check.py" --gpubt "$GPUBT" || RC=1
   # Issue 30's README example: which lines of a training step block on device syncs (shown,
@@ -177,8 +181,6 @@ if { [ "$VULKAN" = 1 ] || [ "$VULKAN_BENCH" = 1 ]; } && [ -n "$GPUBT" ]; then
 fi
 if [ "$NCCL" = 1 ] && [ -n "$GPUBT" ]; then
   NCCL_OUT=${NCCL_OUT:-${OUT:-$WORK/nccl}}
-  PROM=$ROOT/.carry/prometheus.xz
-  [ -f "$PROM" ] || PROM=$(command -v prometheus || true)
   timeout -k 10 280 python3 "$T/nccl/nccl_suite.py" --gpubt "$GPUBT" --out "$NCCL_OUT" \
     ${PROM:+--prometheus "$PROM"} || RC=1
 fi

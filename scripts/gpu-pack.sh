@@ -37,7 +37,7 @@ done
 # The agent is built there and links libzstd.so.1, which may come without its headers.
 mkdir -p "$ROOT/.carry/zstd-include"
 cp /usr/include/zstd.h /usr/include/zstd_errors.h "$ROOT/.carry/zstd-include/"
-# A Prometheus server for gpu-e2e.sh --nccl (the GPU machine has none and reaches no network),
+# A Prometheus server for gpu-e2e.sh --nccl and --ml (the GPU machine has none and reaches no network),
 # xz'd: 50 MB as it is, 10 MB so, which keeps .carry under the device's 64 MiB.
 if prom=$(command -v prometheus) && [ ! "$ROOT/.carry/prometheus.xz" -nt "$prom" ]; then
   xz -9e -T2 -c "$prom" >"$ROOT/.carry/prometheus.xz"

@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import itertools
 import json
+import lzma
 import os
 import re
 import shutil
@@ -255,6 +256,18 @@ def query(base, expr):
     _, _, body = get(url)
     data = json.loads(body)
     return data["data"]["result"] if data.get("status") == "success" else []
+
+
+def prometheus_binary(path, work):
+    """PATH (unpacked into WORK when it is xz'd, as gpu-pack.sh carries it to a GPU machine), else
+    the prometheus on PATH; None without either."""
+    if path and path.endswith(".xz") and os.path.exists(path):
+        out = os.path.join(work, "prometheus")
+        with lzma.open(path) as src, open(out, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        os.chmod(out, 0o755)
+        return out
+    return path if path and os.path.exists(path) else shutil.which("prometheus")
 
 
 @contextlib.contextmanager

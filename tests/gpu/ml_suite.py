@@ -131,6 +131,8 @@ def main():
     ap.add_argument('--only', default='')
     ap.add_argument('--timeout', type=int, default=240)
     ap.add_argument('--outputs', help='write every traced run\'s stdout and stderr here')
+    ap.add_argument('--prometheus', default='',
+                    help='a Prometheus server (xz\'d or not) for live_maps\' real scrapes')
     a = ap.parse_args()
     # JAX takes 75% of the GPU's memory at start unless told not to: the cases run side by side.
     env = dict(os.environ, GPUBT_AGENT_PATH=a.agent, PYTHONUNBUFFERED='1',
@@ -183,7 +185,7 @@ def main():
     # Issue 26: the GPU's maps while the job runs (interval, --metrics).
     if re.search(a.only, 'live_maps'):
         import live_maps_check
-        ok, detail = live_maps_check.run(a.gpubt, env, a.timeout)
+        ok, detail = live_maps_check.run(a.gpubt, env, a.timeout, prometheus=a.prometheus)
         rows.append(ok)
         print(f'[{"PASS" if ok else "FAIL"}] live_maps: {detail}', flush=True)
     # Issue 30: tools/pymemleak.bt, pyallocchurn.bt and pylaunches.bt name the script's lines.

@@ -26,7 +26,6 @@ usage: nccl_suite.py --gpubt PATH --out DIR [--prometheus PATH(.xz)] [--steps N]
 import argparse
 import glob
 import json
-import lzma
 import os
 import re
 import shutil
@@ -43,7 +42,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
-from run_metrics import free_port, query, wait_for  # noqa: E402
+from run_metrics import free_port, prometheus_binary, query, wait_for  # noqa: E402
 TOOLS = os.path.join(ROOT, "tools")
 # The README's "Distributed jobs" queries (tests/e2e/run_nccl_metrics.py checks them without a GPU).
 STRAGGLER = "topk(1, gpubt_nccl_worst_lag)"
@@ -273,16 +272,6 @@ class Prometheus:
             return want(last)
 
         return bool(wait_for(ask, timeout)), last
-
-
-def prometheus_binary(arg, work):
-    if arg and arg.endswith(".xz") and os.path.exists(arg):
-        path = os.path.join(work, "prometheus")
-        with lzma.open(arg) as src, open(path, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        os.chmod(path, 0o755)
-        return path
-    return arg if arg and os.path.exists(arg) else shutil.which("prometheus")
 
 
 def check_traced_run(a, plain, traced, texts, straggle_step):
