@@ -144,11 +144,17 @@ template <class F> void for_each_stmt(const Stmt &s, F &&f) {
   }
 }
 
-template <class F> void for_each_expr(const Probe &probe, F &&f) {
+// A probe's expressions, predicate first (F may replace the predicate itself), then its body.
+template <class F> void walk_exprs(Probe &probe, F &f) {
   if (probe.predicate)
-    for_each_expr(*probe.predicate, f);
+    walk_exprs(*probe.predicate, &probe.predicate, f);
   if (probe.body)
-    for_each_expr(static_cast<const Stmt &>(*probe.body), f);
+    walk_exprs(static_cast<Stmt &>(*probe.body), f);
+}
+
+template <class F> void for_each_expr(const Probe &probe, F &&f) {
+  auto look = [&](Expr &x, ExprPtr *) { f(static_cast<const Expr &>(x)); };
+  walk_exprs(const_cast<Probe &>(probe), look);
 }
 
 // The probe's first read of builtin ID (predicate first, then the body in order), or null.

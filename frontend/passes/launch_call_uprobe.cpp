@@ -57,10 +57,7 @@ bool lower_launch_call_on_device(Program &program, SemanticInfo &sema) {
   for (auto &probe : program.probes) {
     if (probe->attach_points.empty() || !is_gpu(probe->attach_points[0].provider))
       continue; // a host probe, or one place_launch_probes moved: it reads the launch's record
-    if (probe->predicate)
-      walk_exprs(*probe->predicate, &probe->predicate, rewrite);
-    if (probe->body)
-      walk_exprs(static_cast<Stmt &>(*probe->body), rewrite);
+    walk_exprs(*probe, rewrite);
   }
   if (!found)
     return false;
