@@ -47,6 +47,9 @@ struct DevCtx : codegen::Lowering {
     llvm::Value *sectors = nullptr;        // i64
     llvm::Value *bank_conflicts = nullptr; // i64
   } request;
+  // The lanes that came into the probe function together (its exit syncs them); null on targets
+  // whose lanes run in lockstep.
+  llvm::Value *came_lanes = nullptr;
   // gpu:block_begin / gpu:block_end: lower_block_edge runs the body only in the block's first
   // thread in / last thread out.
   frontend::Provider provider = frontend::Provider::GpuKprobe;

@@ -20,6 +20,15 @@ using namespace frontend;
 
 namespace {
 
+// The lanes that came to the probe, as a mask ptxas keeps apart from every later activemask: it
+// holds all of a function's activemask reads in one register, so one read inside a leader's
+// branch (a keyed update's) overwrote the entry mask, and the exit's warp sync let that one lane
+// leave alone (H200, the bank case: 3581 store requests for 2048). A match on the probe's context
+// pointer (the same in every lane) is that mask, but not one the compiler can fold back.
+llvm::Value *held_lanes(DevCtx &c, llvm::Value *ud) {
+  return c.target.match_any(c.b, active_lanes(c), c.b.CreatePtrToInt(ud, c.b.getInt64Ty()));
+}
+
 bool uses_builtin(const Probe &p, stdlib::BuiltinId id) { return first_use(p, id) != nullptr; }
 
 // NAME_direct runs BODY (given a ctx); the target adds how its injector calls it (PTX: NAME, a
@@ -44,9 +53,10 @@ void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bi
   // them, and a memory probe after it at the same access saw fewer lanes (H200: sectors per
   // request 3/7/31 for 4/8/32, on both backends), the kernel's own code ran diverged.
   llvm::BasicBlock *exit = out;
+  c.came_lanes = nullptr;
   if (!c.target.lockstep_lanes()) {
     b.SetInsertPoint(start);
-    llvm::Value *came = active_lanes(c);
+    llvm::Value *came = c.came_lanes = held_lanes(c, ud);
     exit = llvm::BasicBlock::Create(c.ctx, "leave", c.fn);
     b.SetInsertPoint(exit);
     c.target.warp_sync(b, came);
@@ -146,7 +156,7 @@ llvm::Value *clock_in_last_thread(DevCtx &c) {
 void read_request_values(DevCtx &c) {
   using stdlib::BuiltinId;
   if (uses_builtin(*c.probe, BuiltinId::ActiveLanes))
-    c.request.lanes = active_lanes(c);
+    c.request.lanes = c.came_lanes ? c.came_lanes : active_lanes(c);
   if (uses_builtin(*c.probe, BuiltinId::Sectors))
     c.request.sectors = access_sectors(c);
   if (uses_builtin(*c.probe, BuiltinId::BankConflicts))
