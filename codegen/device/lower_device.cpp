@@ -21,12 +21,34 @@ using namespace frontend;
 namespace {
 
 // The lanes that came to the probe, as a mask ptxas keeps apart from every later activemask: it
-// holds all of a function's activemask reads in one register, so one read inside a leader's
-// branch (a keyed update's) overwrote the entry mask, and the exit's warp sync let that one lane
-// leave alone (H200, the bank case: 3581 store requests for 2048). A match on the probe's context
-// pointer (the same in every lane) is that mask, but not one the compiler can fold back.
+// held all of a function's activemask reads in one register, so one read inside a leader's
+// branch (a keyed update's) overwrote the entry mask that the exit syncs (SASS of the bank case,
+// H200). A match on the probe's context pointer (the same in every lane) is that mask, but not
+// one the compiler can fold back.
 llvm::Value *held_lanes(DevCtx &c, llvm::Value *ud) {
   return c.target.match_any(c.b, active_lanes(c), c.b.CreatePtrToInt(ud, c.b.getInt64Ty()));
+}
+
+// Syncs the lanes CAME and goes on to OUT once they run together again. One warp sync is not
+// always enough: after a lane ran a keyed update's loops alone (its slot search, the wait for a
+// slot being claimed), the others had gone on without it and, synced, still ran as two groups
+// into the kernel's next instructions, each a request of its own (H200, the bank case: 3581
+// store requests for 2048; with the retry, 2048). Bounded: a warp the hardware keeps apart
+// leaves as before.
+void leave_together(DevCtx &c, llvm::Value *came, llvm::BasicBlock *out) {
+  constexpr uint32_t kTries = 8;
+  auto &b = c.b;
+  auto *from = b.GetInsertBlock();
+  auto *again = llvm::BasicBlock::Create(c.ctx, "leave.sync", c.fn);
+  b.CreateBr(again);
+  b.SetInsertPoint(again);
+  auto *tried = b.CreatePHI(b.getInt32Ty(), 2);
+  tried->addIncoming(b.getInt32(0), from);
+  c.target.warp_sync(b, came);
+  auto *next = b.CreateAdd(tried, b.getInt32(1));
+  tried->addIncoming(next, again);
+  auto *together = b.CreateICmpEQ(active_lanes(c), came);
+  b.CreateCondBr(b.CreateOr(together, b.CreateICmpUGE(next, b.getInt32(kTries))), out, again);
 }
 
 bool uses_builtin(const Probe &p, stdlib::BuiltinId id) { return first_use(p, id) != nullptr; }
@@ -59,8 +81,7 @@ void lower_probe_functions(DevCtx &c, const std::string &name, uint32_t probe_bi
     llvm::Value *came = c.came_lanes = held_lanes(c, ud);
     exit = llvm::BasicBlock::Create(c.ctx, "leave", c.fn);
     b.SetInsertPoint(exit);
-    c.target.warp_sync(b, came);
-    b.CreateBr(out);
+    leave_together(c, came, out);
   }
   b.SetInsertPoint(start);
   c.userdata = c.target.probe_context(b, ud);

@@ -200,6 +200,27 @@ TEST(PtxTarget, ScalarCountIsOneAtomicPerWarp) {
   EXPECT_NE(ptx.find("%laneid"), std::string::npos);
 }
 
+// The lanes that came in (a match on the ctx pointer) leave together: synced, then synced again
+// while activemask says they still run apart (bounded), since one sync left a warp in two groups
+// after a keyed update (lower_device.cpp, leave_together).
+TEST(PtxTarget, ProbeLeavesWithTheLanesThatCameIn) {
+  auto c = compile_gpu_script("gpu:kretprobe:k { @[kernel] = count(); @q[lane] = count(); }");
+  ASSERT_EQ(c.error, "");
+  std::string fn = function_text(c.spec.device.ptx, "gpubt_probe_0_direct");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(fn, m, std::regex(R"(match\.any\.sync\.b64\s+(%r\d+), %rd\d+, %r\d+;)")))
+      << fn;
+  std::string held = m[1];
+  size_t sync = fn.find("bar.warp.sync \t" + held + ";");
+  ASSERT_NE(sync, std::string::npos) << fn;
+  std::string after = fn.substr(sync);
+  ASSERT_TRUE(std::regex_search(after, m, std::regex(R"(activemask\.b32\s+(%r\d+);)"))) << after;
+  EXPECT_TRUE(std::regex_search(after, std::regex("setp\\.(eq|ne)\\.b32\\s+%p\\d+, (" +
+                                                  std::string(m[1]) + ", " + held + "|" + held +
+                                                  ", " + std::string(m[1]) + ");")))
+      << after;
+}
+
 TEST(PtxTarget, KeyedCountMatchesKeysAcrossTheWarp) {
   auto c = compile_gpu_script("gpu:kretprobe:vectorAdd < @[tid] = count(); >");
   ASSERT_EQ(c.error, "");
