@@ -25,6 +25,7 @@
 #include "targets/ptx/ptx_target.h"
 #include "targets/spirv/spirv_target.h"
 #include "driver/program_types.h"
+#include "runtime/gpu/cuda/gpu_attach.h"
 
 namespace gpubt::driver {
 
@@ -97,6 +98,25 @@ static Status compile_device(const Compiled &c, const Options &options,
   return Ok{};
 }
 
+// A job whose agent is in timing mode (-p PID) runs no probe in its kernels: each gpu probe that
+// stays there, and each gpu:hang (it needs the Compute Sanitizer's launch callbacks), is an error.
+static void refuse_kernel_probes(const frontend::Program &program,
+                                 const std::vector<frontend::ProbePlacement> &placements, pid_t pid,
+                                 frontend::Diagnostics &diags) {
+  std::string agent = "process " + std::to_string(pid) + "'s agent is in timing mode (" +
+                      abi::kAgentModeVar + "=" + abi::kTimingMode + "): ";
+  for (const auto &p : placements)
+    if (!p.per_launch)
+      diags.error(p.where, agent + "it runs no probe in the kernels, and " + p.probe +
+                               " must run there: " + p.why + " (start the job without " +
+                               abi::kAgentModeVar + " for such probes)");
+  for (const auto &probe : program.probes)
+    for (const auto &ap : probe->attach_points)
+      if (ap.provider == frontend::Provider::GpuHang)
+        diags.error(ap.span, agent + ap.name() + " watches launches with the Compute Sanitizer, "
+                                                 "which that agent does not load");
+}
+
 std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   frontend::SourceFile file(options.program_name, options.program_text);
   frontend::Diagnostics diags;
@@ -147,20 +167,28 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   // After --emit=ast (which shows the script as written) and before the layout: a probe moved
   // to the host has its maps in BPF. GPUBT_LAUNCH_PROBES=device keeps every probe on the GPU:
   // the Vulkan layer times no dispatch, so a Vulkan program's last_thread probes need that.
-  // Launches are timed only in a process gpubt starts (-c): an attached one (-p, or every
-  // agent-enabled process) has had the Compute Sanitizer since its start, which keeps CUPTI out.
+  // Launches are timed in a process gpubt starts (-c) and in one attached with -p whose agent is
+  // in timing mode; any other attached process's agent has had the Compute Sanitizer since its
+  // start, which keeps CUPTI out.
   const char *where = std::getenv("GPUBT_LAUNCH_PROBES");
   bool on_device = where && std::string(where) == "device";
+  bool timing_agent = options.pid > 0 && runtime::agent_in_timing_mode(options.pid);
   std::string held = on_device ? "GPUBT_LAUNCH_PROBES=device keeps every gpu probe on the GPU"
-                     : options.child_command.empty()
+                     : options.child_command.empty() && !timing_agent
                          ? "not a -c run: an attached process's agent has had the Compute "
                            "Sanitizer since it started, and launches are timed only in a process "
-                           "gpubt starts"
+                           "gpubt starts or one whose agent is in timing mode (`gpubt agent env "
+                           "--timing`)"
                          : "";
   auto placements = frontend::place_launch_probes(*c.program, held);
   if (options.verbose || options.dry_run)
     for (const auto &placed : placements)
       err << "gpubt: " << frontend::placement_line(placed, file.name()) << "\n";
+  if (timing_agent) {
+    refuse_kernel_probes(*c.program, placements, options.pid, diags);
+    if (report())
+      return std::nullopt;
+  }
   // launch_call where a probe stays on the GPU: a host map a hidden uprobe writes.
   if (frontend::lower_launch_call_on_device(*c.program, c.sema) &&
       (options.verbose || options.dry_run))

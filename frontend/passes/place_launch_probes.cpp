@@ -100,7 +100,7 @@ std::vector<ProbePlacement> place_launch_probes(Program &program, const std::str
         Need need = !held.empty() ? Need{held, ap.span}
                     : other ? Need{"another gpu probe stays on the GPU (" + other->attach_points[0].name() +
                                        "), and launches are timed only where none does",
-                                   other->span}
+                                   ap.span}
                             : placement_need(*probe);
         p.per_launch = !need;
         p.why = need.why, p.where = need.where;

@@ -20,6 +20,13 @@
 namespace gpubt::abi {
 
 enum class Frame : uint32_t { Attach = 1, Attached, Refused, Events, Detach, Results, Log };
+// A job started with GPUBT_AGENT_MODE=timing in its environment (`gpubt agent env --timing`):
+// its agent never subscribes the Compute Sanitizer, so that each attach can time the launches
+// with CUPTI instead (the two cannot share a process, runtime/cuda_agent/launch_timer.h). It
+// takes only scripts whose gpu probes all run in gpubt from each launch's record.
+inline constexpr char kAgentModeVar[] = "GPUBT_AGENT_MODE";
+inline constexpr char kTimingMode[] = "timing";
+
 // A Log frame whose text starts so is a warning: gpubt prints it, -v or not.
 inline constexpr char kAgentWarning[] = "WARNING: ";
 

@@ -20,9 +20,6 @@
 
 namespace gpubt::agent {
 
-namespace {
-
-// How a live record reaches gpubt: the control socket (ATTACHED), else -c's socket.
 std::function<bool(const std::string &)> record_sender(Agent &a, bool attached) {
   return [&a, attached](const std::string &record) {
     if (attached)
@@ -31,8 +28,6 @@ std::function<bool(const std::string &)> record_sender(Agent &a, bool attached) 
                         record.size());
   };
 }
-
-} // namespace
 
 void start_live_copier(Agent &a, bool attached) {
   if (!a.config.live_ms || (!attached && a.config.live_fd < 0))
@@ -126,12 +121,36 @@ int start_dormant(Agent &a) {
   return 1;
 }
 
+// A timing agent's end: -c's records and results file, or an attached gpubt's last records and
+// its results.
 void at_exit_timing() {
   Agent &a = *g_agent;
   if (getpid() != a.pid)
     return;
   a.timer.stop();
+  std::lock_guard<std::recursive_mutex> lock(a.mu);
+  a.exiting = true;
   write_results(a);
+  if (a.control)
+    a.control->finish(a.attached ? abi::write_agent_results(a.results) : std::string());
+}
+
+// Started with GPUBT_AGENT_MODE=timing and no config: the control socket only, nothing
+// subscribed, until an attach times the launches (timing_session.cpp).
+int start_timing_dormant(Agent &a) {
+  auto control = ControlServer::start(timing_attach_handler(a));
+  if (!control) {
+    std::fprintf(stderr, "gpubt: the agent cannot take attach requests (%s): the program runs "
+                         "untraced\n", control.error().c_str());
+    return 1;
+  }
+  a.control = std::move(*control);
+  g_agent = &a;
+  std::atexit(at_exit_timing);
+  if (a.config.verbose)
+    std::fprintf(stderr, "gpubt: agent dormant (timing mode: launches timed by CUPTI from an "
+                         "attach), listening on %s\n", a.control->path().c_str());
+  return 1;
 }
 
 // gpu probes that all run in gpubt, from each launch's times (-c): CUPTI times the launches and
@@ -155,6 +174,12 @@ int start() {
   if (!path) {
     auto *a = new Agent; // lives until exit: callbacks may come from any thread
     a->config.verbose = std::getenv("GPUBT_AGENT_VERBOSE") != nullptr;
+    const char *mode = std::getenv(abi::kAgentModeVar);
+    if (mode && std::string(mode) == abi::kTimingMode)
+      return start_timing_dormant(*a);
+    if (mode && *mode)
+      std::fprintf(stderr, "gpubt: %s=%s is no mode of the agent (%s, or unset): it starts "
+                           "dormant as if unset\n", abi::kAgentModeVar, mode, abi::kTimingMode);
     return start_dormant(*a);
   }
   std::ifstream in(path);

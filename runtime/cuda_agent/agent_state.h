@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -201,5 +202,13 @@ bool send_records(Agent &a, int fd, const uint8_t *bytes, size_t size);
 
 // Attaching (attach_session.cpp): the control socket's handler.
 ControlServer::Handler attach_handler(Agent &a);
+// The same for an agent in timing mode (abi::kTimingMode, timing_session.cpp): each attach times
+// the launches with a.timer until its detach; a script with probes in the kernels is refused.
+ControlServer::Handler timing_attach_handler(Agent &a);
+// Attach's config from its blobs (config text, cubins) and the BPF map fds it names.
+Result<abi::AgentConfig> attach_config(std::vector<std::string> &blobs, const std::vector<int> &fds);
+void close_fds(std::vector<int> &fds);
+// Where a live record goes: the control socket (ATTACHED), else -c's socket.
+std::function<bool(const std::string &)> record_sender(Agent &a, bool attached);
 
 } // namespace gpubt::agent

@@ -25,6 +25,8 @@ constexpr char kRetired[] =
     "a kernel of an earlier gpubt session was still running when it detached, with probes in "
     "it: they stay until the process exits, and gpubt cannot attach to it again";
 
+} // namespace
+
 void close_fds(std::vector<int> &fds) {
   for (int fd : fds)
     if (fd >= 0)
@@ -34,7 +36,7 @@ void close_fds(std::vector<int> &fds) {
 
 // The config gpubt sent, the cubins and BPF map fds it names in place (a host map's fd in the
 // text is its index among the fds sent).
-Result<abi::AgentConfig> config_of(std::vector<std::string> &blobs, const std::vector<int> &fds) {
+Result<abi::AgentConfig> attach_config(std::vector<std::string> &blobs, const std::vector<int> &fds) {
   if (blobs.empty())
     return make_error("no agent config");
   auto config = abi::parse_agent_config(blobs[0]);
@@ -49,6 +51,8 @@ Result<abi::AgentConfig> config_of(std::vector<std::string> &blobs, const std::v
   config->results_path.clear(); // config->backend: sass, decided by gpubt's CUDA injector
   return config;
 }
+
+namespace {
 
 void enable_sync_callbacks(Agent &a, bool on) {
   for (auto cbid : {SANITIZER_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED,
@@ -82,10 +86,16 @@ bool writes_host_maps(const abi::AgentConfig &config) {
 }
 
 Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector<int> fds) {
-  auto config = config_of(blobs, fds);
+  auto config = attach_config(blobs, fds);
   if (!config) {
     close_fds(fds);
     return make_error(config.error());
+  }
+  if (config->time_launches && config->device.probes.empty() && !config->watch_launches) {
+    close_fds(fds); // gpubt took the job for one in timing mode: it is not
+    return make_error("this process's agent has the Compute Sanitizer (started without " +
+                      std::string(abi::kAgentModeVar) + "=" + abi::kTimingMode +
+                      "), which keeps CUPTI out: its launches cannot be timed");
   }
   {
     std::lock_guard<std::recursive_mutex> lock(a.mu);

@@ -90,15 +90,28 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t *buffer, size_t, siz
   std::free(buffer);
 }
 
+// Once a process: libcupti found and its timestamps made CLOCK_MONOTONIC (before any kind is
+// enabled: every record's times are then that clock).
+std::string set_up_cupti() {
+  static std::once_flag once;
+  static std::string error;
+  std::call_once(once, [] {
+    if (error = load_cupti(); !error.empty())
+      return;
+    if (CUptiResult r = g_cupti.register_timestamp(monotonic_ns); r != CUPTI_SUCCESS)
+      error = cupti_error("cuptiActivityRegisterTimestampCallback", r);
+  });
+  return error;
+}
+
 } // namespace
 
 std::string LaunchTimer::start(std::chrono::milliseconds period, Send send) {
-  if (std::string e = load_cupti(); !e.empty())
-    return e;
   g_timer = this;
-  // Before any kind is enabled: every record's times are then CLOCK_MONOTONIC.
-  if (CUptiResult r = g_cupti.register_timestamp(monotonic_ns); r != CUPTI_SUCCESS)
-    return cupti_error("cuptiActivityRegisterTimestampCallback", r);
+  if (std::string e = set_up_cupti(); !e.empty())
+    return e;
+  // Each start: the process's own profiler (the PyTorch profiler's CUPTI) may have taken the
+  // buffers for itself since the last one.
   if (CUptiResult r = g_cupti.register_callbacks(buffer_requested, buffer_completed);
       r != CUPTI_SUCCESS)
     return cupti_error("cuptiActivityRegisterCallbacks", r);

@@ -8,9 +8,10 @@
 // CUPTI and the Compute Sanitizer cannot both be in a process: once the Sanitizer subscribed,
 // even after it unsubscribed, CUPTI's activity API refuses to start (error 39) and, CUPTI
 // started first, the Sanitizer sees no launch (bench/gpu/experiments/sanitizer_cupti_switch.cu).
-// So the timer is for a run whose gpu probes all run on the host (-c): the agent then never
-// subscribes the Sanitizer. libcupti is loaded at run time: the process's own if it has one,
-// else GPUBT_CUPTI_PATH, CUDA's, or the loader's.
+// So the timer is for a process where the Sanitizer never subscribes: a -c run whose gpu probes
+// all run on the host, and a job started with the agent in timing mode (GPUBT_AGENT_MODE=timing,
+// timing_session.cpp), timed from each attach to its detach. libcupti is loaded at the first
+// start: the process's own if it has one, else GPUBT_CUPTI_PATH, CUDA's, or the loader's.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -29,7 +30,7 @@ public:
   using Send = std::function<bool(const std::string &record)>;
   ~LaunchTimer() { stop(); }
 
-  // Timing from now on (before the first CUDA context, for every launch): "" or why not.
+  // Timing from now on: "" or why not. Again after a stop: the launches from then on.
   std::string start(std::chrono::milliseconds period, Send send);
   // Every launch finished so far is sent; then nothing more.
   void stop();

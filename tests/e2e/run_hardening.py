@@ -314,7 +314,7 @@ class FakeAgent:
     one of nobody's, by default). LIB: it maps a file named libgpubt_agent.so, so it looks like a
     process that loaded the agent."""
 
-    def __init__(self, name_pid, mode, lib=False, folder=None):
+    def __init__(self, name_pid, mode, lib=False, folder=None, env=None):
         self.work = tempfile.mkdtemp(prefix="gpubt-fake-agent-")
         os.chmod(self.work, 0o755)
         self.private = folder is None
@@ -331,7 +331,8 @@ class FakeAgent:
         open(self.log, "w").close()
         os.chmod(self.log, 0o666)
         args = NOBODY + ["python3", script, self.folder, str(name_pid), mode, self.log]
-        self.p = subprocess.Popen(args + ([self.lib] if lib else []), stdin=subprocess.DEVNULL)
+        self.p = subprocess.Popen(args + ([self.lib] if lib else []), stdin=subprocess.DEVNULL,
+                                  env=dict(os.environ, **(env or {})))
         expect(wait_for(lambda: "ready" in self.said(), 30), "the fake agent did not start")
         self.pid = int(self.said().split()[1])
 
@@ -344,8 +345,8 @@ class FakeAgent:
         subprocess.run(["rm", "-rf", self.work])
 
 
-def with_fake_agent(name_pid, mode, lib, body):
-    fake = FakeAgent(name_pid, mode, lib)
+def with_fake_agent(name_pid, mode, lib, body, env=None):
+    fake = FakeAgent(name_pid, mode, lib, env=env)
     try:
         return body(fake)
     finally:
@@ -487,6 +488,44 @@ def p_keeps_a_launch_level_probe_on_the_gpu(ctx):
                "not a -c run: an attached process's agent has had the Compute Sanitizer" in r.stderr,
                f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
     with_fake_agent("self", "finished", True, body)
+
+
+TIMING_MODE = {"GPUBT_AGENT_MODE": "timing"}  # `gpubt agent env --timing`
+
+
+@case
+def p_timing_agent_runs_a_launch_level_probe_in_gpubt(ctx):
+    # Issue 25: a job started with its agent in timing mode times its launches with CUPTI once
+    # attached, so under -p kerneltime's probe runs in gpubt from the launch records (the fake
+    # sends five: vectorAdd 300, 350 and 5 us, spin 1500 us twice) and no device probe is sent.
+    def body(fake):
+        r = run(ctx, ["-v", "-p", str(fake.pid), os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tools/kerneltime.bt")],
+                env=gpu_env(fake), timeout=60)
+        expect("gpu:kretprobe:* runs in gpubt once per finished launch" in r.stderr,
+               f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        want = ["@kernel_us[spin]: \n[1K, 2K)               2 |",
+                "@kernel_us[vectorAdd]: \n[4, 8)                 1 |",
+                "[256, 512)             2 |"]
+        expect(all(w in r.stdout for w in want), f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    with_fake_agent("self", "finished", True, body, env=TIMING_MODE)
+
+
+@case
+def p_timing_agent_refuses_probes_in_the_kernels(ctx):
+    # The same job takes no probe that must run in its kernels, nor gpu:hang (both need the
+    # Compute Sanitizer the timing agent does not load): an error at each, with its place, and
+    # nothing sent to the agent.
+    script = ("gpu:kprobe:* { @n = count(); }\n"
+              "gpu:kretprobe:* /last_thread/ { @t[tid] = count(); }\n"
+              "gpu:hang:* { @h = count(); }\n")
+    def body(fake):
+        r = run(ctx, ["-p", str(fake.pid), "-e", script], env=gpu_env(fake), timeout=60)
+        mode = f"process {fake.pid}'s agent is in timing mode (GPUBT_AGENT_MODE=timing)"
+        expect(r.returncode != 0 and r.stderr.count(mode) == 3, f"exit {r.returncode}\n{r.stderr}")
+        expect("stdin:1:1-13: ERROR:" in r.stderr and "stdin:2:1-16: ERROR:" in r.stderr and
+               "stdin:3:1-11: ERROR:" in r.stderr and "gpu:kprobe:* { @n" in r.stderr, r.stderr)
+        expect("attach" not in fake.said(), fake.said())
+    with_fake_agent("self", "finished", True, body, env=TIMING_MODE)
 
 
 @case

@@ -75,7 +75,27 @@ pid_t innermost_pid(pid_t pid) {
   return pid;
 }
 
+// VAR's value in PID's environment as it started (empty: not set, or not readable).
+std::string start_environment(pid_t pid, const std::string &var) {
+  std::string env = read_file("/proc/" + std::to_string(pid) + "/environ");
+  std::string key = var + "=";
+  for (size_t at = 0; at < env.size();) {
+    size_t end = env.find('\0', at);
+    std::string entry = env.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (entry.rfind(key, 0) == 0)
+      return entry.substr(key.size());
+    if (end == std::string::npos)
+      break;
+    at = end + 1;
+  }
+  return "";
+}
+
 } // namespace
+
+bool agent_in_timing_mode(pid_t pid) {
+  return start_environment(pid, abi::kAgentModeVar) == abi::kTimingMode;
+}
 
 std::string no_agent_reason(pid_t pid) {
   std::string proc = "/proc/" + std::to_string(pid);
@@ -85,20 +105,12 @@ std::string no_agent_reason(pid_t pid) {
   if (geteuid() != 0 && st.st_uid != geteuid())
     return "permission denied: process " + std::to_string(pid) + " belongs to uid " +
            std::to_string(st.st_uid) + "; only root or that user may attach to it";
-  std::string env = read_file(proc + "/environ");
-  std::string key = "CUDA_INJECTION64_PATH=";
-  for (size_t at = 0; at < env.size();) {
-    size_t end = env.find('\0', at);
-    std::string var = env.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    if (var.rfind(key, 0) == 0 && var.find("gpubt_agent") != std::string::npos)
-      return "process " + std::to_string(pid) + " has gpubt's agent (" + var +
-             ") but no control socket in " + abi::agent_dirs_text(st.st_uid) +
-             ": it has not initialized CUDA yet, was started by gpubt -c, or runs with another "
-             "GPUBT_AGENT_DIR";
-    if (end == std::string::npos)
-      break;
-    at = end + 1;
-  }
+  std::string injected = start_environment(pid, "CUDA_INJECTION64_PATH");
+  if (injected.find("gpubt_agent") != std::string::npos)
+    return "process " + std::to_string(pid) + " has gpubt's agent (CUDA_INJECTION64_PATH=" +
+           injected + ") but no control socket in " + abi::agent_dirs_text(st.st_uid) +
+           ": it has not initialized CUDA yet, was started by gpubt -c, or runs with another "
+           "GPUBT_AGENT_DIR";
   auto agent = find_agent_library();
   return "process " + std::to_string(pid) + " was not started with gpubt's agent: start it with " +
          "CUDA_INJECTION64_PATH=" + (agent ? *agent : std::string("/path/to/libgpubt_agent.so")) +

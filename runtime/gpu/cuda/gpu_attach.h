@@ -114,5 +114,8 @@ private:
 
 // Why PID cannot be attached to when it has no agent socket this user can see.
 std::string no_agent_reason(pid_t pid);
+// PID was started with its agent in timing mode (abi::kTimingMode in its environment): its
+// launch-level gpu probes run in gpubt, and it takes no probe that runs in the kernels.
+bool agent_in_timing_mode(pid_t pid);
 
 } // namespace gpubt::runtime
