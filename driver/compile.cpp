@@ -11,6 +11,7 @@
 #include <ctime>
 #include <iostream>
 
+#include "frontend/ast_walk.h"
 #include "frontend/parse/parse.h"
 #include "frontend/passes/check_attach_points.h"
 #include "frontend/passes/check_types.h"
@@ -233,6 +234,11 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
     return std::nullopt;
   }
   c.bpf = std::move(*artifacts);
+  for (const auto &probe : c.program->probes)
+    if (!probe->attach_points.empty() &&
+        probe->attach_points[0].provider == frontend::Provider::GpuLaunch &&
+        frontend::first_use(*probe, frontend::BuiltinId::LaunchCall))
+      c.bpf->spec.launch_calls = true;
   if (auto st = compile_device(c, options, *layout, c.bpf->spec, err); !st) {
     err << file.name() << ": ERROR: " << st.error() << "\n";
     return std::nullopt;

@@ -13,6 +13,8 @@
 # --ml: tests/gpu/ml_suite.py (PyTorch eager/compile/graphs, Triton, JAX, CuPy, cuBLAS, streams;
 #   live_maps with a real Prometheus, .carry/prometheus.xz, scraping --metrics).
 # --train-bench: bench/gpu/train_cost.py (a transformer training step plain vs traced).
+# --tool-cost: bench/gpu/tool_cost_paired.py (kerneltime, launchlate, --timeline under -c and -p
+#   in long-lived twins of the training step, eager and compiled; TOOL_COST_ARGS: its options).
 # --attach: tests/gpu/attach_suite.py (gpubt -p / system-wide on running trainers, issue 13).
 # --timeline: tests/gpu/timeline_check.py (--timeline over the PyTorch training step against
 #   tools/kerneltime.bt; the trace goes to $TIMELINE_OUT, default bench/gpu/logs/).
@@ -29,7 +31,7 @@
 # --cases=A,B: after the build, only tests/gpu/run_cases.py's cases A and B instead of the suite
 #   (a rerun of what changed; the final run of a tree is the whole suite).
 set -uo pipefail
-PTX_BENCH=0 LATENCY_BENCH=0 ML=0 TRAIN_BENCH=0 SUITE=1 ATTACH=0 TIMELINE=0 VULKAN=0 VULKAN_BENCH=0
+PTX_BENCH=0 LATENCY_BENCH=0 ML=0 TRAIN_BENCH=0 TOOL_COST=0 SUITE=1 ATTACH=0 TIMELINE=0 VULKAN=0 VULKAN_BENCH=0
 NCCL=0 CASES=
 SUITE_ARGS=()
 for arg in "$@"; do
@@ -42,6 +44,7 @@ for arg in "$@"; do
   --vulkan) VULKAN=1 ;;
   --vulkan-bench) VULKAN_BENCH=1 ;;
   --train-bench) TRAIN_BENCH=1 ;;
+  --tool-cost) TOOL_COST=1 ;;
   --nccl) NCCL=1 ;;
   --no-suite) SUITE=0 ;;
   --cases=*) CASES=${arg#--cases=} SUITE=0 ;;
@@ -65,7 +68,7 @@ NUM=${ARCH#sm_}
 
 # What needs the agent or the test programs built here (--nccl and --vulkan need neither).
 [ -n "$CASES" ] && CASE_RUN=1 || CASE_RUN=0
-BUILD=$((SUITE | CASE_RUN | ML | ATTACH | TIMELINE | TRAIN_BENCH | PTX_BENCH | LATENCY_BENCH))
+BUILD=$((SUITE | CASE_RUN | ML | ATTACH | TIMELINE | TRAIN_BENCH | TOOL_COST | PTX_BENCH | LATENCY_BENCH))
 AGENT=$WORK/agent/cuda_agent/libgpubt_agent.so
 B=$WORK/bin T=$ROOT/tests/gpu
 if [ "$BUILD" = 1 ]; then
@@ -150,6 +153,10 @@ fi
 if [ "$TIMELINE" = 1 ] && [ -n "$GPUBT" ]; then
   GPUBT_AGENT_PATH=$AGENT python3 "$T/timeline_check.py" --gpubt "$GPUBT" \
     ${TIMELINE_OUT:+--out "$TIMELINE_OUT"} || RC=1
+fi
+if [ "$TOOL_COST" = 1 ] && [ -n "$GPUBT" ]; then
+  python3 "$ROOT/bench/gpu/tool_cost_paired.py" --gpubt "$GPUBT" --agent "$AGENT" \
+    ${TOOL_COST_ARGS:-} || RC=1
 fi
 if [ "$TRAIN_BENCH" = 1 ] && [ -n "$GPUBT" ]; then
   python3 "$ROOT/bench/gpu/train_cost.py" --gpubt "$GPUBT" --agent "$AGENT" \

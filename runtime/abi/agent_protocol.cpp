@@ -89,6 +89,7 @@ template <class V> void directives(V &v, AgentConfig &c) {
   v.one("livefd", c.live_fd);
   v.one("watch", c.watch_launches);
   v.one("time", c.time_launches);
+  v.one("timecalls", c.time_launch_calls);
   v.one("launchstate", c.device.launch_state);
   v.one("features", c.device.features);
   v.one("listkernels", c.list_kernels);

@@ -61,6 +61,8 @@ struct AgentConfig {
   // patch: the launch is timed as a whole (CUPTI, runtime/cuda_agent/launch_timer.h: only in a
   // -c run with no device probe, where the agent never subscribes the Compute Sanitizer).
   bool time_launches = false;
+  // With time_launches: each launch's call time too (ProgramSpec::launch_calls).
+  bool time_launch_calls = false;
   // Auto: a module with PTX the GPU can JIT gets the probes compiled into its PTX, others are
   // patched in SASS; Ptx / Sass: only that way (a module it cannot do runs uninstrumented).
   GpuBackend backend = GpuBackend::Auto;

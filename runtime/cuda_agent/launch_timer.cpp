@@ -106,7 +106,7 @@ std::string set_up_cupti() {
 
 } // namespace
 
-std::string LaunchTimer::start(std::chrono::milliseconds period, Send send) {
+std::string LaunchTimer::start(std::chrono::milliseconds period, Send send, bool calls) {
   g_timer = this;
   if (std::string e = set_up_cupti(); !e.empty())
     return e;
@@ -117,8 +117,9 @@ std::string LaunchTimer::start(std::chrono::milliseconds period, Send send) {
     return cupti_error("cuptiActivityRegisterCallbacks", r);
   // Each kernel record's `queued` (launch_call): the launch entering the command buffer, inside
   // the host's launch call. Not had, it stays CUPTI_TIMESTAMP_UNKNOWN: launch_call is then 0.
+  // Only where a probe reads it: collecting it costs every launch.
   if (g_cupti.latency_timestamps)
-    g_cupti.latency_timestamps(1);
+    g_cupti.latency_timestamps(calls ? 1 : 0);
   if (CUptiResult r = g_cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r != CUPTI_SUCCESS)
     return cupti_error("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
   {

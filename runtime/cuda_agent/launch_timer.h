@@ -31,7 +31,8 @@ public:
   ~LaunchTimer() { stop(); }
 
   // Timing from now on: "" or why not. Again after a stop: the launches from then on.
-  std::string start(std::chrono::milliseconds period, Send send);
+  // CALLS: each launch's queued time too (its launch_call; else 0).
+  std::string start(std::chrono::milliseconds period, Send send, bool calls);
   // Every launch finished so far is sent; then nothing more.
   void stop();
 

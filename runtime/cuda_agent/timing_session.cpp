@@ -37,7 +37,8 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
   a.config = std::move(*config);
   a.results = {};
   a.tracing = a.attached = true;
-  if (std::string e = a.timer.start(period, record_sender(a, true)); !e.empty()) {
+  if (std::string e = a.timer.start(period, record_sender(a, true), a.config.time_launch_calls);
+      !e.empty()) {
     a.config = {};
     a.tracing = a.attached = false;
     return make_error("cannot time kernel launches: " + e);

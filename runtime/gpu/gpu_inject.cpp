@@ -240,6 +240,7 @@ Result<GpuRun> prepare_gpu_run(const abi::ProgramSpec &spec, abi::GpuBackend bac
   config.live_ms = live_ms;
   config.watch_launches = watch_launches && live_ms > 0;
   config.time_launches = has_launch_probes(spec) && live_ms > 0;
+  config.time_launch_calls = config.time_launches && spec.launch_calls;
   // printf: stream the device's records as they come; live maps come the same way. Only for
   // probes that write records: draining the ring waits for the launch (a copy on the NULL
   // stream), which made every traced launch synchronous, and a kernel waiting on its host

@@ -7,7 +7,7 @@ each connection writes "connected" and, if an Attach frame comes, "attach". MODE
 answers: "escape" a Refused frame full of terminal escape sequences, "huge" a header claiming a
 2 GiB Refused frame, "fds" a header of no frame type with 64 fds of LOG riding on it; "exit3",
 "printexit", "badrecord", "flood" and "hang" Attached, the Events frames EVENTS_THEN_EXIT lists,
-and exit with status 3 ("hang": two looks at a kernel spin running 3 s, as the CUDA agent sends
+and exit with status 3 (each says the config's time and timecalls lines: "time 1"; "hang": two looks at a kernel spin running 3 s, as the CUDA agent sends
 them while it watches launches; "finished": two FinishedLaunches records of five launches, as the
 CUDA agent sends them while it times launches); "badresults" Attached, and at Detach Results of two images, the first with a
 record claiming 0 bytes, the second with a printf record; "warn" a warning Log frame (with an
@@ -19,6 +19,7 @@ printf record, and at Detach empty Results; "silent" nothing. LIB: a file named
 libgpubt_agent*.so to map first (this process then looks like one that loaded the agent)."""
 import mmap
 import os
+import re
 import socket
 import struct
 import sys
@@ -127,14 +128,20 @@ def main():
             # The whole frame is read before answering: closing with some of it unread would
             # make gpubt's send fail (EPIPE) before it reads the answer.
             left = struct.unpack("<Q", head[8:])[0]
+            config = b""
             try:
                 while left > 0:
                     got = conn.recv(min(left, 1 << 16))
                     if not got:
                         break
                     left -= len(got)
+                    config += got[:max(0, (1 << 20) - len(config))]
             except OSError:
                 pass
+            for line in (b"time", b"timecalls"):  # what the agent is asked to time
+                found = re.search(rb"\n" + line + rb"\t(\S+)\n", config)
+                if found:
+                    say(f"{line.decode()} {found.group(1).decode()}")
         if mode == "escape":
             text = b"\x1b]0;owned\x07\x1b[2J\x1b[31mred\x1b[0m \x9b6n"
             conn.sendall(frame(REFUSED, text))

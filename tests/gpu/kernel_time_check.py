@@ -7,8 +7,10 @@ kernel patched). Per kernel (gpubt's `kernel` key: the demangled base name, name
 characters or more cut to 50 and a hash, so the profiler's launches are grouped the same way),
 the launch counts must be equal and the mean durations within 3% or 1 us; the losses must be
 the untraced run's; `--dry-run -v` must say the probe runs in gpubt per finished launch.
+The same again with the job attached (-p): started with the agent in timing mode (`gpubt agent
+env --timing`), held after CUDA's start until gpubt attached, then trained.
 
-usage: kernel_time_check.py --gpubt G [--steps N]   (GPUBT_AGENT_PATH set; CUDA machine)"""
+usage: kernel_time_check.py --gpubt G [--steps N] [--no-attach | --only-attach]   (GPUBT_AGENT_PATH set; CUDA machine)"""
 import argparse
 import json
 import os
@@ -16,6 +18,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -71,12 +74,10 @@ def profile_run(args, steps, compiled):
     return per, losses(p.stdout)
 
 
-def gpubt_run(gpubt, args, steps):
-    cmd = [gpubt, '-f', 'json', '-e', SCRIPT, '-c', f'python3 {TRAIN} --steps {steps} ' + ' '.join(args)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stderr[-2000:]
+def maps_got(json_lines):
+    """{key: (launches, mean ns)} from gpubt -f json's @n and @ns maps."""
     maps = {}
-    for line in p.stdout.splitlines():
+    for line in json_lines.splitlines():
         if line.startswith('{'):
             obj = json.loads(line)
             if obj.get('type') == 'map':
@@ -88,15 +89,50 @@ def gpubt_run(gpubt, args, steps):
     for k, count in n.items():
         totals[gpubt_key(k)][0] += count
         totals[gpubt_key(k)][1] += ns.get(k, 0)
-    got = {k: (c, t / c) for k, (c, t) in totals.items() if c}
+    return {k: (c, t / c) for k, (c, t) in totals.items() if c}
+
+
+def gpubt_run(gpubt, args, steps):
+    cmd = [gpubt, '-f', 'json', '-e', SCRIPT, '-c', f'python3 {TRAIN} --steps {steps} ' + ' '.join(args)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    got = maps_got(p.stdout)
     # -f json sends the child's stdout to stderr (driver/trace.cpp: the JSON stream stays clean).
     return got, losses(p.stderr), p.stderr
+
+
+def attached_run(gpubt, args, steps):
+    """gpubt_run's answer for the job started in timing mode and attached with -p."""
+    lines = subprocess.run([gpubt, 'agent', 'env', '--timing'], capture_output=True,
+                           text=True).stdout
+    env = dict(os.environ, **dict(re.findall(r'^export (\w+)=(\S+)$', lines, re.M)))
+    with tempfile.TemporaryDirectory() as tmp:
+        go = os.path.join(tmp, 'go')
+        job = subprocess.Popen(['python3', TRAIN, '--steps', str(steps), '--hold', go] + args,
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert job.stdout.readline().startswith('held'), job.stderr.read()[-2000:]
+        err_path = os.path.join(tmp, 'err')
+        with open(err_path, 'w') as err_file:
+            g = subprocess.Popen([gpubt, '-v', '-f', 'json', '-p', str(job.pid), '-e', SCRIPT],
+                                 stdout=subprocess.PIPE, stderr=err_file, text=True)
+            deadline = time.time() + 120
+            while f'attached to process {job.pid}' not in open(err_path).read():
+                assert g.poll() is None and time.time() < deadline, open(err_path).read()[-2000:]
+                time.sleep(0.05)
+            open(go, 'w').close()
+            job_out, job_err = job.communicate(timeout=600)
+            out, _ = g.communicate(timeout=120)  # gpubt ends with the process it traces
+        err = open(err_path).read()
+    assert job.returncode == 0 and g.returncode == 0, f'{job.returncode} {g.returncode} {err[-2000:]}'
+    return maps_got(out), losses(job_out), err
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--gpubt', required=True)
     ap.add_argument('--steps', type=int, default=20)
+    ap.add_argument('--no-attach', action='store_true', help='the -c runs only')
+    ap.add_argument('--only-attach', action='store_true', help='the -p runs only')
     a = ap.parse_args()
     failed = False
     dry = subprocess.run([a.gpubt, '--dry-run', '-v', '-e', SCRIPT, '-c', f'python3 {TRAIN}'],
@@ -105,11 +141,14 @@ def main():
     print(f'[{"PASS" if on_host else "FAIL"}] --dry-run -v says where the probe runs: '
           f'{(dry.stdout + dry.stderr).strip()[-300:]!r}')
     failed |= not on_host
-    for label, args in (('eager', []), ('compiled', ['--compile'])):
+    runs = [] if a.only_attach else [('eager', [], False), ('compiled', ['--compile'], False)]
+    if not a.no_attach:
+        runs += [('eager, -p (timing mode)', [], True), ('compiled, -p (timing mode)', ['--compile'], True)]
+    for label, args, attach in runs:
         plain = subprocess.run(['python3', TRAIN, '--steps', str(a.steps)] + args,
                                capture_output=True, text=True, timeout=600)
         prof, prof_losses = profile_run(args, a.steps, bool(args))
-        got, traced_losses, err = gpubt_run(a.gpubt, args, a.steps)
+        got, traced_losses, err = (attached_run if attach else gpubt_run)(a.gpubt, args, a.steps)
         same = losses(plain.stdout) == traced_losses and traced_losses
         print(f'[{"PASS" if same else "FAIL"}] {label}: losses traced = untraced '
               f'({len(traced_losses)} steps)')

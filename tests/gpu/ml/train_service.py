@@ -1,7 +1,7 @@
 """The transformer training step of train_transformer.py as a long-lived job that gpubt attaches
 to: it trains only when told on stdin ('burst N': N steps; 'quit'), so a test knows which steps ran
 while gpubt was attached. Prints 'ready PID' once CUDA is up (--hold: 'cuda PID' first, with CUDA initialized and nothing
-launched yet, then waits for a line), then per burst
+launched yet, then waits for a line; --compile: the step torch.compile'd), then per burst
 'burst I ms MEDIAN_STEP_MS mean MEAN_STEP_MS losses HEX,...' (CUDA events around every step;
 losses as float hex, bit-comparable)."""
 import os, sys
@@ -12,6 +12,8 @@ if '--hold' in sys.argv:  # CUDA up (the agent listening), nothing launched: wai
     print('cuda', os.getpid(), flush=True)
     sys.stdin.readline()
 step = make_step()
+if '--compile' in sys.argv:
+    step = torch.compile(step)
 torch.cuda.synchronize()
 print('ready', os.getpid(), flush=True)
 for i, line in enumerate(sys.stdin):

@@ -223,7 +223,12 @@ TEST(AgentProtocol, TimeLaunchesRoundTrips) {
   auto back = gpubt::abi::parse_agent_config(gpubt::abi::write_agent_config(c));
   ASSERT_TRUE(back) << back.error();
   EXPECT_TRUE(back->time_launches);
+  EXPECT_FALSE(back->time_launch_calls);
   EXPECT_FALSE(back->watch_launches);
+  c.time_launch_calls = true; // launchlate: the launch's queued time too
+  auto calls = gpubt::abi::parse_agent_config(gpubt::abi::write_agent_config(c));
+  ASSERT_TRUE(calls) << calls.error();
+  EXPECT_TRUE(calls->time_launch_calls);
   auto plain = gpubt::abi::parse_agent_config(gpubt::abi::write_agent_config({}));
   ASSERT_TRUE(plain) << plain.error();
   EXPECT_FALSE(plain->time_launches);
