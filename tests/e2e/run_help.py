@@ -25,6 +25,10 @@ def variables_read(root):
         names |= set(re.findall(r'getenv\("((?:GPUBT|BPFTRACE)_[A-Z0-9_]+)"\)', text))
         if path.name == "bpftrace_env.cpp":
             names |= set(re.findall(r'"(BPFTRACE_[A-Z0-9_]+)"', text))
+    # A variable named once for its readers (abi::kAgentModeVar: the agent and gpubt both).
+    for path in root.glob("runtime/abi/*.h"):
+        names |= set(re.findall(r'constexpr char k\w*Var\[\] = "(GPUBT_[A-Z0-9_]+)"',
+                                path.read_text(errors="replace")))
     return names - INTERNAL
 
 
