@@ -1,5 +1,5 @@
 """The CUDA agent's launch timer alone (issue 25; runtime/cuda_agent/launch_timer.h), without gpubt:
-the agent started with a config that times launches (time, live 100 ms, an inherited socket) and no
+the agent started with a config that times launches and their calls (time, timecalls, live 100 ms, an inherited socket) and no
 device probes, its FinishedLaunches records decoded here (runtime/abi/finished_launches.cpp's
 layout, read independently of gpubt's reader). kernel_time: every launch of busyA/B/C and the gate
 reported once, each busy launch's duration at most its CUDA event pair's (the events enclose the
@@ -40,7 +40,7 @@ def decode(p):
 
 def timed(a, tmp, argv):
     t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-    p, got = run_under_agent(a.agent, tmp, argv, ['live\t100', 'time\t1'], FINISHED_LAUNCHES,
+    p, got = run_under_agent(a.agent, tmp, argv, ['live\t100', 'time\t1', 'timecalls\t1'], FINISHED_LAUNCHES,
                              decode)
     t1 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
     launches = [l for _, r in got for l in r['launches']]
