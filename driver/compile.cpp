@@ -6,6 +6,7 @@
 #include "driver/usdt_sites.h"
 
 #include "frontend/clang/read_c_definitions.h"
+#include <algorithm>
 #include <bpf/libbpf.h>
 #include <cstdlib>
 #include <ctime>
@@ -234,11 +235,8 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
     return std::nullopt;
   }
   c.bpf = std::move(*artifacts);
-  for (const auto &probe : c.program->probes)
-    if (!probe->attach_points.empty() &&
-        probe->attach_points[0].provider == frontend::Provider::GpuLaunch &&
-        frontend::first_use(*probe, frontend::BuiltinId::LaunchCall))
-      c.bpf->spec.launch_calls = true;
+  c.bpf->spec.launch_calls = std::any_of(placements.begin(), placements.end(),
+                                         [](const auto &p) { return p.reads_launch_call; });
   if (auto st = compile_device(c, options, *layout, c.bpf->spec, err); !st) {
     err << file.name() << ": ERROR: " << st.error() << "\n";
     return std::nullopt;

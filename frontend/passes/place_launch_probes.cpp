@@ -93,7 +93,7 @@ std::vector<ProbePlacement> place_launch_probes(Program &program, const std::str
     for (auto &ap : probe->attach_points) {
       if (!is_gpu(ap.provider))
         continue;
-      ProbePlacement p{ap.name(), false, "", {}};
+      ProbePlacement p{ap.name(), false, false, "", {}};
       if (probe.get() == candidate) {
         // The launch timer (CUPTI) and the Sanitizer cannot share a process
         // (runtime/cuda_agent/launch_timer.h): all of a run's gpu probes move, or none.
@@ -104,8 +104,10 @@ std::vector<ProbePlacement> place_launch_probes(Program &program, const std::str
                             : placement_need(*probe);
         p.per_launch = !need;
         p.why = need.why, p.where = need.where;
-        if (p.per_launch)
+        if (p.per_launch) {
           ap.provider = Provider::GpuLaunch;
+          p.reads_launch_call = first_use(*probe, BuiltinId::LaunchCall) != nullptr;
+        }
       } else {
         p.why = "it is not a gpu:kretprobe /last_thread/ probe";
         p.where = ap.span;

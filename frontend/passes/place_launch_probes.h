@@ -15,6 +15,8 @@ namespace gpubt::frontend {
 struct ProbePlacement {
   std::string probe; // the attach point's name (gpu:kretprobe:PATTERN)
   bool per_launch = false;
+  // per_launch, and it reads launch_call: the agent times each launch's call too.
+  bool reads_launch_call = false;
   // per_launch false: why it needs the GPU ("reads tid, a value of each thread"), at WHERE.
   std::string why;
   SourceSpan where;

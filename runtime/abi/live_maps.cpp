@@ -1,19 +1,30 @@
 #include "runtime/abi/live_maps.h"
 
+#include <chrono>
 #include <cstring>
 
 #include "runtime/abi/agent_records.h"
 
 namespace gpubt::abi {
 
-std::string live_maps_record(uint32_t pid, const AgentResults &images) {
+std::string live_maps_record(uint32_t pid, const AgentResults &images, uint64_t copied_ns) {
   AgentResults maps;
   maps.images = images.images;
   std::string results = write_agent_results(maps);
-  std::string payload(16, '\0'); // the pid and the results' length, then the results
+  // The pid and the results' length, then the results, then the copy's time.
+  std::string payload(16, '\0');
   uint64_t words[2] = {pid, results.size()};
   std::memcpy(payload.data(), words, sizeof words);
-  return agent_record(EventKind::LiveMaps, payload + results);
+  std::string time(8, '\0');
+  std::memcpy(time.data(), &copied_ns, sizeof copied_ns);
+  return agent_record(EventKind::LiveMaps, payload + results + time);
+}
+
+uint64_t live_clock_ns() {
+  // libstdc++'s steady_clock is CLOCK_MONOTONIC, the agents' and the tracer's clock.
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count());
 }
 
 bool is_live_maps_record(const uint8_t *bytes, size_t size) {
@@ -28,10 +39,20 @@ Status LiveMaps::take_from(std::vector<uint8_t> &records) {
     auto parsed = parse_agent_results(std::string(reinterpret_cast<const char *>(p) + 16, words[1]));
     if (!parsed)
       return "a live GPU map record that does not parse: " + parsed.error();
-    latest_[static_cast<uint32_t>(words[0])] = std::move(*parsed);
+    uint64_t copied = 0;
+    if (size - 16 - words[1] >= sizeof copied)
+      std::memcpy(&copied, p + 16 + words[1], sizeof copied);
+    uint32_t pid = static_cast<uint32_t>(words[0]);
+    latest_[pid] = std::move(*parsed);
+    copied_ns_[pid] = copied;
     ++taken_;
     return std::string();
   });
+}
+
+uint64_t LiveMaps::copied_ns(uint32_t pid) const {
+  auto it = copied_ns_.find(pid);
+  return it == copied_ns_.end() ? 0 : it->second;
 }
 
 AgentResults LiveMaps::results() const {

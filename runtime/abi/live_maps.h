@@ -16,8 +16,13 @@
 namespace gpubt::abi {
 
 // A whole ring record (gpubt_ring_record, EventHeader, payload, padded to 8 bytes) carrying
-// process PID's device map images (IMAGES.images; the rest of IMAGES is sent as it is).
-std::string live_maps_record(uint32_t pid, const AgentResults &images);
+// process PID's device map images (IMAGES.images; the rest of IMAGES is not sent), copied from
+// COPIED_NS (CLOCK_MONOTONIC: when the copy began) on. The time follows the results, so a
+// gpubt older than it still reads the images.
+std::string live_maps_record(uint32_t pid, const AgentResults &images, uint64_t copied_ns);
+
+// CLOCK_MONOTONIC now, in ns: the clock of COPIED_NS and of RunningLaunches::sent_ns.
+uint64_t live_clock_ns();
 
 // Whether BYTES are exactly one LiveMaps record (an agent sends each in a frame of its own).
 bool is_live_maps_record(const uint8_t *bytes, size_t size);
@@ -35,9 +40,13 @@ public:
   uint64_t taken() const { return taken_; }
   // Every process's latest images, as one AgentResults (images only).
   AgentResults results() const;
+  // When the copy of PID's latest images began (0: none taken, or from an agent that does not
+  // say): a reader of what a process did at some time waits for a copy begun after it.
+  uint64_t copied_ns(uint32_t pid) const;
 
 private:
   std::map<uint32_t, AgentResults> latest_;
+  std::map<uint32_t, uint64_t> copied_ns_;
   uint64_t taken_ = 0;
 };
 

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "runtime/abi/finished_launches.h"
+#include "runtime/cuda_agent/launch_calls.h"
 #include "runtime/cuda_agent/periodic_thread.h"
 
 namespace gpubt::agent {
@@ -31,7 +32,7 @@ public:
   ~LaunchTimer() { stop(); }
 
   // Timing from now on: "" or why not. Again after a stop: the launches from then on.
-  // CALLS: each launch's queued time too (its launch_call; else 0).
+  // CALLS: each launch's call time too (its launch_call; else 0).
   std::string start(std::chrono::milliseconds period, Send send, bool calls);
   // Every launch finished so far is sent; then nothing more.
   void stop();
@@ -45,6 +46,8 @@ private:
   std::mutex mu_;
   Send send_;
   abi::FinishedLaunches pending_;
+  bool calls_by_api_ = false; // launch_call from the launch calls' records (launch_calls.h)
+  LaunchCalls calls_;
   bool active_ = false;
   PeriodicThread sender_;
 };

@@ -296,6 +296,7 @@ void LiveCopier::run() {
     due = std::chrono::steady_clock::now() + period_;
     lock.unlock();
     abi::AgentResults round;
+    uint64_t began = abi::live_clock_ns();
     std::vector<Source> sources = collect_(*this, round); // calls begin_round
     for (const Source &s : sources) {
       lock.lock();
@@ -325,7 +326,7 @@ void LiveCopier::run() {
       if (copied)
         round.images.push_back(std::move(image));
     }
-    bool sent = round.images.empty() || send_(abi::live_maps_record(getpid(), round));
+    bool sent = round.images.empty() || send_(abi::live_maps_record(getpid(), round, began));
     lock.lock();
     if (!sent)
       break; // gpubt is gone

@@ -52,12 +52,29 @@ void HangWatch::check(const abi::RunningLaunches &r, const Fire &fire) {
         ctx.queued = l.later;
         ctx.exact = l.exact;
         ctx.graph = l.graph_kernels;
-        fire(p.index, ctx);
+        if (map_wait_ns_)
+          waiting_.push_back({p.index, ctx, name, r.sent_ns});
+        else
+          fire(p.index, ctx);
         still.insert(key);
       }
     }
   }
   fired = std::move(still); // a launch no longer listed has finished: its keys go
+}
+
+void HangWatch::fire_waiting(const Fire &fire, const CopiedAt &copied_at, uint64_t now_ns,
+                             bool all) {
+  std::vector<Waiting> still;
+  for (Waiting &w : waiting_) {
+    if (all || copied_at(w.ctx.pid) >= w.look_ns || now_ns >= w.look_ns + map_wait_ns_) {
+      w.ctx.kernel = reinterpret_cast<uint64_t>(w.name.c_str());
+      fire(w.probe, w.ctx);
+    } else {
+      still.push_back(std::move(w));
+    }
+  }
+  waiting_ = std::move(still);
 }
 
 void HangWatch::forget_ended() {

@@ -29,7 +29,15 @@ void notify_attached(std::ostream &err) {
 Tracer::Tracer(const abi::ProgramSpec &spec, RunOptions options, std::ostream &out,
                std::ostream &err)
     : spec_(spec), options_(std::move(options)), out_(out), err_(err), hang_(spec),
-      launch_probes_(spec) {}
+      launch_probes_(spec) {
+  // gpu:hang probes that read gpu maps wait for a copy after their look: at most three live
+  // periods (a copy is made each period unless the GPU has no room for the copy kernel), 1 s
+  // at least.
+  uint32_t live = live_period_ms();
+  auto read = [](const abi::DeviceMapSpec &m) { return m.host_reads; };
+  if (live && std::any_of(spec_.device.maps.begin(), spec_.device.maps.end(), read))
+    hang_.wait_for_maps(std::max<uint64_t>(3ull * live, 1000) * 1'000'000);
+}
 
 Tracer::~Tracer() = default;
 

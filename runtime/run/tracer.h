@@ -76,8 +76,9 @@ private:
   bool watch_launches() const;
   bool needs_agent() const; // gpu probes or gpu:hang probes
   // The RunningLaunches and FinishedLaunches records among gpu_pending_ taken, the gpu:hang
-  // probes due and the launch-level probes of each finished launch run.
-  void take_launch_records();
+  // probes due and the launch-level probes of each finished launch run. ENDING: the gpu:hang
+  // probes still waiting for maps run too.
+  void take_launch_records(bool ending);
   // gpu:hang probes, and no agent said what it runs; launch-level probes, and no agent sent a
   // finished launch (or some were lost).
   void report_unwatched();

@@ -102,7 +102,7 @@ uint32_t Tracer::live_period_ms() const {
   return static_cast<uint32_t>(ms);
 }
 
-void Tracer::take_launch_records() {
+void Tracer::take_launch_records(bool ending) {
   std::lock_guard<std::mutex> lock(maps_mu_);
   auto fire = [this](size_t probe, const auto &ctx) {
     if (!session_)
@@ -112,6 +112,8 @@ void Tracer::take_launch_records() {
   };
   if (auto st = hang_.take_from(gpu_pending_, fire); !st && !std::exchange(said_hang_, true))
     err_ << "WARNING: " << st.error() << "\n";
+  hang_.fire_waiting(fire, [this](uint32_t pid) { return live_maps_.copied_ns(pid); },
+                     abi::live_clock_ns(), ending);
   hang_.forget_ended();
   // --timeline: the launch's span, as a device's launch record draws it (the device sends
   // none where a launch-level probe runs in gpubt: lower_device.cpp), one track per kernel name.
@@ -161,11 +163,12 @@ void Tracer::print_gpu_events() {
     if (auto st = live_maps_.take_from(gpu_pending_); !st && !std::exchange(said_live_, true))
       err_ << "WARNING: " << st.error() << "\n";
   }
-  take_launch_records();
-  printer_->print_ring_records(gpu_pending_);
-  output_->flush();
+  // The maps first: a gpu:hang probe fired below reads the copies that came with its look.
   if (live_maps_.taken() != mirrored_taken_) // only this thread takes records: no lock to read
     mirror_device_maps();
+  take_launch_records(false);
+  printer_->print_ring_records(gpu_pending_);
+  output_->flush();
 }
 
 void Tracer::mirror_device_maps() {
@@ -205,7 +208,9 @@ GpuRunSummary Tracer::finish_gpu() {
       std::lock_guard<std::mutex> lock(maps_mu_);
       (void)live_maps_.take_from(gpu_pending_);
     }
-    take_launch_records();
+    if (live_maps_.taken() != mirrored_taken_)
+      mirror_device_maps();
+    take_launch_records(true);
     printer_->print_ring_records(gpu_pending_);
     if (spec_.device.probes.empty()) // gpu:hang only: the agent watched, it has no results
       return {};
@@ -227,7 +232,9 @@ GpuRunSummary Tracer::finish_gpu() {
       std::lock_guard<std::mutex> lock(maps_mu_);
       (void)live_maps_.take_from(gpu_pending_);
     }
-    take_launch_records();
+    if (live_maps_.taken() != mirrored_taken_)
+      mirror_device_maps();
+    take_launch_records(true);
     printer_->print_ring_records(gpu_pending_);
     for (const auto &m : results.messages)
       err_ << "gpubt: " << m << "\n";

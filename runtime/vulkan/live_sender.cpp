@@ -26,8 +26,10 @@ void LiveSender::run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, period_, [&] { return stop_; })) {
     lock.unlock();
+    uint64_t began = abi::live_clock_ns();
     abi::AgentResults images = collect_();
-    std::string record = images.images.empty() ? "" : abi::live_maps_record(getpid(), images);
+    std::string record =
+        images.images.empty() ? "" : abi::live_maps_record(getpid(), images, began);
     bool sent = record.empty() || abi::send_all(fd_, record.data(), record.size());
     lock.lock();
     if (!sent)

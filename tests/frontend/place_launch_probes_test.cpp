@@ -57,6 +57,22 @@ TEST(PlaceLaunchProbes, KerneltimeRunsPerLaunch) {
   EXPECT_EQ(providers[1], Provider::GpuLaunch);
 }
 
+TEST(PlaceLaunchProbes, SaysWhichPerLaunchProbeReadsLaunchCall) {
+  auto reads = [](const std::string &text, const std::string &held = "") {
+    SourceFile file("stdin", text);
+    Diagnostics diags;
+    auto program = parse_program(file, diags);
+    EXPECT_TRUE(program && !diags.has_errors());
+    resolve_types(*program, {});
+    auto placed = place_launch_probes(*program, held);
+    return !placed.empty() && placed[0].reads_launch_call;
+  };
+  std::string late = "gpu:kretprobe:* /last_thread/ { @w = hist(launch_start - launch_call); }";
+  EXPECT_TRUE(reads(late));
+  EXPECT_FALSE(reads("gpu:kretprobe:* /last_thread/ { @d = hist(nsecs - launch_start); }"));
+  EXPECT_FALSE(reads(late, "held here")); // on the GPU: a hidden uprobe gives it, not the timer
+}
+
 TEST(PlaceLaunchProbes, LaunchLevelConditionsBothWays) {
   EXPECT_TRUE(per_launch(place("gpu:kretprobe:k /last_thread && gdim_x > 2/ { @n = count(); }")));
   EXPECT_TRUE(per_launch(

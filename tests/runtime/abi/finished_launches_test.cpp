@@ -33,7 +33,7 @@ TEST(FinishedLaunches, EveryRecordInOrderAmongOtherRecords) {
   append(stream, finished_launches_record(two_launches(10, 1)));
   AgentResults maps;
   maps.images.push_back({0, {}, {std::vector<uint8_t>(24, 1)}, {}, 0});
-  append(stream, live_maps_record(10, maps));
+  append(stream, live_maps_record(10, maps, 5));
   append(stream, finished_launches_record(two_launches(10, 3)));
   std::vector<FinishedLaunches> seen;
   ASSERT_TRUE(take_finished_launches(stream, [&](const FinishedLaunches &r) { seen.push_back(r); }));

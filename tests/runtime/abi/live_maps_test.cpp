@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/abi/agent_records.h"
 #include "runtime/abi/device_abi.h"
 #include "runtime/abi/program_spec.h"
 
@@ -34,12 +35,12 @@ void append(std::vector<uint8_t> &out, const std::string &bytes) {
 
 TEST(LiveMaps, TakenFromAmongPrintfRecordsLatestPerProcess) {
   std::vector<uint8_t> stream = printf_record(1);
-  append(stream, live_maps_record(10, one_map(0, 1)));
+  append(stream, live_maps_record(10, one_map(0, 1), 5));
   auto second = printf_record(2);
   stream.insert(stream.end(), second.begin(), second.end());
-  append(stream, live_maps_record(10, one_map(0, 2))); // newer, same process
-  append(stream, live_maps_record(11, one_map(1, 3)));
-  std::string cut = live_maps_record(12, one_map(2, 4));
+  append(stream, live_maps_record(10, one_map(0, 2), 5)); // newer, same process
+  append(stream, live_maps_record(11, one_map(1, 3), 5));
+  std::string cut = live_maps_record(12, one_map(2, 4), 5);
   append(stream, cut.substr(0, cut.size() - 8)); // the rest comes later
 
   LiveMaps live;
@@ -61,15 +62,34 @@ TEST(LiveMaps, TakenFromAmongPrintfRecordsLatestPerProcess) {
 }
 
 TEST(LiveMaps, ACorruptRecordIsSaidAndTheOthersAreStillTaken) {
-  std::string bad = live_maps_record(10, one_map(0, 1));
+  std::string bad = live_maps_record(10, one_map(0, 1), 5);
   bad[sizeof(gpubt_ring_record) + sizeof(EventHeader) + 16] ^= 0x55; // the results' magic
   std::vector<uint8_t> stream(bad.begin(), bad.end());
-  append(stream, live_maps_record(11, one_map(0, 7)));
+  append(stream, live_maps_record(11, one_map(0, 7), 5));
   LiveMaps live;
   EXPECT_FALSE(live.take_from(stream).ok());
   EXPECT_TRUE(stream.empty());
   ASSERT_EQ(live.results().images.size(), 1u);
   EXPECT_EQ(live.results().images[0].maps[0], std::vector<uint8_t>(24, 7));
+}
+
+TEST(LiveMaps, EachProcessesCopyTimeIsKeptAndAnOlderAgentsRecordHasNone) {
+  std::vector<uint8_t> stream;
+  append(stream, live_maps_record(10, one_map(0, 1), 1000));
+  append(stream, live_maps_record(10, one_map(0, 2), 2000));
+  // An agent from before the copy's time: the pid, the results' length, the results.
+  std::string results = write_agent_results(one_map(0, 3));
+  std::string payload(16, '\0');
+  uint64_t words[2] = {11, results.size()};
+  std::memcpy(payload.data(), words, sizeof words);
+  append(stream, agent_record(EventKind::LiveMaps, payload + results));
+  LiveMaps live;
+  ASSERT_TRUE(live.take_from(stream).ok());
+  EXPECT_EQ(live.copied_ns(10), 2000u);
+  EXPECT_EQ(live.copied_ns(11), 0u);
+  EXPECT_EQ(live.copied_ns(12), 0u);
+  ASSERT_EQ(live.results().images.size(), 2u);
+  EXPECT_EQ(live.results().images[1].maps[0], std::vector<uint8_t>(24, 3));
 }
 
 } // namespace

@@ -30,7 +30,7 @@ TEST(RunningLaunches, RoundTripAmongOtherRecordsLatestPerProcess) {
   append(stream, running_launches_record(spinning(10, 1)));
   AgentResults maps;
   maps.images.push_back({0, {}, {std::vector<uint8_t>(24, 1)}, {}, 0});
-  append(stream, live_maps_record(10, maps));
+  append(stream, live_maps_record(10, maps, 5));
   append(stream, running_launches_record(spinning(10, 2)));
   RunningTable table;
   ASSERT_TRUE(table.take_from(stream));

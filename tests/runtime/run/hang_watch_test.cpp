@@ -1,5 +1,7 @@
 // HangWatch (runtime/run/hang_watch.h): which running launches a gpu:hang probe fires for, from
 // RunningLaunches records as an agent frames them, among other records.
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "runtime/abi/agent_records.h"
@@ -89,6 +91,35 @@ TEST(HangWatch, KernelIsTheDeviceNameShortenedAsOnTheGpu) {
   EXPECT_EQ(oldest[0].pid, 9u);
   EXPECT_EQ(oldest[0].kernel, names[0]);
   EXPECT_DOUBLE_EQ(oldest[0].age_s, 12.0);
+}
+
+TEST(HangWatch, ProbesReadingGpuMapsWaitForACopyAfterTheirLook) {
+  HangWatch w(spec_with({{"*", kSec}}));
+  w.wait_for_maps(kSec);
+  std::vector<std::pair<uint32_t, std::string>> fired;
+  auto fire = [&](size_t, const abi::HangCtx &ctx) {
+    fired.emplace_back(ctx.pid, reinterpret_cast<const char *>(ctx.kernel));
+  };
+  std::map<uint32_t, uint64_t> copied = {{7, 9 * kSec}, {8, 9 * kSec}, {9, 9 * kSec}};
+  auto copied_at = [&](uint32_t pid) { return copied[pid]; };
+  std::vector<uint8_t> records;
+  for (uint32_t pid : {7u, 8u, 9u}) // each due at its look, 10 s
+    append(records, abi::running_launches_record({pid, 10 * kSec, {launch("_Z4spinPi", 0, 1, 0)}}));
+  ASSERT_TRUE(w.take_from(records, fire).ok());
+  w.fire_waiting(fire, copied_at, 10 * kSec, false);
+  EXPECT_TRUE(fired.empty()); // every copy began before the look
+  copied[7] = 10 * kSec + 1;
+  w.fire_waiting(fire, copied_at, 10 * kSec + 2, false);
+  ASSERT_EQ(fired.size(), 1u);
+  EXPECT_EQ(fired[0], std::make_pair(7u, std::string("spin")));
+  w.fire_waiting(fire, copied_at, 11 * kSec, false); // 8 and 9: no copy came within the wait
+  ASSERT_EQ(fired.size(), 3u);
+  EXPECT_EQ(fired[2].second, "spin");
+
+  append(records, abi::running_launches_record({7, 20 * kSec, {launch("_Z4spinPi", 0, 2, 0)}}));
+  ASSERT_TRUE(w.take_from(records, fire).ok());
+  w.fire_waiting(fire, copied_at, 20 * kSec, true); // the run ends: it fires with what there is
+  EXPECT_EQ(fired.size(), 4u);
 }
 
 } // namespace
