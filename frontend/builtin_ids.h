@@ -21,7 +21,7 @@ enum class BuiltinId {
   Lane, Warp, Sm, Clock, Kernel,
   ActiveLanes, // the warp's lanes active at the probe (CUDA's __activemask())
   LaunchStart, LastThread, // gpu:kretprobe only: per launch (device_abi.h launch_start)
-  LaunchCall, // a launch-level gpu:kretprobe only: the host's launch call (CUPTI's queued)
+  LaunchCall, // a launch-level gpu:kretprobe only: the host's launch call (CUPTI's record of it)
   // gpu memory probes only: the access's address, bytes, kind, space, the 32-byte sectors its
   // warp-level request touches and the request's shared-memory bank conflicts; gpu:barrier
   // only: the barrier's number

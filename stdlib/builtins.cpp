@@ -133,8 +133,8 @@ constexpr std::array kBuiltins = std::to_array<BuiltinInfo>({
         "{name} is only available in gpu:kretprobe, gpu:block_end and gpu:hang probes", kTime),
     U64("last_thread", LastThread, bit(Provider::GpuKretprobe) | kLaunchEnd,
         "{name} is only available in gpu:kretprobe probes", kTime),
-    // The host's launch call, CLOCK_MONOTONIC. A launch-level probe: CUPTI's `queued` (the
-    // launch entering the command buffer; 0 where CUPTI did not give it). A probe on the GPU:
+    // The host's launch call, CLOCK_MONOTONIC. A launch-level probe: the call's start, from
+    // CUPTI's record of it (0 where there is none). A probe on the GPU:
     // the latest cuLaunchKernel* entry, from a hidden uprobe (launch_call_uprobe.h; 0 before any).
     U64("launch_call", LaunchCall, kGpu | kLaunchEnd,
         "{name} is only available in gpu probes (on the GPU or once per finished launch)", kLaunch),

@@ -311,8 +311,8 @@ struct ProgramSpec {
   std::vector<HelperErrorSpec> helper_errors;
   std::vector<SpanSpec> spans;
   bool timeline = false; // --timeline: Printf payloads end with an EventStamp
-  // A LaunchEnd probe reads launch_call: the agent's launch timer also collects each launch's
-  // queued time (CUPTI's latency timestamps, a cost of their own on every launch).
+  // A LaunchEnd probe reads launch_call: the agent's launch timer also records each launch call
+  // (CUPTI's records of the launch calls: a cost of their own on every launch).
   bool launch_calls = false;
   std::vector<std::string> probe_names; // ValueType::Probe values index this
   std::map<std::string, std::map<int64_t, std::string>> enums;

@@ -507,15 +507,15 @@ def p_timing_agent_runs_a_launch_level_probe_in_gpubt(ctx):
                 "@kernel_us[vectorAdd]: \n[4, 8)                 1 |",
                 "[256, 512)             2 |"]
         expect(all(w in r.stdout for w in want), f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
-        # kerneltime reads no launch_call: the agent is not asked for CUPTI's queued times.
+        # kerneltime reads no launch_call: the agent is not asked for the launch calls' times.
         expect("time 1" in fake.said() and "timecalls 0" in fake.said(), fake.said())
     with_fake_agent("self", "finished", True, body, env=TIMING_MODE)
 
 
 @case
 def p_timing_agent_collects_call_times_only_for_launch_call(ctx):
-    # launchlate reads launch_call: the agent is asked for each launch's queued time (CUPTI's
-    # latency timestamps, which cost every launch and so are off for kerneltime).
+    # launchlate reads launch_call: the agent is asked for each launch's call time (CUPTI's
+    # records of the launch calls, which cost every launch and so are off for kerneltime).
     def body(fake):
         r = run(ctx, ["-p", str(fake.pid), os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tools/launchlate.bt")],
                 env=gpu_env(fake), timeout=60)

@@ -124,7 +124,7 @@ TEST(PlaceLaunchProbes, HeldRunsKeepThemOnTheGpu) {
   EXPECT_EQ(providers, std::vector<Provider>{Provider::GpuKretprobe});
 }
 
-// launch_call (CUPTI's queued time) is a launch-level value: read with others, the probe moves
+// launch_call (the launch call's time) is a launch-level value: read with others, the probe moves
 // and reads it from the launch's record: no uprobe, no map.
 TEST(PlaceLaunchProbes, LaunchCallMovesWithTheProbe) {
   Placed p = run("gpu:kretprobe:* /last_thread && launch_call != 0/ { "

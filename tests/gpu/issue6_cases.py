@@ -172,7 +172,7 @@ def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
         fast_idle = sum(n for lo, _, n in i if lo < IDLE_MAX_US)
         # Every round's queued launch but the first waits past 5 ms; the first round's call can
         # spend milliseconds of the spin loading the module (H200: the program's own measurement
-        # 2.8 ms, launchlate's 2.78), and CUPTI's queued time comes after that.
+        # 2.8 ms, launchlate's 2.78), and the call's start comes before that.
         late = sum(n for _, hi, n in q if hi > 5000)
         ok = nq == rounds + 1 and ni == rounds + 1 and late >= rounds and fast_idle == ni
         return (p.returncode == 0 and ok,
@@ -213,8 +213,8 @@ def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
                '(nsecs - @launch_ns) / 1000); >',
                f'{a.bin}/launch_queue {spin_us} {rounds}',
                lambda p: exact_check(p, UPROBE_LAG_US), plain)
-    # CUPTI's queued time is inside the launch call, later than the uprobe (after the call's own
-    # host work), its start at the kernel's start: against the program's own measurement.
+    # launch_call: the launch call's start (CUPTI's record of the call), just after the program's
+    # stamp; launch_start the kernel's start: against the program's own measurement.
     gpubt_case(a, f'issue25: launch_call -> launch_start (launch-level, CUPTI): queued >= 5000 us, '
                f'idle < {IDLE_MAX_US} us, gpubt = the program\'s own measurement less the time '
                'into the call',
@@ -250,8 +250,9 @@ IDLE_MAX_US = 100  # launch_queue's tinyIdle: the issue's bound
 # (the uprobe), the program's before its cudaLaunchKernel call, so gpubt's is shorter by up to
 # UPROBE_LAG_US (H100: 4-16 us), and longer by no more than the clocks' alignment error.
 UPROBE_LAG_US, CLOCK_ERR_US = 30, 5
-# CUPTI's queued time (launch_call) comes later in the call than the uprobe: the H200 measured
-# 4.8-31.1 us from the program's stamp before its call (bench/gpu/logs/h200-suite-vulkan-f61b835.log).
+# launch_call, the launch-level probe's: CUPTI's queued time (until c06c34d) came later in the call
+# than the uprobe, 4.8-31.1 us from the program's stamp before its call (H200,
+# bench/gpu/logs/h200-suite-vulkan-f61b835.log); the call's start, now, comes right after it.
 QUEUED_LAG_US = 50
 KT = dict(rounds=5, us={'busyA': 400, 'busyB': 1500, 'busyC': 3000})  # kernel_time
 KT_TOL = 0.05  # the issue's target: GPU-measured duration within 5% of CUDA events

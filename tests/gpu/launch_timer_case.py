@@ -5,7 +5,7 @@ layout, read independently of gpubt's reader). kernel_time: every launch of busy
 reported once, each busy launch's duration at most its CUDA event pair's (the events enclose the
 kernel) and within 3% of it, start < end on CLOCK_MONOTONIC inside the run; graph_add: its 3 graph
 replays give 3 graphAdd records (per kernel node); both programs' results unchanged. launch_call
-(each record's call time, CUPTI's queued): known and before the start for every kernel_time launch;
+(each record's call time, from CUPTI's record of the launch call): known and before the start for every kernel_time launch;
 a gate, launched on its idle stream, starts soon after its call (< IDLE_MAX_US); a busy kernel,
 launched right behind its gate on the same stream, waits about the gate's time (>= 90% of
 GATE_US)."""
@@ -49,7 +49,7 @@ def timed(a, tmp, argv):
 
 
 def launch_call_check(launches, rc):
-    """launch_call (CUPTI's queued) against the start, per kernel_time launch, past the warm-up
+    """launch_call (the launch call's start) against the start, per kernel_time launch, past the warm-up
     round (each kernel's earliest launch)."""
     waits = {}
     for l in sorted(launches, key=lambda l: l['start']):

@@ -54,7 +54,7 @@ abi::FinishedLaunch finished(const char *kernel, uint64_t stream, uint64_t seq, 
 // stream 0x10) ran 300, 350 and 5 us; spin (grid 4, block 128, device 1, stream 0x20) 1500 us
 // twice; reduce (grid 2x2, block 64, stream 0x10) 40 us. The second record says 0 lost. Each
 // started this long after its launch call (launch_call): vectorAdd 20 us, spin 5 us the first
-// time and no call time the second (CUPTI's queued unknown: 0), reduce 398 us (queued behind
+// time and no call time the second (no call recorded: 0), reduce 398 us (queued behind
 // vectorAdd on its stream).
 bool send_finished(int fd) {
   uint64_t t = now_ns() - kSec;

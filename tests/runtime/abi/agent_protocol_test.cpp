@@ -225,7 +225,7 @@ TEST(AgentProtocol, TimeLaunchesRoundTrips) {
   EXPECT_TRUE(back->time_launches);
   EXPECT_FALSE(back->time_launch_calls);
   EXPECT_FALSE(back->watch_launches);
-  c.time_launch_calls = true; // launchlate: the launch's queued time too
+  c.time_launch_calls = true; // launchlate: the launch's call time too
   auto calls = gpubt::abi::parse_agent_config(gpubt::abi::write_agent_config(c));
   ASSERT_TRUE(calls) << calls.error();
   EXPECT_TRUE(calls->time_launch_calls);

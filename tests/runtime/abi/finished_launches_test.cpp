@@ -24,7 +24,7 @@ FinishedLaunches two_launches(uint32_t pid, uint64_t first_seq) {
   l.grid[0] = 8, l.block[0] = 64, l.block[1] = 2, l.device = 1;
   l.kernel = "_Z9vectorAddPKfS0_Pfi";
   FinishedLaunch m = l;
-  m.seq = first_seq + 1, m.kernel = "", m.call_ns = 0; // CUPTI gave no queued time
+  m.seq = first_seq + 1, m.kernel = "", m.call_ns = 0; // no call time (none recorded)
   return {pid, 4, {l, m}};
 }
 
