@@ -21,7 +21,8 @@ struct FinishedLaunch {
   uint64_t start_ns = 0; // CLOCK_MONOTONIC: when the launch began running (launch_start)
   uint64_t end_ns = 0;   // CLOCK_MONOTONIC: when its last thread was done (`nsecs` at its end)
   // CLOCK_MONOTONIC: when the host's launch call began (launch_call; a graph's kernel nodes: the
-  // graph launch's); 0 where the agent has none (runtime/cuda_agent/launch_calls.h)
+  // graph launch's; an attached timing-mode agent: CUPTI's `queued`, inside the call); 0 where
+  // the agent has none (runtime/cuda_agent/launch_timer.h)
   uint64_t call_ns = 0;
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};

@@ -159,7 +159,10 @@ int start_timing_only(Agent &a) {
   std::string e = a.config.live_fd < 0
                       ? "no socket to send them on"
                       : a.timer.start(std::chrono::milliseconds(a.config.live_ms ? a.config.live_ms : 100),
-                                      record_sender(a, false), a.config.time_launch_calls);
+                                      record_sender(a, false),
+                                      a.config.time_launch_calls
+                                          ? LaunchTimer::CallTimes::FromCallRecords
+                                          : LaunchTimer::CallTimes::None);
   if (!e.empty())
     say(a, "cannot time kernel launches (" + e + "): launch-level gpu probes see no launch");
   g_agent = &a;

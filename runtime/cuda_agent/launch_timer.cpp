@@ -167,7 +167,7 @@ std::string set_up_cupti() {
 
 } // namespace
 
-std::string LaunchTimer::start(std::chrono::milliseconds period, Send send, bool calls) {
+std::string LaunchTimer::start(std::chrono::milliseconds period, Send send, CallTimes calls) {
   g_timer = this;
   if (std::string e = set_up_cupti(); !e.empty())
     return e;
@@ -179,11 +179,11 @@ std::string LaunchTimer::start(std::chrono::milliseconds period, Send send, bool
   // launch_call, only where a probe reads it: the start of the launch call's own record
   // (launch_calls.h), else each kernel record's `queued` (the launch entering the command
   // buffer, inside the launch call: about 1.2 us more a launch on the H200), else 0.
-  calls_by_api_ = calls && record_launch_calls(true);
-  if (calls && !calls_by_api_)
+  calls_by_api_ = calls == CallTimes::FromCallRecords && record_launch_calls(true);
+  if (calls == CallTimes::FromCallRecords && !calls_by_api_)
     record_launch_calls(false); // some switches refused: none stays on
   if (g_cupti.latency_timestamps)
-    g_cupti.latency_timestamps(calls && !calls_by_api_ ? 1 : 0);
+    g_cupti.latency_timestamps(calls != CallTimes::None && !calls_by_api_ ? 1 : 0);
   if (CUptiResult r = g_cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r != CUPTI_SUCCESS)
     return cupti_error("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
   {

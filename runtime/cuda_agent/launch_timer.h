@@ -31,9 +31,13 @@ public:
   using Send = std::function<bool(const std::string &record)>;
   ~LaunchTimer() { stop(); }
 
+  // Each launch's call time (its launch_call; else 0): from CUPTI's records of the launch calls
+  // (launch_calls.h), which came only where CUPTI started before the process's first CUDA call
+  // (-c: the H200, 2026-11-29; started in a running job, by an attach, none came), or from each
+  // kernel record's `queued` time (about 1.2 us more a launch on the H200's training step).
+  enum class CallTimes { None, FromCallRecords, Queued };
   // Timing from now on: "" or why not. Again after a stop: the launches from then on.
-  // CALLS: each launch's call time too (its launch_call; else 0).
-  std::string start(std::chrono::milliseconds period, Send send, bool calls);
+  std::string start(std::chrono::milliseconds period, Send send, CallTimes calls);
   // Every launch finished so far is sent; then nothing more.
   void stop();
 

@@ -37,7 +37,10 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
   a.config = std::move(*config);
   a.results = {};
   a.tracing = a.attached = true;
-  if (std::string e = a.timer.start(period, record_sender(a, true), a.config.time_launch_calls);
+  // A running job's CUDA started before CUPTI: the call records do not come (launch_timer.h).
+  auto calls = a.config.time_launch_calls ? LaunchTimer::CallTimes::Queued
+                                          : LaunchTimer::CallTimes::None;
+  if (std::string e = a.timer.start(period, record_sender(a, true), calls);
       !e.empty()) {
     a.config = {};
     a.tracing = a.attached = false;
