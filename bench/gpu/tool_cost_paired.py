@@ -50,7 +50,11 @@ def measure(a, mode, tmp, plain_env, gpubt_env):
     for name, args, target in TOOLS:
         g = attach_suite.Gpubt([a.gpubt, '-p', str(T.pid)] + args, gpubt_env, tmp)
         pair(f'gpubt -p (timing mode), {name}', T, target)
-        g.stop()
+        # A cost is the tool's only if it worked: launchlate attached once printed nothing (its
+        # launch_call always 0) at 1.004x (2143ecf).
+        rc, out, err = g.stop()
+        attach_suite.check(f'{mode}: gpubt -p (timing mode), {name}: its output',
+                           rc == 0 and '@' in out, f'exit {rc} {out[-200:]!r} {err[-200:]!r}')
     for job in [P, T] + list(C.values()):
         job.quit()
 
