@@ -65,6 +65,8 @@ void HangWatch::check(const abi::RunningLaunches &r, const Fire &fire) {
 
 void HangWatch::fire_waiting(const Fire &fire, const CopiedAt &copied_at, uint64_t now_ns,
                              bool all) {
+  if (waiting_.empty())
+    return;
   std::vector<Waiting> still;
   for (Waiting &w : waiting_) {
     if (all || copied_at(w.ctx.pid) >= w.look_ns || now_ns >= w.look_ns + map_wait_ns_) {

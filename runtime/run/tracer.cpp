@@ -34,8 +34,7 @@ Tracer::Tracer(const abi::ProgramSpec &spec, RunOptions options, std::ostream &o
   // periods (a copy is made each period unless the GPU has no room for the copy kernel), 1 s
   // at least.
   uint32_t live = live_period_ms();
-  auto read = [](const abi::DeviceMapSpec &m) { return m.host_reads; };
-  if (live && std::any_of(spec_.device.maps.begin(), spec_.device.maps.end(), read))
+  if (live && host_reads_device_maps())
     hang_.wait_for_maps(std::max<uint64_t>(3ull * live, 1000) * 1'000'000);
 }
 

@@ -89,6 +89,8 @@ private:
   // The GPU's values of the aggregations host probes read (DeviceMapSpec::host_reads) into their
   // BPF maps, where those reads look: at each live copy the agents send and before END.
   void mirror_device_maps();
+  void mirror_new_device_maps(); // the same, only where a live copy came since the last one
+  bool host_reads_device_maps() const; // some host probe reads a map gpu probes write
   // Their results: records, warnings, device maps; whether any ran and what ran untraced.
   GpuRunSummary finish_gpu();
   GpuRunSummary apply_gpu_outcome(GpuOutcome &outcome);

@@ -164,16 +164,24 @@ void Tracer::print_gpu_events() {
       err_ << "WARNING: " << st.error() << "\n";
   }
   // The maps first: a gpu:hang probe fired below reads the copies that came with its look.
-  if (live_maps_.taken() != mirrored_taken_) // only this thread takes records: no lock to read
-    mirror_device_maps();
+  mirror_new_device_maps();
   take_launch_records(false);
   printer_->print_ring_records(gpu_pending_);
   output_->flush();
 }
 
+bool Tracer::host_reads_device_maps() const {
+  return std::any_of(spec_.device.maps.begin(), spec_.device.maps.end(),
+                     [](const abi::DeviceMapSpec &m) { return m.host_reads; });
+}
+
+void Tracer::mirror_new_device_maps() {
+  if (live_maps_.taken() != mirrored_taken_) // only this thread takes records: no lock to read
+    mirror_device_maps();
+}
+
 void Tracer::mirror_device_maps() {
-  auto read = [](const abi::DeviceMapSpec &m) { return m.host_reads; };
-  if (!session_ || std::none_of(spec_.device.maps.begin(), spec_.device.maps.end(), read))
+  if (!session_ || !host_reads_device_maps())
     return;
   std::vector<MapData> device;
   {
@@ -208,8 +216,7 @@ GpuRunSummary Tracer::finish_gpu() {
       std::lock_guard<std::mutex> lock(maps_mu_);
       (void)live_maps_.take_from(gpu_pending_);
     }
-    if (live_maps_.taken() != mirrored_taken_)
-      mirror_device_maps();
+    mirror_new_device_maps();
     take_launch_records(true);
     printer_->print_ring_records(gpu_pending_);
     if (spec_.device.probes.empty()) // gpu:hang only: the agent watched, it has no results
@@ -232,8 +239,7 @@ GpuRunSummary Tracer::finish_gpu() {
       std::lock_guard<std::mutex> lock(maps_mu_);
       (void)live_maps_.take_from(gpu_pending_);
     }
-    if (live_maps_.taken() != mirrored_taken_)
-      mirror_device_maps();
+    mirror_new_device_maps();
     take_launch_records(true);
     printer_->print_ring_records(gpu_pending_);
     for (const auto &m : results.messages)
