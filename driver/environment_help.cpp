@@ -51,6 +51,9 @@ const char kEnvironmentHelp[] =
     "    GPUBT_AGENT_COPY_ONLY=1  the CUDA agent copies maps, never writes them on streams\n"
     "    GPUBT_CUPTI_PATH         the libcupti the CUDA agent times launches with (default:\n"
     "                             the program's own, then the CUDA toolkit's)\n"
+    "    GPUBT_LAUNCH_CALL_TIMES=records|callbacks|queued  where the CUDA agent takes\n"
+    "                             launch_call from (default: CUPTI's records of the launch\n"
+    "                             calls under -c, their enter callbacks attached)\n"
     "    GPUBT_VULKAN_DUMP=DIR    each linked SPIR-V module written to DIR\n"
     "    GPUBT_VULKAN_ENTRY_SLOTS=N  fewer Vulkan entry points instrumented at once\n";
 

@@ -6,7 +6,8 @@ agent env --timing`) that gpubt attaches to with -p for each tool in turn. Burst
 job and P alternate round by round (which runs first alternating too); a row is the median of the
 per-round ratios of burst median step times, so drift of the host hits both alike. Eager and
 torch.compile'd; every row printed as PASS/FAIL against the issue's goal.
-usage: tool_cost_paired.py --gpubt G --agent A [--rounds N] [--steps N] [--modes eager,compiled]"""
+usage: tool_cost_paired.py --gpubt G --agent A [--rounds N] [--steps N] [--modes eager,compiled]
+       [--tools launchlate,...] [--attached-only]"""
 import argparse, os, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,23 +33,28 @@ def warm(jobs, bursts=3, steps=40):
 
 def measure(a, mode, tmp, plain_env, gpubt_env):
     compiled = mode == 'compiled'
+    tools = [t for t in TOOLS if not a.tools or any(w in t[0] for w in a.tools.split(','))]
+    launched = [] if a.attached_only else tools
     exports = {'CUDA_INJECTION64_PATH': a.agent, 'GPUBT_AGENT_MODE': 'timing'}
     P = attach_suite.Trainer(plain_env, f'{tmp}/{mode}-P.log', compiled=compiled, wait=False)
     T = attach_suite.Trainer(dict(plain_env, **exports), f'{tmp}/{mode}-T.log', compiled=compiled,
                              wait=False)
     C = {name: attach_suite.Trainer(gpubt_env, f'{tmp}/{mode}-{i}.log', compiled=compiled,
                                     wrap=[a.gpubt] + args, wait=False)
-         for i, (name, args, _) in enumerate(TOOLS)}
+         for i, (name, args, _) in enumerate(launched)}
     for job in [P, T] + list(C.values()):  # all started at once, then each waited for
         job.go()
     warm([P, T] + list(C.values()))
     pair = lambda label, job, target: attach_suite.paired_timing(
         f'{mode}: {label}', job, P, a.rounds, a.steps, [], [], target)
     pair('the agent in timing mode, dormant', T, 1.01)
-    for name, args, target in TOOLS:
+    for name, args, target in launched:
         pair(f'gpubt -c, {name}', C[name], target)
-    for name, args, target in TOOLS:
-        g = attach_suite.Gpubt([a.gpubt, '-p', str(T.pid)] + args, gpubt_env, tmp)
+    for name, args, target in tools:
+        # -v: timed from the attach on, and its line says where launch_call comes from.
+        g = attach_suite.Gpubt([a.gpubt, '-v', '-p', str(T.pid)] + args, gpubt_env, tmp,
+                               wait_for=(T.pid,))
+        print(*[l for l in g.text()[1].splitlines() if 'attached to process' in l], sep='\n')
         pair(f'gpubt -p (timing mode), {name}', T, target)
         # A cost is the tool's only if it worked: launchlate attached once printed nothing (its
         # launch_call always 0) at 1.004x (2143ecf).
@@ -66,6 +72,8 @@ def main():
     ap.add_argument('--rounds', type=int, default=15)
     ap.add_argument('--steps', type=int, default=60)
     ap.add_argument('--modes', default='eager,compiled')
+    ap.add_argument('--tools', default='', help='only the tools whose name has one of these')
+    ap.add_argument('--attached-only', action='store_true', help='no -c twins: -p rows only')
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix='gpubt-tool-cost-')
     plain_env = {k: v for k, v in os.environ.items() if not k.startswith('GPUBT_')}

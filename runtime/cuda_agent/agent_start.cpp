@@ -168,7 +168,9 @@ int start_timing_only(Agent &a) {
   g_agent = &a;
   std::atexit(at_exit_timing);
   if (a.config.verbose)
-    std::fprintf(stderr, "gpubt: agent loaded, launches timed by CUPTI%s\n", e.empty() ? "" : " (failed)");
+    std::fprintf(stderr, "gpubt: agent loaded, launches timed by CUPTI%s\n",
+                 e.empty() ? (std::string(", ") + LaunchTimer::describe(a.timer.call_times())).c_str()
+                           : " (failed)");
   return 1;
 }
 

@@ -4,9 +4,11 @@
 #include <ctime>
 #include <dlfcn.h>
 #include <unistd.h>
+#include <string_view>
 #include <utility>
 
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
@@ -31,6 +33,11 @@ struct Cupti {
   decltype(&cuptiActivityEnableRuntimeApi) runtime_api = nullptr;
   decltype(&cuptiActivityEnableDriverApi) driver_api = nullptr;
   decltype(&cuptiActivityEnableLatencyTimestamps) latency_timestamps = nullptr;
+  // Optional: the callback API, whose enter callbacks of the launch calls time them where the
+  // calls' records do not come (CUPTI started in a running job).
+  decltype(&cuptiSubscribe) subscribe = nullptr;
+  decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
+  decltype(&cuptiEnableCallback) enable_callback = nullptr;
 };
 
 // The calls that launch kernels, whose records give launch_call (graph: a CUDA graph's launch).
@@ -64,14 +71,15 @@ constexpr LaunchApi kDriverLaunches[] = {
     {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, true},
 };
 
-bool graph_launch(const CUpti_ActivityAPI &api) {
+// RUNTIME: a runtime API's cbid, else a driver API's.
+bool graph_launch(bool runtime, CUpti_CallbackId cbid) {
   auto in = [&](const auto &list) {
     for (const LaunchApi &l : list)
-      if (l.cbid == api.cbid)
+      if (l.cbid == cbid)
         return l.graph;
     return false;
   };
-  return api.kind == CUPTI_ACTIVITY_KIND_RUNTIME ? in(kRuntimeLaunches) : in(kDriverLaunches);
+  return runtime ? in(kRuntimeLaunches) : in(kDriverLaunches);
 }
 
 Cupti g_cupti;
@@ -86,6 +94,49 @@ bool record_launch_calls(bool on) {
     ok = g_cupti.runtime_api(l.cbid, on ? 1 : 0) == CUPTI_SUCCESS && ok;
   for (const LaunchApi &l : kDriverLaunches)
     ok = g_cupti.driver_api(l.cbid, on ? 1 : 0) == CUPTI_SUCCESS && ok;
+  return ok;
+}
+
+uint64_t CUPTIAPI monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// The callback API's handle while the launch calls' enter callbacks are on.
+CUpti_SubscriberHandle g_subscriber = nullptr;
+
+void CUPTIAPI launch_called(void *, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                            const void *data) {
+  const auto *call = static_cast<const CUpti_CallbackData *>(data);
+  if (call->callbackSite == CUPTI_API_ENTER && g_timer)
+    g_timer->called(call->correlationId, monotonic_ns(),
+                    graph_launch(domain == CUPTI_CB_DOMAIN_RUNTIME_API, cbid));
+}
+
+// The launch calls' enter callbacks, on or off. On fails where the callback API is missing or
+// another subscriber holds it (CUPTI allows one: the process's profiler, if it runs).
+bool call_launch_callbacks(bool on) {
+  if (!on) {
+    if (g_subscriber)
+      g_cupti.unsubscribe(g_subscriber);
+    g_subscriber = nullptr;
+    return true;
+  }
+  if (!g_cupti.subscribe || !g_cupti.unsubscribe || !g_cupti.enable_callback ||
+      g_cupti.subscribe(&g_subscriber, launch_called, nullptr) != CUPTI_SUCCESS) {
+    g_subscriber = nullptr;
+    return false;
+  }
+  bool ok = true;
+  for (const LaunchApi &l : kRuntimeLaunches)
+    ok = g_cupti.enable_callback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, l.cbid) ==
+             CUPTI_SUCCESS && ok;
+  for (const LaunchApi &l : kDriverLaunches)
+    ok = g_cupti.enable_callback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, l.cbid) ==
+             CUPTI_SUCCESS && ok;
+  if (!ok)
+    call_launch_callbacks(false);
   return ok;
 }
 
@@ -122,6 +173,9 @@ std::string load_cupti() {
   get(c.runtime_api, "cuptiActivityEnableRuntimeApi");
   get(c.driver_api, "cuptiActivityEnableDriverApi");
   get(c.latency_timestamps, "cuptiActivityEnableLatencyTimestamps");
+  get(c.subscribe, "cuptiSubscribe");
+  get(c.unsubscribe, "cuptiUnsubscribe");
+  get(c.enable_callback, "cuptiEnableCallback");
   g_cupti = c;
   return "";
 }
@@ -131,12 +185,6 @@ std::string cupti_error(const char *what, CUptiResult r) {
   if (g_cupti.result_string)
     g_cupti.result_string(r, &text);
   return std::string(what) + " failed: " + (text ? text : std::to_string(int(r)));
-}
-
-uint64_t CUPTIAPI monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
 void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
@@ -165,10 +213,25 @@ std::string set_up_cupti() {
   return error;
 }
 
+// GPUBT_LAUNCH_CALL_TIMES names another source of launch_call (a test of each; a way around
+// one that misbehaves): CALLS where it names none or no probe reads launch_call.
+LaunchTimer::CallTimes chosen_call_times(LaunchTimer::CallTimes calls) {
+  using C = LaunchTimer::CallTimes;
+  const char *env = std::getenv("GPUBT_LAUNCH_CALL_TIMES");
+  if (!env || calls == C::None)
+    return calls;
+  std::string_view name = env;
+  return name == "records" ? C::FromCallRecords
+         : name == "callbacks" ? C::FromCallbacks
+         : name == "queued"    ? C::Queued
+                               : calls;
+}
+
 } // namespace
 
 std::string LaunchTimer::start(std::chrono::milliseconds period, Send send, CallTimes calls) {
   g_timer = this;
+  calls = chosen_call_times(calls);
   if (std::string e = set_up_cupti(); !e.empty())
     return e;
   // Each start: the process's own profiler (the PyTorch profiler's CUPTI) may have taken the
@@ -176,14 +239,24 @@ std::string LaunchTimer::start(std::chrono::milliseconds period, Send send, Call
   if (CUptiResult r = g_cupti.register_callbacks(buffer_requested, buffer_completed);
       r != CUPTI_SUCCESS)
     return cupti_error("cuptiActivityRegisterCallbacks", r);
-  // launch_call, only where a probe reads it: the start of the launch call's own record
-  // (launch_calls.h), else each kernel record's `queued` (the launch entering the command
-  // buffer, inside the launch call: about 1.2 us more a launch on the H200), else 0.
-  calls_by_api_ = calls == CallTimes::FromCallRecords && record_launch_calls(true);
-  if (calls == CallTimes::FromCallRecords && !calls_by_api_)
-    record_launch_calls(false); // some switches refused: none stays on
+  // launch_call, only where a probe reads it: the start of the launch call, from its own record
+  // (launch_calls.h) or its enter callback, else each kernel record's `queued` (the launch
+  // entering the command buffer, inside the launch call: about 1.2 us more a launch on the
+  // H200), else 0.
+  calls_from_ = CallTimes::None;
+  if (calls == CallTimes::FromCallRecords) {
+    if (record_launch_calls(true))
+      calls_from_ = calls;
+    else
+      record_launch_calls(false); // some switches refused: none stays on
+  } else if (calls == CallTimes::FromCallbacks && call_launch_callbacks(true)) {
+    calls_from_ = calls;
+  }
+  bool queued = calls != CallTimes::None && calls_from_ == CallTimes::None;
   if (g_cupti.latency_timestamps)
-    g_cupti.latency_timestamps(calls != CallTimes::None && !calls_by_api_ ? 1 : 0);
+    g_cupti.latency_timestamps(queued ? 1 : 0);
+  if (queued && g_cupti.latency_timestamps)
+    calls_from_ = CallTimes::Queued;
   if (CUptiResult r = g_cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r != CUPTI_SUCCESS)
     return cupti_error("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
   {
@@ -201,12 +274,14 @@ std::string LaunchTimer::start(std::chrono::milliseconds period, Send send, Call
 
 void LaunchTimer::take_buffer(uint8_t *buffer, size_t valid) {
   std::lock_guard<std::mutex> lock(mu_);
+  take_called(); // each launch's call came before its kernel's record
   CUpti_Activity *record = nullptr;
   while (g_cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (record->kind == CUPTI_ACTIVITY_KIND_RUNTIME || record->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
       const auto *api = reinterpret_cast<const CUpti_ActivityAPI *>(record);
-      if (calls_by_api_)
-        calls_.called(api->correlationId, api->start, graph_launch(*api));
+      if (calls_from_ == CallTimes::FromCallRecords)
+        calls_.called(api->correlationId, api->start,
+                      graph_launch(api->kind == CUPTI_ACTIVITY_KIND_RUNTIME, api->cbid));
       continue;
     }
     if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
@@ -229,7 +304,7 @@ void LaunchTimer::take_buffer(uint8_t *buffer, size_t valid) {
     l.block[2] = uint32_t(k->blockZ);
     l.device = k->deviceId;
     l.kernel = k->name ? k->name : "";
-    if (calls_by_api_) {
+    if (matches_calls()) {
       calls_.finished(std::move(l), pending_.launches);
     } else {
       l.call_ns = k->queued == CUPTI_TIMESTAMP_UNKNOWN ? 0 : k->queued; // unknown: 0
@@ -238,11 +313,38 @@ void LaunchTimer::take_buffer(uint8_t *buffer, size_t valid) {
   }
 }
 
+const char *LaunchTimer::describe(CallTimes calls) {
+  switch (calls) {
+  case CallTimes::FromCallRecords: return "launch calls timed by their CUPTI records";
+  case CallTimes::FromCallbacks: return "launch calls timed by their CUPTI enter callbacks";
+  case CallTimes::Queued: return "launch calls timed by CUPTI's queued timestamps";
+  case CallTimes::None: break;
+  }
+  return "launch calls not timed";
+}
+
+void LaunchTimer::called(uint32_t correlation, uint64_t start_ns, bool graph) {
+  std::lock_guard<std::mutex> lock(called_mu_);
+  if (called_.size() < LaunchCalls::kMaxCalls)
+    called_.push_back({correlation, start_ns, graph});
+}
+
+void LaunchTimer::take_called() {
+  std::vector<Called> taken;
+  {
+    std::lock_guard<std::mutex> lock(called_mu_);
+    taken.swap(called_);
+  }
+  for (const Called &c : taken)
+    calls_.called(c.correlation, c.start_ns, c.graph);
+}
+
 bool LaunchTimer::send_taken() {
   abi::FinishedLaunches batch;
   Send send;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    take_called();
     calls_.settle(pending_.launches);
     if (pending_.launches.empty() && !pending_.lost)
       return true;
@@ -263,11 +365,14 @@ void LaunchTimer::stop() {
   }
   sender_.stop();
   g_cupti.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  if (calls_by_api_)
+  if (calls_from_ == CallTimes::FromCallRecords)
     record_launch_calls(false);
+  if (calls_from_ == CallTimes::FromCallbacks)
+    call_launch_callbacks(false);
   g_cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    take_called();
     calls_.drain(pending_.launches); // no call record comes after the flush
   }
   send_taken();

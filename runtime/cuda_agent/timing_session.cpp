@@ -38,7 +38,7 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
   a.results = {};
   a.tracing = a.attached = true;
   // A running job's CUDA started before CUPTI: the call records do not come (launch_timer.h).
-  auto calls = a.config.time_launch_calls ? LaunchTimer::CallTimes::Queued
+  auto calls = a.config.time_launch_calls ? LaunchTimer::CallTimes::FromCallbacks
                                           : LaunchTimer::CallTimes::None;
   if (std::string e = a.timer.start(period, record_sender(a, true), calls);
       !e.empty()) {
@@ -47,7 +47,8 @@ Result<std::string> attach(Agent &a, std::vector<std::string> blobs, std::vector
     return make_error("cannot time kernel launches: " + e);
   }
   return "process " + std::to_string(getpid()) +
-         ": launches timed by CUPTI (timing mode: no kernel patched)";
+         ": launches timed by CUPTI (timing mode: no kernel patched), " +
+         LaunchTimer::describe(a.timer.call_times());
 }
 
 std::string detach(Agent &a) {

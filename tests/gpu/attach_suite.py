@@ -15,7 +15,7 @@ also run by P, so their loss sequences must stay bit-identical to P's whatever g
 - the dormant agent's memory (VmRSS of D vs P);
 - a job T started in timing mode (`gpubt agent env --timing`, issue 25) beside a fresh twin:
   dormant and after detach within 1%; attached, kerneltime's probe runs in gpubt with one launch
-  record per host launch, kerneltime <= 1.03x, --timeline <= 1.02x, launchlate <= 1.05x; a probe in the
+  record per host launch, kerneltime <= 1.03x, --timeline <= 1.02x, launchlate <= 1.02x; a probe in the
   kernels refused; T's losses bit-identical to its twin's (--only-timing: this case alone).
 usage: attach_suite.py --gpubt PATH --agent PATH"""
 import argparse, concurrent.futures, os, re, signal, statistics, subprocess, sys, tempfile, time
@@ -352,7 +352,7 @@ LAUNCH_LEVEL = ('gpu:kretprobe:* /last_thread/ { @gpu = count(); '
 def timing_mode(gpubt, env, plain_env, tmp, rounds, steps):
     """A job started as `gpubt agent env --timing` says: dormant at plain speed; attached with -p,
     launch-level probes run in gpubt from CUPTI's records (one per host launch) at the cost the
-    issue sets (kerneltime <= 1.03x, --timeline <= 1.02x; launchlate bounded at 1.05x); probes in the kernels
+    issue sets (kerneltime <= 1.03x, --timeline <= 1.02x, launchlate <= 1.02x); probes in the kernels
     refused; plain speed again after the detach; the losses those of a run without agent."""
     lines = subprocess.run([gpubt, 'agent', 'env', '--timing'], env=env, capture_output=True,
                            text=True).stdout
@@ -379,16 +379,18 @@ def timing_mode(gpubt, env, plain_env, tmp, rounds, steps):
           f'{err.strip()[-600:]!r}')
     for label, args, target in (
             ('tools/kerneltime.bt', [f'{ROOT}/tools/kerneltime.bt'], 1.03),
-            # The issue's goal is 1.02x: attached, launch_call is CUPTI's queued time (the call
-            # records do not come there), 3.4% of the eager step on the H200; here a bound.
-            ('tools/launchlate.bt', [f'{ROOT}/tools/launchlate.bt'], 1.05),
+            # launch_call from the launch calls' CUPTI enter callbacks (their records do not
+            # come in a running job; CUPTI's queued times, the fallback, cost 1.034x).
+            ('tools/launchlate.bt', [f'{ROOT}/tools/launchlate.bt'], 1.02),
             ('--timeline', ['--timeline', f'{tmp}/timing.json', '-e',
                             'gpu:kretprobe:* /last_thread/ { @n = count(); }'], 1.02)):
-        g = Gpubt([gpubt, '-p', str(T.pid)] + args, env, tmp)
+        g = Gpubt([gpubt, '-v', '-p', str(T.pid)] + args, env, tmp, wait_for=(T.pid,))
         pair(f'timing mode, attached ({label})', target)
         rc, out, err = g.stop()
+        calls = 'launch calls timed by their CUPTI enter callbacks'
         check(f'timing mode, attached ({label}): its output', rc == 0 and '@' in out and
-              (label != '--timeline' or os.path.getsize(f'{tmp}/timing.json') > 1000),
+              (label != '--timeline' or os.path.getsize(f'{tmp}/timing.json') > 1000) and
+              (label != 'tools/launchlate.bt' or calls in err),
               f'exit {rc} {out[-300:]!r} {err.strip()[-300:]!r}')
     refused = subprocess.run([gpubt, '-p', str(T.pid), '-e', 'gpu:kprobe:* { @n = count(); }'],
                              env=env, capture_output=True, text=True, timeout=120)

@@ -15,7 +15,7 @@ nvcc -O2 -arch="$ARCH" "$ROOT/bench/gpu/experiments/cupti_launch_calls.cu" -I$CU
   -L$CUPTI/lib64 -lcupti -lcuda -o "$WORK/cupti_launch_calls" 2>&1 | grep -v deprecated
 for round in 1 2 3; do
   echo "== round $round"
-  for mode in none kernel queued runtime driver both; do
+  for mode in ${MODES:-none kernel queued runtime driver both after rtkind callback}; do
     timeout 60 "$WORK/cupti_launch_calls" "$mode" "$N"
   done
 done
