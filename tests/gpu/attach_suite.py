@@ -322,9 +322,34 @@ def attach_cycles(gpubt, env, tmp, D, P, both, sessions=20, seed=23, live_mode='
     return True
 
 
+def cpu_times():
+    """{pid: (command, CPU seconds so far)} of every process."""
+    tick = os.sysconf('SC_CLK_TCK')
+    out = {}
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            stat = open(f'/proc/{pid}/stat').read()
+        except OSError:
+            continue
+        name, rest = stat[stat.index('(') + 1:stat.rindex(')')], stat[stat.rindex(')') + 2:].split()
+        out[int(pid)] = (name, (int(rest[11]) + int(rest[12])) / tick)
+    return out
+
+
+def busy_others(before, seconds, skip):
+    """The processes besides SKIP that used over 5% of a CPU since BEFORE (cpu_times()): what
+    else ran while a row was measured (its rounds swung on the H200 while the twins' did not)."""
+    now = cpu_times()
+    busy = [(now[p][1] - before.get(p, ('', 0))[1], p, now[p][0]) for p in now if p not in skip]
+    return ', '.join(f'{name}[{pid}] {100 * t / seconds:.0f}%' for t, pid, name in
+                     sorted(busy, reverse=True) if t > 0.05 * seconds) or 'none'
+
+
 def paired_timing(label, A, P, rounds, steps, a_losses, p_losses, target):
     """A's step time against P's: ROUNDS pairs of bursts of STEPS steps, which of the two runs
-    first alternating; checked as the median of per-round ratios <= TARGET."""
+    first alternating; checked as the median of per-round ratios <= TARGET. The detail names
+    what else was busy meanwhile."""
+    before, started = cpu_times(), time.time()
     a_times, p_times = [], []
     for r in range(rounds):
         for who in ((P, A) if r % 2 else (A, P)):  # P first every other round
@@ -339,7 +364,9 @@ def paired_timing(label, A, P, rounds, steps, a_losses, p_losses, target):
     check(f'{label}: step time vs no agent', ratio <= target,
           f'{ratio:.4f}x (median of per-round ratios; medians {d:.3f} vs {p:.3f} ms/step) over '
           f'{rounds} alternating bursts of {steps} steps each, each burst its median step (A/P per round: '
-          f'{", ".join(f"{r:.3f}" for r in ratios)}); target <= {target}')
+          f'{", ".join(f"{r:.3f}" for r in ratios)}); target <= {target}; load '
+          f'{os.getloadavg()[0]:.1f}, also busy: '
+          f'{busy_others(before, time.time() - started, {A.pid, P.pid, os.getpid()})}')
     return ratio
 
 
