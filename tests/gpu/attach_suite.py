@@ -364,7 +364,8 @@ def paired_timing(label, A, P, rounds, steps, a_losses, p_losses, target):
     check(f'{label}: step time vs no agent', ratio <= target,
           f'{ratio:.4f}x (median of per-round ratios; medians {d:.3f} vs {p:.3f} ms/step) over '
           f'{rounds} alternating bursts of {steps} steps each, each burst its median step (A/P per round: '
-          f'{", ".join(f"{r:.3f}" for r in ratios)}); target <= {target}; load '
+          f'{", ".join(f"{r:.3f}" for r in ratios)}; P ms per round: '
+          f'{", ".join(f"{t:.2f}" for t in p_times)}); target <= {target}; load '
           f'{os.getloadavg()[0]:.1f}, also busy: '
           f'{busy_others(before, time.time() - started, {A.pid, P.pid, os.getpid()})}')
     return ratio
