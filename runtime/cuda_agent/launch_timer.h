@@ -38,7 +38,8 @@ public:
   // launch calls' enter callbacks (callback API; for an attach), or from each kernel record's
   // `queued` time (about 1.2 us more a launch on the H200's training step), which is also where
   // the first two cannot be had.
-  enum class CallTimes { None, FromCallRecords, FromCallbacks, Queued };  // Timing from now on: "" or why not. Again after a stop: the launches from then on.
+  enum class CallTimes { None, FromCallRecords, FromCallbacks, Queued };
+  // Timing from now on: "" or why not. Again after a stop: the launches from then on.
   std::string start(std::chrono::milliseconds period, Send send, CallTimes calls);
   // Every launch finished so far is sent; then nothing more.
   void stop();
