@@ -7,12 +7,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <string_view>
 #include <type_traits>
 
 namespace gpubt::abi {
 namespace {
 
 constexpr char kResultsMagic[8] = {'G', 'P', 'U', 'B', 'T', 'R', 'S', '1'};
+// The same, each map image sparse: its size, then its runs of words not all zero (live maps:
+// a keyed map of 64 MiB mostly empty slots was sent whole every live period).
+constexpr char kSparseResultsMagic[8] = {'G', 'P', 'U', 'B', 'T', 'R', 'S', '2'};
+// Zero words between two runs that still join them (fewer, longer runs).
+constexpr size_t kJoinZeroWords = 8;
 constexpr uint64_t kMaxCount = 1u << 20; // sanity bound on counts read from the results file
 
 std::vector<std::string> split_tabs(const std::string &line) {
@@ -225,8 +231,42 @@ template <class Bytes> void put_blob(std::string &out, const Bytes &b) {
   out.append(reinterpret_cast<const char *>(b.data()), b.size());
 }
 
+// B's size, its count of runs, then each run's offset and bytes: every 8-byte word (the last
+// one possibly shorter) that is not all zero is in a run.
+void put_sparse_blob(std::string &out, const std::vector<uint8_t> &b) {
+  put_u64(out, b.size());
+  size_t count_at = out.size();
+  put_u64(out, 0);
+  uint64_t runs = 0;
+  auto zero_word = [&](size_t at) {
+    size_t n = std::min<size_t>(8, b.size() - at);
+    uint64_t w = 0;
+    std::memcpy(&w, b.data() + at, n);
+    return w == 0;
+  };
+  size_t at = 0;
+  while (at < b.size()) {
+    while (at < b.size() && zero_word(at))
+      at += 8;
+    if (at >= b.size())
+      break;
+    size_t start = at, zeros = 0;
+    for (; at < b.size() && zeros <= kJoinZeroWords; at += 8)
+      zeros = zero_word(at) ? zeros + 1 : 0;
+    size_t end = std::min(b.size(), at - 8 * zeros);
+    put_u64(out, start);
+    put_blob(out, std::string_view(reinterpret_cast<const char *>(b.data()) + start, end - start));
+    ++runs;
+  }
+  for (int i = 0; i < 8; ++i)
+    out[count_at + i] = static_cast<char>(runs >> (8 * i) & 0xff);
+}
+
+// A sparse map image's largest size (the 64 MiB a default map is kept under, many times over).
+constexpr uint64_t kMaxSparseBytes = uint64_t(1) << 34;
+
 struct Reader {
-  const std::string &bytes;
+  std::string_view bytes;
   size_t pos = 0;
   bool u64(uint64_t &v) {
     if (bytes.size() - pos < 8)
@@ -244,6 +284,23 @@ struct Reader {
       return false;
     out.assign(bytes.begin() + pos, bytes.begin() + pos + n);
     pos += n;
+    return true;
+  }
+  // put_sparse_blob's: runs in order, inside the size, not overlapping.
+  bool sparse_blob(std::vector<uint8_t> &out) {
+    uint64_t size, runs, end = 0;
+    if (!u64(size) || !u64(runs) || size > kMaxSparseBytes || runs > (bytes.size() - pos) / 16)
+      return false;
+    out.assign(size, 0);
+    for (uint64_t i = 0; i < runs; ++i) {
+      uint64_t offset, n;
+      if (!u64(offset) || !u64(n) || offset < end || offset > size || n > size - offset ||
+          bytes.size() - pos < n)
+        return false;
+      std::memcpy(out.data() + offset, bytes.data() + pos, n);
+      pos += n;
+      end = offset + n;
+    }
     return true;
   }
   // A count and that many blobs, each put at OUT's end as a string.
@@ -330,20 +387,35 @@ Result<AgentConfig> parse_agent_config(const std::string &text) {
   return c;
 }
 
-std::string write_agent_results(const AgentResults &r) {
-  std::string out(kResultsMagic, sizeof kResultsMagic);
-  put_u64(out, r.images.size());
-  for (const auto &img : r.images) {
+namespace {
+
+void put_images(std::string &out, const std::vector<DeviceImage> &images, bool sparse) {
+  put_u64(out, images.size());
+  for (const auto &img : images) {
     put_u64(out, static_cast<uint64_t>(static_cast<int64_t>(img.device)));
     put_u64(out, img.probe_launches.size());
     for (uint64_t n : img.probe_launches)
       put_u64(out, n);
     put_u64(out, img.maps.size());
     for (const auto &m : img.maps)
-      put_blob(out, m);
+      sparse ? put_sparse_blob(out, m) : put_blob(out, m);
     put_blob(out, img.ring_records);
     put_u64(out, img.ring_drops);
   }
+}
+
+} // namespace
+
+std::string write_sparse_images(const std::vector<DeviceImage> &images) {
+  std::string out(kSparseResultsMagic, sizeof kSparseResultsMagic);
+  put_images(out, images, true);
+  put_u64(out, 0); // no messages
+  return out;
+}
+
+std::string write_agent_results(const AgentResults &r) {
+  std::string out(kResultsMagic, sizeof kResultsMagic);
+  put_images(out, r.images, false);
   put_u64(out, r.messages.size());
   for (const auto &m : r.messages)
     put_blob(out, m);
@@ -367,10 +439,13 @@ bool some_probe_unmatched(const std::vector<DeviceImage> &images, size_t probes)
   return std::find(launches.begin(), launches.end(), 0) != launches.end();
 }
 
-Result<AgentResults> parse_agent_results(const std::string &bytes) {
+Result<AgentResults> parse_agent_results(std::string_view bytes) {
   auto bad = [] { return make_error("the GPU agent's results file is truncated or corrupt"); };
-  if (bytes.size() < sizeof kResultsMagic ||
-      std::memcmp(bytes.data(), kResultsMagic, sizeof kResultsMagic) != 0)
+  auto magic = [&](const char (&m)[8]) {
+    return bytes.size() >= sizeof m && std::memcmp(bytes.data(), m, sizeof m) == 0;
+  };
+  bool sparse = magic(kSparseResultsMagic);
+  if (!sparse && !magic(kResultsMagic))
     return bad();
   Reader r{bytes, sizeof kResultsMagic};
   AgentResults res;
@@ -391,7 +466,7 @@ Result<AgentResults> parse_agent_results(const std::string &bytes) {
       return bad();
     img.maps.resize(n);
     for (auto &m : img.maps)
-      if (!r.blob(m))
+      if (!(sparse ? r.sparse_blob(m) : r.blob(m)))
         return bad();
     if (!r.blob(img.ring_records) || !r.u64(img.ring_drops))
       return bad();

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/abi/program_spec.h"
@@ -115,6 +116,9 @@ struct AgentResults {
 bool some_probe_unmatched(const std::vector<DeviceImage> &images, size_t probes);
 
 std::string write_agent_results(const AgentResults &results);
-Result<AgentResults> parse_agent_results(const std::string &bytes);
+// IMAGES alone as results whose map images are sparse (only their words not all zero: live maps,
+// sent every period); parse_agent_results reads both.
+std::string write_sparse_images(const std::vector<DeviceImage> &images);
+Result<AgentResults> parse_agent_results(std::string_view bytes);
 
 } // namespace gpubt::abi

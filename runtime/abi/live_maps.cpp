@@ -8,9 +8,7 @@
 namespace gpubt::abi {
 
 std::string live_maps_record(uint32_t pid, const AgentResults &images, uint64_t copied_ns) {
-  AgentResults maps;
-  maps.images = images.images;
-  std::string results = write_agent_results(maps);
+  std::string results = write_sparse_images(images.images);
   // The pid and the results' length, then the results, then the copy's time.
   std::string payload(16, '\0');
   uint64_t words[2] = {pid, results.size()};
@@ -36,7 +34,7 @@ Status LiveMaps::take_from(std::vector<uint8_t> &records) {
     uint64_t words[2];
     if (size < 16 || (std::memcpy(words, p, sizeof words), words[1] > size - 16))
       return std::string("a live GPU map record shorter than it says");
-    auto parsed = parse_agent_results(std::string(reinterpret_cast<const char *>(p) + 16, words[1]));
+    auto parsed = parse_agent_results(std::string_view(reinterpret_cast<const char *>(p) + 16, words[1]));
     if (!parsed)
       return "a live GPU map record that does not parse: " + parsed.error();
     uint64_t copied = 0;

@@ -16,9 +16,10 @@
 namespace gpubt::abi {
 
 // A whole ring record (gpubt_ring_record, EventHeader, payload, padded to 8 bytes) carrying
-// process PID's device map images (IMAGES.images; the rest of IMAGES is not sent), copied from
-// COPIED_NS (CLOCK_MONOTONIC: when the copy began) on. The time follows the results, so a
-// gpubt older than it still reads the images.
+// process PID's device map images (IMAGES.images, sparse: write_sparse_images; the rest of IMAGES
+// is not sent), copied from COPIED_NS (CLOCK_MONOTONIC: when the copy began) on. The time follows
+// the results (a gpubt from before it read the images without it; one from before sparse images
+// says the record does not parse). take_from reads whole images too (an older agent's).
 std::string live_maps_record(uint32_t pid, const AgentResults &images, uint64_t copied_ns);
 
 // CLOCK_MONOTONIC now, in ns: the clock of COPIED_NS and of RunningLaunches::sent_ns.
