@@ -244,6 +244,10 @@ std::string LaunchTimer::start(std::chrono::milliseconds period, Send send, Call
   // entering the command buffer, inside the launch call: about 1.2 us more a launch on the
   // H200), else 0.
   calls_from_ = CallTimes::None;
+  {
+    std::lock_guard<std::mutex> lock(called_mu_);
+    called_.clear(); // calls whose callbacks ran after the last stop: none of their kernels comes
+  }
   if (calls == CallTimes::FromCallRecords) {
     if (record_launch_calls(true))
       calls_from_ = calls;
