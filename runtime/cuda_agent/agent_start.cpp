@@ -167,10 +167,11 @@ int start_timing_only(Agent &a) {
     say(a, "cannot time kernel launches (" + e + "): launch-level gpu probes see no launch");
   g_agent = &a;
   std::atexit(at_exit_timing);
-  if (a.config.verbose)
-    std::fprintf(stderr, "gpubt: agent loaded, launches timed by CUPTI%s\n",
-                 e.empty() ? (std::string(", ") + LaunchTimer::describe(a.timer.call_times())).c_str()
-                           : " (failed)");
+  if (a.config.verbose) {
+    std::string how = e.empty() ? ", " + std::string(LaunchTimer::describe(a.timer.call_times()))
+                                : " (failed)";
+    std::fprintf(stderr, "gpubt: agent loaded, launches timed by CUPTI%s\n", how.c_str());
+  }
   return 1;
 }
 

@@ -257,10 +257,11 @@ std::string LaunchTimer::start(std::chrono::milliseconds period, Send send, Call
     calls_from_ = calls;
   }
   bool queued = calls != CallTimes::None && calls_from_ == CallTimes::None;
-  if (g_cupti.latency_timestamps)
+  if (g_cupti.latency_timestamps) {
     g_cupti.latency_timestamps(queued ? 1 : 0);
-  if (queued && g_cupti.latency_timestamps)
-    calls_from_ = CallTimes::Queued;
+    if (queued)
+      calls_from_ = CallTimes::Queued;
+  }
   if (CUptiResult r = g_cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r != CUPTI_SUCCESS)
     return cupti_error("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
   {
