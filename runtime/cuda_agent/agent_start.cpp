@@ -85,9 +85,12 @@ void at_exit() {
   if (getpid() != a.pid)
     return; // a fork()ed copy: the contexts are its parent's
   a.clock.reset(); // stops its thread, which may be waiting for a.mu
+  std::string copies = a.live && a.config.verbose ? a.live->summary() : "";
   stop_copier(a.live); // the same
   a.watch.stop();
   std::lock_guard<std::recursive_mutex> lock(a.mu);
+  if (!copies.empty())
+    say(a, copies);
   a.exiting = true;
   while (!a.contexts.empty())
     finish_context(a, a.contexts.begin()->first);

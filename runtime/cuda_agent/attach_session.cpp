@@ -216,8 +216,13 @@ std::string detach(Agent &a) {
       patched += c->patched.size();
     }
   }
+  std::string copies = a.live && a.config.verbose ? a.live->summary() : "";
   stop_copier(a.live); // it may wait for a.mu
   a.watch.stop();
+  if (!copies.empty()) {
+    std::lock_guard<std::recursive_mutex> lock(a.mu);
+    say(a, copies);
+  }
   if (writes_host_maps(a.config)) // off first: a synchronizing thread must not wait for a.mu
     enable_sync_callbacks(a, false);  // while the next launch holds it until the GPU is idle
   // Nothing patched (the GPU was busy at the attach, or nothing matched): nothing to wait for.

@@ -173,6 +173,14 @@ void stop_copier(std::unique_ptr<LiveCopier> &copier) {
 
 bool LiveCopier::on_copier_thread() { return g_on_copier_thread; }
 
+std::string LiveCopier::summary() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return "live map copies: " + std::to_string(stats_.rounds) + " rounds every " +
+         std::to_string(period_.count()) + " ms, the longest (copy and send) " +
+         std::to_string(stats_.longest_ns / 1000000) + " ms, the largest record " +
+         std::to_string((stats_.largest_record + 1023) / 1024) + " KiB";
+}
+
 void LiveCopier::begin_round(const std::vector<Source> &sources) {
   std::lock_guard<std::mutex> lock(mu_);
   copyable_.clear();
@@ -326,8 +334,12 @@ void LiveCopier::run() {
       if (copied)
         round.images.push_back(std::move(image));
     }
-    bool sent = round.images.empty() || send_(abi::live_maps_record(getpid(), round, began));
+    std::string record = round.images.empty() ? "" : abi::live_maps_record(getpid(), round, began);
+    bool sent = record.empty() || send_(record);
     lock.lock();
+    ++stats_.rounds;
+    stats_.longest_ns = std::max(stats_.longest_ns, abi::live_clock_ns() - began);
+    stats_.largest_record = std::max<uint64_t>(stats_.largest_record, record.size());
     if (!sent)
       break; // gpubt is gone
   }

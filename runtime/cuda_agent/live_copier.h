@@ -57,6 +57,8 @@ public:
   // second, or a copy kernel of it still runs: the memory must then stay allocated. RELEASE: the copier's own stream and pinned
   // memory for CTX are freed too (not while the context is being destroyed: that frees them).
   bool forget(CUcontext ctx, bool release);
+  // For -v: how many rounds ran, the longest, the largest record.
+  std::string summary();
   // True on the copier's thread: the agent's callbacks ignore the driver calls made there.
   static bool on_copier_thread();
   // -c: CTX was just made (its creation callback, where a driver call of the caller's could
@@ -82,6 +84,9 @@ private:
   Send send_;
   Report report_;
   bool reported_ = false;
+  struct {
+    uint64_t rounds = 0, longest_ns = 0, largest_record = 0;
+  } stats_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::set<CUcontext> copyable_; // this round's, less those forgotten
