@@ -17,6 +17,8 @@ also run by P, so their loss sequences must stay bit-identical to P's whatever g
   dormant and after detach within 1%; attached, kerneltime's probe runs in gpubt with one launch
   record per host launch, kerneltime <= 1.03x, --timeline <= 1.02x, launchlate <= 1.02x; a probe in the
   kernels refused; T's losses bit-identical to its twin's (--only-timing: this case alone).
+Cost rows: every trainer's launching threads on one CPU (MAIN_CPU; --free-threads: not), gpubt
+off it; each row prints per burst the launching CPU and its involuntary switches, and the steal.
 usage: attach_suite.py --gpubt PATH --agent PATH"""
 import argparse, concurrent.futures, os, re, signal, statistics, subprocess, sys, tempfile, time
 
@@ -40,6 +42,11 @@ CPUS = {2, 3, 4, 5}
 # trainer (tests/gpu/ml/main_thread.py): left to the scheduler, one trainer's ran 1.1-1.2x
 # slower than its twin's for several rounds in a row (H200, 2026-11-29). None: left free.
 MAIN_CPU = min(CPUS)
+
+
+def off_main_cpu(cpus):
+    """CPUS less MAIN_CPU: for gpubt, whose threads must not preempt a trainer's launching one."""
+    return cpus - {MAIN_CPU} if MAIN_CPU is not None else cpus
 PER_PID = ('gpu:kprobe:* /tid == 0/ { @gpu[pid] = count(); } '
            'uprobe:cuda:cuLaunchKernel* { @host[pid] = count(); }')
 results = []
@@ -61,10 +68,11 @@ class Trainer:
         self.cpu = self.preempted = None  # the last burst's (train_service.py)
         if MAIN_CPU is not None:
             env = dict(env, TRAIN_MAIN_CPU=str(MAIN_CPU))
+        cpus = off_main_cpu(CPUS) if wrap else CPUS  # (the trainer pins its own launchers)
         self.p = subprocess.Popen(list(wrap) + ['-c', ' '.join(cmd)] if wrap else cmd,
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=open(log, 'w'), text=True, env=env,
-                                  preexec_fn=lambda: os.sched_setaffinity(0, CPUS))
+                                  preexec_fn=lambda: os.sched_setaffinity(0, cpus))
         self.pid = self.p.pid
         self.log = log
         if not hold and wait:  # (not WAIT: the caller calls go(), after starting others)
@@ -117,7 +125,9 @@ class Gpubt:
     def __init__(self, args, env, tmp, wait_for=()):
         self.out = open(os.path.join(tmp, f'gpubt{time.time_ns()}.out'), 'w+')
         self.err = open(os.path.join(tmp, f'gpubt{time.time_ns()}.err'), 'w+')
-        self.p = subprocess.Popen(args, stdout=self.out, stderr=self.err, env=env)
+        cpus = off_main_cpu(os.sched_getaffinity(0))
+        self.p = subprocess.Popen(args, stdout=self.out, stderr=self.err, env=env,
+                                  preexec_fn=lambda: os.sched_setaffinity(0, cpus))
         self.wait_text(lambda: 'Attaching' in self.text()[0], 120)
         for pid in wait_for:
             self.wait_text(lambda: f'attached to process {pid}:' in self.text()[1], 120)
