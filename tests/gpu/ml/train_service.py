@@ -4,8 +4,9 @@ while gpubt was attached. Prints 'ready PID' once CUDA is up (--hold: 'cuda PID'
 launched yet, then waits for a line; --compile: the step torch.compile'd), then per burst
 'burst I ms MEDIAN_STEP_MS mean MEAN_STEP_MS losses HEX,...' (CUDA events around every step;
 losses as float hex, bit-comparable; then `cpu C preempted N`: the CPU the main thread was last on,
-its involuntary context switches in the burst). TRAIN_MAIN_CPU=C: from 'ready' on, the threads
-that launch (main, autograd) run on CPU C alone, every other thread elsewhere (main_thread.py)."""
+its involuntary context switches in the burst). TRAIN_MAIN_CPU=C: after the first burst, the
+threads that launch (main, autograd) run on CPU C alone, every other one elsewhere
+(main_thread.py)."""
 import os, sys
 from main_thread import counters, pin_main_thread
 from transformer_step import make_step, torch
@@ -18,8 +19,6 @@ step = make_step()
 if '--compile' in sys.argv:
     step = torch.compile(step)
 torch.cuda.synchronize()
-if os.environ.get('TRAIN_MAIN_CPU'):
-    pin_main_thread(int(os.environ['TRAIN_MAIN_CPU']))
 print('ready', os.getpid(), flush=True)
 for i, line in enumerate(sys.stdin):
     words = line.split()
@@ -42,3 +41,7 @@ for i, line in enumerate(sys.stdin):
     print(f'burst {i} ms {steps[n // 2]:.4f} mean {marks[0].elapsed_time(marks[n]) / n:.4f} '
           'losses ' + ','.join(l.item().hex() for l in losses) +
           f' cpu {cpu} preempted {now - switches}', flush=True)
+    if i == 0 and os.environ.get('TRAIN_MAIN_CPU'):
+        # After the first burst: torch.compile's compiles (and their workers) have run on the
+        # process's CPUs, and the autograd threads exist.
+        pin_main_thread(int(os.environ['TRAIN_MAIN_CPU']))
