@@ -17,6 +17,8 @@ also run by P, so their loss sequences must stay bit-identical to P's whatever g
   dormant and after detach within 1%; attached, kerneltime's probe runs in gpubt with one launch
   record per host launch, kerneltime <= 1.03x, --timeline <= 1.02x, launchlate <= 1.02x; a probe in the
   kernels refused; T's losses bit-identical to its twin's (--only-timing: this case alone).
+Cost rows: every trainer's launching threads on one CPU (MAIN_CPU; --free-threads: not), gpubt
+off it; each row prints per burst the launching CPU and its involuntary switches, and the steal.
 usage: attach_suite.py --gpubt PATH --agent PATH"""
 import argparse, concurrent.futures, os, re, signal, statistics, subprocess, sys, tempfile, time
 
@@ -36,6 +38,15 @@ COUNT_ONLY = 'gpu:kprobe:* /tid == 0/ { @n = count(); }'
 # Every trainer on the same CPUs: two identical processes on different cores (or NUMA nodes)
 # differ by several percent in a host-bound training step.
 CPUS = {2, 3, 4, 5}
+# And within them, the threads that launch (main, autograd) on one CPU, the same in every
+# trainer (tests/gpu/ml/main_thread.py): left to the scheduler, one trainer's ran 1.1-1.2x
+# slower than its twin's for several rounds in a row (H200, 2026-11-29). None: left free.
+MAIN_CPU = min(CPUS)
+
+
+def off_main_cpu(cpus):
+    """CPUS less MAIN_CPU: for gpubt, whose threads must not preempt a trainer's launching one."""
+    return cpus - {MAIN_CPU} if MAIN_CPU is not None else cpus
 PER_PID = ('gpu:kprobe:* /tid == 0/ { @gpu[pid] = count(); } '
            'uprobe:cuda:cuLaunchKernel* { @host[pid] = count(); }')
 results = []
@@ -54,10 +65,14 @@ class Trainer:
         cmd = ([sys.executable, f'{HERE}/ml/train_service.py'] + (['--hold'] if hold else [])
                + (['--compile'] if compiled else []))
         self.hold = hold
+        self.cpu = self.preempted = None  # the last burst's (train_service.py)
+        if MAIN_CPU is not None:
+            env = dict(env, TRAIN_MAIN_CPU=str(MAIN_CPU))
+        cpus = off_main_cpu(CPUS) if wrap else CPUS  # (the trainer pins its own launchers)
         self.p = subprocess.Popen(list(wrap) + ['-c', ' '.join(cmd)] if wrap else cmd,
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=open(log, 'w'), text=True, env=env,
-                                  preexec_fn=lambda: os.sched_setaffinity(0, CPUS))
+                                  preexec_fn=lambda: os.sched_setaffinity(0, cpus))
         self.pid = self.p.pid
         self.log = log
         if not hold and wait:  # (not WAIT: the caller calls go(), after starting others)
@@ -82,7 +97,9 @@ class Trainer:
         self.p.stdin.flush()
 
     def burst_result(self):
-        m = re.match(r'burst \d+ ms ([0-9.]+) mean [0-9.]+ losses (\S+)', self.line('burst '))
+        m = re.match(r'burst \d+ ms ([0-9.]+) mean [0-9.]+ losses (\S+) cpu (\d+) preempted (\d+)',
+                     self.line('burst '))
+        self.cpu, self.preempted = int(m.group(3)), int(m.group(4))
         return float(m.group(1)), m.group(2).split(',')
 
     def burst(self, n):
@@ -108,7 +125,9 @@ class Gpubt:
     def __init__(self, args, env, tmp, wait_for=()):
         self.out = open(os.path.join(tmp, f'gpubt{time.time_ns()}.out'), 'w+')
         self.err = open(os.path.join(tmp, f'gpubt{time.time_ns()}.err'), 'w+')
-        self.p = subprocess.Popen(args, stdout=self.out, stderr=self.err, env=env)
+        cpus = off_main_cpu(os.sched_getaffinity(0))
+        self.p = subprocess.Popen(args, stdout=self.out, stderr=self.err, env=env,
+                                  preexec_fn=lambda: os.sched_setaffinity(0, cpus))
         self.wait_text(lambda: 'Attaching' in self.text()[0], 120)
         for pid in wait_for:
             self.wait_text(lambda: f'attached to process {pid}:' in self.text()[1], 120)
@@ -336,6 +355,19 @@ def cpu_times():
     return out
 
 
+def steal_ticks():
+    """Each of CPUS's steal time so far (/proc/stat, clock ticks)."""
+    return {int(f[0][3:]): int(f[8]) for f in (l.split() for l in open('/proc/stat'))
+            if f[0][3:].isdigit() and int(f[0][3:]) in CPUS}
+
+
+def steal_since(before):
+    """CPUS's steal time since BEFORE (steal_ticks()), in ms per CPU."""
+    tick = os.sysconf('SC_CLK_TCK')
+    now = steal_ticks()
+    return ', '.join(f'cpu{c} {1000 * (now[c] - before.get(c, 0)) // tick} ms' for c in sorted(now))
+
+
 def busy_others(before, seconds, skip):
     """The processes besides SKIP that used over 5% of a CPU since BEFORE (cpu_times()): what
     else ran while a row was measured (its rounds swung on the H200 while the twins' did not)."""
@@ -349,13 +381,14 @@ def paired_timing(label, A, P, rounds, steps, a_losses, p_losses, target):
     """A's step time against P's: ROUNDS pairs of bursts of STEPS steps, which of the two runs
     first alternating; checked as the median of per-round ratios <= TARGET. The detail names
     what else was busy meanwhile."""
-    before, started = cpu_times(), time.time()
-    a_times, p_times = [], []
+    before, started, stolen = cpu_times(), time.time(), steal_ticks()
+    a_times, p_times, where = [], [], {A: [], P: []}
     for r in range(rounds):
         for who in ((P, A) if r % 2 else (A, P)):  # P first every other round
             ms, loss = who.burst(steps)
             (a_times if who is A else p_times).append(ms)
             (a_losses if who is A else p_losses).extend(loss)
+            where[who].append(f'{who.cpu}/{who.preempted}')
     # The median of per-round ratios: each round's two bursts ran back to back, so a slow
     # stretch of the host (seen: rounds from 0.71x to 1.47x on an H100 host) cancels out.
     ratios = [x / y for x, y in zip(a_times, p_times)]
@@ -365,9 +398,10 @@ def paired_timing(label, A, P, rounds, steps, a_losses, p_losses, target):
           f'{ratio:.4f}x (median of per-round ratios; medians {d:.3f} vs {p:.3f} ms/step) over '
           f'{rounds} alternating bursts of {steps} steps each, each burst its median step (A/P per round: '
           f'{", ".join(f"{r:.3f}" for r in ratios)}; P ms per round: '
-          f'{", ".join(f"{t:.2f}" for t in p_times)}); target <= {target}; load '
-          f'{os.getloadavg()[0]:.1f}, also busy: '
-          f'{busy_others(before, time.time() - started, {A.pid, P.pid, os.getpid()})}')
+          f'{", ".join(f"{t:.2f}" for t in p_times)}; launching CPU/preemptions per round: A '
+          f'{", ".join(where[A])}, P {", ".join(where[P])}); target <= {target}; load '
+          f'{os.getloadavg()[0]:.1f}, stolen by the hypervisor: {steal_since(stolen)}, also '
+          f'busy: {busy_others(before, time.time() - started, {A.pid, P.pid, os.getpid()})}')
     return ratio
 
 
@@ -447,9 +481,14 @@ def main():
     ap.add_argument('--only-timing', action='store_true',
                     help='the timing-mode agent\'s cases alone (issue 25)')
     ap.add_argument('--timing-rounds', type=int, default=12)
+    ap.add_argument('--free-threads', action='store_true',
+                    help='the trainers\' launching threads left to the scheduler (no MAIN_CPU)')
     ap.add_argument('--only-dormant', action='store_true',
                     help='the dormant-agent cost check alone (a rerun of that measurement)')
     a = ap.parse_args()
+    if a.free_threads:
+        global MAIN_CPU
+        MAIN_CPU = None
     tmp = tempfile.mkdtemp(prefix='gpubt-attach-')
     plain_env = {k: v for k, v in os.environ.items() if not k.startswith('GPUBT_')}
     # The agent as an installed gpubt finds it (lib/gpubt beside its bin/), and the way
