@@ -1,6 +1,7 @@
 #include "runtime/cuda_agent/live_copier.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "runtime/abi/live_maps.h"
@@ -173,12 +174,32 @@ void stop_copier(std::unique_ptr<LiveCopier> &copier) {
 
 bool LiveCopier::on_copier_thread() { return g_on_copier_thread; }
 
+void LiveCopier::Stats::add(const Phases &took, uint64_t record_bytes) {
+  ++rounds;
+  total.gpu += took.gpu, total.host += took.host, total.send += took.send;
+  longest.gpu = std::max(longest.gpu, took.gpu);
+  longest.host = std::max(longest.host, took.host);
+  longest.send = std::max(longest.send, took.send);
+  largest_record = std::max(largest_record, record_bytes);
+}
+
 std::string LiveCopier::summary() {
   std::lock_guard<std::mutex> lock(mu_);
+  auto ms = [](uint64_t ns) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.1f", ns / 1e6);
+    return std::string(s);
+  };
+  auto phase = [&](const char *name, uint64_t total, uint64_t longest) {
+    return std::string(name) + " " + ms(stats_.rounds ? total / stats_.rounds : 0) + "/" +
+           ms(longest) + " ms";
+  };
   return "live map copies: " + std::to_string(stats_.rounds) + " rounds every " +
-         std::to_string(period_.count()) + " ms, the longest (copy and send) " +
-         std::to_string(stats_.longest_ns / 1000000) + " ms, the largest record " +
-         std::to_string((stats_.largest_record + 1023) / 1024) + " KiB";
+         std::to_string(period_.count()) + " ms; mean/longest a round: " +
+         phase("GPU copy", stats_.total.gpu, stats_.longest.gpu) + ", " +
+         phase("host image", stats_.total.host, stats_.longest.host) + ", " +
+         phase("record and send", stats_.total.send, stats_.longest.send) +
+         "; the largest record " + std::to_string((stats_.largest_record + 1023) / 1024) + " KiB";
 }
 
 void LiveCopier::begin_round(const std::vector<Source> &sources) {
@@ -210,7 +231,7 @@ bool LiveCopier::forget(CUcontext ctx, bool release) {
   return true;
 }
 
-std::string LiveCopier::copy(const Source &s, Staging &st, abi::DeviceImage &image) {
+std::string LiveCopier::copy(const Source &s, Staging &st) {
   uint64_t total = 0;
   for (const auto &[address, size] : s.maps)
     total += (size + 7) / 8 * 8;
@@ -277,13 +298,17 @@ std::string LiveCopier::copy(const Source &s, Staging &st, abi::DeviceImage &ima
       offset += (size + 7) / 8 * 8;
     }
   }
+  return "";
+}
+
+void LiveCopier::take_image(const Source &s, const Staging &st, abi::DeviceImage &image) {
+  const auto *host = static_cast<const uint8_t *>(st.host);
   image.device = s.device;
   uint64_t offset = 0;
   for (const auto &[address, size] : s.maps) {
     image.maps.emplace_back(host + offset, host + offset + size);
     offset += (size + 7) / 8 * 8;
   }
-  return "";
 }
 
 void LiveCopier::run() {
@@ -305,6 +330,7 @@ void LiveCopier::run() {
     lock.unlock();
     abi::AgentResults round;
     uint64_t began = abi::live_clock_ns();
+    Phases took;
     std::vector<Source> sources = collect_(*this, round); // calls begin_round
     for (const Source &s : sources) {
       lock.lock();
@@ -316,12 +342,18 @@ void LiveCopier::run() {
         continue;
       abi::DeviceImage image;
       std::string failed = "cuCtxPushCurrent";
+      uint64_t copying = abi::live_clock_ns();
       if (GPUBT_DRIVER(cuCtxPushCurrent)(s.ctx) == CUDA_SUCCESS) {
-        failed = copy(s, *st, image);
+        failed = copy(s, *st);
         CUcontext popped;
         GPUBT_DRIVER(cuCtxPopCurrent)(&popped);
       }
       bool copied = failed.empty();
+      uint64_t taking = abi::live_clock_ns();
+      if (copied)
+        take_image(s, *st, image);
+      took.gpu += taking - copying;
+      took.host += abi::live_clock_ns() - taking;
       if (failed == "busy") // not a failure: next period
         failed.clear();
       lock.lock();
@@ -334,12 +366,12 @@ void LiveCopier::run() {
       if (copied)
         round.images.push_back(std::move(image));
     }
+    uint64_t sending = abi::live_clock_ns();
     std::string record = round.images.empty() ? "" : abi::live_maps_record(getpid(), round, began);
     bool sent = record.empty() || send_(record);
+    took.send = abi::live_clock_ns() - sending;
     lock.lock();
-    ++stats_.rounds;
-    stats_.longest_ns = std::max(stats_.longest_ns, abi::live_clock_ns() - began);
-    stats_.largest_record = std::max<uint64_t>(stats_.largest_record, record.size());
+    stats_.add(took, record.size());
     if (!sent)
       break; // gpubt is gone
   }

@@ -78,14 +78,21 @@ private:
   void run();
   void prepare_asked(); // prepare_soon's contexts, on the copier's thread
   // The context current; error: which call failed.
-  std::string copy(const Source &s, Staging &st, abi::DeviceImage &image);
+  std::string copy(const Source &s, Staging &st);
+  // After a copy: the maps' bytes, out of ST's pinned memory.
+  static void take_image(const Source &s, const Staging &st, abi::DeviceImage &image);
   std::chrono::milliseconds period_;
   Collect collect_;
   Send send_;
   Report report_;
   bool reported_ = false;
-  struct {
-    uint64_t rounds = 0, longest_ns = 0, largest_record = 0;
+  struct Phases { // of a round, ns: the copies to pinned memory, their images, the record
+    uint64_t gpu = 0, host = 0, send = 0;
+  };
+  struct Stats {
+    uint64_t rounds = 0, largest_record = 0;
+    Phases total, longest;
+    void add(const Phases &took, uint64_t record_bytes);
   } stats_;
   std::mutex mu_;
   std::condition_variable cv_;
