@@ -215,23 +215,20 @@ def launchlate_case(a, gpubt_case, row, plain, spin_us=5200, rounds=5):
                lambda p: exact_check(p, UPROBE_LAG_US), plain)
     # launch_call: the launch call's start (CUPTI's record of the call), just after the program's
     # stamp; launch_start the kernel's start: against the program's own measurement.
+    call_to_start = ('gpu:kretprobe:tiny* /last_thread && launch_call != 0/ < printf("lat %s %d\\n", '
+                     'kernel, (launch_start - launch_call) / 1000); >')
     gpubt_case(a, f'issue25: launch_call -> launch_start (launch-level, CUPTI): queued >= 5000 us, '
                f'idle < {IDLE_MAX_US} us, gpubt = the program\'s own measurement less the time '
-               'into the call',
-               'gpu:kretprobe:tiny* /last_thread && launch_call != 0/ < printf("lat %s %d\\n", '
-               'kernel, (launch_start - launch_call) / 1000); >',
-               f'{a.bin}/launch_queue {spin_us} {rounds}',
+               'into the call', call_to_start, f'{a.bin}/launch_queue {spin_us} {rounds}',
                lambda p: exact_check(p, QUEUED_LAG_US), plain)
     # The same from the launch calls' CUPTI enter callbacks, what an attach uses (the calls'
     # records never come where CUPTI starts in a running job); and CUPTI's queued timestamps, the
     # fallback where the callback API is taken.
-    for source, lag in (('callbacks', QUEUED_LAG_US), ('queued', QUEUED_LAG_US)):
+    for source in ('callbacks', 'queued'):
         gpubt_case(a, f'issue25: launch_call from CUPTI {source} (GPUBT_LAUNCH_CALL_TIMES='
-                   f'{source}) -> launch_start: exact',
-                   'gpu:kretprobe:tiny* /last_thread && launch_call != 0/ < printf("lat %s %d\\n", '
-                   'kernel, (launch_start - launch_call) / 1000); >',
+                   f'{source}) -> launch_start: exact', call_to_start,
                    f'{a.bin}/launch_queue {spin_us} {rounds}',
-                   lambda p, lag=lag: exact_check(p, lag), plain,
+                   lambda p: exact_check(p, QUEUED_LAG_US), plain,
                    env_extra={'GPUBT_LAUNCH_CALL_TIMES': source})
     # launch_call in probes that stay on the GPU (attached, system-wide, or held there): the map
     # of gpubt's hidden uprobe:cuda:cuLaunchKernel*, copied into each launch's stream before it:
