@@ -85,8 +85,7 @@ void at_exit() {
   if (getpid() != a.pid)
     return; // a fork()ed copy: the contexts are its parent's
   a.clock.reset(); // stops its thread, which may be waiting for a.mu
-  std::string copies = a.live && a.config.verbose ? a.live->summary() : "";
-  stop_copier(a.live); // the same
+  std::string copies = stop_copier(a.live, a.config.verbose); // the same
   a.watch.stop();
   std::lock_guard<std::recursive_mutex> lock(a.mu);
   if (!copies.empty())

@@ -216,8 +216,7 @@ std::string detach(Agent &a) {
       patched += c->patched.size();
     }
   }
-  std::string copies = a.live && a.config.verbose ? a.live->summary() : "";
-  stop_copier(a.live); // it may wait for a.mu
+  std::string copies = stop_copier(a.live, a.config.verbose); // it may wait for a.mu
   a.watch.stop();
   if (!copies.empty()) {
     std::lock_guard<std::recursive_mutex> lock(a.mu);

@@ -165,11 +165,13 @@ bool LiveCopier::stop() {
   return cv_.wait_for(lock, kCopyLimit, [&] { return finished_; });
 }
 
-void stop_copier(std::unique_ptr<LiveCopier> &copier) {
+std::string stop_copier(std::unique_ptr<LiveCopier> &copier, bool summarize) {
+  std::string summary = copier && summarize ? copier->summary() : "";
   if (copier && copier->stop())
     copier.reset();
   // Else its thread is stuck in a copy: the copier stays, so that forget() still keeps the
   // memory it copies from.
+  return summary;
 }
 
 bool LiveCopier::on_copier_thread() { return g_on_copier_thread; }

@@ -120,6 +120,7 @@ bool await_live_copies(CUcontext ctx);
 
 // Stops COPIER (none: nothing) and frees it, or leaves it in place, stopped, if its thread is
 // stuck in a copy (a kernel that runs on: the Compute Sanitizer's copy waits for it on the H100).
-void stop_copier(std::unique_ptr<LiveCopier> &copier);
+// SUMMARIZE: returns its summary() ("" without a copier or without SUMMARIZE).
+std::string stop_copier(std::unique_ptr<LiveCopier> &copier, bool summarize);
 
 } // namespace gpubt::agent
