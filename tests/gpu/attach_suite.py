@@ -65,7 +65,9 @@ class Trainer:
         cmd = ([sys.executable, f'{HERE}/ml/train_service.py'] + (['--hold'] if hold else [])
                + (['--compile'] if compiled else []))
         self.hold = hold
-        self.cpu = self.preempted = None  # the last burst's (train_service.py)
+        # The last burst's (train_service.py): CPU, involuntary switches, CPU us a step of the
+        # launching threads and of the process.
+        self.cpu = self.preempted = self.launch_us = self.process_us = None
         if MAIN_CPU is not None:
             env = dict(env, TRAIN_MAIN_CPU=str(MAIN_CPU))
         cpus = off_main_cpu(CPUS) if wrap else CPUS  # (the trainer pins its own launchers)
@@ -97,9 +99,10 @@ class Trainer:
         self.p.stdin.flush()
 
     def burst_result(self):
-        m = re.match(r'burst \d+ ms ([0-9.]+) mean [0-9.]+ losses (\S+) cpu (\d+) preempted (\d+)',
-                     self.line('burst '))
+        m = re.match(r'burst \d+ ms ([0-9.]+) mean [0-9.]+ losses (\S+) cpu (\d+) preempted (\d+) '
+                     r'work_us ([0-9.]+) ([0-9.]+)', self.line('burst '))
         self.cpu, self.preempted = int(m.group(3)), int(m.group(4))
+        self.launch_us, self.process_us = float(m.group(5)), float(m.group(6))
         return float(m.group(1)), m.group(2).split(',')
 
     def burst(self, n):
@@ -377,18 +380,33 @@ def busy_others(before, seconds, skip):
                      sorted(busy, reverse=True) if t > 0.05 * seconds) or 'none'
 
 
+def cpu_work(a, p):
+    """What each burst cost the CPU, A against P: the launching threads' and the process's
+    CPU us a step per round and their median A/P. A wall-time ratio above 1 with the launching
+    threads' ratio at 1 means A waited, not worked."""
+    def per_round(work):
+        return ', '.join(f'{l:.0f}/{q:.0f}' for l, q in work)
+
+    def median_ratio(i):
+        return statistics.median(x[i] / y[i] for x, y in zip(a, p) if y[i])
+    return (f'CPU us a step, launching threads/process, per round: A {per_round(a)}, P '
+            f'{per_round(p)}; median A/P launching {median_ratio(0):.3f}, process '
+            f'{median_ratio(1):.3f}')
+
+
 def paired_timing(label, A, P, rounds, steps, a_losses, p_losses, target):
     """A's step time against P's: ROUNDS pairs of bursts of STEPS steps, which of the two runs
     first alternating; checked as the median of per-round ratios <= TARGET. The detail names
     what else was busy meanwhile."""
     before, started, stolen = cpu_times(), time.time(), steal_ticks()
-    a_times, p_times, where = [], [], {A: [], P: []}
+    a_times, p_times, where, work = [], [], {A: [], P: []}, {A: [], P: []}
     for r in range(rounds):
         for who in ((P, A) if r % 2 else (A, P)):  # P first every other round
             ms, loss = who.burst(steps)
             (a_times if who is A else p_times).append(ms)
             (a_losses if who is A else p_losses).extend(loss)
             where[who].append(f'{who.cpu}/{who.preempted}')
+            work[who].append((who.launch_us, who.process_us))
     # The median of per-round ratios: each round's two bursts ran back to back, so a slow
     # stretch of the host (seen: rounds from 0.71x to 1.47x on an H100 host) cancels out.
     ratios = [x / y for x, y in zip(a_times, p_times)]
@@ -399,7 +417,8 @@ def paired_timing(label, A, P, rounds, steps, a_losses, p_losses, target):
           f'{rounds} alternating bursts of {steps} steps each, each burst its median step (A/P per round: '
           f'{", ".join(f"{r:.3f}" for r in ratios)}; P ms per round: '
           f'{", ".join(f"{t:.2f}" for t in p_times)}; launching CPU/preemptions per round: A '
-          f'{", ".join(where[A])}, P {", ".join(where[P])}); target <= {target}; load '
+          f'{", ".join(where[A])}, P {", ".join(where[P])}; {cpu_work(work[A], work[P])}); '
+          f'target <= {target}; load '
           f'{os.getloadavg()[0]:.1f}, stolen by the hypervisor: {steal_since(stolen)}, also '
           f'busy: {busy_others(before, time.time() - started, {A.pid, P.pid, os.getpid()})}')
     return ratio

@@ -4,6 +4,7 @@ CPU, or the CPU, not the agent, is measured (H200, 2026-11-29: A/P per round eit
 1.1-1.2 for several rounds in a row, P steady, both processes on CPUs 2-5)."""
 import os
 import threading
+import time
 
 
 def pin_main_thread(cpu):
@@ -29,3 +30,20 @@ def counters():
     switches = next(int(l.split()[1]) for l in open('/proc/thread-self/status')
                     if l.startswith('nonvoluntary_ctxt_switches:'))
     return cpu, switches
+
+
+def launcher_cpu_ns():
+    """CPU time so far of the calling (main) thread and PyTorch's autograd threads, the ones that
+    launch (the scheduler's count, /proc/*/schedstat, in ns), and of the whole process: a burst's
+    difference says whether the agent made the launching itself dearer or the process did more."""
+    # (The calling thread's own clock: the scheduler's count of a running thread lags a tick.)
+    me = str(threading.get_native_id())
+    launching = time.thread_time_ns()
+    for tid in os.listdir('/proc/self/task'):
+        try:
+            name = open(f'/proc/self/task/{tid}/comm').read().strip()
+            if tid != me and name.startswith('pt_autograd'):
+                launching += int(open(f'/proc/self/task/{tid}/schedstat').read().split()[0])
+        except OSError:  # ended meanwhile
+            pass
+    return launching, time.process_time_ns()
