@@ -79,10 +79,17 @@ std::vector<uint8_t> image(const std::vector<std::pair<uint64_t, uint64_t>> &row
   return {p, p + words.size() * 8};
 }
 
+// A path of this test process's own: ctest -j runs each test in a process of its own, and one
+// that removes a shared file at its end took it from under another (CI: "no file").
+const std::string &fake_agent() {
+  static const std::string path = "/tmp/gpubt-test-agent-" + std::to_string(getpid()) + ".so";
+  return path;
+}
+
 struct Env {
   Env() {
-    std::ofstream("/tmp/gpubt-test-agent.so") << "";
-    setenv("GPUBT_AGENT_PATH", "/tmp/gpubt-test-agent.so", 1);
+    std::ofstream(fake_agent()) << "";
+    setenv("GPUBT_AGENT_PATH", fake_agent().c_str(), 1);
     setenv("GPUBT_GPU_ARCH", "sm_90,sm_80", 1);
     if (!ptxas().empty())
       setenv("GPUBT_PTXAS", ptxas().c_str(), 1);
@@ -91,7 +98,7 @@ struct Env {
     unsetenv("GPUBT_AGENT_PATH");
     unsetenv("GPUBT_GPU_ARCH");
     unsetenv("GPUBT_PTXAS");
-    unlink("/tmp/gpubt-test-agent.so");
+    unlink(fake_agent().c_str());
   }
 };
 
@@ -137,7 +144,7 @@ TEST(GpuInject, AssemblesProbesAndWritesConfig) {
     EXPECT_EQ(config->results_path, run->results_path);
     ASSERT_EQ(run->env.size(), 2u);
     EXPECT_EQ(run->env[0].first, "CUDA_INJECTION64_PATH");
-    EXPECT_EQ(run->env[0].second, "/tmp/gpubt-test-agent.so");
+    EXPECT_EQ(run->env[0].second, fake_agent());
   }
   EXPECT_NE(access(dir.c_str(), F_OK), 0) << "the run's folder is removed";
 }
