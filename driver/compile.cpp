@@ -146,6 +146,8 @@ std::optional<Compiled> compile(const Options &options, std::ostream &err) {
   }
 
   frontend::CDefinitionOptions c_opts{options.bt.include_dirs, options.bt.include_files};
+  c_opts.includes.insert(c_opts.includes.end(), c.program->imported_headers.begin(),
+                         c.program->imported_headers.end());
   ProgramTypes program_types;
   gather_program_types(*c.program, options.pid, c_opts, program_types);
   frontend::CTypes c_types = frontend::read_c_definitions(*c.program, file, diags, c_opts);

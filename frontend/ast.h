@@ -325,6 +325,7 @@ struct MapDecl : Node {
 
 struct Program : Node {
   std::vector<CDefinition> c_definitions;
+  std::vector<std::string> imported_headers; // `import "x.h";`: canonical paths, for clang
   std::vector<ConfigItem> config;
   std::vector<MapDecl> map_decls;
   std::vector<std::unique_ptr<Probe>> probes;

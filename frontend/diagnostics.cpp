@@ -19,7 +19,7 @@ void Diagnostics::warning(const SourceSpan &span, std::string message) {
 static void render_one(std::ostream &out, const SourceFile &script, const Diagnostic &d) {
   const char *sev = d.severity == Severity::Error ? "ERROR" : "WARNING";
   const SourceSpan &s = d.span;
-  const SourceFile &file = s.file == kStdlibFile ? stdlib_macros() : script;
+  const SourceFile &file = s.file == kStdlibFile ? stdlib_macros() : script.file_of(s.file);
   if (!s.valid()) {
     out << file.name() << ": " << sev << ": " << d.message << "\n";
     return;

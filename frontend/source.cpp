@@ -30,6 +30,18 @@ SourceFile::SourceFile(std::string name, std::string text)
       line_starts_.push_back(i + 1);
 }
 
+uint8_t SourceFile::add_import(SourceFile imported) {
+  if (imported_.size() + kFirstImportedFile > UINT8_MAX)
+    return 0;
+  imported_.push_back(std::make_shared<const SourceFile>(std::move(imported)));
+  return uint8_t(imported_.size() - 1 + kFirstImportedFile);
+}
+
+const SourceFile &SourceFile::file_of(uint8_t file) const {
+  size_t i = file - kFirstImportedFile;
+  return file >= kFirstImportedFile && i < imported_.size() ? *imported_[i] : *this;
+}
+
 std::string_view SourceFile::line(uint32_t n) const {
   if (n == 0 || n > line_starts_.size())
     return {};

@@ -26,7 +26,8 @@ grammar Gpubt;
 public:
   // Where we are. ANTLR's own rules have no predicates or actions (those would stop its DFA
   // cache and make lexing ~50x slower); nextToken() applies the state to each token instead.
-  // Decl: a top-level `let @m = hash(N);`, `macro NAME(...)` or `config =` up to its `;` or `{`.
+  // Decl: a top-level `let @m = hash(N);`, `macro NAME(...)`, `config =` or `import "x";` up to
+  // its `;` or `{`.
   enum class Where { Header, Predicate, Body, Decl };
   Where where_ = Where::Header;
   bool angle_ = false;  // the current body is `< >`
@@ -158,9 +159,10 @@ public:
       return lex_c_definition();
     if (where_ == Where::Header && attach_start(_input->LA(1))) {
       auto t = lex_attach_point();
-      // `let`, `macro` and `config` alone start the top-level declarations of newer bpftrace.
-      static const std::pair<const char *, size_t> decls[] = {{"let", LET}, {"macro", MACRO},
-                                                              {"config", CONFIG}};
+      // `let`, `macro`, `config` and `import` alone start the top-level declarations of newer
+      // bpftrace.
+      static const std::pair<const char *, size_t> decls[] = {
+          {"let", LET}, {"macro", MACRO}, {"config", CONFIG}, {"import", IMPORT}};
       for (auto [word, type] : decls)
         if (t->getText() == word) {
           static_cast<antlr4::CommonToken &>(*t).setType(type);
@@ -218,8 +220,14 @@ public:
   }
 }
 
-program : (cDefinition | configBlock | mapDecl | macroDef)* probe (probe | macroDef)* EOF ;
+// Imports may sit anywhere at the top level here; the AST builder says where they belong.
+program : (cDefinition | configBlock | mapDecl | macroDef | importStmt)* probe
+          (probe | macroDef | importStmt)* EOF ;
+// A .bt file another script imports: it may hold no probe at all (only macros, say).
+importedScript : (cDefinition | configBlock | mapDecl | macroDef | importStmt | probe)* EOF ;
 cDefinition : C_DEFINITION | CPP_LINE ;
+// import "helpers.bt"; (frontend/parse/imports.h)
+importStmt : IMPORT STRING SEMI ;
 
 // config = { max_map_keys = 100; stack_mode = raw }
 configBlock : CONFIG ASSIGN LBRACE (configItem (SEMI configItem)* SEMI?)? RBRACE ;
@@ -329,6 +337,7 @@ var : VAR (LBRACKET index+=expr RBRACKET)* ;
 ATTACH : '\uFFFE' 'A' ;
 MACRO : '\uFFFE' 'M' ;
 CONFIG : '\uFFFE' 'G' ;
+IMPORT : '\uFFFE' 'I' ;
 ENDPRED : '\uFFFE' 'E' ;
 RANGLE : '\uFFFE' 'R' ;
 C_DEFINITION : '\uFFFE' 'C' ;

@@ -6,7 +6,6 @@
 
 #include "frontend/attach_point.h"
 #include "frontend/scope_variables.h"
-#include "frontend/stdlib_macros.h"
 #include "frontend/parse/literals.h"
 #include "frontend/parse/macros.h"
 #include "frontend/parse/positional_params.h"
@@ -73,17 +72,22 @@ BinaryOp binary_op(size_t token) {
 class Builder {
 public:
   Builder(antlr4::BufferedTokenStream &tokens, const std::string &source,
-          const PositionalParams &params, Diagnostics &diags, const StdlibMacros &stdlib)
-      : tokens_(tokens), source_(source), params_(params), diags_(diags), stdlib_(stdlib) {}
+          const PositionalParams &params, Diagnostics &diags, const StdlibMacros &stdlib,
+          const std::vector<ImportedScript> &imports)
+      : script_{nullptr, &tokens, &source, 0}, params_(params), diags_(diags), stdlib_(stdlib),
+        imports_(imports) {
+    others_.push_back(stdlib.from);
+    for (const auto &imported : imports)
+      others_.push_back(imported.from);
+  }
 
   std::unique_ptr<Program> program(P::ProgramContext *ctx) {
     auto prog = std::make_unique<Program>();
     prog->span = span(ctx);
-    for (auto *m : ctx->macroDef()) { // before the probes: a probe may call a later macro
-      std::string name = text(m->IDENT());
-      if (!macros_.try_emplace(name, m).second)
-        diags_.error(span(m->IDENT()), "Macro '" + name + "' is already defined");
-    }
+    // Before the probes: a probe may call a later macro, or one from another file.
+    add_macros(ctx->macroDef());
+    for (const auto &imported : imports_)
+      add_macros(imported.tree->macroDef());
     for (auto *m : stdlib_.defs) // the stdlib's, where the script has none of the name
       macros_.try_emplace(text(m->IDENT()), m);
     for (auto *d : ctx->cDefinition()) {
@@ -101,43 +105,78 @@ public:
         ci.value = value->getType() == P::STRING ? decode_string(text(value)).value : text(value);
         prog->config.push_back(std::move(ci));
       }
-    for (auto *d : ctx->mapDecl()) {
-      MapDecl md;
-      md.span = span(d);
-      md.name = text(d->MAP());
-      md.kind = text(d->IDENT());
-      IntLiteral n = decode_int(text(d->INT()));
-      md.max_entries = n.value ? uint64_t(*n.value) : 0;
-      prog->map_decls.push_back(std::move(md));
+    for (const auto &imported : imports_) {
+      refuse_in_import(imported.tree->configBlock(),
+                       "an imported script cannot contain a config block: only the root script "
+                       "may have one");
+      refuse_in_import(imported.tree->cDefinition(),
+                       "C definitions in an imported .bt script are not supported by gpubt: "
+                       "import them from a .h header");
+      for (auto *d : imported.tree->mapDecl())
+        prog->map_decls.push_back(map_decl(d));
     }
+    for (auto *d : ctx->mapDecl())
+      prog->map_decls.push_back(map_decl(d));
+    for (const auto &imported : imports_)
+      for (auto *p : imported.tree->probe())
+        prog->probes.push_back(probe(p));
     for (auto *p : ctx->probe())
       prog->probes.push_back(probe(p));
     return prog;
   }
 
 private:
-  antlr4::BufferedTokenStream &tokens_;
-  const std::string &source_;
+  OtherFile script_;
+  std::vector<OtherFile> others_; // the stdlib's, then the imported scripts
   const PositionalParams &params_;
   Diagnostics &diags_;
   int depth_ = 0;
   bool too_deep_ = false;
   const StdlibMacros &stdlib_;
+  const std::vector<ImportedScript> &imports_;
   std::map<std::string, P::MacroDefContext *> macros_;
   MacroExpansions expansions_;
 
-  bool from_stdlib(const Token *t) const {
-    return stdlib_.input && t->getInputStream() == stdlib_.input;
+  void add_macros(const std::vector<P::MacroDefContext *> &defs) {
+    for (auto *m : defs) {
+      std::string name = text(m->IDENT());
+      if (!macros_.try_emplace(name, m).second)
+        diags_.error(span(m->IDENT()), "Macro '" + name + "' is already defined");
+    }
+  }
+  template <class Ctx> void refuse_in_import(const std::vector<Ctx *> &found, const char *why) {
+    for (auto *c : found)
+      diags_.error(span(c), why);
+  }
+  MapDecl map_decl(P::MapDeclContext *d) {
+    MapDecl md;
+    md.span = span(d);
+    md.name = text(d->MAP());
+    md.kind = text(d->IDENT());
+    IntLiteral n = decode_int(text(d->INT()));
+    md.max_entries = n.value ? uint64_t(*n.value) : 0;
+    return md;
+  }
+
+  // The file a token came from: the script, the stdlib's or an imported one.
+  const OtherFile &file_of(const Token *t) const {
+    for (const auto &f : others_)
+      if (f.input && t->getInputStream() == f.input)
+        return f;
+    return script_;
   }
   std::string text(const Token *t) const {
-    const std::string &source = from_stdlib(t) ? stdlib_macros().text() : source_;
-    return source.substr(t->getStartIndex(), t->getStopIndex() - t->getStartIndex() + 1);
+    return file_of(t).text->substr(t->getStartIndex(), t->getStopIndex() - t->getStartIndex() + 1);
   }
-  // A token's place, in the script or in the stdlib's file.
   SourceSpan token_span(const Token *t) const {
     SourceSpan s = parse::token_span(t);
-    if (from_stdlib(t))
-      s.file = kStdlibFile;
+    s.file = file_of(t).file;
+    return s;
+  }
+  SourceSpan bison_span(const Token *t) const {
+    const OtherFile &f = file_of(t);
+    SourceSpan s = parse::bison_span(f.tokens ? *f.tokens : *script_.tokens, t);
+    s.file = f.file;
     return s;
   }
   std::string text(antlr4::tree::TerminalNode *n) const { return text(n->getSymbol()); }
@@ -401,8 +440,8 @@ private:
       return nullptr;
     }
     // bison only accepts a map or variable here, so it stops at the operator.
-    diags_.error(bison_span(tokens_, op),
-                 "syntax error, unexpected " + token_word(op, source_) + ", expecting }");
+    diags_.error(bison_span(op), "syntax error, unexpected " + token_word(op, *file_of(op).text) +
+                                     ", expecting }");
     return nullptr;
   }
 
@@ -511,7 +550,7 @@ private:
       Token *t = c->STRING()->getSymbol();
       StringLiteral lit = decode_string(text(t));
       if (!lit.error.empty()) {
-        SourceSpan s = bison_span(tokens_, t); // bpftrace's lexer reports from the run's start
+        SourceSpan s = bison_span(t); // bpftrace's lexer reports from the run's start
         s.end_col = token_span(t).col + uint32_t(lit.error_end);
         diags_.error(s, lit.error);
       }
@@ -950,7 +989,8 @@ private:
 
 std::unique_ptr<Program> build_ast(P::ProgramContext *tree, antlr4::BufferedTokenStream &tokens,
                                    const std::string &source, const PositionalParams &params,
-                                   Diagnostics &diags, const StdlibMacros &stdlib) {
+                                   Diagnostics &diags, const StdlibMacros &stdlib,
+                                   const std::vector<ImportedScript> &imports) {
   auto errors = [&] {
     size_t n = 0;
     for (const auto &d : diags.all())
@@ -958,7 +998,7 @@ std::unique_ptr<Program> build_ast(P::ProgramContext *tree, antlr4::BufferedToke
     return n;
   };
   size_t before = errors();
-  auto prog = Builder(tokens, source, params, diags, stdlib).program(tree);
+  auto prog = Builder(tokens, source, params, diags, stdlib, imports).program(tree);
   if (errors() == before)
     scope_variables(*prog, diags);
   return errors() == before ? std::move(prog) : nullptr;

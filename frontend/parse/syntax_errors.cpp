@@ -205,7 +205,7 @@ void FirstErrorStrategy::reportError(antlr4::Parser *parser,
   auto *ctx = parser->getContext();
   size_t rule = ctx ? ctx->getRuleIndex() : size_t(P::RuleProgram);
   std::string unexpected = "syntax error, unexpected " + token_word(t, source_);
-  if (rule == P::RuleProgram || rule == P::RuleProbe) {
+  if (rule == P::RuleProgram || rule == P::RuleImportedScript || rule == P::RuleProbe) {
     if (type == antlr4::Token::EOF) {
       // bison's own words, pointing at the probe's attach points (none in an empty script).
       SourceSpan probe;
@@ -216,7 +216,7 @@ void FirstErrorStrategy::reportError(antlr4::Parser *parser,
         probe = SourceSpan::merge(token_span(ctx->getStart()), token_span(tokens_.get(last)));
       }
       diags_.error(probe, "unexpected end of file, expected {");
-    } else if (rule == P::RuleProgram && type == P::LBRACE) {
+    } else if ((rule == P::RuleProgram || rule == P::RuleImportedScript) && type == P::LBRACE) {
       diags_.error(span, "No attach points for probe");
     } else {
       std::string hint;

@@ -1,0 +1,4 @@
+struct point {
+  long x;
+  long y;
+};
