@@ -70,17 +70,20 @@ TEST_F(Imports, MapDeclarationOfAnImportedScript) {
   EXPECT_EQ(program_->map_decls[0].span.file, kFirstImportedFile);
 }
 
+// Probes of lib/a.bt, then lib/b.bt, then the root's END.
+const char *const kABThenEnd = "Program\n"
+                               " Probe BEGIN\n"
+                               "  (call printf (string \"a\\n\"))\n"
+                               " Probe BEGIN\n"
+                               "  (call printf (string \"b\\n\"))\n"
+                               " Probe END\n";
+
 TEST_F(Imports, NestedImportsAndEveryFileOnce) {
   write("lib/a.bt", "import \"b.bt\";\nimport \"../main.bt\";\nBEGIN { printf(\"a\\n\"); }\n");
   write("lib/b.bt", "import \"a.bt\";\nimport \"./b.bt\";\nBEGIN { printf(\"b\\n\"); }\n");
   EXPECT_EQ(parse("import \"lib/a.bt\";\nimport \"lib/b.bt\";\nimport \"lib/../lib/a.bt\";\n"
                   "END { }\n"),
-            "Program\n"
-            " Probe BEGIN\n"
-            "  (call printf (string \"a\\n\"))\n"
-            " Probe BEGIN\n"
-            "  (call printf (string \"b\\n\"))\n"
-            " Probe END\n");
+            kABThenEnd);
 }
 
 TEST_F(Imports, DirectoryInNameOrderWithoutOtherFiles) {
@@ -89,12 +92,7 @@ TEST_F(Imports, DirectoryInNameOrderWithoutOtherFiles) {
   write("lib/types.h", "struct t { int x; };\n");
   write("lib/notes.txt", "not imported\n");
   EXPECT_EQ(parse("import \"lib\";\nEND { }\n"),
-            "Program\n"
-            " Probe BEGIN\n"
-            "  (call printf (string \"a\\n\"))\n"
-            " Probe BEGIN\n"
-            "  (call printf (string \"b\\n\"))\n"
-            " Probe END\n");
+            kABThenEnd);
   ASSERT_NE(program_, nullptr);
   EXPECT_EQ(program_->imported_headers, std::vector<std::string>{path("lib/types.h")});
 }
