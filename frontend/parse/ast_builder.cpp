@@ -8,6 +8,7 @@
 #include "frontend/scope_variables.h"
 #include "frontend/parse/literals.h"
 #include "frontend/parse/macros.h"
+#include "frontend/parse/operators.h"
 #include "frontend/parse/positional_params.h"
 #include "frontend/parse/syntax_errors.h"
 #include "stdlib/builtins.h"
@@ -18,56 +19,6 @@ namespace {
 
 using P = gpubt_parse::GpubtParser;
 using antlr4::Token;
-
-const struct {
-  size_t token;
-  BinaryOp op;
-} kBinaryOps[] = {
-    {P::PLUS, BinaryOp::Add},
-    {P::MINUS, BinaryOp::Sub},
-    {P::MUL, BinaryOp::Mul},
-    {P::DIV, BinaryOp::Div},
-    {P::MOD, BinaryOp::Mod},
-    {P::BAND, BinaryOp::BitAnd},
-    {P::BOR, BinaryOp::BitOr},
-    {P::BXOR, BinaryOp::BitXor},
-    {P::LEFT, BinaryOp::Shl},
-    {P::RIGHT, BinaryOp::Shr},
-    {P::EQ, BinaryOp::Eq},
-    {P::NE, BinaryOp::Ne},
-    {P::LT, BinaryOp::Lt},
-    {P::LE, BinaryOp::Le},
-    {P::GT, BinaryOp::Gt},
-    {P::GE, BinaryOp::Ge},
-    {P::LAND, BinaryOp::LogicalAnd},
-    {P::LOR, BinaryOp::LogicalOr},
-    // compound assignment operators
-    {P::PLUSASSIGN, BinaryOp::Add},
-    {P::MINUSASSIGN, BinaryOp::Sub},
-    {P::MULASSIGN, BinaryOp::Mul},
-    {P::DIVASSIGN, BinaryOp::Div},
-    {P::MODASSIGN, BinaryOp::Mod},
-    {P::BANDASSIGN, BinaryOp::BitAnd},
-    {P::BORASSIGN, BinaryOp::BitOr},
-    {P::BXORASSIGN, BinaryOp::BitXor},
-    {P::LEFTASSIGN, BinaryOp::Shl},
-    {P::RIGHTASSIGN, BinaryOp::Shr},
-};
-
-const struct {
-  size_t token;
-  UnaryOp op;
-} kUnaryOps[] = {{P::MINUS, UnaryOp::Neg},
-                 {P::LNOT, UnaryOp::Not},
-                 {P::BNOT, UnaryOp::BitNot},
-                 {P::MUL, UnaryOp::Deref}};
-
-BinaryOp binary_op(size_t token) {
-  for (auto r : kBinaryOps)
-    if (r.token == token)
-      return r.op;
-  return BinaryOp::Add; // unreachable: the grammar only produces the tokens above
-}
 
 class Builder {
 public:
@@ -504,10 +455,7 @@ private:
   }
 
   ExprPtr unary(P::UnaryExprContext *c) {
-    UnaryOp op = UnaryOp::Neg;
-    for (auto r : kUnaryOps)
-      if (r.token == c->op->getType())
-        op = r.op;
+    UnaryOp op = unary_op(c->op->getType());
     // bison folds "-" and an integer literal into one negative literal.
     if (op == UnaryOp::Neg)
       if (auto *p = dynamic_cast<P::PrimaryExprContext *>(c->expr()))
